@@ -1,0 +1,163 @@
+// common/redis_url.cpp - redis:// URL parsing (see redis_url.hpp).
+#include "redis_url.hpp"
+
+#include <cctype>
+#include <cstdlib>
+
+namespace chat_outbox {
+
+namespace {
+
+bool
+PercentDecode(const std::string &in, std::string *out)
+{
+	out->clear();
+	for (size_t i = 0; i < in.size(); i++) {
+		if (in[i] != '%') {
+			out->push_back(in[i]);
+			continue;
+		}
+		if (i + 2 >= in.size() || !std::isxdigit(static_cast<unsigned char>(in[i + 1])) ||
+		    !std::isxdigit(static_cast<unsigned char>(in[i + 2])))
+			return false;
+		out->push_back(static_cast<char>(std::strtol(in.substr(i + 1, 2).c_str(), nullptr, 16)));
+		i += 2;
+	}
+	return true;
+}
+
+bool
+ParseInt(const std::string &s, int lo, int hi, int *out)
+{
+	if (s.empty() || s.size() > 9)
+		return false;
+	for (char c : s)
+		if (!std::isdigit(static_cast<unsigned char>(c)))
+			return false;
+	int v = std::atoi(s.c_str());
+	if (v < lo || v > hi)
+		return false;
+	*out = v;
+	return true;
+}
+
+std::optional<RedisUrl>
+Fail(std::string *error, const std::string &why)
+{
+	if (error)
+		*error = why;
+	return std::nullopt;
+}
+
+} // namespace
+
+std::string
+RedisUrl::Redacted() const
+{
+	std::string auth;
+	if (!username.empty() || !password.empty())
+		auth = username + (password.empty() ? "" : ":***") + "@";
+	if (!unix_socket.empty())
+		return "unix://" + auth + unix_socket + (db ? "?db=" + std::to_string(db) : "");
+	bool v6 = host.find(':') != std::string::npos;
+	return "redis://" + auth + (v6 ? "[" + host + "]" : host) + ":" + std::to_string(port) + "/" + std::to_string(db);
+}
+
+std::optional<RedisUrl>
+ParseRedisUrl(const std::string &url, std::string *error)
+{
+	RedisUrl r;
+	std::string rest;
+	bool is_unix = false;
+	if (url.rfind("redis://", 0) == 0)
+		rest = url.substr(8);
+	else if (url.rfind("unix://", 0) == 0) {
+		rest = url.substr(7);
+		is_unix = true;
+	} else if (url.rfind("redis+unix://", 0) == 0) {
+		rest = url.substr(13);
+		is_unix = true;
+	} else
+		return Fail(error, "scheme must be redis:// or unix://");
+
+	// userinfo ends at the last '@' so passwords may contain '@' when not encoded
+	size_t at = rest.rfind('@');
+	if (at != std::string::npos) {
+		std::string userinfo = rest.substr(0, at);
+		rest = rest.substr(at + 1);
+		size_t colon = userinfo.find(':');
+		std::string user = colon == std::string::npos ? "" : userinfo.substr(0, colon);
+		std::string pass = colon == std::string::npos ? userinfo : userinfo.substr(colon + 1);
+		if (!PercentDecode(user, &r.username) || !PercentDecode(pass, &r.password))
+			return Fail(error, "bad percent-encoding in user or password");
+	}
+
+	std::string query;
+	size_t q = rest.find('?');
+	if (q != std::string::npos) {
+		query = rest.substr(q + 1);
+		rest = rest.substr(0, q);
+	}
+
+	if (is_unix) {
+		if (rest.empty() || rest[0] != '/')
+			return Fail(error, "unix socket path must be absolute");
+		r.unix_socket = rest;
+	} else {
+		std::string hostport = rest, path;
+		size_t slash = rest.find('/');
+		if (slash != std::string::npos) {
+			hostport = rest.substr(0, slash);
+			path = rest.substr(slash + 1);
+		}
+		std::string port;
+		if (!hostport.empty() && hostport[0] == '[') {
+			size_t close = hostport.find(']');
+			if (close == std::string::npos)
+				return Fail(error, "unterminated IPv6 address");
+			r.host = hostport.substr(1, close - 1);
+			if (close + 1 < hostport.size()) {
+				if (hostport[close + 1] != ':')
+					return Fail(error, "junk after IPv6 address");
+				port = hostport.substr(close + 2);
+			}
+		} else {
+			size_t colon = hostport.find(':');
+			if (colon != std::string::npos) {
+				r.host = hostport.substr(0, colon);
+				port = hostport.substr(colon + 1);
+			} else if (!hostport.empty())
+				r.host = hostport;
+		}
+		if (r.host.empty())
+			r.host = "127.0.0.1";
+		if (!port.empty() && !ParseInt(port, 1, 65535, &r.port))
+			return Fail(error, "port must be a number from 1 to 65535");
+		if (!path.empty() && !ParseInt(path, 0, 1000000, &r.db))
+			return Fail(error, "database must be a non-negative number");
+	}
+
+	// query parameters: db=N, password=..., username=... (ioredis/redis-py accept these too)
+	size_t pos = 0;
+	while (pos < query.size()) {
+		size_t amp = query.find('&', pos);
+		std::string kv = query.substr(pos, amp == std::string::npos ? std::string::npos : amp - pos);
+		pos = amp == std::string::npos ? query.size() : amp + 1;
+		size_t eq = kv.find('=');
+		std::string k = kv.substr(0, eq), v;
+		if (eq == std::string::npos || !PercentDecode(kv.substr(eq + 1), &v))
+			return Fail(error, "bad query parameter '" + k + "'");
+		if (k == "db") {
+			if (!ParseInt(v, 0, 1000000, &r.db))
+				return Fail(error, "database must be a non-negative number");
+		} else if (k == "password")
+			r.password = v;
+		else if (k == "username" || k == "user")
+			r.username = v;
+		else
+			return Fail(error, "unknown query parameter '" + k + "'");
+	}
+	return r;
+}
+
+} // namespace chat_outbox

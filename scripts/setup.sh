@@ -1,0 +1,41 @@
+#!/usr/bin/env bash
+# scripts/setup.sh - install what chat_outbox needs on Debian 12, then build it.
+# Idempotent: installs only what is missing. Needs root or sudo for apt and `make install`.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+SUDO=
+[ "$(id -u)" = 0 ] || SUDO=sudo
+
+PKGS=(
+	build-essential g++ cmake pkg-config python3 ca-certificates
+	postgresql-15 postgresql-server-dev-15 postgresql-client-15 libpq-dev
+	redis-server redis-tools
+	libhiredis-dev libuv1-dev libwebsockets-dev libwebsockets-evlib-uv nlohmann-json3-dev libssl-dev
+	libgtest-dev clang
+)
+missing=()
+for p in "${PKGS[@]}"; do
+	dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+command -v node >/dev/null && command -v npm >/dev/null || missing+=(nodejs npm)
+if [ ${#missing[@]} -gt 0 ]; then
+	echo "setup: installing ${missing[*]}"
+	export DEBIAN_FRONTEND=noninteractive
+	$SUDO apt-get update -qq
+	$SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+fi
+
+# Debian's postgresql-15 package may start a "main" cluster; we never use it, our tests and the
+# demo start their own clusters under the project folder.
+
+# npm test peers (real bullmq, socket.io-client, pg, ws), pinned by tests/package-lock.json.
+if [ ! -d tests/node_modules ] || [ tests/package-lock.json -nt tests/node_modules/.package-lock.json ]; then
+	(cd tests && npm ci --no-audit --no-fund --loglevel=error)
+fi
+
+# Build: the extension with PGXS, the daemon and tests with CMake.
+make -s -j2
+$SUDO make -s install
+cmake -S . -B build -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
+cmake --build build -j2

@@ -1,0 +1,137 @@
+# tests/harness/lib.sh - start real PostgreSQL 15 and Redis for one test, and stop them again.
+#
+# Source it from a test script:  . "$(dirname "$0")/../harness/lib.sh"
+#   harness_init <name>                 scratch dir $H_DIR (build/test-tmp/<name>), traps cleanup
+#   harness_redis_start [port]          redis-server, appendonly yes, noeviction; sets $REDIS_PORT $REDIS_URL
+#   harness_redis_stop / _kill / _start_again
+#   harness_pg_start [port] [conf...]   initdb (as an unprivileged user when run as root),
+#                                       shared_preload_libraries=chat_outbox, database "chat",
+#                                       CREATE EXTENSION; sets $PG_PORT $PGURL (libpq URI)
+#   harness_psql <sql>                  psql -XAtq against $PGURL, stops on error
+#   harness_pg_ctl <args>               pg_ctl on the test cluster as its owner
+#   harness_free_port                   an unused loopback TCP port
+# Everything started is stopped by pid in the EXIT trap, so a failing test leaves nothing behind.
+# Logs stay in $H_DIR and are printed on failure.
+
+set -euo pipefail
+
+H_ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
+PG_BIN=${PG_BIN:-/usr/lib/postgresql/15/bin}
+PG_USER=${PG_USER:-postgres}
+H_PIDS=()
+
+harness_as_pg() {
+	if [ "$(id -u)" = 0 ]; then runuser -u "$PG_USER" -- "$@"; else "$@"; fi
+}
+
+harness_free_port() {
+	python3 - <<'PY' 2>/dev/null || node -e 'const s=require("net").createServer();s.listen(0,"127.0.0.1",()=>{console.log(s.address().port);s.close()})'
+import socket
+s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1]); s.close()
+PY
+}
+
+harness_init() {
+	H_NAME=$1
+	H_DIR=${H_TMP:-$H_ROOT/build/test-tmp}/$H_NAME
+	rm -rf "$H_DIR"
+	mkdir -p "$H_DIR"
+	chmod 777 "$H_DIR"
+	trap harness_cleanup EXIT
+	trap 'exit 130' INT TERM
+}
+
+harness_cleanup() {
+	local rc=$?
+	set +e
+	for pid in "${H_PIDS[@]}"; do kill -CONT "$pid" 2>/dev/null; kill "$pid" 2>/dev/null; done
+	if [ -n "${PG_DATA:-}" ] && [ -f "$PG_DATA/postmaster.pid" ]; then
+		harness_as_pg "$PG_BIN/pg_ctl" -D "$PG_DATA" -m immediate stop >/dev/null 2>&1
+	fi
+	if [ -n "${REDIS_PIDFILE:-}" ] && [ -f "$REDIS_PIDFILE" ]; then
+		kill -CONT "$(cat "$REDIS_PIDFILE")" 2>/dev/null
+		kill "$(cat "$REDIS_PIDFILE")" 2>/dev/null
+	fi
+	sleep 0.2
+	for pid in "${H_PIDS[@]}"; do kill -9 "$pid" 2>/dev/null; done
+	if [ $rc -ne 0 ]; then
+		echo "---- $H_NAME failed (rc=$rc); logs in $H_DIR ----" >&2
+		for f in "$H_DIR"/*.log; do
+			[ -f "$f" ] || continue
+			echo "---- tail $f" >&2
+			tail -n 40 "$f" >&2
+		done
+	fi
+	exit $rc
+}
+
+# harness_track <pid>: stop this process on exit.
+harness_track() { H_PIDS+=("$1"); }
+
+harness_wait_for() { # harness_wait_for <seconds> <command...>: poll until the command succeeds
+	local deadline=$(($(date +%s) + $1)); shift
+	until "$@" >/dev/null 2>&1; do
+		[ "$(date +%s)" -lt "$deadline" ] || { echo "timed out waiting for: $*" >&2; return 1; }
+		sleep 0.05
+	done
+}
+
+harness_redis_start() {
+	REDIS_PORT=${1:-${REDIS_PORT:-$(harness_free_port)}}
+	REDIS_DIR=$H_DIR/redis
+	REDIS_PIDFILE=$REDIS_DIR/redis.pid
+	mkdir -p "$REDIS_DIR"
+	REDIS_URL=${REDIS_URL:-redis://127.0.0.1:$REDIS_PORT}
+	harness_redis_start_again
+}
+
+# Starts Redis again on the same port and data (AOF is replayed).
+harness_redis_start_again() {
+	redis-server --port "$REDIS_PORT" --bind 127.0.0.1 --dir "$REDIS_DIR" --appendonly yes \
+		--appendfsync everysec --maxmemory-policy noeviction --save '' --daemonize yes \
+		--pidfile "$REDIS_PIDFILE" --logfile "$H_DIR/redis.log" ${REDIS_EXTRA_ARGS:-} >/dev/null
+	harness_wait_for 10 redis-cli -p "$REDIS_PORT" ${REDIS_CLI_AUTH:-} ping
+}
+
+harness_redis_stop() { # clean shutdown (AOF flushed)
+	redis-cli -p "$REDIS_PORT" ${REDIS_CLI_AUTH:-} shutdown >/dev/null 2>&1 || true
+	harness_wait_for 10 bash -c "! redis-cli -p $REDIS_PORT ping"
+}
+
+harness_redis_kill() { # SIGKILL: what a crash looks like
+	kill -9 "$(cat "$REDIS_PIDFILE")"
+	harness_wait_for 10 bash -c "! redis-cli -p $REDIS_PORT ping"
+}
+
+harness_pg_ctl() { harness_as_pg "$PG_BIN/pg_ctl" -D "$PG_DATA" -l "$H_DIR/postgres.log" "$@"; }
+
+harness_pg_start() {
+	PG_PORT=${1:-${PG_PORT:-$(harness_free_port)}}
+	shift || true
+	PG_DATA=$H_DIR/pgdata
+	PG_SOCKDIR=$H_DIR
+	harness_as_pg "$PG_BIN/initdb" -D "$PG_DATA" -U postgres --auth=trust -E UTF8 --locale=C >"$H_DIR/initdb.log" 2>&1
+	cat >>"$PG_DATA/postgresql.conf" <<CONF
+port = $PG_PORT
+listen_addresses = '127.0.0.1'
+unix_socket_directories = '$PG_SOCKDIR'
+shared_preload_libraries = 'chat_outbox'
+chat_outbox.database = 'chat'
+chat_outbox.redis_url = '${REDIS_URL:-redis://127.0.0.1:6379}'
+max_connections = 300
+fsync = on
+log_line_prefix = '%m [%p] %b '
+CONF
+	for line in "$@"; do echo "$line" >>"$PG_DATA/postgresql.conf"; done
+	harness_pg_ctl -w start >/dev/null
+	PGURL="postgresql://postgres@127.0.0.1:$PG_PORT/chat"
+	export PGURL PG_PORT
+	harness_as_pg "$PG_BIN/psql" -XAtq -h "$PG_SOCKDIR" -p "$PG_PORT" -U postgres -d postgres \
+		-c "CREATE DATABASE chat" >/dev/null
+	harness_psql "CREATE EXTENSION chat_outbox"
+}
+
+harness_psql() { psql -XAtq -v ON_ERROR_STOP=1 "$PGURL" -c "$1"; }
+
+# Node test peers live in tests/node_modules (installed by scripts/setup.sh).
+harness_node() { node "$@"; }
