@@ -1,0 +1,19 @@
+#!/usr/bin/env bash
+# tests/faults/writeup_scenario.sh - the write-up's experiment, both directions, with and without
+# a Postgres restart during the Redis outage. See writeup_scenario.mjs.
+. "$(dirname "$0")/../harness/lib.sh"
+harness_init faults-writeup
+harness_redis_start
+harness_pg_start
+export REDIS_PORT REDIS_URL REDIS_PIDFILE PGURL CHAT_OUTBOXD
+export REDIS_START="redis-server --port $REDIS_PORT --bind 127.0.0.1 --dir $REDIS_DIR --appendonly yes --appendfsync everysec --maxmemory-policy noeviction --save '' --daemonize yes --pidfile $REDIS_PIDFILE --logfile $H_DIR/redis.log"
+export PG_CTL="$( [ "$(id -u)" = 0 ] && echo "runuser -u $PG_USER --") $PG_BIN/pg_ctl -D $PG_DATA -l $H_DIR/postgres.log"
+cd "$(dirname "$0")"
+chat=100
+for variant in "" --pg-restart; do
+	for direction in 'consumers->workers' 'workers->consumers'; do
+		chat=$((chat + 1)) # each run counts its own chat's messages
+		DAEMON_PORT=$(harness_free_port) node writeup_scenario.mjs --direction "$direction" --chat $chat $variant \
+			2>>"$H_DIR/daemon.log"
+	done
+done
