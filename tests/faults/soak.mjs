@@ -1,0 +1,232 @@
+// tests/faults/soak.mjs - a chaos soak that counts every message.
+//
+// Both directions, many chats, several socket.io clients per side, and a seeded random schedule of
+// real faults: SIGKILL of either daemon, Redis stop/start (AOF on) and SIGSTOP/SIGCONT (a hung
+// Redis), Postgres fast and immediate restarts, SIGKILL of the relay worker, a long transaction
+// holding outbox rows, a send that commits late with a lower outbox id, a client that disconnects
+// and catches up. At the end it checks, against what Postgres committed:
+//   lost = 0, shown twice = 0, per-chat order violations = 0, unsent = 0, inbox rows = sent rows.
+//   node soak.mjs [--seed N] [--seconds S] [--chats C] [--clients K]
+// The seed is printed; the same seed replays the same fault schedule.
+import pg from 'pg';
+import { signToken } from '../lib/jwt.mjs';
+import { io } from 'socket.io-client';
+import { DIRECTIONS, Daemon, redis, postgres, waitFor, sleep, env, SECRET } from './procs.mjs';
+
+const argv = process.argv;
+const opt = (name, def) => (argv.includes(`--${name}`) ? Number(argv[argv.indexOf(`--${name}`) + 1]) : def);
+const seed = opt('seed', Math.floor(Math.random() * 2 ** 31));
+const SECONDS = opt('seconds', 90);
+const CHATS = opt('chats', 6);
+const CLIENTS = opt('clients', 3);
+const ports = (process.env.DAEMON_PORTS || '').split(',').map(Number);
+
+// mulberry32: small, seedable, good enough to pick faults and pauses
+let state = seed >>> 0;
+const rand = () => {
+	state = (state + 0x6d2b79f5) >>> 0;
+	let t = state;
+	t = Math.imul(t ^ (t >>> 15), t | 1);
+	t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+	return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+};
+const between = (lo, hi) => lo + Math.floor(rand() * (hi - lo + 1));
+const pick = (xs) => xs[Math.floor(rand() * xs.length)];
+
+const t0 = Date.now();
+const say = (s) => console.log(`${((Date.now() - t0) / 1000).toFixed(1).padStart(6)}s  ${s}`);
+console.log(`== chaos soak: seed ${seed}, ${SECONDS} s, ${CHATS} chats per direction, ${CLIENTS} clients per side ==`);
+console.log(`   replay with: tests/faults/soak.sh --seed ${seed} --seconds ${SECONDS}`);
+
+const sides = Object.entries(DIRECTIONS).map(([name, d], i) => ({
+	name, ...d, chats: Array.from({ length: CHATS }, (_, c) => 1000 * (i + 1) + c),
+	lateChat: 1000 * (i + 1) + 500, // only late commits go here, so they don't take part in the order checks
+	daemon: new Daemon({ service: d.receiver, queue: d.queue, port: ports[i],
+		extra: ['--lock-duration', '3000', '--stalled-interval', '2000'] }),
+}));
+
+// Clients: each watches every chat of its side; it resumes from the highest seq it saw.
+function client(side, k) {
+	const c = { name: `${side.receiver}#${k}`, seen: new Map(), lastSeq: 0, total: 0 };
+	const token = signToken({ sub: c.name, chats: [...side.chats, side.lateChat], ttlSeconds: 7200 }, SECRET);
+	c.socket = io(`http://127.0.0.1:${side.daemon.port}`, {
+		auth: (cb) => cb({ token, since: c.lastSeq }), reconnectionDelay: 100, reconnectionDelayMax: 1000,
+	});
+	c.socket.on('message', (m) => {
+		if (!c.seen.has(m.id)) c.seen.set(m.id, 0);
+		c.seen.set(m.id, c.seen.get(m.id) + 1);
+		c.total++;
+		c.lastSeq = Math.max(c.lastSeq, Number(m.seq));
+		const [, chat, k] = /^c(\d+) #(\d+)$/.exec(m.body) || [];
+		if (chat === undefined) return;
+		c.order ??= new Map();
+		const prev = c.order.get(chat) ?? -1;
+		if (Number(k) <= prev) c.violations = (c.violations ?? 0) + 1;
+		c.order.set(chat, Math.max(prev, Number(k)));
+	});
+	return c;
+}
+
+// Senders: one loop per chat, so a chat's send order is its commit order (and its outbox order).
+let sending = true;
+const sent = { ok: 0, failed: 0 };
+async function chatSender(side, chat) {
+	let k = 0;
+	let db = null;
+	while (sending) {
+		try {
+			if (!db) {
+				db = new pg.Client({ connectionString: env('PGURL') });
+				db.on('error', () => {});
+				await db.connect();
+			}
+			// k moves on even when the outcome is unknown (connection lost at COMMIT): bodies stay unique
+			// and ordered, and Postgres is the truth of what was sent.
+			const body = `c${chat} #${k++}`;
+			await db.query(`SELECT id FROM ${side.sender}.send_message($1, $2)`, [chat, body]);
+			sent.ok++;
+		} catch {
+			sent.failed++;
+			db?.end().catch(() => {});
+			db = null;
+			await sleep(100);
+		}
+		await sleep(between(20, 120));
+	}
+	await db?.end().catch(() => {});
+}
+
+const faults = {};
+const count = (kind) => (faults[kind] = (faults[kind] ?? 0) + 1);
+const FAULTS = {
+	async 'daemon SIGKILL'() {
+		const side = pick(sides);
+		say(`fault: SIGKILL chat-outboxd ${side.receiver}`);
+		await side.daemon.stop('SIGKILL');
+		await sleep(between(200, 1500));
+		await side.daemon.start();
+	},
+	async 'redis stop/start'() {
+		const down = between(500, 3000);
+		say(`fault: Redis stopped for ${down} ms`);
+		redis.stop();
+		await sleep(down);
+		redis.start();
+	},
+	async 'redis SIGSTOP/SIGCONT'() {
+		const hung = between(500, 3000);
+		say(`fault: Redis hung (SIGSTOP) for ${hung} ms`);
+		redis.pause();
+		await sleep(hung);
+		redis.resume();
+	},
+	async 'postgres fast restart'() {
+		say('fault: pg_ctl restart -m fast');
+		postgres.restart('fast');
+	},
+	async 'postgres immediate restart'() {
+		say('fault: pg_ctl restart -m immediate (crash recovery)');
+		postgres.restart('immediate');
+	},
+	async 'relay SIGKILL'() {
+		const rows = await postgres.query("SELECT pid FROM pg_stat_activity WHERE backend_type = 'chat_outbox relay'");
+		if (!rows.length) return say('fault: relay SIGKILL skipped (no relay running right now)');
+		say(`fault: SIGKILL relay worker pid ${rows[0].pid} (the postmaster crash-restarts the cluster)`);
+		process.kill(rows[0].pid, 'SIGKILL');
+		await sleep(500);
+	},
+	async 'long transaction holding outbox rows'() {
+		const side = pick(sides);
+		const hold = between(500, 3000);
+		say(`fault: a transaction holds ${side.sender}.outbox unsent rows FOR UPDATE for ${hold} ms`);
+		const c = new pg.Client({ connectionString: env('PGURL') });
+		c.on('error', () => {});
+		try {
+			await c.connect();
+			await c.query('BEGIN');
+			await c.query(`SELECT id FROM ${side.sender}.outbox WHERE sent_at IS NULL ORDER BY id LIMIT 50 FOR UPDATE`);
+			await sleep(hold);
+			await c.query('ROLLBACK');
+		} catch { /* Postgres may be restarting */ }
+		await c.end().catch(() => {});
+	},
+	async 'late commit with a lower outbox id'() {
+		const side = pick(sides);
+		const chat = side.lateChat;
+		const wait = between(300, 2000);
+		say(`fault: a send_message commits ${wait} ms late, after later outbox ids were relayed`);
+		const c = new pg.Client({ connectionString: env('PGURL') });
+		c.on('error', () => {});
+		try {
+			await c.connect();
+			await c.query('BEGIN');
+			await c.query(`SELECT id FROM ${side.sender}.send_message($1, $2)`, [chat, `late ${Date.now()}`]);
+			await sleep(wait);
+			await c.query('COMMIT');
+			sent.ok++;
+		} catch { /* counted from Postgres at the end either way */ }
+		await c.end().catch(() => {});
+	},
+	async 'client disconnect and catch-up'() {
+		const side = pick(sides);
+		const c = pick(side.clients);
+		const away = between(300, 3000);
+		say(`fault: client ${c.name} disconnects for ${away} ms`);
+		c.socket.disconnect();
+		await sleep(away);
+		c.socket.connect();
+	},
+};
+
+for (const side of sides) await side.daemon.start();
+for (const side of sides) side.clients = Array.from({ length: CLIENTS }, (_, k) => client(side, k));
+await waitFor('clients to connect', () => sides.every((s) => s.clients.every((c) => c.socket.connected)), 15000);
+const senders = sides.flatMap((side) => side.chats.map((chat) => chatSender(side, chat)));
+
+const deadline = t0 + SECONDS * 1000;
+while (Date.now() < deadline - 3000) {
+	await sleep(between(1500, 4000));
+	const kind = pick(Object.keys(FAULTS));
+	count(kind);
+	try {
+		await FAULTS[kind]();
+	} catch (e) {
+		say(`fault ${kind} could not be injected cleanly: ${e.message}`);
+	}
+}
+sending = false;
+await Promise.all(senders);
+say(`sending stopped: ${sent.ok} sends acknowledged, ${sent.failed} failed or unknown (Postgres decides)`);
+
+// Truth: what Postgres committed, per side; then wait until every client has been shown all of it.
+const truth = {};
+for (const side of sides) {
+	const chats = [...side.chats, side.lateChat];
+	truth[side.name] = await postgres.query(`SELECT id::text, chat_id::int FROM ${side.sender}.messages WHERE chat_id = ANY($1::bigint[])`, [chats]);
+}
+const missing = (side, c) => truth[side.name].filter((m) => !c.seen.has(m.id)).length;
+await waitFor('every client to be shown every committed message', () =>
+	sides.every((side) => side.clients.every((c) => missing(side, c) === 0)), 90000).catch((e) => say(e.message));
+await sleep(1000);
+
+let failed = false;
+console.log('');
+console.log(`faults injected: ${Object.entries(faults).map(([k, v]) => `${k} ${v}`).join(', ') || 'none'}`);
+for (const side of sides) {
+	const rows = truth[side.name];
+	const [{ unsent }] = await postgres.query(`SELECT count(*)::int AS unsent FROM ${side.sender}.outbox WHERE sent_at IS NULL`);
+	const [{ inbox }] = await postgres.query(`SELECT count(*)::int AS inbox FROM ${side.receiver}.inbox WHERE chat_id = ANY($1::bigint[])`,
+		[[...side.chats, side.lateChat]]);
+	const lost = Math.max(...side.clients.map((c) => missing(side, c)));
+	const twice = side.clients.reduce((n, c) => n + [...c.seen.values()].filter((v) => v > 1).length, 0);
+	const violations = side.clients.reduce((n, c) => n + (c.violations ?? 0), 0);
+	console.log(`${side.name}: sent ${rows.length}   inbox ${inbox}   lost ${lost}   shown twice ${twice}   ` +
+		`order violations ${violations}   unsent ${unsent}   clients ${side.clients.length}`);
+	if (lost || twice || violations || unsent || inbox !== rows.length) failed = true;
+}
+for (const side of sides) {
+	side.clients.forEach((c) => c.socket.close());
+	await side.daemon.stop('SIGTERM').catch((e) => { say(e.message); failed = true; });
+}
+console.log(failed ? `FAIL (seed ${seed})` : 'PASS');
+process.exit(failed ? 1 : 0);
