@@ -1,0 +1,291 @@
+// The benchmark runner: node bench/lib/main.mjs [--quick] [--sustained MINUTES] [--only a,b] [--out DIR]
+// Started by bench/run.sh, which provides PostgreSQL and Redis (env PGURL, BASELINE_URL, REDIS_URL,
+// REDIS_PORT, OURS_EXT, ...). Prints one report (markdown tables) and writes results.json + plots.
+import fs from "node:fs";
+import path from "node:path";
+import os from "node:os";
+import { allVariants, baseline, ours, ROOT } from "./variants.mjs";
+import * as D from "./drivers.mjs";
+import { summary, ms, range, num, table, sleep, now } from "./stats.mjs";
+import { run, costSampler } from "./proc.mjs";
+import { versions } from "./deps.mjs";
+import { plotLatency, plotThroughput } from "./plot.mjs";
+
+const argv = process.argv.slice(2);
+const flag = (n) => argv.includes(`--${n}`);
+const opt = (n, d) => { const i = argv.indexOf(`--${n}`); return i >= 0 ? argv[i + 1] : d; };
+const QUICK = flag("quick");
+const SUSTAINED = Number(opt("sustained", 0));
+const ONLY = opt("only", "latency,throughput,raw,recovery,fanout,sustained").split(",");
+const OUT = path.resolve(opt("out", path.join(ROOT, "build/bench")));
+fs.mkdirSync(OUT, { recursive: true });
+
+const P = QUICK
+  ? { latRuns: 1, latRunsPolling: 1, tpSenders: [1, 8, 32, 128], tpSeconds: 3, tpDrainMs: 15000, recCount: 5000, fan: [100, 1000], fanRepeats: 2, rawSeconds: 3 }
+  : { latRuns: 7, latRunsPolling: 2, tpSenders: [1, 8, 32, 128], tpSeconds: 10, tpDrainMs: 60000, recCount: 100000, fan: [1000, 10000], fanRepeats: 3, rawSeconds: 10 };
+
+const log = (...a) => console.error(`[${new Date().toISOString().slice(11, 19)}]`, ...a);
+const results = { date: new Date().toISOString(), quick: QUICK, params: P, machine: {}, versions: { ...versions }, latency: {}, throughput: {}, raw: {}, recovery: {}, v1Outage: null, fanout: {}, sustained: null, unavailable: {} };
+
+const redis = {
+  down: () => run("bash", [path.join(ROOT, "bench/lib/redisctl.sh"), "down"]),
+  up: () => run("bash", [path.join(ROOT, "bench/lib/redisctl.sh"), "up"]),
+};
+
+async function machineInfo() {
+  const v = async (cmd, args) => { try { return (await run(cmd, args)).stdout.trim(); } catch { return "?"; } };
+  results.machine = {
+    cpus: os.cpus().length, cpuModel: os.cpus()[0]?.model, memGB: Math.round(os.totalmem() / 2 ** 30),
+    os: (fs.existsSync("/etc/os-release") ? (fs.readFileSync("/etc/os-release", "utf8").match(/^PRETTY_NAME="?(.*?)"?$/m) || [])[1] : os.type()),
+    kernel: os.release(), load: os.loadavg().map((x) => x.toFixed(2)).join(" "),
+  };
+  results.versions.node = process.version;
+  results.versions.postgres = await v("psql", ["-XAtq", process.env.PGURL, "-c", "SHOW server_version"]);
+  results.versions.redis = (await v("redis-server", ["--version"])).match(/v=(\S+)/)?.[1] || "?";
+}
+
+async function withVariant(v, fn) {
+  await v.reset();
+  await v.start();
+  try { return await fn(); } finally { await v.stop().catch((e) => log(`${v.name}: stop: ${e.message}`)); }
+}
+
+const variants = allVariants();
+const avail = variants.filter((v) => v.available);
+for (const v of variants) if (!v.available) results.unavailable[v.name] = v.why;
+const byName = (n) => variants.find((v) => v.name === n);
+
+async function sectionLatency() {
+  for (const v of avail) {
+    const runs = v.name.includes("polling") ? P.latRunsPolling : P.latRuns;
+    results.latency[v.name] = [];
+    await withVariant(v, async () => {
+      for (let r = 0; r < runs; r++) {
+        const res = await D.latency(v, { count: 100, intervalMs: 100, drainMs: v.name.includes("polling") ? 5000 : 3000 });
+        log(`latency ${v.name} run ${r + 1}/${runs}: p50 ${ms(res.p50)} p95 ${ms(res.p95)} p99 ${ms(res.p99)} max ${ms(res.max)} shown ${res.shown}/${res.sent}`);
+        results.latency[v.name].push(res);
+      }
+    });
+  }
+}
+
+async function sectionThroughput() {
+  for (const v of avail.filter((x) => !x.name.includes("polling"))) {
+    results.throughput[v.name] = [];
+    for (const n of P.tpSenders) {
+      await withVariant(v, async () => {
+        const res = await D.throughput(v, { senders: n, seconds: P.tpSeconds, drainMs: P.tpDrainMs });
+        log(`throughput ${v.name} x${n}: delivered ${num(res.deliveredRate)}/s sent ${num(res.sendRate)}/s p50 ${ms(res.p50)} p99 ${ms(res.p99)} backlog ${res.backlog} ${res.drained ? `drained in ${res.drainSeconds.toFixed(1)} s` : "NOT drained"}`);
+        delete res.samples;
+        results.throughput[v.name].push(res);
+      });
+    }
+  }
+}
+
+async function pgbench(url, script, clients, seconds) {
+  const f = path.join(process.env.BENCH_LOG_DIR || "/tmp", `pgbench-${process.pid}.sql`);
+  fs.writeFileSync(f, script);
+  const { stdout } = await run("pgbench", ["-n", "-M", "prepared", "-f", f, "-c", String(clients), "-j", String(Math.min(clients, 2)), "-T", String(seconds), url]);
+  return Number(stdout.match(/tps = ([\d.]+)/)?.[1]);
+}
+
+async function sectionRaw() {
+  // The database's own limit for one send, no relay draining (baseline relay not running).
+  const v2script = `\\set chat random(1, 128)
+BEGIN;
+WITH m AS (INSERT INTO consumers.messages (chat_id, body) VALUES (:chat, 'pgbench') RETURNING id, chat_id, body)
+INSERT INTO consumers.outbox (event, payload) SELECT 'message.created', to_jsonb(m) FROM m;
+NOTIFY consumers_outbox;
+COMMIT;
+`;
+  const b = baseline("v2");
+  results.raw["v2 send txn (pgbench)"] = {};
+  for (const n of P.tpSenders) {
+    await b.reset();
+    results.raw["v2 send txn (pgbench)"][n] = await pgbench(process.env.BASELINE_URL, v2script, n, P.rawSeconds);
+    log(`raw v2 x${n}: ${num(results.raw["v2 send txn (pgbench)"][n])} tps`);
+  }
+  await b.reset();
+  const o = ours();
+  if (o.available) {
+    results.raw["ours send_message (pgbench)"] = {};
+    for (const n of P.tpSenders) {
+      await o.reset();
+      results.raw["ours send_message (pgbench)"][n] = await pgbench(process.env.PGURL, "\\set chat random(1, 128)\nSELECT consumers.send_message(:chat, 'pgbench');\n", n, P.rawSeconds);
+      log(`raw ours x${n}: ${num(results.raw["ours send_message (pgbench)"][n])} tps`);
+    }
+    await o.reset();
+  }
+}
+
+async function sectionRecovery() {
+  // v1: the write-up's loss scenario (Consumers redeployed while Redis is down).
+  const v1 = byName("v1");
+  await withVariant(v1, async () => {
+    results.v1Outage = await D.v1Outage(v1, { redis, downSeconds: QUICK ? 3 : 5 });
+    log(`v1 outage + Consumers deploy: saved ${results.v1Outage.saved} shown ${results.v1Outage.shown} lost ${results.v1Outage.lost}`);
+  });
+  for (const v of avail.filter((x) => x.name === "v2" || x.name === "ours")) {
+    await withVariant(v, async () => {
+      const res = await D.recovery(v, { count: P.recCount, senders: 32, redis });
+      log(`recovery ${v.name}: ${res.count} sent in ${res.sendSeconds.toFixed(1)} s while Redis down; up -> all shown ${res.upToAllSeconds.toFixed(2)} s (${num(res.drainRate)}/s) ${res.allShown ? "" : "NOT ALL SHOWN"}`);
+      results.recovery[v.name] = res;
+    });
+  }
+}
+
+async function sectionFanout() {
+  for (const v of avail.filter((x) => x.name === "v2" || x.name === "ours")) {
+    results.fanout[v.name] = [];
+    for (const n of P.fan) {
+      await withVariant(v, async () => {
+        try {
+          const res = await D.fanout(v, { sockets: n, repeats: P.fanRepeats });
+          log(`fan-out ${v.name} ${n} sockets: connect ${res.connectSeconds.toFixed(1)} s; ` + res.runs.map((r) => `last ${ms(r.last)} (${r.received}/${n})`).join(", "));
+          results.fanout[v.name].push(res);
+        } catch (e) { log(`fan-out ${v.name} ${n}: ${e.message}`); results.fanout[v.name].push({ sockets: n, error: e.message }); }
+      });
+    }
+  }
+}
+
+async function sectionSustained(minutes) {
+  const o = byName("ours");
+  const v = o.available ? o : byName("v2");
+  const tp = results.throughput[v.name] || [];
+  const max = Math.max(0, ...tp.map((r) => r.deliveredRate));
+  const rate = Math.max(10, Math.round((max || 200) / 2));
+  log(`sustained ${v.name}: ${minutes} min at ${rate} msg/s`);
+  const samples = [];
+  await withVariant(v, async () => {
+    const sock = await D.connect(v, [1]);
+    const got = new Map();
+    sock.on("message", (m) => got.set(m.body, now()));
+    const sender = v.sender(16);
+    const sentAt = new Map();
+    const tEnd = now() + minutes * 60000;
+    let i = 0, inflight = 0;
+    const t0 = now();
+    const window = 30000;
+    let nextSample = t0 + window, winBodies = [];
+    while (now() < tEnd) {
+      const due = t0 + (i * 1000) / rate;
+      const w = due - now();
+      if (w > 0) await sleep(w);
+      const body = `sus-${i++}`;
+      sentAt.set(body, now()); winBodies.push(body);
+      if (inflight < 256) { inflight++; sender.send(1, body).catch(() => {}).finally(() => inflight--); }
+      if (now() >= nextSample) {
+        await sleep(1000);
+        const lat = winBodies.filter((b) => got.has(b)).map((b) => got.get(b) - sentAt.get(b));
+        const st = await v.outboxStats();
+        const s = summary(lat);
+        samples.push({ t: Math.round((now() - t0) / 1000), p50: s.p50, p99: s.p99, shown: lat.length, sent: winBodies.length, unsent: await v.unsent(), ...st });
+        log(`sustained t=${samples.at(-1).t}s p50 ${ms(s.p50)} p99 ${ms(s.p99)} outbox ${num(st?.bytes / 1024)} kB dead ${st?.dead}`);
+        for (const b of winBodies) { sentAt.delete(b); got.delete(b); }
+        winBodies = []; nextSample += window;
+      }
+    }
+    sock.close(); await sender.close();
+  });
+  results.sustained = { variant: v.name, rate, minutes, samples };
+}
+
+// ---------------- report ----------------
+function report() {
+  const L = [];
+  const na = (name) => `| ${name} | not available: ${results.unavailable[name]} |`;
+  L.push(`## Latency: 100 messages, one every 100 ms, send -> shown at a socket.io client`);
+  L.push(`Ranges are over runs (as the write-up reports them); "all" pools every sample of every run.\n`);
+  const rows = [];
+  for (const v of variants) {
+    const runs = results.latency[v.name];
+    if (!runs) { rows.push([v.name, `not available${results.unavailable[v.name] ? ": " + results.unavailable[v.name] : ""}`, "", "", "", "", "", ""]); continue; }
+    const all = summary(runs.flatMap((r) => r.samples));
+    rows.push([v.name, range(runs.map((r) => r.p50)), range(runs.map((r) => r.p95)), range(runs.map((r) => r.p99)), range(runs.map((r) => r.max)),
+      `${ms(all.p50)} / ${ms(all.p99)}`, `${runs.reduce((a, r) => a + r.shown, 0)}/${runs.reduce((a, r) => a + r.sent, 0)}`, String(runs.length)]);
+  }
+  L.push(table(["variant", "p50", "p95", "p99", "max", "all p50 / p99", "shown", "runs"], rows));
+
+  L.push(`\n## Throughput: N concurrent senders for ${P.tpSeconds} s`);
+  L.push(`delivered = shown at the socket within the window; backlog = committed but not shown at the end of it.\n`);
+  const trows = [];
+  for (const v of variants.filter((x) => !x.name.includes("polling"))) {
+    const rs = results.throughput[v.name];
+    if (!rs) { trows.push([v.name, "-", "not available", "", "", "", "", ""]); continue; }
+    for (const r of rs) trows.push([v.name, r.senders, num(r.deliveredRate), num(r.sendRate), ms(r.p50), ms(r.p99), num(r.backlog), r.drained ? `${r.drainSeconds.toFixed(1)} s` : `not in ${P.tpDrainMs / 1000} s`]);
+  }
+  for (const [k, byN] of Object.entries(results.raw)) for (const [n, tps] of Object.entries(byN)) trows.push([k, n, "-", num(tps), "-", "-", "-", "-"]);
+  if (!results.raw["ours send_message (pgbench)"]) trows.push(["ours send_message (pgbench)", "-", "not available", "", "", "", "", ""]);
+  trows.push(["ours batch send", "-", "n/a: the API has no batch send (send_message only)", "", "", "", "", ""]);
+  L.push(table(["variant", "senders", "delivered msg/s", "sent msg/s", "p50", "p99", "backlog", "drain after"], trows));
+
+  L.push(`\n## Recovery: ${num(P.recCount)} messages sent while Redis is down, then Redis up\n`);
+  const rrows = [];
+  if (results.v1Outage) rrows.push(["v1 (Consumers redeployed while Redis down, as in the write-up)", num(results.v1Outage.saved) + " saved", "-", "-", `${num(results.v1Outage.shown)} shown, **${num(results.v1Outage.lost)} lost**`]);
+  for (const n of ["v2", "ours"]) {
+    const r = results.recovery[n];
+    if (!r) { rrows.push([n, "not available", "", "", ""]); continue; }
+    rrows.push([n, `${num(r.count)} in ${r.sendSeconds.toFixed(1)} s`, `${r.upToAllSeconds.toFixed(2)} s`, `${num(r.drainRate)} msg/s`, `${num(r.shown)} shown${r.allShown ? "" : " (NOT ALL)"}`]);
+  }
+  L.push(table(["variant", "sent while down", "Redis up -> all shown", "drain rate", "result"], rrows));
+
+  L.push(`\n## Fan-out: one message to N sockets in one room (send -> last socket)\n`);
+  const frows = [];
+  for (const n of ["v2", "ours"]) {
+    const rs = results.fanout[n];
+    if (!rs) { frows.push([n, "-", "not available", "", ""]); continue; }
+    for (const r of rs) frows.push([n, num(r.sockets), r.error ? `error: ${r.error}` : range(r.runs.map((x) => x.last)), r.error ? "" : range(r.runs.map((x) => x.p50)), r.error ? "" : `${r.runs.map((x) => x.received).join(", ")} (connect ${r.connectSeconds.toFixed(1)} s)`]);
+  }
+  L.push(table(["variant", "sockets", "last socket", "median socket", "received per run"], frows));
+
+  L.push(`\n## Cost per 100,000 messages (measured over the recovery run: send while Redis down + drain)\n`);
+  const crows = [];
+  for (const n of ["v2", "ours"]) {
+    const r = results.recovery[n];
+    if (!r) { crows.push([n, "-", "not available", ""]); continue; }
+    const scale = 100000 / Math.max(1, r.count);
+    for (const [proc, c] of Object.entries(r.cost)) crows.push([n, proc, (c.cpuSeconds * scale).toFixed(2), num(c.peakRssMB, 1)]);
+  }
+  L.push(table(["variant", "process", "CPU s / 100k msgs", "peak RSS MB"], crows));
+
+  if (results.sustained) {
+    const s = results.sustained;
+    L.push(`\n## Sustained: ${s.variant}, ${s.minutes} min at ${s.rate} msg/s (30 s windows)\n`);
+    L.push(table(["t (s)", "p50", "p99", "shown/sent", "unsent", "outbox size", "dead tuples"],
+      s.samples.map((x) => [x.t, ms(x.p50), ms(x.p99), `${x.shown}/${x.sent}`, x.unsent, `${num(x.bytes / 1024)} kB`, x.dead])));
+  }
+  return L.join("\n");
+}
+
+async function main() {
+  const t0 = Date.now();
+  await machineInfo();
+  log(`machine: ${results.machine.cpus} cpus, ${results.machine.os}; node ${process.version}, bullmq ${versions.bullmq}, pg ${results.versions.postgres}, redis ${results.versions.redis}`);
+  for (const [n, why] of Object.entries(results.unavailable)) log(`${n}: not available: ${why}`);
+  const sections = { latency: sectionLatency, throughput: sectionThroughput, raw: sectionRaw, recovery: sectionRecovery, fanout: sectionFanout };
+  for (const [name, fn] of Object.entries(sections)) {
+    if (!ONLY.includes(name)) continue;
+    try { await fn(); } catch (e) { log(`${name}: FAILED: ${e.stack || e.message}`); results[`${name}Error`] = e.message; }
+  }
+  if (SUSTAINED > 0 && ONLY.includes("sustained")) {
+    try { await sectionSustained(SUSTAINED); } catch (e) { log(`sustained: FAILED: ${e.message}`); }
+  }
+  results.seconds = Math.round((Date.now() - t0) / 1000);
+  const text = `# chat_outbox benchmark ${results.date}${QUICK ? " (--quick)" : ""}\n\n` +
+    `machine: ${results.machine.cpus} cores (${results.machine.cpuModel}), ${results.machine.memGB} GB, ${results.machine.os}, load at start ${results.machine.load}\n` +
+    `versions: node ${results.versions.node}, PostgreSQL ${results.versions.postgres}, Redis ${results.versions.redis}, bullmq ${versions.bullmq}, ioredis ${versions.ioredis}, pg ${versions.pg}, socket.io ${versions["socket.io"]}, socket.io-client ${versions["socket.io-client"]}\n\n` +
+    report() + `\n\n(run took ${results.seconds} s)\n`;
+  fs.writeFileSync(path.join(OUT, "results.md"), text);
+  const slim = JSON.parse(JSON.stringify(results, (k, v) => (k === "samples" && Array.isArray(v) && typeof v[0] === "number" ? undefined : v)));
+  fs.writeFileSync(path.join(OUT, "results.json"), JSON.stringify(slim, null, 1));
+  try {
+    if (Object.keys(results.latency).length) fs.writeFileSync(path.join(OUT, "latency.png"), plotLatency(results.latency));
+    if (Object.keys(results.throughput).length) fs.writeFileSync(path.join(OUT, "throughput.png"), plotThroughput(results.throughput, results.raw));
+  } catch (e) { log(`plots: ${e.stack}`); }
+  console.log(text);
+  log(`written: ${OUT}/results.md results.json latency.png throughput.png`);
+  process.exit(0);
+}
+main().catch((e) => { console.error(e); process.exit(1); });

@@ -1,0 +1,97 @@
+// Child processes (by pid), readiness, and /proc sampling for the cost figures.
+import { spawn, execFile } from "node:child_process";
+import fs from "node:fs";
+import net from "node:net";
+import { sleep } from "./stats.mjs";
+
+const LOG_DIR = process.env.BENCH_LOG_DIR || "/tmp";
+const children = new Set();
+
+// start(name, cmd, args, {env, ready: "line" | {port}}) -> ChildProcess with .stopP()
+export async function start(name, cmd, args, { env = {}, ready = "ready", timeoutMs = 30000 } = {}) {
+  const log = fs.createWriteStream(`${LOG_DIR}/${name}.log`, { flags: "a" });
+  const child = spawn(cmd, args, { env: { ...process.env, ...env }, stdio: ["pipe", "pipe", "pipe"] });
+  children.add(child);
+  child.stdout.pipe(log); child.stderr.pipe(log);
+  let exited = null;
+  child.on("exit", (code, sig) => { exited = { code, sig }; children.delete(child); });
+  const deadline = Date.now() + timeoutMs;
+  if (typeof ready === "string") {
+    await new Promise((resolve, reject) => {
+      let buf = "";
+      const t = setTimeout(() => reject(new Error(`${name}: not ready in ${timeoutMs} ms (log ${LOG_DIR}/${name}.log)`)), timeoutMs);
+      child.stdout.on("data", (d) => { buf += d; if (buf.split("\n").some((l) => l.trim() === ready)) { clearTimeout(t); resolve(); } });
+      child.on("exit", () => { clearTimeout(t); reject(new Error(`${name}: exited before ready (log ${LOG_DIR}/${name}.log)`)); });
+    });
+  } else if (ready && ready.port) {
+    for (;;) {
+      if (exited) throw new Error(`${name}: exited (${JSON.stringify(exited)}) before listening (log ${LOG_DIR}/${name}.log)`);
+      if (await canConnect(ready.port)) break;
+      if (Date.now() > deadline) throw new Error(`${name}: not listening on ${ready.port} in ${timeoutMs} ms`);
+      await sleep(50);
+    }
+  }
+  child.stopP = async (signal = "SIGTERM") => {
+    if (exited) return;
+    const done = new Promise((r) => child.once("exit", r));
+    child.kill(signal);
+    const t = setTimeout(() => { try { child.kill("SIGKILL"); } catch {} }, 5000);
+    await done; clearTimeout(t);
+  };
+  return child;
+}
+
+export function killAll() { for (const c of children) { try { c.kill("SIGKILL"); } catch {} } }
+process.on("exit", killAll);
+
+export function canConnect(port, host = "127.0.0.1") {
+  return new Promise((resolve) => {
+    const s = net.connect(port, host);
+    s.once("connect", () => { s.destroy(); resolve(true); });
+    s.once("error", () => resolve(false));
+  });
+}
+
+export function run(cmd, args, opts = {}) {
+  return new Promise((resolve, reject) => {
+    execFile(cmd, args, { maxBuffer: 64 << 20, ...opts }, (err, stdout, stderr) => {
+      if (err) { err.stdout = stdout; err.stderr = stderr; reject(err); } else resolve({ stdout, stderr });
+    });
+  });
+}
+
+export function freePort() {
+  return new Promise((resolve) => {
+    const s = net.createServer(); s.listen(0, "127.0.0.1", () => { const p = s.address().port; s.close(() => resolve(p)); });
+  });
+}
+
+// CPU seconds (utime+stime) from /proc/<pid>/stat, RSS and peak RSS (kB) from /proc/<pid>/status.
+const TCK = 100;
+export function procSample(pid) {
+  try {
+    const stat = fs.readFileSync(`/proc/${pid}/stat`, "utf8");
+    const f = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
+    const cpu = (Number(f[11]) + Number(f[12])) / TCK; // fields 14,15 (utime, stime)
+    const status = fs.readFileSync(`/proc/${pid}/status`, "utf8");
+    const kb = (k) => Number((status.match(new RegExp(`^${k}:\\s+(\\d+)`, "m")) || [0, NaN])[1]);
+    return { cpu, rss: kb("VmRSS"), hwm: kb("VmHWM") };
+  } catch { return null; }
+}
+
+// Cost sampler: call begin() before and end() after a run; peak RSS sampled every 200 ms.
+export function costSampler(pids) {
+  const st = new Map();
+  for (const [name, pid] of Object.entries(pids)) if (pid) st.set(name, { pid, start: procSample(pid), peak: 0 });
+  const tick = () => { for (const s of st.values()) { const x = procSample(s.pid); if (x) { s.peak = Math.max(s.peak, x.rss); s.last = x; } } };
+  tick();
+  const iv = setInterval(tick, 200);
+  return {
+    end() {
+      clearInterval(iv); tick();
+      const out = {};
+      for (const [name, s] of st) out[name] = { pid: s.pid, cpuSeconds: s.last && s.start ? s.last.cpu - s.start.cpu : NaN, peakRssMB: s.peak / 1024, hwmMB: s.last ? s.last.hwm / 1024 : NaN };
+      return out;
+    },
+  };
+}
