@@ -1,0 +1,25 @@
+# Makefile - builds and installs the chat_outbox PostgreSQL extension with PGXS.
+#   make && make install          (install as root)
+#   tests: tests/regress/run.sh (pg_regress + isolation), or ctest -R extension
+EXTENSION  = chat_outbox
+MODULE_big = chat_outbox
+DATA       = $(wildcard sql/chat_outbox--*.sql)
+
+SRCS = $(wildcard extension/src/pg/*.cpp) $(wildcard extension/src/core/*.cpp) common/redis_url.cpp
+OBJS = $(SRCS:.cpp=.o)
+
+PG_CPPFLAGS = -isystem $(shell $(PG_CONFIG) --includedir-server) -Iextension/src -Icommon
+PG_CXXFLAGS = -std=c++17 -Wall -Wextra -Wno-unused-parameter -Wno-missing-field-initializers -Wno-register -Wno-format-truncation
+# PGXS links the .so with gcc, which does not pull in the C++ runtime by itself.
+SHLIB_LINK = -lhiredis -lstdc++
+
+# Debian's PG 15 is built --with-llvm: PGXS would also compile every .cpp to bitcode with clang,
+# without PG_CXXFLAGS (so not as C++17), and fail. A plain assignment is overridden by Makefile.global.
+override with_llvm = no
+
+PG_CONFIG ?= pg_config
+PGXS := $(shell $(PG_CONFIG) --pgxs)
+include $(PGXS)
+
+# Small project: any header change rebuilds every object.
+$(OBJS): $(wildcard extension/src/*/*.hpp common/*.hpp)

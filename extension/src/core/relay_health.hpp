@@ -1,0 +1,58 @@
+// extension/src/core/relay_health.hpp - the relay's decisions that need no Postgres.
+//
+// When to log a change of Redis health (once per change, not per attempt), how long to back off,
+// whether a Redis configuration deserves a warning. Pure, so it is tested without servers.
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+#include "backoff.hpp"
+
+namespace chat_outbox {
+
+class RelayHealth {
+  public:
+	RelayHealth() : backoff_(50, 5000) {}
+
+	// OnFailure records a failed round and returns the delay before the next one. *log_it says
+	// whether this failure starts an outage (log "redis unreachable") or continues one (stay quiet).
+	int64_t OnFailure(bool *log_it);
+
+	// OnSuccess records a round that relayed `relayed` rows. When an outage just ended and the
+	// backlog is drained (`drained`), *log_it is set and *total is the number relayed since Redis
+	// came back ("redis back, relayed N").
+	void OnSuccess(int64_t relayed, bool drained, bool *log_it, int64_t *total);
+
+	bool
+	Failing() const
+	{
+		return backoff_.Failing();
+	}
+
+	bool
+	Recovering() const
+	{
+		return recovering_;
+	}
+
+  private:
+	Backoff backoff_;
+	bool recovering_ = false;
+	int64_t relayed_since_recovery_ = 0;
+};
+
+// RedisSafetyWarning returns "" when Redis keeps jobs across a restart and never evicts them, else
+// a sentence saying what is wrong. Empty inputs mean "could not read" (e.g. CONFIG is denied by
+// ACL) and give no warning.
+std::string RedisSafetyWarning(const std::string &appendonly, const std::string &maxmemory_policy);
+
+// MoreToDrain: a full batch means the outbox probably has more; go again before sleeping.
+inline bool
+MoreToDrain(int64_t relayed, int64_t batch_size)
+{
+	return relayed >= batch_size;
+}
+
+} // namespace chat_outbox
+

@@ -1,0 +1,365 @@
+/*
+ * extension/src/pg/redis_sink.cpp - write BullMQ batches to Redis without ever blocking.
+ *
+ * hiredis runs in non-blocking mode and every wait is a WaitLatchOrSocket on its socket, so a
+ * SIGTERM or SIGHUP (which set the latch) is answered at once even while Redis hangs, and the
+ * wait never outlives chat_outbox.redis_timeout. Nothing is buffered here between calls: a
+ * failure drops the connection and the caller rolls back, so the rows stay in the outbox.
+ *
+ * This file is C-style on purpose. Postgres may longjmp out of any wait (WL_EXIT_ON_PM_DEATH,
+ * ereport), so no frame here owns a C++ object; core C++ runs only inside CallCpp, and the
+ * request bytes live in file-level statics.
+ */
+#include "pg/redis_sink.hpp"
+
+#include <sys/socket.h>
+
+#include <hiredis/hiredis.h>
+
+#include <string>
+#include <vector>
+
+#include "core/bullmq_batch_add.hpp"
+#include "core/job_id.hpp"
+#include "core/relay_health.hpp"
+#include "core/resp.hpp"
+#include "pg/cpp_boundary.hpp"
+#include "pg/guc.hpp"
+#include "redis_url.hpp"
+
+bool		redis_sink_latch_seen = false;
+
+static redisContext *sink_ctx = nullptr;
+static char *sink_connected_url = nullptr; /* TopMemoryContext copy of the URL in use */
+static char sink_sha[64];
+static char sink_warning[CHAT_OUTBOX_ERRLEN];
+
+/* Statics, not locals: they must survive a longjmp through this file without a destructor. */
+static std::string sink_request;
+static std::vector<std::string> sink_job_ids;
+static std::vector<chat_outbox::JobSpec> sink_jobs;
+
+typedef struct SinkTarget
+{
+	bool		ok;
+	char		error[CHAT_OUTBOX_ERRLEN];
+	char		host[256];
+	int			port;
+	char		unix_socket[256];
+	char		user[256];
+	char		password[256];
+	int			db;
+	char		redacted[CHAT_OUTBOX_ERRLEN];
+} SinkTarget;
+
+static void
+SinkFail(SinkFailure *failure, const char *what, const char *why)
+{
+	failure->interrupted = false;
+	snprintf(failure->message, sizeof failure->message, "%s: %s", what, why);
+	RedisSinkDisconnect();
+}
+
+void
+RedisSinkDisconnect(void)
+{
+	if (sink_ctx)
+		redisFree(sink_ctx);
+	sink_ctx = nullptr;
+}
+
+const char *
+RedisSinkWarning(void)
+{
+	return sink_warning;
+}
+
+static bool
+SinkShouldAbort(void)
+{
+	return ProcDiePending || QueryCancelPending || (IsBackgroundWorker && ConfigReloadPending);
+}
+
+/* SinkWait waits for `events` on the Redis socket until `deadline`; false on timeout or signal. */
+static bool
+SinkWait(int events, TimestampTz deadline, SinkFailure *failure)
+{
+	for (;;) {
+		long		timeout_ms = TimestampDifferenceMilliseconds(GetCurrentTimestamp(), deadline);
+		int			rc;
+
+		if (timeout_ms <= 0) {
+			SinkFail(failure, "timeout", "no answer within chat_outbox.redis_timeout");
+			return false;
+		}
+		rc = WaitLatchOrSocket(MyLatch, WL_LATCH_SET | WL_TIMEOUT | WL_EXIT_ON_PM_DEATH | events, sink_ctx->fd,
+							   timeout_ms, PG_WAIT_EXTENSION);
+		if (rc & WL_LATCH_SET) {
+			ResetLatch(MyLatch);
+			redis_sink_latch_seen = true;
+			if (SinkShouldAbort()) {
+				RedisSinkDisconnect(); /* the reply stream is now out of step */
+				failure->interrupted = true;
+				strlcpy(failure->message, "interrupted", sizeof failure->message);
+				return false;
+			}
+		}
+		if (rc & events)
+			return true;
+	}
+}
+
+static bool
+SinkFlush(TimestampTz deadline, SinkFailure *failure)
+{
+	int			done = 0;
+
+	for (;;) {
+		if (redisBufferWrite(sink_ctx, &done) == REDIS_ERR) {
+			SinkFail(failure, "write", sink_ctx->errstr);
+			return false;
+		}
+		if (done)
+			return true;
+		if (!SinkWait(WL_SOCKET_WRITEABLE, deadline, failure))
+			return false;
+	}
+}
+
+/* SinkRead returns the next reply (caller frees it), or NULL after a failure. */
+static redisReply *
+SinkRead(TimestampTz deadline, SinkFailure *failure)
+{
+	for (;;) {
+		void	   *reply = nullptr;
+
+		if (redisGetReplyFromReader(sink_ctx, &reply) == REDIS_ERR) {
+			SinkFail(failure, "protocol", sink_ctx->errstr);
+			return nullptr;
+		}
+		if (reply)
+			return (redisReply *) reply;
+		if (!SinkWait(WL_SOCKET_READABLE, deadline, failure))
+			return nullptr;
+		if (redisBufferRead(sink_ctx) == REDIS_ERR) {
+			SinkFail(failure, "read", sink_ctx->errstr[0] ? sink_ctx->errstr : "connection closed");
+			return nullptr;
+		}
+	}
+}
+
+static bool
+SinkSend(TimestampTz deadline, SinkFailure *failure)
+{
+	if (redisAppendFormattedCommand(sink_ctx, sink_request.data(), sink_request.size()) != REDIS_OK) {
+		SinkFail(failure, "write", "out of memory");
+		return false;
+	}
+	return SinkFlush(deadline, failure);
+}
+
+static void
+ParseTarget(const char *url, SinkTarget *t)
+{
+	memset(t, 0, sizeof *t);
+	chat_outbox::CallCpp([&] {
+		std::string error;
+		auto parsed = chat_outbox::ParseRedisUrl(url, &error);
+		if (!parsed) {
+			strlcpy(t->error, error.c_str(), sizeof t->error);
+			return;
+		}
+		t->ok = true;
+		strlcpy(t->host, parsed->host.c_str(), sizeof t->host);
+		t->port = parsed->port;
+		strlcpy(t->unix_socket, parsed->unix_socket.c_str(), sizeof t->unix_socket);
+		strlcpy(t->user, parsed->username.c_str(), sizeof t->user);
+		strlcpy(t->password, parsed->password.c_str(), sizeof t->password);
+		t->db = parsed->db;
+		strlcpy(t->redacted, parsed->Redacted().c_str(), sizeof t->redacted);
+	});
+}
+
+/* SinkHandshake pipelines AUTH, SELECT, SCRIPT LOAD and the two CONFIG GETs in one round trip. */
+static bool
+SinkHandshake(const SinkTarget *t, TimestampTz deadline, SinkFailure *failure)
+{
+	bool		auth = t->password[0] != '\0';
+	bool		select = t->db != 0;
+	char		appendonly[64] = "";
+	char		policy[64] = "";
+
+	sink_request.clear();
+	chat_outbox::CallCpp([&] {
+		using chat_outbox::RespCommand;
+		if (auth && t->user[0])
+			RespCommand(&sink_request, 3).Arg("AUTH").Arg(t->user).Arg(t->password);
+		else if (auth)
+			RespCommand(&sink_request, 2).Arg("AUTH").Arg(t->password);
+		if (select)
+			RespCommand(&sink_request, 2).Arg("SELECT").Arg(static_cast<long long>(t->db));
+		RespCommand(&sink_request, 3).Arg("SCRIPT").Arg("LOAD").Arg(chat_outbox::BatchAddScript());
+		RespCommand(&sink_request, 3).Arg("CONFIG").Arg("GET").Arg("appendonly");
+		RespCommand(&sink_request, 3).Arg("CONFIG").Arg("GET").Arg("maxmemory-policy");
+	});
+	if (!SinkSend(deadline, failure))
+		return false;
+
+	/* step codes, in the order the replies come back: 0 AUTH, 1 SELECT, 2 SCRIPT LOAD, 3-4 CONFIG GET */
+	int			steps[5];
+	int			nsteps = 0;
+
+	if (auth)
+		steps[nsteps++] = 0;
+	if (select)
+		steps[nsteps++] = 1;
+	steps[nsteps++] = 2;
+	steps[nsteps++] = 3;
+	steps[nsteps++] = 4;
+	for (int i = 0; i < nsteps; i++) {
+		redisReply *r = SinkRead(deadline, failure);
+		int			step = steps[i];
+
+		if (!r)
+			return false;
+		if (step <= 2 && r->type == REDIS_REPLY_ERROR) {
+			static const char *what[] = {"AUTH", "SELECT", "SCRIPT LOAD"};
+			char		why[CHAT_OUTBOX_ERRLEN];
+
+			strlcpy(why, r->str, sizeof why);
+			freeReplyObject(r);
+			SinkFail(failure, what[step], why);
+			return false;
+		}
+		if (step == 2 && r->type == REDIS_REPLY_STRING)
+			strlcpy(sink_sha, r->str, sizeof sink_sha);
+		if (step >= 3 && r->type == REDIS_REPLY_ARRAY && r->elements == 2 &&
+			r->element[1]->type == REDIS_REPLY_STRING)
+			strlcpy(step == 3 ? appendonly : policy, r->element[1]->str, 64);
+		freeReplyObject(r);
+	}
+	chat_outbox::CallCpp([&] {
+		std::string w = chat_outbox::RedisSafetyWarning(appendonly, policy);
+		strlcpy(sink_warning, w.c_str(), sizeof sink_warning);
+	});
+	return true;
+}
+
+bool
+RedisSinkEnsureConnected(SinkFailure *failure)
+{
+	SinkTarget	target;
+	TimestampTz deadline;
+	int			soerr = 0;
+	socklen_t	len = sizeof soerr;
+
+	failure->interrupted = false;
+	failure->message[0] = '\0';
+	if (sink_ctx && sink_connected_url && strcmp(sink_connected_url, chat_outbox_redis_url) == 0)
+		return true;
+	RedisSinkDisconnect();
+
+	ParseTarget(chat_outbox_redis_url, &target);
+	if (!target.ok) {
+		SinkFail(failure, "invalid chat_outbox.redis_url", target.error);
+		return false;
+	}
+	deadline = TimestampTzPlusMilliseconds(GetCurrentTimestamp(), chat_outbox_redis_timeout);
+	sink_ctx = target.unix_socket[0] ? redisConnectUnixNonBlock(target.unix_socket)
+									 : redisConnectNonBlock(target.host, target.port);
+	if (!sink_ctx) {
+		SinkFail(failure, "connect", "out of memory");
+		return false;
+	}
+	if (sink_ctx->err) {
+		char		why[CHAT_OUTBOX_ERRLEN];
+
+		strlcpy(why, sink_ctx->errstr, sizeof why);
+		SinkFail(failure, "connect", why);
+		return false;
+	}
+	if (!SinkWait(WL_SOCKET_WRITEABLE, deadline, failure))
+		return false;
+	if (getsockopt(sink_ctx->fd, SOL_SOCKET, SO_ERROR, &soerr, &len) != 0 || soerr != 0) {
+		SinkFail(failure, "connect", strerror(soerr ? soerr : errno));
+		return false;
+	}
+	if (!SinkHandshake(&target, deadline, failure))
+		return false;
+
+	if (sink_connected_url)
+		pfree(sink_connected_url);
+	sink_connected_url = MemoryContextStrdup(TopMemoryContext, chat_outbox_redis_url);
+	return true;
+}
+
+/* EncodeBatch chooses the job ids and builds the EVALSHA (or EVAL) request in sink_request. */
+static void
+EncodeBatch(const char *service, const char *queue, const OutboxRow *rows, int n, bool with_sha)
+{
+	TimestampTz now = GetCurrentTimestamp();
+	int64		now_ms = now / 1000 + (int64) (POSTGRES_EPOCH_JDATE - UNIX_EPOCH_JDATE) * SECS_PER_DAY * 1000;
+	const char *prefix = chat_outbox_bullmq_prefix;
+
+	chat_outbox::CallCpp([&] {
+		sink_request.clear();
+		sink_job_ids.clear();
+		sink_jobs.clear();
+		sink_job_ids.reserve(n);
+		for (int i = 0; i < n; i++)
+			sink_job_ids.push_back(chat_outbox::ChooseJobId(rows[i].payload_id, service, rows[i].id));
+		for (int i = 0; i < n; i++)
+			sink_jobs.push_back({sink_job_ids[i], rows[i].event, rows[i].payload});
+		chat_outbox::EncodeBatchAdd(prefix, queue, sink_jobs.data(), n, now_ms, with_sha ? sink_sha : "",
+									&sink_request);
+	});
+}
+
+bool
+RedisSinkBatchAdd(const char *service, const char *queue, const OutboxRow *rows, int n, int *created,
+				  SinkFailure *failure)
+{
+	TimestampTz deadline = TimestampTzPlusMilliseconds(GetCurrentTimestamp(), chat_outbox_redis_timeout);
+
+	failure->interrupted = false;
+	failure->message[0] = '\0';
+	*created = 0;
+	if (!RedisSinkEnsureConnected(failure))
+		return false;
+
+	/* EVALSHA normally; after a Redis restart or SCRIPT FLUSH the script is gone, so send it whole once. */
+	for (int attempt = 0; attempt < 2; attempt++) {
+		redisReply *r;
+
+		EncodeBatch(service, queue, rows, n, attempt == 0 && sink_sha[0] != '\0');
+		if (!SinkSend(deadline, failure))
+			return false;
+		r = SinkRead(deadline, failure);
+		if (!r)
+			return false;
+		if (r->type == REDIS_REPLY_ERROR && strncmp(r->str, "NOSCRIPT", 8) == 0 && attempt == 0) {
+			freeReplyObject(r);
+			continue;
+		}
+		if (r->type == REDIS_REPLY_ERROR) {
+			char		why[CHAT_OUTBOX_ERRLEN];
+
+			strlcpy(why, r->str, sizeof why);
+			freeReplyObject(r);
+			SinkFail(failure, "batch add", why);
+			return false;
+		}
+		if (r->type != REDIS_REPLY_ARRAY || (int) r->elements != n) {
+			freeReplyObject(r);
+			SinkFail(failure, "batch add", "unexpected reply");
+			return false;
+		}
+		for (int i = 0; i < n; i++)
+			if (r->element[i]->type == REDIS_REPLY_INTEGER && r->element[i]->integer == 1)
+				(*created)++;
+		freeReplyObject(r);
+		return true;
+	}
+	SinkFail(failure, "batch add", "script missing after EVAL");
+	return false;
+}

@@ -1,0 +1,122 @@
+/*
+ * extension/src/pg/relay_shmem.cpp - the relay's shared memory (see relay_shmem.hpp).
+ *
+ * PG15 wants shared memory requested in shmem_request_hook; asking from _PG_init is a FATAL.
+ */
+#include "pg/relay_shmem.hpp"
+
+RelayShared *relay_shared = nullptr;
+
+static shmem_request_hook_type prev_shmem_request_hook = nullptr;
+static shmem_startup_hook_type prev_shmem_startup_hook = nullptr;
+
+static void
+RelayShmemRequest(void)
+{
+	if (prev_shmem_request_hook)
+		prev_shmem_request_hook();
+	RequestAddinShmemSpace(MAXALIGN(sizeof(RelayShared)));
+}
+
+static void
+RelayShmemStartup(void)
+{
+	bool		found;
+
+	if (prev_shmem_startup_hook)
+		prev_shmem_startup_hook();
+	LWLockAcquire(AddinShmemInitLock, LW_EXCLUSIVE);
+	relay_shared = (RelayShared *) ShmemInitStruct("chat_outbox relay", sizeof(RelayShared), &found);
+	if (!found) {
+		memset(relay_shared, 0, sizeof(RelayShared));
+		pg_atomic_init_u32(&relay_shared->worker_procno, INVALID_PGPROCNO_U32);
+		SpinLockInit(&relay_shared->mutex);
+	}
+	LWLockRelease(AddinShmemInitLock);
+}
+
+void
+InstallRelayShmemHooks(void)
+{
+	prev_shmem_request_hook = shmem_request_hook;
+	shmem_request_hook = RelayShmemRequest;
+	prev_shmem_startup_hook = shmem_startup_hook;
+	shmem_startup_hook = RelayShmemStartup;
+}
+
+void
+RelaySetState(RelayState state)
+{
+	if (!relay_shared)
+		return;
+	SpinLockAcquire(&relay_shared->mutex);
+	relay_shared->state = state;
+	SpinLockRelease(&relay_shared->mutex);
+}
+
+void
+RelaySetError(const char *error)
+{
+	TimestampTz now = GetCurrentTimestamp();
+
+	if (!relay_shared)
+		return;
+	SpinLockAcquire(&relay_shared->mutex);
+	strlcpy(relay_shared->last_error, error, sizeof relay_shared->last_error);
+	relay_shared->last_error_at = now;
+	SpinLockRelease(&relay_shared->mutex);
+}
+
+void
+RelaySetRedisWarning(const char *warning)
+{
+	if (!relay_shared)
+		return;
+	SpinLockAcquire(&relay_shared->mutex);
+	strlcpy(relay_shared->redis_warning, warning, sizeof relay_shared->redis_warning);
+	SpinLockRelease(&relay_shared->mutex);
+}
+
+void
+RelayRecordBatch(const char *service, int64 last_id, int64 count)
+{
+	TimestampTz now = GetCurrentTimestamp();
+	RelayServiceSlot *slot = nullptr;
+
+	if (!relay_shared)
+		return;
+	SpinLockAcquire(&relay_shared->mutex);
+	for (int i = 0; i < relay_shared->nservices; i++)
+		if (strcmp(relay_shared->services[i].name, service) == 0)
+			slot = &relay_shared->services[i];
+	if (!slot && relay_shared->nservices < CHAT_OUTBOX_MAX_SERVICES) {
+		slot = &relay_shared->services[relay_shared->nservices++];
+		strlcpy(slot->name, service, sizeof slot->name);
+	}
+	if (slot) {
+		slot->last_id = last_id;
+		slot->last_at = now;
+		slot->relayed_total += count;
+	}
+	SpinLockRelease(&relay_shared->mutex);
+}
+
+const char *
+RelayStateName(RelayState state)
+{
+	switch (state) {
+		case RELAY_STOPPED:
+			return "stopped";
+		case RELAY_STARTING:
+			return "starting";
+		case RELAY_RUNNING:
+			return "running";
+		case RELAY_BACKING_OFF:
+			return "backing off";
+		case RELAY_PAUSED:
+			return "paused";
+		case RELAY_WAITING_FOR_EXTENSION:
+			return "waiting for extension";
+	}
+	return "unknown";
+}

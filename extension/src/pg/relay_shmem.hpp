@@ -1,0 +1,54 @@
+/*
+ * extension/src/pg/relay_shmem.hpp - what the relay shares with every backend.
+ *
+ * The worker's procno (so a committing backend can set its latch) and the state the status view
+ * shows. Strings and counters sit under one spinlock: sections are a few stores, never a palloc.
+ */
+#pragma once
+
+#include "pg/pg.hpp"
+
+#define CHAT_OUTBOX_MAX_SERVICES 32
+#define CHAT_OUTBOX_ERRLEN 256
+
+typedef enum RelayState
+{
+	RELAY_STOPPED = 0,
+	RELAY_STARTING,
+	RELAY_RUNNING,
+	RELAY_BACKING_OFF,
+	RELAY_PAUSED,
+	RELAY_WAITING_FOR_EXTENSION
+} RelayState;
+
+typedef struct RelayServiceSlot
+{
+	char		name[NAMEDATALEN];
+	int64		last_id;
+	TimestampTz last_at;
+	int64		relayed_total;
+} RelayServiceSlot;
+
+typedef struct RelayShared
+{
+	pg_atomic_uint32 worker_procno; /* INVALID_PGPROCNO when no worker runs */
+	slock_t		mutex;
+	int			worker_pid;
+	RelayState	state;
+	char		last_error[CHAT_OUTBOX_ERRLEN];
+	TimestampTz last_error_at;
+	char		redis_warning[CHAT_OUTBOX_ERRLEN];
+	int			nservices;
+	RelayServiceSlot services[CHAT_OUTBOX_MAX_SERVICES];
+} RelayShared;
+
+#define INVALID_PGPROCNO_U32 ((uint32) 0xFFFFFFFF)
+
+extern RelayShared *relay_shared;
+
+void		InstallRelayShmemHooks(void);
+void		RelaySetState(RelayState state);
+void		RelaySetError(const char *error);
+void		RelaySetRedisWarning(const char *warning);
+void		RelayRecordBatch(const char *service, int64 last_id, int64 count);
+const char *RelayStateName(RelayState state);

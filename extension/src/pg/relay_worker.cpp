@@ -1,0 +1,300 @@
+/*
+ * extension/src/pg/relay_worker.cpp - the relay: one background worker for every service.
+ *
+ * Loop: refresh the service list (chat_outbox.services) about once per poll interval; for each
+ * service run one pass (relay_pass.cpp) in its own transaction; repeat while a batch came back
+ * full; then sleep on the latch until a commit wakes us (wake_at_commit.cpp) or poll_interval
+ * passes. When Redis fails, the pass rolls back, the worker backs off 50 ms -> 5 s and logs once
+ * per outage. Nothing is kept in memory between passes: the outbox is the only queue.
+ *
+ * The worker's own commits run with synchronous_commit = off. Losing one in a crash only means
+ * the rows go again, and BullMQ turns the repeat into a `duplicated` event.
+ *
+ * C-style on purpose: an ERROR longjmps back to the sigsetjmp in RelayMain, so no frame of this
+ * loop owns a C++ object with a destructor.
+ */
+#include "pg/guc.hpp"
+#include "pg/relay_pass.hpp"
+
+
+#include "core/relay_health.hpp"
+
+extern "C" {
+PGDLLEXPORT void chat_outbox_relay_main(Datum main_arg);
+}
+
+#define PURGE_EVERY_MS 10000
+#define PURGE_BATCH 1000
+#define PURGE_MAX_BATCHES 10
+
+static chat_outbox::RelayHealth relay_health;
+static bool services_stale = true;
+static bool extension_present = false;
+static TimestampTz next_refresh = 0;
+static TimestampTz next_purge = 0;
+static char logged_warning[CHAT_OUTBOX_ERRLEN];
+
+typedef struct ServiceName
+{
+	char		name[NAMEDATALEN];
+} ServiceName;
+
+static ServiceName worker_services[CHAT_OUTBOX_MAX_SERVICES];
+static int	worker_nservices = 0;
+
+static void
+RelayWorkerExit(int code, Datum arg)
+{
+	if (!relay_shared)
+		return;
+	pg_atomic_write_u32(&relay_shared->worker_procno, INVALID_PGPROCNO_U32);
+	RelaySetState(RELAY_STOPPED);
+}
+
+static void
+BeginWork(const char *activity)
+{
+	SetCurrentStatementStartTimestamp();
+	StartTransactionCommand();
+	SPI_connect();
+	PushActiveSnapshot(GetTransactionSnapshot());
+	pgstat_report_activity(STATE_RUNNING, activity);
+}
+
+static void
+EndWork(bool commit)
+{
+	SPI_finish();
+	PopActiveSnapshot();
+	if (commit)
+		CommitTransactionCommand();
+	else
+		AbortCurrentTransaction();
+	pgstat_report_stat(false);
+	pgstat_report_activity(STATE_IDLE, nullptr);
+}
+
+/* RefreshServices rereads chat_outbox.services, so create_service() and queue UPDATEs apply without a restart. */
+static void
+RefreshServices(void)
+{
+	BeginWork("chat_outbox relay: reading services");
+	extension_present = OidIsValid(get_extension_oid("chat_outbox", true));
+	worker_nservices = 0;
+	if (extension_present) {
+		int			ret = SPI_execute("SELECT name, queue FROM chat_outbox.services ORDER BY name", true, 0);
+
+		if (ret != SPI_OK_SELECT)
+			elog(ERROR, "chat_outbox: reading chat_outbox.services failed: %s", SPI_result_code_string(ret));
+		for (uint64 i = 0; i < SPI_processed && worker_nservices < CHAT_OUTBOX_MAX_SERVICES; i++) {
+			char	   *name = SPI_getvalue(SPI_tuptable->vals[i], SPI_tuptable->tupdesc, 1);
+			char	   *queue = SPI_getvalue(SPI_tuptable->vals[i], SPI_tuptable->tupdesc, 2);
+
+			RelayServiceFor(name, queue);
+			strlcpy(worker_services[worker_nservices++].name, name, NAMEDATALEN);
+		}
+	}
+	EndWork(true);
+	services_stale = false;
+	next_refresh = TimestampTzPlusMilliseconds(GetCurrentTimestamp(), Max(chat_outbox_poll_interval, 1000));
+}
+
+static int
+RunServicePass(RelayService *svc, SinkFailure *failure)
+{
+	int			n;
+
+	BeginWork("chat_outbox relay: pass");
+	n = RelayClaimPushMark(svc, chat_outbox_batch_size, nullptr, failure);
+	EndWork(n >= 0);
+	return n;
+}
+
+static void
+PurgeSentRows(void)
+{
+	if (chat_outbox_retention <= 0 || GetCurrentTimestamp() < next_purge)
+		return;
+	next_purge = TimestampTzPlusMilliseconds(GetCurrentTimestamp(), PURGE_EVERY_MS);
+	for (int i = 0; i < worker_nservices; i++) {
+		for (int b = 0; b < PURGE_MAX_BATCHES; b++) {
+			int			n;
+
+			BeginWork("chat_outbox relay: purging sent rows");
+			n = RelayPurgeSent(RelayServiceFind(worker_services[i].name), chat_outbox_retention, PURGE_BATCH);
+			EndWork(true);
+			if (n < PURGE_BATCH)
+				break;
+		}
+	}
+}
+
+static void
+ReloadIfPending(void)
+{
+	if (!ConfigReloadPending)
+		return;
+	ConfigReloadPending = false;
+	ProcessConfigFile(PGC_SIGHUP);
+	services_stale = true;
+}
+
+/* WaitForWork sleeps until the latch is set (a commit, a signal) or `ms` pass. */
+static void
+WaitForWork(long ms)
+{
+	(void) WaitLatch(MyLatch, WL_LATCH_SET | WL_TIMEOUT | WL_EXIT_ON_PM_DEATH, ms, PG_WAIT_EXTENSION);
+	ResetLatch(MyLatch);
+	CHECK_FOR_INTERRUPTS();
+}
+
+/* BackOff sleeps `ms` through commit wake-ups; only a signal (SIGTERM, SIGHUP) cuts it short. */
+static void
+BackOff(long ms)
+{
+	TimestampTz until = TimestampTzPlusMilliseconds(GetCurrentTimestamp(), ms);
+
+	for (;;) {
+		long		left = TimestampDifferenceMilliseconds(GetCurrentTimestamp(), until);
+
+		if (left <= 0)
+			return;
+		WaitForWork(left);
+		if (ConfigReloadPending)
+			return;
+	}
+}
+
+static void
+PublishRedisWarning(void)
+{
+	const char *w = RedisSinkWarning();
+
+	RelaySetRedisWarning(w);
+	if (w[0] && strcmp(w, logged_warning) != 0)
+		ereport(WARNING, (errmsg("chat_outbox relay: redis is not durable: %s", w),
+						  errdetail("A message is only as safe as Redis once relayed."),
+						  errhint("Run Redis with appendonly yes and maxmemory-policy noeviction.")));
+	strlcpy(logged_warning, w, sizeof logged_warning);
+}
+
+static void
+HandleFailure(const SinkFailure *failure)
+{
+	bool		log_it;
+	long		delay = (long) relay_health.OnFailure(&log_it);
+
+	if (log_it)
+		ereport(LOG, (errmsg("chat_outbox relay: redis unreachable: %s", failure->message),
+					  errdetail("Rows stay in the outbox; retrying with backoff up to 5 s.")));
+	RelaySetError(failure->message);
+	RelaySetState(RELAY_BACKING_OFF);
+	BackOff(delay);
+}
+
+typedef enum RoundResult
+{
+	ROUND_DONE,					/* every outbox drained */
+	ROUND_MORE,					/* some batch came back full: go again before sleeping */
+	ROUND_FAILED				/* Redis failed (already backed off) or a signal interrupted */
+} RoundResult;
+
+/* RelayRound runs one pass per service, each in its own transaction. */
+static RoundResult
+RelayRound(void)
+{
+	SinkFailure failure;
+	bool		more = false;
+	int64		relayed = 0;
+	bool		log_it;
+	int64		total;
+
+	if (!RedisSinkEnsureConnected(&failure)) {
+		if (!failure.interrupted)
+			HandleFailure(&failure);
+		return ROUND_FAILED;
+	}
+	PublishRedisWarning();
+	for (int i = 0; i < worker_nservices; i++) {
+		int			n = RunServicePass(RelayServiceFind(worker_services[i].name), &failure);
+
+		if (n < 0) {
+			if (!failure.interrupted)
+				HandleFailure(&failure);
+			return ROUND_FAILED;
+		}
+		relayed += n;
+		more = more || chat_outbox::MoreToDrain(n, chat_outbox_batch_size);
+	}
+	RelaySetState(RELAY_RUNNING);
+	relay_health.OnSuccess(relayed, !more, &log_it, &total);
+	if (log_it)
+		ereport(LOG, (errmsg("chat_outbox relay: redis back, relayed %lld", (long long) total)));
+	return more ? ROUND_MORE : ROUND_DONE;
+}
+
+void
+chat_outbox_relay_main(Datum main_arg)
+{
+	sigjmp_buf	local_sigjmp_buf;
+
+	pqsignal(SIGHUP, SignalHandlerForConfigReload);
+	pqsignal(SIGTERM, die);
+	BackgroundWorkerUnblockSignals();
+	BackgroundWorkerInitializeConnection(chat_outbox_database, nullptr, 0);
+	SetConfigOption("synchronous_commit", "off", PGC_SUSET, PGC_S_OVERRIDE);
+	pgstat_report_appname("chat_outbox relay");
+
+	before_shmem_exit(RelayWorkerExit, 0);
+	SpinLockAcquire(&relay_shared->mutex);
+	relay_shared->worker_pid = MyProcPid;
+	relay_shared->state = RELAY_STARTING;
+	SpinLockRelease(&relay_shared->mutex);
+	pg_atomic_write_u32(&relay_shared->worker_procno, (uint32) MyProc->pgprocno);
+
+	if (sigsetjmp(local_sigjmp_buf, 1) != 0) {
+		/* an ERROR in a pass (a dropped table, a bug): report it, roll back, carry on */
+		ErrorData  *edata;
+
+		error_context_stack = nullptr;
+		HOLD_INTERRUPTS();
+		EmitErrorReport();
+		MemoryContextSwitchTo(TopMemoryContext);
+		edata = CopyErrorData();
+		RelaySetError(edata->message);
+		FreeErrorData(edata);
+		AbortCurrentTransaction();
+		FlushErrorState();
+		RedisSinkDisconnect();
+		RelayForgetServices();
+		services_stale = true;
+		RESUME_INTERRUPTS();
+		RelaySetState(RELAY_BACKING_OFF);
+		BackOff(1000);
+	}
+	PG_exception_stack = &local_sigjmp_buf;
+
+	for (;;) {
+		CHECK_FOR_INTERRUPTS();
+		ReloadIfPending();
+		redis_sink_latch_seen = false;
+		if (!chat_outbox_relay_enabled) {
+			RelaySetState(RELAY_PAUSED);
+			WaitForWork(chat_outbox_poll_interval);
+			continue;
+		}
+		if (services_stale || GetCurrentTimestamp() >= next_refresh)
+			RefreshServices();
+		if (!extension_present) {
+			RelaySetState(RELAY_WAITING_FOR_EXTENSION);
+			WaitForWork(chat_outbox_poll_interval);
+			continue;
+		}
+		if (RelayRound() != ROUND_DONE)
+			continue;
+		PurgeSentRows();
+		if (redis_sink_latch_seen)
+			continue;
+		WaitForWork(chat_outbox_poll_interval);
+	}
+}

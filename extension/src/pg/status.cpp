@@ -1,0 +1,88 @@
+/*
+ * extension/src/pg/status.cpp - the shared-memory half of the chat_outbox.status view.
+ *
+ * chat_outbox.relay_worker_status() returns one row about the worker, and
+ * chat_outbox.relay_service_status() one row per service the relay has written to. The view
+ * joins them with live counts from each outbox.
+ */
+#include "pg/relay_shmem.hpp"
+
+extern "C" {
+PG_FUNCTION_INFO_V1(chat_outbox_relay_worker_status);
+PG_FUNCTION_INFO_V1(chat_outbox_relay_service_status);
+}
+
+static void
+RequireSharedMemory(void)
+{
+	if (!relay_shared)
+		ereport(ERROR, (errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+						errmsg("chat_outbox is not in shared_preload_libraries"),
+						errhint("Add chat_outbox to shared_preload_libraries in postgresql.conf and restart.")));
+}
+
+Datum
+chat_outbox_relay_worker_status(PG_FUNCTION_ARGS)
+{
+	TupleDesc	tupdesc;
+	Datum		values[5];
+	bool		nulls[5] = {false, false, false, false, false};
+	char		last_error[CHAT_OUTBOX_ERRLEN];
+	char		warning[CHAT_OUTBOX_ERRLEN];
+	TimestampTz last_error_at;
+	RelayState	state;
+	int			pid;
+	bool		running;
+
+	RequireSharedMemory();
+	if (get_call_result_type(fcinfo, nullptr, &tupdesc) != TYPEFUNC_COMPOSITE)
+		ereport(ERROR, (errcode(ERRCODE_FEATURE_NOT_SUPPORTED), errmsg("return type must be a row type")));
+	tupdesc = BlessTupleDesc(tupdesc);
+
+	SpinLockAcquire(&relay_shared->mutex);
+	state = relay_shared->state;
+	pid = relay_shared->worker_pid;
+	last_error_at = relay_shared->last_error_at;
+	memcpy(last_error, relay_shared->last_error, sizeof last_error);
+	memcpy(warning, relay_shared->redis_warning, sizeof warning);
+	SpinLockRelease(&relay_shared->mutex);
+	running = pg_atomic_read_u32(&relay_shared->worker_procno) != INVALID_PGPROCNO_U32;
+
+	values[0] = CStringGetTextDatum(RelayStateName(running ? state : RELAY_STOPPED));
+	values[1] = Int32GetDatum(pid);
+	nulls[1] = !running;
+	values[2] = CStringGetTextDatum(last_error);
+	nulls[2] = last_error[0] == '\0';
+	values[3] = TimestampTzGetDatum(last_error_at);
+	nulls[3] = last_error[0] == '\0';
+	values[4] = CStringGetTextDatum(warning);
+	nulls[4] = warning[0] == '\0';
+	PG_RETURN_DATUM(HeapTupleGetDatum(heap_form_tuple(tupdesc, values, nulls)));
+}
+
+Datum
+chat_outbox_relay_service_status(PG_FUNCTION_ARGS)
+{
+	ReturnSetInfo *rsinfo = (ReturnSetInfo *) fcinfo->resultinfo;
+	RelayServiceSlot slots[CHAT_OUTBOX_MAX_SERVICES];
+	int			n;
+
+	RequireSharedMemory();
+	InitMaterializedSRF(fcinfo, 0);
+	SpinLockAcquire(&relay_shared->mutex);
+	n = relay_shared->nservices;
+	memcpy(slots, relay_shared->services, sizeof(RelayServiceSlot) * n);
+	SpinLockRelease(&relay_shared->mutex);
+
+	for (int i = 0; i < n; i++) {
+		Datum		values[4];
+		bool		nulls[4] = {false, false, false, false};
+
+		values[0] = CStringGetTextDatum(slots[i].name);
+		values[1] = Int64GetDatum(slots[i].last_id);
+		values[2] = TimestampTzGetDatum(slots[i].last_at);
+		values[3] = Int64GetDatum(slots[i].relayed_total);
+		tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, values, nulls);
+	}
+	return (Datum) 0;
+}

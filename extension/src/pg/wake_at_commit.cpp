@@ -1,0 +1,70 @@
+/*
+ * extension/src/pg/wake_at_commit.cpp - wake the relay when an outbox insert commits.
+ *
+ * Each outbox has a statement-level AFTER INSERT trigger calling chat_outbox.wake_relay(). The
+ * trigger only notes "this transaction wrote an outbox row"; the latch is set from the xact
+ * callback at XACT_EVENT_COMMIT. That event fires after the commit is visible to others
+ * (ProcArrayEndTransaction), so the worker's next SELECT sees the row. PRE_COMMIT would be
+ * too early: the worker would wake, find nothing, and the row would wait for the next poll.
+ * A rolled-back transaction wakes nobody.
+ *
+ * The callback runs where an error is a PANIC ("too late to abort"), so it does nothing but
+ * read an atomic and set a latch.
+ */
+#include "pg/guc.hpp"
+#include "pg/relay_shmem.hpp"
+
+extern "C" {
+PG_FUNCTION_INFO_V1(chat_outbox_wake_relay);
+}
+
+static bool wake_callback_registered = false;
+static bool wake_pending = false;
+
+static void
+WakeRelayNow(void)
+{
+	uint32		procno;
+
+	if (!relay_shared)
+		return;
+	procno = pg_atomic_read_u32(&relay_shared->worker_procno);
+	/* a stale procno can only cause a spurious wake-up of some other process: harmless */
+	if (procno != INVALID_PGPROCNO_U32 && procno < ProcGlobal->allProcCount)
+		SetLatch(&ProcGlobal->allProcs[procno].procLatch);
+}
+
+static void
+WakeXactCallback(XactEvent event, void *arg)
+{
+	switch (event) {
+		case XACT_EVENT_COMMIT:
+		case XACT_EVENT_PARALLEL_COMMIT:
+			if (wake_pending && chat_outbox_wake_at_commit)
+				WakeRelayNow();
+			wake_pending = false;
+			break;
+		case XACT_EVENT_ABORT:
+		case XACT_EVENT_PARALLEL_ABORT:
+		case XACT_EVENT_PREPARE:
+			/* COMMIT PREPARED runs elsewhere without us; the poll timer covers 2PC */
+			wake_pending = false;
+			break;
+		default:
+			break;
+	}
+}
+
+Datum
+chat_outbox_wake_relay(PG_FUNCTION_ARGS)
+{
+	if (!CALLED_AS_TRIGGER(fcinfo))
+		ereport(ERROR, (errcode(ERRCODE_E_R_I_E_TRIGGER_PROTOCOL_VIOLATED),
+						errmsg("chat_outbox.wake_relay() must be called as a trigger")));
+	if (!wake_callback_registered) {
+		RegisterXactCallback(WakeXactCallback, nullptr);
+		wake_callback_registered = true;
+	}
+	wake_pending = true;
+	return PointerGetDatum(nullptr);
+}

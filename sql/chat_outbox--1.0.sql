@@ -1,0 +1,186 @@
+-- sql/chat_outbox--1.0.sql - chat_outbox 1.0: services, send_message(), the relay's SQL surface.
+-- Contract: docs/architecture.md. Everything is schema-qualified so that no caller's
+-- search_path can change what these functions do.
+
+\echo Use "CREATE EXTENSION chat_outbox" to load this file. \quit
+
+-- One row per service; the relay worker rereads it about once a second, so
+-- UPDATE chat_outbox.services SET queue = ... applies without a restart.
+CREATE TABLE chat_outbox.services (
+	name text PRIMARY KEY CHECK (name OPERATOR(pg_catalog.~) '^[a-z_][a-z0-9_]{0,47}$'),
+	queue text NOT NULL UNIQUE CHECK (queue OPERATOR(pg_catalog.<>) '' AND pg_catalog.strpos(queue, ':') OPERATOR(pg_catalog.=) 0),
+	created_at timestamptz NOT NULL DEFAULT pg_catalog.now()
+);
+COMMENT ON TABLE chat_outbox.services IS 'Services whose outbox the chat_outbox relay moves to BullMQ queue <queue>.';
+
+-- The statement-level trigger on every outbox: notes the insert so the relay is woken when the
+-- transaction commits (never before, never on rollback).
+CREATE FUNCTION chat_outbox.wake_relay() RETURNS trigger
+	LANGUAGE c AS 'MODULE_PATHNAME', 'chat_outbox_wake_relay';
+
+CREATE FUNCTION chat_outbox.create_service(name text, queue text DEFAULT NULL) RETURNS void
+	LANGUAGE plpgsql
+	SET search_path = pg_catalog, pg_temp
+AS $create$
+DECLARE
+	q text := coalesce(queue, name || '-messages');
+BEGIN
+	IF name IS NULL OR name !~ '^[a-z_][a-z0-9_]{0,47}$' OR name = 'chat_outbox' OR name LIKE 'pg\_%' THEN
+		RAISE EXCEPTION 'invalid service name: %', coalesce(quote_literal(name), 'NULL')
+			USING ERRCODE = '22023',
+				DETAIL = 'A service name becomes a schema name.',
+				HINT = 'Use lower-case letters, digits and underscores, starting with a letter, at most 48 characters.';
+	END IF;
+	IF q = '' OR strpos(q, ':') > 0 THEN
+		RAISE EXCEPTION 'invalid queue name: %', quote_literal(q)
+			USING ERRCODE = '22023',
+				DETAIL = 'BullMQ splits Redis keys on '':''.',
+				HINT = 'Use a non-empty queue name without '':''.';
+	END IF;
+
+	EXECUTE format($ddl$
+		CREATE SCHEMA %1$I;
+
+		CREATE TABLE %1$I.messages (
+			id uuid PRIMARY KEY DEFAULT pg_catalog.gen_random_uuid(),
+			chat_id bigint NOT NULL,
+			body text NOT NULL,
+			created_at timestamptz NOT NULL DEFAULT pg_catalog.now()
+		);
+
+		CREATE TABLE %1$I.outbox (
+			id bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
+			event text NOT NULL,
+			payload jsonb NOT NULL,
+			created_at timestamptz NOT NULL DEFAULT pg_catalog.now(),
+			sent_at timestamptz
+		);
+		CREATE INDEX outbox_unsent ON %1$I.outbox (id) WHERE sent_at IS NULL;
+		CREATE TRIGGER wake_relay AFTER INSERT ON %1$I.outbox
+			FOR EACH STATEMENT EXECUTE FUNCTION chat_outbox.wake_relay();
+
+		CREATE TABLE %1$I.inbox (
+			message_id uuid PRIMARY KEY,
+			chat_id bigint NOT NULL,
+			body text NOT NULL,
+			created_at timestamptz,
+			received_at timestamptz NOT NULL DEFAULT pg_catalog.now(),
+			seq bigint GENERATED ALWAYS AS IDENTITY UNIQUE
+		);
+		CREATE INDEX inbox_chat_seq ON %1$I.inbox (chat_id, seq);
+	$ddl$, name);
+
+	-- send_message: SECURITY INVOKER, so the caller needs INSERT on its own tables (grant_service).
+	-- No SET clause: it would stop plan caching and cost every call a GUC save/restore.
+	EXECUTE format($fn$
+		CREATE FUNCTION %1$I.send_message(chat_id bigint, body text) RETURNS %1$I.messages
+			LANGUAGE plpgsql
+		AS $body$
+		#variable_conflict use_variable
+		DECLARE
+			m %1$I.messages;
+			max_bytes int := coalesce(pg_catalog.current_setting('chat_outbox.max_body_bytes', true), '65536')::int;
+		BEGIN
+			IF chat_id IS NULL THEN
+				RAISE EXCEPTION 'chat_id must not be null'
+					USING ERRCODE = '22004', DETAIL = 'Every message belongs to a chat.',
+						HINT = 'Pass the chat''s id as the first argument of send_message().';
+			END IF;
+			IF body IS NULL THEN
+				RAISE EXCEPTION 'body must not be null'
+					USING ERRCODE = '22004', DETAIL = 'A message needs a body.',
+						HINT = 'Pass the message text as the second argument of send_message().';
+			END IF;
+			IF body OPERATOR(pg_catalog.=) '' THEN
+				RAISE EXCEPTION 'body must not be empty'
+					USING ERRCODE = '22023', DETAIL = 'Empty messages are not stored or relayed.',
+						HINT = 'Send at least one character.';
+			END IF;
+			IF pg_catalog.octet_length(body) OPERATOR(pg_catalog.>) max_bytes THEN
+				RAISE EXCEPTION 'body is too long'
+					USING ERRCODE = '22001',
+						DETAIL = pg_catalog.format('The body is %%s bytes; the limit is %%s bytes.', pg_catalog.octet_length(body), max_bytes),
+						HINT = 'Shorten the message, or raise chat_outbox.max_body_bytes.';
+			END IF;
+			INSERT INTO %1$I.messages (chat_id, body) VALUES (chat_id, body) RETURNING * INTO m;
+			INSERT INTO %1$I.outbox (event, payload) VALUES ('message.created',
+				pg_catalog.jsonb_build_object('id', m.id, 'chat_id', m.chat_id, 'body', m.body, 'created_at', m.created_at));
+			RETURN m;
+		END
+		$body$;
+		REVOKE ALL ON FUNCTION %1$I.send_message(bigint, text) FROM PUBLIC;
+	$fn$, name);
+
+	INSERT INTO chat_outbox.services (name, queue) VALUES (create_service.name, q);
+END
+$create$;
+COMMENT ON FUNCTION chat_outbox.create_service(text, text) IS
+	'Creates schema <name> with messages, outbox, inbox and send_message(), relayed to BullMQ queue <queue> (default <name>-messages).';
+
+CREATE FUNCTION chat_outbox.grant_service(service text, role name) RETURNS void
+	LANGUAGE plpgsql
+	SET search_path = pg_catalog, pg_temp
+AS $grant$
+BEGIN
+	IF NOT EXISTS (SELECT FROM chat_outbox.services s WHERE s.name = service) THEN
+		RAISE EXCEPTION 'service "%" does not exist', service
+			USING ERRCODE = '42704', HINT = 'Create it with chat_outbox.create_service().';
+	END IF;
+	EXECUTE format('GRANT USAGE ON SCHEMA %1$I TO %2$I', service, role);
+	EXECUTE format('GRANT SELECT, INSERT ON %1$I.messages, %1$I.outbox TO %2$I', service, role);
+	EXECUTE format('GRANT SELECT, INSERT, UPDATE ON %1$I.inbox TO %2$I', service, role);
+	EXECUTE format('GRANT USAGE ON ALL SEQUENCES IN SCHEMA %1$I TO %2$I', service, role);
+	EXECUTE format('GRANT EXECUTE ON FUNCTION %1$I.send_message(bigint, text) TO %2$I', service, role);
+END
+$grant$;
+COMMENT ON FUNCTION chat_outbox.grant_service(text, name) IS
+	'Gives a role exactly its service''s schema: send and read its own tables, nothing of other services.';
+
+-- One relay pass from SQL (the worker's code path), for tests and manual draining.
+CREATE FUNCTION chat_outbox.relay_pass(service text) RETURNS bigint[]
+	LANGUAGE c STRICT AS 'MODULE_PATHNAME', 'chat_outbox_relay_pass';
+REVOKE ALL ON FUNCTION chat_outbox.relay_pass(text) FROM PUBLIC;
+
+CREATE FUNCTION chat_outbox.relay_worker_status(
+	OUT state text, OUT pid int, OUT last_error text, OUT last_error_at timestamptz, OUT redis_warning text)
+	LANGUAGE c AS 'MODULE_PATHNAME', 'chat_outbox_relay_worker_status';
+
+CREATE FUNCTION chat_outbox.relay_service_status(
+	OUT service text, OUT last_relayed_id bigint, OUT last_relayed_at timestamptz, OUT relayed_total bigint)
+	RETURNS SETOF record
+	LANGUAGE c AS 'MODULE_PATHNAME', 'chat_outbox_relay_service_status';
+
+CREATE FUNCTION chat_outbox.outbox_backlog(service text, OUT unsent bigint, OUT oldest_unsent_age interval)
+	LANGUAGE plpgsql STABLE
+	SET search_path = pg_catalog, pg_temp
+AS $backlog$
+BEGIN
+	EXECUTE format('SELECT count(*), now() - min(created_at) FROM %I.outbox WHERE sent_at IS NULL', service)
+		INTO unsent, oldest_unsent_age;
+END
+$backlog$;
+
+CREATE VIEW chat_outbox.status AS
+	SELECT s.name AS service,
+		s.queue,
+		b.unsent,
+		b.oldest_unsent_age,
+		r.last_relayed_id,
+		r.last_relayed_at,
+		w.state AS relay_state,
+		w.last_error,
+		w.last_error_at,
+		w.pid AS worker_pid,
+		w.redis_warning
+	FROM chat_outbox.services s
+	CROSS JOIN LATERAL chat_outbox.outbox_backlog(s.name) b
+	CROSS JOIN chat_outbox.relay_worker_status() w
+	LEFT JOIN chat_outbox.relay_service_status() r ON r.service = s.name;
+COMMENT ON VIEW chat_outbox.status IS 'Per outbox: backlog, last relayed id and time, and the relay worker''s state.';
+
+REVOKE ALL ON FUNCTION chat_outbox.create_service(text, text) FROM PUBLIC;
+REVOKE ALL ON FUNCTION chat_outbox.grant_service(text, name) FROM PUBLIC;
+
+-- The seed's two services: consumers -> workers on chat-messages, workers -> consumers on chat-replies.
+SELECT chat_outbox.create_service('consumers', 'chat-messages');
+SELECT chat_outbox.create_service('workers', 'chat-replies');
