@@ -67,6 +67,8 @@ export async function latency(variant, { count = 100, intervalMs = 100, chat = 1
   return { ...summary(lat), sent: count, shown: lat.length, errors: errors.length, samples: lat };
 }
 
+const lastShown = (rx) => { let m = 0; for (const t of rx.got.values()) if (t > m) m = t; return m; };
+
 // Throughput: `senders` concurrent senders for `seconds`, each on its own chat; one receiver
 // socket in all those chats. Delivered = shown at the socket within the window.
 export async function throughput(variant, { senders, seconds, drainMs = 30000 }) {
@@ -97,7 +99,9 @@ export async function throughput(variant, { senders, seconds, drainMs = 30000 })
   for (const [b, t] of sentAt) if (rx.got.has(b)) lat.push(rx.got.get(b) - t);
   sock.close(); await sender.close();
   return {
-    senders, seconds, committed, errors, sendRate: committedAtEnd / seconds, deliveredRate: deliveredInWindow / seconds,
+    // end-to-end rate: everything shown, from the first send to the last message shown (window + drain)
+    senders, seconds, committed, errors, sendRate: committedAtEnd / seconds, deliveredInWindowRate: deliveredInWindow / seconds,
+    deliveredRate: drained ? rx.got.size / (seconds + (lastShown(rx) - tEnd) / 1000) : deliveredInWindow / seconds,
     backlog, drained, drainSeconds, shownTotal: rx.got.size, ...summary(lat), samples: lat,
   };
 }

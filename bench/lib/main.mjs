@@ -108,7 +108,7 @@ COMMIT;
   }
   await b.reset();
   const o = ours();
-  if (o.available) {
+  if (process.env.OURS_EXT === "1") { // needs only the extension, not the daemon
     results.raw["ours send_message (pgbench)"] = {};
     for (const n of P.tpSenders) {
       await o.reset();
@@ -193,6 +193,8 @@ async function sectionSustained(minutes) {
 }
 
 // ---------------- report ----------------
+const notRun = (name, section) => results.unavailable[name] ? `${name.startsWith("ours") ? "ours: " : ""}not available (${results.unavailable[name]})`
+  : results[`${section}Error`] ? `failed: ${results[`${section}Error`]}` : ONLY.includes(section) ? "no result" : "not run";
 function report() {
   const L = [];
   const na = (name) => `| ${name} | not available: ${results.unavailable[name]} |`;
@@ -201,7 +203,7 @@ function report() {
   const rows = [];
   for (const v of variants) {
     const runs = results.latency[v.name];
-    if (!runs) { rows.push([v.name, `not available${results.unavailable[v.name] ? ": " + results.unavailable[v.name] : ""}`, "", "", "", "", "", ""]); continue; }
+    if (!runs) { rows.push([v.name, notRun(v.name, "latency"), "", "", "", "", "", ""]); continue; }
     const all = summary(runs.flatMap((r) => r.samples));
     rows.push([v.name, range(runs.map((r) => r.p50)), range(runs.map((r) => r.p95)), range(runs.map((r) => r.p99)), range(runs.map((r) => r.max)),
       `${ms(all.p50)} / ${ms(all.p99)}`, `${runs.reduce((a, r) => a + r.shown, 0)}/${runs.reduce((a, r) => a + r.sent, 0)}`, String(runs.length)]);
@@ -209,24 +211,24 @@ function report() {
   L.push(table(["variant", "p50", "p95", "p99", "max", "all p50 / p99", "shown", "runs"], rows));
 
   L.push(`\n## Throughput: N concurrent senders for ${P.tpSeconds} s`);
-  L.push(`delivered = shown at the socket within the window; backlog = committed but not shown at the end of it.\n`);
+  L.push(`end-to-end = all shown / (first send -> last shown); in window = shown during the ${P.tpSeconds} s window; sent = committed sends/s; backlog = committed but not shown at the end of the window; latency over all shown.\n`);
   const trows = [];
   for (const v of variants.filter((x) => !x.name.includes("polling"))) {
     const rs = results.throughput[v.name];
-    if (!rs) { trows.push([v.name, "-", "not available", "", "", "", "", ""]); continue; }
-    for (const r of rs) trows.push([v.name, r.senders, num(r.deliveredRate), num(r.sendRate), ms(r.p50), ms(r.p99), num(r.backlog), r.drained ? `${r.drainSeconds.toFixed(1)} s` : `not in ${P.tpDrainMs / 1000} s`]);
+    if (!rs) { trows.push([v.name, "-", notRun(v.name, "throughput"), "", "", "", "", "", ""]); continue; }
+    for (const r of rs) trows.push([v.name, r.senders, num(r.deliveredRate), num(r.deliveredInWindowRate), num(r.sendRate), ms(r.p50), ms(r.p99), num(r.backlog), r.drained ? `${r.drainSeconds.toFixed(1)} s` : `not in ${P.tpDrainMs / 1000} s`]);
   }
-  for (const [k, byN] of Object.entries(results.raw)) for (const [n, tps] of Object.entries(byN)) trows.push([k, n, "-", num(tps), "-", "-", "-", "-"]);
-  if (!results.raw["ours send_message (pgbench)"]) trows.push(["ours send_message (pgbench)", "-", "not available", "", "", "", "", ""]);
-  trows.push(["ours batch send", "-", "n/a: the API has no batch send (send_message only)", "", "", "", "", ""]);
-  L.push(table(["variant", "senders", "delivered msg/s", "sent msg/s", "p50", "p99", "backlog", "drain after"], trows));
+  for (const [k, byN] of Object.entries(results.raw)) for (const [n, tps] of Object.entries(byN)) trows.push([k, n, "-", "-", num(tps), "-", "-", "-", "-"]);
+  if (!results.raw["ours send_message (pgbench)"]) trows.push(["ours send_message (pgbench)", "-", process.env.OURS_EXT === "1" ? notRun("-", "raw") : "ours: not available (extension)", "", "", "", "", "", ""]);
+  trows.push(["ours batch send", "-", "n/a: the API has no batch send (send_message only)", "", "", "", "", "", ""]);
+  L.push(table(["variant", "senders", "delivered end-to-end msg/s", "in window msg/s", "sent msg/s", "p50", "p99", "backlog", "drain after"], trows));
 
   L.push(`\n## Recovery: ${num(P.recCount)} messages sent while Redis is down, then Redis up\n`);
   const rrows = [];
   if (results.v1Outage) rrows.push(["v1 (Consumers redeployed while Redis down, as in the write-up)", num(results.v1Outage.saved) + " saved", "-", "-", `${num(results.v1Outage.shown)} shown, **${num(results.v1Outage.lost)} lost**`]);
   for (const n of ["v2", "ours"]) {
     const r = results.recovery[n];
-    if (!r) { rrows.push([n, "not available", "", "", ""]); continue; }
+    if (!r) { rrows.push([n, notRun(n, "recovery"), "", "", ""]); continue; }
     rrows.push([n, `${num(r.count)} in ${r.sendSeconds.toFixed(1)} s`, `${r.upToAllSeconds.toFixed(2)} s`, `${num(r.drainRate)} msg/s`, `${num(r.shown)} shown${r.allShown ? "" : " (NOT ALL)"}`]);
   }
   L.push(table(["variant", "sent while down", "Redis up -> all shown", "drain rate", "result"], rrows));
@@ -235,7 +237,7 @@ function report() {
   const frows = [];
   for (const n of ["v2", "ours"]) {
     const rs = results.fanout[n];
-    if (!rs) { frows.push([n, "-", "not available", "", ""]); continue; }
+    if (!rs) { frows.push([n, "-", notRun(n, "fanout"), "", ""]); continue; }
     for (const r of rs) frows.push([n, num(r.sockets), r.error ? `error: ${r.error}` : range(r.runs.map((x) => x.last)), r.error ? "" : range(r.runs.map((x) => x.p50)), r.error ? "" : `${r.runs.map((x) => x.received).join(", ")} (connect ${r.connectSeconds.toFixed(1)} s)`]);
   }
   L.push(table(["variant", "sockets", "last socket", "median socket", "received per run"], frows));
@@ -244,7 +246,7 @@ function report() {
   const crows = [];
   for (const n of ["v2", "ours"]) {
     const r = results.recovery[n];
-    if (!r) { crows.push([n, "-", "not available", ""]); continue; }
+    if (!r) { crows.push([n, "-", notRun(n, "recovery"), ""]); continue; }
     const scale = 100000 / Math.max(1, r.count);
     for (const [proc, c] of Object.entries(r.cost)) crows.push([n, proc, (c.cpuSeconds * scale).toFixed(2), num(c.peakRssMB, 1)]);
   }
