@@ -31,6 +31,10 @@ BEGIN
 				DETAIL = 'A service name becomes a schema name.',
 				HINT = 'Use lower-case letters, digits and underscores, starting with a letter, at most 48 characters.';
 	END IF;
+	IF EXISTS (SELECT FROM chat_outbox.services s WHERE s.name = create_service.name) THEN
+		RAISE EXCEPTION 'service "%" already exists', name
+			USING ERRCODE = '42710', HINT = 'Services are listed in chat_outbox.services.';
+	END IF;
 	IF q = '' OR strpos(q, ':') > 0 THEN
 		RAISE EXCEPTION 'invalid queue name: %', quote_literal(q)
 			USING ERRCODE = '22023',
