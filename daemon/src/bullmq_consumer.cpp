@@ -1,0 +1,535 @@
+// daemon/src/bullmq_consumer.cpp - see bullmq_consumer.hpp for the cycle; this file is its state machine.
+//
+// Flags, not a state enum, because the pieces overlap: a BZPOPMIN may be pending while a
+// reconnect schedules a recovery, and Stop() may arrive in any of them. The invariants:
+//   - at most one of {fetching, recovering, batch} is in progress;
+//   - nothing is completed before its inbox row is committed;
+//   - finishing scripts check lock tokens, so running one again after a lost reply is harmless;
+//     the fetch is not idempotent, so a lost fetch reply is repaired by the identity recovery.
+#include "bullmq_consumer.hpp"
+
+#include <csignal>
+#include <set>
+#include <unistd.h>
+
+#include "backoff.hpp"
+#include "core/bullmq_calls.hpp"
+#include "core/bullmq_identity.hpp"
+#include "core/job_message.hpp"
+#include "identity_guard.hpp"
+#include "inbox_writer.hpp"
+#include "log.hpp"
+#include "stalled_checker.hpp"
+#include "uv_timer.hpp"
+#include "wall_clock.hpp"
+
+namespace chat_outboxd {
+
+namespace {
+
+constexpr int64_t kStopDeadlineMs = 10000; // longest a SIGTERM waits for a batch stuck on a down server
+constexpr double kMaxBlockSeconds = 5.0;   // BZPOPMIN timeout, as bullmq's drainDelay
+
+struct BatchJob {
+	Job job;
+	JobOptions opts;
+	std::optional<ChatMessage> msg;
+	std::string fail_reason; // non-empty: goes to the failed set
+	bool lost = false;       // our lock expired or was taken: not ours to finish any more
+	bool inserted = false;   // its inbox row is new (else a duplicate)
+};
+
+struct Batch {
+	std::vector<BatchJob> jobs;
+	bool fail_done = true;
+	bool complete_done = true;
+};
+
+} // namespace
+
+struct BullmqConsumer::Impl {
+	uv_loop_t *loop;
+	Config cfg;
+	RedisConn &cmd, &blk;
+	PgClient &pg;
+	MessageSink &sink;
+	Metrics &metrics;
+	QueueKeys keys;
+	std::string token_prefix; // <identity>:<run uuid>:
+	uint64_t token_n = 1;
+	InboxWriter writer;
+	StalledChecker stalled;
+	UvTimer extend_timer, idle_timer, inbox_retry_timer, script_retry_timer, stop_timer;
+	chat_outbox::Backoff inbox_backoff{50, 5000};
+	chat_outbox::Backoff script_backoff{100, 5000};
+	std::unique_ptr<Batch> batch;
+	std::vector<std::function<void()>> after_reconnect; // finishing steps whose reply was lost
+	std::function<void(int)> on_fatal;
+	std::function<void()> stop_done;
+	bool guard_passed = false, need_recovery = false, fetching = false, recovering = false, blocking = false;
+	bool stopping = false, finished = false, inbox_failing = false;
+	int64_t inbox_commits = 0;
+
+	Impl(uv_loop_t *l, const Config &c, RedisConn &cm, RedisConn &bl, PgClient &p, MessageSink &s, Metrics &m)
+	    : loop(l), cfg(c), cmd(cm), blk(bl), pg(p), sink(s), metrics(m), keys(c.prefix, c.queue),
+	      token_prefix(c.identity + ":" + NewUuid() + ":"), writer(p, c.service),
+	      stalled(l, cm, keys, c.stalled_interval, c.max_stalled_count, m), extend_timer(l, "extend-locks"),
+	      idle_timer(l, "fetch-idle"), inbox_retry_timer(l, "inbox-retry"), script_retry_timer(l, "script-retry"),
+	      stop_timer(l, "stop-deadline")
+	{
+	}
+
+	// --- wiring ---------------------------------------------------------------------------
+
+	void Start()
+	{
+		cmd.OnReady([this] {
+			metrics.redis_up = true;
+			OnCommandReady();
+		});
+		cmd.OnDown([this] {
+			metrics.redis_up = false;
+			need_recovery = true; // a fetch reply may have been lost with the connection
+		});
+		blk.OnReady([this] { Pump(); });
+		pg.OnStateChange([this](bool up) {
+			metrics.postgres_up = up;
+			if (up)
+				Pump();
+		});
+		uint64_t half = static_cast<uint64_t>(cfg.lock_duration / 2);
+		extend_timer.Start(half, [this] { ExtendLocks(); }, half);
+		cmd.Start();
+		blk.Start();
+		pg.Start();
+	}
+
+	void OnCommandReady()
+	{
+		if (finished)
+			return;
+		if (!guard_passed) {
+			std::string name = ConnectionName(cfg.prefix, cfg.queue, cfg.identity);
+			CheckIdentity(cmd, name, [this](IdentityCheck result, int64_t other) {
+				if (result == IdentityCheck::Clash) {
+					Log(Level::Warning,
+					    "another chat-outboxd with identity '%s' is running on queue %s (redis client %lld); "
+					    "refusing to run",
+					    cfg.identity.c_str(), cfg.queue.c_str(), static_cast<long long>(other));
+					if (on_fatal)
+						on_fatal(3);
+					return;
+				}
+				if (result == IdentityCheck::Unknown) {
+					idle_timer.Start(1000, [this] {
+						if (cmd.Ready())
+							OnCommandReady();
+					});
+					return;
+				}
+				guard_passed = true;
+				need_recovery = true;
+				Log(Level::Notice, "consuming %s%s as '%s' into %s.inbox", keys.Base().c_str(), "*",
+				    cfg.identity.c_str(), cfg.service.c_str());
+				stalled.Start();
+				Pump();
+			});
+			return;
+		}
+		auto steps = std::move(after_reconnect);
+		after_reconnect.clear();
+		for (auto &s : steps)
+			s();
+		Pump();
+	}
+
+	// --- the fetch loop ---------------------------------------------------------------------
+
+	void Pump()
+	{
+		if (stopping) {
+			MaybeFinishStop();
+			return;
+		}
+		if (!guard_passed || batch || fetching || recovering || !cmd.Ready() || !pg.Connected())
+			return;
+		if (need_recovery) {
+			Recover();
+			return;
+		}
+		Fetch();
+	}
+
+	void Recover()
+	{
+		recovering = true;
+		cmd.Eval(RecoverIdentityCall(keys, WallMs(), cfg.identity), [this](const RedisValue *r, const std::string &) {
+			recovering = false;
+			if (finished)
+				return;
+			if (!r) {
+				MaybeFinishStop();
+				return; // OnCommandReady pumps again
+			}
+			if (r->IsError()) {
+				Log(Level::Warning, "identity recovery failed: %s", r->str.c_str());
+				idle_timer.Start(1000, [this] { Pump(); });
+				return;
+			}
+			need_recovery = false;
+			if (!r->elements.empty())
+				Log(Level::Notice, "took back %zu job(s) left active by an earlier run of '%s'", r->elements.size(),
+				    cfg.identity.c_str());
+			Pump();
+		});
+	}
+
+	void Fetch()
+	{
+		fetching = true;
+		uint64_t first = token_n;
+		token_n += static_cast<uint64_t>(cfg.batch_size);
+		cmd.Eval(FetchCall(keys, WallMs(), token_prefix, first, cfg.lock_duration, cfg.batch_size, cfg.identity),
+		         [this](const RedisValue *r, const std::string &) {
+			         fetching = false;
+			         if (finished)
+				         return;
+			         if (!r) {
+				         need_recovery = true; // the script may have run and locked jobs for us
+				         MaybeFinishStop();
+				         return;
+			         }
+			         FetchResult fr;
+			         std::string error;
+			         if (!DecodeFetchReply(*r, &fr, &error)) {
+				         Log(Level::Warning, "fetch failed: %s", error.c_str());
+				         idle_timer.Start(1000, [this] { Pump(); });
+				         MaybeFinishStop();
+				         return;
+			         }
+			         if (fr.jobs.empty()) {
+				         if (stopping)
+					         MaybeFinishStop();
+				         else
+					         Wait(fr);
+				         return;
+			         }
+			         StartBatch(std::move(fr.jobs));
+		         });
+	}
+
+	// Wait sleeps until the marker says there is work, a delayed job is due or the timeout passes.
+	void Wait(const FetchResult &fr)
+	{
+		if (fr.rate_limited_ms > 0) {
+			idle_timer.Start(static_cast<uint64_t>(fr.rate_limited_ms), [this] { Pump(); });
+			return;
+		}
+		if (blocking)
+			return;
+		if (!blk.Ready()) {
+			idle_timer.Start(1000, [this] { Pump(); });
+			return;
+		}
+		double timeout = kMaxBlockSeconds;
+		if (fr.next_delayed_ms > 0)
+			timeout = std::clamp((fr.next_delayed_ms - WallMs()) / 1000.0, 0.01, kMaxBlockSeconds);
+		char t[32];
+		snprintf(t, sizeof t, "%.3f", timeout);
+		blocking = true;
+		blk.Command(
+		    {"BZPOPMIN", keys.Key("marker"), t},
+		    [this](const RedisValue *, const std::string &) {
+			    blocking = false;
+			    if (!finished)
+				    Pump();
+		    },
+		    static_cast<int64_t>(timeout * 1000) + 5000);
+	}
+
+	// --- one batch --------------------------------------------------------------------------
+
+	void StartBatch(std::vector<Job> jobs)
+	{
+		batch = std::make_unique<Batch>();
+		metrics.batch_size.Observe(static_cast<double>(jobs.size()));
+		bool any_fail = false, any_msg = false;
+		for (auto &job : jobs) {
+			BatchJob bj;
+			bj.opts = job.Options();
+			if (const std::string *defa = job.Field("defa"))
+				bj.fail_reason = *defa; // the stalled check gave up on it (§8): fail without running
+			else if (const std::string *data = job.Field("data")) {
+				std::string reason;
+				bj.msg = ParseMessage(*data, &reason);
+				if (!bj.msg)
+					bj.fail_reason = reason;
+			} else
+				bj.fail_reason = "invalid message: data missing";
+			any_fail = any_fail || !bj.fail_reason.empty();
+			any_msg = any_msg || bj.msg.has_value();
+			bj.job = std::move(job);
+			batch->jobs.push_back(std::move(bj));
+		}
+		Log(Level::Debug, "batch of %zu job(s), first %s", batch->jobs.size(), batch->jobs[0].job.id.c_str());
+		if (any_fail) {
+			batch->fail_done = false;
+			FailPoison();
+		}
+		if (any_msg) {
+			batch->complete_done = false;
+			WriteInbox();
+		}
+		FinishBatchIfDone();
+	}
+
+	void FailPoison()
+	{
+		std::vector<FailItem> items;
+		for (const auto &bj : batch->jobs) {
+			if (bj.fail_reason.empty())
+				continue;
+			Log(Level::Warning, "job %s failed: %s", bj.job.id.c_str(), bj.fail_reason.c_str());
+			KeepPolicy keep;
+			keep.count = cfg.remove_on_fail;
+			items.push_back({bj.job.id, bj.job.token, bj.fail_reason, bj.opts.remove_on_fail.value_or(keep),
+			                 bj.opts.attempts});
+		}
+		RunFinish(
+		    "fail", [this, items] { return FailCall(keys, WallMs(), items); }, items,
+		    [this](const std::vector<int64_t> &st) {
+			    for (int64_t s : st)
+				    if (s == 0)
+					    metrics.jobs_failed++;
+			    batch->fail_done = true;
+			    FinishBatchIfDone();
+		    });
+	}
+
+	void WriteInbox()
+	{
+		std::vector<ChatMessage> msgs;
+		for (const auto &bj : batch->jobs)
+			if (bj.msg)
+				msgs.push_back(*bj.msg);
+		writer.Write(msgs, [this](InboxWriteResult &&res) {
+			if (finished || !batch)
+				return;
+			if (!res.ok) {
+				// Connection failures are logged by the PgClient; anything else (a missing table,
+				// a permission) is logged here, once until it works again.
+				if (!res.connection_lost && !inbox_failing)
+					Log(Level::Warning, "inbox write failed: %s%s%s (batch kept, retrying)", res.error.c_str(),
+					    res.sqlstate.empty() ? "" : " SQLSTATE ", res.sqlstate.c_str());
+				inbox_failing = inbox_failing || !res.connection_lost;
+				inbox_retry_timer.Start(static_cast<uint64_t>(inbox_backoff.Next()), [this] {
+					if (batch && !finished)
+						WriteInbox();
+				});
+				return;
+			}
+			if (inbox_failing)
+				Log(Level::Notice, "inbox write works again");
+			inbox_failing = false;
+			inbox_backoff.Reset();
+			InboxCommitted(std::move(res));
+		});
+	}
+
+	void InboxCommitted(InboxWriteResult &&res)
+	{
+		std::multiset<std::string> fresh;
+		for (const auto &m : res.inserted)
+			fresh.insert(m.id);
+		for (auto &bj : batch->jobs) {
+			if (!bj.msg)
+				continue;
+			auto it = fresh.find(bj.msg->id);
+			bj.inserted = it != fresh.end(); // the first job carrying a new id wins; later ones are duplicates
+			if (bj.inserted)
+				fresh.erase(it);
+			else
+				metrics.duplicates_skipped++;
+		}
+		inbox_commits++;
+		if (cfg.crash_after_inbox > 0 && inbox_commits == cfg.crash_after_inbox) {
+			Log(Level::Warning, "--crash-after-inbox %lld reached: SIGKILL", static_cast<long long>(inbox_commits));
+			raise(SIGKILL);
+		}
+		if (!res.inserted.empty()) {
+			double now = WallSeconds();
+			for (const auto &c : res.created)
+				if (c)
+					metrics.lag_seconds.Observe(std::max(0.0, now - *c));
+			metrics.messages_delivered += res.inserted.size();
+			try {
+				sink.Deliver(res.inserted);
+			} catch (const std::exception &e) {
+				Log(Level::Warning, "delivery failed: %s", e.what()); // the rows are committed: catch-up serves them
+			}
+		}
+		Complete();
+	}
+
+	void Complete()
+	{
+		std::vector<CompleteItem> items;
+		KeepPolicy keep;
+		keep.count = cfg.remove_on_complete;
+		for (const auto &bj : batch->jobs) {
+			if (!bj.msg || bj.lost)
+				continue;
+			items.push_back({bj.job.id, bj.job.token, bj.inserted ? R"({"inserted":true})" : R"({"duplicate":true})",
+			                 bj.opts.remove_on_complete.value_or(keep)});
+		}
+		RunFinish(
+		    "complete", [this, items] { return CompleteCall(keys, WallMs(), items); }, items,
+		    [this, items](const std::vector<int64_t> &st) {
+			    for (size_t i = 0; i < st.size(); i++) {
+				    if (st[i] == 0)
+					    metrics.jobs_processed++;
+				    else
+					    Log(Level::Verbose, "job %s not completed: %s", items[i].id.c_str(), FinishStatusText(st[i]));
+			    }
+			    batch->complete_done = true;
+			    FinishBatchIfDone();
+		    });
+	}
+
+	// RunFinish runs a finishing script until it answers. A lost reply is retried after the
+	// reconnect (the scripts check tokens, so a second run cannot finish a job twice).
+	template <typename Item>
+	void RunFinish(const char *what, std::function<ScriptCall()> make, const std::vector<Item> &items,
+	               std::function<void(const std::vector<int64_t> &)> done)
+	{
+		if (items.empty()) {
+			done({});
+			return;
+		}
+		size_t expected = items.size();
+		auto again = [this, what, make, items, done] { RunFinish(what, make, items, done); };
+		cmd.Eval(make(), [this, what, expected, again, done](const RedisValue *r, const std::string &err) {
+			if (finished || !batch)
+				return;
+			if (!r) {
+				Log(Level::Verbose, "%s: reply lost (%s), will run again after reconnecting", what, err.c_str());
+				if (cmd.Ready())
+					script_retry_timer.Start(static_cast<uint64_t>(script_backoff.Next()), again);
+				else
+					after_reconnect.push_back(again);
+				return;
+			}
+			std::vector<int64_t> st;
+			std::string error;
+			if (!DecodeStatuses(*r, expected, &st, &error)) {
+				Log(Level::Warning, "%s failed: %s (retrying)", what, error.c_str());
+				script_retry_timer.Start(static_cast<uint64_t>(script_backoff.Next()), again);
+				return;
+			}
+			script_backoff.Reset();
+			done(st);
+		});
+	}
+
+	void FinishBatchIfDone()
+	{
+		if (!batch || !batch->fail_done || !batch->complete_done)
+			return;
+		batch.reset();
+		Pump();
+	}
+
+	// ExtendLocks renews every lock of the batch in flight; a lock we no longer hold means another
+	// consumer owns the job now: we stop finishing it (the inbox dedupes whatever it does).
+	void ExtendLocks()
+	{
+		if (!batch || !cmd.Ready() || finished)
+			return;
+		std::vector<HeldLock> locks;
+		for (const auto &bj : batch->jobs)
+			if (!bj.lost)
+				locks.push_back({bj.job.id, bj.job.token});
+		if (locks.empty())
+			return;
+		Batch *b = batch.get();
+		cmd.Eval(ExtendLocksCall(keys, WallMs(), cfg.lock_duration, locks),
+		         [this, b, locks](const RedisValue *r, const std::string &) {
+			         std::vector<int64_t> st;
+			         std::string error;
+			         if (!r || batch.get() != b || !DecodeStatuses(*r, locks.size(), &st, &error))
+				         return;
+			         for (size_t i = 0; i < st.size(); i++) {
+				         if (st[i] != 0)
+					         continue;
+				         for (auto &bj : batch->jobs)
+					         if (bj.job.id == locks[i].id && bj.job.token == locks[i].token && !bj.lost) {
+						         bj.lost = true;
+						         Log(Level::Verbose, "lost the lock of job %s", bj.job.id.c_str());
+					         }
+			         }
+		         });
+	}
+
+	// --- stopping -------------------------------------------------------------------------
+
+	void Stop(std::function<void()> done)
+	{
+		if (stopping)
+			return;
+		stopping = true;
+		stop_done = std::move(done);
+		stalled.Close();
+		idle_timer.Stop();
+		stop_timer.Start(static_cast<uint64_t>(kStopDeadlineMs), [this] {
+			Log(Level::Warning, "stop: gave up waiting for the batch in flight; a restart takes its jobs back");
+			FinishStop();
+		});
+		MaybeFinishStop();
+	}
+
+	void MaybeFinishStop()
+	{
+		if (stopping && !finished && !batch && !fetching && !recovering)
+			FinishStop();
+	}
+
+	void FinishStop()
+	{
+		if (finished)
+			return;
+		finished = true;
+		batch.reset();
+		auto remaining = std::make_shared<int>(5);
+		auto one = [this, remaining] {
+			if (--*remaining == 0 && stop_done) {
+				auto done = std::move(stop_done);
+				done();
+			}
+		};
+		for (UvTimer *t : {&extend_timer, &idle_timer, &inbox_retry_timer, &script_retry_timer, &stop_timer})
+			t->Close(one);
+	}
+};
+
+BullmqConsumer::BullmqConsumer(uv_loop_t *loop, const Config &cfg, RedisConn &cmd, RedisConn &blocking, PgClient &pg,
+                               MessageSink &sink, Metrics &metrics)
+    : impl_(std::make_unique<Impl>(loop, cfg, cmd, blocking, pg, sink, metrics))
+{
+}
+
+BullmqConsumer::~BullmqConsumer() = default;
+
+void
+BullmqConsumer::Start(std::function<void(int)> on_fatal)
+{
+	impl_->on_fatal = std::move(on_fatal);
+	impl_->Start();
+}
+
+void
+BullmqConsumer::Stop(std::function<void()> done)
+{
+	impl_->Stop(std::move(done));
+}
+
+} // namespace chat_outboxd

@@ -1,0 +1,185 @@
+// daemon/src/main.cpp - chat-outboxd: settings, the loop, and the order things start and stop in.
+//
+// Start: settings (exit 2 on a bad one, before any connection) -> Postgres x2, Redis x2, the
+// gateway (WsServer) and the consumer, all on one uv loop.
+// SIGTERM/SIGINT: the consumer stops fetching and finishes its batch (inbox commit + complete),
+// then the gateway closes its clients, then Redis and Postgres close, then every remaining uv
+// handle; exit 0. Exit 3: another live daemon holds our identity.
+#include <csignal>
+#include <cstdio>
+#include <cstdlib>
+#include <memory>
+#include <string>
+#include <unistd.h>
+#include <vector>
+
+#include <uv.h>
+
+#include "bullmq_consumer.hpp"
+#include "core/bullmq_identity.hpp"
+#include "core/config.hpp"
+#include "core/metrics.hpp"
+#include "log.hpp"
+#include "pg_client.hpp"
+#include "redis_conn.hpp"
+#include "redis_url.hpp"
+#include "ws_server.hpp"
+
+extern char **environ;
+
+namespace chat_outboxd {
+namespace {
+
+constexpr int64_t kRedisTimeoutMs = 10000;
+
+struct Daemon {
+	uv_loop_t loop;
+	Config cfg;
+	Metrics metrics;
+	StateLog redis_log{"redis"};
+	std::unique_ptr<PgClient> pg_inbox, pg_gateway;
+	std::unique_ptr<RedisConn> cmd, blocking;
+	std::unique_ptr<WsServer> ws;
+	std::unique_ptr<BullmqConsumer> consumer;
+	uv_signal_t sigterm, sigint;
+	bool shutting_down = false;
+	int exit_code = 0;
+
+	void Shutdown(int code)
+	{
+		if (shutting_down)
+			return;
+		shutting_down = true;
+		exit_code = code;
+		Log(Level::Notice, "shutting down%s", code ? "" : ": finishing the batch in flight");
+		uv_close(reinterpret_cast<uv_handle_t *>(&sigterm), nullptr);
+		uv_close(reinterpret_cast<uv_handle_t *>(&sigint), nullptr);
+		consumer->Stop([this] {
+			ws->Shutdown([this] {
+				cmd->Close(nullptr);
+				blocking->Close(nullptr);
+				pg_inbox->Close(nullptr);
+				pg_gateway->Close(nullptr);
+			});
+		});
+	}
+
+	static void OnSignal(uv_signal_t *h, int signum) noexcept
+	{
+		auto *d = static_cast<Daemon *>(h->data);
+		try {
+			Log(Level::Notice, "received %s", signum == SIGTERM ? "SIGTERM" : "SIGINT");
+			d->Shutdown(0);
+		} catch (const std::exception &e) {
+			Log(Level::Warning, "shutdown: %s", e.what());
+		}
+	}
+};
+
+std::string
+HostName()
+{
+	char buf[256] = {0};
+	if (gethostname(buf, sizeof buf - 1) != 0 || !buf[0])
+		return "localhost";
+	return buf;
+}
+
+int
+Run(int argc, char **argv)
+{
+	std::vector<std::string> args(argv + 1, argv + argc), env;
+	for (char **e = environ; e && *e; e++)
+		env.emplace_back(*e);
+	Config cfg;
+	bool help = false;
+	std::string error;
+	if (!ParseConfig(args, env, &cfg, &help, &error)) {
+		fprintf(stderr, "chat-outboxd: %s\n", error.c_str());
+		return 2;
+	}
+	if (help) {
+		fputs(HelpText().c_str(), stdout);
+		return 0;
+	}
+	if (cfg.identity.empty())
+		cfg.identity = cfg.service + "@" + HostName();
+	auto url = chat_outbox::ParseRedisUrl(cfg.redis_url, &error);
+	if (!url) {
+		fprintf(stderr, "chat-outboxd: --redis-url: %s\n", error.c_str());
+		return 2;
+	}
+	if (!ValidIdentity(cfg.identity, &error) || cfg.queue.find(':') != std::string::npos) {
+		fprintf(stderr, "chat-outboxd: %s\n",
+		        error.empty() ? "--queue may not contain ':'" : error.c_str());
+		return 2;
+	}
+	SetLogLevel(cfg.log_level);
+	signal(SIGPIPE, SIG_IGN);
+
+	auto d = std::make_unique<Daemon>();
+	d->cfg = cfg;
+	uv_loop_init(&d->loop);
+	uv_loop_t *loop = &d->loop;
+	d->pg_inbox = std::make_unique<PgClient>(loop, cfg.database_url, "chat-outboxd " + cfg.service + " inbox");
+	d->pg_gateway = std::make_unique<PgClient>(loop, cfg.database_url, "chat-outboxd " + cfg.service + " gateway");
+	d->cmd = std::make_unique<RedisConn>(loop, *url, "redis (commands)",
+	                                     ConnectionName(cfg.prefix, cfg.queue, cfg.identity), kRedisTimeoutMs,
+	                                     &d->redis_log);
+	d->blocking = std::make_unique<RedisConn>(loop, *url, "redis (blocking)",
+	                                          ConnectionName(cfg.prefix, cfg.queue, cfg.identity) + ":blocking",
+	                                          kRedisTimeoutMs, nullptr);
+	d->ws = std::make_unique<WsServer>(loop, cfg, *d->pg_gateway, d->metrics);
+	if (!d->ws->Start(&error)) {
+		fprintf(stderr, "chat-outboxd: --listen %s: %s\n", cfg.listen.c_str(), error.c_str());
+		return 2;
+	}
+	d->consumer = std::make_unique<BullmqConsumer>(loop, cfg, *d->cmd, *d->blocking, *d->pg_inbox, *d->ws,
+	                                               d->metrics);
+
+	for (auto [h, sig] : {std::pair<uv_signal_t *, int>{&d->sigterm, SIGTERM}, {&d->sigint, SIGINT}}) {
+		uv_signal_init(loop, h);
+		h->data = d.get();
+		uv_signal_start(h, Daemon::OnSignal, sig);
+	}
+	Log(Level::Notice, "chat-outboxd starting: service %s, queue %s, redis %s, listen %s, identity %s",
+	    cfg.service.c_str(), cfg.queue.c_str(), url->Redacted().c_str(), cfg.listen.c_str(), cfg.identity.c_str());
+	d->pg_gateway->Start();
+	d->consumer->Start([](int code) {
+		// Refusing to run is not a shutdown: nothing was fetched, so there is nothing to finish.
+		Log(Level::Warning, "exiting with code %d", code);
+		_exit(code);
+	});
+
+	uv_run(loop, UV_RUN_DEFAULT);
+	// Whatever a component left open (it should not) is closed here so the loop can end cleanly.
+	uv_walk(
+	    loop,
+	    [](uv_handle_t *h, void *) noexcept {
+		    if (!uv_is_closing(h))
+			    uv_close(h, nullptr);
+	    },
+	    nullptr);
+	uv_run(loop, UV_RUN_DEFAULT);
+	int rc = d->exit_code;
+	Log(Level::Notice, "chat-outboxd stopped");
+	if (uv_loop_close(loop) == 0)
+		d.reset();
+	else
+		d.release(); // a handle is still referenced: leaking beats freeing memory libuv still points at
+	return rc;
+}
+
+} // namespace
+} // namespace chat_outboxd
+
+int
+main(int argc, char **argv)
+{
+	try {
+		return chat_outboxd::Run(argc, argv);
+	} catch (const std::exception &e) {
+		fprintf(stderr, "chat-outboxd: fatal: %s\n", e.what());
+		return 1;
+	}
+}

@@ -1,0 +1,413 @@
+// daemon/src/pg_client.cpp - non-blocking libpq on a uv_poll (see pg_client.hpp).
+//
+// States: Idle (waiting for the reconnect timer) -> Connecting (PQconnectPoll) -> Ready.
+// One query is in flight at a time; the rest wait in `queue` in submission order.
+// For developers: the uv_poll must be closed before PQfinish closes the socket, and recreated
+// whenever PQsocket changes during PQconnectPoll (libpq may try another address or retry without
+// SSL on a new socket); a poll handle on a closed fd is undefined behaviour in libuv.
+#include "pg_client.hpp"
+
+#include <deque>
+
+#include <libpq-fe.h>
+
+#include "backoff.hpp"
+#include "log.hpp"
+
+namespace chat_outboxd {
+
+namespace {
+
+struct Pending {
+	std::string sql;
+	PgParams params;
+	PgClient::Callback cb;
+};
+
+enum class State { Idle, Connecting, Ready, Closed };
+
+} // namespace
+
+struct PgClient::Impl {
+	uv_loop_t *loop;
+	std::string conninfo, name;
+	PGconn *conn = nullptr;
+	uv_poll_t *poll = nullptr;
+	int poll_fd = -1;
+	uv_timer_t retry_timer;
+	uv_timer_t fail_timer; // fails queries submitted while disconnected, outside the caller's frame
+	State state = State::Idle;
+	chat_outbox::Backoff backoff{50, 5000};
+	StateLog state_log;
+	std::deque<Pending> queue;
+	bool in_flight = false;
+	PgResult current; // result being assembled for the in-flight query
+	std::deque<Pending> rejected;
+	std::function<void(bool)> on_state;
+	std::function<void()> close_done;
+	int open_handles = 0;
+
+	Impl(uv_loop_t *l, std::string ci, std::string n)
+	    : loop(l), conninfo(std::move(ci)), name(std::move(n)), state_log("postgres (" + name + ")")
+	{
+	}
+
+	// --- poll management -------------------------------------------------------------------
+
+	void ClosePoll()
+	{
+		if (!poll)
+			return;
+		uv_poll_stop(poll);
+		uv_close(reinterpret_cast<uv_handle_t *>(poll), [](uv_handle_t *h) noexcept {
+			delete reinterpret_cast<uv_poll_t *>(h);
+		});
+		poll = nullptr;
+		poll_fd = -1;
+	}
+
+	void Watch(int events)
+	{
+		int fd = PQsocket(conn);
+		if (fd < 0)
+			return;
+		if (poll && fd != poll_fd)
+			ClosePoll();
+		if (!poll) {
+			poll = new uv_poll_t;
+			if (uv_poll_init(loop, poll, fd) != 0) {
+				delete poll;
+				poll = nullptr;
+				Lost("uv_poll_init failed");
+				return;
+			}
+			poll->data = this;
+			poll_fd = fd;
+		}
+		uv_poll_start(poll, events, OnPoll);
+	}
+
+	static void OnPoll(uv_poll_t *h, int status, int events) noexcept
+	{
+		auto *self = static_cast<Impl *>(h->data);
+		try {
+			if (status < 0 && self->state == State::Connecting) {
+				self->StepConnect(); // let libpq report the error
+				return;
+			}
+			if (self->state == State::Connecting)
+				self->StepConnect();
+			else if (self->state == State::Ready)
+				self->Io(events | (status < 0 ? UV_READABLE : 0));
+		} catch (const std::exception &e) {
+			Log(Level::Warning, "postgres (%s): %s", self->name.c_str(), e.what());
+		} catch (...) {
+			Log(Level::Warning, "postgres (%s): unknown exception in poll callback", self->name.c_str());
+		}
+	}
+
+	// --- connecting ------------------------------------------------------------------------
+
+	void Connect()
+	{
+		const char *keys[] = {"dbname", "application_name", "connect_timeout", nullptr};
+		const char *vals[] = {conninfo.c_str(), name.c_str(), "5", nullptr};
+		conn = PQconnectStartParams(keys, vals, 1);
+		if (!conn || PQstatus(conn) == CONNECTION_BAD) {
+			Lost(conn ? PQerrorMessage(conn) : "out of memory");
+			return;
+		}
+		PQsetnonblocking(conn, 1);
+		PQsetNoticeProcessor(
+		    conn, [](void *arg, const char *msg) noexcept {
+			    Log(Level::Verbose, "postgres (%s) notice: %s", static_cast<Impl *>(arg)->name.c_str(), msg);
+		    },
+		    this);
+		state = State::Connecting;
+		StepConnect();
+	}
+
+	void StepConnect()
+	{
+		switch (PQconnectPoll(conn)) {
+		case PGRES_POLLING_READING:
+			Watch(UV_READABLE);
+			break;
+		case PGRES_POLLING_WRITING:
+			Watch(UV_WRITABLE);
+			break;
+		case PGRES_POLLING_OK:
+			state = State::Ready;
+			backoff.Reset();
+			state_log.Up();
+			Watch(UV_READABLE);
+			if (on_state)
+				on_state(true);
+			SendNext();
+			break;
+		default:
+			Lost(PQerrorMessage(conn));
+		}
+	}
+
+	// Lost tears the connection down, fails what was queued and schedules a reconnect.
+	void Lost(const std::string &why)
+	{
+		std::string reason = why;
+		while (!reason.empty() && (reason.back() == '\n' || reason.back() == ' '))
+			reason.pop_back();
+		bool was_ready = state == State::Ready;
+		if (state != State::Closed)
+			state = State::Idle; // before FailAll: its callbacks may submit new queries
+		ClosePoll();
+		if (conn) {
+			PQfinish(conn);
+			conn = nullptr;
+		}
+		FailAll(reason);
+		if (state == State::Closed)
+			return;
+		state_log.Down(reason);
+		if (was_ready && on_state)
+			on_state(false);
+		uv_timer_start(&retry_timer, OnRetry, static_cast<uint64_t>(backoff.Next()), 0);
+	}
+
+	static void OnRetry(uv_timer_t *t) noexcept
+	{
+		auto *self = static_cast<Impl *>(t->data);
+		try {
+			if (self->state == State::Idle)
+				self->Connect();
+		} catch (...) {
+			Log(Level::Warning, "postgres (%s): exception while reconnecting", self->name.c_str());
+		}
+	}
+
+	void FailAll(const std::string &why)
+	{
+		std::deque<Pending> failed;
+		failed.swap(queue);
+		in_flight = false;
+		current = PgResult();
+		for (auto &p : failed) {
+			PgResult r;
+			r.connection_lost = true;
+			r.error = why.empty() ? "connection lost" : why;
+			if (p.cb)
+				p.cb(std::move(r));
+		}
+	}
+
+	// --- queries ---------------------------------------------------------------------------
+
+	void SendNext()
+	{
+		if (state != State::Ready || in_flight || queue.empty())
+			return;
+		const Pending &p = queue.front();
+		std::vector<const char *> values;
+		for (const auto &v : p.params)
+			values.push_back(v ? v->c_str() : nullptr);
+		if (!PQsendQueryParams(conn, p.sql.c_str(), static_cast<int>(values.size()), nullptr, values.data(), nullptr,
+		                       nullptr, 0)) {
+			Lost(PQerrorMessage(conn));
+			return;
+		}
+		in_flight = true;
+		current = PgResult();
+		Flush();
+	}
+
+	void Flush()
+	{
+		int r = PQflush(conn);
+		if (r < 0)
+			Lost(PQerrorMessage(conn));
+		else
+			Watch(r == 1 ? (UV_READABLE | UV_WRITABLE) : UV_READABLE);
+	}
+
+	void Io(int events)
+	{
+		if (events & UV_WRITABLE) {
+			Flush();
+			if (state != State::Ready)
+				return;
+		}
+		if (!(events & UV_READABLE))
+			return;
+		if (!PQconsumeInput(conn)) {
+			Lost(PQerrorMessage(conn));
+			return;
+		}
+		while (state == State::Ready && in_flight && !PQisBusy(conn)) {
+			PGresult *res = PQgetResult(conn);
+			if (!res) {
+				Finish();
+				continue;
+			}
+			Absorb(res);
+			PQclear(res);
+		}
+		if (state == State::Ready && PQstatus(conn) == CONNECTION_BAD)
+			Lost(PQerrorMessage(conn));
+	}
+
+	// Absorb keeps the first error, or the rows of the last result (a single statement gives one).
+	void Absorb(PGresult *res)
+	{
+		ExecStatusType st = PQresultStatus(res);
+		if (st == PGRES_TUPLES_OK || st == PGRES_COMMAND_OK) {
+			if (!current.error.empty())
+				return;
+			current.ok = true;
+			current.columns.clear();
+			current.rows.clear();
+			int nf = PQnfields(res), nt = PQntuples(res);
+			for (int f = 0; f < nf; f++)
+				current.columns.emplace_back(PQfname(res, f));
+			current.rows.reserve(nt);
+			for (int t = 0; t < nt; t++) {
+				std::vector<std::optional<std::string>> row;
+				row.reserve(nf);
+				for (int f = 0; f < nf; f++) {
+					if (PQgetisnull(res, t, f))
+						row.emplace_back(std::nullopt);
+					else
+						row.emplace_back(std::string(PQgetvalue(res, t, f), PQgetlength(res, t, f)));
+				}
+				current.rows.push_back(std::move(row));
+			}
+			return;
+		}
+		if (!current.error.empty())
+			return;
+		current.ok = false;
+		auto field = [res](int code) {
+			const char *v = PQresultErrorField(res, code);
+			return std::string(v ? v : "");
+		};
+		current.error = field(PG_DIAG_MESSAGE_PRIMARY);
+		if (current.error.empty())
+			current.error = PQresultErrorMessage(res);
+		current.sqlstate = field(PG_DIAG_SQLSTATE);
+		current.detail = field(PG_DIAG_MESSAGE_DETAIL);
+		current.hint = field(PG_DIAG_MESSAGE_HINT);
+	}
+
+	void Finish()
+	{
+		Pending p = std::move(queue.front());
+		queue.pop_front();
+		in_flight = false;
+		PgResult r = std::move(current);
+		current = PgResult();
+		if (!r.ok && r.error.empty())
+			r.error = "no result";
+		if (p.cb)
+			p.cb(std::move(r));
+		SendNext();
+	}
+
+	static void OnFailTimer(uv_timer_t *t) noexcept
+	{
+		auto *self = static_cast<Impl *>(t->data);
+		try {
+			std::deque<Pending> failed;
+			failed.swap(self->rejected);
+			for (auto &p : failed) {
+				PgResult r;
+				r.connection_lost = true;
+				r.error = "not connected to postgres";
+				if (p.cb)
+					p.cb(std::move(r));
+			}
+		} catch (const std::exception &e) {
+			Log(Level::Warning, "postgres (%s): callback threw: %s", self->name.c_str(), e.what());
+		}
+	}
+
+	static void OnHandleClosed(uv_handle_t *h) noexcept
+	{
+		auto *self = static_cast<Impl *>(h->data);
+		if (--self->open_handles == 0 && self->close_done) {
+			auto done = std::move(self->close_done);
+			done();
+		}
+	}
+};
+
+PgClient::PgClient(uv_loop_t *loop, std::string conninfo, std::string name)
+    : impl_(std::make_unique<Impl>(loop, std::move(conninfo), std::move(name)))
+{
+	uv_timer_init(loop, &impl_->retry_timer);
+	uv_timer_init(loop, &impl_->fail_timer);
+	impl_->retry_timer.data = impl_.get();
+	impl_->fail_timer.data = impl_.get();
+	impl_->open_handles = 2;
+}
+
+PgClient::~PgClient()
+{
+	// Close() must have run (the timers live inside impl_); a missed Close is a bug, not a crash.
+	if (impl_ && impl_->state != State::Closed)
+		Log(Level::Warning, "postgres (%s): destroyed without Close()", impl_->name.c_str());
+}
+
+void
+PgClient::Start()
+{
+	if (impl_->state == State::Idle && !impl_->conn)
+		impl_->Connect();
+}
+
+void
+PgClient::Query(std::string sql, PgParams params, Callback cb)
+{
+	Pending p{std::move(sql), std::move(params), std::move(cb)};
+	if (impl_->state == State::Closed)
+		return; // shutting down: nobody is left to act on the answer
+	if (impl_->state != State::Ready) {
+		impl_->rejected.push_back(std::move(p));
+		uv_timer_start(&impl_->fail_timer, Impl::OnFailTimer, 0, 0);
+		return;
+	}
+	impl_->queue.push_back(std::move(p));
+	impl_->SendNext();
+}
+
+bool
+PgClient::Connected() const
+{
+	return impl_->state == State::Ready;
+}
+
+void
+PgClient::OnStateChange(std::function<void(bool)> on_state)
+{
+	impl_->on_state = std::move(on_state);
+}
+
+void
+PgClient::Close(std::function<void()> done)
+{
+	Impl *d = impl_.get();
+	if (d->state == State::Closed)
+		return;
+	d->state = State::Closed;
+	d->ClosePoll();
+	if (d->conn) {
+		PQfinish(d->conn);
+		d->conn = nullptr;
+	}
+	d->FailAll("client closed");
+	Impl::OnFailTimer(&d->fail_timer);
+	d->close_done = std::move(done);
+	uv_timer_stop(&d->retry_timer);
+	uv_timer_stop(&d->fail_timer);
+	uv_close(reinterpret_cast<uv_handle_t *>(&d->retry_timer), Impl::OnHandleClosed);
+	uv_close(reinterpret_cast<uv_handle_t *>(&d->fail_timer), Impl::OnHandleClosed);
+}
+
+} // namespace chat_outboxd
