@@ -114,7 +114,7 @@ export async function recovery(variant, { count, senders = 32, redis, timeoutMs 
   const sender = variant.sender(senders);
   const pids = await variant.pids();
   const cost = costSampler(pids);
-  await redis.down();
+  if (redis) await redis.down();
   const tSend = now();
   let next = 0, errors = 0;
   const bodies = [];
@@ -128,7 +128,7 @@ export async function recovery(variant, { count, senders = 32, redis, timeoutMs 
   const sendSeconds = (now() - tSend) / 1000;
   const shownWhileDown = rx.got.size;
   const tUp = now();
-  await redis.up();
+  if (redis) await redis.up();
   const all = await rx.waitFor(() => rx.got.size >= bodies.length, timeoutMs);
   const upToAll = (now() - tUp) / 1000;
   const costs = cost.end();

@@ -16,7 +16,7 @@ const flag = (n) => argv.includes(`--${n}`);
 const opt = (n, d) => { const i = argv.indexOf(`--${n}`); return i >= 0 ? argv[i + 1] : d; };
 const QUICK = flag("quick");
 const SUSTAINED = Number(opt("sustained", 0));
-const ONLY = opt("only", "latency,throughput,raw,recovery,fanout,sustained").split(",");
+const ONLY = opt("only", "latency,throughput,raw,recovery,cost,fanout,sustained").split(",");
 const OUT = path.resolve(opt("out", path.join(ROOT, "build/bench")));
 fs.mkdirSync(OUT, { recursive: true });
 
@@ -25,7 +25,7 @@ const P = QUICK
   : { latRuns: 7, latRunsPolling: 2, tpSenders: [1, 8, 32, 128], tpSeconds: 10, tpDrainMs: 60000, recCount: 100000, fan: [1000, 10000], fanRepeats: 3, rawSeconds: 10 };
 
 const log = (...a) => console.error(`[${new Date().toISOString().slice(11, 19)}]`, ...a);
-const results = { date: new Date().toISOString(), quick: QUICK, params: P, machine: {}, versions: { ...versions }, latency: {}, throughput: {}, raw: {}, recovery: {}, v1Outage: null, fanout: {}, sustained: null, unavailable: {} };
+const results = { date: new Date().toISOString(), quick: QUICK, params: P, machine: {}, versions: { ...versions }, latency: {}, throughput: {}, raw: {}, recovery: {}, v1Outage: null, fanout: {}, cost: {}, sustained: null, unavailable: {} };
 
 const redis = {
   down: () => run("bash", [path.join(ROOT, "bench/lib/redisctl.sh"), "down"]),
@@ -135,6 +135,18 @@ async function sectionRecovery() {
   }
 }
 
+async function sectionCost() {
+  // Steady state: the same pipeline with Redis up, `recCount` messages from 8 senders, until all shown.
+  for (const v of avail.filter((x) => x.name === "v2" || x.name === "ours")) {
+    await withVariant(v, async () => {
+      const res = await D.recovery(v, { count: P.recCount, senders: 8, redis: null });
+      log(`cost ${v.name}: ${res.count} sent in ${res.sendSeconds.toFixed(1)} s, all shown ${res.upToAllSeconds.toFixed(2)} s after the last send; ` +
+        Object.entries(res.cost).map(([k, c]) => `${k} ${c.cpuSeconds.toFixed(2)} CPU s, peak ${c.peakRssMB.toFixed(0)} MB`).join("; "));
+      results.cost[v.name] = res;
+    });
+  }
+}
+
 async function sectionFanout() {
   for (const v of avail.filter((x) => x.name === "v2" || x.name === "ours")) {
     results.fanout[v.name] = [];
@@ -155,7 +167,7 @@ async function sectionSustained(minutes) {
   const v = o.available ? o : byName("v2");
   const tp = results.throughput[v.name] || [];
   const max = Math.max(0, ...tp.map((r) => r.deliveredRate));
-  const rate = Math.max(10, Math.round((max || 200) / 2));
+  const rate = Number(opt("rate", 0)) || Math.max(10, Math.round((max || 200) / 2));
   log(`sustained ${v.name}: ${minutes} min at ${rate} msg/s`);
   const samples = [];
   await withVariant(v, async () => {
@@ -168,7 +180,17 @@ async function sectionSustained(minutes) {
     let i = 0, inflight = 0;
     const t0 = now();
     const window = 30000;
-    let nextSample = t0 + window, winBodies = [];
+    let nextSample = t0 + window, winBodies = [], prev = null;
+    // A window is evaluated one window later (its messages have had >= 30 s to arrive), so sampling
+    // never pauses the senders.
+    const evaluate = async (w) => {
+      const lat = w.bodies.filter((b) => got.has(b)).map((b) => got.get(b) - sentAt.get(b));
+      const st = await v.outboxStats();
+      const s = summary(lat);
+      samples.push({ t: w.t, p50: s.p50, p99: s.p99, shown: lat.length, sent: w.bodies.length, unsent: w.unsent, ...w.st });
+      log(`sustained t=${w.t}s p50 ${ms(s.p50)} p99 ${ms(s.p99)} shown ${lat.length}/${w.bodies.length} outbox ${num(w.st?.bytes / 1024)} kB dead ${w.st?.dead}`);
+      for (const b of w.bodies) { sentAt.delete(b); got.delete(b); }
+    };
     while (now() < tEnd) {
       const due = t0 + (i * 1000) / rate;
       const w = due - now();
@@ -177,16 +199,13 @@ async function sectionSustained(minutes) {
       sentAt.set(body, now()); winBodies.push(body);
       if (inflight < 256) { inflight++; sender.send(1, body).catch(() => {}).finally(() => inflight--); }
       if (now() >= nextSample) {
-        await sleep(1000);
-        const lat = winBodies.filter((b) => got.has(b)).map((b) => got.get(b) - sentAt.get(b));
-        const st = await v.outboxStats();
-        const s = summary(lat);
-        samples.push({ t: Math.round((now() - t0) / 1000), p50: s.p50, p99: s.p99, shown: lat.length, sent: winBodies.length, unsent: await v.unsent(), ...st });
-        log(`sustained t=${samples.at(-1).t}s p50 ${ms(s.p50)} p99 ${ms(s.p99)} outbox ${num(st?.bytes / 1024)} kB dead ${st?.dead}`);
-        for (const b of winBodies) { sentAt.delete(b); got.delete(b); }
-        winBodies = []; nextSample += window;
+        const cur = { t: Math.round((now() - t0) / 1000), bodies: winBodies, st: await v.outboxStats(), unsent: await v.unsent() };
+        if (prev) await evaluate(prev);
+        prev = cur; winBodies = []; nextSample += window;
       }
     }
+    await sleep(3000);
+    if (prev) await evaluate(prev);
     sock.close(); await sender.close();
   });
   results.sustained = { variant: v.name, rate, minutes, samples };
@@ -242,15 +261,17 @@ function report() {
   }
   L.push(table(["variant", "sockets", "last socket", "median socket", "received per run"], frows));
 
-  L.push(`\n## Cost per 100,000 messages (measured over the recovery run: send while Redis down + drain)\n`);
+  L.push(`\n## Cost per 100,000 messages: CPU seconds (utime+stime, /proc/<pid>/stat) and peak RSS (sampled VmRSS every 200 ms)`);
+  L.push(`steady = ${num(P.recCount)} messages from 8 senders with Redis up, until all shown; outage = the recovery run above (send while Redis down + drain). Scaled to 100,000 when fewer were sent.\n`);
   const crows = [];
   for (const n of ["v2", "ours"]) {
-    const r = results.recovery[n];
-    if (!r) { crows.push([n, "-", notRun(n, "recovery"), ""]); continue; }
-    const scale = 100000 / Math.max(1, r.count);
-    for (const [proc, c] of Object.entries(r.cost)) crows.push([n, proc, (c.cpuSeconds * scale).toFixed(2), num(c.peakRssMB, 1)]);
+    for (const [label, r, sec] of [["steady", results.cost[n], "cost"], ["outage", results.recovery[n], "recovery"]]) {
+      if (!r) { crows.push([n, label, "-", notRun(n, sec), ""]); continue; }
+      const scale = 100000 / Math.max(1, r.count);
+      for (const [proc, c] of Object.entries(r.cost)) crows.push([n, label, proc, (c.cpuSeconds * scale).toFixed(2), num(c.peakRssMB, 1)]);
+    }
   }
-  L.push(table(["variant", "process", "CPU s / 100k msgs", "peak RSS MB"], crows));
+  L.push(table(["variant", "run", "process", "CPU s / 100k msgs", "peak RSS MB"], crows));
 
   if (results.sustained) {
     const s = results.sustained;
@@ -266,7 +287,7 @@ async function main() {
   await machineInfo();
   log(`machine: ${results.machine.cpus} cpus, ${results.machine.os}; node ${process.version}, bullmq ${versions.bullmq}, pg ${results.versions.postgres}, redis ${results.versions.redis}`);
   for (const [n, why] of Object.entries(results.unavailable)) log(`${n}: not available: ${why}`);
-  const sections = { latency: sectionLatency, throughput: sectionThroughput, raw: sectionRaw, recovery: sectionRecovery, fanout: sectionFanout };
+  const sections = { latency: sectionLatency, throughput: sectionThroughput, raw: sectionRaw, recovery: sectionRecovery, cost: sectionCost, fanout: sectionFanout };
   for (const [name, fn] of Object.entries(sections)) {
     if (!ONLY.includes(name)) continue;
     try { await fn(); } catch (e) { log(`${name}: FAILED: ${e.stack || e.message}`); results[`${name}Error`] = e.message; }
