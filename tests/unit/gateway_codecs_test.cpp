@@ -3,6 +3,8 @@
 
 #include <string>
 
+#include "core/gateway_auth.hpp"
+#include "core/jwt.hpp"
 #include "core/message_json.hpp"
 #include "core/plain_ws_protocol.hpp"
 #include "core/rooms.hpp"
@@ -100,4 +102,42 @@ TEST(Rooms, JoinsLeavesAndForgetsEmptyRooms)
 	EXPECT_EQ(rooms.Members(42), nullptr);
 	EXPECT_EQ(rooms.RoomCount(), 0u);
 	rooms.Leave(7, &a);
+}
+
+TEST(GatewayAuth, JoinsTheTokenChatsOrExactlyTheRequestedOnes)
+{
+	const int64_t now = 1700000000;
+	std::string token = jwt::Sign(R"({"chats":[1,2,3],"exp":1700000100})", "k");
+	AuthResult r = Authorize(token, "k", now, std::nullopt);
+	ASSERT_TRUE(r.ok);
+	EXPECT_EQ(r.rooms, (std::vector<int64_t>{1, 2, 3}));
+	r = Authorize(token, "k", now, std::vector<int64_t>{3, 1, 3});
+	ASSERT_TRUE(r.ok);
+	EXPECT_EQ(r.rooms, (std::vector<int64_t>{1, 3}));
+	EXPECT_EQ(r.allowed, (std::vector<int64_t>{1, 2, 3}));
+	r = Authorize(token, "k", now, std::vector<int64_t>{1, 9});
+	EXPECT_FALSE(r.ok);
+	EXPECT_EQ(r.message, "forbidden");
+	r = Authorize(token, "other", now, std::nullopt);
+	EXPECT_EQ(r.message, "unauthorized");
+	EXPECT_EQ(r.reason, "bad signature");
+	r = Authorize("", "k", now, std::nullopt);
+	EXPECT_EQ(r.reason, "missing token");
+}
+
+TEST(GatewayAuth, ParsesChatListsAndBearerHeaders)
+{
+	std::vector<int64_t> v;
+	EXPECT_TRUE(ParseChatList("1,22,333", &v));
+	EXPECT_EQ(v, (std::vector<int64_t>{1, 22, 333}));
+	EXPECT_FALSE(ParseChatList("1,,2", &v));
+	EXPECT_FALSE(ParseChatList("1,x", &v));
+	EXPECT_TRUE(ChatListFromJson(nlohmann::json::parse("[4,\"5\"]"), &v));
+	EXPECT_EQ(v, (std::vector<int64_t>{4, 5}));
+	EXPECT_FALSE(ChatListFromJson(nlohmann::json::parse("[true]"), &v));
+	EXPECT_FALSE(ChatListFromJson(nlohmann::json::parse("{}"), &v));
+	EXPECT_EQ(BearerToken("Bearer abc.def.ghi"), "abc.def.ghi");
+	EXPECT_EQ(BearerToken("bearer   x "), "x");
+	EXPECT_EQ(BearerToken("Basic abc"), "");
+	EXPECT_EQ(BearerToken("Bearer "), "");
 }

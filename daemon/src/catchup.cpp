@@ -1,0 +1,101 @@
+// daemon/src/catchup.cpp - replay from the durable inbox for a reconnecting client, and the
+// highest seq the gateway knows (put into Socket.IO pids and the /ws welcome).
+#include <algorithm>
+
+#include "core/message_json.hpp"
+#include "log.hpp"
+#include "ws_server_impl.hpp"
+
+namespace chat_outboxd {
+
+namespace {
+
+std::string
+BigintArray(const std::vector<int64_t> &ids)
+{
+	std::string s = "{";
+	for (size_t i = 0; i < ids.size(); i++) {
+		if (i)
+			s += ',';
+		s += std::to_string(ids[i]);
+	}
+	return s + "}";
+}
+
+} // namespace
+
+void
+WsServer::Impl::StartCatchup(const std::shared_ptr<Client> &c, int64_t after, std::function<void()> then)
+{
+	// Live pushes are held back (SeqGate) until the replay is written, so the client sees seq order.
+	c->gate.BeginReplay();
+	catchup_runs++;
+	std::weak_ptr<Client> weak = c;
+	std::weak_ptr<Impl *> self_alive = alive;
+	PgParams params{BigintArray(c->joined), std::to_string(after), std::to_string(std::max<int64_t>(cfg.catchup_limit, 1))};
+	pg.Query(sql_catchup, std::move(params), [this, weak, self_alive, then](PgResult &&r) {
+		if (self_alive.expired())
+			return;
+		auto c = weak.lock();
+		if (!c || c->closed)
+			return;
+		if (!r.ok) {
+			// Without the replay the client would miss messages: make it reconnect and try again.
+			Log(Level::Warning, "gateway: catch-up query failed: %s", r.error.c_str());
+			CloseClient(*c, LWS_CLOSE_STATUS_GOINGAWAY, "catch-up unavailable");
+			return;
+		}
+		if (r.rows.size() >= static_cast<size_t>(cfg.catchup_limit))
+			Log(Level::Verbose, "gateway: catch-up hit --catchup-limit (%zu rows); older messages are skipped",
+			    r.rows.size());
+		// Rows come newest first (so the limit keeps the newest); send them oldest first.
+		for (auto it = r.rows.rbegin(); it != r.rows.rend(); ++it) {
+			const auto &row = *it;
+			if (row.size() < 5 || !row[0] || !row[1] || !row[2] || !row[3])
+				continue;
+			InboxMessage m;
+			if (!JsonInteger(*row[0], &m.seq) || !JsonInteger(*row[2], &m.chat_id))
+				continue;
+			m.id = *row[1];
+			m.body = *row[3];
+			m.created_at = row[4].value_or("");
+			if (!c->gate.Take(m.seq))
+				continue;
+			catchup_messages++;
+			Enqueue(*c, MakeFrame(c->kind == Client::Kind::SocketIo ? SocketIoMessageEvent(m) : PlainMessageFrame(m)));
+		}
+		for (FrameRef &f : c->gate.Finish())
+			Enqueue(*c, std::move(f));
+		if (then)
+			then();
+	});
+}
+
+void
+WsServer::Impl::LoadHighSeq()
+{
+	std::weak_ptr<Impl *> self_alive = alive;
+	pg.Query(sql_high_seq, {}, [this, self_alive](PgResult &&r) {
+		if (self_alive.expired() || shutting_down)
+			return;
+		int64_t v = 0;
+		if (r.ok && !r.rows.empty() && !r.rows[0].empty() && r.rows[0][0] && JsonInteger(*r.rows[0][0], &v)) {
+			high_seq = std::max(high_seq, v);
+			return;
+		}
+		// Until this succeeds pids carry no seq; retry quietly (PgClient logs the outage itself).
+		high_seq_retry.impl = this;
+		lws_sul_schedule(ctx, 0, &high_seq_retry.sul,
+		                 [](lws_sorted_usec_list_t *sul) {
+			                 auto *me = static_cast<Impl *>(reinterpret_cast<Timer *>(sul)->impl);
+			                 try {
+				                 me->LoadHighSeq();
+			                 } catch (...) {
+				                 Log(Level::Warning, "gateway: cannot query the inbox's highest seq");
+			                 }
+		                 },
+		                 LWS_US_PER_SEC);
+	});
+}
+
+} // namespace chat_outboxd

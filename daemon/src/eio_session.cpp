@@ -1,0 +1,385 @@
+// daemon/src/eio_session.cpp - Engine.IO sessions independent of their transport: the outbound
+// queue, the server-driven heartbeat, the polling → WebSocket upgrade, WebSocket I/O and closing.
+// Plain /ws connections share the queue, WebSocket I/O and closing code.
+#include <algorithm>
+
+#include "core/engineio.hpp"
+#include "log.hpp"
+#include "ws_server_impl.hpp"
+
+namespace chat_outboxd {
+
+namespace {
+
+// A socket that lets this many frames pile up is not reading; dropping it protects the others.
+constexpr size_t kMinQueueLimit = 4096;
+// WebSocket frames written per writeable callback while the kernel takes them.
+constexpr int kFramesPerWrite = 32;
+
+void
+KillAsync(struct lws *wsi)
+{
+	if (wsi)
+		lws_set_timeout(wsi, PENDING_TIMEOUT_USER_OK, LWS_TO_KILL_ASYNC);
+}
+
+} // namespace
+
+void
+WsServer::Impl::DropCurrent(struct lws *wsi, Client *client)
+{
+	// The caller returns -1 so lws closes wsi itself (with our close reason); don't kill it twice.
+	if (client->kind == Client::Kind::Plain) {
+		auto *p = static_cast<PlainClient *>(client);
+		if (p->wsi == wsi)
+			p->wsi = nullptr;
+	} else {
+		auto *s = static_cast<Session *>(client);
+		if (s->ws == wsi)
+			s->ws = nullptr;
+	}
+	DropClient(*client);
+}
+
+std::shared_ptr<Session>
+WsServer::Impl::NewSession(bool websocket)
+{
+	auto s = std::make_shared<Session>();
+	s->sid = eio::RandomId(20);
+	s->websocket = websocket;
+	s->ping.owner = s.get();
+	s->ping.impl = this;
+	s->deadline.owner = s.get();
+	s->deadline.impl = this;
+	sessions[s->sid] = s;
+	return s;
+}
+
+void
+WsServer::Impl::Enqueue(Client &c, FrameRef f)
+{
+	if (c.closed || c.close_due)
+		return;
+	c.out.Push(std::move(f));
+	if (c.out.Size() > std::max<size_t>(kMinQueueLimit, static_cast<size_t>(cfg.catchup_limit) + 1024)) {
+		Log(Level::Verbose, "gateway: closing a client that does not read (%zu frames queued)", c.out.Size());
+		c.out.Clear();
+		CloseClient(c, LWS_CLOSE_STATUS_POLICY_VIOLATION, "too slow");
+		return;
+	}
+	Kick(c);
+}
+
+void
+WsServer::Impl::Kick(Client &c)
+{
+	if (c.closed)
+		return;
+	if (c.kind == Client::Kind::Plain) {
+		auto &p = static_cast<PlainClient &>(c);
+		if (p.wsi)
+			lws_callback_on_writable(p.wsi);
+		return;
+	}
+	auto &s = static_cast<Session &>(c);
+	if (s.websocket && s.ws)
+		lws_callback_on_writable(s.ws);
+	else if (s.held_get)
+		lws_callback_on_writable(s.held_get);
+}
+
+void
+WsServer::Impl::StartHeartbeat(Session &s)
+{
+	lws_sul_schedule(ctx, 0, &s.ping.sul, OnPingTimer, cfg.ping_interval * LWS_US_PER_MS);
+}
+
+void
+WsServer::Impl::OnPingTimer(lws_sorted_usec_list_t *sul)
+{
+	auto *t = reinterpret_cast<Timer *>(sul);
+	auto *self = static_cast<Impl *>(t->impl);
+	auto *s = static_cast<Session *>(t->owner);
+	try {
+		if (s->closed || s->close_due)
+			return;
+		self->EnqueueText(*s, "2");
+		s->awaiting_pong = true;
+		lws_sul_schedule(self->ctx, 0, &s->deadline.sul, OnDeadline, self->cfg.ping_timeout * LWS_US_PER_MS);
+	} catch (const std::exception &e) {
+		Log(Level::Warning, "gateway: heartbeat error: %s", e.what());
+		self->CloseClient(*s, LWS_CLOSE_STATUS_UNEXPECTED_CONDITION, "internal error");
+	}
+}
+
+void
+WsServer::Impl::OnDeadline(lws_sorted_usec_list_t *sul)
+{
+	auto *t = reinterpret_cast<Timer *>(sul);
+	auto *self = static_cast<Impl *>(t->impl);
+	auto *s = static_cast<Session *>(t->owner);
+	try {
+		if (!s->closed && s->awaiting_pong) {
+			Log(Level::Verbose, "gateway: session %s: ping timeout", s->sid.c_str());
+			self->CloseClient(*s, LWS_CLOSE_STATUS_GOINGAWAY, "ping timeout");
+		}
+	} catch (...) {
+		Log(Level::Warning, "gateway: ping-timeout handling failed");
+	}
+}
+
+bool
+WsServer::Impl::HandleEngineText(const std::shared_ptr<Session> &s, std::string_view text, bool via_websocket)
+{
+	eio::Packet p;
+	if (!eio::DecodePacket(text, &p))
+		return false;
+	switch (p.type) {
+	case eio::PacketType::Pong:
+		if (!p.data.empty())
+			return false;
+		if (s->awaiting_pong) {
+			s->awaiting_pong = false;
+			lws_sul_cancel(&s->deadline.sul);
+			StartHeartbeat(*s);
+		}
+		return true;
+	case eio::PacketType::Message:
+		return HandleSocketIo(s, p.data);
+	case eio::PacketType::Close:
+		// The client is leaving (polling sends "1"; over WebSocket it simply closes).
+		DropClient(*s);
+		return true;
+	case eio::PacketType::Noop:
+		return true;
+	case eio::PacketType::Upgrade:
+	case eio::PacketType::Ping: // v4: only the server pings (except 2probe on a probe socket)
+	case eio::PacketType::Open:
+		(void)via_websocket;
+		return false;
+	}
+	return false;
+}
+
+bool
+WsServer::Impl::HandleProbeText(const std::shared_ptr<Session> &s, struct lws *wsi, std::string_view text)
+{
+	if (text == "2probe" && !s->probe_pong_due && !s->upgrading) {
+		s->probe_pong_due = true;
+		s->upgrading = true;
+		lws_callback_on_writable(wsi);
+		// The client pauses polling now: hand back its held GET (with a noop if nothing is queued).
+		if (s->held_get)
+			lws_callback_on_writable(s->held_get);
+		return true;
+	}
+	if (text == "5" && s->upgrading) {
+		s->websocket = true;
+		s->ws = wsi;
+		s->probe = nullptr;
+		s->upgrading = false;
+		// Anything still queued for polling now goes out on the WebSocket, in order.
+		if (s->held_get) {
+			KillAsync(s->held_get);
+			s->held_get = nullptr;
+		}
+		Kick(*s);
+		return true;
+	}
+	return false;
+}
+
+void
+WsServer::Impl::Reject(Client &c, const char *why, int code)
+{
+	metrics.frames_rejected++;
+	Log(Level::Verbose, "gateway: rejected a client frame (%s); closing that connection", why);
+	CloseClient(c, code, why);
+}
+
+void
+WsServer::Impl::CloseClient(Client &c, int code, const std::string &reason)
+{
+	if (c.closed || c.close_due)
+		return;
+	c.close_due = true;
+	c.close_code = code;
+	c.close_reason = reason.substr(0, 120); // a close reason must fit in a control frame
+	if (c.kind == Client::Kind::SocketIo) {
+		auto &s = static_cast<Session &>(c);
+		if (s.probe) {
+			KillAsync(s.probe);
+			s.probe = nullptr;
+		}
+		if (!s.websocket && !s.held_get) {
+			DropClient(c); // nobody to tell: the next request gets "Session ID unknown"
+			return;
+		}
+	}
+	Kick(c);
+}
+
+void
+WsServer::Impl::DropClient(Client &c)
+{
+	if (c.closed)
+		return;
+	c.closed = true;
+	for (int64_t chat : c.joined)
+		rooms.Leave(chat, &c);
+	c.joined.clear();
+	c.out.Clear();
+	if (c.authed) {
+		c.authed = false;
+		client_count--;
+		UpdateClientGauge();
+	}
+	if (c.kind == Client::Kind::Plain) {
+		auto &p = static_cast<PlainClient &>(c);
+		KillAsync(p.wsi);
+		p.wsi = nullptr;
+		auto keep = plains[&p];
+		plains.erase(&p);
+		return;
+	}
+	auto &s = static_cast<Session &>(c);
+	lws_sul_cancel(&s.ping.sul);
+	lws_sul_cancel(&s.deadline.sul);
+	KillAsync(s.ws);
+	KillAsync(s.probe);
+	KillAsync(s.held_get);
+	s.ws = s.probe = s.held_get = nullptr;
+	auto it = sessions.find(s.sid);
+	if (it != sessions.end()) {
+		auto keep = it->second; // may be the last owner: destroy after we stop touching it
+		sessions.erase(it);
+	}
+}
+
+int
+WsServer::Impl::OnWebSocketReceive(struct lws *wsi, Conn *c, const void *in, size_t len)
+{
+	Client *client = c->role == Conn::Role::Plain ? static_cast<Client *>(c->plain.get())
+	                                              : static_cast<Client *>(c->session.get());
+	if (!client || client->closed)
+		return -1;
+	auto close_now = [&](int code, const std::string &reason) {
+		lws_close_reason(wsi, static_cast<enum lws_close_status>(code),
+		                 reinterpret_cast<unsigned char *>(const_cast<char *>(reason.data())), reason.size());
+		return -1;
+	};
+	bool probe = c->role == Conn::Role::SioProbe;
+	if (lws_frame_is_binary(wsi)) {
+		metrics.frames_rejected++;
+		if (!probe)
+			DropCurrent(wsi, client);
+		return close_now(LWS_CLOSE_STATUS_UNACCEPTABLE_OPCODE, "binary frames are not supported");
+	}
+	if (c->rx.size() + len > static_cast<size_t>(cfg.max_payload)) {
+		metrics.frames_rejected++;
+		if (!probe)
+			DropCurrent(wsi, client);
+		return close_now(LWS_CLOSE_STATUS_MESSAGE_TOO_LARGE, "message over --max-payload");
+	}
+	c->rx.append(static_cast<const char *>(in), len);
+	if (!lws_is_final_fragment(wsi) || lws_remaining_packet_payload(wsi) > 0)
+		return 0;
+	std::string text = std::move(c->rx);
+	c->rx.clear();
+	if (!eio::ValidUtf8(text)) {
+		metrics.frames_rejected++;
+		if (!probe)
+			DropCurrent(wsi, client);
+		return close_now(LWS_CLOSE_STATUS_INVALID_PAYLOAD, "invalid UTF-8");
+	}
+	bool ok;
+	if (probe)
+		ok = HandleProbeText(c->session, wsi, text);
+	else if (c->role == Conn::Role::Plain)
+		ok = HandlePlainText(c->plain, text);
+	else
+		ok = HandleEngineText(c->session, text, true);
+	if (probe && ok && c->session->ws == wsi)
+		c->role = Conn::Role::SioWs; // the upgrade completed on this socket
+	if (!ok) {
+		metrics.frames_rejected++;
+		Log(Level::Verbose, "gateway: rejected a malformed frame; closing that connection");
+		if (!probe)
+			DropCurrent(wsi, client);
+		return close_now(LWS_CLOSE_STATUS_POLICY_VIOLATION, "malformed packet");
+	}
+	if (client->close_due && !probe) {
+		int code = client->close_code;
+		std::string reason = client->close_reason;
+		DropCurrent(wsi, client);
+		return close_now(code, reason);
+	}
+	return 0;
+}
+
+int
+WsServer::Impl::OnWebSocketWriteable(struct lws *wsi, Conn *c)
+{
+	if (c->role == Conn::Role::SioProbe) {
+		std::shared_ptr<Session> s = c->session;
+		if (s && s->probe == wsi && s->probe_pong_due) {
+			s->probe_pong_due = false;
+			FrameRef f = MakeFrame("3probe");
+			if (lws_write(wsi, reinterpret_cast<unsigned char *>(&f->bytes[LWS_PRE]), 6, LWS_WRITE_TEXT) < 6)
+				return -1;
+		}
+		return 0;
+	}
+	Client *client = c->role == Conn::Role::Plain ? static_cast<Client *>(c->plain.get())
+	                                              : static_cast<Client *>(c->session.get());
+	if (!client || client->closed)
+		return -1;
+	if (client->close_due) {
+		std::string reason = client->close_reason;
+		lws_close_reason(wsi, static_cast<enum lws_close_status>(client->close_code),
+		                 reinterpret_cast<unsigned char *>(&reason[0]), reason.size());
+		DropCurrent(wsi, client);
+		return -1;
+	}
+	for (int i = 0; i < kFramesPerWrite && !client->out.Empty(); i++) {
+		FrameRef f = client->out.Pop();
+		size_t n = f->bytes.size() - LWS_PRE;
+		// lws writes the frame header into the LWS_PRE headroom: the same bytes for every
+		// socket, so sharing one Frame between sockets is safe on this single thread.
+		if (lws_write(wsi, reinterpret_cast<unsigned char *>(&f->bytes[LWS_PRE]), n, LWS_WRITE_TEXT) <
+		    static_cast<int>(n))
+			return -1;
+		frames_pushed++;
+		if (lws_send_pipe_choked(wsi))
+			break;
+	}
+	if (!client->out.Empty())
+		lws_callback_on_writable(wsi);
+	return 0;
+}
+
+void
+WsServer::Impl::OnWebSocketClosed(struct lws *wsi, Conn *c)
+{
+	if (c->role == Conn::Role::SioProbe && c->session) {
+		if (c->session->probe == wsi) {
+			// A failed probe leaves the session on polling.
+			c->session->probe = nullptr;
+			c->session->upgrading = false;
+			c->session->probe_pong_due = false;
+		}
+	} else if (c->role == Conn::Role::SioWs && c->session) {
+		if (c->session->ws == wsi) {
+			c->session->ws = nullptr;
+			DropClient(*c->session);
+		}
+	} else if (c->role == Conn::Role::Plain && c->plain) {
+		c->plain->wsi = nullptr;
+		DropClient(*c->plain);
+	}
+	c->session = nullptr;
+	c->plain = nullptr;
+	c->role = Conn::Role::Http;
+}
+
+} // namespace chat_outboxd
