@@ -1,3 +1,4 @@
 # tests/extension/tests.cmake - the chat_outbox extension's suites (need `make install` first).
 add_shell_test(extension.regress regress/run.sh 240)
 add_shell_test(extension.relay_e2e extension/relay_e2e.sh 180)
+add_shell_test(extension.faults extension/faults.sh 240)

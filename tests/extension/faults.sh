@@ -1,0 +1,85 @@
+#!/usr/bin/env bash
+# tests/extension/faults.sh - nothing is lost when Redis or Postgres fail under the relay.
+#   1. Redis stopped for 5 s while messages are sent: rows wait in the outbox, one log line per
+#      change of state, everything arrives after Redis returns.
+#   2. The relay worker SIGKILLed (crash recovery of the whole cluster), then pg_ctl restart,
+#      both mid-stream: everything stored is processed, exactly once.
+#   3. Redis hung (SIGSTOP) with a 60 s redis_timeout: a fast shutdown still completes at once.
+# A real bullmq Worker (consume.mjs) records every processed job id; the checks compare that
+# with what Postgres stored.
+set -euo pipefail
+. "$(dirname "$0")/../harness/lib.sh"
+harness_init extension-faults
+harness_redis_start
+harness_pg_start
+export REDIS_URL PGURL
+HERE=$H_ROOT/tests/extension
+PROCESSED=$H_DIR/processed.txt
+: >"$PROCESSED"
+cd "$H_ROOT/tests"
+
+stored() { harness_psql "SELECT count(*) FROM consumers.messages"; }
+stored_at_least() { [ "$(stored)" -ge "$1" ]; }
+distinct_processed() { sort -u "$PROCESSED" | wc -l; }
+all_delivered() { [ "$(distinct_processed)" -eq "$(stored)" ]; }
+log_count() { grep -c "$1" "$H_DIR/postgres.log" || true; }
+
+verify() { # verify <phase>: every stored message processed exactly once, nothing else processed
+	harness_wait_for 60 all_delivered || { echo "FAIL $1: stored $(stored), processed $(distinct_processed)"; exit 1; }
+	harness_psql "SELECT id FROM consumers.messages" | sort >"$H_DIR/stored.txt"
+	sort -u "$PROCESSED" >"$H_DIR/processed-distinct.txt"
+	if ! diff -q "$H_DIR/stored.txt" "$H_DIR/processed-distinct.txt" >/dev/null; then
+		echo "FAIL $1: processed ids differ from stored ids"; diff "$H_DIR/stored.txt" "$H_DIR/processed-distinct.txt" | head; exit 1
+	fi
+	local dups; dups=$(sort "$PROCESSED" | uniq -d | wc -l)
+	[ "$dups" -eq 0 ] || { echo "FAIL $1: $dups jobs processed twice"; exit 1; }
+	[ "$(harness_psql "SELECT count(*) FROM consumers.outbox WHERE sent_at IS NULL")" -eq 0 ] || { echo "FAIL $1: unsent rows left"; exit 1; }
+	echo "ok   $1: $(stored) stored, $(distinct_processed) processed exactly once"
+}
+
+node "$HERE/consume.mjs" "$PROCESSED" >"$H_DIR/consumer.log" 2>&1 &
+harness_track $!
+
+# 1. Redis outage while sending
+node "$HERE/send.mjs" 300 outage 10 >"$H_DIR/sender1.log" 2>&1 &
+sender=$!
+harness_track $sender
+harness_wait_for 20 stored_at_least 50
+harness_redis_stop
+harness_wait_for 20 bash -c "[ \"\$(psql -XAtq '$PGURL' -c \"SELECT relay_state FROM chat_outbox.status WHERE service = 'consumers'\")\" = 'backing off' ]"
+sleep 5 # the outage the scenario asks for; sends continue meanwhile
+unsent=$(harness_psql "SELECT unsent FROM chat_outbox.status WHERE service = 'consumers'")
+[ "$unsent" -gt 0 ] || { echo "FAIL outage: no rows waited in the outbox"; exit 1; }
+echo "ok   outage: $unsent rows waiting in the outbox, relay backing off"
+harness_redis_start_again
+wait $sender
+verify "redis outage"
+[ "$(log_count 'redis unreachable')" -eq 1 ] || { echo "FAIL outage logged $(log_count 'redis unreachable') times"; exit 1; }
+harness_wait_for 10 bash -c "grep -q 'redis back, relayed' '$H_DIR/postgres.log'"
+echo "ok   outage logged once: $(grep -o 'redis unreachable.*' "$H_DIR/postgres.log" | head -1) / $(grep -o 'redis back, relayed.*' "$H_DIR/postgres.log")"
+
+# 2. relay SIGKILLed, then Postgres restarted, mid-stream
+before=$(stored)
+node "$HERE/send.mjs" 300 crash 10 >"$H_DIR/sender2.log" 2>&1 &
+sender=$!
+harness_track $sender
+harness_wait_for 20 stored_at_least $((before + 80))
+relay_pid=$(harness_psql "SELECT pid FROM pg_stat_activity WHERE backend_type = 'chat_outbox relay'")
+kill -9 "$relay_pid"
+harness_wait_for 30 stored_at_least $((before + 160))
+harness_pg_ctl restart -m fast -w >/dev/null
+wait $sender
+verify "relay SIGKILL + pg_ctl restart"
+new_pid=$(harness_psql "SELECT pid FROM pg_stat_activity WHERE backend_type = 'chat_outbox relay'")
+[ -n "$new_pid" ] && [ "$new_pid" != "$relay_pid" ] || { echo "FAIL relay not restarted"; exit 1; }
+
+# 3. SIGTERM is answered while Redis hangs
+harness_psql "ALTER SYSTEM SET chat_outbox.redis_timeout = '60s'" && harness_psql "SELECT pg_reload_conf()" >/dev/null
+kill -STOP "$(cat "$REDIS_PIDFILE")"
+harness_psql "SELECT consumers.send_message(1, 'while redis hangs')" >/dev/null
+harness_wait_for 10 bash -c "psql -XAtq '$PGURL' -c \"SELECT 1 FROM pg_stat_activity WHERE backend_type = 'chat_outbox relay' AND wait_event = 'Extension'\" | grep -q 1"
+if ! timeout 10 bash -c ". '$H_ROOT/tests/harness/lib.sh'; PG_DATA='$PG_DATA' H_DIR='$H_DIR' harness_pg_ctl stop -m fast -w" >/dev/null; then
+	echo "FAIL shutdown blocked while Redis hangs"; exit 1
+fi
+kill -CONT "$(cat "$REDIS_PIDFILE")"
+echo "ok   fast shutdown completed while Redis was hung"
