@@ -352,6 +352,12 @@ struct BullmqConsumer::Impl {
 				metrics.duplicates_skipped++;
 		}
 		inbox_commits++;
+		size_t dups = 0, msgs = 0;
+		for (const auto &bj : batch->jobs) {
+			msgs += bj.msg ? 1 : 0;
+			dups += bj.msg && !bj.inserted ? 1 : 0;
+		}
+		Log(Level::Verbose, "inbox commit: %zu job(s), %zu new, %zu duplicate(s)", msgs, msgs - dups, dups);
 		if (cfg.crash_after_inbox > 0 && inbox_commits == cfg.crash_after_inbox) {
 			Log(Level::Warning, "--crash-after-inbox %lld reached: SIGKILL", static_cast<long long>(inbox_commits));
 			raise(SIGKILL);

@@ -1,0 +1,4 @@
+# tests/daemon/tests.cmake - chat-outboxd consumer integration suites (real Postgres, Redis, bullmq).
+add_shell_test(daemon.bullmq_producer daemon/bullmq_producer.sh 120)
+add_shell_test(daemon.relay_to_inbox daemon/relay_to_inbox.sh 120)
+add_shell_test(daemon.duplicates daemon/duplicates.sh 120)
