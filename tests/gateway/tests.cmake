@@ -1,0 +1,3 @@
+# tests/gateway/tests.cmake - the client gateway: Socket.IO, plain /ws, catch-up, faults, HTTP.
+add_shell_test(gateway.socketio gateway/socketio.sh 120)
+add_shell_test(gateway.catchup gateway/catchup.sh 120)
