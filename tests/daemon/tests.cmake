@@ -2,3 +2,5 @@
 add_shell_test(daemon.bullmq_producer daemon/bullmq_producer.sh 120)
 add_shell_test(daemon.relay_to_inbox daemon/relay_to_inbox.sh 120)
 add_shell_test(daemon.duplicates daemon/duplicates.sh 120)
+add_shell_test(daemon.restart_recovery daemon/restart_recovery.sh 120)
+add_shell_test(daemon.stalled_recovery daemon/stalled_recovery.sh 120)

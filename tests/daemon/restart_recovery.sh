@@ -1,0 +1,47 @@
+#!/usr/bin/env bash
+# daemon.restart_recovery: a daemon SIGKILLed between inbox commit and completion (--crash-after-inbox)
+# and restarted with the same identity takes its jobs back at once (not after the 30 s lock or stalled
+# interval), in queue order, and shows none twice; a second live daemon with the same identity exits 3.
+. "$(dirname "$0")/../harness/lib.sh"
+. "$(dirname "$0")/daemon_lib.sh"
+daemon_env daemon-restart
+Q=t-restart
+N=100
+SLOW="--lock-duration 30000 --stalled-interval 30000 --batch-size 10 --identity w1"
+
+peer add $Q $N 9 >"$H_DIR/ids.txt"
+daemon_start first.log --service workers --queue $Q $SLOW --crash-after-inbox 2
+first=$DAEMON_PID
+set +e; wait $first; rc=$?; set -e
+expect_eq "first run killed itself" 137 "$rc"
+expect_eq "inbox after crash" 20 "$(inbox_count workers)"
+wait_counts $Q "c.completed === 10 && c.active === 10" 5 >/dev/null
+
+peer events $Q "$H_DIR/events.txt" >"$H_DIR/events.log" 2>&1 &
+harness_track $!
+harness_wait_for 10 grep -q ready "$H_DIR/events.txt"
+
+start=$(date +%s%N)
+daemon_start second.log --service workers --queue $Q $SLOW
+wait_counts $Q "c.completed === $N && c.active === 0" 20 >/dev/null
+ms=$((($(date +%s%N) - start) / 1000000))
+echo "all $N completed ${ms} ms after the restart"
+[ "$ms" -lt 10000 ] || { echo "FAIL: restart recovery took ${ms} ms" >&2; exit 1; }
+grep -q "took back 10 job(s)" "$H_DIR/second.log" || { echo "FAIL: no recovery line" >&2; exit 1; }
+
+expect_eq "inbox rows" $N "$(inbox_count workers)"
+harness_psql "SELECT message_id FROM workers.inbox ORDER BY seq" >"$H_DIR/seq.txt"
+expect_eq "inbox order = queue order" "" "$(diff "$H_DIR/ids.txt" "$H_DIR/seq.txt" | head -3)"
+# the taken-back jobs (11..20) are the first the second run starts, in their queue order
+grep '^active ' "$H_DIR/events.txt" | head -10 | cut -d' ' -f2 >"$H_DIR/first-active.txt"
+expect_eq "retaken in order" "" "$(sed -n 11,20p "$H_DIR/ids.txt" | diff - "$H_DIR/first-active.txt" | head -3)"
+
+# a second daemon claiming the same identity while the first runs refuses to start
+set +e
+timeout 20 "$CHAT_OUTBOXD" --service workers --queue $Q --identity w1 --redis-url "$REDIS_URL" \
+	--database-url "$PGURL" --jwt-secret x --listen "127.0.0.1:$(harness_free_port)" >"$H_DIR/third.log" 2>&1
+rc=$?
+set -e
+expect_eq "same identity twice: exit code" 3 "$rc"
+kill -0 "$DAEMON_PID" || { echo "FAIL: the running daemon died" >&2; exit 1; }
+echo "PASS"
