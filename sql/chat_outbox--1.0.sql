@@ -13,6 +13,11 @@ CREATE TABLE chat_outbox.services (
 );
 COMMENT ON TABLE chat_outbox.services IS 'Services whose outbox the chat_outbox relay moves to BullMQ queue <queue>.';
 
+CREATE FUNCTION chat_outbox.services_changed() RETURNS trigger
+	LANGUAGE c AS 'MODULE_PATHNAME', 'chat_outbox_services_changed';
+CREATE TRIGGER services_changed AFTER INSERT OR UPDATE OR DELETE ON chat_outbox.services
+	FOR EACH STATEMENT EXECUTE FUNCTION chat_outbox.services_changed();
+
 -- The statement-level trigger on every outbox: notes the insert so the relay is woken when the
 -- transaction commits (never before, never on rollback).
 CREATE FUNCTION chat_outbox.wake_relay() RETURNS trigger

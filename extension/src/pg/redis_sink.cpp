@@ -33,6 +33,7 @@ static redisContext *sink_ctx = nullptr;
 static char *sink_connected_url = nullptr; /* TopMemoryContext copy of the URL in use */
 static char sink_sha[64];
 static char sink_warning[CHAT_OUTBOX_ERRLEN];
+static bool sink_timed_out = false;	/* the last failure was a timeout, not a closed connection */
 
 /* Statics, not locals: they must survive a longjmp through this file without a destructor. */
 static std::string sink_request;
@@ -90,6 +91,7 @@ SinkWait(int events, TimestampTz deadline, SinkFailure *failure)
 
 		if (timeout_ms <= 0) {
 			SinkFail(failure, "timeout", "no answer within chat_outbox.redis_timeout");
+			sink_timed_out = true;
 			return false;
 		}
 		rc = WaitLatchOrSocket(MyLatch, WL_LATCH_SET | WL_TIMEOUT | WL_EXIT_ON_PM_DEATH | events, sink_ctx->fd,
@@ -315,9 +317,32 @@ EncodeBatch(const char *service, const char *queue, const OutboxRow *rows, int n
 	});
 }
 
+static bool SinkBatchAddOnce(const char *service, const char *queue, const OutboxRow *rows, int n, int *created,
+							 SinkFailure *failure);
+
+/*
+ * RedisSinkBatchAdd adds the batch. A connection that sat idle may have been closed by a Redis
+ * restart or CLIENT KILL since the last batch; that is not an outage, so a batch that fails on a
+ * reused connection for any reason but a timeout is sent once more on a new one. Sending twice
+ * is safe: the second add of an id is a BullMQ duplicate.
+ */
 bool
 RedisSinkBatchAdd(const char *service, const char *queue, const OutboxRow *rows, int n, int *created,
 				  SinkFailure *failure)
+{
+	bool		reused = sink_ctx != nullptr;
+
+	sink_timed_out = false;
+	if (SinkBatchAddOnce(service, queue, rows, n, created, failure))
+		return true;
+	if (!reused || failure->interrupted || sink_timed_out || sink_ctx != nullptr)
+		return false;
+	return SinkBatchAddOnce(service, queue, rows, n, created, failure);
+}
+
+static bool
+SinkBatchAddOnce(const char *service, const char *queue, const OutboxRow *rows, int n, int *created,
+				 SinkFailure *failure)
 {
 	TimestampTz deadline = TimestampTzPlusMilliseconds(GetCurrentTimestamp(), chat_outbox_redis_timeout);
 

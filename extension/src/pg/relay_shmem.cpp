@@ -30,6 +30,7 @@ RelayShmemStartup(void)
 	if (!found) {
 		memset(relay_shared, 0, sizeof(RelayShared));
 		pg_atomic_init_u32(&relay_shared->worker_procno, INVALID_PGPROCNO_U32);
+		pg_atomic_init_u32(&relay_shared->services_generation, 0);
 		SpinLockInit(&relay_shared->mutex);
 	}
 	LWLockRelease(AddinShmemInitLock);

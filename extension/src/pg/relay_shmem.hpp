@@ -32,6 +32,7 @@ typedef struct RelayServiceSlot
 typedef struct RelayShared
 {
 	pg_atomic_uint32 worker_procno; /* INVALID_PGPROCNO when no worker runs */
+	pg_atomic_uint32 services_generation;	/* bumped when chat_outbox.services changes */
 	slock_t		mutex;
 	int			worker_pid;
 	RelayState	state;

@@ -23,7 +23,8 @@ extern "C" {
 PGDLLEXPORT void chat_outbox_relay_main(Datum main_arg);
 }
 
-#define PURGE_EVERY_MS 10000
+/* purge about twice per retention period, but at most every 10 s and at least every 1 s */
+#define PURGE_EVERY_MS Min(10000, Max(1000, chat_outbox_retention * 500L))
 #define PURGE_BATCH 1000
 #define PURGE_MAX_BATCHES 10
 
@@ -31,6 +32,7 @@ static chat_outbox::RelayHealth relay_health;
 static bool services_stale = true;
 static bool extension_present = false;
 static TimestampTz next_refresh = 0;
+static uint32 seen_services_generation = 0;
 static TimestampTz next_purge = 0;
 static char logged_warning[CHAT_OUTBOX_ERRLEN];
 
@@ -105,6 +107,13 @@ RunServicePass(RelayService *svc, SinkFailure *failure)
 	int			n;
 
 	BeginWork("chat_outbox relay: pass");
+	if (!OidIsValid(get_extension_oid("chat_outbox", true))) {
+		/* dropped since the last refresh: go quiet instead of failing on vanished tables */
+		EndWork(true);
+		extension_present = false;
+		services_stale = true;
+		return 0;
+	}
 	n = RelayClaimPushMark(svc, chat_outbox_batch_size, nullptr, failure);
 	EndWork(n >= 0);
 	return n;
@@ -283,6 +292,10 @@ chat_outbox_relay_main(Datum main_arg)
 			WaitForWork(chat_outbox_poll_interval);
 			continue;
 		}
+		if (pg_atomic_read_u32(&relay_shared->services_generation) != seen_services_generation) {
+			seen_services_generation = pg_atomic_read_u32(&relay_shared->services_generation);
+			services_stale = true;
+		}
 		if (services_stale || GetCurrentTimestamp() >= next_refresh)
 			RefreshServices();
 		if (!extension_present) {
@@ -290,7 +303,7 @@ chat_outbox_relay_main(Datum main_arg)
 			WaitForWork(chat_outbox_poll_interval);
 			continue;
 		}
-		if (RelayRound() != ROUND_DONE)
+		if (RelayRound() != ROUND_DONE || !extension_present)
 			continue;
 		PurgeSentRows();
 		if (redis_sink_latch_seen)

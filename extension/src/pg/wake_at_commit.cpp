@@ -8,6 +8,9 @@
  * too early: the worker would wake, find nothing, and the row would wait for the next poll.
  * A rolled-back transaction wakes nobody.
  *
+ * chat_outbox.services has the same kind of trigger (services_changed) so that a new service or
+ * a changed queue reaches the worker at commit rather than at its next periodic refresh.
+ *
  * The callback runs where an error is a PANIC ("too late to abort"), so it does nothing but
  * read an atomic and set a latch.
  */
@@ -16,10 +19,12 @@
 
 extern "C" {
 PG_FUNCTION_INFO_V1(chat_outbox_wake_relay);
+PG_FUNCTION_INFO_V1(chat_outbox_services_changed);
 }
 
 static bool wake_callback_registered = false;
 static bool wake_pending = false;
+static bool services_changed_pending = false;
 
 static void
 WakeRelayNow(void)
@@ -40,31 +45,47 @@ WakeXactCallback(XactEvent event, void *arg)
 	switch (event) {
 		case XACT_EVENT_COMMIT:
 		case XACT_EVENT_PARALLEL_COMMIT:
-			if (wake_pending && chat_outbox_wake_at_commit)
+			if (services_changed_pending && relay_shared)
+				pg_atomic_fetch_add_u32(&relay_shared->services_generation, 1);
+			if ((wake_pending && chat_outbox_wake_at_commit) || services_changed_pending)
 				WakeRelayNow();
-			wake_pending = false;
+			wake_pending = services_changed_pending = false;
 			break;
 		case XACT_EVENT_ABORT:
 		case XACT_EVENT_PARALLEL_ABORT:
 		case XACT_EVENT_PREPARE:
 			/* COMMIT PREPARED runs elsewhere without us; the poll timer covers 2PC */
-			wake_pending = false;
+			wake_pending = services_changed_pending = false;
 			break;
 		default:
 			break;
 	}
 }
 
-Datum
-chat_outbox_wake_relay(PG_FUNCTION_ARGS)
+static void
+RequireTrigger(FunctionCallInfo fcinfo, const char *name)
 {
 	if (!CALLED_AS_TRIGGER(fcinfo))
 		ereport(ERROR, (errcode(ERRCODE_E_R_I_E_TRIGGER_PROTOCOL_VIOLATED),
-						errmsg("chat_outbox.wake_relay() must be called as a trigger")));
+						errmsg("%s() must be called as a trigger", name)));
 	if (!wake_callback_registered) {
 		RegisterXactCallback(WakeXactCallback, nullptr);
 		wake_callback_registered = true;
 	}
+}
+
+Datum
+chat_outbox_wake_relay(PG_FUNCTION_ARGS)
+{
+	RequireTrigger(fcinfo, "chat_outbox.wake_relay");
 	wake_pending = true;
+	return PointerGetDatum(nullptr);
+}
+
+Datum
+chat_outbox_services_changed(PG_FUNCTION_ARGS)
+{
+	RequireTrigger(fcinfo, "chat_outbox.services_changed");
+	services_changed_pending = true;
 	return PointerGetDatum(nullptr);
 }

@@ -1,0 +1,71 @@
+#!/usr/bin/env bash
+# tests/extension/status.sh - what an operator sees and controls.
+#   chat_outbox.status (state, pid, last relayed id), the one-time warning for a Redis without
+#   AOF / with eviction, the pause switch, polling with the wake-up off, queue and prefix changes
+#   picked up live, retention of sent rows, and a quiet worker while the extension is dropped.
+set -euo pipefail
+. "$(dirname "$0")/../harness/lib.sh"
+harness_init extension-status
+REDIS_EXTRA_ARGS="--appendonly no --maxmemory-policy allkeys-lru"
+harness_redis_start
+harness_pg_start "" "chat_outbox.retention = '2s'"
+
+rcli() { redis-cli -p "$REDIS_PORT" "$@"; }
+q() { harness_psql "$1"; }
+status() { q "SELECT $1 FROM chat_outbox.status WHERE service = 'consumers'"; }
+status_is() { [ "$(status "$1")" = "$2" ]; }
+send() { for i in $(seq "$1"); do q "SELECT consumers.send_message(1, 'status $i')" >/dev/null; done; }
+setting() { q "ALTER SYSTEM SET chat_outbox.$1 = '$2'" && q "SELECT pg_reload_conf()" >/dev/null; }
+fail() { echo "FAIL $*"; exit 1; }
+
+send 5
+harness_wait_for 20 status_is unsent 0
+[ "$(status relay_state)" = running ] || fail "state $(status relay_state)"
+[ "$(status worker_pid)" = "$(q "SELECT pid FROM pg_stat_activity WHERE backend_type = 'chat_outbox relay'")" ] || fail "worker_pid"
+[ "$(status last_relayed_id)" = "$(q "SELECT max(id) FROM consumers.outbox")" ] || fail "last_relayed_id"
+[ "$(status "last_relayed_at IS NOT NULL")" = t ] || fail "last_relayed_at"
+echo "ok   status: $(q "SELECT service, unsent, relay_state, last_relayed_id FROM chat_outbox.status WHERE service = 'consumers'")"
+
+warning=$(status redis_warning)
+[[ "$warning" == *appendonly* && "$warning" == *maxmemory-policy* ]] || fail "redis_warning: '$warning'"
+rcli CLIENT KILL TYPE normal >/dev/null # the relay reconnects and sees the same configuration
+send 1
+harness_wait_for 20 status_is unsent 0
+[ "$(grep -c 'redis is not durable' "$H_DIR/postgres.log")" -eq 1 ] || fail "warning not logged exactly once"
+echo "ok   warned once: $warning"
+
+setting relay_enabled off
+harness_wait_for 10 status_is relay_state paused
+send 3
+sleep 1.5 # two poll intervals: a paused relay must not have moved them
+[ "$(status unsent)" -eq 3 ] || fail "paused relay sent rows"
+setting relay_enabled on
+harness_wait_for 20 status_is unsent 0
+echo "ok   pause switch: rows waited, then went"
+
+setting wake_at_commit off
+send 2
+harness_wait_for 20 status_is unsent 0
+setting wake_at_commit on
+echo "ok   wake_at_commit off: the poll timer relays"
+
+q "UPDATE chat_outbox.services SET queue = 'renamed' WHERE name = 'consumers'"
+send 1
+harness_wait_for 20 bash -c "[ \$(redis-cli -p $REDIS_PORT LLEN bull:renamed:wait) -eq 1 ]"
+setting bullmq_prefix other
+send 1
+harness_wait_for 20 bash -c "[ \$(redis-cli -p $REDIS_PORT LLEN other:renamed:wait) -eq 1 ]"
+echo "ok   queue and prefix changes picked up live"
+
+harness_wait_for 30 bash -c "[ \$(psql -XAtq '$PGURL' -c 'SELECT count(*) FROM consumers.outbox') -eq 0 ]"
+[ "$(q "SELECT count(*) FROM consumers.messages")" -eq 13 ] || fail "retention touched messages"
+echo "ok   retention: sent outbox rows deleted, messages kept"
+
+errors_before=$(grep -c ERROR "$H_DIR/postgres.log" || true)
+q "DROP EXTENSION chat_outbox CASCADE"
+sleep 2.5 # the worker polls every second; it must stay quiet
+[ "$(grep -c ERROR "$H_DIR/postgres.log" || true)" -eq "$errors_before" ] || fail "errors logged while the extension was dropped"
+q "CREATE EXTENSION chat_outbox"
+send 1
+harness_wait_for 20 status_is unsent 0
+echo "ok   dropped extension: worker idled quietly, resumed after CREATE EXTENSION"
