@@ -335,9 +335,15 @@ WsServer::Impl::OnWebSocketWriteable(struct lws *wsi, Conn *c)
 	if (!client || client->closed)
 		return -1;
 	if (client->close_due) {
-		std::string reason = client->close_reason;
-		lws_close_reason(wsi, static_cast<enum lws_close_status>(client->close_code),
-		                 reinterpret_cast<unsigned char *>(&reason[0]), reason.size());
+		// lws (4.1.6) sends no close frame when a WRITEABLE callback returns -1, even after
+		// lws_close_reason(); the client would see 1006 and not our code. Write the frame ourselves.
+		std::string frame(LWS_PRE, '\0');
+		frame.push_back(static_cast<char>((client->close_code >> 8) & 0xFF));
+		frame.push_back(static_cast<char>(client->close_code & 0xFF));
+		frame += client->close_reason;
+		size_t n = frame.size() - LWS_PRE;
+		// Opcode 4 is lws' internal LWS_WRITE_CLOSE (private in 4.1.6 headers).
+		lws_write(wsi, reinterpret_cast<unsigned char *>(&frame[LWS_PRE]), n, static_cast<enum lws_write_protocol>(4));
 		DropCurrent(wsi, client);
 		return -1;
 	}

@@ -1,0 +1,43 @@
+#!/usr/bin/env bash
+# tests/gateway/http.sh - /healthz (200 / 503 with Redis down), /metrics, 404, and SIGTERM:
+# every client's transport is closed ("transport close", so it would reconnect) and the daemon exits.
+. "$(dirname "$0")/gw_lib.sh"
+gw_start_all gateway-http
+cd "$(dirname "$0")"
+fail() { echo "FAIL $*"; exit 1; }
+url=http://127.0.0.1:$GW_PORT
+
+harness_wait_for 20 bash -c "curl -s $url/healthz | grep -q '\"redis\":true,\"postgres\":true'"
+body=$(curl -s -w ' %{http_code}' "$url/healthz")
+[[ $body == '{"status":"ok","redis":true,"postgres":true,"clients":0} 200' ]] || fail "healthz: $body"
+echo "ok   /healthz 200: $body"
+
+ctype=$(curl -s -o "$H_DIR/metrics.txt" -w '%{content_type} %{http_code}' "$url/metrics")
+[[ $ctype == 'text/plain; version=0.0.4 200' ]] || fail "metrics content type: $ctype"
+grep -q '^chat_outboxd_frames_rejected_total ' "$H_DIR/metrics.txt" || fail "no frames_rejected in /metrics"
+grep -q '^chat_outboxd_gateway_frames_pushed_total ' "$H_DIR/metrics.txt" || fail "no gateway counters in /metrics"
+echo "ok   /metrics"
+
+code=$(curl -s -o /dev/null -w '%{http_code}' "$url/nope")
+[ "$code" = 404 ] || fail "unknown path: $code"
+echo "ok   unknown path 404"
+
+# clients count, then SIGTERM while they are connected
+node shutdown_peer.mjs >"$H_DIR/peer.out" 2>&1 &
+peer=$!
+harness_wait_for 10 bash -c "curl -s $url/healthz | grep -q '\"clients\":2'" || fail "clients not counted"
+echo "ok   /healthz counts clients"
+
+# (Redis down is reported once the consumer's command connection notices; Postgres at once.)
+harness_pg_ctl -m fast -w stop >/dev/null
+harness_wait_for 20 bash -c "[ \$(curl -s -o /dev/null -w '%{http_code}' $url/healthz) = 503 ]" || fail "no 503 with Postgres down"
+echo "ok   /healthz 503 while Postgres is down: $(curl -s $url/healthz)"
+harness_pg_ctl -w start >/dev/null
+harness_wait_for 30 bash -c "[ \$(curl -s -o /dev/null -w '%{http_code}' $url/healthz) = 200 ]" || fail "no 200 after Postgres is back"
+echo "ok   /healthz 200 again"
+
+gw_stop_daemon || fail "daemon did not exit on SIGTERM"
+wait $peer || { cat "$H_DIR/peer.out"; fail "peer"; }
+cat "$H_DIR/peer.out"
+grep -q 'Shutdown' "$H_DIR/daemon.log" -i || true
+echo "all checks passed"
