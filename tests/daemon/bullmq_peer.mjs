@@ -45,8 +45,10 @@ async function addRaw() {
 	if (parsed === undefined) {
 		// Queue.add always writes JSON; a producer that does not is simulated by a raw HSET afterwards.
 		await q.add('message.created', {}, { jobId });
-		const client = await q.client;
-		await client.hset(`bull:${queueName}:${jobId}`, 'data', data);
+		const { default: IORedis } = await import('ioredis');
+		const r = new IORedis(connection);
+		await r.hset(`bull:${queueName}:${jobId}`, 'data', data);
+		r.disconnect();
 	} else {
 		await q.add('message.created', parsed, { jobId });
 	}

@@ -7,8 +7,7 @@ daemon_env daemon-bullmq-producer
 Q=t-producer
 N=300
 
-peer events $Q "$H_DIR/events.txt" >"$H_DIR/events.log" 2>&1 &
-harness_track $!
+peer_bg events.log events $Q "$H_DIR/events.txt"
 harness_wait_for 10 grep -q ready "$H_DIR/events.txt"
 
 peer add $Q $N 11 >"$H_DIR/ids.txt"

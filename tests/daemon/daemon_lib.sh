@@ -3,7 +3,7 @@
 #   daemon_env <name>              harness_init + Redis + Postgres (with the extension)
 #   daemon_start <log> [args...]   start chat-outboxd in the background; sets $DAEMON_PID
 #   daemon_wait_consuming <log>    until the daemon logged that it consumes
-#   peer <args...>                 tests/daemon/bullmq_peer.mjs with REDIS_URL set
+#   peer <args...>                 tests/daemon/bullmq_peer.mjs with REDIS_URL set (peer_bg: in the background)
 #   inbox_count <service>          rows in <service>.inbox
 #   expect_eq <what> <want> <got>  fail with a message unless equal
 D_DIR=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
@@ -29,7 +29,15 @@ daemon_start() {
 
 daemon_wait_consuming() { harness_wait_for 20 grep -q "consuming " "$H_DIR/$1"; }
 
-peer() { (cd "$D_DIR" && node bullmq_peer.mjs "$@"); }
+peer() { node "$D_DIR/bullmq_peer.mjs" "$@"; }
+
+# peer_bg <log> <args...>: a long-running peer (events, worker), stopped by pid on exit
+peer_bg() {
+	local log=$1
+	shift
+	node "$D_DIR/bullmq_peer.mjs" "$@" >"$H_DIR/$log" 2>&1 &
+	harness_track $!
+}
 
 inbox_count() { harness_psql "SELECT count(*) FROM $1.inbox"; }
 

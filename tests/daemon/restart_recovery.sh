@@ -17,8 +17,7 @@ expect_eq "first run killed itself" 137 "$rc"
 expect_eq "inbox after crash" 20 "$(inbox_count workers)"
 wait_counts $Q "c.completed === 10 && c.active === 10" 5 >/dev/null
 
-peer events $Q "$H_DIR/events.txt" >"$H_DIR/events.log" 2>&1 &
-harness_track $!
+peer_bg events.log events $Q "$H_DIR/events.txt"
 harness_wait_for 10 grep -q ready "$H_DIR/events.txt"
 
 start=$(date +%s%N)

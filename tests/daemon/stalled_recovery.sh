@@ -8,8 +8,7 @@ daemon_env daemon-stalled
 Q=t-stalled
 N=20
 
-peer events $Q "$H_DIR/events.txt" >"$H_DIR/events.log" 2>&1 &
-harness_track $!
+peer_bg events.log events $Q "$H_DIR/events.txt"
 harness_wait_for 10 grep -q ready "$H_DIR/events.txt"
 peer add $Q $N 3 >"$H_DIR/ids.txt"
 

@@ -1,0 +1,40 @@
+#!/usr/bin/env bash
+# daemon.poison_job: jobs whose data is not a chat message go to the failed set with a precise reason
+# (QueueEvents sees `failed`), and the good jobs around them are still processed, in order.
+. "$(dirname "$0")/../harness/lib.sh"
+. "$(dirname "$0")/daemon_lib.sh"
+daemon_env daemon-poison
+Q=t-poison
+uuid() { node -e 'console.log(crypto.randomUUID())'; }
+G1=$(uuid); G2=$(uuid); P3=$(uuid)
+
+peer_bg events.log events $Q "$H_DIR/events.txt"
+harness_wait_for 10 grep -q ready "$H_DIR/events.txt"
+
+peer add-raw $Q "$G1" "{\"id\":\"$G1\",\"chat_id\":1,\"body\":\"good 1\"}"
+peer add-raw $Q bad-json 'not json {'
+peer add-raw $Q no-chat "{\"id\":\"$P3\",\"body\":\"x\"}"
+peer add-raw $Q bad-id '{"id":"123","chat_id":1,"body":"x"}'
+peer add-raw $Q float-chat "{\"id\":\"$P3\",\"chat_id\":1.5,\"body\":\"x\"}"
+peer add-raw $Q "$G2" "{\"id\":\"$G2\",\"chat_id\":\"1\",\"body\":\"good 2\"}"
+
+daemon_start daemon.log --service workers --queue $Q
+wait_counts $Q "c.completed === 2 && c.failed === 4 && c.active === 0 && c.waiting === 0" >/dev/null
+expect_eq "good ones in order" "good 1,good 2" "$(harness_psql "SELECT string_agg(body, ',' ORDER BY seq) FROM workers.inbox")"
+# raw reads: bullmq's getJob() itself throws on the non-JSON job
+reason() {
+	echo "$(redis-cli -p "$REDIS_PORT" zscore "bull:$Q:failed" "$1" | sed 's/.\+/failed/'): $(redis-cli -p "$REDIS_PORT" hget "bull:$Q:$1" failedReason)"
+}
+expect_eq "bad-json" "failed: invalid message: data is not valid JSON" "$(reason bad-json)"
+expect_eq "no-chat" "failed: invalid message: chat_id missing" "$(reason no-chat)"
+expect_eq "bad-id" "failed: invalid message: id is not a uuid string" "$(reason bad-id)"
+expect_eq "float-chat" "failed: invalid message: chat_id is not an integer" "$(reason float-chat)"
+harness_wait_for 10 bash -c "[ \$(grep -c '^failed ' '$H_DIR/events.txt') -ge 4 ]"
+expect_eq "QueueEvents failed" 4 "$(grep -c '^failed ' "$H_DIR/events.txt")"
+expect_eq "QueueEvents errors" 0 "$(grep -c '^error' "$H_DIR/events.txt" || true)"
+
+# still consuming afterwards
+G3=$(uuid)
+peer add-raw $Q "$G3" "{\"id\":\"$G3\",\"chat_id\":2,\"body\":\"good 3\"}"
+wait_inbox workers 3 10
+echo "PASS"
