@@ -14,7 +14,7 @@ import { io } from 'socket.io-client';
 import { DIRECTIONS, Daemon, redis, postgres, waitFor, sleep, env, SECRET } from './procs.mjs';
 
 const argv = process.argv;
-const opt = (name, def) => (argv.includes(`--${name}`) ? Number(argv[argv.indexOf(`--${name}`) + 1]) : def);
+const opt = (name, def) => (argv.includes(`--${name}`) ? Number(argv[argv.lastIndexOf(`--${name}`) + 1]) : def); // last one wins
 const seed = opt('seed', Math.floor(Math.random() * 2 ** 31));
 const SECONDS = opt('seconds', 90);
 const CHATS = opt('chats', 6);
