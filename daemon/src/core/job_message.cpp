@@ -83,13 +83,13 @@ ParseMessage(const std::string &data, std::string *reason)
 	auto chat = j.find("chat_id");
 	if (chat == j.end() || chat->is_null())
 		return Poison(reason, "chat_id missing");
-	if (chat->is_number_integer())
-		m.chat_id = chat->get<int64_t>();
-	else if (chat->is_number_unsigned()) {
+	if (chat->is_number_unsigned()) { // checked first: nlohmann counts unsigned as integer too
 		if (chat->get<uint64_t>() > static_cast<uint64_t>(INT64_MAX))
 			return Poison(reason, "chat_id out of range");
 		m.chat_id = static_cast<int64_t>(chat->get<uint64_t>());
-	} else if (!chat->is_string() || !ParseInt64(chat->get<std::string>(), &m.chat_id))
+	} else if (chat->is_number_integer())
+		m.chat_id = chat->get<int64_t>();
+	else if (!chat->is_string() || !ParseInt64(chat->get<std::string>(), &m.chat_id))
 		return Poison(reason, "chat_id is not an integer");
 
 	auto body = j.find("body");
