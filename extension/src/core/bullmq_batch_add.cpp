@@ -17,6 +17,9 @@ constexpr int kFixedKeys = 6; // wait, meta, events, marker, active, id
 const char kScript[] = R"LUA(
 -- chat_outbox batch add: KEYS = wait, meta, events, marker, active, id, then one job hash per job.
 -- ARGV = timestamp, then id, name, data, opts per job. Returns 1 (created) / 0 (duplicate) per job.
+-- Per job only what Queue.add leaves behind: the hash, `added` and `waiting` events; the ids go
+-- onto `wait` with one LPUSH for the batch (same order as one LPUSH each, nobody can look in
+-- between), and the `id` counter, which only auto-numbered adds need, is left alone.
 local maxEvents = redis.call('HGET', KEYS[2], 'opts.maxLenEvents')
 if not maxEvents then
   maxEvents = 10000
@@ -29,11 +32,10 @@ if not blocked and meta[2] then
 end
 local ts = ARGV[1]
 local out = {}
-local created = 0
+local created = {}
 for k = 7, #KEYS do
   local a = 2 + (k - 7) * 4
   local id = ARGV[a]
-  redis.call('INCR', KEYS[6])
   if redis.call('EXISTS', KEYS[k]) == 1 then
     redis.call('XADD', KEYS[3], 'MAXLEN', '~', maxEvents, '*', 'event', 'duplicated', 'jobId', id)
     out[#out + 1] = 0
@@ -41,14 +43,16 @@ for k = 7, #KEYS do
     redis.call('HSET', KEYS[k], 'name', ARGV[a + 1], 'data', ARGV[a + 2], 'opts', ARGV[a + 3],
       'timestamp', ts, 'delay', 0, 'priority', 0)
     redis.call('XADD', KEYS[3], '*', 'event', 'added', 'jobId', id, 'name', ARGV[a + 1])
-    redis.call('LPUSH', KEYS[1], id)
     redis.call('XADD', KEYS[3], 'MAXLEN', '~', maxEvents, '*', 'event', 'waiting', 'jobId', id)
     out[#out + 1] = 1
-    created = created + 1
+    created[#created + 1] = id
   end
 end
-if created > 0 and not blocked then
-  redis.call('ZADD', KEYS[4], 0, '0')
+if #created > 0 then
+  redis.call('LPUSH', KEYS[1], unpack(created))
+  if not blocked then
+    redis.call('ZADD', KEYS[4], 0, '0')
+  end
 end
 return out
 )LUA";

@@ -69,6 +69,31 @@ RelayServiceFor(const char *name, const char *queue)
 	return svc;
 }
 
+/*
+ * UseIndexOrder makes the planner walk the outbox in id order through its partial index, whatever
+ * the statistics say. A backlog built faster than autovacuum analyzes looks like "189 unsent rows"
+ * to the planner, which then sorts the whole backlog for every batch (measured: an external merge
+ * sort of 20,000 rows per 500-row batch). Scoped like a function's SET clause: the caller's
+ * settings are back when ResetPlanner(level) runs, or when the transaction aborts.
+ */
+static int
+UseIndexOrder(void)
+{
+	int			level = NewGUCNestLevel();
+
+	static const char *const settings[] = {"enable_sort", "enable_seqscan", "enable_bitmapscan"};
+
+	for (const char *name : settings)
+		(void) set_config_option(name, "off", PGC_USERSET, PGC_S_SESSION, GUC_ACTION_SAVE, true, 0, false);
+	return level;
+}
+
+static void
+ResetPlanner(int level)
+{
+	AtEOXact_GUC(true, level);
+}
+
 static SPIPlanPtr
 KeepPlan(const char *fmt, const char *schema, int nargs, Oid *argtypes)
 {
@@ -116,10 +141,13 @@ RelayClaimPushMark(RelayService *svc, int batch_size, int64 **ids_out, SinkFailu
 	Datum	   *id_datums;
 	Datum		mark_args[1];
 	int			created;
+	int			planner_level;
 
 	PreparePlans(svc);
 	claim_args[0] = Int32GetDatum(batch_size);
+	planner_level = UseIndexOrder();
 	ret = SPI_execute_plan(svc->claim_plan, claim_args, nullptr, false, 0);
+	ResetPlanner(planner_level);
 	if (ret != SPI_OK_SELECT)
 		elog(ERROR, "chat_outbox: claim on %s.outbox failed: %s", svc->name, SPI_result_code_string(ret));
 	n = (int) SPI_processed;
@@ -148,7 +176,9 @@ RelayClaimPushMark(RelayService *svc, int batch_size, int64 **ids_out, SinkFailu
 		return -1;
 
 	mark_args[0] = PointerGetDatum(construct_array(id_datums, n, INT8OID, sizeof(int64), FLOAT8PASSBYVAL, TYPALIGN_DOUBLE));
+	planner_level = UseIndexOrder();
 	ret = SPI_execute_plan(svc->mark_plan, mark_args, nullptr, false, 0);
+	ResetPlanner(planner_level);
 	if (ret != SPI_OK_UPDATE || (int) SPI_processed != n)
 		elog(ERROR, "chat_outbox: marking %d rows of %s.outbox sent updated %d", n, svc->name, (int) SPI_processed);
 
@@ -163,11 +193,14 @@ RelayPurgeSent(RelayService *svc, int retention_s, int limit)
 {
 	Datum		args[2];
 	int			ret;
+	int			planner_level;
 
 	PreparePlans(svc);
 	args[0] = Int32GetDatum(retention_s);
 	args[1] = Int32GetDatum(limit);
+	planner_level = UseIndexOrder();
 	ret = SPI_execute_plan(svc->purge_plan, args, nullptr, false, 0);
+	ResetPlanner(planner_level);
 	if (ret != SPI_OK_DELETE)
 		elog(ERROR, "chat_outbox: purge of %s.outbox failed: %s", svc->name, SPI_result_code_string(ret));
 	return (int) SPI_processed;

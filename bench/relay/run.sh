@@ -1,0 +1,58 @@
+#!/usr/bin/env bash
+# bench/relay/run.sh - figures for the relay (recorded in docs/relay-benchmarks.md).
+#   1. commit -> job visible in Redis over paced sends, wake at commit on and off
+#   2. drain rate of a backlog built while Redis was down
+#   3. send_message throughput with the relay on vs paused, several connections (pgbench)
+# Env: SENDS (1000), PACE_MS (5), BACKLOG (100000), CLIENTS (4), DURATION (10 s), BATCH (500)
+set -euo pipefail
+. "$(dirname "$0")/../../tests/harness/lib.sh"
+SENDS=${SENDS:-1000} PACE_MS=${PACE_MS:-5} BACKLOG=${BACKLOG:-100000}
+CLIENTS=${CLIENTS:-4} DURATION=${DURATION:-10} BATCH=${BATCH:-500}
+HERE=$H_ROOT/bench/relay
+harness_init bench-relay
+harness_redis_start
+harness_pg_start "" "chat_outbox.batch_size = $BATCH" "shared_buffers = '256MB'"
+export REDIS_URL PGURL
+q() { harness_psql "$1"; }
+setting() { q "ALTER SYSTEM SET chat_outbox.$1 = '$2'" && q "SELECT pg_reload_conf()" >/dev/null; sleep 0.3; }
+unsent() { q "SELECT count(*) FROM consumers.outbox WHERE sent_at IS NULL"; }
+now_ms() { date +%s%3N; }
+
+echo "# $(date -u +%FT%TZ) $(nproc) cores, $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | xargs)"
+echo "# batch_size=$BATCH sends=$SENDS pace=${PACE_MS}ms backlog=$BACKLOG clients=$CLIENTS duration=${DURATION}s"
+
+cd "$H_ROOT/tests"
+echo "## 1. commit -> visible in Redis ($SENDS sends, one every $PACE_MS ms)"
+echo "wake_at_commit=on:  $(node "$HERE/latency.mjs" "$SENDS" "$PACE_MS")"
+setting wake_at_commit off
+echo "wake_at_commit=off: $(node "$HERE/latency.mjs" "$SENDS" "$PACE_MS")"
+setting wake_at_commit on
+
+echo "## 2. drain after a Redis outage ($BACKLOG rows)"
+harness_redis_stop
+t=$(now_ms)
+q "SELECT count(consumers.send_message(g % 100, 'backlog message ' || g)) FROM generate_series(1, $BACKLOG) g" >/dev/null
+echo "built backlog of $(unsent) rows in $(( $(now_ms) - t )) ms (one statement)"
+last_before=$(q "SELECT coalesce(last_relayed_id, 0) FROM chat_outbox.status WHERE service = 'consumers'")
+harness_redis_start_again
+t_up=$(now_ms)
+harness_wait_for 60 bash -c "[ \$(psql -XAtq '$PGURL' -c \"SELECT coalesce(last_relayed_id, 0) FROM chat_outbox.status WHERE service = 'consumers'\") -ne $last_before ]"
+t_first=$(now_ms)
+harness_wait_for 300 bash -c "[ \$(psql -XAtq '$PGURL' -c 'SELECT count(*) FROM consumers.outbox WHERE sent_at IS NULL') -eq 0 ]"
+t_done=$(now_ms)
+echo "redis up -> first batch: $((t_first - t_up)) ms (backoff); first batch -> drained: $((t_done - t_first)) ms"
+echo "drain rate: $(( BACKLOG * 1000 / (t_done - t_first + 1) )) rows/s (incl. backoff: $(( BACKLOG * 1000 / (t_done - t_up + 1) )) rows/s)"
+echo "redis wait list: $(redis-cli -p "$REDIS_PORT" LLEN bull:chat-messages:wait) jobs"
+
+echo "## 3. send_message rate, $CLIENTS connections, ${DURATION}s each (pgbench), alternating"
+bench() { "$PG_BIN/pgbench" -n -f "$HERE/send_message.pgbench" -c "$CLIENTS" -j 2 -T "$DURATION" "$PGURL" 2>/dev/null | awk '/^tps/ {printf "%.0f", $3}'; }
+for round in 1 2; do
+	setting relay_enabled on
+	on=$(bench)
+	harness_wait_for 120 bash -c "[ \$(psql -XAtq '$PGURL' -c 'SELECT count(*) FROM consumers.outbox WHERE sent_at IS NULL') -eq 0 ]"
+	setting relay_enabled off
+	off=$(bench)
+	echo "round $round: relay on ${on} tps, relay paused ${off} tps, relay costs $(( (off - on) * 100 / off ))%"
+	setting relay_enabled on
+	harness_wait_for 120 bash -c "[ \$(psql -XAtq '$PGURL' -c 'SELECT count(*) FROM consumers.outbox WHERE sent_at IS NULL') -eq 0 ]"
+done
