@@ -43,6 +43,7 @@ struct Batch {
 	std::vector<BatchJob> jobs;
 	bool fail_done = true;
 	bool complete_done = true;
+	bool drop_created_at = false; // Postgres rejected a created_at that looked like ISO 8601 (e.g. Feb 31)
 };
 
 } // namespace
@@ -310,11 +311,23 @@ struct BullmqConsumer::Impl {
 	{
 		std::vector<ChatMessage> msgs;
 		for (const auto &bj : batch->jobs)
-			if (bj.msg)
+			if (bj.msg) {
 				msgs.push_back(*bj.msg);
+				if (batch->drop_created_at)
+					msgs.back().created_at.reset();
+			}
 		writer.Write(msgs, [this](InboxWriteResult &&res) {
 			if (finished || !batch)
 				return;
+			if (!res.ok && res.sqlstate.rfind("22", 0) == 0 && !batch->drop_created_at) {
+				// Validation leaves only created_at for Postgres to reject (data exception class 22);
+				// retrying without it beats holding the queue on one bad timestamp forever.
+				Log(Level::Warning, "inbox rejected the batch (%s); writing it again without created_at",
+				    res.error.c_str());
+				batch->drop_created_at = true;
+				WriteInbox();
+				return;
+			}
 			if (!res.ok) {
 				// Connection failures are logged by the PgClient; anything else (a missing table,
 				// a permission) is logged here, once until it works again.

@@ -37,4 +37,9 @@ expect_eq "QueueEvents errors" 0 "$(grep -c '^error' "$H_DIR/events.txt" || true
 G3=$(uuid)
 peer add-raw $Q "$G3" "{\"id\":\"$G3\",\"chat_id\":2,\"body\":\"good 3\"}"
 wait_inbox workers 3 10
+
+# a created_at that looks like ISO 8601 but Postgres rejects (Feb 31) must not hold the queue
+G4=$(uuid)
+peer add-raw $Q "$G4" "{\"id\":\"$G4\",\"chat_id\":2,\"body\":\"good 4\",\"created_at\":\"2026-02-31T00:00:00Z\"}"
+wait_inbox workers 4 10
 echo "PASS"
