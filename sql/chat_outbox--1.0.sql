@@ -40,6 +40,10 @@ BEGIN
 		RAISE EXCEPTION 'service "%" already exists', name
 			USING ERRCODE = '42710', HINT = 'Services are listed in chat_outbox.services.';
 	END IF;
+	IF (SELECT count(*) FROM chat_outbox.services) >= 32 THEN
+		RAISE EXCEPTION 'too many services'
+			USING ERRCODE = '54000', DETAIL = 'The relay serves at most 32 services.';
+	END IF;
 	IF q = '' OR strpos(q, ':') > 0 THEN
 		RAISE EXCEPTION 'invalid queue name: %', quote_literal(q)
 			USING ERRCODE = '22023',

@@ -4,7 +4,8 @@
 #      change of state, everything arrives after Redis returns.
 #   2. The relay worker SIGKILLed (crash recovery of the whole cluster), then pg_ctl restart,
 #      both mid-stream: everything stored is processed, exactly once.
-#   3. Redis hung (SIGSTOP) with a 60 s redis_timeout: a fast shutdown still completes at once.
+#   3. Redis hung (SIGSTOP) with a 60 s redis_timeout: a SIGHUP (pausing the relay) and then a
+#      fast shutdown are still answered at once.
 # A real bullmq Worker (consume.mjs) records every processed job id; the checks compare that
 # with what Postgres stored.
 set -euo pipefail
@@ -77,7 +78,14 @@ new_pid=$(harness_psql "SELECT pid FROM pg_stat_activity WHERE backend_type = 'c
 harness_psql "ALTER SYSTEM SET chat_outbox.redis_timeout = '60s'" && harness_psql "SELECT pg_reload_conf()" >/dev/null
 kill -STOP "$(cat "$REDIS_PIDFILE")"
 harness_psql "SELECT consumers.send_message(1, 'while redis hangs')" >/dev/null
-harness_wait_for 10 bash -c "psql -XAtq '$PGURL' -c \"SELECT 1 FROM pg_stat_activity WHERE backend_type = 'chat_outbox relay' AND wait_event = 'Extension'\" | grep -q 1"
+relay_waits_on_redis() { psql -XAtq "$PGURL" -c "SELECT 1 FROM pg_stat_activity WHERE backend_type = 'chat_outbox relay' AND wait_event = 'Extension'" | grep -q 1; }
+harness_wait_for 10 relay_waits_on_redis
+harness_psql "ALTER SYSTEM SET chat_outbox.relay_enabled = off" && harness_psql "SELECT pg_reload_conf()" >/dev/null
+harness_wait_for 10 bash -c "[ \"\$(psql -XAtq '$PGURL' -c \"SELECT relay_state FROM chat_outbox.status WHERE service = 'consumers'\")\" = paused ]" ||
+	{ echo "FAIL SIGHUP not answered while Redis hangs"; exit 1; }
+echo "ok   SIGHUP answered while Redis was hung (relay paused)"
+harness_psql "ALTER SYSTEM SET chat_outbox.relay_enabled = on" && harness_psql "SELECT pg_reload_conf()" >/dev/null
+harness_wait_for 10 relay_waits_on_redis
 if ! timeout 10 bash -c ". '$H_ROOT/tests/harness/lib.sh'; PG_DATA='$PG_DATA' H_DIR='$H_DIR' harness_pg_ctl stop -m fast -w" >/dev/null; then
 	echo "FAIL shutdown blocked while Redis hangs"; exit 1
 fi

@@ -73,18 +73,22 @@ RelayServiceFor(const char *name, const char *queue)
  * UseIndexOrder makes the planner walk the outbox in id order through its partial index, whatever
  * the statistics say. A backlog built faster than autovacuum analyzes looks like "189 unsent rows"
  * to the planner, which then sorts the whole backlog for every batch (measured: an external merge
- * sort of 20,000 rows per 500-row batch). Scoped like a function's SET clause: the caller's
- * settings are back when ResetPlanner(level) runs, or when the transaction aborts.
+ * sort of 20,000 rows per 500-row batch). With those settings the generic plan is the right one,
+ * so it is forced: a pass does not re-plan its statements. Scoped like a function's SET clause:
+ * the caller's settings are back when ResetPlanner(level) runs, or when the transaction aborts.
  */
 static int
 UseIndexOrder(void)
 {
 	int			level = NewGUCNestLevel();
 
-	static const char *const settings[] = {"enable_sort", "enable_seqscan", "enable_bitmapscan"};
+	static const char *const settings[][2] = {{"enable_sort", "off"},
+											  {"enable_seqscan", "off"},
+											  {"enable_bitmapscan", "off"},
+											  {"plan_cache_mode", "force_generic_plan"}};
 
-	for (const char *name : settings)
-		(void) set_config_option(name, "off", PGC_USERSET, PGC_S_SESSION, GUC_ACTION_SAVE, true, 0, false);
+	for (const auto &setting : settings)
+		(void) set_config_option(setting[0], setting[1], PGC_USERSET, PGC_S_SESSION, GUC_ACTION_SAVE, true, 0, false);
 	return level;
 }
 

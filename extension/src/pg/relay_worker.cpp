@@ -107,8 +107,8 @@ RunServicePass(RelayService *svc, SinkFailure *failure)
 	int			n;
 
 	BeginWork("chat_outbox relay: pass");
-	if (!OidIsValid(get_extension_oid("chat_outbox", true))) {
-		/* dropped since the last refresh: go quiet instead of failing on vanished tables */
+	if (!SearchSysCacheExists1(NAMESPACENAME, CStringGetDatum(svc->name))) {
+		/* dropped since the last refresh (DROP EXTENSION): go quiet instead of failing on vanished tables */
 		EndWork(true);
 		extension_present = false;
 		services_stale = true;
