@@ -138,7 +138,7 @@ export async function recovery(variant, { count, senders = 32, redis, timeoutMs 
 
 // v1 under the write-up's loss scenario: Consumers as its own process sends, Redis goes down,
 // Consumers is redeployed (killed) while Redis is down, Redis comes back: saved vs shown.
-export async function v1Outage(variant, { redis, senders = 8, upSeconds = 2, downSeconds = 5, settleMs = 5000 }) {
+export async function v1Outage(variant, { redis, senders = 8, upSeconds = 2, downSeconds = 5, settleMs = 45000 }) {
   const sock = await connect(variant, [1]);
   const rx = receiver([sock]);
   const tag = `v1out-${RUN}`;
@@ -148,9 +148,11 @@ export async function v1Outage(variant, { redis, senders = 8, upSeconds = 2, dow
   await sleep(downSeconds * 1000);
   await proc.stopP("SIGTERM"); // deploy: the process is replaced
   await redis.up();
-  await sleep(settleMs);
   const saved = await variant.countSaved(tag);
-  const shown = [...rx.got.keys()].filter((b) => b.startsWith(tag)).length;
+  const shownOf = () => [...rx.got.keys()].filter((b) => b.startsWith(tag)).length;
+  // wait past BullMQ's stalled-job recovery (lockDuration 30 s) so that late is not counted as lost
+  await rx.waitFor(() => shownOf() >= saved, settleMs);
+  const shown = shownOf();
   sock.close();
   return { saved, shown, lost: saved - shown };
 }

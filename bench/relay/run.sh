@@ -3,11 +3,13 @@
 #   1. commit -> job visible in Redis over paced sends, wake at commit on and off
 #   2. drain rate of a backlog built while Redis was down
 #   3. send_message throughput with the relay on vs paused, several connections (pgbench)
-# Env: SENDS (1000), PACE_MS (5), BACKLOG (100000), CLIENTS (4), DURATION (10 s), BATCH (500)
+# Env: SENDS (1000), PACE_MS (5), BACKLOG (100000), CLIENTS (4), DURATION (10 s), BATCH (500),
+#      SECTIONS ("latency drain rate": any subset)
 set -euo pipefail
 . "$(dirname "$0")/../../tests/harness/lib.sh"
 SENDS=${SENDS:-1000} PACE_MS=${PACE_MS:-5} BACKLOG=${BACKLOG:-100000}
-CLIENTS=${CLIENTS:-4} DURATION=${DURATION:-10} BATCH=${BATCH:-500}
+CLIENTS=${CLIENTS:-4} DURATION=${DURATION:-10} BATCH=${BATCH:-500} SECTIONS=${SECTIONS:-latency drain rate}
+section() { [[ " $SECTIONS " == *" $1 "* ]]; }
 HERE=$H_ROOT/bench/relay
 harness_init bench-relay
 harness_redis_start
@@ -22,12 +24,15 @@ echo "# $(date -u +%FT%TZ) $(nproc) cores, $(grep -m1 'model name' /proc/cpuinfo
 echo "# batch_size=$BATCH sends=$SENDS pace=${PACE_MS}ms backlog=$BACKLOG clients=$CLIENTS duration=${DURATION}s"
 
 cd "$H_ROOT/tests"
+if section latency; then
 echo "## 1. commit -> visible in Redis ($SENDS sends, one every $PACE_MS ms)"
 echo "wake_at_commit=on:  $(node "$HERE/latency.mjs" "$SENDS" "$PACE_MS")"
 setting wake_at_commit off
 echo "wake_at_commit=off: $(node "$HERE/latency.mjs" "$SENDS" "$PACE_MS")"
 setting wake_at_commit on
+fi
 
+if section drain; then
 echo "## 2. drain after a Redis outage ($BACKLOG rows)"
 harness_redis_stop
 t=$(now_ms)
@@ -43,6 +48,10 @@ t_done=$(now_ms)
 echo "redis up -> first batch: $((t_first - t_up)) ms (backoff); first batch -> drained: $((t_done - t_first)) ms"
 echo "drain rate: $(( BACKLOG * 1000 / (t_done - t_first + 1) )) rows/s (incl. backoff: $(( BACKLOG * 1000 / (t_done - t_up + 1) )) rows/s)"
 echo "redis wait list: $(redis-cli -p "$REDIS_PORT" LLEN bull:chat-messages:wait) jobs"
+echo "reference, same Redis: $(node "$HERE/bullmq_ceiling.mjs" "$REDIS_PORT" 30000)"
+fi
+
+section rate || exit 0
 
 echo "## 3. send_message rate, $CLIENTS connections, ${DURATION}s each (pgbench), alternating"
 bench() { "$PG_BIN/pgbench" -n -f "$HERE/send_message.pgbench" -c "$CLIENTS" -j 2 -T "$DURATION" "$PGURL" 2>/dev/null | awk '/^tps/ {printf "%.0f", $3}'; }
