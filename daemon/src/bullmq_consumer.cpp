@@ -84,15 +84,21 @@ struct BullmqConsumer::Impl {
 
 	void Start()
 	{
+		// Redis is "up" only while both connections are: an idle command connection may learn of a
+		// lost server only at its next command, the blocking one learns at once.
 		cmd.OnReady([this] {
-			metrics.redis_up = true;
+			metrics.redis_up = blk.Ready();
 			OnCommandReady();
 		});
 		cmd.OnDown([this] {
 			metrics.redis_up = false;
 			need_recovery = true; // a fetch reply may have been lost with the connection
 		});
-		blk.OnReady([this] { Pump(); });
+		blk.OnReady([this] {
+			metrics.redis_up = cmd.Ready();
+			Pump();
+		});
+		blk.OnDown([this] { metrics.redis_up = false; });
 		pg.OnStateChange([this](bool up) {
 			metrics.postgres_up = up;
 			if (up)

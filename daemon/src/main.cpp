@@ -22,6 +22,7 @@
 #include "log.hpp"
 #include "pg_client.hpp"
 #include "redis_conn.hpp"
+#include "redis_safety_check.hpp"
 #include "redis_url.hpp"
 #include "ws_server.hpp"
 
@@ -39,6 +40,7 @@ struct Daemon {
 	StateLog redis_log{"redis"};
 	std::unique_ptr<PgClient> pg_inbox, pg_gateway;
 	std::unique_ptr<RedisConn> cmd, blocking;
+	std::unique_ptr<RedisSafetyCheck> redis_safety;
 	std::unique_ptr<WsServer> ws;
 	std::unique_ptr<BullmqConsumer> consumer;
 	uv_signal_t sigterm, sigint;
@@ -129,6 +131,7 @@ Run(int argc, char **argv)
 	d->blocking = std::make_unique<RedisConn>(loop, *url, "redis (blocking)",
 	                                          ConnectionName(cfg.prefix, cfg.queue, cfg.identity) + ":blocking",
 	                                          kRedisTimeoutMs, nullptr);
+	d->redis_safety = std::make_unique<RedisSafetyCheck>(*d->cmd, d->metrics);
 	d->ws = std::make_unique<WsServer>(loop, cfg, *d->pg_gateway, d->metrics);
 	if (!d->ws->Start(&error)) {
 		fprintf(stderr, "chat-outboxd: --listen %s: %s\n", cfg.listen.c_str(), error.c_str());

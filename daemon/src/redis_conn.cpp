@@ -170,7 +170,8 @@ struct RedisConn::Impl {
 	int open_handles = 3;
 	std::list<Call *> pending;
 	std::list<std::pair<RedisConn::ReplyCb, std::string>> deferred; // failures delivered on the next tick
-	std::function<void()> on_ready, on_down, close_done;
+	std::vector<std::function<void()>> on_ready; // every listener, in the order they were added
+	std::function<void()> on_down, close_done;
 
 	Impl(uv_loop_t *l, chat_outbox::RedisUrl u, std::string r, std::string n, int64_t t, StateLog *s)
 	    : loop(l), url(std::move(u)), role(std::move(r)), client_name(std::move(n)), timeout_ms(t), state_log(s)
@@ -316,8 +317,8 @@ struct RedisConn::Impl {
 					     state_log->Up();
 				     else
 					     Log(Level::Verbose, "%s: connected", role.c_str());
-				     if (on_ready)
-					     on_ready();
+				     for (auto &cb : on_ready)
+					     cb();
 			     },
 			     timeout_ms);
 		}
@@ -465,7 +466,7 @@ RedisConn::Ready() const
 void
 RedisConn::OnReady(std::function<void()> on_ready)
 {
-	impl_->on_ready = std::move(on_ready);
+	impl_->on_ready.push_back(std::move(on_ready));
 }
 
 void

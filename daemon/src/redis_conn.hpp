@@ -37,7 +37,8 @@ class RedisConn {
 
 	void Start();
 	bool Ready() const;
-	// on_ready runs after every successful (re)connect and handshake; on_down when it is lost.
+	// OnReady adds a listener that runs after every successful (re)connect and handshake;
+	// OnDown sets the one that runs when it is lost.
 	void OnReady(std::function<void()> on_ready);
 	void OnDown(std::function<void()> on_down);
 

@@ -65,6 +65,8 @@ Metrics::RenderPrometheus() const
 	Counter(&out, "chat_outboxd_clients_connected", "Connected clients.", "gauge", clients_connected);
 	Counter(&out, "chat_outboxd_redis_up", "1 when the Redis connections are up.", "gauge", redis_up ? 1 : 0);
 	Counter(&out, "chat_outboxd_postgres_up", "1 when the Postgres connection is up.", "gauge", postgres_up ? 1 : 0);
+	Counter(&out, "chat_outboxd_redis_durable", "0 when Redis runs without appendonly or may evict jobs.", "gauge",
+	        redis_durable ? 1 : 0);
 	batch_size.Render("chat_outboxd_batch_size", "Jobs per fetched batch.", &out);
 	lag_seconds.Render("chat_outboxd_lag_seconds", "Message creation to push to clients.", &out);
 	return out;

@@ -33,6 +33,7 @@ struct Metrics {
 	int64_t clients_connected = 0;   // gauge
 	bool redis_up = false;
 	bool postgres_up = false;
+	bool redis_durable = true;       // false when Redis runs without AOF or may evict (warned once)
 	Histogram batch_size{{1, 2, 5, 10, 20, 50, 100, 200, 500, 1000}};
 	Histogram lag_seconds{{0.0005, 0.001, 0.002, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10}};
 
