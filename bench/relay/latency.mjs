@@ -17,8 +17,11 @@ const now = () => Number(process.hrtime.bigint()) / 1e6;
 const seen = new Map();
 const redis = new IORedis(process.env.REDIS_URL);
 let stop = false;
+// Start after the stream's current last entry, not at '$': '$' re-evaluated after a timed-out
+// XREAD would skip entries written between two calls.
+const tail = await redis.xrevrange('bull:chat-messages:events', '+', '-', 'COUNT', 1);
 const reader = (async () => {
-	let last = '$';
+	let last = tail.length ? tail[0][0] : '0-0';
 	while (!stop) {
 		const res = await redis.xread('BLOCK', 200, 'STREAMS', 'bull:chat-messages:events', last);
 		const t = now();
@@ -29,7 +32,6 @@ const reader = (async () => {
 		}
 	}
 })();
-await new Promise((r) => setTimeout(r, 300)); // XREAD with $ must be blocking before the first send
 
 const client = new pg.Client({ connectionString: process.env.PGURL });
 await client.connect();
