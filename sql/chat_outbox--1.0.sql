@@ -140,8 +140,7 @@ BEGIN
 			USING ERRCODE = '42704', HINT = 'Create it with chat_outbox.create_service().';
 	END IF;
 	EXECUTE format('GRANT USAGE ON SCHEMA %1$I TO %2$I', service, role);
-	EXECUTE format('GRANT SELECT, INSERT ON %1$I.messages, %1$I.outbox TO %2$I', service, role);
-	EXECUTE format('GRANT SELECT, INSERT, UPDATE ON %1$I.inbox TO %2$I', service, role);
+	EXECUTE format('GRANT SELECT, INSERT ON %1$I.messages, %1$I.outbox, %1$I.inbox TO %2$I', service, role);
 	EXECUTE format('GRANT USAGE ON ALL SEQUENCES IN SCHEMA %1$I TO %2$I', service, role);
 	EXECUTE format('GRANT EXECUTE ON FUNCTION %1$I.send_message(bigint, text) TO %2$I', service, role);
 END

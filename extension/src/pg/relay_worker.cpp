@@ -29,10 +29,13 @@ PGDLLEXPORT void chat_outbox_relay_main(Datum main_arg);
 #define PURGE_MAX_BATCHES 10
 
 static chat_outbox::RelayHealth relay_health;
+
+static void BackOff(long ms);
 static bool services_stale = true;
 static bool extension_present = false;
 static TimestampTz next_refresh = 0;
 static uint32 seen_services_generation = 0;
+static TimestampTz last_busy_round_end = 0; /* end of the last round that relayed rows */
 static TimestampTz next_purge = 0;
 static char logged_warning[CHAT_OUTBOX_ERRLEN];
 
@@ -157,6 +160,24 @@ WaitForWork(long ms)
 	CHECK_FOR_INTERRUPTS();
 }
 
+/*
+ * CoalesceWakeups: a stream of commits would otherwise cost one pass (a transaction, a Redis round
+ * trip, an UPDATE) per commit. After a round that relayed rows, the next waits until
+ * min_pass_interval has passed, so rows committed meanwhile share it. A commit after a quiet spell
+ * (the paced case) is relayed at once.
+ */
+static bool
+CoalesceWakeups(void)
+{
+	int64		wait_us = (int64) chat_outbox_min_pass_interval * 1000 - (GetCurrentTimestamp() - last_busy_round_end);
+
+	if (last_busy_round_end == 0 || wait_us <= 0)
+		return false;
+	/* sleeps through (and so consumes) wake-ups: the caller must run a round afterwards */
+	BackOff((long) ((wait_us + 999) / 1000));
+	return true;
+}
+
 /* BackOff sleeps `ms` through commit wake-ups; only a signal (SIGTERM, SIGHUP) cuts it short. */
 static void
 BackOff(long ms)
@@ -236,6 +257,8 @@ RelayRound(void)
 		more = more || chat_outbox::MoreToDrain(n, chat_outbox_batch_size);
 	}
 	RelaySetState(RELAY_RUNNING);
+	if (relayed > 0)
+		last_busy_round_end = GetCurrentTimestamp();
 	relay_health.OnSuccess(relayed, !more, &log_it, &total);
 	if (log_it)
 		ereport(LOG, (errmsg("chat_outbox relay: redis back, relayed %lld", (long long) total)));
@@ -304,6 +327,8 @@ chat_outbox_relay_main(Datum main_arg)
 			continue;
 		}
 		if (RelayRound() != ROUND_DONE || !extension_present)
+			continue;
+		if (CoalesceWakeups())
 			continue;
 		PurgeSentRows();
 		if (redis_sink_latch_seen)
