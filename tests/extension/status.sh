@@ -57,6 +57,11 @@ send 1
 harness_wait_for 20 bash -c "[ \$(redis-cli -p $REDIS_PORT LLEN other:renamed:wait) -eq 1 ]"
 echo "ok   queue and prefix changes picked up live"
 
+# a plain INSERT into an outbox is relayed too; a payload without a usable id gets a stable fallback id
+oid=$(q "INSERT INTO consumers.outbox (event, payload) VALUES ('custom.event', '{\"id\": 42, \"n\": 1}') RETURNING id")
+harness_wait_for 20 bash -c "[ \$(redis-cli -p $REDIS_PORT HGET other:renamed:outbox-consumers-$oid name) = custom.event ]"
+echo "ok   plain outbox INSERT relayed as job outbox-consumers-$oid"
+
 harness_wait_for 30 bash -c "[ \$(psql -XAtq '$PGURL' -c 'SELECT count(*) FROM consumers.outbox') -eq 0 ]"
 [ "$(q "SELECT count(*) FROM consumers.messages")" -eq 13 ] || fail "retention touched messages"
 echo "ok   retention: sent outbox rows deleted, messages kept"
