@@ -196,3 +196,17 @@ REVOKE ALL ON FUNCTION chat_outbox.grant_service(text, name) FROM PUBLIC;
 -- The seed's two services: consumers -> workers on chat-messages, workers -> consumers on chat-replies.
 SELECT chat_outbox.create_service('consumers', 'chat-messages');
 SELECT chat_outbox.create_service('workers', 'chat-replies');
+
+-- Created by this script, these tables belong to the extension, and pg_dump skips the data of
+-- extension tables unless told otherwise. (Services created later are ordinary tables.)
+SELECT pg_catalog.pg_extension_config_dump('chat_outbox.services', 'WHERE name NOT IN (''consumers'', ''workers'')');
+SELECT pg_catalog.pg_extension_config_dump('consumers.messages', '');
+SELECT pg_catalog.pg_extension_config_dump('consumers.outbox', '');
+SELECT pg_catalog.pg_extension_config_dump('consumers.inbox', '');
+SELECT pg_catalog.pg_extension_config_dump('consumers.outbox_id_seq', '');
+SELECT pg_catalog.pg_extension_config_dump('consumers.inbox_seq_seq', '');
+SELECT pg_catalog.pg_extension_config_dump('workers.messages', '');
+SELECT pg_catalog.pg_extension_config_dump('workers.outbox', '');
+SELECT pg_catalog.pg_extension_config_dump('workers.inbox', '');
+SELECT pg_catalog.pg_extension_config_dump('workers.outbox_id_seq', '');
+SELECT pg_catalog.pg_extension_config_dump('workers.inbox_seq_seq', '');

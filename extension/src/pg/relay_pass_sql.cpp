@@ -34,6 +34,8 @@ chat_outbox_relay_pass(PG_FUNCTION_ARGS)
 	strlcpy(queue, SPI_getvalue(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1), sizeof queue);
 
 	n = RelayClaimPushMark(RelayServiceFor(service, queue), chat_outbox_batch_size, &ids, &failure);
+	if (n < 0 && failure.interrupted)
+		CHECK_FOR_INTERRUPTS(); /* a cancel or terminate request reports itself */
 	if (n < 0)
 		ereport(ERROR, (errcode(ERRCODE_CONNECTION_FAILURE), errmsg("redis unreachable: %s", failure.message),
 						errdetail("The claimed rows stay unsent.")));
