@@ -5,9 +5,7 @@
 harness_init faults-writeup
 harness_redis_start
 harness_pg_start
-export REDIS_PORT REDIS_URL REDIS_PIDFILE PGURL CHAT_OUTBOXD
-export REDIS_START="redis-server --port $REDIS_PORT --bind 127.0.0.1 --dir $REDIS_DIR --appendonly yes --appendfsync everysec --maxmemory-policy noeviction --save '' --daemonize yes --pidfile $REDIS_PIDFILE --logfile $H_DIR/redis.log"
-export PG_CTL="$( [ "$(id -u)" = 0 ] && echo "runuser -u $PG_USER --") $PG_BIN/pg_ctl -D $PG_DATA -l $H_DIR/postgres.log"
+harness_export_controls
 cd "$(dirname "$0")"
 chat=100
 for variant in "" --pg-restart; do

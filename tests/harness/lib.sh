@@ -10,6 +10,7 @@
 #   harness_psql <sql>                  psql -XAtq against $PGURL, stops on error
 #   harness_pg_ctl <args>               pg_ctl on the test cluster as its owner
 #   harness_free_port                   an unused loopback TCP port
+#   harness_export_controls             export how to stop/start Redis and Postgres to test peers
 # Everything started is stopped by pid in the EXIT trap, so a failing test leaves nothing behind.
 # Logs stay in $H_DIR and are printed on failure.
 
@@ -86,11 +87,23 @@ harness_redis_start() {
 }
 
 # Starts Redis again on the same port and data (AOF is replayed).
+harness_redis_cmd() { # the command line that starts this test's Redis (also for test peers to run)
+	echo "redis-server --port $REDIS_PORT --bind 127.0.0.1 --dir $REDIS_DIR --appendonly yes" \
+		"--appendfsync everysec --maxmemory-policy noeviction --save '' --daemonize yes" \
+		"--pidfile $REDIS_PIDFILE --logfile $H_DIR/redis.log ${REDIS_EXTRA_ARGS:-}"
+}
+
 harness_redis_start_again() {
-	redis-server --port "$REDIS_PORT" --bind 127.0.0.1 --dir "$REDIS_DIR" --appendonly yes \
-		--appendfsync everysec --maxmemory-policy noeviction --save '' --daemonize yes \
-		--pidfile "$REDIS_PIDFILE" --logfile "$H_DIR/redis.log" ${REDIS_EXTRA_ARGS:-} >/dev/null
+	eval "$(harness_redis_cmd)" >/dev/null
 	harness_wait_for 10 redis-cli -p "$REDIS_PORT" ${REDIS_CLI_AUTH:-} ping
+}
+
+# harness_export_controls: hand a test peer (Node) the means to stop and start the servers itself:
+# REDIS_PORT REDIS_URL REDIS_PIDFILE REDIS_START PG_CTL PGURL CHAT_OUTBOXD.
+harness_export_controls() {
+	REDIS_START=$(harness_redis_cmd)
+	PG_CTL="$([ "$(id -u)" = 0 ] && echo "runuser -u $PG_USER --") $PG_BIN/pg_ctl -D $PG_DATA -l $H_DIR/postgres.log"
+	export REDIS_PORT REDIS_URL REDIS_PIDFILE REDIS_START PG_CTL PGURL CHAT_OUTBOXD
 }
 
 harness_redis_stop() { # clean shutdown (AOF flushed)
