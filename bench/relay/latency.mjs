@@ -35,6 +35,9 @@ const reader = (async () => {
 
 const client = new pg.Client({ connectionString: process.env.PGURL });
 await client.connect();
+// Warm-up, not measured: the reader's first XREAD, the relay's Redis connection and cached plans.
+for (let i = 0; i < 20; i++) await client.query('SELECT consumers.send_message(1, $1)', [`warm-up ${i}`]);
+await new Promise((r) => setTimeout(r, 500));
 const sends = [];
 for (let i = 0; i < count; i++) {
 	await client.query('BEGIN');
@@ -55,6 +58,12 @@ const pct = (xs, p) => xs[Math.min(xs.length - 1, Math.floor((p / 100) * xs.leng
 const fromCommit = sends.filter((s) => seen.has(s.id)).map((s) => seen.get(s.id) - s.tCommit).sort((a, b) => a - b);
 const fromAck = sends.filter((s) => seen.has(s.id)).map((s) => seen.get(s.id) - s.tAck).sort((a, b) => a - b);
 const f = (x) => x.toFixed(3);
+if (process.env.LATENCY_WORST) {
+	const t0 = sends[0].tCommit;
+	const worst = sends.filter((s) => seen.has(s.id)).map((s) => ({ at: (s.tCommit - t0).toFixed(0), ms: (seen.get(s.id) - s.tAck).toFixed(1) }))
+		.sort((a, b) => b.ms - a.ms).slice(0, 8);
+	console.error(`worst (ms after first send: ack->visible): ${worst.map((w) => `${w.at}:${w.ms}`).join(' ')}; first send at ${new Date(Date.now() - (now() - t0)).toISOString()}`);
+}
 console.log(JSON.stringify({
 	sent: count, seen: fromCommit.length,
 	commit_sent_to_visible_ms: { p50: f(pct(fromCommit, 50)), p95: f(pct(fromCommit, 95)), p99: f(pct(fromCommit, 99)), max: f(fromCommit.at(-1)) },

@@ -3,17 +3,17 @@
 #   1. commit -> job visible in Redis over paced sends, wake at commit on and off
 #   2. drain rate of a backlog built while Redis was down
 #   3. send_message throughput with the relay on vs paused, several connections (pgbench)
-# Env: SENDS (1000), PACE_MS (5), BACKLOG (100000), CLIENTS (4), DURATION (10 s), BATCH (500), MIN_PASS (2 ms),
+# Env: SENDS (1000), PACE_MS (5), BACKLOG (100000), CLIENTS (4), DURATION (5 s), ROUNDS (6), BATCH (500), MIN_PASS (2 ms),
 #      SECTIONS ("latency drain rate": any subset)
 set -euo pipefail
 . "$(dirname "$0")/../../tests/harness/lib.sh"
 SENDS=${SENDS:-1000} PACE_MS=${PACE_MS:-5} BACKLOG=${BACKLOG:-100000}
-CLIENTS=${CLIENTS:-4} DURATION=${DURATION:-10} BATCH=${BATCH:-500} SECTIONS=${SECTIONS:-latency drain rate}
+CLIENTS=${CLIENTS:-4} DURATION=${DURATION:-5} ROUNDS=${ROUNDS:-6} BATCH=${BATCH:-500} SECTIONS=${SECTIONS:-latency drain rate}
 section() { [[ " $SECTIONS " == *" $1 "* ]]; }
 HERE=$H_ROOT/bench/relay
 harness_init bench-relay
 harness_redis_start
-harness_pg_start "" "chat_outbox.batch_size = $BATCH" "chat_outbox.min_pass_interval = ${MIN_PASS:-2}" "shared_buffers = '256MB'"
+harness_pg_start "" ${PG_EXTRA_CONF:+"$PG_EXTRA_CONF"} "chat_outbox.batch_size = $BATCH" "chat_outbox.min_pass_interval = ${MIN_PASS:-2}" "shared_buffers = '256MB'"
 export REDIS_URL PGURL
 q() { harness_psql "$1"; }
 setting() { q "ALTER SYSTEM SET chat_outbox.$1 = '$2'" && q "SELECT pg_reload_conf()" >/dev/null; sleep 0.3; }
@@ -53,15 +53,21 @@ fi
 
 section rate || exit 0
 
-echo "## 3. send_message rate, $CLIENTS connections, ${DURATION}s each (pgbench), alternating"
+echo "## 3. send_message rate, $CLIENTS connections (pgbench), $ROUNDS alternations of ${DURATION}s relay on / paused"
 bench() { "$PG_BIN/pgbench" -n -f "$HERE/send_message.pgbench" -c "$CLIENTS" -j 2 -T "$DURATION" "$PGURL" 2>/dev/null | awk '/^tps/ {printf "%.0f", $3}'; }
-for round in 1 2; do
+drained() { harness_wait_for 120 bash -c "[ \$(psql -XAtq '$PGURL' -c 'SELECT count(*) FROM consumers.outbox WHERE sent_at IS NULL') -eq 0 ]"; }
+median() { printf '%s\n' "$@" | sort -n | awk '{a[NR]=$1} END {print (NR % 2) ? a[(NR+1)/2] : int((a[NR/2]+a[NR/2+1])/2)}'; }
+ons=() offs=()
+for round in $(seq "$ROUNDS"); do
 	setting relay_enabled on
-	on=$(bench)
-	harness_wait_for 120 bash -c "[ \$(psql -XAtq '$PGURL' -c 'SELECT count(*) FROM consumers.outbox WHERE sent_at IS NULL') -eq 0 ]"
+	ons+=("$(bench)")
+	drained
 	setting relay_enabled off
-	off=$(bench)
-	echo "round $round: relay on ${on} tps, relay paused ${off} tps, relay costs $(( (off - on) * 100 / off ))%"
+	offs+=("$(bench)")
 	setting relay_enabled on
-	harness_wait_for 120 bash -c "[ \$(psql -XAtq '$PGURL' -c 'SELECT count(*) FROM consumers.outbox WHERE sent_at IS NULL') -eq 0 ]"
+	drained
 done
+on=$(median "${ons[@]}") off=$(median "${offs[@]}")
+echo "relay on:     ${ons[*]} tps (median $on)"
+echo "relay paused: ${offs[*]} tps (median $off)"
+echo "relay costs senders $(( (off - on) * 100 / off ))% (medians)"
