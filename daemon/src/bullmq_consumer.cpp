@@ -8,6 +8,7 @@
 //     the fetch is not idempotent, so a lost fetch reply is repaired by the identity recovery.
 #include "bullmq_consumer.hpp"
 
+#include <algorithm>
 #include <csignal>
 #include <set>
 #include <unistd.h>
@@ -44,6 +45,7 @@ struct Batch {
 	bool fail_done = true;
 	bool complete_done = true;
 	bool drop_created_at = false; // Postgres rejected a created_at that looked like ISO 8601 (e.g. Feb 31)
+	bool outcome_unknown = false; // an inbox write lost its connection: it may have committed
 };
 
 } // namespace
@@ -70,6 +72,7 @@ struct BullmqConsumer::Impl {
 	bool guard_passed = false, need_recovery = false, fetching = false, recovering = false, blocking = false;
 	bool stopping = false, finished = false, inbox_failing = false;
 	int64_t inbox_commits = 0;
+	int64_t delivered_up_to = 0; // highest inbox seq this process pushed to clients
 
 	Impl(uv_loop_t *l, const Config &c, RedisConn &cm, RedisConn &bl, PgClient &p, MessageSink &s, Metrics &m)
 	    : loop(l), cfg(c), cmd(cm), blk(bl), pg(p), sink(s), metrics(m), keys(c.prefix, c.queue),
@@ -341,6 +344,7 @@ struct BullmqConsumer::Impl {
 					Log(Level::Warning, "inbox write failed: %s%s%s (batch kept, retrying)", res.error.c_str(),
 					    res.sqlstate.empty() ? "" : " SQLSTATE ", res.sqlstate.c_str());
 				inbox_failing = inbox_failing || !res.connection_lost;
+				batch->outcome_unknown = batch->outcome_unknown || res.connection_lost;
 				inbox_retry_timer.Start(static_cast<uint64_t>(inbox_backoff.Next()), [this] {
 					if (batch && !finished)
 						WriteInbox();
@@ -353,6 +357,26 @@ struct BullmqConsumer::Impl {
 			inbox_backoff.Reset();
 			InboxCommitted(std::move(res));
 		});
+	}
+
+	// ToPush picks what goes to clients: the new rows; and, when an earlier attempt of this batch
+	// lost its connection and may have committed, also the rows it committed but never pushed
+	// (clients drop a seq they already have, so pushing one twice is harmless; not pushing is a loss).
+	std::vector<InboxMessage> ToPush(InboxWriteResult &&res)
+	{
+		double now = WallSeconds();
+		for (const auto &c : res.created)
+			if (c)
+				metrics.lag_seconds.Observe(std::max(0.0, now - *c));
+		std::vector<InboxMessage> push = std::move(res.inserted);
+		if (batch->outcome_unknown) {
+			for (auto &m : res.existing)
+				if (m.seq > delivered_up_to)
+					push.push_back(std::move(m));
+			std::sort(push.begin(), push.end(),
+			          [](const InboxMessage &a, const InboxMessage &b) { return a.seq < b.seq; });
+		}
+		return push;
 	}
 
 	void InboxCommitted(InboxWriteResult &&res)
@@ -381,14 +405,12 @@ struct BullmqConsumer::Impl {
 			Log(Level::Warning, "--crash-after-inbox %lld reached: SIGKILL", static_cast<long long>(inbox_commits));
 			raise(SIGKILL);
 		}
-		if (!res.inserted.empty()) {
-			double now = WallSeconds();
-			for (const auto &c : res.created)
-				if (c)
-					metrics.lag_seconds.Observe(std::max(0.0, now - *c));
-			metrics.messages_delivered += res.inserted.size();
+		std::vector<InboxMessage> push = ToPush(std::move(res));
+		if (!push.empty()) {
+			metrics.messages_delivered += push.size();
+			delivered_up_to = std::max(delivered_up_to, push.back().seq);
 			try {
-				sink.Deliver(res.inserted);
+				sink.Deliver(push);
 			} catch (const std::exception &e) {
 				Log(Level::Warning, "delivery failed: %s", e.what()); // the rows are committed: catch-up serves them
 			}

@@ -20,7 +20,7 @@ InboxWriter::Write(const std::vector<ChatMessage> &messages, std::function<void(
 		out.sqlstate = r.sqlstate;
 		if (r.ok) {
 			for (auto &row : r.rows) {
-				if (row.size() < 6 || !row[0] || !row[1] || !row[2] || !row[3]) {
+				if (row.size() < 7 || !row[0] || !row[1] || !row[2] || !row[3] || !row[6]) {
 					out.ok = false;
 					out.error = "inbox insert returned a malformed row";
 					break;
@@ -31,6 +31,10 @@ InboxWriter::Write(const std::vector<ChatMessage> &messages, std::function<void(
 				m.chat_id = std::strtoll(row[2]->c_str(), nullptr, 10);
 				m.body = std::move(*row[3]);
 				m.created_at = row[4] ? *row[4] : "";
+				if (*row[6] != "t") {
+					out.existing.push_back(std::move(m));
+					continue;
+				}
 				out.inserted.push_back(std::move(m));
 				out.created.push_back(row[5] ? std::optional<double>(std::strtod(row[5]->c_str(), nullptr))
 				                             : std::nullopt);

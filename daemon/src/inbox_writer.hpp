@@ -1,7 +1,7 @@
 // daemon/src/inbox_writer.hpp - the inbox writer: one statement per batch into <service>.inbox.
 //
-// It reports which messages were new (ON CONFLICT DO NOTHING ... RETURNING), with their `seq`,
-// in queue order. It never retries by itself: the consumer decides, since only the consumer knows
+// It reports which messages were new (ON CONFLICT DO NOTHING) and which were already there, each
+// with its `seq`, in seq (= queue) order. It never retries by itself: the consumer decides, since only the consumer knows
 // whether the jobs are still held.
 #pragma once
 
@@ -22,6 +22,7 @@ struct InboxWriteResult {
 	std::string error, sqlstate;
 	std::vector<InboxMessage> inserted;          // new rows, in seq (= queue) order
 	std::vector<std::optional<double>> created;  // parallel: created_at as epoch seconds
+	std::vector<InboxMessage> existing;          // rows that were already in the inbox, in seq order
 };
 
 class InboxWriter {

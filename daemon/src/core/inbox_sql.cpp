@@ -42,18 +42,29 @@ PgArrayLiteral(const std::vector<std::optional<std::string>> &items)
 std::string
 InboxInsertSql(const std::string &service)
 {
+	// Every distinct message of the batch comes back, inserted or not, with its seq and a `new`
+	// flag: after a write whose outcome was unknown (connection lost at COMMIT) the consumer must
+	// still push the rows its lost attempt committed. An existing row is read from the inbox
+	// (the statement's snapshot does not see what `ins` adds, so the two never overlap).
+	const std::string inbox = QuoteIdent(service) + ".inbox";
 	return "WITH input AS ("
-	       " SELECT * FROM unnest($1::uuid[], $2::bigint[], $3::text[], $4::timestamptz[])"
-	       " WITH ORDINALITY AS t(message_id, chat_id, body, created_at, ord)"
+	       " SELECT DISTINCT ON (message_id) * FROM unnest($1::uuid[], $2::bigint[], $3::text[], $4::timestamptz[])"
+	       " WITH ORDINALITY AS t(message_id, chat_id, body, created_at, ord) ORDER BY message_id, ord"
 	       "), ins AS ("
 	       " INSERT INTO " +
-	       QuoteIdent(service) +
-	       ".inbox (message_id, chat_id, body, created_at)"
+	       inbox +
+	       " (message_id, chat_id, body, created_at)"
 	       " SELECT message_id, chat_id, body, created_at FROM input ORDER BY ord"
 	       " ON CONFLICT (message_id) DO NOTHING"
-	       " RETURNING message_id, seq, chat_id, body, created_at"
-	       ") SELECT message_id::text, seq, chat_id, body, to_json(created_at) #>> '{}',"
-	       " extract(epoch FROM created_at)::float8 FROM ins ORDER BY seq";
+	       " RETURNING message_id, seq"
+	       ") SELECT i.message_id::text, coalesce(ins.seq, e.seq) AS seq, coalesce(e.chat_id, i.chat_id),"
+	       " coalesce(e.body, i.body), to_json(coalesce(e.created_at, i.created_at)) #>> '{}',"
+	       " extract(epoch FROM coalesce(e.created_at, i.created_at))::float8, ins.seq IS NOT NULL"
+	       " FROM input i LEFT JOIN ins ON ins.message_id = i.message_id"
+	       " LEFT JOIN " +
+	       inbox +
+	       " e ON e.message_id = i.message_id AND ins.message_id IS NULL"
+	       " ORDER BY seq";
 }
 
 std::vector<std::optional<std::string>>
