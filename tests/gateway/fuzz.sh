@@ -1,10 +1,10 @@
 #!/usr/bin/env bash
 # tests/gateway/fuzz.sh - builds the libFuzzer targets (tests/fuzz/*_fuzz.cpp) with clang in their own
-# build directory and runs each for FUZZ_SECONDS (default 20); any crash, leak or sanitizer report fails.
+# build directory and runs each for FUZZ_SECONDS (default 10); any crash, leak or sanitizer report fails.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/../.." && pwd)
 out=${BUILD_DIR:-$root/build}/fuzz
-seconds=${FUZZ_SECONDS:-20}
+seconds=${FUZZ_SECONDS:-10}
 mkdir -p "$out"
 # The core library is instrumented too (fuzzer-no-link), so libFuzzer sees coverage inside the parsers.
 CC=clang CXX=clang++ cmake -S "$root" -B "$out/build" -DCHAT_OUTBOX_FUZZ=ON -DCMAKE_BUILD_TYPE=RelWithDebInfo \
