@@ -31,6 +31,7 @@ RelayShmemStartup(void)
 		memset(relay_shared, 0, sizeof(RelayShared));
 		pg_atomic_init_u32(&relay_shared->worker_procno, INVALID_PGPROCNO_U32);
 		pg_atomic_init_u32(&relay_shared->services_generation, 0);
+		pg_atomic_init_u32(&relay_shared->dirty_services, 0);
 		SpinLockInit(&relay_shared->mutex);
 	}
 	LWLockRelease(AddinShmemInitLock);
@@ -78,22 +79,45 @@ RelaySetRedisWarning(const char *warning)
 	SpinLockRelease(&relay_shared->mutex);
 }
 
+/* FindSlot returns the slot of `service`, creating it; -1 when all are taken. Caller holds the mutex. */
+static int
+FindSlot(const char *service)
+{
+	for (int i = 0; i < relay_shared->nservices; i++)
+		if (strcmp(relay_shared->services[i].name, service) == 0)
+			return i;
+	if (relay_shared->nservices == CHAT_OUTBOX_MAX_SERVICES)
+		return -1;
+	strlcpy(relay_shared->services[relay_shared->nservices].name, service, NAMEDATALEN);
+	return relay_shared->nservices++;
+}
+
+uint32
+RelayServiceBit(const char *service)
+{
+	int			i;
+
+	if (!relay_shared)
+		return 0;
+	SpinLockAcquire(&relay_shared->mutex);
+	i = FindSlot(service);
+	SpinLockRelease(&relay_shared->mutex);
+	return i < 0 ? PG_UINT32_MAX : (uint32) 1 << i;
+}
+
 void
 RelayRecordBatch(const char *service, int64 last_id, int64 count)
 {
 	TimestampTz now = GetCurrentTimestamp();
 	RelayServiceSlot *slot = nullptr;
+	int			i;
 
 	if (!relay_shared)
 		return;
 	SpinLockAcquire(&relay_shared->mutex);
-	for (int i = 0; i < relay_shared->nservices; i++)
-		if (strcmp(relay_shared->services[i].name, service) == 0)
-			slot = &relay_shared->services[i];
-	if (!slot && relay_shared->nservices < CHAT_OUTBOX_MAX_SERVICES) {
-		slot = &relay_shared->services[relay_shared->nservices++];
-		strlcpy(slot->name, service, sizeof slot->name);
-	}
+	i = FindSlot(service);
+	if (i >= 0)
+		slot = &relay_shared->services[i];
 	if (slot) {
 		slot->last_id = last_id;
 		slot->last_at = now;

@@ -33,6 +33,7 @@ typedef struct RelayShared
 {
 	pg_atomic_uint32 worker_procno; /* INVALID_PGPROCNO when no worker runs */
 	pg_atomic_uint32 services_generation;	/* bumped when chat_outbox.services changes */
+	pg_atomic_uint32 dirty_services;	/* bit i: services[i]'s outbox got rows since the worker looked */
 	slock_t		mutex;
 	int			worker_pid;
 	RelayState	state;
@@ -52,4 +53,6 @@ void		RelaySetState(RelayState state);
 void		RelaySetError(const char *error);
 void		RelaySetRedisWarning(const char *warning);
 void		RelayRecordBatch(const char *service, int64 last_id, int64 count);
+/* RelayServiceBit returns the dirty_services bit of a service (all bits once the slots are full). */
+uint32		RelayServiceBit(const char *service);
 const char *RelayStateName(RelayState state);

@@ -36,12 +36,15 @@ static bool extension_present = false;
 static TimestampTz next_refresh = 0;
 static uint32 seen_services_generation = 0;
 static TimestampTz last_busy_round_end = 0; /* end of the last round that relayed rows */
+static TimestampTz last_full_round = 0;		/* last round over every service */
+static uint32 still_full = 0;				/* services whose last batch came back full */
 static TimestampTz next_purge = 0;
 static char logged_warning[CHAT_OUTBOX_ERRLEN];
 
 typedef struct ServiceName
 {
 	char		name[NAMEDATALEN];
+	uint32		bit;			/* its bit in relay_shared->dirty_services */
 } ServiceName;
 
 static ServiceName worker_services[CHAT_OUTBOX_MAX_SERVICES];
@@ -96,7 +99,8 @@ RefreshServices(void)
 			char	   *queue = SPI_getvalue(SPI_tuptable->vals[i], SPI_tuptable->tupdesc, 2);
 
 			RelayServiceFor(name, queue);
-			strlcpy(worker_services[worker_nservices++].name, name, NAMEDATALEN);
+			strlcpy(worker_services[worker_nservices].name, name, NAMEDATALEN);
+			worker_services[worker_nservices++].bit = RelayServiceBit(name);
 		}
 	}
 	EndWork(true);
@@ -229,7 +233,10 @@ typedef enum RoundResult
 	ROUND_FAILED				/* Redis failed (already backed off) or a signal interrupted */
 } RoundResult;
 
-/* RelayRound runs one pass per service, each in its own transaction. */
+/*
+ * RelayRound runs one pass per service, each in its own transaction: every service once per poll
+ * interval, otherwise only those a commit marked dirty or whose last batch came back full.
+ */
 static RoundResult
 RelayRound(void)
 {
@@ -238,23 +245,40 @@ RelayRound(void)
 	int64		relayed = 0;
 	bool		log_it;
 	int64		total;
+	uint32		todo = pg_atomic_exchange_u32(&relay_shared->dirty_services, 0) | still_full;
+	TimestampTz now = GetCurrentTimestamp();
+
+	if (relay_health.Failing() || now - last_full_round >= (int64) chat_outbox_poll_interval * 1000) {
+		todo = PG_UINT32_MAX;
+		last_full_round = now;
+	}
+	still_full = 0;
 
 	if (!RedisSinkEnsureConnected(&failure)) {
+		last_full_round = 0;
 		if (!failure.interrupted)
 			HandleFailure(&failure);
 		return ROUND_FAILED;
 	}
 	PublishRedisWarning();
 	for (int i = 0; i < worker_nservices; i++) {
-		int			n = RunServicePass(RelayServiceFind(worker_services[i].name), &failure);
+		int			n;
 
+		if (!(todo & worker_services[i].bit))
+			continue;
+		n = RunServicePass(RelayServiceFind(worker_services[i].name), &failure);
 		if (n < 0) {
+			/* the dirty bits taken above are lost with this round: make the next one full */
+			last_full_round = 0;
 			if (!failure.interrupted)
 				HandleFailure(&failure);
 			return ROUND_FAILED;
 		}
 		relayed += n;
-		more = more || chat_outbox::MoreToDrain(n, chat_outbox_batch_size);
+		if (chat_outbox::MoreToDrain(n, chat_outbox_batch_size)) {
+			more = true;
+			still_full |= worker_services[i].bit;
+		}
 	}
 	RelaySetState(RELAY_RUNNING);
 	if (relayed > 0)
@@ -300,6 +324,7 @@ chat_outbox_relay_main(Datum main_arg)
 		RedisSinkDisconnect();
 		RelayForgetServices();
 		services_stale = true;
+		last_full_round = 0;
 		RESUME_INTERRUPTS();
 		RelaySetState(RELAY_BACKING_OFF);
 		BackOff(1000);

@@ -82,6 +82,8 @@ chat_outbox_relay_service_status(PG_FUNCTION_ARGS)
 		values[1] = Int64GetDatum(slots[i].last_id);
 		values[2] = TimestampTzGetDatum(slots[i].last_at);
 		values[3] = Int64GetDatum(slots[i].relayed_total);
+		/* a slot exists as soon as a commit touched the outbox; nothing relayed yet */
+		nulls[1] = nulls[2] = slots[i].last_at == 0;
 		tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, values, nulls);
 	}
 	return (Datum) 0;

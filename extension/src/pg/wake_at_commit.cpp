@@ -6,7 +6,8 @@
  * callback at XACT_EVENT_COMMIT. That event fires after the commit is visible to others
  * (ProcArrayEndTransaction), so the worker's next SELECT sees the row. PRE_COMMIT would be
  * too early: the worker would wake, find nothing, and the row would wait for the next poll.
- * A rolled-back transaction wakes nobody.
+ * A rolled-back transaction wakes nobody. The commit also marks which services' outboxes got rows
+ * (relay_shared->dirty_services), so the woken worker passes over those only.
  *
  * chat_outbox.services has the same kind of trigger (services_changed) so that a new service or
  * a changed queue reaches the worker at commit rather than at its next periodic refresh.
@@ -25,6 +26,9 @@ PG_FUNCTION_INFO_V1(chat_outbox_services_changed);
 static bool wake_callback_registered = false;
 static bool wake_pending = false;
 static bool services_changed_pending = false;
+static uint32 wake_services_mask = 0;
+static Oid	last_outbox_relid = InvalidOid;	/* the last outbox seen, and its service bit */
+static uint32 last_outbox_bit = 0;
 
 static void
 WakeRelayNow(void)
@@ -47,15 +51,19 @@ WakeXactCallback(XactEvent event, void *arg)
 		case XACT_EVENT_PARALLEL_COMMIT:
 			if (services_changed_pending && relay_shared)
 				pg_atomic_fetch_add_u32(&relay_shared->services_generation, 1);
+			if (wake_pending && relay_shared)
+				pg_atomic_fetch_or_u32(&relay_shared->dirty_services, wake_services_mask);
 			if ((wake_pending && chat_outbox_wake_at_commit) || services_changed_pending)
 				WakeRelayNow();
 			wake_pending = services_changed_pending = false;
+			wake_services_mask = 0;
 			break;
 		case XACT_EVENT_ABORT:
 		case XACT_EVENT_PARALLEL_ABORT:
 		case XACT_EVENT_PREPARE:
 			/* COMMIT PREPARED runs elsewhere without us; the poll timer covers 2PC */
 			wake_pending = services_changed_pending = false;
+			wake_services_mask = 0;
 			break;
 		default:
 			break;
@@ -77,7 +85,18 @@ RequireTrigger(FunctionCallInfo fcinfo, const char *name)
 Datum
 chat_outbox_wake_relay(PG_FUNCTION_ARGS)
 {
+	Relation	rel;
+
 	RequireTrigger(fcinfo, "chat_outbox.wake_relay");
+	rel = ((TriggerData *) fcinfo->context)->tg_relation;
+	if (RelationGetRelid(rel) != last_outbox_relid) {
+		/* the service is the outbox's schema; looked up once per outbox and backend */
+		char	   *service = get_namespace_name(RelationGetNamespace(rel));
+
+		last_outbox_bit = service ? RelayServiceBit(service) : PG_UINT32_MAX;
+		last_outbox_relid = RelationGetRelid(rel);
+	}
+	wake_services_mask |= last_outbox_bit;
 	wake_pending = true;
 	return PointerGetDatum(nullptr);
 }
