@@ -21,16 +21,21 @@ const CHATS = opt('chats', 6);
 const CLIENTS = opt('clients', 3);
 const ports = (process.env.DAEMON_PORTS || '').split(',').map(Number);
 
-// mulberry32: small, seedable, good enough to pick faults and pauses
-let state = seed >>> 0;
-const rand = () => {
-	state = (state + 0x6d2b79f5) >>> 0;
-	let t = state;
-	t = Math.imul(t ^ (t >>> 15), t | 1);
-	t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-	return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+// mulberry32: small, seedable, good enough to pick faults and pauses. The fault schedule has its own
+// stream, so the senders' random pacing cannot shift it: the same seed replays the same faults.
+const mulberry32 = (seed32) => {
+	let state = seed32 >>> 0;
+	return () => {
+		state = (state + 0x6d2b79f5) >>> 0;
+		let t = state;
+		t = Math.imul(t ^ (t >>> 15), t | 1);
+		t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+		return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+	};
 };
-const between = (lo, hi) => lo + Math.floor(rand() * (hi - lo + 1));
+const rand = mulberry32(seed);
+const paceRand = mulberry32(seed ^ 0x5bd1e995);
+const between = (lo, hi, r = rand) => lo + Math.floor(r() * (hi - lo + 1));
 const pick = (xs) => xs[Math.floor(rand() * xs.length)];
 
 const t0 = Date.now();
@@ -91,7 +96,7 @@ async function chatSender(side, chat) {
 			db = null;
 			await sleep(100);
 		}
-		await sleep(between(20, 120));
+		await sleep(between(20, 120, paceRand));
 	}
 	await db?.end().catch(() => {});
 }
@@ -222,6 +227,13 @@ for (const side of sides) {
 	const violations = side.clients.reduce((n, c) => n + (c.violations ?? 0), 0);
 	console.log(`${side.name}: sent ${rows.length}   inbox ${inbox}   lost ${lost}   shown twice ${twice}   ` +
 		`order violations ${violations}   unsent ${unsent}   clients ${side.clients.length}`);
+	for (const c of side.clients) { // enough detail to find the cause of a loss from the logs
+		const gone = rows.filter((m) => !c.seen.has(m.id)).slice(0, 5);
+		if (!gone.length) continue;
+		const where = await postgres.query(`SELECT message_id::text AS id, chat_id, seq, received_at::text FROM ${side.receiver}.inbox
+			WHERE message_id = ANY($1::uuid[]) ORDER BY seq`, [gone.map((m) => m.id)]);
+		console.log(`  ${c.name} was never shown: ${where.map((w) => `seq ${w.seq} (chat ${w.chat_id}, inbox ${w.received_at})`).join(', ')}`);
+	}
 	if (lost || twice || violations || unsent || inbox !== rows.length) failed = true;
 }
 for (const side of sides) {
