@@ -33,4 +33,7 @@ TEST(InboxSql, StatementKeepsOrderAndDedupes)
 	EXPECT_NE(sql.find("ORDER BY ord"), std::string::npos);
 	EXPECT_NE(sql.find("ON CONFLICT (message_id) DO NOTHING"), std::string::npos);
 	EXPECT_NE(sql.find("ORDER BY seq"), std::string::npos);
+	// writers are serialized per inbox, with the service name quoted as a literal
+	EXPECT_NE(sql.find("pg_advisory_xact_lock(hashtext('chat_outbox.inbox:we\"ird'))"), std::string::npos);
+	EXPECT_NE(InboxInsertSql("o'neil").find("hashtext('chat_outbox.inbox:o''neil')"), std::string::npos);
 }

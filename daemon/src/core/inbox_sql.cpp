@@ -46,10 +46,23 @@ InboxInsertSql(const std::string &service)
 	// flag: after a write whose outcome was unknown (connection lost at COMMIT) the consumer must
 	// still push the rows its lost attempt committed. An existing row is read from the inbox
 	// (the statement's snapshot does not see what `ins` adds, so the two never overlap).
+	//
+	// Clients resume from a seq, so seqs must be handed out in commit order: a row that commits
+	// after a higher seq was pushed would be skipped by every resuming client. One transaction-scoped
+	// advisory lock per inbox, taken before any seq is drawn and held to COMMIT, serializes writers:
+	// a daemon restarted while its predecessor's last INSERT still runs in Postgres, or a second
+	// daemon for the same service, waits instead of interleaving.
 	const std::string inbox = QuoteIdent(service) + ".inbox";
+	std::string lock_key = "chat_outbox.inbox:";
+	for (char c : service)
+		lock_key += c == '\'' ? std::string("''") : std::string(1, c);
 	return "WITH input AS ("
 	       " SELECT DISTINCT ON (message_id) * FROM unnest($1::uuid[], $2::bigint[], $3::text[], $4::timestamptz[])"
-	       " WITH ORDINALITY AS t(message_id, chat_id, body, created_at, ord) ORDER BY message_id, ord"
+	       " WITH ORDINALITY AS t(message_id, chat_id, body, created_at, ord)"
+	       " WHERE (SELECT pg_advisory_xact_lock(hashtext('" +
+	       lock_key +
+	       "'))) IS NOT NULL"
+	       " ORDER BY message_id, ord"
 	       "), ins AS ("
 	       " INSERT INTO " +
 	       inbox +
