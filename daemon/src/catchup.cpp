@@ -30,10 +30,20 @@ WsServer::Impl::StartCatchup(const std::shared_ptr<Client> &c, int64_t after, st
 	// Live pushes are held back (SeqGate) until the replay is written, so the client sees seq order.
 	c->gate.BeginReplay();
 	catchup_runs++;
+	CatchupPage(c, after, std::move(then));
+}
+
+// CatchupPage replays one page of --catchup-limit rows, oldest first, and asks for the next page until
+// one comes back short: a client that was away long gets everything it missed. A client that cannot
+// read that fast is closed by Enqueue's queue limit and resumes from its offset when it reconnects.
+void
+WsServer::Impl::CatchupPage(const std::shared_ptr<Client> &c, int64_t after, std::function<void()> then)
+{
 	std::weak_ptr<Client> weak = c;
 	std::weak_ptr<Impl *> self_alive = alive;
-	PgParams params{BigintArray(c->joined), std::to_string(after), std::to_string(std::max<int64_t>(cfg.catchup_limit, 1))};
-	pg.Query(sql_catchup, std::move(params), [this, weak, self_alive, then](PgResult &&r) {
+	const int64_t page = std::max<int64_t>(cfg.catchup_limit, 1);
+	PgParams params{BigintArray(c->joined), std::to_string(after), std::to_string(page)};
+	pg.Query(sql_catchup, std::move(params), [this, weak, self_alive, then, page, after](PgResult &&r) {
 		if (self_alive.expired())
 			return;
 		auto c = weak.lock();
@@ -45,17 +55,14 @@ WsServer::Impl::StartCatchup(const std::shared_ptr<Client> &c, int64_t after, st
 			CloseClient(*c, LWS_CLOSE_STATUS_GOINGAWAY, "catch-up unavailable");
 			return;
 		}
-		if (r.rows.size() >= static_cast<size_t>(cfg.catchup_limit))
-			Log(Level::Verbose, "gateway: catch-up hit --catchup-limit (%zu rows); older messages are skipped",
-			    r.rows.size());
-		// Rows come newest first (so the limit keeps the newest); send them oldest first.
-		for (auto it = r.rows.rbegin(); it != r.rows.rend(); ++it) {
-			const auto &row = *it;
+		int64_t last = after;
+		for (const auto &row : r.rows) {
 			if (row.size() < 5 || !row[0] || !row[1] || !row[2] || !row[3])
 				continue;
 			InboxMessage m;
 			if (!JsonInteger(*row[0], &m.seq) || !JsonInteger(*row[2], &m.chat_id))
 				continue;
+			last = std::max(last, m.seq);
 			m.id = *row[1];
 			m.body = *row[3];
 			m.created_at = row[4].value_or("");
@@ -63,6 +70,12 @@ WsServer::Impl::StartCatchup(const std::shared_ptr<Client> &c, int64_t after, st
 				continue;
 			catchup_messages++;
 			Enqueue(*c, MakeFrame(c->kind == Client::Kind::SocketIo ? SocketIoMessageEvent(m) : PlainMessageFrame(m)));
+			if (c->closed || c->close_due)
+				return;
+		}
+		if (static_cast<int64_t>(r.rows.size()) >= page) {
+			CatchupPage(c, last, then);
+			return;
 		}
 		for (FrameRef &f : c->gate.Finish())
 			Enqueue(*c, std::move(f));

@@ -94,7 +94,7 @@ WsServer::Impl::Impl(uv_loop_t *l, const Config &c, PgClient &p, Metrics &m)
 	std::string svc = QuoteIdent(cfg.service);
 	// created_at as ISO 8601 (to_json), the same text the outbox payload carries.
 	sql_catchup = "SELECT seq, message_id, chat_id, body, to_json(created_at) #>> '{}' FROM " + svc +
-	              ".inbox WHERE chat_id = ANY($1::bigint[]) AND seq > $2::bigint ORDER BY seq DESC LIMIT $3::bigint";
+	              ".inbox WHERE chat_id = ANY($1::bigint[]) AND seq > $2::bigint ORDER BY seq LIMIT $3::bigint";
 	sql_send = "SELECT id, chat_id, body, to_json(created_at) #>> '{}' FROM " + svc +
 	           ".send_message($1::bigint, $2::text)";
 	sql_high_seq = "SELECT coalesce(max(seq), 0) FROM " + svc + ".inbox";

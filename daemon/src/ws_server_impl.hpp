@@ -202,6 +202,7 @@ struct WsServer::Impl {
 
 	// catchup.cpp
 	void StartCatchup(const std::shared_ptr<Client> &c, int64_t after, std::function<void()> then);
+	void CatchupPage(const std::shared_ptr<Client> &c, int64_t after, std::function<void()> then);
 	void LoadHighSeq();
 	// client_send.cpp: done gets {ok:true,message:{..}} or {ok:false,error:{..}}
 	void ClientSend(int64_t chat_id, std::string body, std::function<void(nlohmann::json)> done);

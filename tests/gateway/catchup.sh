@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
 # tests/gateway/catchup.sh - catch-up after a disconnect and after a daemon restart (catchup.mjs).
 . "$(dirname "$0")/gw_lib.sh"
+# Pages of 2 rows: every replay below needs more than one catch-up query, and none may lose a message.
+GW_EXTRA_ARGS="--catchup-limit 2"
 gw_start_all gateway-catchup
 export H_DIR
 cd "$(dirname "$0")"

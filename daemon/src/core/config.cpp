@@ -51,7 +51,7 @@ Fields()
 	    {{"ping-timeout", "int", "Engine.IO ping timeout, ms", false, false}, nullptr, &Config::ping_timeout},
 	    {{"max-payload", "int", "largest inbound WebSocket message or polling body, bytes", false, false}, nullptr,
 	     &Config::max_payload},
-	    {{"catchup-limit", "int", "most messages replayed to one reconnecting client", false, false}, nullptr,
+	    {{"catchup-limit", "int", "messages per catch-up query (a replay pages through everything missed)", false, false}, nullptr,
 	     &Config::catchup_limit},
 	    {{"log-level", "string", "debug | verbose | notice | warning", false, false}, &Config::log_level, nullptr},
 	    {{"crash-after-inbox", "int", "test only: SIGKILL itself right after the Nth inbox commit (0 = off)", false,

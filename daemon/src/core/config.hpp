@@ -29,7 +29,7 @@ struct Config {
 	int64_t ping_interval = 25000;        // ms, Engine.IO heartbeat
 	int64_t ping_timeout = 20000;         // ms
 	int64_t max_payload = 100000;         // bytes, largest inbound frame / polling body
-	int64_t catchup_limit = 10000;        // most messages replayed to one reconnecting client
+	int64_t catchup_limit = 10000;        // messages per catch-up query; a replay pages until done
 	std::string log_level = "notice";     // debug | verbose | notice | warning
 	int64_t crash_after_inbox = 0;        // test only: SIGKILL self after the Nth inbox commit (0 = off)
 };
