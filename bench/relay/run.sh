@@ -57,10 +57,18 @@ echo "## 3. send_message rate, $CLIENTS connections (pgbench), $ROUNDS alternati
 bench() { "$PG_BIN/pgbench" -n -f "$HERE/send_message.pgbench" -c "$CLIENTS" -j 2 -T "$DURATION" "$PGURL" 2>/dev/null | awk '/^tps/ {printf "%.0f", $3}'; }
 drained() { harness_wait_for 120 bash -c "[ \$(psql -XAtq '$PGURL' -c 'SELECT count(*) FROM consumers.outbox WHERE sent_at IS NULL') -eq 0 ]"; }
 median() { printf '%s\n' "$@" | sort -n | awk '{a[NR]=$1} END {print (NR % 2) ? a[(NR+1)/2] : int((a[NR/2]+a[NR/2+1])/2)}'; }
+ticks() { awk '{print $14 + $15}' "/proc/$1/stat"; } # user + system CPU, in 1/100 s
+relay_pid=$(q "SELECT pid FROM pg_stat_activity WHERE backend_type = 'chat_outbox relay'")
+redis_pid=$(cat "$REDIS_PIDFILE")
+relay_ticks=0 redis_ticks=0 rows_on=0
 ons=() offs=()
 for round in $(seq "$ROUNDS"); do
 	setting relay_enabled on
+	r0=$(ticks "$relay_pid") d0=$(ticks "$redis_pid") n0=$(q "SELECT count(*) FROM consumers.outbox")
 	ons+=("$(bench)")
+	drained
+	relay_ticks=$((relay_ticks + $(ticks "$relay_pid") - r0)) redis_ticks=$((redis_ticks + $(ticks "$redis_pid") - d0))
+	rows_on=$((rows_on + $(q "SELECT count(*) FROM consumers.outbox") - n0))
 	drained
 	setting relay_enabled off
 	offs+=("$(bench)")
@@ -71,3 +79,4 @@ on=$(median "${ons[@]}") off=$(median "${offs[@]}")
 echo "relay on:     ${ons[*]} tps (median $on)"
 echo "relay paused: ${offs[*]} tps (median $off)"
 echo "relay costs senders $(( (off - on) * 100 / off ))% (medians)"
+echo "CPU while relaying $rows_on rows: relay worker $((relay_ticks * 10000 / rows_on)) us/row, redis $((redis_ticks * 10000 / rows_on)) us/row"
