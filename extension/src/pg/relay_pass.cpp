@@ -74,20 +74,25 @@ RelayServiceFor(const char *name, const char *queue)
  * the statistics say. A backlog built faster than autovacuum analyzes looks like "189 unsent rows"
  * to the planner, which then sorts the whole backlog for every batch (measured: an external merge
  * sort of 20,000 rows per 500-row batch). With those settings the generic plan is the right one,
- * so it is forced: a pass does not re-plan its statements. Scoped like a function's SET clause:
- * the caller's settings are back when ResetPlanner(level) runs, or when the transaction aborts.
+ * so it is forced: a pass does not re-plan its statements. The relay worker sets them once for its
+ * session (it runs nothing else that could mind); in a backend (relay_pass()) they are scoped like
+ * a function's SET clause: the caller's settings are back when ResetPlanner(level) runs, or when
+ * the transaction aborts.
  */
+static const char *const relay_planner_settings[][2] = {{"enable_sort", "off"},
+														  {"enable_seqscan", "off"},
+														  {"enable_bitmapscan", "off"},
+														  {"plan_cache_mode", "force_generic_plan"}};
+
 static int
 UseIndexOrder(void)
 {
-	int			level = NewGUCNestLevel();
+	int			level;
 
-	static const char *const settings[][2] = {{"enable_sort", "off"},
-											  {"enable_seqscan", "off"},
-											  {"enable_bitmapscan", "off"},
-											  {"plan_cache_mode", "force_generic_plan"}};
-
-	for (const auto &setting : settings)
+	if (IsBackgroundWorker)
+		return -1;				/* the relay worker has them for its whole session */
+	level = NewGUCNestLevel();
+	for (const auto &setting : relay_planner_settings)
 		(void) set_config_option(setting[0], setting[1], PGC_USERSET, PGC_S_SESSION, GUC_ACTION_SAVE, true, 0, false);
 	return level;
 }
@@ -95,7 +100,15 @@ UseIndexOrder(void)
 static void
 ResetPlanner(int level)
 {
-	AtEOXact_GUC(true, level);
+	if (level >= 0)
+		AtEOXact_GUC(true, level);
+}
+
+void
+RelayUseIndexOrderForSession(void)
+{
+	for (const auto &setting : relay_planner_settings)
+		SetConfigOption(setting[0], setting[1], PGC_SUSET, PGC_S_OVERRIDE);
 }
 
 static SPIPlanPtr

@@ -29,5 +29,8 @@ void		RelayForgetServices(void);
  */
 int			RelayClaimPushMark(RelayService *svc, int batch_size, int64 **ids_out, SinkFailure *failure);
 
+/* RelayUseIndexOrderForSession gives the worker's whole session the planner settings of the passes. */
+void		RelayUseIndexOrderForSession(void);
+
 /* RelayPurgeSent deletes up to `limit` sent rows older than retention_s; returns how many. */
 int			RelayPurgeSent(RelayService *svc, int retention_s, int limit);

@@ -299,6 +299,7 @@ chat_outbox_relay_main(Datum main_arg)
 	BackgroundWorkerUnblockSignals();
 	BackgroundWorkerInitializeConnection(chat_outbox_database, nullptr, 0);
 	SetConfigOption("synchronous_commit", "off", PGC_SUSET, PGC_S_OVERRIDE);
+	RelayUseIndexOrderForSession();
 	pgstat_report_appname("chat_outbox relay");
 
 	before_shmem_exit(RelayWorkerExit, 0);
