@@ -3,7 +3,7 @@
 #   1. commit -> job visible in Redis over paced sends, wake at commit on and off
 #   2. drain rate of a backlog built while Redis was down
 #   3. send_message throughput with the relay on vs paused, several connections (pgbench)
-# Env: SENDS (1000), PACE_MS (5), BACKLOG (100000), CLIENTS (4), DURATION (5 s), ROUNDS (6), BATCH (500), MIN_PASS (2 ms),
+# Env: SENDS (1000), PACE_MS (5), BACKLOG (100000), CLIENTS (4), DURATION (5 s), ROUNDS (6), BATCH (500), MIN_PASS (5 ms),
 #      SECTIONS ("latency drain rate": any subset)
 set -euo pipefail
 . "$(dirname "$0")/../../tests/harness/lib.sh"
@@ -13,7 +13,7 @@ section() { [[ " $SECTIONS " == *" $1 "* ]]; }
 HERE=$H_ROOT/bench/relay
 harness_init bench-relay
 harness_redis_start
-harness_pg_start "" ${PG_EXTRA_CONF:+"$PG_EXTRA_CONF"} "chat_outbox.batch_size = $BATCH" "chat_outbox.min_pass_interval = ${MIN_PASS:-2}" "shared_buffers = '256MB'"
+harness_pg_start "" ${PG_EXTRA_CONF:+"$PG_EXTRA_CONF"} "chat_outbox.batch_size = $BATCH" "chat_outbox.min_pass_interval = ${MIN_PASS:-5}" "shared_buffers = '256MB'"
 export REDIS_URL PGURL
 q() { harness_psql "$1"; }
 setting() { q "ALTER SYSTEM SET chat_outbox.$1 = '$2'" && q "SELECT pg_reload_conf()" >/dev/null; sleep 0.3; }
@@ -21,7 +21,7 @@ unsent() { q "SELECT count(*) FROM consumers.outbox WHERE sent_at IS NULL"; }
 now_ms() { date +%s%3N; }
 
 echo "# $(date -u +%FT%TZ) $(nproc) cores, $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | xargs)"
-echo "# batch_size=$BATCH min_pass_interval=${MIN_PASS:-2}ms sends=$SENDS pace=${PACE_MS}ms backlog=$BACKLOG clients=$CLIENTS duration=${DURATION}s"
+echo "# batch_size=$BATCH min_pass_interval=${MIN_PASS:-5}ms sends=$SENDS pace=${PACE_MS}ms backlog=$BACKLOG clients=$CLIENTS duration=${DURATION}s"
 
 cd "$H_ROOT/tests"
 if section latency; then

@@ -18,7 +18,7 @@ bool		chat_outbox_wake_at_commit = true;
 int			chat_outbox_max_body_bytes = 65536;
 int			chat_outbox_retention = 86400;
 int			chat_outbox_redis_timeout = 2000;
-int			chat_outbox_min_pass_interval = 2;
+int			chat_outbox_min_pass_interval = 5;
 
 static bool
 CheckPrefix(char **newval, void **extra, GucSource source)
@@ -66,9 +66,9 @@ DefineChatOutboxGucs(void)
 							gettext_noop("A batch not answered in time is rolled back and retried with backoff."),
 							&chat_outbox_redis_timeout, 2000, 10, 600 * 1000, PGC_SIGHUP, GUC_UNIT_MS, nullptr, nullptr,
 							nullptr);
-	DefineCustomIntVariable("chat_outbox.min_pass_interval", gettext_noop("Least time between two relay passes that found rows."),
-							gettext_noop("Under a stream of commits, rows committed within this window share one pass "
-										 "instead of one pass each. 0 relays every commit on its own."),
-							&chat_outbox_min_pass_interval, 2, 0, 1000, PGC_SIGHUP, GUC_UNIT_MS, nullptr, nullptr, nullptr);
+	DefineCustomIntVariable("chat_outbox.min_pass_interval", gettext_noop("Least time between two relay passes while commits stream in."),
+							gettext_noop("After a pass that relayed more than one row, rows committed within this window "
+										 "share the next pass. A single paced commit is never delayed. 0 turns it off."),
+							&chat_outbox_min_pass_interval, 5, 0, 1000, PGC_SIGHUP, GUC_UNIT_MS, nullptr, nullptr, nullptr);
 	MarkGUCPrefixReserved("chat_outbox");
 }

@@ -35,7 +35,7 @@ static bool services_stale = true;
 static bool extension_present = false;
 static TimestampTz next_refresh = 0;
 static uint32 seen_services_generation = 0;
-static TimestampTz last_busy_round_end = 0; /* end of the last round that relayed rows */
+static TimestampTz last_busy_round_end = 0; /* end of the last round that relayed 2+ rows */
 static TimestampTz last_full_round = 0;		/* last round over every service */
 static uint32 still_full = 0;				/* services whose last batch came back full */
 static TimestampTz next_purge = 0;
@@ -166,9 +166,9 @@ WaitForWork(long ms)
 
 /*
  * CoalesceWakeups: a stream of commits would otherwise cost one pass (a transaction, a Redis round
- * trip, an UPDATE) per commit. After a round that relayed rows, the next waits until
- * min_pass_interval has passed, so rows committed meanwhile share it. A commit after a quiet spell
- * (the paced case) is relayed at once.
+ * trip, an UPDATE) per commit. After a round that relayed more than one row (commits arrived while
+ * the last pass ran), the next waits until min_pass_interval has passed, so rows committed
+ * meanwhile share it. A round that relayed a single row (a paced sender) delays nothing.
  */
 static bool
 CoalesceWakeups(void)
@@ -281,7 +281,8 @@ RelayRound(void)
 		}
 	}
 	RelaySetState(RELAY_RUNNING);
-	if (relayed > 0)
+	/* one row per round is a paced sender: never delay it. More means commits are streaming in. */
+	if (relayed > 1)
 		last_busy_round_end = GetCurrentTimestamp();
 	relay_health.OnSuccess(relayed, !more, &log_it, &total);
 	if (log_it)
