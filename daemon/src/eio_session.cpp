@@ -103,6 +103,14 @@ WsServer::Impl::OnPingTimer(lws_sorted_usec_list_t *sul)
 	try {
 		if (s->closed || s->close_due)
 			return;
+		// A session that never joins the namespace holds a slot for nothing (the reference closes it
+		// after its connectTimeout too); checked at ping time, so it ends within one ping interval.
+		if (!s->authed && ++s->pings_before_connect * self->cfg.ping_interval >= self->cfg.connect_timeout) {
+			Log(Level::Verbose, "gateway: session %s sent no CONNECT within %lld ms", s->sid.c_str(),
+			    static_cast<long long>(self->cfg.connect_timeout));
+			self->CloseClient(*s, LWS_CLOSE_STATUS_POLICY_VIOLATION, "connect timeout");
+			return;
+		}
 		self->EnqueueText(*s, "2");
 		s->awaiting_pong = true;
 		lws_sul_schedule(self->ctx, 0, &s->deadline.sul, OnDeadline, self->cfg.ping_timeout * LWS_US_PER_MS);
@@ -125,6 +133,39 @@ WsServer::Impl::OnDeadline(lws_sorted_usec_list_t *sul)
 		}
 	} catch (...) {
 		Log(Level::Warning, "gateway: ping-timeout handling failed");
+	}
+}
+
+// OnTokenExpired ends a client's grant when its token runs out. A Socket.IO socket leaves its rooms
+// and gets a namespace DISCONNECT ("io server disconnect"): the client library does not reconnect by
+// itself with the stale token; the app refreshes it and connects again, resuming from its offset.
+// The engine session may carry that new CONNECT; if none comes, --connect-timeout ends it.
+// A /ws client is closed with 4401.
+void
+WsServer::Impl::OnTokenExpired(lws_sorted_usec_list_t *sul)
+{
+	auto *t = reinterpret_cast<Timer *>(sul);
+	auto *self = static_cast<Impl *>(t->impl);
+	Client *c = t->owner;
+	try {
+		if (c->closed || c->close_due)
+			return;
+		if (c->kind == Client::Kind::Plain) {
+			self->CloseClient(*c, kCloseUnauthorized, "token expired");
+			return;
+		}
+		auto *s = static_cast<Session *>(c);
+		for (int64_t chat : s->joined)
+			self->rooms.Leave(chat, s);
+		s->joined.clear();
+		s->allowed.clear();
+		s->authed = false;
+		s->pings_before_connect = 0;
+		self->client_count--;
+		self->UpdateClientGauge();
+		self->EnqueueText(*s, "41");
+	} catch (...) {
+		Log(Level::Warning, "gateway: token-expiry handling failed");
 	}
 }
 
@@ -225,6 +266,7 @@ WsServer::Impl::DropClient(Client &c)
 	if (c.closed)
 		return;
 	c.closed = true;
+	lws_sul_cancel(&c.expiry.sul);
 	for (int64_t chat : c.joined)
 		rooms.Leave(chat, &c);
 	c.joined.clear();

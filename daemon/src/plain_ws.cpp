@@ -11,13 +11,6 @@
 
 namespace chat_outboxd {
 
-namespace {
-// Application close codes (4000-4999): 4401 / 4403 mirror HTTP 401 / 403.
-constexpr int kCloseUnauthorized = 4401;
-constexpr int kCloseForbidden = 4403;
-constexpr int kCloseBadRequest = 4400;
-} // namespace
-
 bool
 WsServer::Impl::OnPlainEstablished(struct lws *wsi, Conn *c)
 {
@@ -57,7 +50,7 @@ WsServer::Impl::OnPlainEstablished(struct lws *wsi, Conn *c)
 	nlohmann::json welcome = {{"type", "welcome"}, {"chats", ar.rooms}};
 	welcome["seq"] = since >= 0 ? since : std::max<int64_t>(high_seq, 0);
 	EnqueueText(*p, DumpJson(welcome));
-	Admit(*p, ar.allowed, ar.rooms);
+	Admit(*p, ar);
 	if (since >= 0 && !p->joined.empty())
 		StartCatchup(p, since, nullptr);
 	return true;

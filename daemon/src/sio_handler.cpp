@@ -122,7 +122,7 @@ WsServer::Impl::OnSioConnect(const std::shared_ptr<Session> &s, const nlohmann::
 		pid = eio::RandomId(16) + (high_seq >= 0 ? "." + std::to_string(high_seq) : "");
 	s->gate = SeqGate<FrameRef>(resume >= 0 ? resume : 0);
 	EnqueueText(*s, "4" + sio::EncodeConnectOk("/", s->socket_id, pid));
-	Admit(*s, ar.allowed, ar.rooms);
+	Admit(*s, ar);
 	if (resume >= 0 && !s->joined.empty())
 		StartCatchup(s, resume, nullptr);
 }

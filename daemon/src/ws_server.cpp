@@ -193,11 +193,16 @@ WsServer::Impl::Dispatch(struct lws *wsi, enum lws_callback_reasons reason, Conn
 }
 
 void
-WsServer::Impl::Admit(Client &c, const std::vector<int64_t> &allowed_chats, const std::vector<int64_t> &room_ids)
+WsServer::Impl::Admit(Client &c, const AuthResult &auth)
 {
-	c.allowed = allowed_chats;
-	for (int64_t r : room_ids)
+	c.allowed = auth.allowed;
+	for (int64_t r : auth.rooms)
 		Join(c, r);
+	// A token is a grant until its exp, not for as long as the connection lasts.
+	int64_t left_s = std::max<int64_t>(0, auth.expires_at - static_cast<int64_t>(std::time(nullptr)));
+	c.expiry.owner = &c;
+	c.expiry.impl = this;
+	lws_sul_schedule(ctx, 0, &c.expiry.sul, OnTokenExpired, left_s * LWS_US_PER_SEC);
 	if (!c.authed) {
 		c.authed = true;
 		client_count++;

@@ -20,6 +20,7 @@
 #include <libwebsockets.h>
 #include <nlohmann/json.hpp>
 
+#include "core/gateway_auth.hpp"
 #include "core/rooms.hpp"
 #include "core/seq_gate.hpp"
 #include "ws_server.hpp"
@@ -51,6 +52,11 @@ class OutQueue {
 
 struct Client;
 
+// Application close codes (4000-4999) for /ws: 4401 / 4403 / 4400 mirror HTTP 401 / 403 / 400.
+constexpr int kCloseUnauthorized = 4401;
+constexpr int kCloseForbidden = 4403;
+constexpr int kCloseBadRequest = 4400;
+
 // Timer is an lws scheduler entry that knows its owner (sul must stay the first member).
 struct Timer {
 	lws_sorted_usec_list_t sul;
@@ -74,6 +80,7 @@ struct Client {
 	std::vector<int64_t> joined;   // rooms joined (sorted)
 	SeqGate<FrameRef> gate;
 	OutQueue out;
+	Timer expiry{};                // fires at the token's exp
 };
 
 // Session is an Engine.IO session carrying the Socket.IO "/" namespace, on either transport.
@@ -90,6 +97,7 @@ struct Session : Client {
 	struct lws *held_get = nullptr;
 	bool post_busy = false;
 	bool awaiting_pong = false;
+	int64_t pings_before_connect = 0; // pings sent while the namespace CONNECT is still missing
 	Timer ping{}, deadline{};
 };
 
@@ -172,6 +180,7 @@ struct WsServer::Impl {
 	void StartHeartbeat(Session &s);
 	static void OnPingTimer(lws_sorted_usec_list_t *sul);
 	static void OnDeadline(lws_sorted_usec_list_t *sul);
+	static void OnTokenExpired(lws_sorted_usec_list_t *sul);
 	// HandleEngineText handles one inbound Engine.IO packet; false = protocol violation.
 	bool HandleEngineText(const std::shared_ptr<Session> &s, std::string_view text, bool via_websocket);
 	bool HandleProbeText(const std::shared_ptr<Session> &s, struct lws *wsi, std::string_view text);
@@ -194,7 +203,8 @@ struct WsServer::Impl {
 	bool HandlePlainText(const std::shared_ptr<PlainClient> &p, std::string_view text);
 
 	// shared by both protocols (ws_server.cpp)
-	void Admit(Client &c, const std::vector<int64_t> &allowed, const std::vector<int64_t> &rooms);
+	// Admit puts an authorized client in its rooms and ends it when its token expires.
+	void Admit(Client &c, const AuthResult &auth);
 	bool Join(Client &c, int64_t chat);
 	void Leave(Client &c, int64_t chat);
 	bool Allowed(const Client &c, int64_t chat) const;

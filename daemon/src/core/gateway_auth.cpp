@@ -31,6 +31,7 @@ Authorize(std::string_view token, std::string_view secret, int64_t now,
 		return r;
 	}
 	r.allowed = claims.chats;
+	r.expires_at = claims.exp;
 	if (!requested) {
 		r.rooms = claims.chats;
 	} else {

@@ -18,6 +18,7 @@ struct AuthResult {
 	std::string reason;           // on refusal: what the client did wrong
 	std::vector<int64_t> allowed; // the token's chats (sorted): what join/send may touch
 	std::vector<int64_t> rooms;   // the chats to join now (sorted)
+	int64_t expires_at = 0;       // the token's exp (unix seconds): the connection ends then
 };
 
 // Authorize verifies the token and picks the rooms. A requested chat outside the token refuses the
