@@ -42,10 +42,6 @@ class RelayHealth {
 	int64_t relayed_since_recovery_ = 0;
 };
 
-// RedisSafetyWarning returns "" when Redis keeps jobs across a restart and never evicts them, else
-// a sentence saying what is wrong. Empty inputs mean "could not read" (e.g. CONFIG is denied by
-// ACL) and give no warning.
-std::string RedisSafetyWarning(const std::string &appendonly, const std::string &maxmemory_policy);
 
 // MoreToDrain: a full batch means the outbox probably has more; go again before sleeping.
 inline bool

@@ -22,6 +22,7 @@
 #include "core/bullmq_batch_add.hpp"
 #include "core/job_id.hpp"
 #include "core/relay_health.hpp"
+#include "redis_safety.hpp"
 #include "core/resp.hpp"
 #include "pg/cpp_boundary.hpp"
 #include "pg/guc.hpp"
