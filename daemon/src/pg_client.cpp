@@ -26,6 +26,9 @@ struct Pending {
 
 enum class State { Idle, Connecting, Ready, Closed };
 
+constexpr uint64_t kConnectDeadlineMs = 10000;
+constexpr uint64_t kQueryDeadlineMs = 30000;
+
 } // namespace
 
 struct PgClient::Impl {
@@ -36,6 +39,10 @@ struct PgClient::Impl {
 	int poll_fd = -1;
 	uv_timer_t retry_timer;
 	uv_timer_t fail_timer; // fails queries submitted while disconnected, outside the caller's frame
+	// deadline_timer bounds a connection attempt (libpq's connect_timeout only applies to blocking
+	// connects) and a query's wait for its answer: a socket that stops reporting events must not
+	// stall the daemon forever. Daemon queries are short; half a minute means the connection is gone.
+	uv_timer_t deadline_timer;
 	State state = State::Idle;
 	chat_outbox::Backoff backoff{50, 5000};
 	StateLog state_log;
@@ -69,8 +76,11 @@ struct PgClient::Impl {
 	void Watch(int events)
 	{
 		int fd = PQsocket(conn);
-		if (fd < 0)
+		if (fd < 0) {
+			// libpq dropped the socket itself (a failed write or read): no event will ever come.
+			Lost(PQerrorMessage(conn));
 			return;
+		}
 		if (poll && fd != poll_fd)
 			ClosePoll();
 		if (!poll) {
@@ -124,6 +134,7 @@ struct PgClient::Impl {
 		    },
 		    this);
 		state = State::Connecting;
+		ArmDeadline(kConnectDeadlineMs);
 		StepConnect();
 	}
 
@@ -138,6 +149,7 @@ struct PgClient::Impl {
 			break;
 		case PGRES_POLLING_OK:
 			state = State::Ready;
+			uv_timer_stop(&deadline_timer);
 			backoff.Reset();
 			state_log.Up();
 			Watch(UV_READABLE);
@@ -159,6 +171,7 @@ struct PgClient::Impl {
 		bool was_ready = state == State::Ready;
 		if (state != State::Closed)
 			state = State::Idle; // before FailAll: its callbacks may submit new queries
+		uv_timer_stop(&deadline_timer);
 		ClosePoll();
 		if (conn) {
 			PQfinish(conn);
@@ -216,6 +229,7 @@ struct PgClient::Impl {
 		}
 		in_flight = true;
 		current = PgResult();
+		ArmDeadline(kQueryDeadlineMs);
 		Flush();
 	}
 
@@ -301,6 +315,7 @@ struct PgClient::Impl {
 		Pending p = std::move(queue.front());
 		queue.pop_front();
 		in_flight = false;
+		uv_timer_stop(&deadline_timer);
 		PgResult r = std::move(current);
 		current = PgResult();
 		if (!r.ok && r.error.empty())
@@ -308,6 +323,21 @@ struct PgClient::Impl {
 		if (p.cb)
 			p.cb(std::move(r));
 		SendNext();
+	}
+
+	void ArmDeadline(uint64_t ms) { uv_timer_start(&deadline_timer, OnDeadline, ms, 0); }
+
+	static void OnDeadline(uv_timer_t *t) noexcept
+	{
+		auto *self = static_cast<Impl *>(t->data);
+		try {
+			if (self->state == State::Connecting)
+				self->Lost("no answer to the connection attempt within " + std::to_string(kConnectDeadlineMs / 1000) + " s");
+			else if (self->state == State::Ready && self->in_flight)
+				self->Lost("no answer to a query within " + std::to_string(kQueryDeadlineMs / 1000) + " s");
+		} catch (...) {
+			Log(Level::Warning, "postgres (%s): exception at a deadline", self->name.c_str());
+		}
 	}
 
 	static void OnFailTimer(uv_timer_t *t) noexcept
@@ -343,9 +373,11 @@ PgClient::PgClient(uv_loop_t *loop, std::string conninfo, std::string name)
 {
 	uv_timer_init(loop, &impl_->retry_timer);
 	uv_timer_init(loop, &impl_->fail_timer);
+	uv_timer_init(loop, &impl_->deadline_timer);
 	impl_->retry_timer.data = impl_.get();
 	impl_->fail_timer.data = impl_.get();
-	impl_->open_handles = 2;
+	impl_->deadline_timer.data = impl_.get();
+	impl_->open_handles = 3;
 }
 
 PgClient::~PgClient()
@@ -406,8 +438,10 @@ PgClient::Close(std::function<void()> done)
 	d->close_done = std::move(done);
 	uv_timer_stop(&d->retry_timer);
 	uv_timer_stop(&d->fail_timer);
+	uv_timer_stop(&d->deadline_timer);
 	uv_close(reinterpret_cast<uv_handle_t *>(&d->retry_timer), Impl::OnHandleClosed);
 	uv_close(reinterpret_cast<uv_handle_t *>(&d->fail_timer), Impl::OnHandleClosed);
+	uv_close(reinterpret_cast<uv_handle_t *>(&d->deadline_timer), Impl::OnHandleClosed);
 }
 
 } // namespace chat_outboxd
