@@ -38,12 +38,17 @@ struct BatchJob {
 	std::string fail_reason; // non-empty: goes to the failed set
 	bool lost = false;       // our lock expired or was taken: not ours to finish any more
 	bool inserted = false;   // its inbox row is new (else a duplicate)
+	std::string rejected;    // non-empty: the inbox refused this message's row (retried or failed)
+
+	bool ToInbox() const { return msg && rejected.empty(); }
 };
 
 struct Batch {
 	std::vector<BatchJob> jobs;
 	bool fail_done = true;
 	bool complete_done = true;
+	bool reject_done = true;
+	InboxWriteResult isolated; // rows written one by one after the inbox refused the whole batch
 	bool drop_created_at = false; // Postgres rejected a created_at that looked like ISO 8601 (e.g. Feb 31)
 	bool outcome_unknown = false; // an inbox write lost its connection: it may have committed
 };
@@ -320,7 +325,7 @@ struct BullmqConsumer::Impl {
 	{
 		std::vector<ChatMessage> msgs;
 		for (const auto &bj : batch->jobs)
-			if (bj.msg) {
+			if (bj.ToInbox()) {
 				msgs.push_back(*bj.msg);
 				if (batch->drop_created_at)
 					msgs.back().created_at.reset();
@@ -335,6 +340,16 @@ struct BullmqConsumer::Impl {
 				    res.error.c_str());
 				batch->drop_created_at = true;
 				WriteInbox();
+				return;
+			}
+			if (!res.ok && !res.connection_lost && RowRejected(res.sqlstate)) {
+				// One message's row is refused (a constraint, a trigger, bad data): find it instead of
+				// holding the whole queue behind it.
+				Log(Level::Warning, "inbox refused the batch (%s, SQLSTATE %s); writing its messages one by one",
+				    res.error.c_str(), res.sqlstate.c_str());
+				batch->isolated = InboxWriteResult();
+				batch->isolated.ok = true;
+				IsolateFrom(0);
 				return;
 			}
 			if (!res.ok) {
@@ -357,6 +372,103 @@ struct BullmqConsumer::Impl {
 			inbox_backoff.Reset();
 			InboxCommitted(std::move(res));
 		});
+	}
+
+	// RowRejected: SQLSTATE classes that judge a row's content (data exception, integrity constraint,
+	// a raise in a trigger), as opposed to the statement or the server (permissions, a missing table,
+	// shutdown): only the former are worth isolating, the latter hold the batch until they clear.
+	static bool RowRejected(const std::string &sqlstate)
+	{
+		return sqlstate.rfind("22", 0) == 0 || sqlstate.rfind("23", 0) == 0 || sqlstate.rfind("P0", 0) == 0;
+	}
+
+	// IsolateFrom writes the batch's messages one at a time, in queue order, from job i on. A refused
+	// message is taken out of the batch (RejectRows retries it per its attempts/backoff or fails it);
+	// the accepted ones continue as one commit. Server trouble half-way sends the whole batch back to
+	// the normal retry, marked as of unknown outcome so the rows already written are still pushed.
+	void IsolateFrom(size_t i)
+	{
+		while (i < batch->jobs.size() && !batch->jobs[i].msg)
+			i++;
+		if (i == batch->jobs.size()) {
+			InboxWriteResult res = std::move(batch->isolated);
+			RejectRows();
+			InboxCommitted(std::move(res));
+			return;
+		}
+		ChatMessage m = *batch->jobs[i].msg;
+		if (batch->drop_created_at)
+			m.created_at.reset();
+		writer.Write({m}, [this, i](InboxWriteResult &&r) {
+			if (finished || !batch)
+				return;
+			BatchJob &bj = batch->jobs[i];
+			if (r.ok) {
+				auto &acc = batch->isolated;
+				for (auto &x : r.inserted)
+					acc.inserted.push_back(std::move(x));
+				for (auto &x : r.created)
+					acc.created.push_back(x);
+				for (auto &x : r.existing)
+					acc.existing.push_back(std::move(x));
+				IsolateFrom(i + 1);
+				return;
+			}
+			if (!r.connection_lost && RowRejected(r.sqlstate)) {
+				bj.rejected = "inbox refused the message: " + r.error + " (SQLSTATE " + r.sqlstate + ")";
+				IsolateFrom(i + 1);
+				return;
+			}
+			batch->outcome_unknown = true;
+			for (auto &b : batch->jobs) // back to the whole batch; refused rows are found again
+				b.rejected.clear();
+			Log(Level::Warning, "inbox write failed while isolating a refused message: %s (batch kept, retrying)",
+			    r.error.c_str());
+			inbox_retry_timer.Start(static_cast<uint64_t>(inbox_backoff.Next()), [this] {
+				if (batch && !finished)
+					WriteInbox();
+			});
+		});
+	}
+
+	// RejectRows settles the messages the inbox refused, as a bullmq Worker settles a failed attempt:
+	// another attempt after the job's backoff while `attempts` allows, else the failed set with the reason.
+	void RejectRows()
+	{
+		std::vector<RetryItem> retry;
+		std::vector<FailItem> fail;
+		for (const auto &bj : batch->jobs) {
+			if (bj.rejected.empty() || bj.lost)
+				continue;
+			int64_t made = bj.job.AttemptsMade() + 1;
+			if (made < bj.opts.attempts) {
+				Log(Level::Warning, "job %s: %s; attempt %lld of %lld, retrying", bj.job.id.c_str(), bj.rejected.c_str(),
+				    static_cast<long long>(made), static_cast<long long>(bj.opts.attempts));
+				retry.push_back({bj.job.id, bj.job.token, bj.rejected, BackoffDelay(bj.opts.backoff, made), bj.opts.lifo});
+			} else {
+				Log(Level::Warning, "job %s failed: %s", bj.job.id.c_str(), bj.rejected.c_str());
+				KeepPolicy keep;
+				keep.count = cfg.remove_on_fail;
+				fail.push_back({bj.job.id, bj.job.token, bj.rejected, bj.opts.remove_on_fail.value_or(keep),
+				                bj.opts.attempts});
+			}
+		}
+		if (retry.empty() && fail.empty())
+			return;
+		batch->reject_done = false;
+		RunFinish(
+		    "retry", [this, retry] { return RetryCall(keys, WallMs(), retry); }, retry,
+		    [this, fail](const std::vector<int64_t> &) {
+			    RunFinish(
+			        "fail", [this, fail] { return FailCall(keys, WallMs(), fail); }, fail,
+			        [this](const std::vector<int64_t> &st) {
+				        for (int64_t s : st)
+					        if (s == 0)
+						        metrics.jobs_failed++;
+				        batch->reject_done = true;
+				        FinishBatchIfDone();
+			        });
+		    });
 	}
 
 	// ToPush picks what goes to clients: the new rows; and, when an earlier attempt of this batch
@@ -385,7 +497,7 @@ struct BullmqConsumer::Impl {
 		for (const auto &m : res.inserted)
 			fresh.insert(m.id);
 		for (auto &bj : batch->jobs) {
-			if (!bj.msg)
+			if (!bj.ToInbox())
 				continue;
 			auto it = fresh.find(bj.msg->id);
 			bj.inserted = it != fresh.end(); // the first job carrying a new id wins; later ones are duplicates
@@ -397,8 +509,8 @@ struct BullmqConsumer::Impl {
 		inbox_commits++;
 		size_t dups = 0, msgs = 0;
 		for (const auto &bj : batch->jobs) {
-			msgs += bj.msg ? 1 : 0;
-			dups += bj.msg && !bj.inserted ? 1 : 0;
+			msgs += bj.ToInbox() ? 1 : 0;
+			dups += bj.ToInbox() && !bj.inserted ? 1 : 0;
 		}
 		Log(Level::Verbose, "inbox commit: %zu job(s), %zu new, %zu duplicate(s)", msgs, msgs - dups, dups);
 		if (cfg.crash_after_inbox > 0 && inbox_commits == cfg.crash_after_inbox) {
@@ -424,7 +536,7 @@ struct BullmqConsumer::Impl {
 		KeepPolicy keep;
 		keep.count = cfg.remove_on_complete;
 		for (const auto &bj : batch->jobs) {
-			if (!bj.msg || bj.lost)
+			if (!bj.ToInbox() || bj.lost)
 				continue;
 			items.push_back({bj.job.id, bj.job.token, bj.inserted ? R"({"inserted":true})" : R"({"duplicate":true})",
 			                 bj.opts.remove_on_complete.value_or(keep)});
@@ -480,7 +592,7 @@ struct BullmqConsumer::Impl {
 
 	void FinishBatchIfDone()
 	{
-		if (!batch || !batch->fail_done || !batch->complete_done)
+		if (!batch || !batch->fail_done || !batch->complete_done || !batch->reject_done)
 			return;
 		batch.reset();
 		Pump();

@@ -1,6 +1,6 @@
 // tests/daemon/bullmq_peer.mjs - the real bullmq side of the daemon tests.
 //   add <queue> <count> [chat_id] [opts-json]  Queue.addBulk (one Queue.add first), jobId = message uuid; prints ids in order
-//   add-raw <queue> <jobId> <data>             Queue.add with arbitrary data text (JSON-parsed when it parses)
+//   add-raw <queue> <jobId> <data> [opts-json] Queue.add with arbitrary data text (JSON-parsed when it parses)
 //   counts <queue>                             getJobCounts() as JSON
 //   events <queue> <file>                      QueueEvents: appends "<event> <jobId>" lines until killed
 //   worker <queue> <concurrency> <file>        a real Worker: appends each processed message id, returns {"by":"bullmq"}
@@ -38,7 +38,8 @@ async function add() {
 }
 
 async function addRaw() {
-	const [jobId, data] = rest;
+	const [jobId, data, optsJson] = rest;
+	const extra = optsJson ? JSON.parse(optsJson) : {};
 	const q = new Queue(queueName, { connection });
 	let parsed;
 	try { parsed = JSON.parse(data); } catch { parsed = undefined; }
@@ -50,7 +51,7 @@ async function addRaw() {
 		await r.hset(`bull:${queueName}:${jobId}`, 'data', data);
 		r.disconnect();
 	} else {
-		await q.add('message.created', parsed, { jobId });
+		await q.add('message.created', parsed, { jobId, ...extra });
 	}
 	await q.close();
 }
@@ -64,7 +65,7 @@ async function counts() {
 async function events() {
 	const file = rest[0];
 	const qe = new QueueEvents(queueName, { connection });
-	for (const ev of ['completed', 'failed', 'stalled', 'active', 'waiting', 'retries-exhausted']) {
+	for (const ev of ['completed', 'failed', 'stalled', 'active', 'waiting', 'delayed', 'retries-exhausted']) {
 		qe.on(ev, (args) => appendFileSync(file, `${ev} ${args.jobId}\n`));
 	}
 	qe.on('error', (e) => appendFileSync(file, `error ${e.message}\n`));
