@@ -1,0 +1,37 @@
+// bench/breakdown/probe.mjs - where the time of one paced message goes, stage by stage (medians of 30).
+// Stages: commit = send_message round trip (with its WAL flush); relay = job timestamp - COMMIT ack (negative:
+// the relay wrote the job before the client saw the ack); fetch = daemon processedOn - job timestamp; inbox =
+// inbox transaction start - processedOn; shown = socket.io client receipt - inbox transaction start (the inbox
+// INSERT, its COMMIT, the push); total = send -> shown. Redis job times are whole milliseconds.
+import { createRequire } from 'node:module';
+const require = createRequire(new URL('../../tests/package.json', import.meta.url));
+const pg = require('pg');
+const { io } = require('socket.io-client');
+const Redis = require('ioredis');
+const { signToken } = await import('../../tests/lib/jwt.mjs');
+const db = new pg.Client({ connectionString: process.env.PGURL }); await db.connect();
+const r = new Redis(process.env.REDIS_URL);
+const s = io(`http://127.0.0.1:${process.env.PORT}`, { auth: { token: signToken({ chats: [1] }, 'x') }, transports: ['websocket'] });
+await new Promise((ok) => s.once('connect', ok));
+const shown = new Map();
+s.on('message', (m) => shown.set(m.id, performance.timeOrigin + performance.now()));
+const rows = [];
+for (let i = 0; i < 30; i++) {
+  const t0 = performance.timeOrigin + performance.now();
+  const { rows: [m] } = await db.query('SELECT id FROM consumers.send_message(1, $1)', ['m' + i]);
+  const t1 = performance.timeOrigin + performance.now();
+  rows.push({ id: m.id, t0, t1 });
+  await new Promise((ok) => setTimeout(ok, 100));
+}
+await new Promise((ok) => setTimeout(ok, 500));
+const q = (a) => a.sort((x, y) => x - y)[Math.floor(a.length / 2)].toFixed(2);
+const c = { commit: [], relay: [], fetch: [], inbox: [], shown: [], total: [], finished: [] };
+for (const x of rows) {
+  const h = await r.hgetall(`bull:chat-messages:${x.id}`);
+  const { rows: [ib] } = await db.query('SELECT extract(epoch from received_at)*1000 AS rec FROM workers.inbox WHERE message_id=$1', [x.id]);
+  c.commit.push(x.t1 - x.t0); c.relay.push(+h.timestamp - x.t1); c.fetch.push(+h.processedOn - +h.timestamp);
+  c.inbox.push(+ib.rec - +h.processedOn); c.shown.push(shown.get(x.id) - +ib.rec); c.total.push(shown.get(x.id) - x.t0);
+  c.finished.push(+h.finishedOn - shown.get(x.id));
+}
+console.log(Object.fromEntries(Object.entries(c).map(([k, v]) => [k, q(v)])));
+process.exit(0);
