@@ -298,27 +298,38 @@ struct BullmqConsumer::Impl {
 		FinishBatchIfDone();
 	}
 
-	void FailPoison()
+	// FailItemFor is a job's final failure: logged once, kept per its removeOnFail, else --remove-on-fail.
+	FailItem FailItemFor(const BatchJob &bj, const std::string &reason)
 	{
-		std::vector<FailItem> items;
-		for (const auto &bj : batch->jobs) {
-			if (bj.fail_reason.empty())
-				continue;
-			Log(Level::Warning, "job %s failed: %s", bj.job.id.c_str(), bj.fail_reason.c_str());
-			KeepPolicy keep;
-			keep.count = cfg.remove_on_fail;
-			items.push_back({bj.job.id, bj.job.token, bj.fail_reason, bj.opts.remove_on_fail.value_or(keep),
-			                 bj.opts.attempts});
-		}
+		Log(Level::Warning, "job %s failed: %s", bj.job.id.c_str(), reason.c_str());
+		KeepPolicy keep;
+		keep.count = cfg.remove_on_fail;
+		return {bj.job.id, bj.job.token, reason, bj.opts.remove_on_fail.value_or(keep), bj.opts.attempts};
+	}
+
+	// RunFail moves jobs to the failed set, counts them, then calls then().
+	void RunFail(std::vector<FailItem> items, std::function<void()> then)
+	{
 		RunFinish(
 		    "fail", [this, items] { return FailCall(keys, WallMs(), items); }, items,
-		    [this](const std::vector<int64_t> &st) {
+		    [this, then](const std::vector<int64_t> &st) {
 			    for (int64_t s : st)
 				    if (s == 0)
 					    metrics.jobs_failed++;
-			    batch->fail_done = true;
-			    FinishBatchIfDone();
+			    then();
 		    });
+	}
+
+	void FailPoison()
+	{
+		std::vector<FailItem> items;
+		for (const auto &bj : batch->jobs)
+			if (!bj.fail_reason.empty())
+				items.push_back(FailItemFor(bj, bj.fail_reason));
+		RunFail(std::move(items), [this] {
+			batch->fail_done = true;
+			FinishBatchIfDone();
+		});
 	}
 
 	void WriteInbox()
@@ -446,11 +457,7 @@ struct BullmqConsumer::Impl {
 				    static_cast<long long>(made), static_cast<long long>(bj.opts.attempts));
 				retry.push_back({bj.job.id, bj.job.token, bj.rejected, BackoffDelay(bj.opts.backoff, made), bj.opts.lifo});
 			} else {
-				Log(Level::Warning, "job %s failed: %s", bj.job.id.c_str(), bj.rejected.c_str());
-				KeepPolicy keep;
-				keep.count = cfg.remove_on_fail;
-				fail.push_back({bj.job.id, bj.job.token, bj.rejected, bj.opts.remove_on_fail.value_or(keep),
-				                bj.opts.attempts});
+				fail.push_back(FailItemFor(bj, bj.rejected));
 			}
 		}
 		if (retry.empty() && fail.empty())
@@ -459,15 +466,10 @@ struct BullmqConsumer::Impl {
 		RunFinish(
 		    "retry", [this, retry] { return RetryCall(keys, WallMs(), retry); }, retry,
 		    [this, fail](const std::vector<int64_t> &) {
-			    RunFinish(
-			        "fail", [this, fail] { return FailCall(keys, WallMs(), fail); }, fail,
-			        [this](const std::vector<int64_t> &st) {
-				        for (int64_t s : st)
-					        if (s == 0)
-						        metrics.jobs_failed++;
-				        batch->reject_done = true;
-				        FinishBatchIfDone();
-			        });
+			    RunFail(fail, [this] {
+				    batch->reject_done = true;
+				    FinishBatchIfDone();
+			    });
 		    });
 	}
 
