@@ -71,6 +71,9 @@ struct BullmqConsumer::Impl {
 	chat_outbox::Backoff inbox_backoff{50, 5000};
 	chat_outbox::Backoff script_backoff{100, 5000};
 	std::unique_ptr<Batch> batch;
+	// The next batch, fetched while this one's inbox write runs: Redis and Postgres then work at
+	// the same time instead of in turn. Locked by us, so its locks are extended like the batch's.
+	std::optional<std::vector<Job>> prefetched;
 	std::vector<std::function<void()>> after_reconnect; // finishing steps whose reply was lost
 	std::function<void(int)> on_fatal;
 	std::function<void()> stop_done;
@@ -162,11 +165,22 @@ struct BullmqConsumer::Impl {
 
 	void Pump()
 	{
+		if (!guard_passed || batch || fetching || recovering) {
+			MaybeFinishStop();
+			return;
+		}
+		if (prefetched) {
+			// before any recovery: a recovery would take these jobs, which we still hold, back to wait
+			std::vector<Job> jobs = std::move(*prefetched);
+			prefetched.reset();
+			StartBatch(std::move(jobs));
+			return;
+		}
 		if (stopping) {
 			MaybeFinishStop();
 			return;
 		}
-		if (!guard_passed || batch || fetching || recovering || !cmd.Ready() || !pg.Connected())
+		if (!cmd.Ready() || !pg.Connected())
 			return;
 		if (need_recovery) {
 			Recover();
@@ -221,6 +235,11 @@ struct BullmqConsumer::Impl {
 				         idle_timer.Start(1000, [this] { Pump(); });
 				         MaybeFinishStop();
 				         return;
+			         }
+			         if (batch) { // a prefetch
+				         if (!fr.jobs.empty())
+					         prefetched = std::move(fr.jobs);
+				         return; // the batch's end pumps
 			         }
 			         if (fr.jobs.empty()) {
 				         if (stopping)
@@ -332,8 +351,19 @@ struct BullmqConsumer::Impl {
 		});
 	}
 
+	// Prefetch fetches the next batch during this one's inbox write when this one was full (a
+	// backlog); at low rates it would only add an empty fetch per message.
+	void Prefetch()
+	{
+		if (batch->jobs.size() < static_cast<size_t>(cfg.batch_size) || prefetched || fetching || recovering ||
+		    need_recovery || stopping || finished || !cmd.Ready())
+			return;
+		Fetch();
+	}
+
 	void WriteInbox()
 	{
+		Prefetch();
 		std::vector<ChatMessage> msgs;
 		for (const auto &bj : batch->jobs)
 			if (bj.ToInbox()) {
@@ -600,33 +630,46 @@ struct BullmqConsumer::Impl {
 		Pump();
 	}
 
-	// ExtendLocks renews every lock of the batch in flight; a lock we no longer hold means another
-	// consumer owns the job now: we stop finishing it (the inbox dedupes whatever it does).
+	// ExtendLocks renews every lock of the batch in flight and of the prefetched one; a lock we no
+	// longer hold means another consumer owns the job now: we stop finishing it (the inbox dedupes
+	// whatever it does), and a prefetched job is dropped before it is started.
 	void ExtendLocks()
 	{
-		if (!batch || !cmd.Ready() || finished)
+		if (!cmd.Ready() || finished)
 			return;
 		std::vector<HeldLock> locks;
-		for (const auto &bj : batch->jobs)
-			if (!bj.lost)
-				locks.push_back({bj.job.id, bj.job.token});
+		if (batch)
+			for (const auto &bj : batch->jobs)
+				if (!bj.lost)
+					locks.push_back({bj.job.id, bj.job.token});
+		if (prefetched)
+			for (const auto &job : *prefetched)
+				locks.push_back({job.id, job.token});
 		if (locks.empty())
 			return;
-		Batch *b = batch.get();
 		cmd.Eval(ExtendLocksCall(keys, WallMs(), cfg.lock_duration, locks),
-		         [this, b, locks](const RedisValue *r, const std::string &) {
+		         [this, locks](const RedisValue *r, const std::string &) {
 			         std::vector<int64_t> st;
 			         std::string error;
-			         if (!r || batch.get() != b || !DecodeStatuses(*r, locks.size(), &st, &error))
+			         if (!r || finished || !DecodeStatuses(*r, locks.size(), &st, &error))
 				         return;
 			         for (size_t i = 0; i < st.size(); i++) {
 				         if (st[i] != 0)
 					         continue;
-				         for (auto &bj : batch->jobs)
-					         if (bj.job.id == locks[i].id && bj.job.token == locks[i].token && !bj.lost) {
-						         bj.lost = true;
-						         Log(Level::Verbose, "lost the lock of job %s", bj.job.id.c_str());
-					         }
+				         // tokens are unique per fetch, so a match is this very hold of the job
+				         auto mine = [&](const Job &j) { return j.id == locks[i].id && j.token == locks[i].token; };
+				         if (batch)
+					         for (auto &bj : batch->jobs)
+						         if (mine(bj.job) && !bj.lost) {
+							         bj.lost = true;
+							         Log(Level::Verbose, "lost the lock of job %s", bj.job.id.c_str());
+						         }
+				         if (prefetched) {
+					         auto &p = *prefetched;
+					         p.erase(std::remove_if(p.begin(), p.end(), mine), p.end());
+					         if (p.empty())
+						         prefetched.reset();
+				         }
 			         }
 		         });
 	}
@@ -650,7 +693,7 @@ struct BullmqConsumer::Impl {
 
 	void MaybeFinishStop()
 	{
-		if (stopping && !finished && !batch && !fetching && !recovering)
+		if (stopping && !finished && !batch && !prefetched && !fetching && !recovering)
 			FinishStop();
 	}
 
@@ -660,6 +703,7 @@ struct BullmqConsumer::Impl {
 			return;
 		finished = true;
 		batch.reset();
+		prefetched.reset();
 		auto remaining = std::make_shared<int>(5);
 		auto one = [this, remaining] {
 			if (--*remaining == 0 && stop_done) {

@@ -15,14 +15,15 @@ peer add $Q $N 3 >"$H_DIR/ids.txt"
 daemon_start dead.log --service workers --queue $Q --identity dead --batch-size 5 --lock-duration 1000 --crash-after-inbox 1 \
 	--stalled-interval 1000 # the stalled-check key is shared: a 30 s one would delay our check too
 set +e; wait $DAEMON_PID; set -e
-wait_counts $Q "c.active === 5" 5 >/dev/null
+# it held the first batch (written, not completed) and the second (fetched during the first's write)
+wait_counts $Q "c.active === 10" 5 >/dev/null
 
 daemon_start alive.log --service workers --queue $Q --identity alive --batch-size 5 --lock-duration 4000 --stalled-interval 1000
 wait_counts $Q "c.completed === $N && c.active === 0 && c.waiting === 0" 20 >/dev/null
 expect_eq "inbox rows" $N "$(inbox_count workers)"
-harness_wait_for 5 bash -c "[ \$(grep -c '^stalled ' '$H_DIR/events.txt') -ge 5 ]"
-expect_eq "stalled events" 5 "$(grep -c '^stalled ' "$H_DIR/events.txt")"
-grep -q "stalled check requeued 5 job(s)" "$H_DIR/alive.log" || { echo "FAIL: no requeue line" >&2; exit 1; }
+harness_wait_for 5 bash -c "[ \$(grep -c '^stalled ' '$H_DIR/events.txt') -ge 10 ]"
+expect_eq "stalled events" 10 "$(grep -c '^stalled ' "$H_DIR/events.txt")"
+grep -q "stalled check requeued 10 job(s)" "$H_DIR/alive.log" || { echo "FAIL: no requeue line" >&2; exit 1; }
 dups=$(sed -n 's/.*inbox commit: .* \([0-9]*\) duplicate(s).*/\1/p' "$H_DIR/alive.log" | paste -sd+ | bc)
 expect_eq "duplicates skipped" 5 "$dups"
 echo "PASS"

@@ -30,10 +30,24 @@ local function isBlocked(metaKey, activeKey)
   if m[2] and redis.call('LLEN', activeKey) >= tonumber(m[2]) then return true end
   return false
 end
-local function removeJob(id)
-  local k = base .. id
-  redis.call('DEL', k, k .. ':logs', k .. ':lock', k .. ':dependencies', k .. ':processed', k .. ':failed',
-             k .. ':unsuccessful')
+local jobSuffixes = {'', ':logs', ':lock', ':dependencies', ':processed', ':failed', ':unsuccessful'}
+-- chunked runs cmd [key] items... in slices Lua's unpack can take
+local function chunked(cmd, key, items)
+  for i = 1, #items, 1000 do
+    if key then
+      redis.call(cmd, key, unpack(items, i, math.min(i + 999, #items)))
+    else
+      redis.call(cmd, unpack(items, i, math.min(i + 999, #items)))
+    end
+  end
+end
+-- removeJobs deletes many jobs' keys with a few DELs (one AOF entry each, not one per job)
+local function removeJobs(ids)
+  local keys = {}
+  for _, id in ipairs(ids) do
+    for _, suffix in ipairs(jobSuffixes) do keys[#keys + 1] = base .. id .. suffix end
+  end
+  chunked('DEL', nil, keys)
 end
 )LUA";
 
@@ -53,14 +67,12 @@ end
 local function trimFinished(setKey, keepCount, keepAge)
   if keepAge > 0 then
     local old = redis.call('ZRANGEBYSCORE', setKey, 0, now - keepAge * 1000, 'LIMIT', 0, 1000)
-    for _, oid in ipairs(old) do
-      removeJob(oid)
-      redis.call('ZREM', setKey, oid)
-    end
+    removeJobs(old)
+    chunked('ZREM', setKey, old)
   end
   if keepCount > 0 then
     local extra = redis.call('ZREVRANGE', setKey, keepCount, -1)
-    for _, oid in ipairs(extra) do removeJob(oid) end
+    removeJobs(extra)
     if #extra > 0 then redis.call('ZREMRANGEBYRANK', setKey, 0, -(keepCount + 1)) end
   end
 end
@@ -82,6 +94,10 @@ end
 // KEYS: wait active prioritized delayed meta events marker pc limiter
 // ARGV: base now tokenPrefix firstN lockMs maxJobs workerName
 // Returns {nextDelayedDueMs, rateLimitedForMs, {id, token, {hash field/value...}}...}
+//
+// Redis's time per job bounds every consumer's drain rate, and with appendonly each write command
+// costs its own AOF entry, so the list moves are one command per batch (LRANGE/LTRIM, one LPUSH)
+// and a job's hash changes are one HSET. The result is what RPOPLPUSH per job would leave.
 const char kFetch[] = R"LUA(
 local waitKey, activeKey, prioKey, delayedKey = KEYS[1], KEYS[2], KEYS[3], KEYS[4]
 local metaKey, eventsKey, markerKey, pcKey, limiterKey = KEYS[5], KEYS[6], KEYS[7], KEYS[8], KEYS[9]
@@ -119,46 +135,74 @@ local limit = maxJobs
 if meta[2] then limit = math.min(limit, tonumber(meta[2]) - redis.call('LLEN', activeKey)) end
 local rateMax = tonumber(meta[3])
 local rateTtl = 0
-local out = {0, 0}
-local taken = 0
-while taken < limit do
-  if rateMax then
-    local used = tonumber(redis.call('GET', limiterKey) or '0')
-    if used >= rateMax then
-      local ttl = redis.call('PTTL', limiterKey)
-      if ttl > 0 then rateTtl = ttl; break end
-    end
-  end
-  local id = redis.call('RPOPLPUSH', waitKey, activeKey)
-  if not id then
-    local p = redis.call('ZPOPMIN', prioKey)
-    if #p == 0 then
-      redis.call('DEL', pcKey)
-      break
-    end
-    id = p[1]
-    redis.call('LPUSH', activeKey, id)
-  end
-  local jobKey = base .. id
-  if string.sub(id, 1, 2) == '0:' or redis.call('EXISTS', jobKey) == 0 then
-    -- legacy marker, or an id without a hash: running it would be a phantom job (§14.3)
-    redis.call('LREM', activeKey, 1, id)
+if rateMax then
+  local used = tonumber(redis.call('GET', limiterKey) or '0')
+  local ttl = redis.call('PTTL', limiterKey)
+  if used >= rateMax and ttl > 0 then
+    limit = 0
+    rateTtl = ttl
+  elseif ttl > 0 then
+    limit = math.min(limit, rateMax - used)
   else
-    if rateMax and redis.call('HEXISTS', jobKey, 'defa') == 0 then
-      if redis.call('INCR', limiterKey) == 1 then redis.call('PEXPIRE', limiterKey, tonumber(meta[4]) or 1000) end
+    limit = math.min(limit, rateMax)
+  end
+end
+
+-- ids in the order RPOPLPUSH would take them: wait's right end first, then by priority
+local ids = {}
+if limit > 0 then
+  local w = redis.call('LRANGE', waitKey, -limit, -1)
+  if #w > 0 then
+    redis.call('LTRIM', waitKey, 0, -(#w + 1))
+    for i = #w, 1, -1 do ids[#ids + 1] = w[i] end
+  end
+  local want = limit - #ids
+  if want > 0 then
+    local p = redis.call('ZPOPMIN', prioKey, want)
+    for i = 1, #p, 2 do ids[#ids + 1] = p[i] end
+    if #p / 2 < want then redis.call('DEL', pcKey) end
+  end
+end
+
+local out = {0, 0}
+local taken, counted = {}, 0
+for _, id in ipairs(ids) do
+  local jobKey = base .. id
+  -- a legacy marker, or an id without a hash, would be a phantom job (§14.3): dropped
+  local fields = {}
+  if string.sub(id, 1, 2) ~= '0:' then fields = redis.call('HGETALL', jobKey) end
+  if #fields > 0 then
+    local set, ats, defa = {processedOn = now, pb = ARGV[7]}, 0, false
+    for i = 1, #fields, 2 do
+      local f = fields[i]
+      if f == 'ats' then ats = tonumber(fields[i + 1]) or 0 end
+      if f == 'defa' then defa = true end
     end
+    set.ats = ats + 1
+    for i = 1, #fields, 2 do
+      local v = set[fields[i]]
+      if v ~= nil then fields[i + 1] = tostring(v); set[fields[i]] = nil end
+    end
+    for f, v in pairs(set) do fields[#fields + 1] = f; fields[#fields + 1] = tostring(v) end
+    if not defa then counted = counted + 1 end
     local token = ARGV[3] .. n
     n = n + 1
     redis.call('SET', jobKey .. ':lock', token, 'PX', ARGV[5])
     redis.call('XADD', eventsKey, '*', 'event', 'active', 'jobId', id, 'prev', 'waiting')
-    redis.call('HSET', jobKey, 'processedOn', now, 'pb', ARGV[7])
-    redis.call('HINCRBY', jobKey, 'ats', 1)
-    out[#out + 1] = {id, token, redis.call('HGETALL', jobKey)}
-    taken = taken + 1
+    redis.call('HSET', jobKey, 'processedOn', now, 'pb', ARGV[7], 'ats', ats + 1)
+    taken[#taken + 1] = id
+    out[#out + 1] = {id, token, fields}
   end
 end
+chunked('LPUSH', activeKey, taken)
+if rateMax and counted > 0 then
+  if redis.call('INCRBY', limiterKey, counted) == counted then
+    redis.call('PEXPIRE', limiterKey, tonumber(meta[4]) or 1000)
+  end
+  if rateTtl == 0 and tonumber(redis.call('GET', limiterKey)) >= rateMax then rateTtl = redis.call('PTTL', limiterKey) end
+end
 -- wake the next idle worker only when something is left for it
-if taken > 0 and (redis.call('LLEN', waitKey) > 0 or redis.call('ZCARD', prioKey) > 0) then
+if #taken > 0 and (redis.call('LLEN', waitKey) > 0 or redis.call('ZCARD', prioKey) > 0) then
   redis.call('ZADD', markerKey, 0, '0')
 end
 out[1] = nextDelayed()
@@ -169,29 +213,55 @@ return out
 // KEYS: active completed events meta stalled wait prioritized
 // ARGV: base now, then per job: id token returnvalueJSON keepCount keepAgeSeconds
 // Returns one status per job: 0 done, -1 missing, -2 lock gone, -6 lock taken by another, -3 not active
+//
+// Same checks per job as takeLock; the writes that need not be per job (lock keys, the stalled
+// set, the completed set, removals, trimming) are gathered and made once per batch.
 const char kComplete[] = R"LUA(
 local activeKey, doneKey, eventsKey, metaKey, stalledKey = KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5]
 redis.call('XTRIM', eventsKey, 'MAXLEN', '~', maxEvents(metaKey))
 local out = {}
+local unlock, unstall, finished, removed = {}, {}, {}, {}
+local policies, policyOrder = {}, {}
 for i = 3, #ARGV, 5 do
   local id, token, rv = ARGV[i], ARGV[i + 1], ARGV[i + 2]
   local keepCount, keepAge = tonumber(ARGV[i + 3]), tonumber(ARGV[i + 4])
   local jobKey = base .. id
-  local status = takeLock(jobKey, id, token, activeKey, stalledKey)
+  local status = 0
+  if redis.call('EXISTS', jobKey) == 0 then status = -1 else
+    local lock = redis.call('GET', jobKey .. ':lock')
+    if not lock then status = -2 elseif lock ~= token then status = -6 else
+      unlock[#unlock + 1] = jobKey .. ':lock'
+      unstall[#unstall + 1] = id
+      if redis.call('LREM', activeKey, -1, id) == 0 then status = -3 end
+    end
+  end
   if status == 0 then
-    dropDedupKey(jobKey, id)
-    redis.call('HINCRBY', jobKey, 'atm', 1)
+    local h = redis.call('HMGET', jobKey, 'deid', 'atm')
+    if h[1] then
+      local dk = base .. 'de:' .. h[1]
+      if redis.call('PTTL', dk) == -1 and redis.call('GET', dk) == id then redis.call('DEL', dk) end
+    end
     if keepCount ~= 0 then
-      redis.call('ZADD', doneKey, now, id)
-      redis.call('HSET', jobKey, 'returnvalue', rv, 'finishedOn', now)
-      trimFinished(doneKey, keepCount, keepAge)
+      finished[#finished + 1] = now
+      finished[#finished + 1] = id
+      redis.call('HSET', jobKey, 'atm', (tonumber(h[2]) or 0) + 1, 'returnvalue', rv, 'finishedOn', now)
+      local p = keepCount .. ':' .. keepAge
+      if not policies[p] then
+        policies[p] = {keepCount, keepAge}
+        policyOrder[#policyOrder + 1] = p
+      end
     else
-      removeJob(id)
+      removed[#removed + 1] = id
     end
     redis.call('XADD', eventsKey, '*', 'event', 'completed', 'jobId', id, 'returnvalue', rv, 'prev', 'active')
   end
   out[#out + 1] = status
 end
+chunked('DEL', nil, unlock)
+chunked('SREM', stalledKey, unstall)
+chunked('ZADD', doneKey, finished)
+removeJobs(removed)
+for _, p in ipairs(policyOrder) do trimFinished(doneKey, policies[p][1], policies[p][2]) end
 drainedEvent(KEYS[6], activeKey, KEYS[7], eventsKey)
 return out
 )LUA";
@@ -217,7 +287,7 @@ for i = 3, #ARGV, 7 do
       redis.call('HSET', jobKey, 'finishedOn', now)
       trimFinished(failedKey, keepCount, keepAge)
     else
-      removeJob(id)
+      removeJobs({id})
     end
     redis.call('XADD', eventsKey, '*', 'event', 'failed', 'jobId', id, 'failedReason', reason, 'prev', 'active')
     if atm >= attempts then
