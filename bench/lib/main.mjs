@@ -4,7 +4,7 @@
 import fs from "node:fs";
 import path from "node:path";
 import os from "node:os";
-import { allVariants, baseline, ours, ROOT } from "./variants.mjs";
+import { allVariants, baseline, ours, ROOT, sql } from "./variants.mjs";
 import * as D from "./drivers.mjs";
 import { summary, ms, range, num, table, sleep, now } from "./stats.mjs";
 import { run, costSampler } from "./proc.mjs";
@@ -109,12 +109,17 @@ COMMIT;
   await b.reset();
   const o = ours();
   if (process.env.OURS_EXT === "1") { // needs only the extension, not the daemon
+    // the relay lives inside Postgres: pause it, so this row is the database's own limit like v2's
+    await sql(process.env.PGURL, "ALTER SYSTEM SET chat_outbox.relay_enabled = off");
+    await sql(process.env.PGURL, "SELECT pg_reload_conf()");
     results.raw["ours send_message (pgbench)"] = {};
     for (const n of P.tpSenders) {
       await o.reset();
       results.raw["ours send_message (pgbench)"][n] = await pgbench(process.env.PGURL, "\\set chat random(1, 128)\nSELECT consumers.send_message(:chat, 'pgbench');\n", n, P.rawSeconds);
       log(`raw ours x${n}: ${num(results.raw["ours send_message (pgbench)"][n])} tps`);
     }
+    await sql(process.env.PGURL, "ALTER SYSTEM RESET chat_outbox.relay_enabled");
+    await sql(process.env.PGURL, "SELECT pg_reload_conf()");
     await o.reset();
   }
 }

@@ -31,7 +31,7 @@ async function delQueue(redisUrl, queue) {
   } finally { r.disconnect(); }
 }
 
-async function sql(url, text, params) {
+export async function sql(url, text, params) {
   const c = new pg.Client({ connectionString: url });
   await c.connect();
   try { return await c.query(text, params); } finally { await c.end(); }
