@@ -12,7 +12,7 @@ InboxWriter::InboxWriter(PgClient &pg, const std::string &service) : pg_(pg), sq
 void
 InboxWriter::Write(const std::vector<ChatMessage> &messages, std::function<void(InboxWriteResult &&)> done)
 {
-	pg_.Query(sql_, InboxInsertParams(messages), [done = std::move(done)](PgResult &&r) {
+	pg_.QueryPrepared("chat_outboxd_inbox_insert", sql_, InboxInsertParams(messages), [done = std::move(done)](PgResult &&r) {
 		InboxWriteResult out;
 		out.ok = r.ok;
 		out.connection_lost = r.connection_lost;

@@ -8,6 +8,7 @@
 #include "pg_client.hpp"
 
 #include <deque>
+#include <set>
 
 #include <libpq-fe.h>
 
@@ -22,6 +23,7 @@ struct Pending {
 	std::string sql;
 	PgParams params;
 	PgClient::Callback cb;
+	std::string statement; // non-empty: run as this prepared statement, prepared on first use
 };
 
 enum class State { Idle, Connecting, Ready, Closed };
@@ -48,6 +50,8 @@ struct PgClient::Impl {
 	StateLog state_log;
 	std::deque<Pending> queue;
 	bool in_flight = false;
+	bool preparing = false;            // the query in flight is the PREPARE of queue.front()
+	std::set<std::string> prepared;    // statements this connection has prepared
 	PgResult current; // result being assembled for the in-flight query
 	std::deque<Pending> rejected;
 	std::function<void(bool)> on_state;
@@ -177,6 +181,8 @@ struct PgClient::Impl {
 			PQfinish(conn);
 			conn = nullptr;
 		}
+		prepared.clear();
+		preparing = false;
 		FailAll(reason);
 		if (state == State::Closed)
 			return;
@@ -222,8 +228,17 @@ struct PgClient::Impl {
 		std::vector<const char *> values;
 		for (const auto &v : p.params)
 			values.push_back(v ? v->c_str() : nullptr);
-		if (!PQsendQueryParams(conn, p.sql.c_str(), static_cast<int>(values.size()), nullptr, values.data(), nullptr,
-		                       nullptr, 0)) {
+		int n = static_cast<int>(values.size());
+		int sent;
+		if (p.statement.empty())
+			sent = PQsendQueryParams(conn, p.sql.c_str(), n, nullptr, values.data(), nullptr, nullptr, 0);
+		else if (prepared.count(p.statement))
+			sent = PQsendQueryPrepared(conn, p.statement.c_str(), n, values.data(), nullptr, nullptr, 0);
+		else {
+			sent = PQsendPrepare(conn, p.statement.c_str(), p.sql.c_str(), n, nullptr);
+			preparing = true;
+		}
+		if (!sent) {
 			Lost(PQerrorMessage(conn));
 			return;
 		}
@@ -312,6 +327,17 @@ struct PgClient::Impl {
 
 	void Finish()
 	{
+		if (preparing) {
+			preparing = false;
+			if (current.ok) { // now run it; a failed PREPARE fails the query with its error below
+				prepared.insert(queue.front().statement);
+				in_flight = false;
+				uv_timer_stop(&deadline_timer);
+				current = PgResult();
+				SendNext();
+				return;
+			}
+		}
 		Pending p = std::move(queue.front());
 		queue.pop_front();
 		in_flight = false;
@@ -397,7 +423,13 @@ PgClient::Start()
 void
 PgClient::Query(std::string sql, PgParams params, Callback cb)
 {
-	Pending p{std::move(sql), std::move(params), std::move(cb)};
+	QueryPrepared("", std::move(sql), std::move(params), std::move(cb));
+}
+
+void
+PgClient::QueryPrepared(std::string statement, std::string sql, PgParams params, Callback cb)
+{
+	Pending p{std::move(sql), std::move(params), std::move(cb), std::move(statement)};
 	if (impl_->state == State::Closed)
 		return; // shutting down: nobody is left to act on the answer
 	if (impl_->state != State::Ready) {

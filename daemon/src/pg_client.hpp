@@ -40,6 +40,9 @@ class PgClient {
 
 	void Start();
 	void Query(std::string sql, PgParams params, Callback cb);
+	// QueryPrepared runs sql as the named prepared statement, preparing it on this connection's
+	// first use (again after a reconnect): a statement on the hot path is planned once, not per call.
+	void QueryPrepared(std::string statement, std::string sql, PgParams params, Callback cb);
 	bool Connected() const;
 	// on_state is called with true when a connection is established and false when it is lost.
 	void OnStateChange(std::function<void(bool)> on_state);
