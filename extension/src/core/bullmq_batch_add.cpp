@@ -20,15 +20,18 @@ const char kScript[] = R"LUA(
 -- Per job only what Queue.add leaves behind: the hash, `added` and `waiting` events; the ids go
 -- onto `wait` with one LPUSH for the batch (same order as one LPUSH each, nobody can look in
 -- between), and the `id` counter, which only auto-numbered adds need, is left alone.
-local maxEvents = redis.call('HGET', KEYS[2], 'opts.maxLenEvents')
+-- Numbers go to redis.call as strings: Lua formats a number argument with sprintf on every call,
+-- which showed in Redis' profile at 500 jobs per call.
+local call = redis.call
+local maxEvents = call('HGET', KEYS[2], 'opts.maxLenEvents')
 if not maxEvents then
-  maxEvents = 10000
-  redis.call('HSET', KEYS[2], 'opts.maxLenEvents', maxEvents)
+  maxEvents = '10000'
+  call('HSET', KEYS[2], 'opts.maxLenEvents', maxEvents)
 end
-local meta = redis.call('HMGET', KEYS[2], 'paused', 'concurrency')
+local meta = call('HMGET', KEYS[2], 'paused', 'concurrency')
 local blocked = meta[1] ~= false
 if not blocked and meta[2] then
-  blocked = redis.call('LLEN', KEYS[5]) >= tonumber(meta[2])
+  blocked = call('LLEN', KEYS[5]) >= tonumber(meta[2])
 end
 local ts = ARGV[1]
 local out = {}
@@ -36,22 +39,22 @@ local created = {}
 for k = 7, #KEYS do
   local a = 2 + (k - 7) * 4
   local id = ARGV[a]
-  if redis.call('EXISTS', KEYS[k]) == 1 then
-    redis.call('XADD', KEYS[3], 'MAXLEN', '~', maxEvents, '*', 'event', 'duplicated', 'jobId', id)
-    out[#out + 1] = 0
+  if call('EXISTS', KEYS[k]) == 1 then
+    call('XADD', KEYS[3], 'MAXLEN', '~', maxEvents, '*', 'event', 'duplicated', 'jobId', id)
+    out[k - 6] = 0
   else
-    redis.call('HSET', KEYS[k], 'name', ARGV[a + 1], 'data', ARGV[a + 2], 'opts', ARGV[a + 3],
-      'timestamp', ts, 'delay', 0, 'priority', 0)
-    redis.call('XADD', KEYS[3], '*', 'event', 'added', 'jobId', id, 'name', ARGV[a + 1])
-    redis.call('XADD', KEYS[3], 'MAXLEN', '~', maxEvents, '*', 'event', 'waiting', 'jobId', id)
-    out[#out + 1] = 1
+    call('HSET', KEYS[k], 'name', ARGV[a + 1], 'data', ARGV[a + 2], 'opts', ARGV[a + 3],
+      'timestamp', ts, 'delay', '0', 'priority', '0')
+    call('XADD', KEYS[3], '*', 'event', 'added', 'jobId', id, 'name', ARGV[a + 1])
+    call('XADD', KEYS[3], 'MAXLEN', '~', maxEvents, '*', 'event', 'waiting', 'jobId', id)
+    out[k - 6] = 1
     created[#created + 1] = id
   end
 end
 if #created > 0 then
-  redis.call('LPUSH', KEYS[1], unpack(created))
+  call('LPUSH', KEYS[1], unpack(created))
   if not blocked then
-    redis.call('ZADD', KEYS[4], 0, '0')
+    call('ZADD', KEYS[4], '0', '0')
   end
 end
 return out

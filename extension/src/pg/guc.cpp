@@ -40,8 +40,8 @@ DefineChatOutboxGucs(void)
 		"chat_outbox.redis_url", gettext_noop("Redis the relay writes BullMQ jobs to."),
 		gettext_noop("redis://[[user]:password@]host[:port][/db] or unix:///path?db=N. Visible to superusers only."),
 		&chat_outbox_redis_url, "redis://127.0.0.1:6379", PGC_SIGHUP, GUC_SUPERUSER_ONLY, nullptr, nullptr, nullptr);
-	DefineCustomIntVariable("chat_outbox.batch_size", gettext_noop("Outbox rows relayed per transaction."),
-							gettext_noop("Each batch is one SELECT ... FOR UPDATE, one Redis round trip and one UPDATE."),
+	DefineCustomIntVariable("chat_outbox.batch_size", gettext_noop("Outbox rows per relay batch."),
+							gettext_noop("Each batch is one UPDATE ... RETURNING that claims and marks the rows, and one Redis round trip."),
 							&chat_outbox_batch_size, 500, 1, 5000, PGC_SIGHUP, 0, nullptr, nullptr, nullptr);
 	DefineCustomIntVariable("chat_outbox.poll_interval", gettext_noop("Fallback poll interval of the relay."),
 							gettext_noop("The relay is woken at commit; this timer catches what the wake-up misses."),

@@ -38,6 +38,7 @@ static bool sink_timed_out = false;	/* the last failure was a timeout, not a clo
 
 /* Statics, not locals: they must survive a longjmp through this file without a destructor. */
 static std::string sink_request;
+static std::string sink_handshake;
 static std::vector<std::string> sink_job_ids;
 static std::vector<chat_outbox::JobSpec> sink_jobs;
 
@@ -192,20 +193,24 @@ SinkHandshake(const SinkTarget *t, TimestampTz deadline, SinkFailure *failure)
 	char		appendonly[64] = "";
 	char		policy[64] = "";
 
-	sink_request.clear();
+	sink_handshake.clear();
 	chat_outbox::CallCpp([&] {
 		using chat_outbox::RespCommand;
 		if (auth && t->user[0])
-			RespCommand(&sink_request, 3).Arg("AUTH").Arg(t->user).Arg(t->password);
+			RespCommand(&sink_handshake, 3).Arg("AUTH").Arg(t->user).Arg(t->password);
 		else if (auth)
-			RespCommand(&sink_request, 2).Arg("AUTH").Arg(t->password);
+			RespCommand(&sink_handshake, 2).Arg("AUTH").Arg(t->password);
 		if (select)
-			RespCommand(&sink_request, 2).Arg("SELECT").Arg(static_cast<long long>(t->db));
-		RespCommand(&sink_request, 3).Arg("SCRIPT").Arg("LOAD").Arg(chat_outbox::BatchAddScript());
-		RespCommand(&sink_request, 3).Arg("CONFIG").Arg("GET").Arg("appendonly");
-		RespCommand(&sink_request, 3).Arg("CONFIG").Arg("GET").Arg("maxmemory-policy");
+			RespCommand(&sink_handshake, 2).Arg("SELECT").Arg(static_cast<long long>(t->db));
+		RespCommand(&sink_handshake, 3).Arg("SCRIPT").Arg("LOAD").Arg(chat_outbox::BatchAddScript());
+		RespCommand(&sink_handshake, 3).Arg("CONFIG").Arg("GET").Arg("appendonly");
+		RespCommand(&sink_handshake, 3).Arg("CONFIG").Arg("GET").Arg("maxmemory-policy");
 	});
-	if (!SinkSend(deadline, failure))
+	if (redisAppendFormattedCommand(sink_ctx, sink_handshake.data(), sink_handshake.size()) != REDIS_OK) {
+		SinkFail(failure, "write", "out of memory");
+		return false;
+	}
+	if (!SinkFlush(deadline, failure))
 		return false;
 
 	/* step codes, in the order the replies come back: 0 AUTH, 1 SELECT, 2 SCRIPT LOAD, 3-4 CONFIG GET */
@@ -312,80 +317,157 @@ EncodeBatch(const char *service, const char *queue, const OutboxRow *rows, int n
 		for (int i = 0; i < n; i++)
 			sink_job_ids.push_back(chat_outbox::ChooseJobId(rows[i].payload_id, service, rows[i].id));
 		for (int i = 0; i < n; i++)
-			sink_jobs.push_back({sink_job_ids[i], rows[i].event, rows[i].payload});
+			sink_jobs.push_back({sink_job_ids[i], std::string_view(rows[i].event, rows[i].event_len),
+								 std::string_view(rows[i].payload, rows[i].payload_len)});
 		chat_outbox::EncodeBatchAdd(prefix, queue, sink_jobs.data(), n, now_ms, with_sha ? sink_sha : "",
 									&sink_request);
 	});
 }
 
-static bool SinkBatchAddOnce(const char *service, const char *queue, const OutboxRow *rows, int n, int *created,
-							 SinkFailure *failure);
-
 /*
- * RedisSinkBatchAdd adds the batch. A connection that sat idle may have been closed by a Redis
- * restart or CLIENT KILL since the last batch; that is not an outage, so a batch that fails on a
- * reused connection for any reason but a timeout is sent once more on a new one. Sending twice
- * is safe: the second add of an id is a BullMQ duplicate.
+ * The batch in flight. Its request bytes stay in sink_request until its reply is in, so it can be
+ * sent again (after a NOSCRIPT, or on a new connection) without the rows, which the caller may
+ * free as soon as RedisSinkSend returns.
  */
+static int	sink_pending_n = -1;
+static bool sink_pending_reused = false;	/* sent on a connection that existed before the batch */
+/* set when the wait starts: the time Postgres spent between Send and Await is not Redis' */
+static TimestampTz sink_pending_deadline = 0;
+
 bool
-RedisSinkBatchAdd(const char *service, const char *queue, const OutboxRow *rows, int n, int *created,
-				  SinkFailure *failure)
+RedisSinkSend(const char *service, const char *queue, const OutboxRow *rows, int n, SinkFailure *failure)
 {
-	bool		reused = sink_ctx != nullptr;
-
-	sink_timed_out = false;
-	if (SinkBatchAddOnce(service, queue, rows, n, created, failure))
-		return true;
-	if (!reused || failure->interrupted || sink_timed_out || sink_ctx != nullptr)
-		return false;
-	return SinkBatchAddOnce(service, queue, rows, n, created, failure);
-}
-
-static bool
-SinkBatchAddOnce(const char *service, const char *queue, const OutboxRow *rows, int n, int *created,
-				 SinkFailure *failure)
-{
-	TimestampTz deadline = TimestampTzPlusMilliseconds(GetCurrentTimestamp(), chat_outbox_redis_timeout);
+	TimestampTz deadline;
 
 	failure->interrupted = false;
 	failure->message[0] = '\0';
-	*created = 0;
+	sink_timed_out = false;
+	/* an error between the last Send and its Await left a reply unread: the stream is out of step */
+	if (sink_pending_n >= 0)
+		RedisSinkDisconnect();
+	sink_pending_n = -1;
+	sink_pending_reused = sink_ctx != nullptr;
 	if (!RedisSinkEnsureConnected(failure))
 		return false;
+	EncodeBatch(service, queue, rows, n, sink_sha[0] != '\0');
+	sink_pending_n = n;
+	deadline = TimestampTzPlusMilliseconds(GetCurrentTimestamp(), chat_outbox_redis_timeout);
+	if (SinkSend(deadline, failure))
+		return true;
+	/* as in RedisSinkAwait: a connection found dead on reuse is not an outage */
+	if (sink_pending_reused && !failure->interrupted && !sink_timed_out && sink_ctx == nullptr) {
+		sink_pending_reused = false;
+		if (RedisSinkEnsureConnected(failure) && SinkSend(deadline, failure))
+			return true;
+	}
+	sink_pending_n = -1;
+	return false;
+}
 
-	/* EVALSHA normally; after a Redis restart or SCRIPT FLUSH the script is gone, so send it whole once. */
-	for (int attempt = 0; attempt < 2; attempt++) {
-		redisReply *r;
+/* SinkReadBatchReply reads the pending batch's reply: 1 ok, 0 NOSCRIPT, -1 failed. */
+static int
+SinkReadBatchReply(int *created, SinkFailure *failure)
+{
+	redisReply *r;
+	int			n = sink_pending_n;
 
-		EncodeBatch(service, queue, rows, n, attempt == 0 && sink_sha[0] != '\0');
-		if (!SinkSend(deadline, failure))
-			return false;
-		r = SinkRead(deadline, failure);
-		if (!r)
-			return false;
-		if (r->type == REDIS_REPLY_ERROR && strncmp(r->str, "NOSCRIPT", 8) == 0 && attempt == 0) {
-			freeReplyObject(r);
+	if (!sink_ctx) {
+		SinkFail(failure, "read", "connection closed");
+		return -1;
+	}
+	r = SinkRead(sink_pending_deadline, failure);
+	if (!r)
+		return -1;
+	if (r->type == REDIS_REPLY_ERROR && strncmp(r->str, "NOSCRIPT", 8) == 0) {
+		freeReplyObject(r);
+		return 0;
+	}
+	if (r->type == REDIS_REPLY_ERROR) {
+		char		why[CHAT_OUTBOX_ERRLEN];
+
+		strlcpy(why, r->str, sizeof why);
+		freeReplyObject(r);
+		SinkFail(failure, "batch add", why);
+		return -1;
+	}
+	if (r->type != REDIS_REPLY_ARRAY || (int) r->elements != n) {
+		freeReplyObject(r);
+		SinkFail(failure, "batch add", "unexpected reply");
+		return -1;
+	}
+	for (int i = 0; i < n; i++)
+		if (r->element[i]->type == REDIS_REPLY_INTEGER && r->element[i]->integer == 1)
+			(*created)++;
+	freeReplyObject(r);
+	return 1;
+}
+
+/* SinkReloadScript loads the script again (a Redis restart or SCRIPT FLUSH dropped it) and re-sends the batch. */
+static bool
+SinkReloadScript(SinkFailure *failure)
+{
+	std::string *script_load = &sink_handshake;
+	redisReply *r;
+
+	script_load->clear();
+	chat_outbox::CallCpp(
+		[&] { chat_outbox::RespCommand(script_load, 3).Arg("SCRIPT").Arg("LOAD").Arg(chat_outbox::BatchAddScript()); });
+	if (redisAppendFormattedCommand(sink_ctx, script_load->data(), script_load->size()) != REDIS_OK) {
+		SinkFail(failure, "write", "out of memory");
+		return false;
+	}
+	if (!SinkSend(sink_pending_deadline, failure))
+		return false;
+	r = SinkRead(sink_pending_deadline, failure);
+	if (!r)
+		return false;
+	if (r->type != REDIS_REPLY_STRING) {
+		freeReplyObject(r);
+		SinkFail(failure, "SCRIPT LOAD", "unexpected reply");
+		return false;
+	}
+	freeReplyObject(r);
+	return true;
+}
+
+/*
+ * RedisSinkAwait waits for the reply to the batch RedisSinkSend sent. A connection that sat idle
+ * may have been closed by a Redis restart or CLIENT KILL since the last batch; that is not an
+ * outage, so a batch that fails on a reused connection for any reason but a timeout is sent once
+ * more on a new one. Sending twice is safe: the second add of an id is a BullMQ duplicate.
+ */
+bool
+RedisSinkAwait(int *created, SinkFailure *failure)
+{
+	*created = 0;
+	sink_pending_deadline = TimestampTzPlusMilliseconds(GetCurrentTimestamp(), chat_outbox_redis_timeout);
+	if (sink_pending_n < 0) {
+		SinkFail(failure, "batch add", "no batch in flight");
+		return false;
+	}
+	for (int attempt = 0; attempt < 3; attempt++) {
+		int			rc = SinkReadBatchReply(created, failure);
+
+		if (rc == 1) {
+			sink_pending_n = -1;
+			return true;
+		}
+		if (rc == 0 && attempt < 2) {
+			if (!SinkReloadScript(failure))
+				break;
 			continue;
 		}
-		if (r->type == REDIS_REPLY_ERROR) {
-			char		why[CHAT_OUTBOX_ERRLEN];
-
-			strlcpy(why, r->str, sizeof why);
-			freeReplyObject(r);
-			SinkFail(failure, "batch add", why);
-			return false;
+		if (rc == 0) {
+			SinkFail(failure, "batch add", "script missing after SCRIPT LOAD");
+			break;
 		}
-		if (r->type != REDIS_REPLY_ARRAY || (int) r->elements != n) {
-			freeReplyObject(r);
-			SinkFail(failure, "batch add", "unexpected reply");
-			return false;
-		}
-		for (int i = 0; i < n; i++)
-			if (r->element[i]->type == REDIS_REPLY_INTEGER && r->element[i]->integer == 1)
-				(*created)++;
-		freeReplyObject(r);
-		return true;
+		if (!sink_pending_reused || failure->interrupted || sink_timed_out || sink_ctx != nullptr)
+			break;
+		/* the idle connection was dead: once more on a new one (its handshake loads the script) */
+		sink_pending_reused = false;
+		if (!RedisSinkEnsureConnected(failure) || !SinkSend(sink_pending_deadline, failure))
+			break;
 	}
-	SinkFail(failure, "batch add", "script missing after EVAL");
+	sink_pending_n = -1;
 	return false;
 }

@@ -1,16 +1,27 @@
 /*
- * extension/src/pg/relay_pass.cpp - claim -> push -> mark, the relay's unit of work.
+ * extension/src/pg/relay_pass.cpp - mark -> push, the relay's unit of work.
  *
- * In the caller's transaction:
- *   1. claim: SELECT the oldest unsent rows ORDER BY id LIMIT n FOR UPDATE. Plain FOR UPDATE,
- *      not SKIP LOCKED: a second relay (a rolling deploy, or relay_pass() from SQL) waits for
- *      the first instead of sending later rows ahead of earlier ones.
- *   2. push: one EVALSHA adds the whole batch as BullMQ jobs, jobId = message id.
- *   3. mark: UPDATE ... sent_at = now() WHERE id = ANY(exactly the claimed ids). Never an id
- *      range: in READ COMMITTED a lower id can commit between the SELECT and the UPDATE and
- *      would be marked without having been sent.
- * The caller commits. If Redis fails the caller rolls back and the rows stay unsent; if the
- * commit is lost after the push, the rows go again and BullMQ records them as duplicates.
+ * In the caller's transaction, batch after batch:
+ *   1. claim and mark in one statement: UPDATE ... SET sent_at = now() WHERE sent_at IS NULL AND
+ *      id = ANY(ARRAY(SELECT the oldest unsent ids ORDER BY id LIMIT n FOR UPDATE)) RETURNING the rows.
+ *      Plain FOR UPDATE, not SKIP LOCKED: a second relay (a rolling deploy, or relay_pass() from
+ *      SQL) waits for the first instead of sending later rows ahead of earlier ones; once the first
+ *      commits, the row locks recheck sent_at and the second relay takes only what is still unsent.
+ *      Each row is written once (not locked, then updated), and exactly the returned rows are
+ *      marked, so no row committed in between can be marked without being sent.
+ *   2. push: one EVALSHA adds the batch as BullMQ jobs, in id order, jobId = message id.
+ * The marks are not visible to anyone until the caller commits, and the caller commits only after
+ * Redis has acknowledged every batch. If Redis fails, or its answer is lost, the caller rolls back
+ * and the rows are unsent again; if the commit is lost after the push, the rows go again. Either
+ * way BullMQ records the repeats as duplicates.
+ *
+ * While Redis runs batch k, Postgres claims and marks batch k+1 (one batch in flight at most, so a
+ * batch Redis refused is never followed by a later one). A pass stops at a batch that is not full
+ * or after RELAY_PASS_MAX_BATCHES. Batch k+1 starts above batch k's last id: the rows this
+ * transaction has marked are invisible to it but still in the unsent index, and walking over them
+ * again made every later batch of a pass slower (measured: a 50,000-row drain at 12,000-15,000
+ * rows/s instead of 20,000). A lower id that commits meanwhile is not lost; it goes in the next
+ * pass, as it would after a commit.
  */
 #include "pg/relay_pass.hpp"
 
@@ -24,11 +35,9 @@ FreePlans(RelayService *svc)
 {
 	if (svc->claim_plan)
 		SPI_freeplan(svc->claim_plan);
-	if (svc->mark_plan)
-		SPI_freeplan(svc->mark_plan);
 	if (svc->purge_plan)
 		SPI_freeplan(svc->purge_plan);
-	svc->claim_plan = svc->mark_plan = svc->purge_plan = nullptr;
+	svc->claim_plan = svc->purge_plan = nullptr;
 }
 
 void
@@ -128,18 +137,22 @@ static void
 PreparePlans(RelayService *svc)
 {
 	const char *schema = quote_identifier(svc->name);
-	Oid			claim_args[1] = {INT4OID};
-	Oid			mark_args[1] = {INT8ARRAYOID};
+	Oid			claim_args[2] = {INT4OID, INT8OID};
 	Oid			purge_args[2] = {INT4OID, INT4OID};
 
 	if (svc->claim_plan)
 		return;
-	svc->claim_plan = KeepPlan("SELECT id, event, payload::pg_catalog.text, payload OPERATOR(pg_catalog.->>) 'id' "
-							   "FROM %s.outbox WHERE sent_at IS NULL ORDER BY id LIMIT $1 FOR UPDATE",
-							   schema, 1, claim_args);
-	svc->mark_plan = KeepPlan("UPDATE %s.outbox SET sent_at = pg_catalog.now() "
-							  "WHERE id OPERATOR(pg_catalog.=) ANY ($1)",
-							  schema, 1, mark_args);
+	/*
+	 * id = ANY(ARRAY(subquery)), not id IN (subquery): the locking subquery becomes an InitPlan that
+	 * runs exactly once, and the update is one index scan over exactly those ids. As a join (hash
+	 * aggregate, then a nested loop) the plan is up to the planner, and it was also slower: 13.4
+	 * against 11.1 ms per 500-row batch.
+	 */
+	svc->claim_plan = KeepPlan("UPDATE %s.outbox SET sent_at = pg_catalog.now() "
+							   "WHERE sent_at IS NULL AND id OPERATOR(pg_catalog.=) ANY (ARRAY(SELECT id FROM %s.outbox "
+							   "WHERE sent_at IS NULL AND id OPERATOR(pg_catalog.>) $2 ORDER BY id LIMIT $1 FOR UPDATE)) "
+							   "RETURNING id, event, payload::pg_catalog.text, payload OPERATOR(pg_catalog.->>) 'id'",
+							   schema, 2, claim_args);
 	svc->purge_plan = KeepPlan("DELETE FROM %s.outbox WHERE id OPERATOR(pg_catalog.=) ANY (ARRAY("
 							   "SELECT id FROM %s.outbox WHERE sent_at OPERATOR(pg_catalog.<) "
 							   "(pg_catalog.now() OPERATOR(pg_catalog.-) pg_catalog.make_interval(secs => $1)) "
@@ -147,62 +160,110 @@ PreparePlans(RelayService *svc)
 							   schema, 2, purge_args);
 }
 
-int
-RelayClaimPushMark(RelayService *svc, int batch_size, int64 **ids_out, SinkFailure *failure)
+static int
+CompareRowIds(const void *a, const void *b)
 {
-	Datum		claim_args[1];
-	int			ret;
+	int64		x = ((const OutboxRow *) a)->id;
+	int64		y = ((const OutboxRow *) b)->id;
+
+	return (x > y) - (x < y);
+}
+
+/* TextOf points into a text datum without copying it (unless it is compressed or toasted). */
+static const char *
+TextOf(Datum d, int *len)
+{
+	struct varlena *t = pg_detoast_datum_packed((struct varlena *) DatumGetPointer(d));
+
+	*len = (int) VARSIZE_ANY_EXHDR(t);
+	return VARDATA_ANY(t);
+}
+
+/*
+ * ClaimAndMark marks the next batch above `after` sent (uncommitted) and returns its rows in id
+ * order: RETURNING follows the join, not the ids. The rows point into SPI_tuptable and memory of
+ * the current context, so they stay valid until the caller frees the tuptable and resets the context.
+ */
+static int
+ClaimAndMark(RelayService *svc, int batch_size, int64 after, OutboxRow **rows_out)
+{
+	Datum		args[2] = {Int32GetDatum(batch_size), Int64GetDatum(after)};
+	int			planner_level = UseIndexOrder();
+	int			ret = SPI_execute_plan(svc->claim_plan, args, nullptr, false, 0);
 	int			n;
 	OutboxRow  *rows;
-	int64	   *ids;
-	Datum	   *id_datums;
-	Datum		mark_args[1];
-	int			created;
-	int			planner_level;
+	TupleDesc	desc;
 
-	PreparePlans(svc);
-	claim_args[0] = Int32GetDatum(batch_size);
-	planner_level = UseIndexOrder();
-	ret = SPI_execute_plan(svc->claim_plan, claim_args, nullptr, false, 0);
 	ResetPlanner(planner_level);
-	if (ret != SPI_OK_SELECT)
+	if (ret != SPI_OK_UPDATE_RETURNING)
 		elog(ERROR, "chat_outbox: claim on %s.outbox failed: %s", svc->name, SPI_result_code_string(ret));
 	n = (int) SPI_processed;
-	if (ids_out)
-		*ids_out = nullptr;
+	*rows_out = nullptr;
 	if (n == 0)
 		return 0;
-
+	desc = SPI_tuptable->tupdesc;
 	rows = (OutboxRow *) palloc(sizeof(OutboxRow) * n);
-	ids = (int64 *) (ids_out ? SPI_palloc(sizeof(int64) * n) : palloc(sizeof(int64) * n));
-	id_datums = (Datum *) palloc(sizeof(Datum) * n);
 	for (int i = 0; i < n; i++) {
 		HeapTuple	tup = SPI_tuptable->vals[i];
-		TupleDesc	desc = SPI_tuptable->tupdesc;
 		bool		isnull;
+		Datum		payload_id;
 
-		ids[i] = DatumGetInt64(SPI_getbinval(tup, desc, 1, &isnull));
-		id_datums[i] = Int64GetDatum(ids[i]);
-		rows[i].id = ids[i];
-		rows[i].event = SPI_getvalue(tup, desc, 2);
-		rows[i].payload = SPI_getvalue(tup, desc, 3);
-		rows[i].payload_id = SPI_getvalue(tup, desc, 4);
+		rows[i].id = DatumGetInt64(SPI_getbinval(tup, desc, 1, &isnull));
+		rows[i].event = TextOf(SPI_getbinval(tup, desc, 2, &isnull), &rows[i].event_len);
+		rows[i].payload = TextOf(SPI_getbinval(tup, desc, 3, &isnull), &rows[i].payload_len);
+		payload_id = SPI_getbinval(tup, desc, 4, &isnull);
+		rows[i].payload_id = isnull ? nullptr : text_to_cstring(DatumGetTextPP(payload_id));
 	}
-
-	if (!RedisSinkBatchAdd(svc->name, svc->queue, rows, n, &created, failure))
-		return -1;
-
-	mark_args[0] = PointerGetDatum(construct_array(id_datums, n, INT8OID, sizeof(int64), FLOAT8PASSBYVAL, TYPALIGN_DOUBLE));
-	planner_level = UseIndexOrder();
-	ret = SPI_execute_plan(svc->mark_plan, mark_args, nullptr, false, 0);
-	ResetPlanner(planner_level);
-	if (ret != SPI_OK_UPDATE || (int) SPI_processed != n)
-		elog(ERROR, "chat_outbox: marking %d rows of %s.outbox sent updated %d", n, svc->name, (int) SPI_processed);
-
-	RelayRecordBatch(svc->name, ids[n - 1], n);
-	if (ids_out)
-		*ids_out = ids;
+	qsort(rows, n, sizeof(OutboxRow), CompareRowIds);
+	*rows_out = rows;
 	return n;
+}
+
+int
+RelayPass(RelayService *svc, int batch_size, int64 **ids_out, SinkFailure *failure)
+{
+	MemoryContext batch_cxt = AllocSetContextCreate(CurrentMemoryContext, "chat_outbox batch", ALLOCSET_DEFAULT_SIZES);
+	MemoryContext outer_cxt = CurrentMemoryContext;
+	int64	   *ids = nullptr;
+	int64		last_id = PG_INT64_MIN;
+	int			total = 0;
+	bool		in_flight = false;
+	int			created;
+
+	PreparePlans(svc);
+	if (ids_out) {
+		ids = (int64 *) SPI_palloc(sizeof(int64) * batch_size * RELAY_PASS_MAX_BATCHES);
+		*ids_out = ids;
+	}
+	for (int b = 0; b < RELAY_PASS_MAX_BATCHES; b++) {
+		OutboxRow  *rows;
+		int			n;
+
+		MemoryContextSwitchTo(batch_cxt);
+		n = ClaimAndMark(svc, batch_size, last_id, &rows); /* Redis runs the previous batch meanwhile */
+		MemoryContextSwitchTo(outer_cxt);
+		if (in_flight && !RedisSinkAwait(&created, failure))
+			return -1;
+		in_flight = false;
+		if (n > 0 && !RedisSinkSend(svc->name, svc->queue, rows, n, failure))
+			return -1;
+		in_flight = n > 0;
+		for (int i = 0; ids && i < n; i++)
+			ids[total + i] = rows[i].id;
+		if (n > 0)
+			last_id = rows[n - 1].id;
+		total += n;
+		SPI_freetuptable(SPI_tuptable);
+		MemoryContextReset(batch_cxt);
+		if (n < batch_size)
+			break;
+	}
+	if (in_flight && !RedisSinkAwait(&created, failure))
+		return -1;
+	MemoryContextDelete(batch_cxt);
+	if (total > 0)
+		RelayRecordBatch(svc->name, last_id, total);
+	return total;
 }
 
 int

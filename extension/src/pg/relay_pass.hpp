@@ -1,5 +1,5 @@
 /*
- * extension/src/pg/relay_pass.hpp - one claim -> push -> mark pass over one service's outbox.
+ * extension/src/pg/relay_pass.hpp - one mark -> push pass over one service's outbox.
  *
  * The worker and chat_outbox.relay_pass() (for isolation specs) run this same code.
  */
@@ -11,8 +11,7 @@ typedef struct RelayService
 {
 	char		name[NAMEDATALEN];
 	char		queue[256];
-	SPIPlanPtr	claim_plan;
-	SPIPlanPtr	mark_plan;
+	SPIPlanPtr	claim_plan;		/* claims and marks a batch in one statement */
 	SPIPlanPtr	purge_plan;
 } RelayService;
 
@@ -23,11 +22,19 @@ RelayService *RelayServiceFind(const char *name);
 void		RelayForgetServices(void);
 
 /*
- * RelayClaimPushMark needs a transaction, SPI_connect and an active snapshot. Returns the number of
- * rows relayed, or -1 when Redis failed (*failure says why; the caller must roll back).
- * With ids_out, *ids_out is an SPI_palloc'd array of the relayed outbox ids, in order.
+ * A backlog is drained in passes of up to this many batches in one transaction, so that Postgres
+ * works on the next batch while Redis runs the current one; a bigger pass would only hold its row
+ * locks (and, on a Redis failure, its rolled-back work) longer.
  */
-int			RelayClaimPushMark(RelayService *svc, int batch_size, int64 **ids_out, SinkFailure *failure);
+#define RELAY_PASS_MAX_BATCHES 8
+
+/*
+ * RelayPass needs a transaction, SPI_connect and an active snapshot. Returns the number of rows
+ * relayed (batch_size * RELAY_PASS_MAX_BATCHES means there may be more), or -1 when Redis failed
+ * or its answer was lost (*failure says why; the caller must roll back, which unmarks the rows).
+ * With ids_out, *ids_out is an SPI_palloc'd array of the relayed outbox ids, in push order.
+ */
+int			RelayPass(RelayService *svc, int batch_size, int64 **ids_out, SinkFailure *failure);
 
 /* RelayUseIndexOrderForSession gives the worker's whole session the planner settings of the passes. */
 void		RelayUseIndexOrderForSession(void);

@@ -1,7 +1,7 @@
 /*
  * extension/src/pg/relay_pass_sql.cpp - chat_outbox.relay_pass(service): one pass from SQL.
  *
- * Runs the worker's claim -> push -> mark (relay_pass.cpp) in the caller's transaction, against
+ * Runs the worker's mark -> push pass (relay_pass.cpp) in the caller's transaction, against
  * the configured Redis, and returns the outbox ids it relayed in order. Isolation specs use it to
  * drive two relays at once; the locks are released when the caller commits or rolls back.
  */
@@ -33,7 +33,7 @@ chat_outbox_relay_pass(PG_FUNCTION_ARGS)
 						errhint("Services are listed in chat_outbox.services.")));
 	strlcpy(queue, SPI_getvalue(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1), sizeof queue);
 
-	n = RelayClaimPushMark(RelayServiceFor(service, queue), chat_outbox_batch_size, &ids, &failure);
+	n = RelayPass(RelayServiceFor(service, queue), chat_outbox_batch_size, &ids, &failure);
 	if (n < 0 && failure.interrupted)
 		CHECK_FOR_INTERRUPTS(); /* a cancel or terminate request reports itself */
 	if (n < 0)

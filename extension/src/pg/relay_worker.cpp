@@ -2,7 +2,7 @@
  * extension/src/pg/relay_worker.cpp - the relay: one background worker for every service.
  *
  * Loop: refresh the service list (chat_outbox.services) about once per poll interval; for each
- * service run one pass (relay_pass.cpp) in its own transaction; repeat while a batch came back
+ * service run one pass (relay_pass.cpp) in its own transaction; repeat while a pass came back
  * full; then sleep on the latch until a commit wakes us (wake_at_commit.cpp) or poll_interval
  * passes. When Redis fails, the pass rolls back, the worker backs off 50 ms -> 5 s and logs once
  * per outage. Nothing is kept in memory between passes: the outbox is the only queue.
@@ -121,7 +121,7 @@ RunServicePass(RelayService *svc, SinkFailure *failure)
 		services_stale = true;
 		return 0;
 	}
-	n = RelayClaimPushMark(svc, chat_outbox_batch_size, nullptr, failure);
+	n = RelayPass(svc, chat_outbox_batch_size, nullptr, failure);
 	EndWork(n >= 0);
 	return n;
 }
@@ -275,7 +275,7 @@ RelayRound(void)
 			return ROUND_FAILED;
 		}
 		relayed += n;
-		if (chat_outbox::MoreToDrain(n, chat_outbox_batch_size)) {
+		if (chat_outbox::MoreToDrain(n, (int64) chat_outbox_batch_size * RELAY_PASS_MAX_BATCHES)) {
 			more = true;
 			still_full |= worker_services[i].bit;
 		}
