@@ -32,6 +32,7 @@ RelayShmemStartup(void)
 		pg_atomic_init_u32(&relay_shared->worker_procno, INVALID_PGPROCNO_U32);
 		pg_atomic_init_u32(&relay_shared->services_generation, 0);
 		pg_atomic_init_u32(&relay_shared->dirty_services, 0);
+		pg_atomic_init_u32(&relay_shared->worker_listening, 0);
 		SpinLockInit(&relay_shared->mutex);
 	}
 	LWLockRelease(AddinShmemInitLock);

@@ -34,6 +34,12 @@ typedef struct RelayShared
 	pg_atomic_uint32 worker_procno; /* INVALID_PGPROCNO when no worker runs */
 	pg_atomic_uint32 services_generation;	/* bumped when chat_outbox.services changes */
 	pg_atomic_uint32 dirty_services;	/* bit i: services[i]'s outbox got rows since the worker looked */
+	/*
+	 * 1 only while the worker sleeps waiting for commits. A commit sets the worker's latch only then:
+	 * while the worker runs a pass or coalesces, dirty_services alone tells it what to do next, and
+	 * waking it for every commit of a stream cost it a wake-up (and the sender a kill()) per commit.
+	 */
+	pg_atomic_uint32 worker_listening;
 	slock_t		mutex;
 	int			worker_pid;
 	RelayState	state;

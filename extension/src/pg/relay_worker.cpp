@@ -56,6 +56,7 @@ RelayWorkerExit(int code, Datum arg)
 	if (!relay_shared)
 		return;
 	pg_atomic_write_u32(&relay_shared->worker_procno, INVALID_PGPROCNO_U32);
+	pg_atomic_write_u32(&relay_shared->worker_listening, 0);
 	RelaySetState(RELAY_STOPPED);
 }
 
@@ -162,6 +163,20 @@ WaitForWork(long ms)
 	(void) WaitLatch(MyLatch, WL_LATCH_SET | WL_TIMEOUT | WL_EXIT_ON_PM_DEATH, ms, PG_WAIT_EXTENSION);
 	ResetLatch(MyLatch);
 	CHECK_FOR_INTERRUPTS();
+}
+
+/*
+ * WaitForCommits is the only sleep a commit cuts short (wake_at_commit.cpp sets the latch only
+ * while worker_listening is 1). Listening first and checking the dirty bits after, each with a
+ * full barrier, means a commit that raced with falling asleep is seen here or wakes the worker.
+ */
+static void
+WaitForCommits(void)
+{
+	pg_atomic_exchange_u32(&relay_shared->worker_listening, 1);
+	if (pg_atomic_read_u32(&relay_shared->dirty_services) == 0)
+		WaitForWork(chat_outbox_poll_interval);
+	pg_atomic_exchange_u32(&relay_shared->worker_listening, 0);
 }
 
 /*
@@ -360,6 +375,6 @@ chat_outbox_relay_main(Datum main_arg)
 		PurgeSentRows();
 		if (redis_sink_latch_seen)
 			continue;
-		WaitForWork(chat_outbox_poll_interval);
+		WaitForCommits();
 	}
 }

@@ -7,7 +7,9 @@
  * (ProcArrayEndTransaction), so the worker's next SELECT sees the row. PRE_COMMIT would be
  * too early: the worker would wake, find nothing, and the row would wait for the next poll.
  * A rolled-back transaction wakes nobody. The commit also marks which services' outboxes got rows
- * (relay_shared->dirty_services), so the woken worker passes over those only.
+ * (relay_shared->dirty_services), so the woken worker passes over those only. The latch is set
+ * only while the worker sleeps waiting for commits (worker_listening); a busy worker reads the
+ * dirty bits before it would sleep.
  *
  * chat_outbox.services has the same kind of trigger (services_changed) so that a new service or
  * a changed queue reaches the worker at commit rather than at its next periodic refresh.
@@ -53,7 +55,10 @@ WakeXactCallback(XactEvent event, void *arg)
 				pg_atomic_fetch_add_u32(&relay_shared->services_generation, 1);
 			if (wake_pending && relay_shared)
 				pg_atomic_fetch_or_u32(&relay_shared->dirty_services, wake_services_mask);
-			if ((wake_pending && chat_outbox_wake_at_commit) || services_changed_pending)
+			/* fetch_or is a full barrier: either the worker sees our bit before it sleeps, or we see it listening */
+			if ((wake_pending && chat_outbox_wake_at_commit && relay_shared &&
+				 pg_atomic_read_u32(&relay_shared->worker_listening)) ||
+				services_changed_pending)
 				WakeRelayNow();
 			wake_pending = services_changed_pending = false;
 			wake_services_mask = 0;
