@@ -45,6 +45,7 @@ struct BatchJob {
 
 struct Batch {
 	std::vector<BatchJob> jobs;
+	bool inbox_done = false; // written and pushed (or nothing to write): the inbox is free for the next
 	bool fail_done = true;
 	bool complete_done = true;
 	bool reject_done = true;
@@ -52,6 +53,8 @@ struct Batch {
 	bool drop_created_at = false; // Postgres rejected a created_at that looked like ISO 8601 (e.g. Feb 31)
 	bool outcome_unknown = false; // an inbox write lost its connection: it may have committed
 };
+
+using BatchPtr = std::shared_ptr<Batch>;
 
 } // namespace
 
@@ -70,10 +73,13 @@ struct BullmqConsumer::Impl {
 	UvTimer extend_timer, idle_timer, inbox_retry_timer, script_retry_timer, stop_timer;
 	chat_outbox::Backoff inbox_backoff{50, 5000};
 	chat_outbox::Backoff script_backoff{100, 5000};
-	std::unique_ptr<Batch> batch;
-	// The next batch, fetched while this one's inbox write runs: Redis and Postgres then work at
-	// the same time instead of in turn. Locked by us, so its locks are extended like the batch's.
+	// Three stages overlap, so Redis and Postgres work side by side instead of in turn: `batch` owns
+	// the inbox (written, then pushed, strictly one at a time: that is what keeps queue order);
+	// `prefetched` was fetched during its write; `finishing` were pushed and wait for their Redis
+	// scripts (complete, fail, retry). All of them are locked by us and their locks extended.
+	BatchPtr batch;
 	std::optional<std::vector<Job>> prefetched;
+	std::vector<BatchPtr> finishing;
 	std::vector<std::function<void()>> after_reconnect; // finishing steps whose reply was lost
 	std::function<void(int)> on_fatal;
 	std::function<void()> stop_done;
@@ -183,7 +189,8 @@ struct BullmqConsumer::Impl {
 		if (!cmd.Ready() || !pg.Connected())
 			return;
 		if (need_recovery) {
-			Recover();
+			if (finishing.empty()) // a recovery would take their jobs back before their scripts ran
+				Recover();
 			return;
 		}
 		Fetch();
@@ -285,7 +292,7 @@ struct BullmqConsumer::Impl {
 
 	void StartBatch(std::vector<Job> jobs)
 	{
-		batch = std::make_unique<Batch>();
+		batch = std::make_shared<Batch>();
 		metrics.batch_size.Observe(static_cast<double>(jobs.size()));
 		bool any_fail = false, any_msg = false;
 		for (auto &job : jobs) {
@@ -308,13 +315,12 @@ struct BullmqConsumer::Impl {
 		Log(Level::Debug, "batch of %zu job(s), first %s", batch->jobs.size(), batch->jobs[0].job.id.c_str());
 		if (any_fail) {
 			batch->fail_done = false;
-			FailPoison();
+			FailPoison(batch);
 		}
-		if (any_msg) {
-			batch->complete_done = false;
+		if (any_msg)
 			WriteInbox();
-		}
-		FinishBatchIfDone();
+		else
+			ReleaseInbox();
 	}
 
 	// FailItemFor is a job's final failure: logged once, kept per its removeOnFail, else --remove-on-fail.
@@ -339,24 +345,23 @@ struct BullmqConsumer::Impl {
 		    });
 	}
 
-	void FailPoison()
+	void FailPoison(BatchPtr b)
 	{
 		std::vector<FailItem> items;
-		for (const auto &bj : batch->jobs)
+		for (const auto &bj : b->jobs)
 			if (!bj.fail_reason.empty())
 				items.push_back(FailItemFor(bj, bj.fail_reason));
-		RunFail(std::move(items), [this] {
-			batch->fail_done = true;
-			FinishBatchIfDone();
+		RunFail(std::move(items), [this, b] {
+			b->fail_done = true;
+			FinishBatchIfDone(b);
 		});
 	}
 
-	// Prefetch fetches the next batch during this one's inbox write when this one was full (a
-	// backlog); at low rates it would only add an empty fetch per message.
+	// Prefetch fetches the next batch during this one's inbox write. When nothing is waiting it
+	// costs one empty fetch, and the message in flight waits for none of it.
 	void Prefetch()
 	{
-		if (batch->jobs.size() < static_cast<size_t>(cfg.batch_size) || prefetched || fetching || recovering ||
-		    need_recovery || stopping || finished || !cmd.Ready())
+		if (prefetched || fetching || recovering || need_recovery || stopping || finished || !cmd.Ready())
 			return;
 		Fetch();
 	}
@@ -492,13 +497,14 @@ struct BullmqConsumer::Impl {
 		}
 		if (retry.empty() && fail.empty())
 			return;
-		batch->reject_done = false;
+		BatchPtr b = batch;
+		b->reject_done = false;
 		RunFinish(
 		    "retry", [this, retry] { return RetryCall(keys, WallMs(), retry); }, retry,
-		    [this, fail](const std::vector<int64_t> &) {
-			    RunFail(fail, [this] {
-				    batch->reject_done = true;
-				    FinishBatchIfDone();
+		    [this, fail, b](const std::vector<int64_t> &) {
+			    RunFail(fail, [this, b] {
+				    b->reject_done = true;
+				    FinishBatchIfDone(b);
 			    });
 		    });
 	}
@@ -559,31 +565,43 @@ struct BullmqConsumer::Impl {
 				Log(Level::Warning, "delivery failed: %s", e.what()); // the rows are committed: catch-up serves them
 			}
 		}
-		Complete();
+		Complete(batch);
+		ReleaseInbox();
 	}
 
-	void Complete()
+	// ReleaseInbox hands the inbox to the next batch; this one finishes its Redis scripts meanwhile.
+	void ReleaseInbox()
+	{
+		BatchPtr b = std::move(batch);
+		b->inbox_done = true;
+		finishing.push_back(b);
+		FinishBatchIfDone(b);
+		Pump();
+	}
+
+	void Complete(BatchPtr b)
 	{
 		std::vector<CompleteItem> items;
 		KeepPolicy keep;
 		keep.count = cfg.remove_on_complete;
-		for (const auto &bj : batch->jobs) {
+		for (const auto &bj : b->jobs) {
 			if (!bj.ToInbox() || bj.lost)
 				continue;
 			items.push_back({bj.job.id, bj.job.token, bj.inserted ? R"({"inserted":true})" : R"({"duplicate":true})",
 			                 bj.opts.remove_on_complete.value_or(keep)});
 		}
+		b->complete_done = false;
 		RunFinish(
 		    "complete", [this, items] { return CompleteCall(keys, WallMs(), items); }, items,
-		    [this, items](const std::vector<int64_t> &st) {
+		    [this, items, b](const std::vector<int64_t> &st) {
 			    for (size_t i = 0; i < st.size(); i++) {
 				    if (st[i] == 0)
 					    metrics.jobs_processed++;
 				    else
 					    Log(Level::Verbose, "job %s not completed: %s", items[i].id.c_str(), FinishStatusText(st[i]));
 			    }
-			    batch->complete_done = true;
-			    FinishBatchIfDone();
+			    b->complete_done = true;
+			    FinishBatchIfDone(b);
 		    });
 	}
 
@@ -600,7 +618,7 @@ struct BullmqConsumer::Impl {
 		size_t expected = items.size();
 		auto again = [this, what, make, items, done] { RunFinish(what, make, items, done); };
 		cmd.Eval(make(), [this, what, expected, again, done](const RedisValue *r, const std::string &err) {
-			if (finished || !batch)
+			if (finished)
 				return;
 			if (!r) {
 				Log(Level::Verbose, "%s: reply lost (%s), will run again after reconnecting", what, err.c_str());
@@ -622,11 +640,14 @@ struct BullmqConsumer::Impl {
 		});
 	}
 
-	void FinishBatchIfDone()
+	void FinishBatchIfDone(const BatchPtr &b)
 	{
-		if (!batch || !batch->fail_done || !batch->complete_done || !batch->reject_done)
+		if (!b->inbox_done || !b->fail_done || !b->complete_done || !b->reject_done)
 			return;
-		batch.reset();
+		auto it = std::find(finishing.begin(), finishing.end(), b);
+		if (it == finishing.end())
+			return;
+		finishing.erase(it);
 		Pump();
 	}
 
@@ -638,10 +659,15 @@ struct BullmqConsumer::Impl {
 		if (!cmd.Ready() || finished)
 			return;
 		std::vector<HeldLock> locks;
-		if (batch)
-			for (const auto &bj : batch->jobs)
+		auto held = [&](const BatchPtr &b) {
+			for (const auto &bj : b->jobs)
 				if (!bj.lost)
 					locks.push_back({bj.job.id, bj.job.token});
+		};
+		if (batch)
+			held(batch);
+		for (const auto &b : finishing)
+			held(b);
 		if (prefetched)
 			for (const auto &job : *prefetched)
 				locks.push_back({job.id, job.token});
@@ -658,12 +684,17 @@ struct BullmqConsumer::Impl {
 					         continue;
 				         // tokens are unique per fetch, so a match is this very hold of the job
 				         auto mine = [&](const Job &j) { return j.id == locks[i].id && j.token == locks[i].token; };
-				         if (batch)
-					         for (auto &bj : batch->jobs)
+				         auto lose = [&](const BatchPtr &b) {
+					         for (auto &bj : b->jobs)
 						         if (mine(bj.job) && !bj.lost) {
 							         bj.lost = true;
 							         Log(Level::Verbose, "lost the lock of job %s", bj.job.id.c_str());
 						         }
+				         };
+				         if (batch)
+					         lose(batch);
+				         for (const auto &b : finishing)
+					         lose(b);
 				         if (prefetched) {
 					         auto &p = *prefetched;
 					         p.erase(std::remove_if(p.begin(), p.end(), mine), p.end());
@@ -693,7 +724,7 @@ struct BullmqConsumer::Impl {
 
 	void MaybeFinishStop()
 	{
-		if (stopping && !finished && !batch && !prefetched && !fetching && !recovering)
+		if (stopping && !finished && !batch && !prefetched && finishing.empty() && !fetching && !recovering)
 			FinishStop();
 	}
 
@@ -704,6 +735,7 @@ struct BullmqConsumer::Impl {
 		finished = true;
 		batch.reset();
 		prefetched.reset();
+		finishing.clear();
 		auto remaining = std::make_shared<int>(5);
 		auto one = [this, remaining] {
 			if (--*remaining == 0 && stop_done) {

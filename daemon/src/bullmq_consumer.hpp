@@ -1,7 +1,7 @@
 // daemon/src/bullmq_consumer.hpp - the BullMQ-compatible consumer: fetch -> inbox -> deliver -> complete.
 //
-// One batch is written at a time, so messages reach clients in queue order (while a full batch's
-// inbox write runs, the next batch is already fetched, so Redis and Postgres work side by side):
+// One batch is written and pushed at a time, so messages reach clients in queue order; the next
+// batch is fetched during that write, and a pushed batch is completed during the next one's write:
 //   1. fetch up to --batch-size jobs in one script call (locked with our tokens);
 //   2. poison jobs (and jobs carrying `defa`) go to the failed set with a reason;
 //   3. the others are written to <service>.inbox in one statement;
