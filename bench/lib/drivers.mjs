@@ -1,6 +1,7 @@
 // The measurements. Sender and socket.io-client receivers live in this process: one clock
 // (performance.now()); a message is matched by its body, which is unique per send.
 import crypto from "node:crypto";
+import { Worker } from "node:worker_threads";
 import { summary, sleep, now } from "./stats.mjs";
 import { costSampler } from "./proc.mjs";
 
@@ -158,34 +159,52 @@ export async function v1Outage(variant, { redis, senders = 8, upSeconds = 2, dow
 }
 
 // Fan-out: `sockets` clients in one room; one message; time from send to the last socket.
-export async function fanout(variant, { sockets, chat = 424242, repeats = 3, batch = 250 }) {
-  const socks = [];
+// The receiving sockets live in `threads` worker threads (fanout_worker.mjs), the same way for
+// every variant: one Node thread decoding 10,000 copies of a message took longer than the server
+// took to send them, so a single-threaded receiver measured itself. The variant's socket options
+// (URL, transports, auth/query) are read from an unconnected socket and handed to the workers.
+export async function fanout(variant, { sockets, chat = 424242, repeats = 3, batch = 250, threads = 2 }) {
+  const probe = variant.socket([chat], { reconnection: false, autoConnect: false });
+  const spec = { uri: probe.io.uri, opts: JSON.parse(JSON.stringify(probe.io.opts)) };
+  probe.close();
+  delete spec.opts.autoConnect;
+  const epochNow = () => performance.timeOrigin + performance.now();
+  const workers = Array.from({ length: threads }, (_, i) => {
+    const count = Math.floor(sockets / threads) + (i < sockets % threads ? 1 : 0);
+    const w = new Worker(new URL("./fanout_worker.mjs", import.meta.url), { workerData: { ...spec, count, batch: Math.ceil(batch / threads) } });
+    w.unref();
+    return w;
+  });
+  const ask = (w, msg, key) => new Promise((resolve, reject) => {
+    const on = (m) => { if (m.error) { w.off("message", on); reject(new Error(`${variant.name}: ${m.error}`)); } else if (key in m) { w.off("message", on); resolve(m[key]); } };
+    w.on("message", on);
+    w.postMessage(msg);
+  });
   const tConnect = now();
-  for (let i = 0; i < sockets; i += batch) {
-    const n = Math.min(batch, sockets - i);
-    socks.push(...await Promise.all(Array.from({ length: n }, () => connect(variant, [chat], { reconnection: false }))));
+  try {
+    await Promise.all(workers.map((w) => ask(w, { cmd: "connect" }, "connected")));
+    const connectSeconds = (now() - tConnect) / 1000;
+    await sleep(500);
+    const sender = variant.sender(1);
+    const runs = [];
+    for (let r = 0; r < repeats; r++) {
+      const body = uniq("fan");
+      const results = workers.map((w) => new Promise((resolve) => {
+        const on = (m) => { if (m.arrivals) { w.off("message", on); resolve(m.arrivals); } };
+        w.on("message", on);
+      }));
+      await Promise.all(workers.map((w) => ask(w, { cmd: "watch", body, timeoutMs: 60000 }, "watching")));
+      const t0 = epochNow();
+      await sender.send(chat, body);
+      const lat = (await Promise.all(results)).flat().map((t) => t - t0);
+      const s = summary(lat);
+      runs.push({ received: lat.length, first: Math.min(...lat), p50: s.p50, last: s.max });
+      await sleep(300);
+    }
+    await sender.close();
+    return { sockets, threads, connectSeconds, runs };
+  } finally {
+    await Promise.all(workers.map((w) => ask(w, { cmd: "close" }, "closed").catch(() => {})));
+    await Promise.all(workers.map((w) => w.terminate()));
   }
-  const connectSeconds = (now() - tConnect) / 1000;
-  await sleep(500);
-  const sender = variant.sender(1);
-  const runs = [];
-  for (let r = 0; r < repeats; r++) {
-    const body = uniq("fan");
-    const arrivals = [];
-    const done = new Promise((resolve) => {
-      const t = setTimeout(resolve, 60000);
-      for (const s of socks) s.on("message", (m) => { if (m?.body === body) { arrivals.push(now()); if (arrivals.length === socks.length) { clearTimeout(t); resolve(); } } });
-    });
-    const t0 = now();
-    await sender.send(chat, body);
-    await done;
-    for (const s of socks) s.removeAllListeners("message");
-    const lat = arrivals.map((t) => t - t0);
-    const s = summary(lat);
-    runs.push({ received: lat.length, first: Math.min(...lat), p50: s.p50, last: s.max });
-    await sleep(300);
-  }
-  await sender.close();
-  for (const s of socks) s.close();
-  return { sockets, connectSeconds, runs };
 }

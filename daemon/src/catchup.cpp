@@ -97,17 +97,7 @@ WsServer::Impl::LoadHighSeq()
 			return;
 		}
 		// Until this succeeds pids carry no seq; retry quietly (PgClient logs the outage itself).
-		high_seq_retry.impl = this;
-		lws_sul_schedule(ctx, 0, &high_seq_retry.sul,
-		                 [](lws_sorted_usec_list_t *sul) {
-			                 auto *me = static_cast<Impl *>(reinterpret_cast<Timer *>(sul)->impl);
-			                 try {
-				                 me->LoadHighSeq();
-			                 } catch (...) {
-				                 Log(Level::Warning, "gateway: cannot query the inbox's highest seq");
-			                 }
-		                 },
-		                 LWS_US_PER_SEC);
+		ScheduleIn(high_seq_retry, 1000);
 	});
 }
 

@@ -23,6 +23,20 @@ KillAsync(struct lws *wsi)
 		lws_set_timeout(wsi, PENDING_TIMEOUT_USER_OK, LWS_TO_KILL_ASYNC);
 }
 
+// WriteCloseFrame is for a WRITEABLE callback about to return -1: lws (4.1.6) sends no close frame
+// then, even after lws_close_reason(), and the client would see 1006 instead of our code.
+void
+WriteCloseFrame(struct lws *wsi, int code, const std::string &reason)
+{
+	std::string frame(LWS_PRE, '\0');
+	frame.push_back(static_cast<char>((code >> 8) & 0xFF));
+	frame.push_back(static_cast<char>(code & 0xFF));
+	frame += reason;
+	size_t n = frame.size() - LWS_PRE;
+	// Opcode 4 is lws' internal LWS_WRITE_CLOSE (private in 4.1.6 headers).
+	lws_write(wsi, reinterpret_cast<unsigned char *>(&frame[LWS_PRE]), n, static_cast<enum lws_write_protocol>(4));
+}
+
 } // namespace
 
 void
@@ -47,12 +61,33 @@ WsServer::Impl::NewSession(bool websocket)
 	auto s = std::make_shared<Session>();
 	s->sid = eio::RandomId(20);
 	s->websocket = websocket;
-	s->ping.owner = s.get();
-	s->ping.impl = this;
-	s->deadline.owner = s.get();
-	s->deadline.impl = this;
 	sessions[s->sid] = s;
 	return s;
+}
+
+// OpenWebSocket is the client's established WebSocket, or null (polling, probing, closing).
+struct lws *
+WsServer::Impl::OpenWebSocket(Client &c)
+{
+	if (c.kind == Client::Kind::Plain)
+		return static_cast<PlainClient &>(c).wsi;
+	auto &s = static_cast<Session &>(c);
+	return s.websocket ? s.ws : nullptr;
+}
+
+// WriteFrame writes one text frame; false when the connection is broken. lws keeps what the kernel
+// did not take and sends it first at the next writeable callback (lws_partial_buffered).
+bool
+WsServer::Impl::WriteFrame(struct lws *wsi, const Frame &f)
+{
+	size_t n = f.bytes.size() - LWS_PRE;
+	// lws writes the frame header into the LWS_PRE headroom: the same bytes for every socket, so
+	// sharing one Frame between sockets is safe on this single thread.
+	auto *text = reinterpret_cast<unsigned char *>(const_cast<char *>(&f.bytes[LWS_PRE]));
+	if (lws_write(wsi, text, n, LWS_WRITE_TEXT) < static_cast<int>(n))
+		return false;
+	frames_pushed++;
+	return true;
 }
 
 void
@@ -60,6 +95,19 @@ WsServer::Impl::Enqueue(Client &c, FrameRef f)
 {
 	if (c.closed || c.close_due)
 		return;
+	// The common case, a broadcast to sockets that keep up: one send() now, like Node's
+	// socket.write(). Waiting for a writeable callback instead costs two epoll_ctl calls and a
+	// loop pass per socket, 10,000 of each for one message to a big room.
+	struct lws *wsi = OpenWebSocket(c);
+	if (wsi && c.out.Empty() && !lws_partial_buffered(wsi)) {
+		if (!WriteFrame(wsi, *f)) {
+			// Broken connection: its close callback drops the client (not here: the caller may be
+			// iterating the room this client is in).
+			c.close_due = true;
+			KillAsync(wsi);
+		}
+		return;
+	}
 	c.out.Push(std::move(f));
 	if (c.out.Size() > std::max<size_t>(kMinQueueLimit, static_cast<size_t>(cfg.catchup_limit) + 1024)) {
 		Log(Level::Verbose, "gateway: closing a client that does not read (%zu frames queued)", c.out.Size());
@@ -91,49 +139,63 @@ WsServer::Impl::Kick(Client &c)
 void
 WsServer::Impl::StartHeartbeat(Session &s)
 {
-	lws_sul_schedule(ctx, 0, &s.ping.sul, OnPingTimer, cfg.ping_interval * LWS_US_PER_MS);
+	ScheduleIn(s.heartbeat, cfg.ping_interval);
 }
 
 void
-WsServer::Impl::OnPingTimer(lws_sorted_usec_list_t *sul)
+WsServer::Impl::OnPingTimer(Session &s)
 {
-	auto *t = reinterpret_cast<Timer *>(sul);
-	auto *self = static_cast<Impl *>(t->impl);
-	auto *s = static_cast<Session *>(t->owner);
-	try {
-		if (s->closed || s->close_due)
-			return;
-		// A session that never joins the namespace holds a slot for nothing (the reference closes it
-		// after its connectTimeout too); checked at ping time, so it ends within one ping interval.
-		if (!s->authed && ++s->pings_before_connect * self->cfg.ping_interval >= self->cfg.connect_timeout) {
-			Log(Level::Verbose, "gateway: session %s sent no CONNECT within %lld ms", s->sid.c_str(),
-			    static_cast<long long>(self->cfg.connect_timeout));
-			self->CloseClient(*s, LWS_CLOSE_STATUS_POLICY_VIOLATION, "connect timeout");
-			return;
-		}
-		self->EnqueueText(*s, "2");
-		s->awaiting_pong = true;
-		lws_sul_schedule(self->ctx, 0, &s->deadline.sul, OnDeadline, self->cfg.ping_timeout * LWS_US_PER_MS);
-	} catch (const std::exception &e) {
-		Log(Level::Warning, "gateway: heartbeat error: %s", e.what());
-		self->CloseClient(*s, LWS_CLOSE_STATUS_UNEXPECTED_CONDITION, "internal error");
+	if (s.closed || s.close_due)
+		return;
+	// A session that never joins the namespace holds a slot for nothing (the reference closes it
+	// after its connectTimeout too); checked at ping time, so it ends within one ping interval.
+	if (!s.authed && ++s.pings_before_connect * cfg.ping_interval >= cfg.connect_timeout) {
+		Log(Level::Verbose, "gateway: session %s sent no CONNECT within %lld ms", s.sid.c_str(),
+		    static_cast<long long>(cfg.connect_timeout));
+		CloseClient(s, LWS_CLOSE_STATUS_POLICY_VIOLATION, "connect timeout");
+		return;
 	}
+	EnqueueText(s, "2");
+	s.awaiting_pong = true;
+	ScheduleIn(s.heartbeat, cfg.ping_timeout);
 }
 
 void
-WsServer::Impl::OnDeadline(lws_sorted_usec_list_t *sul)
+WsServer::Impl::OnDeadline(Session &s)
 {
-	auto *t = reinterpret_cast<Timer *>(sul);
-	auto *self = static_cast<Impl *>(t->impl);
-	auto *s = static_cast<Session *>(t->owner);
-	try {
-		if (!s->closed && s->awaiting_pong) {
-			Log(Level::Verbose, "gateway: session %s: ping timeout", s->sid.c_str());
-			self->CloseClient(*s, LWS_CLOSE_STATUS_GOINGAWAY, "ping timeout");
-		}
-	} catch (...) {
-		Log(Level::Warning, "gateway: ping-timeout handling failed");
+	if (!s.closed && s.awaiting_pong) {
+		Log(Level::Verbose, "gateway: session %s: ping timeout", s.sid.c_str());
+		CloseClient(s, LWS_CLOSE_STATUS_GOINGAWAY, "ping timeout");
 	}
+}
+
+// OnProbeTimeout drops a probe WebSocket that did not finish the upgrade within --upgrade-timeout
+// (a client that sent "2probe" and never "5", or never even probed). The session stays on polling.
+void
+WsServer::Impl::OnProbeTimeout(Session &s)
+{
+	if (s.closed || !s.probe)
+		return;
+	Log(Level::Verbose, "gateway: session %s: upgrade not completed within %lld ms; dropping the probe",
+	    s.sid.c_str(), static_cast<long long>(cfg.upgrade_timeout));
+	DropProbe(s, true);
+}
+
+void
+WsServer::Impl::DropProbe(Session &s, bool tell_client)
+{
+	Cancel(s.probe_timer);
+	if (tell_client && s.probe) {
+		// Closed with a close frame from its writeable callback (OnWebSocketWriteable sees it is no
+		// longer the probe): a bare kill would leave the client waiting for lws' close timeout.
+		lws_callback_on_writable(s.probe);
+		lws_set_timeout(s.probe, PENDING_TIMEOUT_USER_OK, 5);
+	} else {
+		KillAsync(s.probe);
+	}
+	s.probe = nullptr;
+	s.upgrading = false;
+	s.probe_pong_due = false;
 }
 
 // OnTokenExpired ends a client's grant when its token runs out. A Socket.IO socket leaves its rooms
@@ -142,31 +204,24 @@ WsServer::Impl::OnDeadline(lws_sorted_usec_list_t *sul)
 // The engine session may carry that new CONNECT; if none comes, --connect-timeout ends it.
 // A /ws client is closed with 4401.
 void
-WsServer::Impl::OnTokenExpired(lws_sorted_usec_list_t *sul)
+WsServer::Impl::OnTokenExpired(Client &c)
 {
-	auto *t = reinterpret_cast<Timer *>(sul);
-	auto *self = static_cast<Impl *>(t->impl);
-	Client *c = t->owner;
-	try {
-		if (c->closed || c->close_due)
-			return;
-		if (c->kind == Client::Kind::Plain) {
-			self->CloseClient(*c, kCloseUnauthorized, "token expired");
-			return;
-		}
-		auto *s = static_cast<Session *>(c);
-		for (int64_t chat : s->joined)
-			self->rooms.Leave(chat, s);
-		s->joined.clear();
-		s->allowed.clear();
-		s->authed = false;
-		s->pings_before_connect = 0;
-		self->client_count--;
-		self->UpdateClientGauge();
-		self->EnqueueText(*s, "41");
-	} catch (...) {
-		Log(Level::Warning, "gateway: token-expiry handling failed");
+	if (c.closed || c.close_due)
+		return;
+	if (c.kind == Client::Kind::Plain) {
+		CloseClient(c, kCloseUnauthorized, "token expired");
+		return;
 	}
+	auto &s = static_cast<Session &>(c);
+	for (int64_t chat : s.joined)
+		rooms.Leave(chat, &s);
+	s.joined.clear();
+	s.allowed.clear();
+	s.authed = false;
+	s.pings_before_connect = 0;
+	client_count--;
+	UpdateClientGauge();
+	EnqueueText(s, "41");
 }
 
 bool
@@ -181,7 +236,6 @@ WsServer::Impl::HandleEngineText(const std::shared_ptr<Session> &s, std::string_
 			return false;
 		if (s->awaiting_pong) {
 			s->awaiting_pong = false;
-			lws_sul_cancel(&s->deadline.sul);
 			StartHeartbeat(*s);
 		}
 		return true;
@@ -219,6 +273,7 @@ WsServer::Impl::HandleProbeText(const std::shared_ptr<Session> &s, struct lws *w
 		s->ws = wsi;
 		s->probe = nullptr;
 		s->upgrading = false;
+		Cancel(s->probe_timer);
 		// Anything still queued for polling now goes out on the WebSocket, in order.
 		if (s->held_get) {
 			KillAsync(s->held_get);
@@ -248,12 +303,12 @@ WsServer::Impl::CloseClient(Client &c, int code, const std::string &reason)
 	c.close_reason = reason.substr(0, 120); // a close reason must fit in a control frame
 	if (c.kind == Client::Kind::SocketIo) {
 		auto &s = static_cast<Session &>(c);
-		if (s.probe) {
-			KillAsync(s.probe);
-			s.probe = nullptr;
-		}
+		if (s.probe)
+			DropProbe(s, false);
 		if (!s.websocket && !s.held_get) {
-			DropClient(c); // nobody to tell: the next request gets "Session ID unknown"
+			// Nobody to tell: dropped at the next timer tick (not here, so a caller iterating a
+			// room is not pulled from under), and a GET meanwhile is answered "1".
+			ScheduleIn(s.heartbeat, 0);
 			return;
 		}
 	}
@@ -266,7 +321,7 @@ WsServer::Impl::DropClient(Client &c)
 	if (c.closed)
 		return;
 	c.closed = true;
-	lws_sul_cancel(&c.expiry.sul);
+	Cancel(c.expiry);
 	for (int64_t chat : c.joined)
 		rooms.Leave(chat, &c);
 	c.joined.clear();
@@ -278,6 +333,7 @@ WsServer::Impl::DropClient(Client &c)
 	}
 	if (c.kind == Client::Kind::Plain) {
 		auto &p = static_cast<PlainClient &>(c);
+		Cancel(p.keepalive);
 		KillAsync(p.wsi);
 		p.wsi = nullptr;
 		auto keep = plains[&p];
@@ -285,8 +341,8 @@ WsServer::Impl::DropClient(Client &c)
 		return;
 	}
 	auto &s = static_cast<Session &>(c);
-	lws_sul_cancel(&s.ping.sul);
-	lws_sul_cancel(&s.deadline.sul);
+	Cancel(s.heartbeat);
+	Cancel(s.probe_timer);
 	KillAsync(s.ws);
 	KillAsync(s.probe);
 	KillAsync(s.held_get);
@@ -323,6 +379,8 @@ WsServer::Impl::OnWebSocketReceive(struct lws *wsi, Conn *c, const void *in, siz
 			DropCurrent(wsi, client);
 		return close_now(LWS_CLOSE_STATUS_MESSAGE_TOO_LARGE, "message over --max-payload");
 	}
+	if (c->role == Conn::Role::Plain)
+		c->plain->heard = true;
 	c->rx.append(static_cast<const char *>(in), len);
 	if (!lws_is_final_fragment(wsi) || lws_remaining_packet_payload(wsi) > 0)
 		return 0;
@@ -364,7 +422,11 @@ WsServer::Impl::OnWebSocketWriteable(struct lws *wsi, Conn *c)
 {
 	if (c->role == Conn::Role::SioProbe) {
 		std::shared_ptr<Session> s = c->session;
-		if (s && s->probe == wsi && s->probe_pong_due) {
+		if (!s || s->probe != wsi) { // dropped (upgrade timeout): the session stays on polling
+			WriteCloseFrame(wsi, LWS_CLOSE_STATUS_GOINGAWAY, "upgrade timeout");
+			return -1;
+		}
+		if (s->probe_pong_due) {
 			s->probe_pong_due = false;
 			FrameRef f = MakeFrame("3probe");
 			if (lws_write(wsi, reinterpret_cast<unsigned char *>(&f->bytes[LWS_PRE]), 6, LWS_WRITE_TEXT) < 6)
@@ -377,29 +439,24 @@ WsServer::Impl::OnWebSocketWriteable(struct lws *wsi, Conn *c)
 	if (!client || client->closed)
 		return -1;
 	if (client->close_due) {
-		// lws (4.1.6) sends no close frame when a WRITEABLE callback returns -1, even after
-		// lws_close_reason(); the client would see 1006 and not our code. Write the frame ourselves.
-		std::string frame(LWS_PRE, '\0');
-		frame.push_back(static_cast<char>((client->close_code >> 8) & 0xFF));
-		frame.push_back(static_cast<char>(client->close_code & 0xFF));
-		frame += client->close_reason;
-		size_t n = frame.size() - LWS_PRE;
-		// Opcode 4 is lws' internal LWS_WRITE_CLOSE (private in 4.1.6 headers).
-		lws_write(wsi, reinterpret_cast<unsigned char *>(&frame[LWS_PRE]), n, static_cast<enum lws_write_protocol>(4));
+		WriteCloseFrame(wsi, client->close_code, client->close_reason);
 		DropCurrent(wsi, client);
 		return -1;
 	}
-	for (int i = 0; i < kFramesPerWrite && !client->out.Empty(); i++) {
-		FrameRef f = client->out.Pop();
-		size_t n = f->bytes.size() - LWS_PRE;
-		// lws writes the frame header into the LWS_PRE headroom: the same bytes for every
-		// socket, so sharing one Frame between sockets is safe on this single thread.
-		if (lws_write(wsi, reinterpret_cast<unsigned char *>(&f->bytes[LWS_PRE]), n, LWS_WRITE_TEXT) <
-		    static_cast<int>(n))
+	if (c->role == Conn::Role::Plain && c->plain->ping_due) {
+		c->plain->ping_due = false;
+		// lws 4.1 swallows empty pongs without a RECEIVE_PONG callback: the ping carries a payload.
+		unsigned char ping[LWS_PRE + 2] = {};
+		ping[LWS_PRE] = 'k';
+		ping[LWS_PRE + 1] = 'a';
+		if (lws_write(wsi, ping + LWS_PRE, 2, LWS_WRITE_PING) < 2)
 			return -1;
-		frames_pushed++;
-		if (lws_send_pipe_choked(wsi))
-			break;
+	}
+	for (int i = 0; i < kFramesPerWrite && !client->out.Empty(); i++) {
+		if (!WriteFrame(wsi, *client->out.Pop()))
+			return -1;
+		if (lws_partial_buffered(wsi))
+			break; // the kernel is full; lws asked for the next writeable callback itself
 	}
 	if (!client->out.Empty())
 		lws_callback_on_writable(wsi);
@@ -415,6 +472,7 @@ WsServer::Impl::OnWebSocketClosed(struct lws *wsi, Conn *c)
 			c->session->probe = nullptr;
 			c->session->upgrading = false;
 			c->session->probe_pong_due = false;
+			Cancel(c->session->probe_timer);
 		}
 	} else if (c->role == Conn::Role::SioWs && c->session) {
 		if (c->session->ws == wsi) {

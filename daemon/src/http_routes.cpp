@@ -62,9 +62,10 @@ WsServer::Impl::Header(struct lws *wsi, enum lws_token_indexes token)
 int
 WsServer::Impl::WriteHttp(struct lws *wsi, int status, const char *content_type, std::string_view body)
 {
-	std::string buf(LWS_PRE + 1024 + body.size(), '\0');
+	constexpr size_t kHeaderSpace = 4096; // room for an echoed origin and preflight header list
+	std::string buf(LWS_PRE + kHeaderSpace + body.size(), '\0');
 	auto *start = reinterpret_cast<unsigned char *>(&buf[LWS_PRE]);
-	unsigned char *p = start, *end = start + 1024;
+	unsigned char *p = start, *end = start + kHeaderSpace;
 	std::string len = std::to_string(body.size());
 	std::string origin = Header(wsi, WSI_TOKEN_ORIGIN);
 	auto add = [&](enum lws_token_indexes t, const std::string &v) {
@@ -79,10 +80,18 @@ WsServer::Impl::WriteHttp(struct lws *wsi, int status, const char *content_type,
 	bool ok = lws_add_http_header_status(wsi, static_cast<unsigned>(status), &p, end) == 0 &&
 	          add(WSI_TOKEN_HTTP_CONTENT_TYPE, content_type) && add(WSI_TOKEN_HTTP_CONTENT_LENGTH, len) &&
 	          add(WSI_TOKEN_HTTP_CACHE_CONTROL, "no-store");
-	// Browsers on another origin need CORS for polling; credentials require the exact origin.
+	// Browsers on another origin need CORS for polling; credentials require the exact origin, and
+	// a response that echoes it varies with it.
 	if (ok && !origin.empty())
 		ok = add_named("access-control-allow-origin:", origin) &&
-		     add_named("access-control-allow-credentials:", "true");
+		     add_named("access-control-allow-credentials:", "true") && add_named("vary:", "Origin");
+	// A preflight (OPTIONS with Access-Control-Request-*) must also name what the real request may use.
+	if (ok && !origin.empty() && lws_hdr_total_length(wsi, WSI_TOKEN_OPTIONS_URI) > 0) {
+		ok = add_named("access-control-allow-methods:", eio::kCorsAllowMethods);
+		std::string allow = eio::CorsAllowHeaders(Header(wsi, WSI_TOKEN_HTTP_AC_REQUEST_HEADERS));
+		if (ok && !allow.empty())
+			ok = add_named("access-control-allow-headers:", allow);
+	}
 	if (ok)
 		ok = lws_finalize_http_header(wsi, &p, end) == 0;
 	if (!ok)

@@ -19,6 +19,8 @@ WsServer::Impl::OnPlainEstablished(struct lws *wsi, Conn *c)
 	plains[p.get()] = p;
 	c->role = Conn::Role::Plain;
 	c->plain = p;
+	p->heard = true;
+	ScheduleIn(p->keepalive, cfg.ping_interval);
 
 	QueryArgs q = ReadQuery(wsi);
 	std::string token = q.Get("token");
@@ -54,6 +56,28 @@ WsServer::Impl::OnPlainEstablished(struct lws *wsi, Conn *c)
 	if (since >= 0 && !p->joined.empty())
 		StartCatchup(p, since, nullptr);
 	return true;
+}
+
+// OnKeepalive finds dead /ws peers (no FIN ever arrives from a host that vanished): a WebSocket ping
+// every --ping-interval, and a connection that stayed silent for a whole interval after one is
+// closed. Browsers and WebSocket libraries answer pings by themselves.
+void
+WsServer::Impl::OnKeepalive(PlainClient &p)
+{
+	if (p.closed || p.close_due)
+		return;
+	if (!p.heard && p.ping_sent) {
+		Log(Level::Verbose, "gateway: /ws client silent for %lld ms after a ping; closing it",
+		    static_cast<long long>(cfg.ping_interval));
+		CloseClient(p, LWS_CLOSE_STATUS_GOINGAWAY, "ping timeout");
+		return;
+	}
+	p.heard = false;
+	p.ping_sent = true;
+	p.ping_due = true;
+	if (p.wsi)
+		lws_callback_on_writable(p.wsi);
+	ScheduleIn(p.keepalive, cfg.ping_interval);
 }
 
 bool

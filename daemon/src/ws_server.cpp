@@ -89,7 +89,8 @@ OutQueue::Clear()
 }
 
 WsServer::Impl::Impl(uv_loop_t *l, const Config &c, PgClient &p, Metrics &m)
-    : loop(l), cfg(c), pg(p), metrics(m), alive(std::make_shared<Impl *>(this))
+    : loop(l), cfg(c), pg(p), metrics(m), alive(std::make_shared<Impl *>(this)),
+      ticker(std::make_unique<UvTimer>(l, "gateway deadlines"))
 {
 	std::string svc = QuoteIdent(cfg.service);
 	// created_at as ISO 8601 (to_json), the same text the outbox payload carries.
@@ -166,10 +167,15 @@ WsServer::Impl::Dispatch(struct lws *wsi, enum lws_callback_reasons reason, Conn
 		it->second->probe = wsi;
 		c->role = Conn::Role::SioProbe;
 		c->session = it->second;
+		ScheduleIn(it->second->probe_timer, cfg.upgrade_timeout);
 		return 0;
 	}
 	case LWS_CALLBACK_RECEIVE:
 		return c ? OnWebSocketReceive(wsi, c, in, len) : -1;
+	case LWS_CALLBACK_RECEIVE_PONG:
+		if (c && c->role == Conn::Role::Plain && c->plain)
+			c->plain->heard = true;
+		return 0;
 	case LWS_CALLBACK_SERVER_WRITEABLE:
 		return c ? OnWebSocketWriteable(wsi, c) : 0;
 	case LWS_CALLBACK_CLOSED:
@@ -200,9 +206,7 @@ WsServer::Impl::Admit(Client &c, const AuthResult &auth)
 		Join(c, r);
 	// A token is a grant until its exp, not for as long as the connection lasts.
 	int64_t left_s = std::max<int64_t>(0, auth.expires_at - static_cast<int64_t>(std::time(nullptr)));
-	c.expiry.owner = &c;
-	c.expiry.impl = this;
-	lws_sul_schedule(ctx, 0, &c.expiry.sul, OnTokenExpired, left_s * LWS_US_PER_SEC);
+	ScheduleIn(c.expiry, left_s * 1000);
 	if (!c.authed) {
 		c.authed = true;
 		client_count++;
@@ -307,8 +311,11 @@ WsServer::Impl::BeginShutdown(std::function<void()> done)
 void
 WsServer::Impl::FinishShutdown()
 {
+	// The sessions go below without DropClient: forget their deadlines with them.
+	timers = TimerHeap();
+	ticker.reset(); // closes the libuv handle, so the loop can end
+	ticker_due = -1;
 	if (ctx) {
-		lws_sul_cancel(&high_seq_retry.sul);
 		// First of two destroys (spike Q5): this one closes lws' handles on our loop; the second, in
 		// ~WsServer after the loop has drained, frees the context.
 		lws_context_destroy(ctx);
@@ -353,10 +360,16 @@ WsServer::Start(std::string *error)
 	info.iface = host.empty() || host == "0.0.0.0" || host == "*" ? nullptr : host.c_str();
 	// Both HTTP and every WebSocket (no subprotocol) land in one protocol; the path decides the role.
 	static const struct lws_protocols protocols[] = {
-	    {"chat-outbox-gateway", Impl::Callback, sizeof(Conn *), 2048, 0, nullptr, 0},
+	    // tx_packet_size: one send() per frame up to 64 KiB (a catch-up page holds big frames);
+	    // by default lws sends rx_buffer_size bytes per call and buffers the rest.
+	    {"chat-outbox-gateway", Impl::Callback, sizeof(Conn *), 2048, 0, nullptr, 65536},
 	    {nullptr, nullptr, 0, 0, 0, nullptr, 0},
 	};
 	info.protocols = protocols;
+	// No lws "validity" pings: lws keeps one per connection in a sorted list, re-sorted on every
+	// connect (O(n) each). Engine.IO has its own heartbeat, /ws its keepalive (OnKeepalive).
+	static const lws_retry_bo_t no_validity_checks = {};
+	info.retry_and_idle_policy = &no_validity_checks;
 	info.options = LWS_SERVER_OPTION_LIBUV;
 	info.foreign_loops = foreign_loops;
 	info.user = impl_.get();

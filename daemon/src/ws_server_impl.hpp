@@ -23,7 +23,9 @@
 #include "core/gateway_auth.hpp"
 #include "core/rooms.hpp"
 #include "core/seq_gate.hpp"
+#include "uv_timer.hpp"
 #include "ws_server.hpp"
+#include "ws_server_timers.hpp"
 
 namespace chat_outboxd {
 
@@ -57,11 +59,12 @@ constexpr int kCloseUnauthorized = 4401;
 constexpr int kCloseForbidden = 4403;
 constexpr int kCloseBadRequest = 4400;
 
-// Timer is an lws scheduler entry that knows its owner (sul must stay the first member).
-struct Timer {
-	lws_sorted_usec_list_t sul;
+// Timer is one deadline in WsServer::Impl::timers; kind says what firing means for its owner.
+struct Timer : TimerNode {
+	enum class Kind : uint8_t { Heartbeat, Expiry, Probe, Keepalive, HighSeqRetry };
+	Timer(Kind k, Client *o) : kind(k), owner(o) {}
+	Kind kind;
 	Client *owner;
-	void *impl; // the WsServer::Impl (private type, so untyped here)
 };
 
 // Client is one subscriber: a Socket.IO "/" socket (Session) or a plain /ws connection.
@@ -80,7 +83,7 @@ struct Client {
 	std::vector<int64_t> joined;   // rooms joined (sorted)
 	SeqGate<FrameRef> gate;
 	OutQueue out;
-	Timer expiry{};                // fires at the token's exp
+	Timer expiry{Timer::Kind::Expiry, this}; // fires at the token's exp
 };
 
 // Session is an Engine.IO session carrying the Socket.IO "/" namespace, on either transport.
@@ -96,15 +99,22 @@ struct Session : Client {
 	bool upgrading = false;        // probe answered: release held GETs with a noop
 	struct lws *held_get = nullptr;
 	bool post_busy = false;
-	bool awaiting_pong = false;
+	bool awaiting_pong = false;    // heartbeat is the pong deadline, not the next ping
 	int64_t pings_before_connect = 0; // pings sent while the namespace CONNECT is still missing
-	Timer ping{}, deadline{};
+	Timer heartbeat{Timer::Kind::Heartbeat, this};
+	Timer probe_timer{Timer::Kind::Probe, this}; // --upgrade-timeout for the probe WebSocket
 };
 
 // PlainClient is one /ws connection.
 struct PlainClient : Client {
 	PlainClient() : Client(Kind::Plain) {}
 	struct lws *wsi = nullptr;
+	// Dead-peer detection: a WebSocket ping every --ping-interval; silence for a whole interval
+	// after one closes the connection.
+	Timer keepalive{Timer::Kind::Keepalive, this};
+	bool heard = false;     // anything arrived since the last keepalive tick
+	bool ping_sent = false; // a ping went out at the last tick
+	bool ping_due = false;  // write a ping at the next writeable callback
 };
 
 // Conn is what lws' per-connection user space points to.
@@ -145,7 +155,10 @@ struct WsServer::Impl {
 	bool shutting_down = false;
 	std::function<void()> on_shutdown_done;
 	uv_timer_t shutdown_timer{};
-	Timer high_seq_retry{};
+	Timer high_seq_retry{Timer::Kind::HighSeqRetry, nullptr};
+	TimerHeap timers;
+	std::unique_ptr<UvTimer> ticker; // armed for the heap's earliest deadline
+	int64_t ticker_due = -1;         // what the ticker is armed for, -1 when idle
 	std::string sql_catchup, sql_send, sql_high_seq;
 
 	// ws_server.cpp
@@ -175,12 +188,18 @@ struct WsServer::Impl {
 	// eio_session.cpp
 	std::shared_ptr<Session> NewSession(bool websocket);
 	void Enqueue(Client &c, FrameRef f);
+	struct lws *OpenWebSocket(Client &c);
+	bool WriteFrame(struct lws *wsi, const Frame &f);
 	void EnqueueText(Client &c, std::string_view text) { Enqueue(c, MakeFrame(text)); }
 	void Kick(Client &c);
 	void StartHeartbeat(Session &s);
-	static void OnPingTimer(lws_sorted_usec_list_t *sul);
-	static void OnDeadline(lws_sorted_usec_list_t *sul);
-	static void OnTokenExpired(lws_sorted_usec_list_t *sul);
+	void OnPingTimer(Session &s);
+	void OnDeadline(Session &s);
+	void OnTokenExpired(Client &c);
+	void OnProbeTimeout(Session &s);
+	void OnKeepalive(PlainClient &p);
+	// DropProbe ends the upgrade attempt; tell_client closes the probe with a close frame.
+	void DropProbe(Session &s, bool tell_client);
 	// HandleEngineText handles one inbound Engine.IO packet; false = protocol violation.
 	bool HandleEngineText(const std::shared_ptr<Session> &s, std::string_view text, bool via_websocket);
 	bool HandleProbeText(const std::shared_ptr<Session> &s, struct lws *wsi, std::string_view text);
@@ -209,6 +228,13 @@ struct WsServer::Impl {
 	void Leave(Client &c, int64_t chat);
 	bool Allowed(const Client &c, int64_t chat) const;
 	void UpdateClientGauge();
+
+	// ws_server_timers.cpp
+	void ScheduleIn(Timer &t, int64_t delay_ms);
+	void Cancel(Timer &t);
+	void ArmTicker();
+	void OnTick();
+	void Fire(Timer &t);
 
 	// catchup.cpp
 	void StartCatchup(const std::shared_ptr<Client> &c, int64_t after, std::function<void()> then);

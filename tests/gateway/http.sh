@@ -22,6 +22,25 @@ code=$(curl -s -o /dev/null -w '%{http_code}' "$url/nope")
 [ "$code" = 404 ] || fail "unknown path: $code"
 echo "ok   unknown path 404"
 
+# CORS: a browser's preflight learns the methods and the headers it asked for; the origin is echoed
+# (any origin, with credentials) on preflights and on polling responses alike.
+pre=$(curl -s -o /dev/null -D - -X OPTIONS -H 'Origin: http://app.example' -H 'Access-Control-Request-Method: POST' \
+	-H 'Access-Control-Request-Headers: content-type, x-app-token' "$url/socket.io/?EIO=4&transport=polling" | tr -d '\r')
+grep -q '^HTTP/1.1 204' <<<"$pre" || fail "preflight status: $pre"
+grep -qi '^access-control-allow-origin: http://app.example$' <<<"$pre" || fail "preflight origin: $pre"
+grep -qi '^access-control-allow-credentials: true$' <<<"$pre" || fail "preflight credentials: $pre"
+grep -qi '^access-control-allow-methods: GET, POST, OPTIONS$' <<<"$pre" || fail "preflight methods: $pre"
+grep -qi '^access-control-allow-headers: content-type, x-app-token$' <<<"$pre" || fail "preflight headers: $pre"
+echo "ok   CORS preflight: methods and requested headers allowed"
+bad=$(curl -s -o /dev/null -D - -X OPTIONS -H 'Origin: http://app.example' -H 'Access-Control-Request-Headers: x(a)' \
+	"$url/socket.io/?EIO=4&transport=polling" | tr -d '\r')
+grep -qi '^access-control-allow-headers' <<<"$bad" && fail "a malformed header list was echoed: $bad"
+echo "ok   CORS preflight: a malformed header list is not echoed"
+hs=$(curl -s -o /dev/null -D - -H 'Origin: http://app.example' "$url/socket.io/?EIO=4&transport=polling" | tr -d '\r')
+grep -qi '^access-control-allow-origin: http://app.example$' <<<"$hs" || fail "polling origin: $hs"
+grep -qi '^access-control-allow-methods' <<<"$hs" && fail "allow-methods on a non-preflight response: $hs"
+echo "ok   CORS on polling responses"
+
 # clients count, then SIGTERM while they are connected
 node shutdown_peer.mjs >"$H_DIR/peer.out" 2>&1 &
 peer=$!

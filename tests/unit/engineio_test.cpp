@@ -111,3 +111,16 @@ TEST(EngineIo, RandomIdsAreUrlSafeAndDistinct)
 	EXPECT_EQ(a.find_first_not_of("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_"),
 	          std::string::npos);
 }
+
+TEST(EngineIo, CorsAllowHeadersEchoesOnlyHeaderNameLists)
+{
+	EXPECT_EQ(CorsAllowHeaders("content-type, x-app-token"), "content-type, x-app-token");
+	EXPECT_EQ(CorsAllowHeaders("Authorization"), "Authorization");
+	EXPECT_EQ(CorsAllowHeaders(""), "");
+	EXPECT_EQ(CorsAllowHeaders(" , "), "");
+	EXPECT_EQ(CorsAllowHeaders("x-a\r\nset-cookie: y"), "");
+	EXPECT_EQ(CorsAllowHeaders(std::string("x-a\0b", 5)), "");
+	EXPECT_EQ(CorsAllowHeaders("x(a)"), "");
+	EXPECT_EQ(CorsAllowHeaders(std::string(1025, 'a')), "");
+	EXPECT_EQ(CorsAllowHeaders(std::string(1024, 'a')), std::string(1024, 'a'));
+}

@@ -52,6 +52,9 @@ Fields()
 	    {{"connect-timeout", "int", "ms a Socket.IO session may take to join the namespace (checked at pings)", false,
 	      false},
 	     nullptr, &Config::connect_timeout},
+	    {{"upgrade-timeout", "int", "ms a WebSocket upgrade probe may take to complete (then it is dropped, polling goes on)",
+	      false, false},
+	     nullptr, &Config::upgrade_timeout},
 	    {{"max-payload", "int", "largest inbound WebSocket message or polling body, bytes", false, false}, nullptr,
 	     &Config::max_payload},
 	    {{"catchup-limit", "int", "messages per catch-up query (a replay pages through everything missed)", false, false}, nullptr,
@@ -175,6 +178,10 @@ ParseConfig(const std::vector<std::string> &args, const std::vector<std::string>
 	}
 	if (cfg->ping_interval < 100 || cfg->ping_timeout < 100) {
 		*error = "--ping-interval and --ping-timeout must be at least 100 ms";
+		return false;
+	}
+	if (cfg->upgrade_timeout < 100) {
+		*error = "--upgrade-timeout must be at least 100 ms";
 		return false;
 	}
 	return true;

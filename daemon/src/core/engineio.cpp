@@ -2,7 +2,9 @@
 #include "core/engineio.hpp"
 
 #include <algorithm>
+#include <cctype>
 #include <cstdlib>
+#include <cstring>
 
 #include <openssl/rand.h>
 
@@ -156,6 +158,27 @@ Classify(const Request &req)
 	if (req.method == "POST")
 		return {RequestKind::Send, HttpError::None};
 	return invalid(HttpError::BadRequest);
+}
+
+std::string
+CorsAllowHeaders(std::string_view requested)
+{
+	// RFC 9110 token characters plus list separators; this also keeps the echo free of CR/LF.
+	constexpr size_t kMaxLen = 1024;
+	if (requested.size() > kMaxLen)
+		return "";
+	bool any_name = false;
+	for (char ch : requested) {
+		auto c = static_cast<unsigned char>(ch);
+		if (std::isalnum(c) || (c != 0 && std::strchr("!#$%&'*+.^_`|~-", c))) {
+			any_name = true;
+			continue;
+		}
+		if (c == ',' || c == ' ' || c == '\t')
+			continue;
+		return "";
+	}
+	return any_name ? std::string(requested) : "";
 }
 
 std::string

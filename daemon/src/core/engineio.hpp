@@ -77,6 +77,11 @@ struct Verdict {
 // Classify applies the protocol's request rules (EIO version, transport, method, sid).
 Verdict Classify(const Request &req);
 
+// CORS preflight answers (§6.2): the methods polling uses, and the request headers a browser asks
+// to send, echoed back when they form a plain header-name list (anything else gets no allowance).
+constexpr const char *kCorsAllowMethods = "GET, POST, OPTIONS";
+std::string CorsAllowHeaders(std::string_view requested);
+
 // RandomId returns `len` characters of URL-safe base64 alphabet from a CSPRNG.
 std::string RandomId(size_t len);
 
