@@ -8,6 +8,7 @@
 #   --quick          fewer/shorter runs (a smoke check of the runner, figures not meaningful)
 #   --sustained M    also run M minutes at half the maximum delivered rate (not for CI)
 #   --rate R         sustained rate in msg/s (default: half the best delivered rate measured in this run)
+#   --retention T    chat_outbox.retention during the sustained run (default 5min, so the purge shows)
 #   --only LIST      run only these sections (latency,throughput,raw,recovery,cost,fanout,sustained)
 #   --out DIR        where results.md, results.json, latency.png, throughput.png go (default build/bench)
 # "ours" rows print "not available" when CREATE EXTENSION chat_outbox fails or
