@@ -19,6 +19,7 @@ q() { harness_psql "$1"; }
 setting() { q "ALTER SYSTEM SET chat_outbox.$1 = '$2'" && q "SELECT pg_reload_conf()" >/dev/null; sleep 0.3; }
 unsent() { q "SELECT count(*) FROM consumers.outbox WHERE sent_at IS NULL"; }
 now_ms() { date +%s%3N; }
+ticks() { awk '{print $14 + $15}' "/proc/$1/stat"; } # user + system CPU, in 1/100 s
 
 echo "# $(date -u +%FT%TZ) $(nproc) cores, $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | xargs)"
 echo "# batch_size=$BATCH min_pass_interval=${MIN_PASS:-5}ms sends=$SENDS pace=${PACE_MS}ms backlog=$BACKLOG clients=$CLIENTS duration=${DURATION}s"
@@ -40,6 +41,9 @@ q "SELECT count(consumers.send_message(g % 100, 'backlog message ' || g)) FROM g
 echo "built backlog of $(unsent) rows in $(( $(now_ms) - t )) ms (one statement)"
 last_before=$(q "SELECT coalesce(last_relayed_id, 0) FROM chat_outbox.status WHERE service = 'consumers'")
 harness_redis_start_again
+redis-cli -p "$REDIS_PORT" CONFIG RESETSTAT >/dev/null
+relay_pid=$(q "SELECT pid FROM pg_stat_activity WHERE backend_type = 'chat_outbox relay'")
+r0=$(ticks "$relay_pid") d0=$(ticks "$(cat "$REDIS_PIDFILE")")
 t_up=$(now_ms)
 harness_wait_for 60 bash -c "[ \$(psql -XAtq '$PGURL' -c \"SELECT coalesce(last_relayed_id, 0) FROM chat_outbox.status WHERE service = 'consumers'\") -ne $last_before ]"
 t_first=$(now_ms)
@@ -47,6 +51,9 @@ harness_wait_for 300 bash -c "[ \$(psql -XAtq '$PGURL' -c 'SELECT count(*) FROM 
 t_done=$(now_ms)
 echo "redis up -> first batch: $((t_first - t_up)) ms (backoff); first batch -> drained: $((t_done - t_first)) ms"
 echo "drain rate: $(( BACKLOG * 1000 / (t_done - t_first + 1) )) rows/s (incl. backoff: $(( BACKLOG * 1000 / (t_done - t_up + 1) )) rows/s)"
+# usec of EVALSHA as Redis counts it: the script's own run time, without reading the request or waiting for a core
+script_us=$(redis-cli -p "$REDIS_PORT" INFO commandstats | tr -d '\r' | awk -F'[=,]' '/^cmdstat_evalsha:/ {print $4}')
+echo "drain CPU per row: relay worker $(( ($(ticks "$relay_pid") - r0) * 10000 / BACKLOG )) us, redis $(( ($(ticks "$(cat "$REDIS_PIDFILE")") - d0) * 10000 / BACKLOG )) us, of which the batch-add script $(( ${script_us:-0} / BACKLOG )) us"
 echo "redis wait list: $(redis-cli -p "$REDIS_PORT" LLEN bull:chat-messages:wait) jobs"
 echo "reference, same Redis: $(node "$HERE/bullmq_ceiling.mjs" "$REDIS_PORT" 30000)"
 fi
@@ -57,7 +64,6 @@ echo "## 3. send_message rate, $CLIENTS connections (pgbench), $ROUNDS alternati
 bench() { "$PG_BIN/pgbench" -n -f "$HERE/send_message.pgbench" -c "$CLIENTS" -j 2 -T "$DURATION" "$PGURL" 2>/dev/null | awk '/^tps/ {printf "%.0f", $3}'; }
 drained() { harness_wait_for 120 bash -c "[ \$(psql -XAtq '$PGURL' -c 'SELECT count(*) FROM consumers.outbox WHERE sent_at IS NULL') -eq 0 ]"; }
 median() { printf '%s\n' "$@" | sort -n | awk '{a[NR]=$1} END {print (NR % 2) ? a[(NR+1)/2] : int((a[NR/2]+a[NR/2+1])/2)}'; }
-ticks() { awk '{print $14 + $15}' "/proc/$1/stat"; } # user + system CPU, in 1/100 s
 relay_running() { [ -n "$(q "SELECT pid FROM pg_stat_activity WHERE backend_type = 'chat_outbox relay'")" ]; }
 harness_wait_for 30 relay_running
 relay_pid=$(q "SELECT pid FROM pg_stat_activity WHERE backend_type = 'chat_outbox relay'")
