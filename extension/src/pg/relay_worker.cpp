@@ -23,8 +23,14 @@ extern "C" {
 PGDLLEXPORT void chat_outbox_relay_main(Datum main_arg);
 }
 
-/* purge about twice per retention period, but at most every 10 s and at least every 1 s */
+/*
+ * Purge about twice per retention period, but at most every 10 s and at least every 1 s. A round
+ * is bounded (PURGE_MAX_BATCHES) so relaying never waits long behind it; a round that ends with
+ * rows still due comes back after PURGE_BEHIND_MS, so the purge keeps up with any send rate
+ * instead of capping it at one round's rows per PURGE_EVERY_MS.
+ */
 #define PURGE_EVERY_MS Min(10000, Max(1000, chat_outbox_retention * 500L))
+#define PURGE_BEHIND_MS 100
 #define PURGE_BATCH 1000
 #define PURGE_MAX_BATCHES 10
 
@@ -132,7 +138,8 @@ PurgeSentRows(void)
 {
 	if (chat_outbox_retention <= 0 || GetCurrentTimestamp() < next_purge)
 		return;
-	next_purge = TimestampTzPlusMilliseconds(GetCurrentTimestamp(), PURGE_EVERY_MS);
+	bool		behind = false;
+
 	for (int i = 0; i < worker_nservices; i++) {
 		for (int b = 0; b < PURGE_MAX_BATCHES; b++) {
 			int			n;
@@ -142,8 +149,11 @@ PurgeSentRows(void)
 			EndWork(true);
 			if (n < PURGE_BATCH)
 				break;
+			if (b == PURGE_MAX_BATCHES - 1)
+				behind = true;
 		}
 	}
+	next_purge = TimestampTzPlusMilliseconds(GetCurrentTimestamp(), behind ? PURGE_BEHIND_MS : PURGE_EVERY_MS);
 }
 
 static void
