@@ -1,6 +1,7 @@
 // The measurements. Sender and socket.io-client receivers live in this process: one clock
 // (performance.now()); a message is matched by its body, which is unique per send.
 import crypto from "node:crypto";
+import os from "node:os";
 import { Worker } from "node:worker_threads";
 import { summary, sleep, now } from "./stats.mjs";
 import { costSampler } from "./proc.mjs";
@@ -159,11 +160,14 @@ export async function v1Outage(variant, { redis, senders = 8, upSeconds = 2, dow
 }
 
 // Fan-out: `sockets` clients in one room; one message; time from send to the last socket.
-// The receiving sockets live in `threads` worker threads (fanout_worker.mjs), the same way for
-// every variant: one Node thread decoding 10,000 copies of a message took longer than the server
-// took to send them, so a single-threaded receiver measured itself. The variant's socket options
-// (URL, transports, auth/query) are read from an unconnected socket and handed to the workers.
-export async function fanout(variant, { sockets, chat = 424242, repeats = 3, batch = 250, threads = 2 }) {
+// The receivers (fanout_worker.mjs) are the same for every variant: lean Engine.IO/Socket.IO
+// WebSocket clients in worker threads that spot the message in the raw frame, because a
+// socket.io-client decoding 10,000 copies on one thread needed more CPU than either server needed to
+// send them. Worker threads keep the sender's thread free; on 2 cores one is enough, and a second
+// would take the server's core away during the burst. The variant's socket options (URL, query,
+// auth) are read from an unconnected socket.io-client socket and handed to the workers.
+const defaultThreads = Math.max(1, Math.min(4, os.cpus().length - 2));
+export async function fanout(variant, { sockets, chat = 424242, repeats = 3, batch = 250, threads = defaultThreads }) {
   const probe = variant.socket([chat], { reconnection: false, autoConnect: false });
   const spec = { uri: probe.io.uri, opts: JSON.parse(JSON.stringify(probe.io.opts)) };
   probe.close();
