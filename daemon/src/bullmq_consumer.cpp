@@ -651,23 +651,30 @@ struct BullmqConsumer::Impl {
 		Pump();
 	}
 
-	// ExtendLocks renews every lock of the batch in flight and of the prefetched one; a lock we no
-	// longer hold means another consumer owns the job now: we stop finishing it (the inbox dedupes
-	// whatever it does), and a prefetched job is dropped before it is started.
+	// ForEachStarted calls f for the batch being written and each finishing one.
+	template <typename F>
+	void ForEachStarted(F f)
+	{
+		if (batch)
+			f(batch);
+		for (const auto &b : finishing)
+			f(b);
+	}
+
+	// ExtendLocks renews every lock we hold: the batch being written, the finishing ones and the
+	// prefetched one. A lock we no longer hold means another consumer owns the job now: we stop
+	// finishing it (the inbox dedupes whatever it does), and a prefetched job is dropped before it
+	// is started.
 	void ExtendLocks()
 	{
 		if (!cmd.Ready() || finished)
 			return;
 		std::vector<HeldLock> locks;
-		auto held = [&](const BatchPtr &b) {
+		ForEachStarted([&](const BatchPtr &b) {
 			for (const auto &bj : b->jobs)
 				if (!bj.lost)
 					locks.push_back({bj.job.id, bj.job.token});
-		};
-		if (batch)
-			held(batch);
-		for (const auto &b : finishing)
-			held(b);
+		});
 		if (prefetched)
 			for (const auto &job : *prefetched)
 				locks.push_back({job.id, job.token});
@@ -684,17 +691,13 @@ struct BullmqConsumer::Impl {
 					         continue;
 				         // tokens are unique per fetch, so a match is this very hold of the job
 				         auto mine = [&](const Job &j) { return j.id == locks[i].id && j.token == locks[i].token; };
-				         auto lose = [&](const BatchPtr &b) {
+				         ForEachStarted([&](const BatchPtr &b) {
 					         for (auto &bj : b->jobs)
 						         if (mine(bj.job) && !bj.lost) {
 							         bj.lost = true;
 							         Log(Level::Verbose, "lost the lock of job %s", bj.job.id.c_str());
 						         }
-				         };
-				         if (batch)
-					         lose(batch);
-				         for (const auto &b : finishing)
-					         lose(b);
+				         });
 				         if (prefetched) {
 					         auto &p = *prefetched;
 					         p.erase(std::remove_if(p.begin(), p.end(), mine), p.end());
