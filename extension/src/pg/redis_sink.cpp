@@ -152,14 +152,29 @@ SinkRead(TimestampTz deadline, SinkFailure *failure)
 	}
 }
 
+/* SinkAppend queues already-encoded commands on the connection; SinkFlush sends them. */
 static bool
-SinkSend(TimestampTz deadline, SinkFailure *failure)
+SinkAppend(const std::string &commands, SinkFailure *failure)
 {
-	if (redisAppendFormattedCommand(sink_ctx, sink_request.data(), sink_request.size()) != REDIS_OK) {
+	if (redisAppendFormattedCommand(sink_ctx, commands.data(), commands.size()) != REDIS_OK) {
 		SinkFail(failure, "write", "out of memory");
 		return false;
 	}
-	return SinkFlush(deadline, failure);
+	return true;
+}
+
+/* SinkSend sends the batch encoded in sink_request. */
+static bool
+SinkSend(TimestampTz deadline, SinkFailure *failure)
+{
+	return SinkAppend(sink_request, failure) && SinkFlush(deadline, failure);
+}
+
+/* EncodeScriptLoad appends SCRIPT LOAD of the batch-add script (C++ that may throw: call inside CallCpp). */
+static void
+EncodeScriptLoad(std::string *out)
+{
+	chat_outbox::RespCommand(out, 3).Arg("SCRIPT").Arg("LOAD").Arg(chat_outbox::BatchAddScript());
 }
 
 static void
@@ -202,15 +217,11 @@ SinkHandshake(const SinkTarget *t, TimestampTz deadline, SinkFailure *failure)
 			RespCommand(&sink_handshake, 2).Arg("AUTH").Arg(t->password);
 		if (select)
 			RespCommand(&sink_handshake, 2).Arg("SELECT").Arg(static_cast<long long>(t->db));
-		RespCommand(&sink_handshake, 3).Arg("SCRIPT").Arg("LOAD").Arg(chat_outbox::BatchAddScript());
+		EncodeScriptLoad(&sink_handshake);
 		RespCommand(&sink_handshake, 3).Arg("CONFIG").Arg("GET").Arg("appendonly");
 		RespCommand(&sink_handshake, 3).Arg("CONFIG").Arg("GET").Arg("maxmemory-policy");
 	});
-	if (redisAppendFormattedCommand(sink_ctx, sink_handshake.data(), sink_handshake.size()) != REDIS_OK) {
-		SinkFail(failure, "write", "out of memory");
-		return false;
-	}
-	if (!SinkFlush(deadline, failure))
+	if (!SinkAppend(sink_handshake, failure) || !SinkFlush(deadline, failure))
 		return false;
 
 	/* step codes, in the order the replies come back: 0 AUTH, 1 SELECT, 2 SCRIPT LOAD, 3-4 CONFIG GET */
@@ -410,13 +421,8 @@ SinkReloadScript(SinkFailure *failure)
 	redisReply *r;
 
 	script_load->clear();
-	chat_outbox::CallCpp(
-		[&] { chat_outbox::RespCommand(script_load, 3).Arg("SCRIPT").Arg("LOAD").Arg(chat_outbox::BatchAddScript()); });
-	if (redisAppendFormattedCommand(sink_ctx, script_load->data(), script_load->size()) != REDIS_OK) {
-		SinkFail(failure, "write", "out of memory");
-		return false;
-	}
-	if (!SinkSend(sink_pending_deadline, failure))
+	chat_outbox::CallCpp([&] { EncodeScriptLoad(script_load); });
+	if (!SinkAppend(*script_load, failure) || !SinkSend(sink_pending_deadline, failure))
 		return false;
 	r = SinkRead(sink_pending_deadline, failure);
 	if (!r)
