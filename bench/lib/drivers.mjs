@@ -49,7 +49,7 @@ export async function latency(variant, { count = 100, intervalMs = 100, chat = 1
   const rx = receiver([sock]);
   const sender = variant.sender(4);
   const sentAt = new Map();
-  const errors = [];
+  const errors = [], acks = [];
   await sleep(200);
   const t0 = now();
   const pending = [];
@@ -58,15 +58,34 @@ export async function latency(variant, { count = 100, intervalMs = 100, chat = 1
     const wait = due - now();
     if (wait > 0) await sleep(wait);
     const body = uniq(`lat`);
-    sentAt.set(body, now());
-    pending.push(sender.send(chat, body).catch((e) => errors.push(e.message)));
+    const t = now();
+    sentAt.set(body, t);
+    pending.push(sender.send(chat, body).then(() => acks.push(now() - t), (e) => errors.push(e.message)));
   }
   await Promise.all(pending);
   await rx.waitFor(() => [...sentAt.keys()].every((b) => rx.got.has(b)), drainMs);
   const lat = [];
   for (const [b, t] of sentAt) if (rx.got.has(b)) lat.push(rx.got.get(b) - t);
   sock.close(); await sender.close();
-  return { ...summary(lat), sent: count, shown: lat.length, errors: errors.length, samples: lat };
+  return { ...summary(lat), ack: summary(acks), sent: count, shown: lat.length, errors: errors.length, samples: lat };
+}
+
+// The floor under every latency above: one request and its answer, paced like the latency test.
+// On an idle VM each hop wakes a halted vCPU, which costs far more than the work itself, so a
+// paced round trip is much slower than the same call back to back (see docs/benchmarks.md).
+export async function pacedRoundTrips(call, { count = 100, intervalMs = 100 } = {}) {
+  const rtt = [];
+  const t0 = now();
+  for (let i = 0; i < count; i++) {
+    const wait = t0 + i * intervalMs - now();
+    if (wait > 0) await sleep(wait);
+    const t = now();
+    await call();
+    rtt.push(now() - t);
+  }
+  const back = [];
+  for (let i = 0; i < count; i++) { const t = now(); await call(); back.push(now() - t); }
+  return { paced: summary(rtt), backToBack: summary(back) };
 }
 
 const lastShown = (rx) => { let m = 0; for (const t of rx.got.values()) if (t > m) m = t; return m; };

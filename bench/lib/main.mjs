@@ -8,7 +8,7 @@ import { allVariants, baseline, ours, ROOT, sql } from "./variants.mjs";
 import * as D from "./drivers.mjs";
 import { summary, ms, range, num, table, sleep, now } from "./stats.mjs";
 import { run, costSampler } from "./proc.mjs";
-import { versions } from "./deps.mjs";
+import { versions, pg, IORedis } from "./deps.mjs";
 import { plotLatency, plotThroughput } from "./plot.mjs";
 
 const argv = process.argv.slice(2);
@@ -25,7 +25,7 @@ const P = QUICK
   : { latRuns: 7, latRunsPolling: 2, tpSenders: [1, 8, 32, 128], tpSeconds: 10, tpDrainMs: 60000, recCount: 100000, costCount: 20000, fan: [1000, 10000], fanRepeats: 3, rawSeconds: 10 };
 
 const log = (...a) => console.error(`[${new Date().toISOString().slice(11, 19)}]`, ...a);
-const results = { date: new Date().toISOString(), quick: QUICK, params: P, machine: {}, versions: { ...versions }, latency: {}, throughput: {}, raw: {}, recovery: {}, v1Outage: null, fanout: {}, cost: {}, sustained: null, unavailable: {} };
+const results = { date: new Date().toISOString(), quick: QUICK, params: P, machine: {}, versions: { ...versions }, latency: {}, floor: {}, throughput: {}, raw: {}, recovery: {}, v1Outage: null, fanout: {}, cost: {}, sustained: null, unavailable: {} };
 
 const redis = {
   down: () => run("bash", [path.join(ROOT, "bench/lib/redisctl.sh"), "down"]),
@@ -67,6 +67,13 @@ async function sectionLatency() {
       }
     });
   }
+  // what one hop costs here, paced the same way: the latency rows above are made of such hops
+  const c = new pg.Client({ connectionString: process.env.PGURL });
+  await c.connect();
+  try { results.floor["Postgres SELECT 1"] = await D.pacedRoundTrips(() => c.query("SELECT 1")); } finally { await c.end(); }
+  const r = new IORedis(process.env.REDIS_URL, { maxRetriesPerRequest: 1 });
+  try { results.floor["Redis PING"] = await D.pacedRoundTrips(() => r.ping()); } finally { r.disconnect(); }
+  for (const [k, f] of Object.entries(results.floor)) log(`round trip ${k}: paced p50 ${ms(f.paced.p50)} p99 ${ms(f.paced.p99)}, back to back p50 ${ms(f.backToBack.p50)}`);
 }
 
 async function sectionThroughput() {
@@ -241,12 +248,18 @@ function report() {
   const rows = [];
   for (const v of variants) {
     const runs = results.latency[v.name];
-    if (!runs) { rows.push([v.name, notRun(v.name, "latency"), "", "", "", "", "", ""]); continue; }
+    if (!runs) { rows.push([v.name, notRun(v.name, "latency"), "", "", "", "", "", "", ""]); continue; }
     const all = summary(runs.flatMap((r) => r.samples));
     rows.push([v.name, range(runs.map((r) => r.p50)), range(runs.map((r) => r.p95)), range(runs.map((r) => r.p99)), range(runs.map((r) => r.max)),
-      `${ms(all.p50)} / ${ms(all.p99)}`, `${runs.reduce((a, r) => a + r.shown, 0)}/${runs.reduce((a, r) => a + r.sent, 0)}`, String(runs.length)]);
+      `${ms(all.p50)} / ${ms(all.p99)}`, range(runs.map((r) => r.ack?.p50 ?? NaN)), `${runs.reduce((a, r) => a + r.shown, 0)}/${runs.reduce((a, r) => a + r.sent, 0)}`, String(runs.length)]);
   }
-  L.push(table(["variant", "p50", "p95", "p99", "max", "all p50 / p99", "shown", "runs"], rows));
+  L.push(table(["variant", "p50", "p95", "p99", "max", "all p50 / p99", "send ack p50", "shown", "runs"], rows));
+  L.push(`\nsend ack = the sender's call returned (its commit is durable), the part of the latency before any relay runs.`);
+  if (Object.keys(results.floor).length) {
+    L.push(`\nOne request and its answer, 100 one every 100 ms as above, then 100 back to back:\n`);
+    L.push(table(["round trip", "paced p50", "paced p99", "back to back p50"],
+      Object.entries(results.floor).map(([k, f]) => [k, ms(f.paced.p50), ms(f.paced.p99), ms(f.backToBack.p50)])));
+  }
 
   L.push(`\n## Throughput: N concurrent senders for ${P.tpSeconds} s`);
   L.push(`end-to-end = all shown / (first send -> last shown); in window = shown during the ${P.tpSeconds} s window; sent = committed sends/s; backlog = committed but not shown at the end of the window; latency over all shown.\n`);
