@@ -70,7 +70,17 @@ async function sectionLatency() {
   // what one hop costs here, paced the same way: the latency rows above are made of such hops
   const c = new pg.Client({ connectionString: process.env.PGURL });
   await c.connect();
-  try { results.floor["Postgres SELECT 1"] = await D.pacedRoundTrips(() => c.query("SELECT 1")); } finally { await c.end(); }
+  try {
+    results.floor["Postgres SELECT 1"] = await D.pacedRoundTrips(() => c.query("SELECT 1"));
+    // a one-row INSERT and its COMMIT, with and without waiting for the WAL flush: the difference
+    // is what one durable commit costs here, and every message's path holds two of them
+    await c.query("CREATE TABLE IF NOT EXISTS public.bench_floor (id bigserial PRIMARY KEY, body text)");
+    for (const sync of ["on", "off"]) {
+      await c.query(`SET synchronous_commit = ${sync}`);
+      results.floor[`Postgres INSERT + COMMIT, synchronous_commit ${sync}`] = await D.pacedRoundTrips(() => c.query("INSERT INTO public.bench_floor (body) VALUES ('floor')"));
+    }
+    await c.query("DROP TABLE public.bench_floor");
+  } finally { await c.end(); }
   const r = new IORedis(process.env.REDIS_URL, { maxRetriesPerRequest: 1 });
   try { results.floor["Redis PING"] = await D.pacedRoundTrips(() => r.ping()); } finally { r.disconnect(); }
   for (const [k, f] of Object.entries(results.floor)) log(`round trip ${k}: paced p50 ${ms(f.paced.p50)} p99 ${ms(f.paced.p99)}, back to back p50 ${ms(f.backToBack.p50)}`);
