@@ -19,24 +19,8 @@ PROCESSED=$H_DIR/processed.txt
 : >"$PROCESSED"
 cd "$H_ROOT/tests"
 
-stored() { harness_psql "SELECT count(*) FROM consumers.messages"; }
-stored_at_least() { [ "$(stored)" -ge "$1" ]; }
-distinct_processed() { sort -u "$PROCESSED" | wc -l; }
-all_delivered() { [ "$(distinct_processed)" -eq "$(stored)" ]; }
+. "$HERE/delivery.sh"
 log_count() { grep -c "$1" "$H_DIR/postgres.log" || true; }
-
-verify() { # verify <phase>: every stored message processed exactly once, nothing else processed
-	harness_wait_for 60 all_delivered || { echo "FAIL $1: stored $(stored), processed $(distinct_processed)"; exit 1; }
-	harness_psql "SELECT id FROM consumers.messages" | sort >"$H_DIR/stored.txt"
-	sort -u "$PROCESSED" >"$H_DIR/processed-distinct.txt"
-	if ! diff -q "$H_DIR/stored.txt" "$H_DIR/processed-distinct.txt" >/dev/null; then
-		echo "FAIL $1: processed ids differ from stored ids"; diff "$H_DIR/stored.txt" "$H_DIR/processed-distinct.txt" | head; exit 1
-	fi
-	local dups; dups=$(sort "$PROCESSED" | uniq -d | wc -l)
-	[ "$dups" -eq 0 ] || { echo "FAIL $1: $dups jobs processed twice"; exit 1; }
-	[ "$(harness_psql "SELECT count(*) FROM consumers.outbox WHERE sent_at IS NULL")" -eq 0 ] || { echo "FAIL $1: unsent rows left"; exit 1; }
-	echo "ok   $1: $(stored) stored, $(distinct_processed) processed exactly once"
-}
 
 node "$HERE/consume.mjs" "$PROCESSED" >"$H_DIR/consumer.log" 2>&1 &
 harness_track $!
@@ -54,7 +38,7 @@ unsent=$(harness_psql "SELECT unsent FROM chat_outbox.status WHERE service = 'co
 echo "ok   outage: $unsent rows waiting in the outbox, relay backing off"
 harness_redis_start_again
 wait $sender
-verify "redis outage"
+verify_delivered "redis outage"
 [ "$(log_count 'redis unreachable')" -eq 1 ] || { echo "FAIL outage logged $(log_count 'redis unreachable') times"; exit 1; }
 harness_wait_for 10 bash -c "grep -q 'redis back, relayed' '$H_DIR/postgres.log'"
 echo "ok   outage logged once: $(grep -o 'redis unreachable.*' "$H_DIR/postgres.log" | head -1) / $(grep -o 'redis back, relayed.*' "$H_DIR/postgres.log")"
@@ -70,7 +54,7 @@ kill -9 "$relay_pid"
 harness_wait_for 30 stored_at_least $((before + 160))
 harness_pg_ctl restart -m fast -w >/dev/null
 wait $sender
-verify "relay SIGKILL + pg_ctl restart"
+verify_delivered "relay SIGKILL + pg_ctl restart"
 new_pid=$(harness_psql "SELECT pid FROM pg_stat_activity WHERE backend_type = 'chat_outbox relay'")
 [ -n "$new_pid" ] && [ "$new_pid" != "$relay_pid" ] || { echo "FAIL relay not restarted"; exit 1; }
 

@@ -445,6 +445,8 @@ SinkReloadScript(SinkFailure *failure)
 bool
 RedisSinkAwait(int *created, SinkFailure *failure)
 {
+	bool		reloaded = false;
+
 	*created = 0;
 	sink_pending_deadline = TimestampTzPlusMilliseconds(GetCurrentTimestamp(), chat_outbox_redis_timeout);
 	if (sink_pending_n < 0) {
@@ -456,11 +458,17 @@ RedisSinkAwait(int *created, SinkFailure *failure)
 
 		if (rc == 1) {
 			sink_pending_n = -1;
+			/* logged only once the batch went through: a reload that fails is an outage, logged as one */
+			if (reloaded)
+				ereport(LOG, (errmsg("chat_outbox relay: redis had lost the batch-add script; loaded it again"),
+							  errdetail("SCRIPT FLUSH, or a restart or failover behind a proxy that kept the connection "
+										"open. The batch Redis refused with NOSCRIPT went again.")));
 			return true;
 		}
 		if (rc == 0 && attempt < 2) {
 			if (!SinkReloadScript(failure))
 				break;
+			reloaded = true;
 			continue;
 		}
 		if (rc == 0) {

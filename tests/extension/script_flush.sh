@@ -1,0 +1,95 @@
+#!/usr/bin/env bash
+# tests/extension/script_flush.sh - Redis forgets the batch-add script under a connected relay.
+# SCRIPT FLUSH (what a Redis that restarts behind a proxy, or fails over to a replica without the
+# script cache, looks like to a client that keeps its connection) answers the relay's next EVALSHA
+# with NOSCRIPT. The relay must load the script again and send that same batch, on the same pass:
+#   1. flushed again and again while three senders stream messages, passes of several batches
+#      (batch_size = 4), so NOSCRIPT lands on first and later batches of a pass;
+#   2. flushed while the relay is paused over a backlog, and again while the backlog drains.
+# Checks: every stored message processed exactly once by a real bullmq Worker, in each sender's
+# order per chat; no batch sent twice (no `duplicated` event: a rolled-back pass would resend);
+# no outage logged; exactly one log line per flush.
+set -euo pipefail
+. "$(dirname "$0")/../harness/lib.sh"
+harness_init extension-script-flush
+harness_redis_start
+harness_pg_start "" "chat_outbox.batch_size = 4"
+export REDIS_URL PGURL
+HERE=$H_ROOT/tests/extension
+PROCESSED=$H_DIR/processed.txt DUPLICATED=$H_DIR/duplicated.txt
+: >"$PROCESSED"
+cd "$H_ROOT/tests"
+
+. "$HERE/delivery.sh"
+reloads() { grep -c 'lost the batch-add script' "$H_DIR/postgres.log" || true; }
+reloads_are() { [ "$(reloads)" -eq "$1" ]; }
+relay_state() { harness_psql "SELECT relay_state FROM chat_outbox.status WHERE service = 'consumers'"; }
+relay_state_is() { [ "$(relay_state)" = "$1" ]; }
+setting() { harness_psql "ALTER SYSTEM SET chat_outbox.$1 = '$2'" && harness_psql "SELECT pg_reload_conf()" >/dev/null; }
+flushes=0
+flush() { # flush: Redis drops every script; the relay's next batch must reload it, logged once
+	redis-cli -p "$REDIS_PORT" SCRIPT FLUSH >/dev/null
+	flushes=$((flushes + 1))
+}
+
+node "$HERE/consume.mjs" "$PROCESSED" "$DUPLICATED" >"$H_DIR/consumer.log" 2>&1 &
+harness_track $!
+harness_wait_for 30 grep -q ready "$H_DIR/consumer.log"
+
+# Senders run until every flush is done, so each flush is followed by more batches.
+senders=()
+for s in 1 2 3; do
+	node "$HERE/send.mjs" 1000000 "s$s" 1 >"$H_DIR/sender$s.log" 2>&1 &
+	senders+=($!)
+	harness_track $!
+done
+harness_wait_for 30 stored_at_least 50
+
+# 1. while messages stream in
+for _ in 1 2 3 4 5 6; do
+	flush
+	harness_wait_for 30 reloads_are $flushes || { echo "FAIL streaming: $(reloads) reloads logged after $flushes flushes"; exit 1; }
+done
+echo "ok   streaming: $flushes flushes, each reloaded and logged once, at $(stored) messages stored"
+
+# 2. over a backlog: the first batch after the pause, then batches of the drain
+setting relay_enabled off
+harness_wait_for 30 relay_state_is paused
+harness_psql "SELECT count(consumers.send_message(g % 5 + 1, 'backlog-' || g)) FROM generate_series(1, 2000) g" >/dev/null
+flush
+setting relay_enabled on
+harness_wait_for 30 reloads_are $flushes || { echo "FAIL backlog: $(reloads) reloads logged after $flushes flushes"; exit 1; }
+for _ in 1 2 3; do
+	flush
+	harness_wait_for 30 reloads_are $flushes || { echo "FAIL drain: $(reloads) reloads logged after $flushes flushes"; exit 1; }
+done
+echo "ok   backlog: $((flushes - 6)) flushes around a 2000-row drain, each reloaded and logged once"
+
+for pid in "${senders[@]}"; do kill "$pid"; wait "$pid" 2>/dev/null || true; done
+
+verify_delivered "$flushes flushes"
+
+# each sender's order per chat (a sender waits for each commit; the backlog is one statement)
+out_of_order=$(psql -XAtq -v ON_ERROR_STOP=1 "$PGURL" <<SQL
+CREATE TEMP TABLE processed (pos bigint GENERATED ALWAYS AS IDENTITY, id uuid);
+\copy processed (id) FROM '$PROCESSED'
+SELECT count(*) FILTER (WHERE n < prev) || ' ' || count(*) FROM (
+	SELECT split_part(m.body, '-', 2)::bigint AS n,
+		   lag(split_part(m.body, '-', 2)::bigint) OVER (PARTITION BY m.chat_id, split_part(m.body, '-', 1) ORDER BY p.pos) AS prev
+	FROM processed p JOIN consumers.messages m USING (id)) s;
+SQL
+)
+[ "$out_of_order" = "0 $(stored)" ] || { echo "FAIL order: $out_of_order (messages out of order, messages compared)"; exit 1; }
+echo "ok   every chat in each sender's order"
+
+# nothing sent twice, no outage, one log line per flush
+[ ! -s "$DUPLICATED" ] || { echo "FAIL $(wc -l <"$DUPLICATED") duplicated events: a batch was sent twice"; exit 1; }
+[ "$(grep -c 'redis unreachable' "$H_DIR/postgres.log" || true)" -eq 0 ] || { echo "FAIL an outage was logged"; exit 1; }
+reloads_are $flushes || { echo "FAIL $(reloads) reloads logged for $flushes flushes"; exit 1; }
+relay_state_is running || { echo "FAIL relay state $(relay_state)"; exit 1; }
+echo "ok   no batch sent twice, no outage, $(reloads) reload lines for $flushes flushes: $(grep -o 'chat_outbox relay: redis.*script.*' "$H_DIR/postgres.log" | head -1)"
+
+# the duplicate check above can fail: rows sent again do show up as duplicated events
+harness_psql "UPDATE consumers.outbox SET sent_at = NULL WHERE id IN (SELECT id FROM consumers.outbox ORDER BY id LIMIT 3)"
+harness_wait_for 30 bash -c "[ \$(wc -l <'$DUPLICATED') -eq 3 ]" || { echo "FAIL re-sent rows not seen as duplicated"; exit 1; }
+echo "ok   control: 3 rows sent again show as 3 duplicated events"
