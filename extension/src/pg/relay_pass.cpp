@@ -219,6 +219,13 @@ ClaimAndMark(RelayService *svc, int batch_size, int64 after, OutboxRow **rows_ou
 	return n;
 }
 
+/*
+ * Every return goes through the end, where the batch context is deleted: a Redis failure stops the
+ * loop instead of returning from inside it. The context is a child of the caller's (SPI's
+ * procedure context), so an ERROR in between, which longjmps past the end, still frees it with
+ * the transaction; it is never current when deleted, and no row outlives it (RedisSinkSend has
+ * encoded the rows before it returns).
+ */
 int
 RelayPass(RelayService *svc, int batch_size, int64 **ids_out, SinkFailure *failure)
 {
@@ -228,6 +235,7 @@ RelayPass(RelayService *svc, int batch_size, int64 **ids_out, SinkFailure *failu
 	int64		last_id = PG_INT64_MIN;
 	int			total = 0;
 	bool		in_flight = false;
+	bool		ok = true;
 	int			created;
 
 	PreparePlans(svc);
@@ -242,25 +250,26 @@ RelayPass(RelayService *svc, int batch_size, int64 **ids_out, SinkFailure *failu
 		MemoryContextSwitchTo(batch_cxt);
 		n = ClaimAndMark(svc, batch_size, last_id, &rows); /* Redis runs the previous batch meanwhile */
 		MemoryContextSwitchTo(outer_cxt);
-		if (in_flight && !RedisSinkAwait(&created, failure))
-			return -1;
-		in_flight = false;
-		if (n > 0 && !RedisSinkSend(svc->name, svc->queue, rows, n, failure))
-			return -1;
-		in_flight = n > 0;
-		for (int i = 0; ids && i < n; i++)
+		if (in_flight)
+			ok = RedisSinkAwait(&created, failure);
+		if (ok && n > 0)
+			ok = RedisSinkSend(svc->name, svc->queue, rows, n, failure);
+		in_flight = ok && n > 0;
+		for (int i = 0; ok && ids && i < n; i++)
 			ids[total + i] = rows[i].id;
 		if (n > 0)
 			last_id = rows[n - 1].id;
 		total += n;
 		SPI_freetuptable(SPI_tuptable);
 		MemoryContextReset(batch_cxt);
-		if (n < batch_size)
+		if (!ok || n < batch_size)
 			break;
 	}
-	if (in_flight && !RedisSinkAwait(&created, failure))
-		return -1;
+	if (in_flight)
+		ok = RedisSinkAwait(&created, failure);
 	MemoryContextDelete(batch_cxt);
+	if (!ok)
+		return -1;
 	if (total > 0)
 		RelayRecordBatch(svc->name, last_id, total);
 	return total;
