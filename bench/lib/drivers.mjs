@@ -129,12 +129,13 @@ export async function throughput(variant, { senders, seconds, drainMs = 30000 })
 
 // Recovery: Redis down, send `count` messages with `senders` senders, Redis up, time until all shown.
 // redis: { down(), up() }. Cost sampled over the whole run (send + drain).
-export async function recovery(variant, { count, senders = 32, redis, timeoutMs = 600000 }) {
+// extra: more processes to sample ({ pids, trees }, see costSampler).
+export async function recovery(variant, { count, senders = 32, redis, timeoutMs = 600000, extra = {} }) {
   const sock = await connect(variant, [1]);
   const rx = receiver([sock]);
   const sender = variant.sender(senders);
-  const pids = await variant.pids();
-  const cost = costSampler(pids);
+  const pids = { ...(await variant.pids()), ...extra.pids };
+  const cost = costSampler(pids, extra.trees);
   if (redis) await redis.down();
   const tSend = now();
   let next = 0, errors = 0;

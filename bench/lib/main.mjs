@@ -7,7 +7,7 @@ import os from "node:os";
 import { allVariants, baseline, ours, ROOT, sql } from "./variants.mjs";
 import * as D from "./drivers.mjs";
 import { summary, ms, range, num, table, sleep, now } from "./stats.mjs";
-import { run, costSampler } from "./proc.mjs";
+import { run, costSampler, treeCpu } from "./proc.mjs";
 import { versions, pg, IORedis } from "./deps.mjs";
 import { plotLatency, plotThroughput } from "./plot.mjs";
 
@@ -25,7 +25,7 @@ const P = QUICK
   : { latRuns: 7, latRunsPolling: 2, tpSenders: [1, 8, 32, 128], tpSeconds: 10, tpDrainMs: 60000, recCount: 100000, costCount: 20000, fan: [1000, 10000], fanRepeats: 3, rawSeconds: 10 };
 
 const log = (...a) => console.error(`[${new Date().toISOString().slice(11, 19)}]`, ...a);
-const results = { date: new Date().toISOString(), quick: QUICK, params: P, machine: {}, versions: { ...versions }, latency: {}, floor: {}, throughput: {}, raw: {}, recovery: {}, v1Outage: null, fanout: {}, cost: {}, sustained: null, unavailable: {} };
+const results = { date: new Date().toISOString(), quick: QUICK, params: P, machine: {}, versions: { ...versions }, latency: {}, floor: {}, throughput: {}, raw: {}, rawCpu: {}, recovery: {}, v1Outage: null, fanout: {}, cost: {}, sustained: null, unavailable: {} };
 
 const redis = {
   down: () => run("bash", [path.join(ROOT, "bench/lib/redisctl.sh"), "down"]),
@@ -100,6 +100,17 @@ async function sectionThroughput() {
   }
 }
 
+const redisPid = () => Number(fs.readFileSync(process.env.REDIS_PIDFILE, "utf8").trim());
+async function postmasterPid() { // the parent of a backend, read while that backend lives
+  const c = new pg.Client({ connectionString: process.env.PGURL });
+  await c.connect();
+  try {
+    const pid = (await c.query("SELECT pg_backend_pid() AS pid")).rows[0].pid;
+    const stat = fs.readFileSync(`/proc/${pid}/stat`, "utf8");
+    return Number(stat.slice(stat.lastIndexOf(")") + 2).split(" ")[1]);
+  } finally { await c.end(); }
+}
+
 async function pgbench(url, script, clients, seconds) {
   const f = path.join(process.env.BENCH_LOG_DIR || "/tmp", `pgbench-${process.pid}.sql`);
   fs.writeFileSync(f, script);
@@ -130,10 +141,16 @@ COMMIT;
     await sql(process.env.PGURL, "ALTER SYSTEM SET chat_outbox.relay_enabled = off");
     await sql(process.env.PGURL, "SELECT pg_reload_conf()");
     results.raw["ours send_message (pgbench)"] = {};
+    const pm = await postmasterPid();
     for (const n of P.tpSenders) {
       await o.reset();
-      results.raw["ours send_message (pgbench)"][n] = await pgbench(process.env.PGURL, "\\set chat random(1, 128)\nSELECT consumers.send_message(:chat, 'pgbench');\n", n, P.rawSeconds);
-      log(`raw ours x${n}: ${num(results.raw["ours send_message (pgbench)"][n])} tps`);
+      // CPU per send: every Postgres process, and pgbench (reaped by this process, so in its cutime)
+      const pg0 = treeCpu(pm), lg0 = treeCpu(process.pid);
+      const tps = await pgbench(process.env.PGURL, "\\set chat random(1, 128)\nSELECT consumers.send_message(:chat, 'pgbench');\n", n, P.rawSeconds);
+      const sends = tps * P.rawSeconds;
+      results.raw["ours send_message (pgbench)"][n] = tps;
+      results.rawCpu[n] = { postgres: (treeCpu(pm) - pg0) / sends, loadgen: (treeCpu(process.pid) - lg0) / sends };
+      log(`raw ours x${n}: ${num(tps)} tps; CPU per send: postgres ${num(results.rawCpu[n].postgres * 1e6)} us, pgbench ${num(results.rawCpu[n].loadgen * 1e6)} us`);
     }
     await sql(process.env.PGURL, "ALTER SYSTEM RESET chat_outbox.relay_enabled");
     await sql(process.env.PGURL, "SELECT pg_reload_conf()");
@@ -161,7 +178,11 @@ async function sectionCost() {
   // Steady state: the same pipeline with Redis up, `recCount` messages from 8 senders, until all shown.
   for (const v of avail.filter((x) => x.name === "v2" || x.name === "ours")) {
     await withVariant(v, async () => {
-      const res = await D.recovery(v, { count: P.costCount, senders: 8, redis: null });
+      // the whole machine's share: Redis and every Postgres process (senders' backends, the inbox
+      // writes, our relay) and this process (the senders and the receiving socket), so the pipeline's
+      // cost can be set against the send's own (the raw section measures that)
+      const extra = { pids: { redis: redisPid(), "load generator (bench process)": process.pid }, trees: { "postgres (all processes)": await postmasterPid() } };
+      const res = await D.recovery(v, { count: P.costCount, senders: 8, redis: null, extra });
       log(`cost ${v.name}: ${res.count} sent in ${res.sendSeconds.toFixed(1)} s, all shown ${res.upToAllSeconds.toFixed(2)} s after the last send; ` +
         Object.entries(res.cost).map(([k, c]) => `${k} ${c.cpuSeconds.toFixed(2)} CPU s, peak ${c.peakRssMB.toFixed(0)} MB`).join("; "));
       results.cost[v.name] = res;
@@ -248,6 +269,33 @@ async function sectionSustained(minutes) {
 }
 
 // ---------------- report ----------------
+// CPU per message, whole machine: what the end-to-end path costs set against the send alone. On
+// cores that are full, end-to-end can reach at most raw x (raw CPU per send / e2e CPU per message).
+function cpuBudget() {
+  const raw = results.rawCpu[8];
+  const us = (x) => (Number.isNaN(x) ? "-" : num(x * 1e6));
+  const rows = [];
+  if (raw) rows.push(["send_message alone (pgbench, 8 clients, relay paused)", us(raw.postgres), "-", "-", us(raw.loadgen), us(raw.postgres + raw.loadgen)]);
+  const totals = {};
+  for (const n of ["v2", "ours"]) {
+    const r = results.cost[n];
+    if (!r || !r.cost["postgres (all processes)"]) continue;
+    const per = (c) => c.cpuSeconds / Math.max(1, r.count);
+    const pgc = per(r.cost["postgres (all processes)"]), red = per(r.cost.redis), lg = per(r.cost["load generator (bench process)"]);
+    // our relay and inbox backend are Postgres processes, in the Postgres tree already; v2's relay is Node
+    const svc = Object.entries(r.cost).filter(([k]) => !["postgres (all processes)", "redis", "load generator (bench process)"].includes(k) && !(n === "ours" && ["relay", "inbox backend"].includes(k)))
+      .reduce((a, [, c]) => a + per(c), 0);
+    totals[n] = pgc + red + svc + lg;
+    rows.push([`${n} end to end (8 senders, steady)`, us(pgc), us(red), us(svc), us(lg), us(totals[n])]);
+  }
+  if (!rows.length) return "";
+  const L = [`\n### CPU per message, whole machine (µs; steady run and the raw section's 8-client pgbench)\n`,
+    table(["path", "Postgres (all processes)", "Redis", "relay/daemon/workers outside Postgres", "load generator", "total"], rows)];
+  if (raw && totals.ours) L.push(`\nWith the cores full, ours end to end can reach at most ${num(100 * (raw.postgres + raw.loadgen) / totals.ours)}% of the raw send rate ` +
+    `(${num(100 * raw.postgres / (totals.ours - results.cost.ours.cost["load generator (bench process)"].cpuSeconds / Math.max(1, results.cost.ours.count)))}% counting Postgres against everything but the load generator).`);
+  return L.join("\n");
+}
+
 const notRun = (name, section) => results.unavailable[name] ? `${name.startsWith("ours") ? "ours: " : ""}not available (${results.unavailable[name]})`
   : results[`${section}Error`] ? `failed: ${results[`${section}Error`]}` : ONLY.includes(section) ? "no result" : "not run";
 function report() {
@@ -314,6 +362,8 @@ function report() {
     }
   }
   L.push(table(["variant", "run", "process", "CPU s / 100k msgs", "peak RSS MB"], crows));
+  const budget = cpuBudget();
+  if (budget) L.push(budget);
 
   if (results.sustained) {
     const s = results.sustained;

@@ -79,9 +79,32 @@ export function procSample(pid) {
   } catch { return null; }
 }
 
+// CPU seconds of a whole process tree that reaps its children, as the postmaster does: its own
+// time, its reaped children's (cutime, cstime) and its live children's. Backends that come and go
+// during a run (the senders' connections) are counted, which no per-pid sample could do.
+export function treeCpu(rootPid) {
+  const parse = (pid) => {
+    const stat = fs.readFileSync(`/proc/${pid}/stat`, "utf8");
+    return stat.slice(stat.lastIndexOf(")") + 2).split(" ");
+  };
+  try {
+    const r = parse(rootPid);
+    let cpu = (Number(r[11]) + Number(r[12]) + Number(r[13]) + Number(r[14])) / TCK; // fields 14-17
+    for (const d of fs.readdirSync("/proc")) {
+      if (!/^\d+$/.test(d)) continue;
+      try {
+        const f = parse(d);
+        if (Number(f[1]) === rootPid) cpu += (Number(f[11]) + Number(f[12])) / TCK; // field 4: ppid
+      } catch { /* exited meanwhile */ }
+    }
+    return cpu;
+  } catch { return NaN; }
+}
+
 // Cost sampler: call begin() before and end() after a run; peak RSS sampled every 200 ms.
-export function costSampler(pids) {
+export function costSampler(pids, trees = {}) {
   const st = new Map();
+  const treeStart = Object.fromEntries(Object.entries(trees).map(([name, pid]) => [name, treeCpu(pid)]));
   for (const [name, pid] of Object.entries(pids)) if (pid) st.set(name, { pid, start: procSample(pid), peak: 0 });
   const tick = () => { for (const s of st.values()) { const x = procSample(s.pid); if (x) { s.peak = Math.max(s.peak, x.rss); s.last = x; } } };
   tick();
@@ -91,6 +114,7 @@ export function costSampler(pids) {
       clearInterval(iv); tick();
       const out = {};
       for (const [name, s] of st) out[name] = { pid: s.pid, cpuSeconds: s.last && s.start ? s.last.cpu - s.start.cpu : NaN, peakRssMB: s.peak / 1024, hwmMB: s.last ? s.last.hwm / 1024 : NaN };
+      for (const [name, pid] of Object.entries(trees)) out[name] = { pid, cpuSeconds: treeCpu(pid) - treeStart[name], peakRssMB: NaN, hwmMB: NaN };
       return out;
     },
   };

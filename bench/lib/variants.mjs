@@ -142,7 +142,8 @@ export function ours({ polling = false } = {}) {
     },
     async pids() {
       const r = await sql(e.PGURL, "SELECT pid FROM pg_stat_activity WHERE backend_type ILIKE '%chat_outbox%' OR application_name ILIKE '%chat_outbox%' ORDER BY pid LIMIT 1");
-      return { relay: r.rows[0]?.pid, daemon: daemon?.pid };
+      const ib = await sql(e.PGURL, "SELECT pid FROM pg_stat_activity WHERE application_name = 'chat-outboxd workers inbox'");
+      return { relay: r.rows[0]?.pid, daemon: daemon?.pid, "inbox backend": ib.rows[0]?.pid };
     },
     async unsent() {
       return Number((await sql(e.PGURL, "SELECT count(*) FROM consumers.outbox WHERE sent_at IS NULL")).rows[0].count);
