@@ -82,6 +82,9 @@ const redis = connection();
 const h = await redis.hgetall(`bull:chat-messages:${rows[0].id}`);
 check(['name', 'data', 'opts', 'timestamp', 'delay', 'priority'].every((f) => f in h) && h.delay === '0' && h.priority === '0',
 	`job hash fields: ${Object.keys(h).sort().join(',')}`);
+// byte for byte what Queue.add(name, data, {jobId}) stores
+check(h.opts === `{"jobId":"${rows[0].id}","attempts":0}` && h.name === 'message.created',
+	`job opts ${h.opts}, name ${h.name}`);
 const counts = await new Queue('chat-messages', { connection: connection() }).getJobCounts();
 check(counts.completed === TOTAL && counts.waiting === 0 && counts.active === 0, `job counts ${JSON.stringify(counts)}`);
 

@@ -16,9 +16,7 @@ constexpr int kFixedKeys = 6; // wait, meta, events, marker, active, id
 
 const char kScript[] = R"LUA(
 -- chat_outbox batch add: KEYS = wait, meta, events, marker, active, id, then one job hash per job.
--- ARGV = timestamp, then name, data per job. Returns 1 (created) / 0 (duplicate) per job.
--- The job id is its key without "<prefix>:<queue>:" (wait's key without "wait"), and opts is what
--- Queue.add(name, data, {jobId}) stores: both are built here rather than sent, ~110 bytes a job.
+-- ARGV = timestamp, then id, name, data, opts per job. Returns 1 (created) / 0 (duplicate) per job.
 -- Per job only what Queue.add leaves behind: the hash, `added` and `waiting` events; the ids go
 -- onto `wait` with one LPUSH for the batch (same order as one LPUSH each, nobody can look in
 -- between), and the `id` counter, which only auto-numbered adds need, is left alone.
@@ -36,20 +34,18 @@ if not blocked and meta[2] then
   blocked = call('LLEN', KEYS[5]) >= tonumber(meta[2])
 end
 local ts = ARGV[1]
-local idAt = #KEYS[1] - 3
-local sub = string.sub
 local out = {}
 local created = {}
 for k = 7, #KEYS do
-  local a = 2 + (k - 7) * 2
-  local id = sub(KEYS[k], idAt)
+  local a = 2 + (k - 7) * 4
+  local id = ARGV[a]
   if call('EXISTS', KEYS[k]) == 1 then
     call('XADD', KEYS[3], 'MAXLEN', '~', maxEvents, '*', 'event', 'duplicated', 'jobId', id)
     out[k - 6] = 0
   else
-    call('HSET', KEYS[k], 'name', ARGV[a], 'data', ARGV[a + 1], 'opts', '{"jobId":"' .. id .. '","attempts":0}',
+    call('HSET', KEYS[k], 'name', ARGV[a + 1], 'data', ARGV[a + 2], 'opts', ARGV[a + 3],
       'timestamp', ts, 'delay', '0', 'priority', '0')
-    call('XADD', KEYS[3], '*', 'event', 'added', 'jobId', id, 'name', ARGV[a])
+    call('XADD', KEYS[3], '*', 'event', 'added', 'jobId', id, 'name', ARGV[a + 1])
     call('XADD', KEYS[3], 'MAXLEN', '~', maxEvents, '*', 'event', 'waiting', 'jobId', id)
     out[k - 6] = 1
     created[#created + 1] = id
@@ -99,7 +95,7 @@ EncodeBatchAdd(std::string_view prefix, std::string_view queue, const JobSpec *j
 	CheckName("prefix", prefix);
 	CheckName("queue name", queue);
 	const size_t nkeys = kFixedKeys + n;
-	RespCommand cmd(out, 3 + nkeys + 1 + 2 * n);
+	RespCommand cmd(out, 3 + nkeys + 1 + 4 * n);
 	if (sha.empty())
 		cmd.Arg("EVAL").Arg(BatchAddScript());
 	else
@@ -110,10 +106,12 @@ EncodeBatchAdd(std::string_view prefix, std::string_view queue, const JobSpec *j
 	for (size_t i = 0; i < n; i++)
 		cmd.Arg(QueueKey(prefix, queue, jobs[i].id));
 	cmd.Arg(static_cast<long long>(now_ms));
-	// The script takes the id from the key and puts it into opts unescaped: ids are validated to
-	// [A-Za-z0-9._-] (job_id.hpp), which JSON needs no escape for.
-	for (size_t i = 0; i < n; i++)
-		cmd.Arg(jobs[i].name).Arg(jobs[i].data);
+	std::string opts;
+	for (size_t i = 0; i < n; i++) {
+		// The id is validated to [A-Za-z0-9._-], so it needs no JSON escaping.
+		opts.assign("{\"jobId\":\"").append(jobs[i].id).append("\",\"attempts\":0}");
+		cmd.Arg(jobs[i].id).Arg(jobs[i].name).Arg(jobs[i].data).Arg(opts);
+	}
 }
 
 } // namespace chat_outbox

@@ -1,0 +1,43 @@
+#!/usr/bin/env bash
+# bench/relay/script_cost.sh <rev A> [<rev B>] [rounds] - what the batch-add script costs Redis per job,
+# extension/src/core/bullmq_batch_add.cpp at rev A against rev B (default: the working tree's file).
+#   1. CPU time per job, alternating A and B on one Redis (script_cost.mjs): as noisy as the machine.
+#   2. Instructions per job, counted by callgrind on a Redis of its own: the same on every run, so a
+#      difference of 1% shows; the slope between 2,000 and 6,000 jobs leaves out the fixed costs.
+# Redis runs as the tests run it (appendonly yes, appendfsync everysec). Needs no Postgres.
+set -euo pipefail
+. "$(dirname "$0")/../../tests/harness/lib.sh"
+REV_A=${1:?usage: script_cost.sh <rev A> [<rev B>] [rounds]} REV_B=${2:-} ROUNDS=${3:-16}
+HERE=$H_ROOT/bench/relay FILE=extension/src/core/bullmq_batch_add.cpp
+harness_init bench-script-cost
+git -C "$H_ROOT" show "$REV_A:$FILE" >"$H_DIR/a.cpp"
+if [ -n "$REV_B" ]; then git -C "$H_ROOT" show "$REV_B:$FILE" >"$H_DIR/b.cpp"; else cp "$H_ROOT/$FILE" "$H_DIR/b.cpp"; fi
+echo "# $(date -u +%FT%TZ) $(nproc) cores, load $(cut -d' ' -f1-3 /proc/loadavg); A = $REV_A, B = ${REV_B:-working tree}"
+
+harness_redis_start
+node "$HERE/script_cost.mjs" "$REDIS_PORT" "$H_DIR/a.cpp" "$H_DIR/b.cpp" "$ROUNDS"
+harness_redis_stop
+
+command -v valgrind >/dev/null || { echo "no valgrind: instruction counts skipped"; exit 0; }
+REDIS_PORT=$(harness_free_port)
+mkdir "$H_DIR/callgrind-redis" # a fresh dir: replaying the AOF above would be counted too
+valgrind --tool=callgrind --callgrind-out-file="$H_DIR/callgrind.out" redis-server --port "$REDIS_PORT" --bind 127.0.0.1 \
+	--dir "$H_DIR/callgrind-redis" --appendonly yes --appendfsync everysec --maxmemory-policy noeviction --save '' >"$H_DIR/callgrind.log" 2>&1 &
+cg_pid=$!
+harness_track $cg_pid
+harness_wait_for 60 bash -c "redis-cli -p $REDIS_PORT ping | grep -q PONG"
+instructions() { # instructions <a|b> <jobs>: instructions Redis executed for the run
+	redis-cli -p "$REDIS_PORT" FLUSHALL >/dev/null
+	callgrind_control -z $cg_pid >/dev/null 2>&1
+	ONLY=$1 node "$HERE/script_cost.mjs" "$REDIS_PORT" "$H_DIR/a.cpp" "$H_DIR/b.cpp" 1 "$2"
+	callgrind_control -d $cg_pid >/dev/null 2>&1 # returns once the dump is written
+	local f; f=$(ls "$H_DIR"/callgrind.out.*)
+	awk '/^(summary|totals):/ {print $2; exit}' "$f"
+	rm -f "$f"
+}
+for v in a b; do
+	small=$(instructions $v 2000) large=$(instructions $v 6000)
+	echo "# $v: $small instructions for 2,000 jobs, $large for 6,000" >&2
+	echo "redis instructions per job, $v: $(( (large - small) / 4000 )) (callgrind, 2,000 -> 6,000 jobs)"
+done
+redis-cli -p "$REDIS_PORT" shutdown nosave >/dev/null 2>&1 || true
