@@ -1,6 +1,6 @@
 // daemon/src/core/jwt.hpp - HS256 JSON Web Tokens: verification of client tokens (and signing,
 // for tests and tooling). Claims used by the gateway: `chats` (array of integer chat ids, required)
-// and `exp` (required), `nbf` (optional), `sub` (optional, only logged).
+// and `exp` (required), `nbf` (optional), `sub` (optional, read but not used: authorization is by `chats` alone).
 #pragma once
 
 #include <cstdint>
