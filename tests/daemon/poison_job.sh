@@ -42,4 +42,23 @@ wait_inbox workers 3 10
 G4=$(uuid)
 peer add-raw $Q "$G4" "{\"id\":\"$G4\",\"chat_id\":2,\"body\":\"good 4\",\"created_at\":\"2026-02-31T00:00:00Z\"}"
 wait_inbox workers 4 10
+
+# The fetch reads only some fields of a job: an id in wait without a hash, and a legacy "0:" entry,
+# are dropped instead of becoming phantom jobs (bullmq-protocol.md §14.3); a hash without data fails.
+# An older job of another worker at active's right end makes the complete remove ids one by one.
+rc() { redis-cli -p "$REDIS_PORT" "$@"; }
+rc HSET "bull:$Q:foreign-1" name message.created data '{}' >/dev/null
+rc SET "bull:$Q:foreign-1:lock" someone-else PX 600000 >/dev/null
+rc RPUSH "bull:$Q:active" foreign-1 >/dev/null
+rc HSET "bull:$Q:name-only" name message.created >/dev/null
+G5=$(uuid)
+rc HSET "bull:$Q:$G5" name message.created data "{\"id\":\"$G5\",\"chat_id\":2,\"body\":\"good 5\"}" opts '{}' >/dev/null
+rc LPUSH "bull:$Q:wait" no-hash 0:123 name-only "$G5" >/dev/null
+rc ZADD "bull:$Q:marker" 0 0 >/dev/null
+wait_inbox workers 5 10
+wait_counts $Q "c.completed === 5 && c.failed === 5 && c.active === 1 && c.waiting === 0" >/dev/null
+expect_eq "name-only" "failed: invalid message: data missing" "$(reason name-only)"
+expect_eq "no phantom hash" 0 "$(rc EXISTS "bull:$Q:no-hash" "bull:$Q:0:123")"
+expect_eq "other worker's job still active" foreign-1 "$(rc LRANGE "bull:$Q:active" 0 -1)"
+expect_eq "good 5 completed" "{\"inserted\":true} 1" "$(rc HMGET "bull:$Q:$G5" returnvalue ats | paste -sd " ")"
 echo "PASS"

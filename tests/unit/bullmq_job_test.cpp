@@ -8,21 +8,24 @@ using namespace chat_outboxd;
 namespace {
 
 RedisValue
-JobEntry(const std::string &id, const std::string &token, std::vector<std::string> kv)
+Strs(std::vector<std::string> items)
 {
-	std::vector<RedisValue> fields;
-	for (auto &s : kv)
-		fields.push_back(RedisValue::Str(s));
-	return RedisValue::Arr({RedisValue::Str(id), RedisValue::Str(token), RedisValue::Arr(fields)});
+	std::vector<RedisValue> v;
+	for (auto &s : items)
+		v.push_back(RedisValue::Str(s));
+	return RedisValue::Arr(v);
 }
 
 } // namespace
 
 TEST(BullmqJob, DecodesFetchReplyInOrder)
 {
+	// a field the hash lacks comes back nil and is absent from the job
 	RedisValue reply = RedisValue::Arr({RedisValue::Int(1795000000000), RedisValue::Int(0),
-	                                    JobEntry("a", "w:u:1", {"name", "message.created", "data", "{}", "atm", "2"}),
-	                                    JobEntry("b", "w:u:2", {"data", "{\"x\":1}"})});
+	                                    Strs({"name", "data", "atm"}), RedisValue::Str("a"), RedisValue::Str("w:u:1"),
+	                                    Strs({"message.created", "{}", "2"}), RedisValue::Str("b"),
+	                                    RedisValue::Str("w:u:2"),
+	                                    RedisValue::Arr({RedisValue(), RedisValue::Str("{\"x\":1}"), RedisValue()})});
 	FetchResult fr;
 	std::string err;
 	ASSERT_TRUE(DecodeFetchReply(reply, &fr, &err)) << err;
@@ -33,6 +36,8 @@ TEST(BullmqJob, DecodesFetchReplyInOrder)
 	EXPECT_EQ(*fr.jobs[0].Field("name"), "message.created");
 	EXPECT_EQ(fr.jobs[0].AttemptsMade(), 2);
 	EXPECT_EQ(fr.jobs[1].Field("name"), nullptr);
+	EXPECT_EQ(*fr.jobs[1].Field("data"), "{\"x\":1}");
+	EXPECT_EQ(fr.jobs[1].AttemptsMade(), 0);
 }
 
 TEST(BullmqJob, EmptyAndMalformedReplies)
@@ -46,8 +51,13 @@ TEST(BullmqJob, EmptyAndMalformedReplies)
 	EXPECT_EQ(err, "NOSCRIPT x");
 	EXPECT_FALSE(DecodeFetchReply(RedisValue::Arr({RedisValue::Int(0), RedisValue::Int(0), RedisValue::Str("x")}),
 	                              &fr, &err));
-	RedisValue odd = RedisValue::Arr({RedisValue::Int(0), RedisValue::Int(0), JobEntry("a", "t", {"name"})});
-	EXPECT_FALSE(DecodeFetchReply(odd, &fr, &err));
+	RedisValue names = Strs({"data", "opts"});
+	RedisValue incomplete = RedisValue::Arr({RedisValue::Int(0), RedisValue::Int(0), names, RedisValue::Str("a"),
+	                                         RedisValue::Str("t")});
+	EXPECT_FALSE(DecodeFetchReply(incomplete, &fr, &err));
+	RedisValue short_values = RedisValue::Arr({RedisValue::Int(0), RedisValue::Int(0), names, RedisValue::Str("a"),
+	                                           RedisValue::Str("t"), Strs({"{}"})});
+	EXPECT_FALSE(DecodeFetchReply(short_values, &fr, &err));
 }
 
 TEST(BullmqJob, Statuses)

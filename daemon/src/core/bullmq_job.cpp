@@ -141,20 +141,29 @@ DecodeFetchReply(const RedisValue &reply, FetchResult *out, std::string *error)
 		*error = "fetch: malformed reply";
 		return false;
 	}
-	for (size_t i = 2; i < reply.elements.size(); i++) {
-		const RedisValue &e = reply.elements[i];
-		if (!e.IsArray() || e.elements.size() != 3 || e.elements[0].type != RedisValue::Type::String ||
-		    e.elements[1].type != RedisValue::Type::String || !e.elements[2].IsArray() ||
-		    e.elements[2].elements.size() % 2 != 0) {
+	if (reply.elements.size() == 2)
+		return true;
+	const RedisValue &names = reply.elements[2];
+	bool ok = names.IsArray() && (reply.elements.size() - 3) % 3 == 0;
+	for (size_t k = 0; ok && k < names.elements.size(); k++)
+		ok = names.elements[k].type == RedisValue::Type::String;
+	if (!ok) {
+		*error = "fetch: malformed reply";
+		return false;
+	}
+	for (size_t i = 3; i < reply.elements.size(); i += 3) {
+		const RedisValue &id = reply.elements[i], &token = reply.elements[i + 1], &values = reply.elements[i + 2];
+		if (id.type != RedisValue::Type::String || token.type != RedisValue::Type::String || !values.IsArray() ||
+		    values.elements.size() != names.elements.size()) {
 			*error = "fetch: malformed job entry";
 			return false;
 		}
 		Job job;
-		job.id = e.elements[0].str;
-		job.token = e.elements[1].str;
-		const auto &kv = e.elements[2].elements;
-		for (size_t k = 0; k + 1 < kv.size(); k += 2)
-			job.fields[kv[k].str] = kv[k + 1].str;
+		job.id = id.str;
+		job.token = token.str;
+		for (size_t k = 0; k < values.elements.size(); k++)
+			if (values.elements[k].type == RedisValue::Type::String)
+				job.fields[names.elements[k].str] = values.elements[k].str;
 		out->jobs.push_back(std::move(job));
 	}
 	return true;

@@ -35,7 +35,7 @@ struct JobOptions {
 struct Job {
 	std::string id;
 	std::string token; // our lock value for this job
-	std::map<std::string, std::string> fields;
+	std::map<std::string, std::string> fields; // the hash fields the fetch reads (not the whole hash)
 
 	const std::string *Field(const std::string &name) const;
 	int64_t AttemptsMade() const; // `atm`, falling back to the v4 name `attemptsMade`
@@ -48,7 +48,8 @@ struct FetchResult {
 	std::vector<Job> jobs;        // in queue order
 };
 
-// DecodeFetchReply reads the reply of FetchScript. False with *error on a malformed reply.
+// DecodeFetchReply reads the reply of FetchScript: the field names come once, then per job its id,
+// token and those fields' values (nil: absent). False with *error on a malformed reply.
 bool DecodeFetchReply(const RedisValue &reply, FetchResult *out, std::string *error);
 
 // DecodeStatuses reads the per-job integer array returned by the finish and extend scripts.
