@@ -220,46 +220,57 @@ struct BullmqConsumer::Impl {
 		});
 	}
 
+	ScriptCall NextFetchCall(int64_t now_ms)
+	{
+		uint64_t first = token_n;
+		token_n += static_cast<uint64_t>(cfg.batch_size);
+		return FetchCall(keys, now_ms, token_prefix, first, cfg.lock_duration, cfg.batch_size, cfg.identity);
+	}
+
 	void Fetch()
 	{
 		fetching = true;
-		uint64_t first = token_n;
-		token_n += static_cast<uint64_t>(cfg.batch_size);
-		cmd.Eval(FetchCall(keys, WallMs(), token_prefix, first, cfg.lock_duration, cfg.batch_size, cfg.identity),
-		         [this](const RedisValue *r, const std::string &) {
-			         fetching = false;
-			         if (finished)
-				         return;
-			         if (!r) {
-				         need_recovery = true; // the script may have run and locked jobs for us
-				         MaybeFinishStop();
-				         return;
-			         }
-			         FetchResult fr;
-			         std::string error;
-			         if (!DecodeFetchReply(*r, &fr, &error)) {
-				         Log(Level::Warning, "fetch failed: %s", error.c_str());
-				         idle_timer.Start(1000, [this] { Pump(); });
-				         MaybeFinishStop();
-				         return;
-			         }
-			         if (batch) { // a prefetch
-				         if (!fr.jobs.empty())
-					         prefetched = std::move(fr.jobs);
-				         return; // the batch's end pumps
-			         }
-			         if (fr.jobs.empty()) {
-				         if (stopping)
-					         MaybeFinishStop();
-				         else
-					         Wait(fr);
-				         return;
-			         }
-			         StartBatch(std::move(fr.jobs));
-		         });
+		cmd.Eval(NextFetchCall(WallMs()), [this](const RedisValue *r, const std::string &) { OnFetched(r); });
+	}
+
+	void OnFetched(const RedisValue *r)
+	{
+		fetching = false;
+		if (finished)
+			return;
+		if (!r) {
+			need_recovery = true; // the script may have run and locked jobs for us
+			MaybeFinishStop();
+			return;
+		}
+		FetchResult fr;
+		std::string error;
+		if (!DecodeFetchReply(*r, &fr, &error)) {
+			Log(Level::Warning, "fetch failed: %s", error.c_str());
+			idle_timer.Start(1000, [this] { Pump(); });
+			MaybeFinishStop();
+			return;
+		}
+		if (batch) { // a prefetch
+			if (!fr.jobs.empty())
+				prefetched = std::move(fr.jobs);
+			return; // the batch's end pumps
+		}
+		if (fr.jobs.empty()) {
+			if (stopping)
+				MaybeFinishStop();
+			else
+				Wait(fr);
+			return;
+		}
+		StartBatch(std::move(fr.jobs));
 	}
 
 	// Wait sleeps until the marker says there is work, a delayed job is due or the timeout passes.
+	// The fetch goes out right behind the BZPOPMIN on the same connection, so Redis runs it the
+	// moment the block ends: a message arriving at an idle daemon costs one round trip to Redis,
+	// not two. It reads Redis's clock, since it runs whenever the block ends. `fetching` stays set
+	// meanwhile, so nothing else fetches, and Stop unblocks it rather than wait out the timeout.
 	void Wait(const FetchResult &fr)
 	{
 		if (fr.rate_limited_ms > 0) {
@@ -277,15 +288,13 @@ struct BullmqConsumer::Impl {
 			timeout = std::clamp((fr.next_delayed_ms - WallMs()) / 1000.0, 0.01, kMaxBlockSeconds);
 		char t[32];
 		snprintf(t, sizeof t, "%.3f", timeout);
+		int64_t deadline = static_cast<int64_t>(timeout * 1000) + 5000;
 		blocking = true;
-		blk.Command(
-		    {"BZPOPMIN", keys.Key("marker"), t},
-		    [this](const RedisValue *, const std::string &) {
-			    blocking = false;
-			    if (!finished)
-				    Pump();
-		    },
-		    static_cast<int64_t>(timeout * 1000) + 5000);
+		fetching = true;
+		blk.Command({"BZPOPMIN", keys.Key("marker"), t},
+		            [this](const RedisValue *, const std::string &) { blocking = false; }, deadline);
+		blk.Eval(NextFetchCall(kRedisClock), [this](const RedisValue *r, const std::string &) { OnFetched(r); },
+		         deadline + 5000);
 	}
 
 	// --- one batch --------------------------------------------------------------------------
@@ -718,11 +727,25 @@ struct BullmqConsumer::Impl {
 		stop_done = std::move(done);
 		stalled.Close();
 		idle_timer.Stop();
+		if (blocking)
+			Unblock();
 		stop_timer.Start(static_cast<uint64_t>(kStopDeadlineMs), [this] {
 			Log(Level::Warning, "stop: gave up waiting for the batch in flight; a restart takes its jobs back");
 			FinishStop();
 		});
 		MaybeFinishStop();
+	}
+
+	// Unblock ends our BZPOPMIN now, so the fetch queued behind it runs and answers (a batch it
+	// takes is delivered before the stop completes). Without the right to CLIENT UNBLOCK, dropping
+	// the connection ends it too: a fetch that ran anyway leaves its jobs to the next start's recovery.
+	void Unblock()
+	{
+		cmd.Command({"CLIENT", "UNBLOCK", std::to_string(blk.ClientId())},
+		            [this](const RedisValue *r, const std::string &) {
+			            if (blocking && (!r || r->IsError()))
+				            blk.Drop("stopping");
+		            });
 	}
 
 	void MaybeFinishStop()

@@ -492,7 +492,7 @@ RedisConn::Command(std::vector<std::string> argv, ReplyCb cb, int64_t timeout_ms
 }
 
 void
-RedisConn::Eval(const ScriptCall &call, ReplyCb cb)
+RedisConn::Eval(const ScriptCall &call, ReplyCb cb, int64_t timeout_ms)
 {
 	auto argv = [&call](const std::string &verb, const std::string &body) {
 		std::vector<std::string> a{verb, body, std::to_string(call.keys.size())};
@@ -508,7 +508,8 @@ RedisConn::Eval(const ScriptCall &call, ReplyCb cb)
 			        return;
 		        }
 		        cb(r, err);
-	        });
+	        },
+	        timeout_ms);
 }
 
 void

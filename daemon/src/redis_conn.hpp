@@ -46,7 +46,8 @@ class RedisConn {
 	// runs inside this call.
 	void Command(std::vector<std::string> argv, ReplyCb cb, int64_t timeout_ms = 0);
 	// Eval runs a script with EVALSHA, falling back to EVAL on NOSCRIPT (Redis restarted or flushed).
-	void Eval(const ScriptCall &call, ReplyCb cb);
+	// timeout_ms as for Command: a script queued behind a blocking command needs that command's wait too.
+	void Eval(const ScriptCall &call, ReplyCb cb, int64_t timeout_ms = 0);
 	// ClientId is this connection's CLIENT ID, learnt during the handshake.
 	int64_t ClientId() const;
 	// Drop closes the connection as if it had failed (reconnects with backoff).

@@ -14,7 +14,7 @@ Call(const LuaScript &script, const QueueKeys &q, std::initializer_list<const ch
 	c.script = &script;
 	for (const char *s : suffixes)
 		c.keys.push_back(q.Key(s));
-	c.args = {q.Base(), std::to_string(now_ms)};
+	c.args = {q.Base(), now_ms == kRedisClock ? std::string() : std::to_string(now_ms)};
 	return c;
 }
 

@@ -49,6 +49,10 @@ struct HeldLock {
 	std::string id, token;
 };
 
+// kRedisClock as now_ms: the script reads Redis's own clock (TIME) when it runs. For a call queued
+// behind a blocking command, which runs when the block ends, not when it was sent.
+constexpr int64_t kRedisClock = -1;
+
 ScriptCall FetchCall(const QueueKeys &q, int64_t now_ms, const std::string &token_prefix, uint64_t first_n,
                      int64_t lock_ms, int64_t max_jobs, const std::string &worker_name);
 ScriptCall CompleteCall(const QueueKeys &q, int64_t now_ms, const std::vector<CompleteItem> &items);

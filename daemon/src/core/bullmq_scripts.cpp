@@ -2,7 +2,8 @@
 //
 // Conventions shared by every script: ARGV[1] is the queue base "<prefix>:<queue>:" (job keys are
 // base .. id, as BullMQ builds them), ARGV[2] the client's wall clock in ms (BullMQ uses the
-// worker's clock for processedOn/finishedOn/delayed scores, §14.15). Fixed keys are declared in
+// worker's clock for processedOn/finishedOn/delayed scores, §14.15; empty: Redis's clock, for a
+// fetch that waited in the pipeline behind the consumer's BZPOPMIN). Fixed keys are declared in
 // KEYS so a cluster with a hash-tagged prefix routes them; job keys share the tag through the base.
 #include "core/bullmq_scripts.hpp"
 
@@ -14,12 +15,16 @@ namespace {
 
 // Helpers used by every script that writes events or finishes jobs.
 // rcall: a local is found faster than the global `redis` table's field, on every call.
-// nowMs: ARGV[2] as the client sent it. Timestamps go to redis.call as that string: a Lua number
+// nowMs: ARGV[2] as the client sent it (or Redis's clock). Timestamps go to redis.call as that string: a Lua number
 // is formatted with sprintf("%.17g") on its way into every command, which showed up in profiles.
 const char kCommon[] = R"LUA(
 local rcall = redis.call
 local base = ARGV[1]
 local nowMs = ARGV[2]
+if nowMs == '' then -- kRedisClock: the call waited behind a BZPOPMIN, so the client's clock would be stale
+  local t = rcall('TIME')
+  nowMs = t[1] .. string.format('%03d', math.floor(tonumber(t[2]) / 1000))
+end
 local now = tonumber(nowMs)
 local function maxEvents(metaKey)
   local m = tonumber(rcall('HGET', metaKey, 'opts.maxLenEvents'))
