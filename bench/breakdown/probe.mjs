@@ -1,4 +1,5 @@
-// bench/breakdown/probe.mjs - where the time of one paced message goes, stage by stage (medians of 30).
+// bench/breakdown/probe.mjs - where the time of one paced message goes, stage by stage (medians of
+// PROBE_COUNT messages, default 30).
 // Stages: commit = send_message round trip (with its WAL flush); relay = job timestamp - COMMIT ack (negative:
 // the relay wrote the job before the client saw the ack); fetch = daemon processedOn - job timestamp; inbox =
 // inbox transaction start - processedOn; shown = socket.io client receipt - inbox transaction start (the inbox
@@ -16,7 +17,8 @@ await new Promise((ok) => s.once('connect', ok));
 const shown = new Map();
 s.on('message', (m) => shown.set(m.id, performance.timeOrigin + performance.now()));
 const rows = [];
-for (let i = 0; i < 30; i++) {
+const COUNT = Number(process.env.PROBE_COUNT || 30);
+for (let i = 0; i < COUNT; i++) {
   const t0 = performance.timeOrigin + performance.now();
   const { rows: [m] } = await db.query('SELECT id FROM consumers.send_message(1, $1)', ['m' + i]);
   const t1 = performance.timeOrigin + performance.now();
