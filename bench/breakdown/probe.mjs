@@ -1,5 +1,5 @@
 // bench/breakdown/probe.mjs - where the time of one paced message goes, stage by stage (medians of
-// PROBE_COUNT messages, default 30).
+// PROBE_COUNT messages, default 30), then the slowest 1% message by message.
 // Stages: commit = send_message round trip (with its WAL flush); relay = job timestamp - COMMIT ack (negative:
 // the relay wrote the job before the client saw the ack); fetch = daemon processedOn - job timestamp; inbox =
 // inbox transaction start - processedOn; shown = socket.io client receipt - inbox transaction start (the inbox
@@ -28,12 +28,20 @@ for (let i = 0; i < COUNT; i++) {
 await new Promise((ok) => setTimeout(ok, 500));
 const q = (a) => a.sort((x, y) => x - y)[Math.floor(a.length / 2)].toFixed(2);
 const c = { commit: [], relay: [], fetch: [], inbox: [], shown: [], total: [], finished: [] };
+const per = []; // one message's stages, to find where the slowest ones lost their time
 for (const x of rows) {
   const h = await r.hgetall(`bull:chat-messages:${x.id}`);
   const { rows: [ib] } = await db.query('SELECT extract(epoch from received_at)*1000 AS rec FROM workers.inbox WHERE message_id=$1', [x.id]);
-  c.commit.push(x.t1 - x.t0); c.relay.push(+h.timestamp - x.t1); c.fetch.push(+h.processedOn - +h.timestamp);
-  c.inbox.push(+ib.rec - +h.processedOn); c.shown.push(shown.get(x.id) - +ib.rec); c.total.push(shown.get(x.id) - x.t0);
-  c.finished.push(+h.finishedOn - shown.get(x.id));
+  const m = {
+    commit: x.t1 - x.t0, relay: +h.timestamp - x.t1, fetch: +h.processedOn - +h.timestamp, inbox: +ib.rec - +h.processedOn,
+    shown: shown.get(x.id) - +ib.rec, total: shown.get(x.id) - x.t0, finished: +h.finishedOn - shown.get(x.id),
+  };
+  for (const k of Object.keys(c)) c[k].push(m[k]);
+  per.push({ i: per.length, ...m });
 }
-console.log(Object.fromEntries(Object.entries(c).map(([k, v]) => [k, q(v)])));
+console.log(Object.fromEntries(Object.entries(c).map(([k, v]) => [k, q([...v])])));
+// the slowest 1% (at least 3), stage by stage: a tail made in one stage shows there
+const slow = per.sort((a, b) => b.total - a.total).slice(0, Math.max(3, Math.ceil(per.length / 100)));
+console.log('slowest:');
+for (const m of slow) console.log(`  #${m.i}  ` + Object.entries(m).filter(([k]) => k !== 'i').map(([k, v]) => `${k} ${v.toFixed(2)}`).join('  '));
 process.exit(0);
