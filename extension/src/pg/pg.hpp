@@ -10,6 +10,7 @@ extern "C" {
 
 #include "access/xact.h"
 #include "catalog/pg_type.h"
+#include "commands/dbcommands.h"
 #include "commands/extension.h"
 #include "commands/trigger.h"
 #include "executor/spi.h"

@@ -33,6 +33,8 @@ RelayShmemStartup(void)
 		pg_atomic_init_u32(&relay_shared->services_generation, 0);
 		pg_atomic_init_u32(&relay_shared->dirty_services, 0);
 		pg_atomic_init_u32(&relay_shared->worker_listening, 0);
+		pg_atomic_init_u32(&relay_shared->connecting, 0);
+		pg_atomic_init_u32(&relay_shared->connect_retries, 0);
 		SpinLockInit(&relay_shared->mutex);
 	}
 	LWLockRelease(AddinShmemInitLock);
@@ -143,6 +145,8 @@ RelayStateName(RelayState state)
 			return "paused";
 		case RELAY_WAITING_FOR_EXTENSION:
 			return "waiting for extension";
+		case RELAY_WAITING_FOR_DATABASE:
+			return "waiting for database";
 	}
 	return "unknown";
 }

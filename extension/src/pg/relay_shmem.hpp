@@ -18,7 +18,8 @@ typedef enum RelayState
 	RELAY_RUNNING,
 	RELAY_BACKING_OFF,
 	RELAY_PAUSED,
-	RELAY_WAITING_FOR_EXTENSION
+	RELAY_WAITING_FOR_EXTENSION,
+	RELAY_WAITING_FOR_DATABASE
 } RelayState;
 
 typedef struct RelayServiceSlot
@@ -40,6 +41,12 @@ typedef struct RelayShared
 	 * waking it for every commit of a stream cost it a wake-up (and the sender a kill()) per commit.
 	 */
 	pg_atomic_uint32 worker_listening;
+	/*
+	 * Raised by one just before the worker connects to chat_outbox.database, zeroed once it has: the
+	 * number of starts in a row whose connection died (FATAL: no such database), see WaitForDatabase.
+	 */
+	pg_atomic_uint32 connecting;
+	pg_atomic_uint32 connect_retries;	/* failed connections to a database that exists, in a row */
 	slock_t		mutex;
 	int			worker_pid;
 	RelayState	state;

@@ -315,6 +315,57 @@ RelayRound(void)
 	return more ? ROUND_MORE : ROUND_DONE;
 }
 
+/*
+ * WaitForDatabase runs instead of connecting when the two previous starts died connecting (both
+ * left `connecting` raised). Connecting to a database that does not exist is a FATAL, and the postmaster restarts
+ * the worker every second: one FATAL a second for as long as chat_outbox.database names a database
+ * not created yet. So this start connects to the shared catalogs only, says once that it waits,
+ * polls pg_database, and exits to be restarted (and connect) once the database is there. If it is
+ * there at the first look, it was either created since (a setup script creating it right after
+ * the server starts) or the FATAL had another cause, already logged: the first time the restart
+ * connects at once, and each further failure in a row waits twice as long (1 s, 2 s, ... 60 s).
+ */
+static void
+WaitForDatabase(void)
+{
+	bool		said = false;
+
+	BackgroundWorkerInitializeConnection(nullptr, nullptr, 0);
+	RelaySetState(RELAY_WAITING_FOR_DATABASE);
+	for (int checks = 0;; checks++) {
+		bool		exists;
+
+		CHECK_FOR_INTERRUPTS();
+		StartTransactionCommand();
+		exists = OidIsValid(get_database_oid(chat_outbox_database, true));
+		CommitTransactionCommand();
+		if (exists) {
+			pg_atomic_write_u32(&relay_shared->connecting, 0); /* the next start connects */
+			if (checks == 0) {
+				uint32		retries = pg_atomic_fetch_add_u32(&relay_shared->connect_retries, 1);
+
+				if (retries > 0) {
+					(void) WaitLatch(MyLatch, WL_LATCH_SET | WL_TIMEOUT | WL_EXIT_ON_PM_DEATH,
+									 Min(1000L << Min(retries - 1, 6), 60000L), PG_WAIT_EXTENSION);
+					CHECK_FOR_INTERRUPTS(); /* SIGTERM sets the latch */
+				}
+			} else
+				ereport(LOG, (errmsg("chat_outbox relay: database \"%s\" exists now; restarting to connect to it",
+									 chat_outbox_database)));
+			proc_exit(1);
+		}
+		if (!said) {
+			ereport(LOG, (errmsg("chat_outbox relay: database \"%s\" does not exist; waiting for it",
+								 chat_outbox_database),
+						  errhint("Create the database, or set chat_outbox.database to an existing one and restart "
+								  "the server.")));
+			said = true;
+		}
+		(void) WaitLatch(MyLatch, WL_LATCH_SET | WL_TIMEOUT | WL_EXIT_ON_PM_DEATH, 1000, PG_WAIT_EXTENSION);
+		ResetLatch(MyLatch);
+	}
+}
+
 void
 chat_outbox_relay_main(Datum main_arg)
 {
@@ -323,7 +374,12 @@ chat_outbox_relay_main(Datum main_arg)
 	pqsignal(SIGHUP, SignalHandlerForConfigReload);
 	pqsignal(SIGTERM, die);
 	BackgroundWorkerUnblockSignals();
+	/* two tries first: a setup script often creates the database just after the server starts */
+	if (pg_atomic_fetch_add_u32(&relay_shared->connecting, 1) >= 2)
+		WaitForDatabase(); /* exits */
 	BackgroundWorkerInitializeConnection(chat_outbox_database, nullptr, 0);
+	pg_atomic_write_u32(&relay_shared->connecting, 0);
+	pg_atomic_write_u32(&relay_shared->connect_retries, 0);
 	SetConfigOption("synchronous_commit", "off", PGC_SUSET, PGC_S_OVERRIDE);
 	RelayUseIndexOrderForSession();
 	pgstat_report_appname("chat_outbox relay");

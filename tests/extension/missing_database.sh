@@ -1,0 +1,35 @@
+#!/usr/bin/env bash
+# tests/extension/missing_database.sh - chat_outbox.database names a database that does not exist
+# yet. The relay's first two connections die (two FATALs: a setup script often creates the
+# database right after the server starts); after that it waits on the shared catalogs, saying so
+# once, instead of a FATAL and a restart every second. Once the database and the
+# extension exist, it connects and relays.
+set -euo pipefail
+. "$(dirname "$0")/../harness/lib.sh"
+harness_init extension-missing-db
+harness_redis_start
+harness_pg_start "" "chat_outbox.database = 'later'"
+LOG=$H_DIR/postgres.log
+LATER_URL=${PGURL%/chat}/later
+fail() { echo "FAIL $*"; exit 1; }
+count() { grep -c "$1" "$LOG" || true; }
+
+harness_wait_for 20 grep -q 'database "later" does not exist; waiting for it' "$LOG"
+# The property is an absence (no restart loop), so it needs a window: three of the postmaster's
+# 1 s restart intervals, in which the old behaviour logged three more FATALs.
+sleep 3
+[ "$(count 'FATAL:  database "later" does not exist')" = 2 ] || fail "FATALs: $(count 'FATAL:  database "later" does not exist')"
+[ "$(count 'waiting for it')" = 1 ] || fail "waiting lines: $(count 'waiting for it')"
+echo "ok   two FATALs and one waiting line in $(($(date +%s) - $(stat -c %Y "$H_DIR/initdb.log"))) s"
+
+psql -XAtq -v ON_ERROR_STOP=1 "$PGURL" -c "CREATE DATABASE later" >/dev/null
+psql -XAtq -v ON_ERROR_STOP=1 "$LATER_URL" -c "CREATE EXTENSION chat_outbox" >/dev/null
+harness_wait_for 20 grep -q 'database "later" exists now; restarting to connect to it' "$LOG"
+id=$(psql -XAtq -v ON_ERROR_STOP=1 "$LATER_URL" -c "SELECT id FROM consumers.send_message(1, 'after the wait')")
+unsent() { [ "$(psql -XAtq "$LATER_URL" -c "SELECT unsent FROM chat_outbox.status WHERE service = 'consumers'")" = 0 ]; }
+harness_wait_for 20 unsent
+[ "$(redis-cli -p "$REDIS_PORT" HGET "bull:chat-messages:$id" name)" = message.created ] || fail "job $id not in Redis"
+[ "$(psql -XAtq "$LATER_URL" -c "SELECT relay_state FROM chat_outbox.status WHERE service = 'consumers'")" = running ] || fail "state"
+[ "$(count 'FATAL:  database "later" does not exist')" = 2 ] || fail "FATALs after: $(count 'FATAL:  database "later" does not exist')"
+echo "ok   relayed $id once the database existed"
+echo "PASS"
