@@ -7,7 +7,7 @@ import os from "node:os";
 import { allVariants, baseline, ours, ROOT, sql } from "./variants.mjs";
 import * as D from "./drivers.mjs";
 import { summary, ms, range, num, table, sleep, now } from "./stats.mjs";
-import { run, costSampler, treeCpu } from "./proc.mjs";
+import { run, costSampler, treeCpu, statFields } from "./proc.mjs";
 import { versions, pg, IORedis } from "./deps.mjs";
 import { plotLatency, plotThroughput } from "./plot.mjs";
 
@@ -106,8 +106,7 @@ async function postmasterPid() { // the parent of a backend, read while that bac
   await c.connect();
   try {
     const pid = (await c.query("SELECT pg_backend_pid() AS pid")).rows[0].pid;
-    const stat = fs.readFileSync(`/proc/${pid}/stat`, "utf8");
-    return Number(stat.slice(stat.lastIndexOf(")") + 2).split(" ")[1]);
+    return Number(statFields(pid)[1]); // ppid
   } finally { await c.end(); }
 }
 

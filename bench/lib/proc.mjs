@@ -66,12 +66,18 @@ export function freePort() {
   });
 }
 
+// statFields: /proc/<pid>/stat after the command name (which may hold spaces and parentheses), so
+// f[0] is field 3 (state), f[1] field 4 (ppid), f[11]-f[14] fields 14-17 (utime, stime, cutime, cstime).
+export function statFields(pid) {
+  const stat = fs.readFileSync(`/proc/${pid}/stat`, "utf8");
+  return stat.slice(stat.lastIndexOf(")") + 2).split(" ");
+}
+
 // CPU seconds (utime+stime) from /proc/<pid>/stat, RSS and peak RSS (kB) from /proc/<pid>/status.
 const TCK = 100;
 export function procSample(pid) {
   try {
-    const stat = fs.readFileSync(`/proc/${pid}/stat`, "utf8");
-    const f = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
+    const f = statFields(pid);
     const cpu = (Number(f[11]) + Number(f[12])) / TCK; // fields 14,15 (utime, stime)
     const status = fs.readFileSync(`/proc/${pid}/status`, "utf8");
     const kb = (k) => Number((status.match(new RegExp(`^${k}:\\s+(\\d+)`, "m")) || [0, NaN])[1]);
@@ -83,17 +89,13 @@ export function procSample(pid) {
 // time, its reaped children's (cutime, cstime) and its live children's. Backends that come and go
 // during a run (the senders' connections) are counted, which no per-pid sample could do.
 export function treeCpu(rootPid) {
-  const parse = (pid) => {
-    const stat = fs.readFileSync(`/proc/${pid}/stat`, "utf8");
-    return stat.slice(stat.lastIndexOf(")") + 2).split(" ");
-  };
   try {
-    const r = parse(rootPid);
+    const r = statFields(rootPid);
     let cpu = (Number(r[11]) + Number(r[12]) + Number(r[13]) + Number(r[14])) / TCK; // fields 14-17
     for (const d of fs.readdirSync("/proc")) {
       if (!/^\d+$/.test(d)) continue;
       try {
-        const f = parse(d);
+        const f = statFields(d);
         if (Number(f[1]) === rootPid) cpu += (Number(f[11]) + Number(f[12])) / TCK; // field 4: ppid
       } catch { /* exited meanwhile */ }
     }
