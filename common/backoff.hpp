@@ -18,9 +18,17 @@ class Backoff {
 	int64_t
 	Next()
 	{
-		int64_t d = current_ ? current_ : initial_ms_;
-		current_ = std::min<int64_t>(d * 2, max_ms_);
-		failures_++;
+		return Delay(failures_++);
+	}
+
+	// Delay is the delay after `failures` failures in a row, for a caller whose count outlives this
+	// object (the relay keeps it in shared memory across restarts of its process).
+	int64_t
+	Delay(int64_t failures) const
+	{
+		int64_t d = initial_ms_;
+		for (int64_t i = 0; i < failures && d < max_ms_; i++)
+			d *= 2;
 		return std::min<int64_t>(d, max_ms_);
 	}
 
@@ -28,7 +36,6 @@ class Backoff {
 	void
 	Reset()
 	{
-		current_ = 0;
 		failures_ = 0;
 	}
 
@@ -47,7 +54,6 @@ class Backoff {
   private:
 	int64_t initial_ms_;
 	int64_t max_ms_;
-	int64_t current_ = 0;
 	int64_t failures_ = 0;
 };
 

@@ -17,3 +17,15 @@ TEST(Backoff, DoublesUpToTheCapAndResets)
 	EXPECT_FALSE(b.Failing());
 	EXPECT_EQ(b.Next(), 50);
 }
+
+TEST(Backoff, DelayAfterNFailuresMatchesNext)
+{
+	chat_outbox::Backoff b(1000, 60000);
+	EXPECT_EQ(b.Delay(0), 1000);
+	EXPECT_EQ(b.Delay(1), 2000);
+	EXPECT_EQ(b.Delay(5), 32000);
+	EXPECT_EQ(b.Delay(6), 60000);
+	EXPECT_EQ(b.Delay(1000), 60000); // no overflow however long the outage
+	for (int64_t n = 0; n < 10; n++)
+		EXPECT_EQ(b.Next(), chat_outbox::Backoff(1000, 60000).Delay(n));
+}

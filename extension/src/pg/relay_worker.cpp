@@ -17,6 +17,7 @@
 #include "pg/relay_pass.hpp"
 
 
+#include "backoff.hpp"
 #include "core/relay_health.hpp"
 
 extern "C" {
@@ -335,7 +336,6 @@ WaitForDatabase(void)
 	for (int checks = 0;; checks++) {
 		bool		exists;
 
-		CHECK_FOR_INTERRUPTS();
 		StartTransactionCommand();
 		exists = OidIsValid(get_database_oid(chat_outbox_database, true));
 		CommitTransactionCommand();
@@ -344,11 +344,8 @@ WaitForDatabase(void)
 			if (checks == 0) {
 				uint32		retries = pg_atomic_fetch_add_u32(&relay_shared->connect_retries, 1);
 
-				if (retries > 0) {
-					(void) WaitLatch(MyLatch, WL_LATCH_SET | WL_TIMEOUT | WL_EXIT_ON_PM_DEATH,
-									 Min(1000L << Min(retries - 1, 6), 60000L), PG_WAIT_EXTENSION);
-					CHECK_FOR_INTERRUPTS(); /* SIGTERM sets the latch */
-				}
+				if (retries > 0)
+					WaitForWork(chat_outbox::Backoff(1000, 60000).Delay(retries - 1));
 			} else
 				ereport(LOG, (errmsg("chat_outbox relay: database \"%s\" exists now; restarting to connect to it",
 									 chat_outbox_database)));
@@ -361,8 +358,7 @@ WaitForDatabase(void)
 								  "the server.")));
 			said = true;
 		}
-		(void) WaitLatch(MyLatch, WL_LATCH_SET | WL_TIMEOUT | WL_EXIT_ON_PM_DEATH, 1000, PG_WAIT_EXTENSION);
-		ResetLatch(MyLatch);
+		WaitForWork(1000);
 	}
 }
 
