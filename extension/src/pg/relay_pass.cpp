@@ -153,10 +153,16 @@ PreparePlans(RelayService *svc)
 							   "WHERE sent_at IS NULL AND id OPERATOR(pg_catalog.>) $2 ORDER BY id LIMIT $1 FOR UPDATE)) "
 							   "RETURNING id, event, payload::pg_catalog.text, payload OPERATOR(pg_catalog.->>) 'id'",
 							   schema, 2, claim_args);
+	/*
+	 * The purge looks at the $2 oldest rows by id and deletes those sent before the cutoff. Filtering
+	 * before the LIMIT instead walked every younger row in search of $2 old ones: each round ended
+	 * with a scan of the whole retention window (65 ms for 109,000 rows; with the default 1d and a
+	 * steady stream, millions of rows every 10 s, while relaying waited behind it).
+	 */
 	svc->purge_plan = KeepPlan("DELETE FROM %s.outbox WHERE id OPERATOR(pg_catalog.=) ANY (ARRAY("
-							   "SELECT id FROM %s.outbox WHERE sent_at OPERATOR(pg_catalog.<) "
-							   "(pg_catalog.now() OPERATOR(pg_catalog.-) pg_catalog.make_interval(secs => $1)) "
-							   "ORDER BY id LIMIT $2))",
+							   "SELECT id FROM (SELECT id, sent_at FROM %s.outbox ORDER BY id LIMIT $2) oldest "
+							   "WHERE sent_at OPERATOR(pg_catalog.<) "
+							   "(pg_catalog.now() OPERATOR(pg_catalog.-) pg_catalog.make_interval(secs => $1))))",
 							   schema, 2, purge_args);
 }
 

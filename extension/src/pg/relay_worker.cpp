@@ -28,7 +28,9 @@ PGDLLEXPORT void chat_outbox_relay_main(Datum main_arg);
  * Purge about twice per retention period, but at most every 10 s and at least every 1 s. A round
  * is bounded (PURGE_MAX_BATCHES) so relaying never waits long behind it; a round that ends with
  * rows still due comes back after PURGE_BEHIND_MS, so the purge keeps up with any send rate
- * instead of capping it at one round's rows per PURGE_EVERY_MS.
+ * instead of capping it at one round's rows per PURGE_EVERY_MS. Each batch looks at the
+ * PURGE_BATCH oldest rows only, so a round goes on while a batch found anything to delete: a
+ * row sent late (a long transaction's) that sits among old ones is stepped over, not a stop.
  */
 #define PURGE_EVERY_MS Min(10000, Max(1000, chat_outbox_retention * 500L))
 #define PURGE_BEHIND_MS 100
@@ -148,7 +150,7 @@ PurgeSentRows(void)
 			BeginWork("chat_outbox relay: purging sent rows");
 			n = RelayPurgeSent(RelayServiceFind(worker_services[i].name), chat_outbox_retention, PURGE_BATCH);
 			EndWork(true);
-			if (n < PURGE_BATCH)
+			if (n == 0)
 				break;
 			if (b == PURGE_MAX_BATCHES - 1)
 				behind = true;
