@@ -318,30 +318,55 @@ RelayRound(void)
 	return more ? ROUND_MORE : ROUND_DONE;
 }
 
+typedef enum DatabaseLook
+{
+	DATABASE_MISSING,
+	DATABASE_REFUSING,			/* ALLOW_CONNECTIONS false: every connection is a FATAL */
+	DATABASE_READY
+} DatabaseLook;
+
+static DatabaseLook
+LookAtDatabase(void)
+{
+	DatabaseLook look = DATABASE_MISSING;
+	Oid			oid;
+
+	StartTransactionCommand();
+	oid = get_database_oid(chat_outbox_database, true);
+	if (OidIsValid(oid)) {
+		HeapTuple	tup = SearchSysCache1(DATABASEOID, ObjectIdGetDatum(oid));
+
+		if (HeapTupleIsValid(tup)) {
+			look = ((Form_pg_database) GETSTRUCT(tup))->datallowconn ? DATABASE_READY : DATABASE_REFUSING;
+			ReleaseSysCache(tup);
+		}
+	}
+	CommitTransactionCommand();
+	return look;
+}
+
 /*
  * WaitForDatabase runs instead of connecting when the two previous starts died connecting (both
- * left `connecting` raised). Connecting to a database that does not exist is a FATAL, and the postmaster restarts
- * the worker every second: one FATAL a second for as long as chat_outbox.database names a database
- * not created yet. So this start connects to the shared catalogs only, says once that it waits,
- * polls pg_database, and exits to be restarted (and connect) once the database is there. If it is
- * there at the first look, it was either created since (a setup script creating it right after
- * the server starts) or the FATAL had another cause, already logged: the first time the restart
- * connects at once, and each further failure in a row waits twice as long (1 s, 2 s, ... 60 s).
+ * left `connecting` raised). Connecting to a database that does not exist, or that does not allow
+ * connections, is a FATAL, and the postmaster restarts the worker every second: one FATAL a second
+ * for as long as it lasts. So this start connects to the shared catalogs only, says once what it
+ * waits for (again if that changes), polls pg_database, and exits to be restarted (and connect)
+ * once the database can be connected to. If it can at the first look, it was either created since
+ * (a setup script creating it right after the server starts) or the FATAL had another cause,
+ * already logged: the first time the restart connects at once, and each further failure in a row
+ * waits twice as long (1 s, 2 s, ... 60 s).
  */
 static void
 WaitForDatabase(void)
 {
-	bool		said = false;
+	DatabaseLook said = DATABASE_READY; /* nothing said yet */
 
 	BackgroundWorkerInitializeConnection(nullptr, nullptr, 0);
 	RelaySetState(RELAY_WAITING_FOR_DATABASE);
 	for (int checks = 0;; checks++) {
-		bool		exists;
+		DatabaseLook look = LookAtDatabase();
 
-		StartTransactionCommand();
-		exists = OidIsValid(get_database_oid(chat_outbox_database, true));
-		CommitTransactionCommand();
-		if (exists) {
+		if (look == DATABASE_READY) {
 			pg_atomic_write_u32(&relay_shared->connecting, 0); /* the next start connects */
 			if (checks == 0) {
 				uint32		retries = pg_atomic_fetch_add_u32(&relay_shared->connect_retries, 1);
@@ -349,17 +374,21 @@ WaitForDatabase(void)
 				if (retries > 0)
 					WaitForWork(chat_outbox::Backoff(1000, 60000).Delay(retries - 1));
 			} else
-				ereport(LOG, (errmsg("chat_outbox relay: database \"%s\" exists now; restarting to connect to it",
-									 chat_outbox_database)));
+				ereport(LOG, (errmsg("chat_outbox relay: database \"%s\" %s now; restarting to connect to it",
+									 chat_outbox_database, said == DATABASE_MISSING ? "exists" : "allows connections")));
 			proc_exit(1);
 		}
-		if (!said) {
+		if (look != said && look == DATABASE_MISSING)
 			ereport(LOG, (errmsg("chat_outbox relay: database \"%s\" does not exist; waiting for it",
 								 chat_outbox_database),
 						  errhint("Create the database, or set chat_outbox.database to an existing one and restart "
 								  "the server.")));
-			said = true;
-		}
+		else if (look != said)
+			ereport(LOG, (errmsg("chat_outbox relay: database \"%s\" does not allow connections; waiting for it",
+								 chat_outbox_database),
+						  errhint("ALTER DATABASE %s ALLOW_CONNECTIONS true, or set chat_outbox.database to another "
+								  "database and restart the server.", quote_identifier(chat_outbox_database))));
+		said = look;
 		WaitForWork(1000);
 	}
 }
@@ -372,6 +401,13 @@ chat_outbox_relay_main(Datum main_arg)
 	pqsignal(SIGHUP, SignalHandlerForConfigReload);
 	pqsignal(SIGTERM, die);
 	BackgroundWorkerUnblockSignals();
+	/* published before connecting, so chat_outbox.status shows a worker waiting for its database */
+	before_shmem_exit(RelayWorkerExit, 0);
+	SpinLockAcquire(&relay_shared->mutex);
+	relay_shared->worker_pid = MyProcPid;
+	relay_shared->state = RELAY_STARTING;
+	SpinLockRelease(&relay_shared->mutex);
+	pg_atomic_write_u32(&relay_shared->worker_procno, (uint32) MyProc->pgprocno);
 	/* two tries first: a setup script often creates the database just after the server starts */
 	if (pg_atomic_fetch_add_u32(&relay_shared->connecting, 1) >= 2)
 		WaitForDatabase(); /* exits */
@@ -381,13 +417,6 @@ chat_outbox_relay_main(Datum main_arg)
 	SetConfigOption("synchronous_commit", "off", PGC_SUSET, PGC_S_OVERRIDE);
 	RelayUseIndexOrderForSession();
 	pgstat_report_appname("chat_outbox relay");
-
-	before_shmem_exit(RelayWorkerExit, 0);
-	SpinLockAcquire(&relay_shared->mutex);
-	relay_shared->worker_pid = MyProcPid;
-	relay_shared->state = RELAY_STARTING;
-	SpinLockRelease(&relay_shared->mutex);
-	pg_atomic_write_u32(&relay_shared->worker_procno, (uint32) MyProc->pgprocno);
 
 	if (sigsetjmp(local_sigjmp_buf, 1) != 0) {
 		/* an ERROR in a pass (a dropped table, a bug): report it, roll back, carry on */
