@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # bench/relay/run.sh - figures for the relay (recorded in docs/relay-benchmarks.md).
 #   1. commit -> job visible in Redis over paced sends, wake at commit on and off
-#   2. drain rate of a backlog built while Redis was down
-#   3. send_message throughput with the relay on vs paused, several connections (pgbench)
+#   2. drain rate of a backlog built while Redis was down, beside what Redis alone takes (the ceiling)
+#   3. send_message throughput with the relay on vs paused, several connections (pgbench), and what
+#      the relay and Redis spend per row beside what a send costs
 # Env: SENDS (1000), PACE_MS (5), BACKLOG (100000), CLIENTS (4), DURATION (5 s), ROUNDS (6), BATCH (500), MIN_PASS (5 ms),
 #      SECTIONS ("latency drain rate": any subset)
 set -euo pipefail
@@ -35,20 +36,20 @@ fi
 
 if section drain; then
 echo "## 2. drain after a Redis outage ($BACKLOG rows)"
+wait_key=bull:chat-messages:wait
+base=$(redis-cli -p "$REDIS_PORT" LLEN $wait_key)
 harness_redis_stop
 t=$(now_ms)
 q "SELECT count(consumers.send_message(g % 100, 'backlog message ' || g)) FROM generate_series(1, $BACKLOG) g" >/dev/null
 echo "built backlog of $(unsent) rows in $(( $(now_ms) - t )) ms (one statement)"
-last_before=$(q "SELECT coalesce(last_relayed_id, 0) FROM chat_outbox.status WHERE service = 'consumers'")
 harness_redis_start_again
 redis-cli -p "$REDIS_PORT" CONFIG RESETSTAT >/dev/null
 relay_pid=$(q "SELECT pid FROM pg_stat_activity WHERE backend_type = 'chat_outbox relay'")
 r0=$(ticks "$relay_pid") d0=$(ticks "$(cat "$REDIS_PIDFILE")")
 t_up=$(now_ms)
-harness_wait_for 60 bash -c "[ \$(psql -XAtq '$PGURL' -c \"SELECT coalesce(last_relayed_id, 0) FROM chat_outbox.status WHERE service = 'consumers'\") -ne $last_before ]"
-t_first=$(now_ms)
-harness_wait_for 300 bash -c "[ \$(psql -XAtq '$PGURL' -c 'SELECT count(*) FROM consumers.outbox WHERE sent_at IS NULL') -eq 0 ]"
-t_done=$(now_ms)
+# timed from Redis' side over one connection: polling Postgres with a psql per check took CPU from the drain
+read -r t_first t_done < <(node "$HERE/wait_jobs.mjs" "$REDIS_PORT" $wait_key "$base" "$BACKLOG" 300 | sed 's/[a-z]*=//g')
+harness_wait_for 60 bash -c "[ \$(psql -XAtq '$PGURL' -c 'SELECT count(*) FROM consumers.outbox WHERE sent_at IS NULL') -eq 0 ]"
 echo "redis up -> first batch: $((t_first - t_up)) ms (backoff); first batch -> drained: $((t_done - t_first)) ms"
 echo "drain rate: $(( BACKLOG * 1000 / (t_done - t_first + 1) )) rows/s (incl. backoff: $(( BACKLOG * 1000 / (t_done - t_up + 1) )) rows/s)"
 # usec of EVALSHA as Redis counts it: the script's own run time, without reading the request or waiting for a core
@@ -56,6 +57,14 @@ script_us=$(redis-cli -p "$REDIS_PORT" INFO commandstats | tr -d '\r' | awk -F'[
 echo "drain CPU per row: relay worker $(( ($(ticks "$relay_pid") - r0) * 10000 / BACKLOG )) us, redis $(( ($(ticks "$(cat "$REDIS_PIDFILE")") - d0) * 10000 / BACKLOG )) us, of which the batch-add script $(( ${script_us:-0} / BACKLOG )) us"
 echo "redis wait list: $(redis-cli -p "$REDIS_PORT" LLEN bull:chat-messages:wait) jobs"
 echo "reference, same Redis: $(node "$HERE/bullmq_ceiling.mjs" "$REDIS_PORT" 30000)"
+# What Redis takes when the relay's script is all it runs: first as the drain left it (holding the drained
+# jobs, more than when the drain began), then emptied, where nothing it holds slows it down.
+for state in "as the drain left it" "after FLUSHALL"; do
+	[ "$state" = "after FLUSHALL" ] && redis-cli -p "$REDIS_PORT" FLUSHALL >/dev/null
+	for in_flight in 1 2; do
+		echo "ceiling, Redis $state: $(node "$HERE/redis_ceiling.mjs" "$REDIS_PORT" "$BACKLOG" $in_flight)"
+	done
+done
 fi
 
 section rate || exit 0
@@ -68,7 +77,8 @@ relay_running() { [ -n "$(q "SELECT pid FROM pg_stat_activity WHERE backend_type
 harness_wait_for 30 relay_running
 relay_pid=$(q "SELECT pid FROM pg_stat_activity WHERE backend_type = 'chat_outbox relay'")
 redis_pid=$(cat "$REDIS_PIDFILE")
-relay_ticks=0 redis_ticks=0 rows_on=0
+busy() { awk '/^cpu / {print $2 + $3 + $4 + $7 + $8 + $9}' /proc/stat; } # the whole machine's busy CPU, in 1/100 s
+relay_ticks=0 redis_ticks=0 rows_on=0 busy_off=0 rows_off=0
 ons=() offs=()
 for round in $(seq "$ROUNDS"); do
 	setting relay_enabled on
@@ -79,7 +89,9 @@ for round in $(seq "$ROUNDS"); do
 	rows_on=$((rows_on + $(q "SELECT count(*) FROM consumers.outbox") - n0))
 	drained
 	setting relay_enabled off
+	b0=$(busy) n0=$(q "SELECT count(*) FROM consumers.outbox")
 	offs+=("$(bench)")
+	busy_off=$((busy_off + $(busy) - b0)) rows_off=$((rows_off + $(q "SELECT count(*) FROM consumers.outbox") - n0))
 	setting relay_enabled on
 	drained
 done
@@ -88,3 +100,5 @@ echo "relay on:     ${ons[*]} tps (median $on)"
 echo "relay paused: ${offs[*]} tps (median $off)"
 echo "relay costs senders $(( (off - on) * 100 / off ))% (medians)"
 echo "CPU while relaying $rows_on rows: relay worker $((relay_ticks * 10000 / rows_on)) us/row, redis $((redis_ticks * 10000 / rows_on)) us/row"
+# what 10% of a send is, in CPU: everything the machine did per send with the relay paused (Postgres, pgbench)
+echo "CPU per send with the relay paused: $((busy_off * 10000 / rows_off)) us (whole machine, $rows_off sends); 10% of it is $((busy_off * 1000 / rows_off)) us"

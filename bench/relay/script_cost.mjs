@@ -5,51 +5,24 @@
 // Each version's per-job arguments follow the layout its script states: "then id, name, data, opts
 // per job" or "then name, data per job". ONLY=a|b runs one version once (for script_cost.sh's
 // instruction counts under callgrind).
-import { readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
+import { batchCalls, redisCpuSeconds, scriptVersion } from './batches.mjs';
 
 const IORedis = createRequire(new URL('../../tests/package.json', import.meta.url))('ioredis');
 const [port, aSrc, bSrc] = process.argv.slice(2, 5);
 const ROUNDS = Number(process.argv[5] || 16), JOBS = Number(process.argv[6] || 50000), BATCH = 500;
 const redis = new IORedis(Number(port));
 
-async function version(file) {
-	const script = readFileSync(file, 'utf8').match(/R"LUA\(([\s\S]*?)\)LUA"/)[1];
-	const layout = /then id, name, data, opts per job/.test(script) ? 'id,name,data,opts'
-		: /then name, data per job/.test(script) ? 'name,data' : null;
-	if (!layout) throw new Error(`${file}: unknown argument layout`);
-	return { sha: await redis.script('LOAD', script), layout };
-}
-
-const cpuSeconds = async () => {
-	const info = await redis.info('cpu');
-	const get = (k) => Number(info.match(new RegExp(`${k}:([0-9.]+)`))[1]);
-	return get('used_cpu_user') + get('used_cpu_sys');
-};
-const uuid = (n) => `7b0e4f5c-1111-4a2b-9c3d-${String(n).padStart(12, '0')}`;
-const payload = (id, n) => JSON.stringify({ id, chat_id: n % 100, body: `backlog message ${n}`, created_at: '2026-11-30T00:00:00.123456+00:00' });
-
 // run adds JOBS new jobs to an empty Redis and returns Redis' CPU microseconds per job
 async function run(v) {
 	await redis.flushall();
-	const key = (s) => `bull:chat-messages:${s}`;
-	const calls = [];
-	for (let b = 0; b < JOBS / BATCH; b++) {
-		const keys = ['wait', 'meta', 'events', 'marker', 'active', 'id'].map(key), args = [String(Date.now())];
-		for (let i = 0; i < BATCH; i++) {
-			const n = b * BATCH + i, id = uuid(n);
-			keys.push(key(id));
-			if (v.layout === 'name,data') args.push('message.created', payload(id, n));
-			else args.push(id, 'message.created', payload(id, n), `{"jobId":"${id}","attempts":0}`);
-		}
-		calls.push([v.sha, keys.length, ...keys, ...args]);
-	}
-	const c0 = await cpuSeconds();
+	const calls = batchCalls(v, JOBS, BATCH);
+	const c0 = await redisCpuSeconds(redis);
 	for (const call of calls) await redis.evalsha(...call);
-	return ((await cpuSeconds()) - c0) * 1e6 / JOBS;
+	return ((await redisCpuSeconds(redis)) - c0) * 1e6 / JOBS;
 }
 
-const a = await version(aSrc), b = await version(bSrc);
+const a = await scriptVersion(redis, aSrc), b = await scriptVersion(redis, bSrc);
 if (process.env.ONLY) {
 	await run(process.env.ONLY === 'a' ? a : b);
 } else {

@@ -1,0 +1,40 @@
+// bench/relay/batches.mjs - the relay's batch-add calls, built in Node for benchmarks that drive Redis
+// without Postgres: the script text is read from extension/src/core/bullmq_batch_add.cpp (at any
+// revision), and each job gets the arguments that script's header states.
+import { readFileSync } from 'node:fs';
+
+// scriptVersion loads the script in `file` into Redis and returns its sha and argument layout
+export async function scriptVersion(redis, file) {
+	const script = readFileSync(file, 'utf8').match(/R"LUA\(([\s\S]*?)\)LUA"/)[1];
+	const layout = /then id, name, data, opts per job/.test(script) ? 'id,name,data,opts'
+		: /then name, data per job/.test(script) ? 'name,data' : null;
+	if (!layout) throw new Error(`${file}: unknown argument layout`);
+	return { sha: await redis.script('LOAD', script), layout };
+}
+
+const uuid = (n) => `7b0e4f5c-1111-4a2b-9c3d-${String(n).padStart(12, '0')}`;
+const payload = (id, n) => JSON.stringify({ id, chat_id: n % 100, body: `backlog message ${n}`, created_at: '2026-11-30T00:00:00.123456+00:00' });
+
+// batchCalls returns EVALSHA argument lists adding `jobs` new message jobs, `batch` per call, as the relay sends them
+export function batchCalls(v, jobs, batch, queue = 'chat-messages') {
+	const key = (s) => `bull:${queue}:${s}`;
+	const calls = [];
+	for (let b = 0; b < jobs / batch; b++) {
+		const keys = ['wait', 'meta', 'events', 'marker', 'active', 'id'].map(key), args = [String(Date.now())];
+		for (let i = 0; i < batch; i++) {
+			const n = b * batch + i, id = uuid(n);
+			keys.push(key(id));
+			if (v.layout === 'name,data') args.push('message.created', payload(id, n));
+			else args.push(id, 'message.created', payload(id, n), `{"jobId":"${id}","attempts":0}`);
+		}
+		calls.push([v.sha, keys.length, ...keys, ...args]);
+	}
+	return calls;
+}
+
+// redisCpuSeconds is Redis' own CPU time (user + system) from INFO
+export async function redisCpuSeconds(redis) {
+	const info = await redis.info('cpu');
+	const get = (k) => Number(info.match(new RegExp(`${k}:([0-9.]+)`))[1]);
+	return get('used_cpu_user') + get('used_cpu_sys');
+}
