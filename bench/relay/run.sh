@@ -3,7 +3,8 @@
 #   1. commit -> job visible in Redis over paced sends, wake at commit on and off
 #   2. drain rate of a backlog built while Redis was down, beside what Redis alone takes (the ceiling)
 #   3. send_message throughput with the relay on vs paused, several connections (pgbench), and what
-#      the relay and Redis spend per row beside what a send costs
+#      the relay and Redis spend per row beside what a send costs; once with every process on every
+#      core, once with the senders on core 0 and the relay and Redis on core 1 (taskset)
 # Env: SENDS (1000), PACE_MS (5), BACKLOG (100000), CLIENTS (4), DURATION (5 s), ROUNDS (6), BATCH (500), MIN_PASS (5 ms),
 #      SECTIONS ("latency drain rate": any subset)
 set -euo pipefail
@@ -70,35 +71,58 @@ fi
 section rate || exit 0
 
 echo "## 3. send_message rate, $CLIENTS connections (pgbench), $ROUNDS alternations of ${DURATION}s relay on / paused"
-bench() { "$PG_BIN/pgbench" -n -f "$HERE/send_message.pgbench" -c "$CLIENTS" -j 2 -T "$DURATION" "$PGURL" 2>/dev/null | awk '/^tps/ {printf "%.0f", $3}'; }
 drained() { harness_wait_for 120 bash -c "[ \$(psql -XAtq '$PGURL' -c 'SELECT count(*) FROM consumers.outbox WHERE sent_at IS NULL') -eq 0 ]"; }
 median() { printf '%s\n' "$@" | sort -n | awk '{a[NR]=$1} END {print (NR % 2) ? a[(NR+1)/2] : int((a[NR/2]+a[NR/2+1])/2)}'; }
 relay_running() { [ -n "$(q "SELECT pid FROM pg_stat_activity WHERE backend_type = 'chat_outbox relay'")" ]; }
 harness_wait_for 30 relay_running
 relay_pid=$(q "SELECT pid FROM pg_stat_activity WHERE backend_type = 'chat_outbox relay'")
 redis_pid=$(cat "$REDIS_PIDFILE")
+postmaster_pid=$(head -1 "$PG_DATA/postmaster.pid")
 busy() { awk '/^cpu / {print $2 + $3 + $4 + $7 + $8 + $9}' /proc/stat; } # the whole machine's busy CPU, in 1/100 s
-relay_ticks=0 redis_ticks=0 rows_on=0 busy_off=0 rows_off=0
-ons=() offs=()
-for round in $(seq "$ROUNDS"); do
-	setting relay_enabled on
-	r0=$(ticks "$relay_pid") d0=$(ticks "$redis_pid") n0=$(q "SELECT count(*) FROM consumers.outbox")
-	ons+=("$(bench)")
-	drained
-	relay_ticks=$((relay_ticks + $(ticks "$relay_pid") - r0)) redis_ticks=$((redis_ticks + $(ticks "$redis_pid") - d0))
-	rows_on=$((rows_on + $(q "SELECT count(*) FROM consumers.outbox") - n0))
-	drained
-	setting relay_enabled off
-	b0=$(busy) n0=$(q "SELECT count(*) FROM consumers.outbox")
-	offs+=("$(bench)")
-	busy_off=$((busy_off + $(busy) - b0)) rows_off=$((rows_off + $(q "SELECT count(*) FROM consumers.outbox") - n0))
-	setting relay_enabled on
-	drained
-done
-on=$(median "${ons[@]}") off=$(median "${offs[@]}")
-echo "relay on:     ${ons[*]} tps (median $on)"
-echo "relay paused: ${offs[*]} tps (median $off)"
-echo "relay costs senders $(( (off - on) * 100 / off ))% (medians)"
-echo "CPU while relaying $rows_on rows: relay worker $((relay_ticks * 10000 / rows_on)) us/row, redis $((redis_ticks * 10000 / rows_on)) us/row"
-# what 10% of a send is, in CPU: everything the machine did per send with the relay paused (Postgres, pgbench)
-echo "CPU per send with the relay paused: $((busy_off * 10000 / rows_off)) us (whole machine, $rows_off sends); 10% of it is $((busy_off * 1000 / rows_off)) us"
+# pin <cpus for Postgres and pgbench> <cpus for the relay and Redis>: new backends inherit the postmaster's
+pin() {
+	local p t
+	for p in "$postmaster_pid" $(pgrep -P "$postmaster_pid"); do taskset -pc "$1" "$p" >/dev/null; done
+	taskset -pc "$2" "$relay_pid" >/dev/null
+	for t in /proc/"$redis_pid"/task/*; do taskset -pc "$2" "${t##*/}" >/dev/null; done
+}
+
+# alternate <label> <cpus for the senders>: ROUNDS alternations relay on / paused, then the medians and the CPU figures
+alternate() {
+	local relay_ticks=0 redis_ticks=0 rows_on=0 busy_off=0 rows_off=0 ons=() offs=() r0 d0 n0 b0 on off
+	bench() { taskset -c "$1" "$PG_BIN/pgbench" -n -f "$HERE/send_message.pgbench" -c "$CLIENTS" -j 2 -T "$DURATION" "$PGURL" 2>/dev/null | awk '/^tps/ {printf "%.0f", $3}'; }
+	for round in $(seq "$ROUNDS"); do
+		setting relay_enabled on
+		r0=$(ticks "$relay_pid") d0=$(ticks "$redis_pid") n0=$(q "SELECT count(*) FROM consumers.outbox")
+		ons+=("$(bench "$2")")
+		drained
+		relay_ticks=$((relay_ticks + $(ticks "$relay_pid") - r0)) redis_ticks=$((redis_ticks + $(ticks "$redis_pid") - d0))
+		rows_on=$((rows_on + $(q "SELECT count(*) FROM consumers.outbox") - n0))
+		drained
+		setting relay_enabled off
+		b0=$(busy) n0=$(q "SELECT count(*) FROM consumers.outbox")
+		offs+=("$(bench "$2")")
+		busy_off=$((busy_off + $(busy) - b0)) rows_off=$((rows_off + $(q "SELECT count(*) FROM consumers.outbox") - n0))
+		setting relay_enabled on
+		drained
+	done
+	on=$(median "${ons[@]}") off=$(median "${offs[@]}")
+	echo "### $1"
+	echo "relay on:     ${ons[*]} tps (median $on)"
+	echo "relay paused: ${offs[*]} tps (median $off)"
+	echo "relay costs senders $(( (off - on) * 100 / off ))% (medians)"
+	echo "CPU while relaying $rows_on rows: relay worker $((relay_ticks * 10000 / rows_on)) us/row, redis $((redis_ticks * 10000 / rows_on)) us/row"
+	# what 10% of a send is, in CPU: everything the machine did per send with the relay paused (Postgres, pgbench)
+	echo "CPU per send with the relay paused: $((busy_off * 10000 / rows_off)) us (whole machine, $rows_off sends); 10% of it is $((busy_off * 1000 / rows_off)) us"
+}
+
+all_cpus="0-$(($(nproc) - 1))"
+alternate "all processes share the $(nproc) cores" "$all_cpus"
+if [ "$(nproc)" -ge 2 ]; then
+	# As in production, where Redis runs elsewhere and the relay has a spare core: the senders
+	# (Postgres, pgbench) get core 0 in both arms, so what is left is what relaying costs them
+	# through Postgres itself (the commit-time wake-up, WAL, locks), not CPU taken from them.
+	pin 0 1
+	alternate "senders on core 0, relay and Redis on core 1" 0
+	pin "$all_cpus" "$all_cpus"
+fi
