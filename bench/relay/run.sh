@@ -6,12 +6,13 @@
 #      the relay and Redis spend per row beside what a send costs; once with every process on every
 #      core, once with the senders on core 0 and the relay and Redis on core 1 (taskset)
 # Env: SENDS (1000), PACE_MS (5), BACKLOG (100000), CLIENTS (4), DURATION (5 s), ROUNDS (6), BATCH (500), MIN_PASS (5 ms),
-#      SECTIONS ("latency drain rate": any subset), SENT_ROWS (0: sent rows put in the outbox before the latency section)
+#      SECTIONS ("latency drain rate": any subset), SENT_ROWS (0: sent rows put in the outbox
+#      before the latency section), SENT_AGE (0: how long ago they were sent; older than retention, and the purge runs throughout)
 set -euo pipefail
 . "$(dirname "$0")/../../tests/harness/lib.sh"
 SENDS=${SENDS:-1000} PACE_MS=${PACE_MS:-5} BACKLOG=${BACKLOG:-100000}
 CLIENTS=${CLIENTS:-4} DURATION=${DURATION:-5} ROUNDS=${ROUNDS:-6} BATCH=${BATCH:-500} SECTIONS=${SECTIONS:-latency drain rate}
-SENT_ROWS=${SENT_ROWS:-0}
+SENT_ROWS=${SENT_ROWS:-0} SENT_AGE=${SENT_AGE:-0}
 section() { [[ " $SECTIONS " == *" $1 "* ]]; }
 HERE=$H_ROOT/bench/relay
 harness_init bench-relay
@@ -31,8 +32,8 @@ cd "$H_ROOT/tests"
 if section latency; then
 echo "## 1. commit -> visible in Redis ($SENDS sends, one every $PACE_MS ms)"
 if [ "$SENT_ROWS" -gt 0 ]; then # an outbox holding a retention window of rows already sent, as in production
-	q "INSERT INTO consumers.outbox (event, payload, sent_at) SELECT 'message.created', jsonb_build_object('n', g), now() FROM generate_series(1, $SENT_ROWS) g" >/dev/null
-	echo "outbox holds $SENT_ROWS rows sent just now (younger than retention)"
+	q "INSERT INTO consumers.outbox (event, payload, sent_at) SELECT 'message.created', jsonb_build_object('n', g), now() - interval '$SENT_AGE' FROM generate_series(1, $SENT_ROWS) g" >/dev/null
+	echo "outbox holds $SENT_ROWS rows sent $SENT_AGE ago (retention $(q "SHOW chat_outbox.retention"))"
 fi
 echo "wake_at_commit=on:  $(node "$HERE/latency.mjs" "$SENDS" "$PACE_MS")"
 setting wake_at_commit off
