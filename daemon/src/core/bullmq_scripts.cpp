@@ -40,6 +40,12 @@ local function isBlocked(metaKey, activeKey)
   if m[2] and rcall('LLEN', activeKey) >= tonumber(m[2]) then return true end
   return false
 end
+-- addPrioritized puts id in BullMQ's prioritized set: priority in the high bits, then the queue's
+-- counter, so jobs of one priority keep the order they came in
+local function addPrioritized(prioKey, pcKey, prio, id)
+  local pc = rcall('INCR', pcKey)
+  rcall('ZADD', prioKey, prio * 4294967296 + (pc % 4294967296), id)
+end
 local sideSuffixes = {':logs', ':lock', ':dependencies', ':processed', ':failed', ':unsuccessful'}
 -- chunked runs cmd [key] items... in slices Lua's unpack can take
 local function chunked(cmd, key, items)
@@ -192,8 +198,7 @@ for _, id in ipairs(due) do
   if prio == 0 then
     rcall('LPUSH', waitKey, id)
   else
-    local pc = rcall('INCR', pcKey)
-    rcall('ZADD', prioKey, prio * 4294967296 + (pc % 4294967296), id)
+    addPrioritized(prioKey, pcKey, prio, id)
   end
   rcall('HSET', jobKey, 'delay', 0)
   rcall('XADD', eventsKey, 'MAXLEN', '~', evMax, '*', 'event', 'waiting', 'jobId', id, 'prev', 'delayed')
@@ -393,8 +398,7 @@ for i = 3, #ARGV, 6 do
     else
       local prio = tonumber(hashes[j][2] or '0') or 0
       if prio > 0 then
-        local pc = rcall('INCR', pcKey)
-        rcall('ZADD', prioKey, prio * 4294967296 + (pc % 4294967296), id)
+        addPrioritized(prioKey, pcKey, prio, id)
       elseif lifo then
         rcall('RPUSH', waitKey, id)
       else
