@@ -43,7 +43,8 @@ typedef struct RelayShared
 	pg_atomic_uint32 worker_listening;
 	/*
 	 * Raised by one just before the worker connects to chat_outbox.database, zeroed once it has: the
-	 * number of starts in a row whose connection died (FATAL: no such database), see WaitForDatabase.
+	 * number of starts in a row whose connection died (FATAL: no such database, or it refuses
+	 * connections), see WaitForDatabase.
 	 */
 	pg_atomic_uint32 connecting;
 	pg_atomic_uint32 connect_retries;	/* failed connections to a database that exists, in a row */

@@ -184,7 +184,7 @@ WaitForCommits(void)
 {
 	long		ms = chat_outbox_poll_interval;
 
-	if (chat_outbox_retention > 0) /* a purge that is behind goes on without waiting for a commit */
+	if (chat_outbox_retention > 0) /* a purge that is due (every 10 ms while behind) does not wait for a commit */
 		ms = Min(ms, Max(0, TimestampDifferenceMilliseconds(GetCurrentTimestamp(), next_purge)));
 	pg_atomic_exchange_u32(&relay_shared->worker_listening, 1);
 	if (pg_atomic_read_u32(&relay_shared->dirty_services) == 0)
