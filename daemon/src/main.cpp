@@ -1,7 +1,7 @@
 // daemon/src/main.cpp - chat-outboxd: settings, the loop, and the order things start and stop in.
 //
 // Start: settings (exit 2 on a bad one, before any connection) -> Postgres x2, Redis x2, the
-// gateway (WsServer) and the consumer, all on one uv loop.
+// gateway (Gateway) and the consumer, all on one uv loop.
 // SIGTERM/SIGINT: the consumer stops fetching and finishes its batch (inbox commit + complete),
 // then the gateway closes its clients, then Redis and Postgres close, then every remaining uv
 // handle; exit 0. Exit 3: another live daemon holds our identity.
@@ -15,16 +15,16 @@
 
 #include <uv.h>
 
-#include "bullmq_consumer.hpp"
-#include "core/bullmq_identity.hpp"
-#include "core/config.hpp"
-#include "core/metrics.hpp"
-#include "log.hpp"
-#include "pg_client.hpp"
-#include "redis_conn.hpp"
-#include "redis_safety_check.hpp"
+#include "consumer/bullmq_consumer.hpp"
+#include "consumer/core/bullmq_identity.hpp"
+#include "base/core/config.hpp"
+#include "base/core/metrics.hpp"
+#include "base/log.hpp"
+#include "net/pg_client.hpp"
+#include "net/redis_conn.hpp"
+#include "net/redis_safety_check.hpp"
 #include "redis_url.hpp"
-#include "ws_server.hpp"
+#include "gateway/gateway.hpp"
 
 extern char **environ;
 
@@ -41,7 +41,7 @@ struct Daemon {
 	std::unique_ptr<PgClient> pg_inbox, pg_gateway;
 	std::unique_ptr<RedisConn> cmd, blocking;
 	std::unique_ptr<RedisSafetyCheck> redis_safety;
-	std::unique_ptr<WsServer> ws;
+	std::unique_ptr<Gateway> ws;
 	std::unique_ptr<BullmqConsumer> consumer;
 	uv_signal_t sigterm, sigint;
 	bool shutting_down = false;
@@ -132,7 +132,7 @@ Run(int argc, char **argv)
 	                                          ConnectionName(cfg.prefix, cfg.queue, cfg.identity) + ":blocking",
 	                                          kRedisTimeoutMs, nullptr);
 	d->redis_safety = std::make_unique<RedisSafetyCheck>(*d->cmd, d->metrics);
-	d->ws = std::make_unique<WsServer>(loop, cfg, *d->pg_gateway, d->metrics);
+	d->ws = std::make_unique<Gateway>(loop, cfg, *d->pg_gateway, d->metrics);
 	if (!d->ws->Start(&error)) {
 		fprintf(stderr, "chat-outboxd: --listen %s: %s\n", cfg.listen.c_str(), error.c_str());
 		return 2;

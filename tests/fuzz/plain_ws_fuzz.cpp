@@ -5,9 +5,9 @@
 #include <string_view>
 #include <vector>
 
-#include "core/engineio.hpp"
-#include "core/gateway_auth.hpp"
-#include "core/plain_ws_protocol.hpp"
+#include "gateway/core/engineio.hpp"
+#include "gateway/core/gateway_auth.hpp"
+#include "gateway/core/plain_ws_protocol.hpp"
 
 extern "C" int
 LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)

@@ -1,0 +1,59 @@
+// daemon/src/base/core/config.hpp - chat-outboxd settings, from one declarative table.
+//
+// Every setting has one name used three ways: the flag `--redis-url`, the environment variable
+// `CHAT_OUTBOXD_REDIS_URL`, and the README's table. Flags win over the environment, which wins
+// over the default. `--help` and docs/daemon-config.md are generated from the same table.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace chat_outboxd {
+
+struct Config {
+	std::string service;                 // receiving service: its inbox and send_message
+	std::string queue = "chat-messages"; // BullMQ queue to consume
+	std::string prefix = "bull";         // BullMQ key prefix
+	std::string redis_url = "redis://127.0.0.1:6379/0";
+	std::string database_url = "postgresql:///chat";
+	std::string listen = "127.0.0.1:8080";
+	std::string jwt_secret;
+	std::string identity;                 // default <service>@<hostname>, set by main
+	int64_t batch_size = 100;             // jobs fetched per round trip
+	int64_t lock_duration = 30000;        // ms
+	int64_t stalled_interval = 30000;     // ms
+	int64_t max_stalled_count = 1;
+	int64_t remove_on_complete = 10000;   // keep this many completed jobs; 0 = remove at once; -1 = keep all
+	int64_t remove_on_fail = -1;          // same for failed jobs
+	int64_t ping_interval = 25000;        // ms, Engine.IO heartbeat
+	int64_t ping_timeout = 20000;         // ms
+	int64_t connect_timeout = 45000;      // ms a Socket.IO session may take to send its CONNECT
+	int64_t upgrade_timeout = 10000;      // ms an Engine.IO upgrade probe may take before it is dropped
+	int64_t max_payload = 100000;         // bytes, largest inbound frame / polling body
+	int64_t catchup_limit = 10000;        // messages per catch-up query; a replay pages until done
+	std::string log_level = "notice";     // debug | verbose | notice | warning
+	int64_t crash_after_inbox = 0;        // test only: SIGKILL self after the Nth inbox commit (0 = off)
+};
+
+struct ConfigOption {
+	const char *name;     // flag name without dashes, e.g. "redis-url"
+	const char *type;     // "string" | "int"
+	const char *help;
+	bool required;
+	bool secret;          // never printed (passwords, secrets)
+};
+
+// Options lists every setting in the order --help and the docs print them.
+const std::vector<ConfigOption> &Options();
+
+// ParseConfig fills *cfg from argv then the environment (env is a list of "NAME=value").
+// Returns false and sets *error on an unknown flag, a bad number or a missing required setting.
+// Sets *help when --help was given.
+bool ParseConfig(const std::vector<std::string> &args, const std::vector<std::string> &env, Config *cfg, bool *help,
+                 std::string *error);
+
+std::string HelpText();
+std::string EnvName(const std::string &option); // "redis-url" -> "CHAT_OUTBOXD_REDIS_URL"
+
+} // namespace chat_outboxd

@@ -1,0 +1,43 @@
+// daemon/src/base/core/metrics.hpp - counters for /metrics (Prometheus text) and /healthz.
+//
+// Single-threaded (the libuv loop), so plain integers. Histograms use fixed buckets.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace chat_outboxd {
+
+class Histogram {
+  public:
+	explicit Histogram(std::vector<double> bounds) : bounds_(std::move(bounds)), counts_(bounds_.size() + 1, 0) {}
+	void Observe(double v);
+	// Render appends the Prometheus lines for a histogram named `name`.
+	void Render(const std::string &name, const std::string &help, std::string *out) const;
+
+  private:
+	std::vector<double> bounds_;
+	std::vector<uint64_t> counts_;
+	double sum_ = 0;
+	uint64_t count_ = 0;
+};
+
+struct Metrics {
+	uint64_t jobs_processed = 0;     // completed by this daemon
+	uint64_t messages_delivered = 0; // new inbox rows pushed to the gateway
+	uint64_t duplicates_skipped = 0; // jobs whose message id was already in the inbox
+	uint64_t jobs_failed = 0;        // moved to the failed set (poison)
+	uint64_t stalled_recovered = 0;  // jobs requeued by our stalled check
+	uint64_t frames_rejected = 0;    // malformed/oversized client frames (connection closed)
+	int64_t clients_connected = 0;   // gauge
+	bool redis_up = false;
+	bool postgres_up = false;
+	bool redis_durable = true;       // false when Redis runs without AOF or may evict (warned once)
+	Histogram batch_size{{1, 2, 5, 10, 20, 50, 100, 200, 500, 1000}};
+	Histogram lag_seconds{{0.0005, 0.001, 0.002, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10}};
+
+	std::string RenderPrometheus() const;
+};
+
+} // namespace chat_outboxd

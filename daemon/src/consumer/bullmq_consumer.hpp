@@ -1,0 +1,49 @@
+// daemon/src/consumer/bullmq_consumer.hpp - the BullMQ-compatible consumer: fetch -> inbox -> deliver -> complete.
+//
+// One batch is written and pushed at a time, so messages reach clients in queue order; the next
+// batch is fetched during that write, and a pushed batch is completed during the next one's write:
+//   1. fetch up to --batch-size jobs in one script call (locked with our tokens);
+//   2. poison jobs (and jobs carrying `defa`) go to the failed set with a reason;
+//   3. the others are written to <service>.inbox in one statement;
+//   4. only after that commit, the new rows are handed to the MessageSink in seq order;
+//   5. the batch is completed in one script call (duplicates too).
+// Locks are extended while a batch is held. Postgres down: the batch is kept (locks extended) and
+// the write retried; nothing is completed. Redis down: reconnect, then finish what was held and
+// take back, via the identity, anything a lost fetch reply may have locked.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <string>
+
+#include <uv.h>
+
+#include "base/core/config.hpp"
+#include "base/core/metrics.hpp"
+#include "consumer/delivery.hpp"
+#include "net/pg_client.hpp"
+#include "net/redis_conn.hpp"
+
+namespace chat_outboxd {
+
+class BullmqConsumer {
+  public:
+	// cmd runs scripts; blocking waits on the marker with BZPOPMIN; pg is the inbox connection.
+	BullmqConsumer(uv_loop_t *loop, const Config &cfg, RedisConn &cmd, RedisConn &blocking, PgClient &pg,
+	               MessageSink &sink, Metrics &metrics);
+	~BullmqConsumer();
+
+	// on_fatal(exit code) is called when the daemon must not go on (another live daemon has our identity).
+	void Start(std::function<void(int)> on_fatal);
+	// Stop takes no new batch, finishes the one in flight (or gives up after a deadline while a
+	// server is down), closes the consumer's timers and then calls done.
+	void Stop(std::function<void()> done);
+
+	struct Impl;
+
+  private:
+	std::unique_ptr<Impl> impl_;
+};
+
+} // namespace chat_outboxd

@@ -1,0 +1,68 @@
+// daemon/src/consumer/core/bullmq_calls.hpp - builds the KEYS/ARGV of every consumer script, so the
+// argument layouts documented in bullmq_scripts.cpp live in one place.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "consumer/core/bullmq_job.hpp"
+#include "consumer/core/bullmq_scripts.hpp"
+
+namespace chat_outboxd {
+
+struct ScriptCall {
+	const LuaScript *script = nullptr;
+	std::vector<std::string> keys;
+	std::vector<std::string> args;
+};
+
+// QueueKeys names the keys of one queue: "<prefix>:<queue>:<suffix>".
+class QueueKeys {
+  public:
+	QueueKeys(const std::string &prefix, const std::string &queue) : base_(prefix + ":" + queue + ":") {}
+	const std::string &Base() const { return base_; }
+	std::string Key(const char *suffix) const { return base_ + suffix; }
+
+  private:
+	std::string base_;
+};
+
+struct CompleteItem {
+	std::string id, token, returnvalue; // returnvalue must be JSON text (§14.2)
+	KeepPolicy keep;
+};
+
+struct FailItem {
+	std::string id, token, reason; // reason is plain text
+	KeepPolicy keep;
+	int64_t attempts = 0;
+};
+
+struct RetryItem {
+	std::string id, token, reason;
+	int64_t delay_ms = 0;
+	bool lifo = false;
+};
+
+struct HeldLock {
+	std::string id, token;
+};
+
+// kRedisClock as now_ms: the script reads Redis's own clock (TIME) when it runs. For a call queued
+// behind a blocking command, which runs when the block ends, not when it was sent.
+constexpr int64_t kRedisClock = -1;
+
+ScriptCall FetchCall(const QueueKeys &q, int64_t now_ms, const std::string &token_prefix, uint64_t first_n,
+                     int64_t lock_ms, int64_t max_jobs, const std::string &worker_name);
+ScriptCall CompleteCall(const QueueKeys &q, int64_t now_ms, const std::vector<CompleteItem> &items);
+ScriptCall FailCall(const QueueKeys &q, int64_t now_ms, const std::vector<FailItem> &items);
+ScriptCall RetryCall(const QueueKeys &q, int64_t now_ms, const std::vector<RetryItem> &items);
+ScriptCall ExtendLocksCall(const QueueKeys &q, int64_t now_ms, int64_t lock_ms, const std::vector<HeldLock> &locks);
+ScriptCall StalledCheckCall(const QueueKeys &q, int64_t now_ms, int64_t stalled_interval_ms, int64_t max_stalled);
+ScriptCall RecoverIdentityCall(const QueueKeys &q, int64_t now_ms, const std::string &identity);
+
+// StackTrace is the `stacktrace` field: a JSON array of strings (§3).
+std::string StackTrace(const std::string &line);
+
+} // namespace chat_outboxd

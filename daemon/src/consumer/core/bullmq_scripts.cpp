@@ -1,0 +1,578 @@
+// daemon/src/consumer/core/bullmq_scripts.cpp - Lua sources of the consumer's BullMQ transitions.
+//
+// Conventions shared by every script: ARGV[1] is the queue base "<prefix>:<queue>:" (job keys are
+// base .. id, as BullMQ builds them), ARGV[2] the client's wall clock in ms (BullMQ uses the
+// worker's clock for processedOn/finishedOn/delayed scores, §14.15; empty: Redis's clock, for a
+// fetch that waited in the pipeline behind the consumer's BZPOPMIN). Fixed keys are declared in
+// KEYS so a cluster with a hash-tagged prefix routes them; job keys share the tag through the base.
+#include "consumer/core/bullmq_scripts.hpp"
+
+#include <openssl/evp.h>
+
+namespace chat_outboxd {
+
+namespace {
+
+// Helpers used by every script that writes events or finishes jobs.
+// rcall: a local is found faster than the global `redis` table's field, on every call.
+// nowMs: ARGV[2] as the client sent it (or Redis's clock). Timestamps go to redis.call as that string: a Lua number
+// is formatted with sprintf("%.17g") on its way into every command, which showed up in profiles.
+const char kCommon[] = R"LUA(
+local rcall = redis.call
+local base = ARGV[1]
+local nowMs = ARGV[2]
+if nowMs == '' then -- kRedisClock: the call waited behind a BZPOPMIN, so the client's clock would be stale
+  local t = rcall('TIME')
+  nowMs = t[1] .. string.format('%03d', math.floor(tonumber(t[2]) / 1000))
+end
+local now = tonumber(nowMs)
+local function maxEvents(metaKey)
+  local m = tonumber(rcall('HGET', metaKey, 'opts.maxLenEvents'))
+  if not m then
+    m = 10000
+    rcall('HSET', metaKey, 'opts.maxLenEvents', m)
+  end
+  return m
+end
+local function isBlocked(metaKey, activeKey)
+  local m = rcall('HMGET', metaKey, 'paused', 'concurrency')
+  if m[1] then return true end
+  if m[2] and rcall('LLEN', activeKey) >= tonumber(m[2]) then return true end
+  return false
+end
+-- addPrioritized puts id in BullMQ's prioritized set: priority in the high bits, then the queue's
+-- counter, so jobs of one priority keep the order they came in
+local function addPrioritized(prioKey, pcKey, prio, id)
+  local pc = rcall('INCR', pcKey)
+  rcall('ZADD', prioKey, prio * 4294967296 + (pc % 4294967296), id)
+end
+local sideSuffixes = {':logs', ':lock', ':dependencies', ':processed', ':failed', ':unsuccessful'}
+-- chunked runs cmd [key] items... in slices Lua's unpack can take
+local function chunked(cmd, key, items)
+  for i = 1, #items, 1000 do
+    if key then
+      rcall(cmd, key, unpack(items, i, math.min(i + 999, #items)))
+    else
+      rcall(cmd, unpack(items, i, math.min(i + 999, #items)))
+    end
+  end
+end
+-- removeJobs deletes many jobs' keys with a few DELs (one AOF entry each, not one per job). A job
+-- seldom has any of its side keys (logs, flows, a lock), and a DEL goes to the AOF with every key
+-- it names, found or not, so they are looked for first: EXISTS is a read and is not written.
+local function removeJobs(ids)
+  local keys, side = {}, {}
+  for _, id in ipairs(ids) do
+    local jobKey = base .. id
+    keys[#keys + 1] = jobKey
+    for _, suffix in ipairs(sideSuffixes) do side[#side + 1] = jobKey .. suffix end
+  end
+  chunked('DEL', nil, keys)
+  for i = 1, #side, 1000 do
+    local last = math.min(i + 999, #side)
+    if rcall('EXISTS', unpack(side, i, last)) > 0 then rcall('DEL', unpack(side, i, last)) end
+  end
+end
+)LUA";
+
+// Finishing (complete, fail, retry) checks the token first: a job whose lock expired or moved to
+// another worker is left alone and reported, never finished twice (§14.9). Per job that is one
+// command, the HMGET that also reads what the script needs from the hash; the locks are read with
+// one MGET and the ids leave active with one LTRIM when they are its right end, as they are while
+// one consumer drains in order (else one LREM each). The lock keys and the stalled-set entries of
+// the jobs taken are removed once at the end (releaseLocks). Within one script nobody can tell
+// the difference from BullMQ's per-job order.
+const char kFinishCommon[] = R"LUA(
+local takenLocks, takenIds = {}, {}
+-- takeLocks checks the jobs whose id and token are ARGV[i], ARGV[i + 1] for i = first, first + stride...
+-- Returns per job a status (0 taken, -1 missing, -2 lock gone, -6 lock taken by another,
+-- -3 not active) and, for a taken job, HMGET of processedOn (set by every fetch: it tells a missing
+-- hash) and then `fields`.
+local function takeLocks(first, stride, activeKey, fields)
+  local lockKeys, n = {}, 0
+  for i = first, #ARGV, stride do
+    n = n + 1
+    lockKeys[n] = base .. ARGV[i] .. ':lock'
+  end
+  local locks = {}
+  for i = 1, n, 1000 do
+    local part = rcall('MGET', unpack(lockKeys, i, math.min(i + 999, n)))
+    for k = 1, #part do locks[i + k - 1] = part[k] end
+  end
+  local status, hashes, ours, nOurs = {}, {}, {}, 0
+  local j = 0
+  for i = first, #ARGV, stride do
+    j = j + 1
+    local id, lock = ARGV[i], locks[j]
+    local jobKey = base .. id
+    local st = -1
+    if lock == ARGV[i + 1] then
+      local h = rcall('HMGET', jobKey, 'processedOn', unpack(fields))
+      if h[1] or rcall('EXISTS', jobKey) == 1 then
+        st = 0
+        hashes[j] = h
+        takenLocks[#takenLocks + 1] = lockKeys[j]
+        takenIds[#takenIds + 1] = id
+        nOurs = nOurs + 1
+        ours[nOurs] = j
+      end
+    elseif rcall('EXISTS', jobKey) == 1 then
+      st = lock and -6 or -2
+    end
+    status[j] = st
+  end
+  if nOurs > 0 then
+    -- active holds the oldest on the right, and jobs are finished in the order they were taken
+    local tail = rcall('LRANGE', activeKey, -nOurs, -1)
+    local whole = #tail == nOurs
+    for k = 1, nOurs do
+      if not whole then break end
+      whole = tail[nOurs - k + 1] == ARGV[first + (ours[k] - 1) * stride]
+    end
+    if whole then
+      rcall('LTRIM', activeKey, 0, -(nOurs + 1))
+    else
+      for k = 1, nOurs do
+        local jk = ours[k]
+        if rcall('LREM', activeKey, -1, ARGV[first + (jk - 1) * stride]) == 0 then status[jk] = -3 end
+      end
+    end
+  end
+  return status, hashes
+end
+local function releaseLocks(stalledKey)
+  chunked('DEL', nil, takenLocks)
+  chunked('SREM', stalledKey, takenIds)
+end
+local function trimFinished(setKey, keepCount, keepAge)
+  if keepAge > 0 then
+    local old = rcall('ZRANGEBYSCORE', setKey, 0, now - keepAge * 1000, 'LIMIT', 0, 1000)
+    removeJobs(old)
+    chunked('ZREM', setKey, old)
+  end
+  if keepCount > 0 then
+    local extra = rcall('ZREVRANGE', setKey, keepCount, -1)
+    removeJobs(extra)
+    if #extra > 0 then rcall('ZREMRANGEBYRANK', setKey, 0, -(keepCount + 1)) end
+  end
+end
+-- deid: the job's `deid` field (its deduplication id), if any
+local function dropDedupKey(id, deid)
+  if deid then
+    local dk = base .. 'de:' .. deid
+    if rcall('PTTL', dk) == -1 and rcall('GET', dk) == id then rcall('DEL', dk) end
+  end
+end
+local function drainedEvent(waitKey, activeKey, prioKey, eventsKey)
+  if rcall('LLEN', waitKey) == 0 and rcall('LLEN', activeKey) == 0 and
+     rcall('ZCARD', prioKey) == 0 then
+    rcall('XADD', eventsKey, '*', 'event', 'drained')
+  end
+end
+)LUA";
+
+// KEYS: wait active prioritized delayed meta events marker pc limiter
+// ARGV: base now tokenPrefix firstN lockMs maxJobs workerName
+// Returns {nextDelayedDueMs, rateLimitedForMs} when nothing was taken, else
+// {nextDelayedDueMs, rateLimitedForMs, {field names}, id, token, {values of those fields}, id, ...}
+//
+// Redis's time per job bounds every consumer's drain rate, and with appendonly each write command
+// costs its own AOF entry, so the list moves are one command per batch (LRANGE/LTRIM, one LPUSH)
+// and a job's hash changes are one HSET. The result is what RPOPLPUSH per job would leave.
+// Only the fields the consumer reads come back (HMGET, names once per reply): HGETALL returned
+// the whole hash, which Lua then walked twice and Redis converted twice.
+const char kFetch[] = R"LUA(
+local waitKey, activeKey, prioKey, delayedKey = KEYS[1], KEYS[2], KEYS[3], KEYS[4]
+local metaKey, eventsKey, markerKey, pcKey, limiterKey = KEYS[5], KEYS[6], KEYS[7], KEYS[8], KEYS[9]
+local n = tonumber(ARGV[4])
+local maxJobs = tonumber(ARGV[6])
+local evMax = maxEvents(metaKey)
+local meta = rcall('HMGET', metaKey, 'paused', 'concurrency', 'max', 'duration')
+
+-- promote delayed jobs that are due (our own retries and producers' `delay` need it)
+local due = rcall('ZRANGEBYSCORE', delayedKey, 0, (now + 1) * 4096 - 1, 'LIMIT', 0, 1000)
+for _, id in ipairs(due) do
+  rcall('ZREM', delayedKey, id)
+  local jobKey = base .. id
+  local prio = tonumber(rcall('HGET', jobKey, 'priority') or '0') or 0
+  if prio == 0 then
+    rcall('LPUSH', waitKey, id)
+  else
+    addPrioritized(prioKey, pcKey, prio, id)
+  end
+  rcall('HSET', jobKey, 'delay', 0)
+  rcall('XADD', eventsKey, 'MAXLEN', '~', evMax, '*', 'event', 'waiting', 'jobId', id, 'prev', 'delayed')
+end
+local blocked = isBlocked(metaKey, activeKey)
+if #due > 0 and not blocked then rcall('ZADD', markerKey, 0, '0') end
+
+local function nextDelayed()
+  local first = rcall('ZRANGE', delayedKey, 0, 0, 'WITHSCORES')
+  if first[2] then return math.floor(tonumber(first[2]) / 4096) end
+  return 0
+end
+if blocked then return {nextDelayed(), 0} end
+
+local limit = maxJobs
+if meta[2] then limit = math.min(limit, tonumber(meta[2]) - rcall('LLEN', activeKey)) end
+local rateMax = tonumber(meta[3])
+local rateTtl = 0
+if rateMax then
+  local used = tonumber(rcall('GET', limiterKey) or '0')
+  local ttl = rcall('PTTL', limiterKey)
+  if used >= rateMax and ttl > 0 then
+    limit = 0
+    rateTtl = ttl
+  elseif ttl > 0 then
+    limit = math.min(limit, rateMax - used)
+  else
+    limit = math.min(limit, rateMax)
+  end
+end
+
+-- ids in the order RPOPLPUSH would take them: wait's right end first, then by priority
+local ids = {}
+if limit > 0 then
+  local w = rcall('LRANGE', waitKey, -limit, -1)
+  if #w > 0 then
+    rcall('LTRIM', waitKey, 0, -(#w + 1))
+    for i = #w, 1, -1 do ids[#ids + 1] = w[i] end
+  end
+  local want = limit - #ids
+  if want > 0 then
+    local p = rcall('ZPOPMIN', prioKey, want)
+    for i = 1, #p, 2 do ids[#ids + 1] = p[i] end
+    if #p / 2 < want then rcall('DEL', pcKey) end
+  end
+end
+
+-- the fields the consumer reads (h[1] data, h[3] defa), and ats, returned incremented
+local jobFields = {'data', 'opts', 'defa', 'atm', 'attemptsMade', 'ats'}
+local out = {0, 0, jobFields}
+local taken, counted, nOut = {}, 0, 3
+local tokenPrefix, lockMs, worker = ARGV[3], ARGV[5], ARGV[7]
+for _, id in ipairs(ids) do
+  local jobKey = base .. id
+  -- a legacy marker, or an id without a hash, would be a phantom job (§14.3): dropped
+  local h = false
+  if string.sub(id, 1, 2) ~= '0:' then
+    h = rcall('HMGET', jobKey, unpack(jobFields))
+    if not h[1] and rcall('EXISTS', jobKey) == 0 then h = false end
+  end
+  if h then
+    local ats = tonumber(h[6])
+    ats = ats and tostring(ats + 1) or '1'
+    h[6] = ats
+    if not h[3] then counted = counted + 1 end
+    local token = tokenPrefix .. n
+    n = n + 1
+    rcall('SET', jobKey .. ':lock', token, 'PX', lockMs)
+    rcall('XADD', eventsKey, '*', 'event', 'active', 'jobId', id, 'prev', 'waiting')
+    rcall('HSET', jobKey, 'processedOn', nowMs, 'pb', worker, 'ats', ats)
+    taken[#taken + 1] = id
+    out[nOut + 1], out[nOut + 2], out[nOut + 3] = id, token, h
+    nOut = nOut + 3
+  end
+end
+chunked('LPUSH', activeKey, taken)
+if rateMax and counted > 0 then
+  if rcall('INCRBY', limiterKey, counted) == counted then
+    rcall('PEXPIRE', limiterKey, tonumber(meta[4]) or 1000)
+  end
+  if rateTtl == 0 and tonumber(rcall('GET', limiterKey)) >= rateMax then rateTtl = rcall('PTTL', limiterKey) end
+end
+-- wake the next idle worker only when something is left for it
+if #taken > 0 and (rcall('LLEN', waitKey) > 0 or rcall('ZCARD', prioKey) > 0) then
+  rcall('ZADD', markerKey, 0, '0')
+end
+out[1] = nextDelayed()
+out[2] = rateTtl
+if nOut == 3 then out[3] = nil end
+return out
+)LUA";
+
+// KEYS: active completed events meta stalled wait prioritized
+// ARGV: base now, then per job: id token returnvalueJSON keepCount keepAgeSeconds
+// Returns one status per job: 0 done, -1 missing, -2 lock gone, -6 lock taken by another, -3 not active
+//
+// The writes that need not be per job (the completed set, removals, trimming, and takeLock's lock
+// keys and stalled entries) are gathered and made once per batch.
+const char kComplete[] = R"LUA(
+local activeKey, doneKey, eventsKey, metaKey, stalledKey = KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5]
+rcall('XTRIM', eventsKey, 'MAXLEN', '~', maxEvents(metaKey))
+local status, hashes = takeLocks(3, 5, activeKey, {'deid', 'atm'})
+local finished, removed = {}, {}
+local policies, policyOrder = {}, {}
+local j = 0
+for i = 3, #ARGV, 5 do
+  j = j + 1
+  if status[j] == 0 then
+    local id, rv, keepCount, keepAge = ARGV[i], ARGV[i + 2], ARGV[i + 3], ARGV[i + 4]
+    local jobKey, h = base .. id, hashes[j]
+    dropDedupKey(id, h[2])
+    if keepCount ~= '0' then
+      finished[#finished + 1] = nowMs
+      finished[#finished + 1] = id
+      local atm = tonumber(h[3])
+      rcall('HSET', jobKey, 'atm', atm and tostring(atm + 1) or '1', 'returnvalue', rv, 'finishedOn', nowMs)
+      local p = keepCount .. ':' .. keepAge
+      if not policies[p] then
+        policies[p] = {tonumber(keepCount), tonumber(keepAge)}
+        policyOrder[#policyOrder + 1] = p
+      end
+    else
+      removed[#removed + 1] = id
+    end
+    rcall('XADD', eventsKey, '*', 'event', 'completed', 'jobId', id, 'returnvalue', rv, 'prev', 'active')
+  end
+end
+releaseLocks(stalledKey)
+chunked('ZADD', doneKey, finished)
+removeJobs(removed)
+for _, p in ipairs(policyOrder) do trimFinished(doneKey, policies[p][1], policies[p][2]) end
+drainedEvent(KEYS[6], activeKey, KEYS[7], eventsKey)
+return status
+)LUA";
+
+// KEYS: active failed events meta stalled wait prioritized
+// ARGV: base now, then per job: id token reason stacktraceJSON keepCount keepAgeSeconds attempts
+const char kFail[] = R"LUA(
+local activeKey, failedKey, eventsKey, metaKey, stalledKey = KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5]
+rcall('XTRIM', eventsKey, 'MAXLEN', '~', maxEvents(metaKey))
+local status, hashes = takeLocks(3, 7, activeKey, {'deid'})
+local j = 0
+for i = 3, #ARGV, 7 do
+  j = j + 1
+  local id, reason, stack = ARGV[i], ARGV[i + 2], ARGV[i + 3]
+  local keepCount, keepAge, attempts = tonumber(ARGV[i + 4]), tonumber(ARGV[i + 5]), tonumber(ARGV[i + 6])
+  local jobKey = base .. id
+  if status[j] == 0 then
+    dropDedupKey(id, hashes[j][2])
+    rcall('HSET', jobKey, 'failedReason', reason, 'stacktrace', stack)
+    rcall('HDEL', jobKey, 'defa')
+    local atm = rcall('HINCRBY', jobKey, 'atm', 1)
+    if keepCount ~= 0 then
+      rcall('ZADD', failedKey, nowMs, id)
+      rcall('HSET', jobKey, 'finishedOn', nowMs)
+      trimFinished(failedKey, keepCount, keepAge)
+    else
+      removeJobs({id})
+    end
+    rcall('XADD', eventsKey, '*', 'event', 'failed', 'jobId', id, 'failedReason', reason, 'prev', 'active')
+    if atm >= attempts then
+      rcall('XADD', eventsKey, '*', 'event', 'retries-exhausted', 'jobId', id, 'attemptsMade', atm)
+    end
+  end
+end
+releaseLocks(stalledKey)
+drainedEvent(KEYS[6], activeKey, KEYS[7], eventsKey)
+return status
+)LUA";
+
+// KEYS: active delayed events meta stalled wait prioritized marker pc
+// ARGV: base now, then per job: id token reason stacktraceJSON delayMs lifo(0/1)
+const char kRetry[] = R"LUA(
+local activeKey, delayedKey, eventsKey, metaKey, stalledKey = KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5]
+local waitKey, prioKey, markerKey, pcKey = KEYS[6], KEYS[7], KEYS[8], KEYS[9]
+local evMax = maxEvents(metaKey)
+local status, hashes = takeLocks(3, 6, activeKey, {'priority'})
+local woke = false
+local j = 0
+for i = 3, #ARGV, 6 do
+  j = j + 1
+  local id, reason, stack = ARGV[i], ARGV[i + 2], ARGV[i + 3]
+  local delay, lifo = tonumber(ARGV[i + 4]), ARGV[i + 5] == '1'
+  local jobKey = base .. id
+  if status[j] == 0 then
+    rcall('HSET', jobKey, 'failedReason', reason, 'stacktrace', stack)
+    rcall('HINCRBY', jobKey, 'atm', 1)
+    if delay > 0 then
+      local due = now + delay
+      -- ×4096 leaves room for a sequence that keeps equal due times FIFO (§6.2, §14.13)
+      local score = due * 4096
+      local last = rcall('ZREVRANGEBYSCORE', delayedKey, score + 4095, score, 'WITHSCORES', 'LIMIT', 0, 1)
+      if last[2] then score = math.min(tonumber(last[2]) + 1, score + 4095) end
+      rcall('HSET', jobKey, 'delay', delay)
+      rcall('ZADD', delayedKey, score, id)
+      rcall('XADD', eventsKey, 'MAXLEN', '~', evMax, '*', 'event', 'delayed', 'jobId', id, 'delay', due)
+    else
+      local prio = tonumber(hashes[j][2] or '0') or 0
+      if prio > 0 then
+        addPrioritized(prioKey, pcKey, prio, id)
+      elseif lifo then
+        rcall('RPUSH', waitKey, id)
+      else
+        rcall('LPUSH', waitKey, id)
+      end
+      rcall('XADD', eventsKey, 'MAXLEN', '~', evMax, '*', 'event', 'waiting', 'jobId', id, 'prev', 'active')
+      woke = true
+    end
+  end
+end
+releaseLocks(stalledKey)
+if woke and not isBlocked(metaKey, activeKey) then rcall('ZADD', markerKey, 0, '0') end
+local first = rcall('ZRANGE', delayedKey, 0, 0, 'WITHSCORES')
+if first[2] then rcall('ZADD', markerKey, math.floor(tonumber(first[2]) / 4096), '1') end
+return status
+)LUA";
+
+// KEYS: stalled
+// ARGV: base now lockMs, then per job: id token. Returns 1 (renewed) or 0 (lost) per job.
+const char kExtend[] = R"LUA(
+local out = {}
+for i = 4, #ARGV, 2 do
+  local id, token = ARGV[i], ARGV[i + 1]
+  local lockKey = base .. id .. ':lock'
+  if rcall('GET', lockKey) == token then
+    rcall('SET', lockKey, token, 'PX', ARGV[3])
+    rcall('SREM', KEYS[1], id)
+    out[#out + 1] = 1
+  else
+    out[#out + 1] = 0
+  end
+end
+return out
+)LUA";
+
+// KEYS: stalled stalled-check active wait events meta marker
+// ARGV: base now stalledIntervalMs maxStalledCount. Returns the requeued ids.
+// Requeues in queue order: active holds the newest on the left, and wait is consumed from the
+// right, so walking active left to right and RPUSHing leaves the oldest job next in line.
+const char kStalled[] = R"LUA(
+local stalledKey, checkKey, activeKey, waitKey, eventsKey, metaKey, markerKey =
+  KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5], KEYS[6], KEYS[7]
+if rcall('EXISTS', checkKey) == 1 then return {} end
+rcall('SET', checkKey, nowMs, 'PX', ARGV[3])
+local maxStalled = tonumber(ARGV[4])
+rcall('XTRIM', eventsKey, 'MAXLEN', '~', maxEvents(metaKey))
+local requeued = {}
+local suspects = rcall('SMEMBERS', stalledKey)
+if #suspects > 0 then
+  rcall('DEL', stalledKey)
+  local suspect = {}
+  for _, id in ipairs(suspects) do
+    if string.sub(id, 1, 2) == '0:' then rcall('LREM', activeKey, 1, id) else suspect[id] = true end
+  end
+  local active = rcall('LRANGE', activeKey, 0, -1)
+  for _, id in ipairs(active) do
+    local jobKey = base .. id
+    if suspect[id] and rcall('EXISTS', jobKey .. ':lock') == 0 then
+      suspect[id] = nil
+      rcall('LREM', activeKey, 1, id)
+      if rcall('EXISTS', jobKey) == 1 then
+        local stc = rcall('HINCRBY', jobKey, 'stc', 1)
+        if stc > maxStalled and rcall('HEXISTS', jobKey, 'rjk') == 0 then
+          rcall('HSET', jobKey, 'defa', 'job stalled more than allowable limit')
+        end
+        rcall('RPUSH', waitKey, id)
+        rcall('XADD', eventsKey, '*', 'event', 'waiting', 'jobId', id, 'prev', 'active')
+        rcall('XADD', eventsKey, '*', 'event', 'stalled', 'jobId', id)
+        requeued[#requeued + 1] = id
+      end
+    end
+  end
+  if #requeued > 0 and not isBlocked(metaKey, activeKey) then rcall('ZADD', markerKey, 0, '0') end
+end
+local active = rcall('LRANGE', activeKey, 0, -1)
+for i = 1, #active, 5000 do
+  rcall('SADD', stalledKey, unpack(active, i, math.min(i + 4999, #active)))
+end
+return requeued
+)LUA";
+
+// KEYS: active wait events meta marker stalled
+// ARGV: base now tokenPrefix ("<identity>:"). Returns the requeued ids, oldest last.
+const char kRecover[] = R"LUA(
+local activeKey, waitKey, eventsKey, metaKey, markerKey, stalledKey = KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5], KEYS[6]
+local prefix = ARGV[3]
+local out = {}
+local active = rcall('LRANGE', activeKey, 0, -1)
+for _, id in ipairs(active) do
+  local lockKey = base .. id .. ':lock'
+  local owner = rcall('GET', lockKey)
+  if owner and string.sub(owner, 1, #prefix) == prefix then
+    rcall('DEL', lockKey)
+    rcall('LREM', activeKey, 1, id)
+    rcall('SREM', stalledKey, id)
+    rcall('RPUSH', waitKey, id)
+    rcall('XADD', eventsKey, '*', 'event', 'waiting', 'jobId', id, 'prev', 'active')
+    out[#out + 1] = id
+  end
+end
+if #out > 0 and not isBlocked(metaKey, activeKey) then rcall('ZADD', markerKey, 0, '0') end
+return out
+)LUA";
+
+LuaScript
+Make(const char *name, std::string source)
+{
+	return LuaScript{name, source, Sha1Hex(source)};
+}
+
+} // namespace
+
+std::string
+Sha1Hex(const std::string &data)
+{
+	unsigned char md[EVP_MAX_MD_SIZE];
+	unsigned int len = 0;
+	EVP_Digest(data.data(), data.size(), md, &len, EVP_sha1(), nullptr);
+	static const char hex[] = "0123456789abcdef";
+	std::string out;
+	for (unsigned int i = 0; i < len; i++) {
+		out.push_back(hex[md[i] >> 4]);
+		out.push_back(hex[md[i] & 15]);
+	}
+	return out;
+}
+
+const LuaScript &
+FetchScript()
+{
+	static const LuaScript s = Make("fetch", std::string(kCommon) + kFetch);
+	return s;
+}
+
+const LuaScript &
+CompleteScript()
+{
+	static const LuaScript s = Make("complete", std::string(kCommon) + kFinishCommon + kComplete);
+	return s;
+}
+
+const LuaScript &
+FailScript()
+{
+	static const LuaScript s = Make("fail", std::string(kCommon) + kFinishCommon + kFail);
+	return s;
+}
+
+const LuaScript &
+RetryScript()
+{
+	static const LuaScript s = Make("retry", std::string(kCommon) + kFinishCommon + kRetry);
+	return s;
+}
+
+const LuaScript &
+ExtendLocksScript()
+{
+	static const LuaScript s = Make("extend-locks", std::string(kCommon) + kExtend);
+	return s;
+}
+
+const LuaScript &
+StalledCheckScript()
+{
+	static const LuaScript s = Make("stalled-check", std::string(kCommon) + kStalled);
+	return s;
+}
+
+const LuaScript &
+RecoverIdentityScript()
+{
+	static const LuaScript s = Make("recover-identity", std::string(kCommon) + kRecover);
+	return s;
+}
+
+} // namespace chat_outboxd

@@ -1,0 +1,37 @@
+// daemon/src/consumer/core/bullmq_scripts.hpp - the Lua scripts the consumer runs against a BullMQ queue.
+//
+// Written by us from shared/design/bullmq-protocol.md (§7 fetch/finish/extend, §8 stalled check),
+// not copied from bullmq. Every state change of a job is one script, so a real bullmq Worker
+// sharing the queue never sees a half-done transition. Argument layouts are documented on each
+// builder in bullmq_calls.hpp, which is the only code that should assemble them.
+#pragma once
+
+#include <string>
+
+namespace chat_outboxd {
+
+struct LuaScript {
+	const char *name;   // for logs
+	std::string source;
+	std::string sha1;   // hex, for EVALSHA
+};
+
+// FetchScript moves up to N jobs from wait (then prioritized) to active, locks each.
+const LuaScript &FetchScript();
+// CompleteScript finishes a batch into `completed` (checking every lock token).
+const LuaScript &CompleteScript();
+// FailScript finishes a batch into `failed` (final failure: poison data or `defa`).
+const LuaScript &FailScript();
+// RetryScript puts jobs back (delayed with backoff, or straight to wait) after a failed attempt.
+const LuaScript &RetryScript();
+// ExtendLocksScript renews the locks of every held job in one call.
+const LuaScript &ExtendLocksScript();
+// StalledCheckScript is §8: requeue active jobs whose lock expired since the previous check.
+const LuaScript &StalledCheckScript();
+// RecoverIdentityScript requeues, at the front and in queue order, the active jobs whose lock
+// belongs to our identity (a predecessor killed before it could finish them).
+const LuaScript &RecoverIdentityScript();
+
+std::string Sha1Hex(const std::string &data);
+
+} // namespace chat_outboxd

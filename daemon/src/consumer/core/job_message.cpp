@@ -1,0 +1,110 @@
+// daemon/src/consumer/core/job_message.cpp - see job_message.hpp.
+#include "consumer/core/job_message.hpp"
+
+#include <cctype>
+#include <cerrno>
+#include <cstdlib>
+#include <regex>
+
+#include <nlohmann/json.hpp>
+
+namespace chat_outboxd {
+
+namespace {
+
+std::optional<ChatMessage>
+Poison(std::string *reason, const std::string &why)
+{
+	*reason = "invalid message: " + why;
+	return std::nullopt;
+}
+
+bool
+ParseInt64(const std::string &s, int64_t *out)
+{
+	if (s.empty() || s.size() > 20)
+		return false;
+	for (size_t i = 0; i < s.size(); i++)
+		if (!std::isdigit(static_cast<unsigned char>(s[i])) && !(i == 0 && s[i] == '-' && s.size() > 1))
+			return false;
+	errno = 0;
+	long long v = std::strtoll(s.c_str(), nullptr, 10);
+	if (errno == ERANGE)
+		return false;
+	*out = v;
+	return true;
+}
+
+// Postgres would reject a malformed timestamp and fail the whole batch, so only a strict
+// ISO 8601 shape is passed on; anything else is stored as NULL rather than poisoning the job.
+bool
+LooksLikeTimestamp(const std::string &s)
+{
+	static const std::regex re(
+	    R"(^\d{4}-(0[1-9]|1[0-2])-(0[1-9]|[12]\d|3[01])[T ]([01]\d|2[0-3]):[0-5]\d(:[0-5]\d(\.\d{1,6})?)?(Z|[+-]\d{2}(:?\d{2})?)?$)");
+	return s.size() < 64 && std::regex_match(s, re);
+}
+
+} // namespace
+
+bool
+IsUuid(const std::string &s)
+{
+	if (s.size() != 36)
+		return false;
+	for (size_t i = 0; i < s.size(); i++) {
+		bool dash = i == 8 || i == 13 || i == 18 || i == 23;
+		if (dash ? s[i] != '-' : !std::isxdigit(static_cast<unsigned char>(s[i])))
+			return false;
+	}
+	return true;
+}
+
+std::optional<ChatMessage>
+ParseMessage(const std::string &data, std::string *reason)
+{
+	using nlohmann::json;
+	json j = json::parse(data, nullptr, false);
+	if (j.is_discarded())
+		return Poison(reason, "data is not valid JSON");
+	if (!j.is_object())
+		return Poison(reason, "data is not a JSON object");
+	ChatMessage m;
+
+	auto id = j.find("id");
+	if (id == j.end() || id->is_null())
+		return Poison(reason, "id missing");
+	if (!id->is_string() || !IsUuid(id->get<std::string>()))
+		return Poison(reason, "id is not a uuid string");
+	m.id = id->get<std::string>();
+	for (char &c : m.id) // Postgres prints uuids lower-case; ids are matched against its output
+		c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+
+	auto chat = j.find("chat_id");
+	if (chat == j.end() || chat->is_null())
+		return Poison(reason, "chat_id missing");
+	if (chat->is_number_unsigned()) { // checked first: nlohmann counts unsigned as integer too
+		if (chat->get<uint64_t>() > static_cast<uint64_t>(INT64_MAX))
+			return Poison(reason, "chat_id out of range");
+		m.chat_id = static_cast<int64_t>(chat->get<uint64_t>());
+	} else if (chat->is_number_integer())
+		m.chat_id = chat->get<int64_t>();
+	else if (!chat->is_string() || !ParseInt64(chat->get<std::string>(), &m.chat_id))
+		return Poison(reason, "chat_id is not an integer");
+
+	auto body = j.find("body");
+	if (body == j.end() || body->is_null())
+		return Poison(reason, "body missing");
+	if (!body->is_string())
+		return Poison(reason, "body is not a string");
+	m.body = body->get<std::string>();
+	if (m.body.find('\0') != std::string::npos)
+		return Poison(reason, "body contains a NUL character"); // Postgres text cannot store it
+
+	auto created = j.find("created_at");
+	if (created != j.end() && created->is_string() && LooksLikeTimestamp(created->get<std::string>()))
+		m.created_at = created->get<std::string>();
+	return m;
+}
+
+} // namespace chat_outboxd

@@ -1,0 +1,27 @@
+// daemon/src/consumer/delivery.hpp - what the queue consumer hands to the client gateway.
+//
+// The consumer calls Deliver() only with messages whose inbox rows are committed and new
+// (not duplicates), in inbox `seq` order. The gateway pushes them to the rooms chat:<chat_id>.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace chat_outboxd {
+
+struct InboxMessage {
+	int64_t seq = 0;         // <service>.inbox.seq: the offset clients resume from
+	std::string id;          // message uuid = BullMQ jobId = inbox key
+	int64_t chat_id = 0;
+	std::string body;
+	std::string created_at;  // sender's time, ISO 8601 as Postgres prints it (may be empty)
+};
+
+class MessageSink {
+  public:
+	virtual ~MessageSink() = default;
+	virtual void Deliver(const std::vector<InboxMessage> &messages) = 0;
+};
+
+} // namespace chat_outboxd

@@ -1,0 +1,36 @@
+// daemon/src/consumer/stalled_checker.hpp - runs BullMQ's stalled-job check (§8) from the daemon.
+//
+// Without it a queue served only by daemons would keep a crashed consumer's jobs in `active`
+// forever. The `stalled-check` key is shared with real bullmq Workers, so all of them together
+// check at most once per interval. We run slightly after the key's TTL so our own check does not
+// land just before the key expires and get skipped (which would double the period).
+#pragma once
+
+#include <cstdint>
+
+#include "consumer/core/bullmq_calls.hpp"
+#include "base/core/metrics.hpp"
+#include "net/redis_conn.hpp"
+#include "base/uv_timer.hpp"
+
+namespace chat_outboxd {
+
+class StalledChecker {
+  public:
+	StalledChecker(uv_loop_t *loop, RedisConn &cmd, QueueKeys keys, int64_t interval_ms, int64_t max_stalled,
+	               Metrics &metrics);
+	void Start(); // checks now, then every interval
+	void Close();
+
+  private:
+	void Run();
+
+	RedisConn &cmd_;
+	QueueKeys keys_;
+	int64_t interval_ms_, max_stalled_;
+	Metrics &metrics_;
+	UvTimer timer_;
+	bool running_ = false;
+};
+
+} // namespace chat_outboxd

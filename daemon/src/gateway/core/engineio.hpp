@@ -1,0 +1,88 @@
+// daemon/src/gateway/core/engineio.hpp - the Engine.IO protocol 4 codec: packets, polling payloads, the
+// handshake, HTTP error bodies and request classification (see shared/design/socketio-protocol.md).
+//
+// Pure functions over text; the gateway's I/O layer owns sessions and transports.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace chat_outboxd::eio {
+
+enum class PacketType : char {
+	Open = '0',
+	Close = '1',
+	Ping = '2',
+	Pong = '3',
+	Message = '4',
+	Upgrade = '5',
+	Noop = '6',
+};
+
+struct Packet {
+	PacketType type = PacketType::Noop;
+	std::string_view data; // points into the decoded text
+};
+
+// DecodePacket reads one text packet ("4..." etc.). False for an empty packet, an unknown type
+// digit, or a binary ("b...") packet: this gateway never accepts binary.
+bool DecodePacket(std::string_view text, Packet *out);
+
+// SplitPayload splits a polling body on the 0x1E record separator. False when a record is empty
+// (which also rejects an empty body) or when there are more than max_packets records.
+bool SplitPayload(std::string_view body, std::vector<std::string_view> *records, size_t max_packets = 1000);
+
+// AppendRecord adds one packet to a polling body under construction.
+void AppendRecord(std::string *body, std::string_view packet);
+
+// OpenPacket is the handshake: `0{"sid":..,"upgrades":[..],"pingInterval":..,...}`.
+std::string OpenPacket(const std::string &sid, bool offer_websocket, int64_t ping_interval_ms,
+                       int64_t ping_timeout_ms, int64_t max_payload);
+
+// ValidUtf8 is strict RFC 3629 UTF-8: no overlongs, no surrogates, nothing above U+10FFFF.
+bool ValidUtf8(std::string_view s);
+
+// The HTTP-level error codes of the reference server (protocol notes §6.4).
+enum class HttpError {
+	None = -1,
+	TransportUnknown = 0,
+	SessionUnknown = 1,
+	BadHandshakeMethod = 2,
+	BadRequest = 3,
+	Forbidden = 4,
+	UnsupportedProtocol = 5,
+};
+
+// ErrorBody is the JSON body for an HttpError, e.g. {"code":1,"message":"Session ID unknown"}.
+std::string ErrorBody(HttpError e);
+
+// What a request to the Engine.IO path asks for, before any session lookup.
+enum class RequestKind { Handshake, Poll, Send, WebSocketNew, WebSocketUpgrade, Preflight, Invalid };
+
+struct Request {
+	std::string method;    // "GET", "POST", "OPTIONS", ...
+	std::string eio;       // EIO query value ("" if absent)
+	std::string transport; // transport query value
+	std::string sid;       // sid query value ("" if absent)
+	bool websocket = false; // the request asks for a WebSocket upgrade
+};
+
+struct Verdict {
+	RequestKind kind = RequestKind::Invalid;
+	HttpError error = HttpError::None;
+};
+
+// Classify applies the protocol's request rules (EIO version, transport, method, sid).
+Verdict Classify(const Request &req);
+
+// CORS preflight answers (§6.2): the methods polling uses, and the request headers a browser asks
+// to send, echoed back when they form a plain header-name list (anything else gets no allowance).
+constexpr const char *kCorsAllowMethods = "GET, POST, OPTIONS";
+std::string CorsAllowHeaders(std::string_view requested);
+
+// RandomId returns `len` characters of URL-safe base64 alphabet from a CSPRNG.
+std::string RandomId(size_t len);
+
+} // namespace chat_outboxd::eio

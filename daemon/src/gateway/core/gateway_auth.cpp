@@ -1,0 +1,105 @@
+// daemon/src/gateway/core/gateway_auth.cpp - see gateway_auth.hpp.
+#include "gateway/core/gateway_auth.hpp"
+
+#include <algorithm>
+#include <cctype>
+
+#include "gateway/core/jwt.hpp"
+#include "gateway/core/message_json.hpp"
+
+namespace chat_outboxd {
+
+namespace {
+constexpr size_t kMaxRequestedChats = 10000;
+
+void
+SortUnique(std::vector<int64_t> *v)
+{
+	std::sort(v->begin(), v->end());
+	v->erase(std::unique(v->begin(), v->end()), v->end());
+}
+} // namespace
+
+AuthResult
+Authorize(std::string_view token, std::string_view secret, int64_t now,
+          const std::optional<std::vector<int64_t>> &requested)
+{
+	AuthResult r;
+	jwt::Claims claims;
+	if (!jwt::Verify(token, secret, now, &claims, &r.reason)) {
+		r.message = "unauthorized";
+		return r;
+	}
+	r.allowed = claims.chats;
+	r.expires_at = claims.exp;
+	if (!requested) {
+		r.rooms = claims.chats;
+	} else {
+		r.rooms = *requested;
+		SortUnique(&r.rooms);
+		for (int64_t c : r.rooms) {
+			if (!std::binary_search(r.allowed.begin(), r.allowed.end(), c)) {
+				r.message = "forbidden";
+				r.reason = "chat " + std::to_string(c) + " is not in the token";
+				r.rooms.clear();
+				return r;
+			}
+		}
+	}
+	r.ok = true;
+	return r;
+}
+
+bool
+ParseChatList(std::string_view text, std::vector<int64_t> *out)
+{
+	out->clear();
+	if (text.empty())
+		return true;
+	size_t start = 0;
+	for (;;) {
+		size_t comma = text.find(',', start);
+		std::string_view part = text.substr(start, comma == std::string_view::npos ? comma : comma - start);
+		int64_t v = 0;
+		if (!JsonInteger(std::string(part), &v) || out->size() >= kMaxRequestedChats)
+			return false;
+		out->push_back(v);
+		if (comma == std::string_view::npos)
+			return true;
+		start = comma + 1;
+	}
+}
+
+bool
+ChatListFromJson(const nlohmann::json &j, std::vector<int64_t> *out)
+{
+	out->clear();
+	if (!j.is_array() || j.size() > kMaxRequestedChats)
+		return false;
+	for (const auto &e : j) {
+		int64_t v = 0;
+		if (!JsonInteger(e, &v))
+			return false;
+		out->push_back(v);
+	}
+	return true;
+}
+
+std::string
+BearerToken(std::string_view header)
+{
+	constexpr std::string_view kScheme = "bearer ";
+	if (header.size() <= kScheme.size())
+		return "";
+	for (size_t i = 0; i < kScheme.size(); i++)
+		if (std::tolower(static_cast<unsigned char>(header[i])) != kScheme[i])
+			return "";
+	std::string_view rest = header.substr(kScheme.size());
+	while (!rest.empty() && rest.front() == ' ')
+		rest.remove_prefix(1);
+	while (!rest.empty() && (rest.back() == ' ' || rest.back() == '\r'))
+		rest.remove_suffix(1);
+	return std::string(rest);
+}
+
+} // namespace chat_outboxd

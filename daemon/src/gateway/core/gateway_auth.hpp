@@ -1,0 +1,37 @@
+// daemon/src/gateway/core/gateway_auth.hpp - who may see which chats: the token's `chats` claim, narrowed
+// by an optional list the client asks for (auth.chats or ?chats=1,2).
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+namespace chat_outboxd {
+
+struct AuthResult {
+	bool ok = false;
+	std::string message;          // on refusal: "unauthorized" or "forbidden"
+	std::string reason;           // on refusal: what the client did wrong
+	std::vector<int64_t> allowed; // the token's chats (sorted): what join/send may touch
+	std::vector<int64_t> rooms;   // the chats to join now (sorted)
+	int64_t expires_at = 0;       // the token's exp (unix seconds): the connection ends then
+};
+
+// Authorize verifies the token and picks the rooms. A requested chat outside the token refuses the
+// whole connection ("forbidden") rather than silently dropping it, so a client bug shows at once.
+AuthResult Authorize(std::string_view token, std::string_view secret, int64_t now,
+                     const std::optional<std::vector<int64_t>> &requested);
+
+// ParseChatList reads "1,2,3" (from ?chats=); false on anything but comma-separated integers.
+bool ParseChatList(std::string_view text, std::vector<int64_t> *out);
+// ChatListFromJson reads [1,2,3] (integers or digit strings) from auth.chats.
+bool ChatListFromJson(const nlohmann::json &j, std::vector<int64_t> *out);
+
+// BearerToken extracts the token from an "Authorization: Bearer <token>" value ("" if not bearer).
+std::string BearerToken(std::string_view header);
+
+} // namespace chat_outboxd

@@ -1,0 +1,40 @@
+// daemon/src/gateway/gateway.hpp - the client gateway: Socket.IO (Engine.IO v4: polling + WebSocket),
+// a plain JSON WebSocket endpoint (/ws), /healthz and /metrics, all on one libwebsockets
+// context running on the daemon's libuv loop.
+#pragma once
+
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include <uv.h>
+
+#include "base/core/config.hpp"
+#include "base/core/metrics.hpp"
+#include "consumer/delivery.hpp"
+#include "net/pg_client.hpp"
+
+namespace chat_outboxd {
+
+class Gateway : public MessageSink {
+  public:
+	// pg is the gateway's own connection, used for catch-up reads and client sends.
+	Gateway(uv_loop_t *loop, const Config &cfg, PgClient &pg, Metrics &metrics);
+	~Gateway() override;
+
+	// Start binds cfg.listen; false with *error when the address cannot be used.
+	bool Start(std::string *error);
+	// Deliver pushes committed, new inbox messages (in seq order) to rooms chat:<chat_id>.
+	void Deliver(const std::vector<InboxMessage> &messages) override;
+	// Shutdown closes every client cleanly (transport close, so clients reconnect elsewhere),
+	// then the listener, and calls done when the lws context is gone.
+	void Shutdown(std::function<void()> done);
+	size_t ClientCount() const;
+
+  private:
+	struct Impl;
+	std::unique_ptr<Impl> impl_;
+};
+
+} // namespace chat_outboxd

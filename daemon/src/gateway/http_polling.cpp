@@ -1,0 +1,174 @@
+// daemon/src/gateway/http_polling.cpp - Engine.IO HTTP long-polling: the handshake GET, held GETs that
+// carry server packets (joined by 0x1E), POSTs that carry client packets, and the §6.4 errors.
+#include "gateway/core/engineio.hpp"
+#include "base/log.hpp"
+#include "gateway/gateway_impl.hpp"
+
+namespace chat_outboxd {
+
+namespace {
+constexpr const char *kText = "text/plain; charset=UTF-8";
+constexpr const char *kJson = "application/json";
+} // namespace
+
+int
+Gateway::Impl::OnPolling(struct lws *wsi, Conn *c, const QueryArgs &q)
+{
+	std::string method = lws_hdr_total_length(wsi, WSI_TOKEN_GET_URI)       ? "GET"
+	                     : lws_hdr_total_length(wsi, WSI_TOKEN_POST_URI)    ? "POST"
+	                     : lws_hdr_total_length(wsi, WSI_TOKEN_OPTIONS_URI) ? "OPTIONS"
+	                                                                        : "OTHER";
+	eio::Verdict v = eio::Classify({method, q.Get("EIO"), q.Get("transport"), q.Get("sid"), false});
+	if (v.kind == eio::RequestKind::Preflight) {
+		Respond(wsi, c, 204, kText, "");
+		return 0;
+	}
+	if (v.kind == eio::RequestKind::Invalid) {
+		Respond(wsi, c, v.error == eio::HttpError::Forbidden ? 403 : 400, kJson, eio::ErrorBody(v.error));
+		return 0;
+	}
+	if (v.kind == eio::RequestKind::Handshake) {
+		auto s = NewSession(false);
+		s->query_token = q.Get("token");
+		c->session = nullptr;
+		Respond(wsi, c, 200, kText, eio::OpenPacket(s->sid, true, cfg.ping_interval, cfg.ping_timeout, cfg.max_payload));
+		StartHeartbeat(*s);
+		return 0;
+	}
+	auto it = sessions.find(q.Get("sid"));
+	if (it == sessions.end() || it->second->closed) {
+		Respond(wsi, c, 400, kJson, eio::ErrorBody(eio::HttpError::SessionUnknown));
+		return 0;
+	}
+	std::shared_ptr<Session> s = it->second;
+	if (s->websocket) { // upgraded: polling on this sid is over
+		Respond(wsi, c, 400, kJson, eio::ErrorBody(eio::HttpError::BadRequest));
+		return 0;
+	}
+	if (v.kind == eio::RequestKind::Poll) {
+		if (s->held_get) {
+			// Overlapping GETs are fatal to the session (reference behaviour).
+			Respond(wsi, c, 400, kJson, eio::ErrorBody(eio::HttpError::BadRequest));
+			CloseClient(*s, LWS_CLOSE_STATUS_POLICY_VIOLATION, "overlapping polling GET");
+			return 0;
+		}
+		c->role = Conn::Role::PollGet;
+		c->session = s;
+		s->held_get = wsi;
+		// Held until there is something to send; the ping guarantees that within pingInterval.
+		lws_set_timeout(wsi, NO_PENDING_TIMEOUT, 0);
+		if (!s->out.Empty() || s->upgrading || s->close_due)
+			lws_callback_on_writable(wsi);
+		return 0;
+	}
+	// POST
+	if (s->post_busy) {
+		Respond(wsi, c, 400, kJson, eio::ErrorBody(eio::HttpError::BadRequest));
+		CloseClient(*s, LWS_CLOSE_STATUS_POLICY_VIOLATION, "overlapping polling POST");
+		return 0;
+	}
+	s->post_busy = true;
+	c->role = Conn::Role::PollPost;
+	c->session = s;
+	c->rx.clear();
+	c->rx_too_big = false;
+	return 0;
+}
+
+int
+Gateway::Impl::OnPollBody(struct lws *, Conn *c, const void *in, size_t len)
+{
+	if (c->role != Conn::Role::PollPost || c->rx_too_big)
+		return 0;
+	if (c->rx.size() + len > static_cast<size_t>(cfg.max_payload)) {
+		c->rx_too_big = true;
+		c->rx.clear();
+		c->rx.shrink_to_fit();
+		return 0;
+	}
+	c->rx.append(static_cast<const char *>(in), len);
+	return 0;
+}
+
+int
+Gateway::Impl::OnPollBodyDone(struct lws *wsi, Conn *c)
+{
+	if (c->role != Conn::Role::PollPost) {
+		if (!c->response_ready)
+			Respond(wsi, c, 404, kText, "not found\n");
+		return 0;
+	}
+	std::shared_ptr<Session> s = c->session;
+	c->session = nullptr;
+	std::string body = std::move(c->rx);
+	c->rx.clear();
+	if (!s || s->closed) {
+		Respond(wsi, c, 400, kJson, eio::ErrorBody(eio::HttpError::SessionUnknown));
+		return 0;
+	}
+	s->post_busy = false;
+	if (c->rx_too_big) {
+		Respond(wsi, c, 413, kJson, eio::ErrorBody(eio::HttpError::BadRequest));
+		Reject(*s, "polling body over --max-payload", LWS_CLOSE_STATUS_MESSAGE_TOO_LARGE);
+		return 0;
+	}
+	std::vector<std::string_view> packets;
+	if (!eio::ValidUtf8(body) || !eio::SplitPayload(body, &packets)) {
+		Respond(wsi, c, 400, kJson, eio::ErrorBody(eio::HttpError::BadRequest));
+		Reject(*s, "malformed polling body", LWS_CLOSE_STATUS_POLICY_VIOLATION);
+		return 0;
+	}
+	for (std::string_view p : packets) {
+		if (!HandleEngineText(s, p, false)) {
+			Respond(wsi, c, 400, kJson, eio::ErrorBody(eio::HttpError::BadRequest));
+			Reject(*s, "malformed packet", LWS_CLOSE_STATUS_POLICY_VIOLATION);
+			return 0;
+		}
+		if (s->closed)
+			break;
+	}
+	Respond(wsi, c, 200, "text/html", "ok");
+	return 0;
+}
+
+int
+Gateway::Impl::WritePollResponse(struct lws *wsi, Conn *c)
+{
+	std::shared_ptr<Session> s = c->session;
+	if (!s)
+		return -1;
+	std::string body;
+	if (s->close_due || s->closed) {
+		body = "1"; // server-side close, as the reference answers the held GET
+	} else if (!s->out.Empty()) {
+		while (!s->out.Empty())
+			eio::AppendRecord(&body, s->out.Pop()->Text());
+	} else if (s->upgrading) {
+		body = "6"; // release the GET so the client can finish the upgrade
+	} else {
+		return 0; // spurious wake-up: keep holding
+	}
+	s->held_get = nullptr;
+	c->session = nullptr;
+	c->role = Conn::Role::Http;
+	bool finish = s->close_due && !s->closed;
+	int rc = WriteHttp(wsi, 200, kText, body);
+	if (finish)
+		DropClient(*s);
+	return rc;
+}
+
+void
+Gateway::Impl::OnHttpClosed(struct lws *wsi, Conn *c)
+{
+	if (c->session) {
+		if (c->session->held_get == wsi)
+			c->session->held_get = nullptr;
+		if (c->role == Conn::Role::PollPost)
+			c->session->post_busy = false;
+		c->session = nullptr;
+	}
+	c->role = Conn::Role::Http;
+}
+
+} // namespace chat_outboxd

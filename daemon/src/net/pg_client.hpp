@@ -1,0 +1,57 @@
+// daemon/src/net/pg_client.hpp - one non-blocking libpq connection on the libuv loop.
+//
+// Queries are queued and sent one at a time in order (text parameters and results); the
+// callback runs on the loop. On a lost connection every queued query fails with
+// `connection_lost = true`, and the client reconnects with backoff, logging the state change once.
+// Callers decide what to retry: nothing is retried behind their back, so nothing is done twice.
+#pragma once
+
+#include <functional>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <uv.h>
+
+namespace chat_outboxd {
+
+struct PgResult {
+	bool ok = false;
+	bool connection_lost = false; // the query may or may not have run
+	std::string error;            // primary message
+	std::string sqlstate;         // e.g. "23505"
+	std::string detail, hint;
+	std::vector<std::string> columns;
+	std::vector<std::vector<std::optional<std::string>>> rows; // NULL = nullopt
+};
+
+using PgParams = std::vector<std::optional<std::string>>;
+
+class PgClient {
+  public:
+	using Callback = std::function<void(PgResult &&)>;
+
+	// name appears in logs and as application_name.
+	PgClient(uv_loop_t *loop, std::string conninfo, std::string name);
+	~PgClient();
+	PgClient(const PgClient &) = delete;
+	PgClient &operator=(const PgClient &) = delete;
+
+	void Start();
+	void Query(std::string sql, PgParams params, Callback cb);
+	// QueryPrepared runs sql as the named prepared statement, preparing it on this connection's
+	// first use (again after a reconnect): a statement on the hot path is planned once, not per call.
+	void QueryPrepared(std::string statement, std::string sql, PgParams params, Callback cb);
+	bool Connected() const;
+	// on_state is called with true when a connection is established and false when it is lost.
+	void OnStateChange(std::function<void(bool)> on_state);
+	// Close fails queued queries, closes the socket and calls done once the uv handles are closed.
+	void Close(std::function<void()> done);
+
+  private:
+	struct Impl;
+	std::unique_ptr<Impl> impl_;
+};
+
+} // namespace chat_outboxd

@@ -1,0 +1,543 @@
+// daemon/src/net/redis_conn.cpp - see redis_conn.hpp.
+//
+// For developers: hiredis' own libuv adapter (0.14) ignores a uv_poll error status, and libuv
+// reports a refused or reset socket exactly that way (status < 0, poll stopped), so hiredis would
+// never learn the connect failed and the connection would hang until our deadline. The small
+// adapter below hands such an event to hiredis as readable + writable; hiredis then reads the
+// socket error itself and runs the usual connect/disconnect callbacks.
+#include "net/redis_conn.hpp"
+
+#include <list>
+
+#include <hiredis/async.h>
+#include <hiredis/hiredis.h>
+
+#include "backoff.hpp"
+
+namespace chat_outboxd {
+
+namespace {
+
+uint64_t
+NowMs(uv_loop_t *loop)
+{
+	return uv_now(loop);
+}
+
+RedisValue
+Convert(const redisReply *r)
+{
+	RedisValue v;
+	switch (r->type) {
+	case REDIS_REPLY_INTEGER:
+		v.type = RedisValue::Type::Integer;
+		v.integer = r->integer;
+		break;
+	case REDIS_REPLY_STRING:
+		v.type = RedisValue::Type::String;
+		v.str.assign(r->str, r->len);
+		break;
+	case REDIS_REPLY_STATUS:
+		v.type = RedisValue::Type::Status;
+		v.str.assign(r->str, r->len);
+		break;
+	case REDIS_REPLY_ERROR:
+		v.type = RedisValue::Type::Error;
+		v.str.assign(r->str, r->len);
+		break;
+	case REDIS_REPLY_ARRAY:
+		v.type = RedisValue::Type::Array;
+		v.elements.reserve(r->elements);
+		for (size_t i = 0; i < r->elements; i++)
+			v.elements.push_back(Convert(r->element[i]));
+		break;
+	default:
+		break;
+	}
+	return v;
+}
+
+// --- the libuv adapter (see the file comment) ------------------------------------------------
+
+struct UvEvents {
+	redisAsyncContext *ac;
+	uv_poll_t poll;
+	int events;
+};
+
+void
+UvOnPoll(uv_poll_t *h, int status, int events) noexcept
+{
+	auto *p = static_cast<UvEvents *>(h->data);
+	if (status < 0)
+		events = UV_READABLE | UV_WRITABLE;
+	if (p->ac && (events & UV_READABLE))
+		redisAsyncHandleRead(p->ac);
+	if (p->ac && (events & UV_WRITABLE))
+		redisAsyncHandleWrite(p->ac);
+}
+
+void
+UvUpdate(UvEvents *p)
+{
+	if (p->events)
+		uv_poll_start(&p->poll, p->events, UvOnPoll);
+	else
+		uv_poll_stop(&p->poll);
+}
+
+void
+UvAddRead(void *d)
+{
+	auto *p = static_cast<UvEvents *>(d);
+	p->events |= UV_READABLE;
+	UvUpdate(p);
+}
+
+void
+UvDelRead(void *d)
+{
+	auto *p = static_cast<UvEvents *>(d);
+	p->events &= ~UV_READABLE;
+	UvUpdate(p);
+}
+
+void
+UvAddWrite(void *d)
+{
+	auto *p = static_cast<UvEvents *>(d);
+	p->events |= UV_WRITABLE;
+	UvUpdate(p);
+}
+
+void
+UvDelWrite(void *d)
+{
+	auto *p = static_cast<UvEvents *>(d);
+	p->events &= ~UV_WRITABLE;
+	UvUpdate(p);
+}
+
+void
+UvCleanup(void *d)
+{
+	auto *p = static_cast<UvEvents *>(d);
+	p->ac = nullptr;
+	uv_close(reinterpret_cast<uv_handle_t *>(&p->poll),
+	         [](uv_handle_t *h) noexcept { delete static_cast<UvEvents *>(h->data); });
+}
+
+bool
+UvAttach(redisAsyncContext *ac, uv_loop_t *loop)
+{
+	auto *p = new UvEvents{ac, {}, 0};
+	if (uv_poll_init(loop, &p->poll, ac->c.fd) != 0) {
+		delete p;
+		return false;
+	}
+	p->poll.data = p;
+	ac->ev.data = p;
+	ac->ev.addRead = UvAddRead;
+	ac->ev.delRead = UvDelRead;
+	ac->ev.addWrite = UvAddWrite;
+	ac->ev.delWrite = UvDelWrite;
+	ac->ev.cleanup = UvCleanup;
+	return true;
+}
+
+} // namespace
+
+struct RedisConn::Impl {
+	struct Call {
+		Impl *owner;
+		RedisConn::ReplyCb cb;
+		uint64_t deadline;
+		std::list<Call *>::iterator it;
+	};
+
+	uv_loop_t *loop;
+	chat_outbox::RedisUrl url;
+	std::string role, client_name;
+	int64_t timeout_ms;
+	StateLog *state_log;
+	redisAsyncContext *ac = nullptr;
+	bool ready = false, closing = false, started = false;
+	uint64_t connect_deadline = 0;
+	int64_t client_id = 0;
+	std::string drop_reason;
+	chat_outbox::Backoff backoff{50, 5000};
+	uv_timer_t retry_timer, watchdog, defer_timer;
+	int open_handles = 3;
+	std::list<Call *> pending;
+	std::list<std::pair<RedisConn::ReplyCb, std::string>> deferred; // failures delivered on the next tick
+	std::vector<std::function<void()>> on_ready; // every listener, in the order they were added
+	std::function<void()> on_down, close_done;
+
+	Impl(uv_loop_t *l, chat_outbox::RedisUrl u, std::string r, std::string n, int64_t t, StateLog *s)
+	    : loop(l), url(std::move(u)), role(std::move(r)), client_name(std::move(n)), timeout_ms(t), state_log(s)
+	{
+	}
+
+	template <typename F>
+	void Guard(const char *where, F &&f) noexcept
+	{
+		try {
+			f();
+		} catch (const std::exception &e) {
+			Log(Level::Warning, "%s: exception in %s: %s", role.c_str(), where, e.what());
+		} catch (...) {
+			Log(Level::Warning, "%s: unknown exception in %s", role.c_str(), where);
+		}
+	}
+
+	void Connect()
+	{
+		redisAsyncContext *c = url.unix_socket.empty() ? redisAsyncConnect(url.host.c_str(), url.port)
+		                                               : redisAsyncConnectUnix(url.unix_socket.c_str());
+		if (!c) {
+			Gone("out of memory");
+			return;
+		}
+		if (c->err) {
+			std::string why = c->errstr;
+			redisAsyncFree(c);
+			ScheduleRetry(why);
+			return;
+		}
+		c->data = this;
+		if (!UvAttach(c, loop)) {
+			redisAsyncFree(c);
+			ScheduleRetry("cannot watch the socket");
+			return;
+		}
+		redisAsyncSetConnectCallback(c, OnConnect);
+		redisAsyncSetDisconnectCallback(c, OnDisconnect);
+		ac = c;
+		connect_deadline = NowMs(loop) + static_cast<uint64_t>(timeout_ms);
+	}
+
+	static void OnConnect(const redisAsyncContext *c, int status) noexcept
+	{
+		auto *self = static_cast<Impl *>(c->data);
+		self->Guard("connect", [&] {
+			if (self->ac != c)
+				return;
+			if (status != REDIS_OK) {
+				self->ac = nullptr; // hiredis frees a context whose connect failed
+				self->Gone(c->errstr);
+				return;
+			}
+			self->connect_deadline = 0;
+			self->Handshake();
+		});
+	}
+
+	static void OnDisconnect(const redisAsyncContext *c, int status) noexcept
+	{
+		auto *self = static_cast<Impl *>(c->data);
+		self->Guard("disconnect", [&] {
+			if (self->ac != c)
+				return;
+			self->ac = nullptr;
+			self->Gone(status == REDIS_OK ? (self->drop_reason.empty() ? "closed" : self->drop_reason)
+			                              : std::string(c->errstr));
+		});
+	}
+
+	// Gone records a lost connection (the context is already gone or going) and plans a retry.
+	void Gone(const std::string &why)
+	{
+		bool was_ready = ready;
+		ready = false;
+		ac = nullptr;
+		connect_deadline = 0;
+		if (closing)
+			return;
+		if (was_ready && on_down)
+			on_down();
+		ScheduleRetry(why);
+	}
+
+	void ScheduleRetry(const std::string &why)
+	{
+		if (closing)
+			return;
+		if (state_log)
+			state_log->Down(why);
+		else if (backoff.Failures() == 0)
+			Log(Level::Verbose, "%s: %s (reconnecting)", role.c_str(), why.c_str());
+		uv_timer_start(&retry_timer, OnRetry, static_cast<uint64_t>(backoff.Next()), 0);
+	}
+
+	static void OnRetry(uv_timer_t *t) noexcept
+	{
+		auto *self = static_cast<Impl *>(t->data);
+		self->Guard("reconnect", [&] {
+			if (!self->ac && !self->closing)
+				self->Connect();
+		});
+	}
+
+	// Handshake pipelines AUTH, SELECT, CLIENT SETNAME and CLIENT ID; the last reply makes us ready.
+	void Handshake()
+	{
+		std::vector<std::vector<std::string>> cmds;
+		if (!url.password.empty()) {
+			if (url.username.empty())
+				cmds.push_back({"AUTH", url.password});
+			else
+				cmds.push_back({"AUTH", url.username, url.password});
+		}
+		if (url.db != 0)
+			cmds.push_back({"SELECT", std::to_string(url.db)});
+		cmds.push_back({"CLIENT", "SETNAME", client_name});
+		cmds.push_back({"CLIENT", "ID"});
+		auto failed = std::make_shared<bool>(false);
+		for (size_t i = 0; i < cmds.size(); i++) {
+			bool last = i + 1 == cmds.size();
+			std::string what = cmds[i][0] == "CLIENT" ? "CLIENT " + cmds[i][1] : cmds[i][0];
+			Send(cmds[i],
+			     [this, last, what, failed](const RedisValue *r, const std::string &err) {
+				     if (*failed)
+					     return;
+				     if (!r || r->IsError()) {
+					     *failed = true;
+					     std::string why = what + " failed: " + (r ? r->str : err);
+					     Log(Level::Debug, "%s: %s", role.c_str(), why.c_str());
+					     if (r)
+						     DropContext(why);
+					     return;
+				     }
+				     if (!last)
+					     return;
+				     client_id = r->integer;
+				     ready = true;
+				     backoff.Reset();
+				     if (state_log)
+					     state_log->Up();
+				     else
+					     Log(Level::Verbose, "%s: connected", role.c_str());
+				     for (auto &cb : on_ready)
+					     cb();
+			     },
+			     timeout_ms);
+		}
+	}
+
+	// Send queues a command on the live context, bypassing the ready check (used by the handshake).
+	void Send(const std::vector<std::string> &argv, RedisConn::ReplyCb cb, int64_t timeout)
+	{
+		if (!ac) {
+			Defer(std::move(cb), "not connected");
+			return;
+		}
+		std::vector<const char *> args;
+		std::vector<size_t> lens;
+		for (const auto &a : argv) {
+			args.push_back(a.data());
+			lens.push_back(a.size());
+		}
+		auto *call = new Call{this, std::move(cb), NowMs(loop) + static_cast<uint64_t>(timeout), {}};
+		pending.push_back(call);
+		call->it = std::prev(pending.end());
+		if (redisAsyncCommandArgv(ac, OnReply, call, static_cast<int>(args.size()), args.data(), lens.data()) !=
+		    REDIS_OK) {
+			pending.erase(call->it);
+			Defer(std::move(call->cb), "command not accepted (connection closing)");
+			delete call;
+		}
+	}
+
+	static void OnReply(redisAsyncContext *, void *r, void *privdata) noexcept
+	{
+		auto *call = static_cast<Call *>(privdata);
+		Impl *self = call->owner;
+		self->pending.erase(call->it);
+		std::unique_ptr<Call> own(call);
+		self->Guard("reply", [&] {
+			if (!r) {
+				self->ready = false; // the context is going away: new commands must not reach it
+				std::string why = self->drop_reason.empty() ? "connection lost" : self->drop_reason;
+				if (call->cb)
+					call->cb(nullptr, why);
+				return;
+			}
+			RedisValue v = Convert(static_cast<redisReply *>(r));
+			if (call->cb)
+				call->cb(&v, "");
+		});
+	}
+
+	void Defer(RedisConn::ReplyCb cb, std::string why)
+	{
+		if (closing) {
+			// Close already flushed the deferred list; answer right away rather than never.
+			if (cb)
+				cb(nullptr, why);
+			return;
+		}
+		deferred.emplace_back(std::move(cb), std::move(why));
+		uv_timer_start(&defer_timer, OnDefer, 0, 0);
+	}
+
+	static void OnDefer(uv_timer_t *t) noexcept
+	{
+		auto *self = static_cast<Impl *>(t->data);
+		self->Guard("deferred failure", [&] {
+			auto list = std::move(self->deferred);
+			self->deferred.clear();
+			for (auto &d : list)
+				if (d.first)
+					d.first(nullptr, d.second);
+		});
+	}
+
+	static void OnWatchdog(uv_timer_t *t) noexcept
+	{
+		auto *self = static_cast<Impl *>(t->data);
+		self->Guard("watchdog", [&] {
+			uint64_t now = NowMs(self->loop);
+			if (self->ac && self->connect_deadline && now > self->connect_deadline) {
+				self->DropContext("connect timed out");
+				return;
+			}
+			for (Call *c : self->pending)
+				if (now > c->deadline) {
+					self->DropContext("command timed out");
+					return;
+				}
+		});
+	}
+
+	// DropContext frees the live context: pending callbacks get nullptr, then Gone plans a retry.
+	void DropContext(const std::string &why)
+	{
+		if (!ac)
+			return;
+		drop_reason = why;
+		redisAsyncContext *c = ac;
+		redisAsyncFree(c); // runs OnDisconnect if it was connected (then ac is already null)
+		if (ac == c) {
+			ac = nullptr;
+			Gone(why);
+		}
+		drop_reason.clear();
+	}
+
+	static void OnHandleClosed(uv_handle_t *h) noexcept
+	{
+		auto *self = static_cast<Impl *>(h->data);
+		if (--self->open_handles == 0 && self->close_done) {
+			auto done = std::move(self->close_done);
+			done();
+		}
+	}
+};
+
+RedisConn::RedisConn(uv_loop_t *loop, chat_outbox::RedisUrl url, std::string role, std::string client_name,
+                     int64_t timeout_ms, StateLog *state_log)
+    : impl_(std::make_unique<Impl>(loop, std::move(url), std::move(role), std::move(client_name), timeout_ms,
+                                   state_log))
+{
+	for (uv_timer_t *t : {&impl_->retry_timer, &impl_->watchdog, &impl_->defer_timer}) {
+		uv_timer_init(loop, t);
+		t->data = impl_.get();
+	}
+}
+
+RedisConn::~RedisConn() = default;
+
+void
+RedisConn::Start()
+{
+	if (impl_->started)
+		return;
+	impl_->started = true;
+	uv_timer_start(&impl_->watchdog, Impl::OnWatchdog, 100, 100);
+	impl_->Connect();
+}
+
+bool
+RedisConn::Ready() const
+{
+	return impl_->ready;
+}
+
+void
+RedisConn::OnReady(std::function<void()> on_ready)
+{
+	impl_->on_ready.push_back(std::move(on_ready));
+}
+
+void
+RedisConn::OnDown(std::function<void()> on_down)
+{
+	impl_->on_down = std::move(on_down);
+}
+
+int64_t
+RedisConn::ClientId() const
+{
+	return impl_->client_id;
+}
+
+void
+RedisConn::Command(std::vector<std::string> argv, ReplyCb cb, int64_t timeout_ms)
+{
+	if (!impl_->ready) {
+		impl_->Defer(std::move(cb), "not connected to redis");
+		return;
+	}
+	impl_->Send(argv, std::move(cb), timeout_ms > 0 ? timeout_ms : impl_->timeout_ms);
+}
+
+void
+RedisConn::Eval(const ScriptCall &call, ReplyCb cb, int64_t timeout_ms)
+{
+	auto argv = [&call](const std::string &verb, const std::string &body) {
+		std::vector<std::string> a{verb, body, std::to_string(call.keys.size())};
+		a.insert(a.end(), call.keys.begin(), call.keys.end());
+		a.insert(a.end(), call.args.begin(), call.args.end());
+		return a;
+	};
+	auto fallback = std::make_shared<std::vector<std::string>>(argv("EVAL", call.script->source));
+	Command(argv("EVALSHA", call.script->sha1),
+	        [this, fallback, cb = std::move(cb)](const RedisValue *r, const std::string &err) {
+		        if (r && r->IsError() && r->str.rfind("NOSCRIPT", 0) == 0) {
+			        Command(std::move(*fallback), cb);
+			        return;
+		        }
+		        cb(r, err);
+	        },
+	        timeout_ms);
+}
+
+void
+RedisConn::Drop(const std::string &why)
+{
+	impl_->DropContext(why);
+}
+
+void
+RedisConn::Close(std::function<void()> done)
+{
+	Impl *d = impl_.get();
+	if (d->closing)
+		return;
+	d->closing = true;
+	d->close_done = std::move(done);
+	d->ready = false;
+	if (d->ac) {
+		d->drop_reason = "closing";
+		redisAsyncContext *c = d->ac;
+		d->ac = nullptr;
+		redisAsyncFree(c);
+	}
+	Impl::OnDefer(&d->defer_timer);
+	for (uv_timer_t *t : {&d->retry_timer, &d->watchdog, &d->defer_timer}) {
+		uv_timer_stop(t);
+		uv_close(reinterpret_cast<uv_handle_t *>(t), Impl::OnHandleClosed);
+	}
+}
+
+} // namespace chat_outboxd

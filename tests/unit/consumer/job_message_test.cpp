@@ -1,0 +1,72 @@
+// tests/unit/consumer/job_message_test.cpp - which job data is a chat message, and the poison reasons.
+#include <gtest/gtest.h>
+
+#include "consumer/core/job_message.hpp"
+
+using namespace chat_outboxd;
+
+namespace {
+
+std::string
+Reason(const std::string &data)
+{
+	std::string reason;
+	EXPECT_FALSE(ParseMessage(data, &reason)) << data;
+	return reason;
+}
+
+const char kId[] = "0b6f6c1e-4a8f-4c63-9d35-2f7e1c8b9a10";
+
+} // namespace
+
+TEST(BullmqMessage, Accepts)
+{
+	std::string reason;
+	auto m = ParseMessage(std::string(R"({"id":")") + kId + R"(","chat_id":42,"body":"hi","extra":1})", &reason);
+	ASSERT_TRUE(m) << reason;
+	EXPECT_EQ(m->id, kId);
+	EXPECT_EQ(m->chat_id, 42);
+	EXPECT_EQ(m->body, "hi");
+	EXPECT_FALSE(m->created_at);
+	m = ParseMessage(std::string(R"({"id":")") + kId +
+	                     R"(","chat_id":"-9223372036854775808","body":"","created_at":"2026-11-30T00:01:02.345678+00:00"})",
+	                 &reason);
+	ASSERT_TRUE(m) << reason;
+	EXPECT_EQ(m->chat_id, INT64_MIN);
+	EXPECT_EQ(*m->created_at, "2026-11-30T00:01:02.345678+00:00");
+}
+
+TEST(BullmqMessage, UuidIsLowerCased)
+{
+	std::string reason;
+	auto m = ParseMessage(R"({"id":"0B6F6C1E-4A8F-4C63-9D35-2F7E1C8B9A10","chat_id":1,"body":"x"})", &reason);
+	ASSERT_TRUE(m);
+	EXPECT_EQ(m->id, kId);
+}
+
+TEST(BullmqMessage, PoisonReasons)
+{
+	std::string id = std::string("\"id\":\"") + kId + "\"";
+	EXPECT_EQ(Reason("not json"), "invalid message: data is not valid JSON");
+	EXPECT_EQ(Reason("[1]"), "invalid message: data is not a JSON object");
+	EXPECT_EQ(Reason(R"({"chat_id":1,"body":"x"})"), "invalid message: id missing");
+	EXPECT_EQ(Reason(R"({"id":42,"chat_id":1,"body":"x"})"), "invalid message: id is not a uuid string");
+	EXPECT_EQ(Reason("{" + id + R"(,"body":"x"})"), "invalid message: chat_id missing");
+	EXPECT_EQ(Reason("{" + id + R"(,"chat_id":1.5,"body":"x"})"), "invalid message: chat_id is not an integer");
+	EXPECT_EQ(Reason("{" + id + R"(,"chat_id":"12a","body":"x"})"), "invalid message: chat_id is not an integer");
+	EXPECT_EQ(Reason("{" + id + R"(,"chat_id":"99999999999999999999","body":"x"})"),
+	          "invalid message: chat_id is not an integer");
+	EXPECT_EQ(Reason("{" + id + R"(,"chat_id":18446744073709551615,"body":"x"})"), "invalid message: chat_id out of range");
+	EXPECT_EQ(Reason("{" + id + R"(,"chat_id":1})"), "invalid message: body missing");
+	EXPECT_EQ(Reason("{" + id + R"(,"chat_id":1,"body":5})"), "invalid message: body is not a string");
+	EXPECT_EQ(Reason("{" + id + R"(,"chat_id":1,"body":"a\u0000b"})"), "invalid message: body contains a NUL character");
+}
+
+TEST(BullmqMessage, MalformedTimestampIsDropped)
+{
+	std::string reason;
+	auto m = ParseMessage(std::string(R"({"id":")") + kId + R"(","chat_id":1,"body":"x","created_at":"2026-13-01"})",
+	                      &reason);
+	ASSERT_TRUE(m);
+	EXPECT_FALSE(m->created_at);
+}

@@ -1,0 +1,143 @@
+// tests/unit/gateway/gateway_codecs_test.cpp - message encodings, the plain /ws protocol, seq gating, rooms.
+#include <gtest/gtest.h>
+
+#include <string>
+
+#include "gateway/core/gateway_auth.hpp"
+#include "gateway/core/jwt.hpp"
+#include "gateway/core/message_json.hpp"
+#include "gateway/core/plain_ws_protocol.hpp"
+#include "gateway/core/rooms.hpp"
+#include "gateway/core/seq_gate.hpp"
+
+using namespace chat_outboxd;
+
+TEST(MessageJson, EncodesBothProtocolsWithTheOffset)
+{
+	InboxMessage m{17, "0b6d7e3a-0000-4000-8000-000000000001", 42, "hi \"there\"", "2024-01-02T03:04:05.6+00:00"};
+	EXPECT_EQ(SocketIoMessageEvent(m),
+	          "42[\"message\",{\"body\":\"hi \\\"there\\\"\",\"chat_id\":42,\"created_at\":\"2024-01-02T03:04:05.6+00:00\","
+	          "\"id\":\"0b6d7e3a-0000-4000-8000-000000000001\",\"seq\":17},\"17\"]");
+	m.created_at.clear();
+	EXPECT_EQ(PlainMessageFrame(m), "{\"message\":{\"body\":\"hi \\\"there\\\"\",\"chat_id\":42,\"created_at\":null,"
+	                                "\"id\":\"0b6d7e3a-0000-4000-8000-000000000001\",\"seq\":17},\"type\":\"message\"}");
+	m.body = "bad \xff utf8";
+	EXPECT_NO_THROW(PlainMessageFrame(m));
+}
+
+TEST(MessageJson, ReadsIntegersFromNumbersAndDigitStrings)
+{
+	int64_t v = 0;
+	EXPECT_TRUE(JsonInteger(5, &v));
+	EXPECT_EQ(v, 5);
+	EXPECT_TRUE(JsonInteger("123", &v));
+	EXPECT_EQ(v, 123);
+	EXPECT_FALSE(JsonInteger("12a", &v));
+	EXPECT_FALSE(JsonInteger("", &v));
+	EXPECT_FALSE(JsonInteger("99999999999999999999", &v));
+	EXPECT_FALSE(JsonInteger(1.5, &v));
+	EXPECT_FALSE(JsonInteger(nullptr, &v));
+}
+
+TEST(PlainWs, DecodesClientFrames)
+{
+	plainws::ClientFrame f;
+	std::string err;
+	ASSERT_TRUE(plainws::DecodeClientFrame(R"({"type":"send","ref":"a1","chat_id":42,"body":"hello"})", &f, &err));
+	EXPECT_EQ(f.type, plainws::FrameType::Send);
+	EXPECT_EQ(f.ref, "a1");
+	EXPECT_EQ(f.chat_id, 42);
+	EXPECT_EQ(f.body, "hello");
+	ASSERT_TRUE(plainws::DecodeClientFrame(R"({"type":"join","ref":3,"chat_id":"7"})", &f, &err));
+	EXPECT_EQ(f.type, plainws::FrameType::Join);
+	EXPECT_EQ(f.chat_id, 7);
+	ASSERT_TRUE(plainws::DecodeClientFrame(R"({"type":"ping"})", &f, &err));
+	EXPECT_TRUE(f.ref.is_null());
+
+	EXPECT_FALSE(plainws::DecodeClientFrame("not json", &f, &err));
+	EXPECT_FALSE(plainws::DecodeClientFrame("[1]", &f, &err));
+	EXPECT_FALSE(plainws::DecodeClientFrame(R"({"type":"nuke"})", &f, &err));
+	EXPECT_FALSE(plainws::DecodeClientFrame(R"({"type":"send","chat_id":1})", &f, &err));
+	EXPECT_FALSE(plainws::DecodeClientFrame(R"({"type":"join","chat_id":[1]})", &f, &err));
+	EXPECT_FALSE(plainws::DecodeClientFrame(R"({"type":"ping","ref":{}})", &f, &err));
+}
+
+TEST(PlainWs, EncodesAcksAndErrors)
+{
+	EXPECT_EQ(plainws::AckFrame("r", {{"ok", true}}), R"({"ok":true,"ref":"r","type":"ack"})");
+	EXPECT_EQ(plainws::ErrorFrame(1, {{"message", "forbidden"}}),
+	          R"({"error":{"message":"forbidden"},"ref":1,"type":"error"})");
+}
+
+TEST(SeqGate, DropsDuplicatesAndHoldsLiveDuringReplay)
+{
+	SeqGate<int> gate(10);
+	EXPECT_FALSE(gate.Live(9, 9));
+	EXPECT_FALSE(gate.Live(10, 10));
+	EXPECT_TRUE(gate.Live(11, 11));
+	gate.BeginReplay();
+	EXPECT_FALSE(gate.Live(14, 14)); // held
+	EXPECT_FALSE(gate.Live(15, 15)); // held
+	// the replay query returns 12..14: 14 is both replayed and live
+	EXPECT_TRUE(gate.Take(12));
+	EXPECT_TRUE(gate.Take(13));
+	EXPECT_TRUE(gate.Take(14));
+	EXPECT_EQ(gate.Finish(), std::vector<int>{15});
+	EXPECT_FALSE(gate.Replaying());
+	EXPECT_EQ(gate.Highest(), 15);
+	EXPECT_TRUE(gate.Live(16, 16));
+}
+
+TEST(Rooms, JoinsLeavesAndForgetsEmptyRooms)
+{
+	Rooms<int> rooms;
+	int a = 1, b = 2;
+	rooms.Join(42, &a);
+	rooms.Join(42, &b);
+	rooms.Join(42, &b);
+	ASSERT_NE(rooms.Members(42), nullptr);
+	EXPECT_EQ(rooms.Members(42)->size(), 2u);
+	rooms.Leave(42, &a);
+	rooms.Leave(42, &b);
+	EXPECT_EQ(rooms.Members(42), nullptr);
+	EXPECT_EQ(rooms.RoomCount(), 0u);
+	rooms.Leave(7, &a);
+}
+
+TEST(GatewayAuth, JoinsTheTokenChatsOrExactlyTheRequestedOnes)
+{
+	const int64_t now = 1700000000;
+	std::string token = jwt::Sign(R"({"chats":[1,2,3],"exp":1700000100})", "k");
+	AuthResult r = Authorize(token, "k", now, std::nullopt);
+	ASSERT_TRUE(r.ok);
+	EXPECT_EQ(r.rooms, (std::vector<int64_t>{1, 2, 3}));
+	r = Authorize(token, "k", now, std::vector<int64_t>{3, 1, 3});
+	ASSERT_TRUE(r.ok);
+	EXPECT_EQ(r.rooms, (std::vector<int64_t>{1, 3}));
+	EXPECT_EQ(r.allowed, (std::vector<int64_t>{1, 2, 3}));
+	r = Authorize(token, "k", now, std::vector<int64_t>{1, 9});
+	EXPECT_FALSE(r.ok);
+	EXPECT_EQ(r.message, "forbidden");
+	r = Authorize(token, "other", now, std::nullopt);
+	EXPECT_EQ(r.message, "unauthorized");
+	EXPECT_EQ(r.reason, "bad signature");
+	r = Authorize("", "k", now, std::nullopt);
+	EXPECT_EQ(r.reason, "missing token");
+}
+
+TEST(GatewayAuth, ParsesChatListsAndBearerHeaders)
+{
+	std::vector<int64_t> v;
+	EXPECT_TRUE(ParseChatList("1,22,333", &v));
+	EXPECT_EQ(v, (std::vector<int64_t>{1, 22, 333}));
+	EXPECT_FALSE(ParseChatList("1,,2", &v));
+	EXPECT_FALSE(ParseChatList("1,x", &v));
+	EXPECT_TRUE(ChatListFromJson(nlohmann::json::parse("[4,\"5\"]"), &v));
+	EXPECT_EQ(v, (std::vector<int64_t>{4, 5}));
+	EXPECT_FALSE(ChatListFromJson(nlohmann::json::parse("[true]"), &v));
+	EXPECT_FALSE(ChatListFromJson(nlohmann::json::parse("{}"), &v));
+	EXPECT_EQ(BearerToken("Bearer abc.def.ghi"), "abc.def.ghi");
+	EXPECT_EQ(BearerToken("bearer   x "), "x");
+	EXPECT_EQ(BearerToken("Basic abc"), "");
+	EXPECT_EQ(BearerToken("Bearer "), "");
+}
