@@ -4,13 +4,16 @@
 // real faults: SIGKILL of either daemon, Redis stop/start (AOF on) and SIGSTOP/SIGCONT (a hung
 // Redis), Postgres fast and immediate restarts, SIGKILL of the relay worker, a long transaction
 // holding outbox rows, a send that commits late with a lower outbox id, a client that disconnects
-// and catches up. At the end it checks, against what Postgres committed:
+// and catches up, hand-written outbox rows whose payload id names one of the queue's own Redis keys
+// (wait, meta, marker, ...), and a /ws client that resumes from 0 and never reads. At the end it
+// checks, against what Postgres committed:
 //   lost = 0, shown twice = 0, per-chat order violations = 0, unsent = 0, inbox rows = sent rows.
 //   node soak.mjs [--seed N] [--seconds S] [--chats C] [--clients K]
 // The seed is printed; the same seed replays the same fault schedule.
 import pg from 'pg';
 import { signToken } from '../lib/jwt.mjs';
 import { io } from 'socket.io-client';
+import WebSocket from 'ws';
 import { DIRECTIONS, Daemon, redis, postgres, waitFor, sleep, env, SECRET } from './procs.mjs';
 
 const argv = process.argv;
@@ -171,6 +174,32 @@ const FAULTS = {
 			sent.ok++;
 		} catch { /* counted from Postgres at the end either way */ }
 		await c.end().catch(() => {});
+	},
+	async 'hand-written rows with hostile job ids'() {
+		// A payload id equal to a key BullMQ keeps under the queue must never become that key; the
+		// messages sent around these rows must all arrive (checked at the end like every other).
+		const side = pick(sides);
+		const ids = pick([['wait', 'meta'], ['marker', 'events'], ['active', 'id'], ['paused', 'completed'], ['failed', 'delayed']]);
+		say(`fault: hand-written ${side.sender}.outbox rows with payload ids ${ids.join(', ')}`);
+		for (const id of ids) {
+			await postgres.query(`INSERT INTO ${side.sender}.outbox (event, payload)
+				VALUES ('message.created', pg_catalog.jsonb_build_object('id', $1::text, 'chat_id', $2::bigint, 'body', 'hostile'))`,
+			[id, side.lateChat]);
+		}
+	},
+	async 'client that never reads'() {
+		// A /ws client resuming from 0 that stops reading: it may be closed, but it must not stall or
+		// take memory from the clients that do read (their counts are checked at the end).
+		const side = pick(sides);
+		const hold = between(2000, 6000);
+		say(`fault: a /ws client of ${side.receiver} resumes from 0 and reads nothing for ${hold} ms`);
+		const token = signToken({ sub: 'never-reads', chats: [...side.chats, side.lateChat], ttlSeconds: 600 }, SECRET);
+		const ws = new WebSocket(`ws://127.0.0.1:${side.daemon.port}/ws?token=${token}&since=0`);
+		ws.on('error', () => {});
+		ws.on('upgrade', (res) => res.socket.pause());
+		ws.on('open', () => ws._socket.pause());
+		await sleep(hold);
+		ws.terminate();
 	},
 	async 'client disconnect and catch-up'() {
 		const side = pick(sides);
