@@ -84,7 +84,7 @@ function drawLatency(base, blocks) {
 function drawThroughput(base, blocks) {
   let delivered = 0;
   chart(base, {
-    title: "Throughput vs concurrent senders (10 s per point)",
+    title: "Throughput vs concurrent senders",
     xlabel: "concurrent senders (log scale)",
     ylabel: "messages per second",
     settings: [
