@@ -10,7 +10,9 @@
 #   --rate R         sustained rate in msg/s (default: half the best delivered rate measured in this run)
 #   --retention T    chat_outbox.retention during the sustained run (default 5min, so the purge shows)
 #   --only LIST      run only these sections (latency,throughput,raw,recovery,cost,fanout,sustained)
-#   --out DIR        where results.md, results.json, latency.png, throughput.png go (default build/bench)
+#   --out DIR        where results.md, results.json and the plots go (default build/bench); each plot
+#                    is <name>.dat (its points), <name>.png and <name>.svg: `node bench/lib/plot.mjs DIR`
+#                    draws them again from the .dat files
 # "ours" rows print "not available" when CREATE EXTENSION chat_outbox fails or
 # build/daemon/chat-outboxd is missing. Speed is printed, never asserted.
 set -euo pipefail
@@ -21,6 +23,7 @@ cd "$ROOT"
 
 command -v node >/dev/null || { echo "bench: node is required" >&2; exit 1; }
 command -v pgbench >/dev/null || { echo "bench: pgbench (postgresql-client-15) is required" >&2; exit 1; }
+command -v gnuplot >/dev/null || { echo "bench: gnuplot (Debian package gnuplot-nox, installed by scripts/setup.sh) is required for the plots" >&2; exit 1; }
 
 # npm packages of the baseline (pinned by bench/baseline/package-lock.json)
 if [ ! -d bench/baseline/node_modules ] || [ bench/baseline/package-lock.json -nt bench/baseline/node_modules/.package-lock.json ]; then

@@ -13,6 +13,7 @@ PKGS=(
 	redis-server redis-tools
 	libhiredis-dev libuv1-dev libwebsockets-dev libwebsockets-evlib-uv nlohmann-json3-dev libssl-dev
 	libgtest-dev clang
+	gnuplot-nox
 )
 missing=()
 for p in "${PKGS[@]}"; do

@@ -395,11 +395,11 @@ async function main() {
   const slim = JSON.parse(JSON.stringify(results, (k, v) => (k === "samples" && Array.isArray(v) && typeof v[0] === "number" ? undefined : v)));
   fs.writeFileSync(path.join(OUT, "results.json"), JSON.stringify(slim, null, 1));
   try {
-    if (Object.keys(results.latency).length) fs.writeFileSync(path.join(OUT, "latency.png"), plotLatency(results.latency));
-    if (Object.keys(results.throughput).length) fs.writeFileSync(path.join(OUT, "throughput.png"), plotThroughput(results.throughput, results.raw));
+    plotLatency(OUT, results.latency);
+    plotThroughput(OUT, results.throughput, results.raw);
   } catch (e) { log(`plots: ${e.stack}`); }
   console.log(text);
-  log(`written: ${OUT}/results.md results.json latency.png throughput.png`);
+  log(`written: ${OUT}/results.md results.json latency.{dat,png,svg} throughput.{dat,png,svg}`);
   process.exit(0);
 }
 main().catch((e) => { console.error(e); process.exit(1); });

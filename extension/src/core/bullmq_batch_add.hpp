@@ -1,9 +1,10 @@
 // extension/src/core/bullmq_batch_add.hpp - one Lua call that adds a batch of BullMQ jobs.
 //
-// Writes what Queue.add(name, data, {jobId}) writes in bullmq 6 (bullmq-protocol.md §6.1, §13):
-// the job hash (name, data, opts, timestamp, delay, priority), `added` and `waiting` events, the id
-// on `wait`, and the `marker` that wakes idle workers. An id whose hash already exists is left
-// alone and gets a `duplicated` event, which is what makes re-sending a batch safe.
+// Writes what Queue.add(name, data, {jobId}) writes in bullmq 6 (docs/protocols/bullmq.md,
+// 'Adding jobs'): the job hash (name, data, opts, timestamp, delay, priority), `added` and
+// `waiting` events, the id on `wait`, and the `marker` that wakes idle workers. An id whose hash
+// already exists is left alone and gets a `duplicated` event, which is what makes re-sending a
+// batch safe.
 #pragma once
 
 #include <cstdint>

@@ -2,7 +2,7 @@
 //
 // The contract (docs/architecture.md) is jobId = payload.id, the message uuid, so a re-sent row
 // is a BullMQ duplicate rather than a second job. Redis accepts any id, but BullMQ breaks on some
-// (bullmq-protocol.md §2, §14.7), so ids are checked here before they reach Redis.
+// (docs/protocols/bullmq.md, 'Job ids'), so ids are checked here before they reach Redis.
 #pragma once
 
 #include <cstdint>

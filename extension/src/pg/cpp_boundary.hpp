@@ -3,9 +3,10 @@
  *
  * Two rules meet here. A C++ exception must never unwind into Postgres' C frames (no unwind
  * info: std::terminate, then a cluster restart), and ereport(ERROR) must never longjmp over a
- * frame that owns a C++ object (its destructor is skipped; measured ~8 KB leaked per error in the
- * spike). So CallCpp runs core code inside try, copies any failure into fixed buffers, lets every
- * C++ object die with the try block, and only then ereports, keeping the SQLSTATE core chose.
+ * frame that owns a C++ object (its destructor is skipped, so what it owns leaks on every
+ * error). See docs/extension.md, 'C++ inside Postgres'. So CallCpp runs core code inside try,
+ * copies any failure into fixed buffers, lets every C++ object die with the try block, and only
+ * then ereports, keeping the SQLSTATE core chose.
  * The body must not call Postgres functions that can ereport: core/ never includes postgres.h.
  */
 #pragma once
