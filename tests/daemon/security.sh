@@ -5,11 +5,34 @@
 #   - Postgres role workers_app given only its schema by chat_outbox.grant_service();
 #   - messages flow consumers -> workers through the daemon, a client `send` works as workers_app,
 #     and that role is refused the other service's tables;
-#   - a wrong Redis password: the daemon keeps running, reports unhealthy, and never logs a password.
+#   - a wrong Redis password: the daemon keeps running, reports unhealthy, and never logs a password;
+#   - a --jwt-secret shorter than 32 bytes (flag or environment) stops the start with exit 2 and an
+#     error that does not show it.
 . "$(dirname "$0")/../harness/lib.sh"
 . "$(dirname "$0")/daemon_lib.sh"
 harness_init daemon-security
-JWT_SECRET=test-secret
+JWT_SECRET=security-test-secret-of-32-bytes
+
+# A short secret is refused before any connection is tried, so no server is needed yet.
+SHORT_SECRET=short-secret-31-bytes-long-xyz!
+for how in flag env; do
+	set +e
+	if [ $how = flag ]; then
+		timeout 20 "$CHAT_OUTBOXD" --service workers --jwt-secret "$SHORT_SECRET" >"$H_DIR/short-$how.log" 2>&1
+	else
+		CHAT_OUTBOXD_JWT_SECRET=$SHORT_SECRET timeout 20 "$CHAT_OUTBOXD" --service workers >"$H_DIR/short-$how.log" 2>&1
+	fi
+	rc=$?
+	set -e
+	expect_eq "31-byte secret by $how: exit code" 2 "$rc"
+	expect_eq "31-byte secret by $how: the error" "chat-outboxd: --jwt-secret must be 32 bytes or more" \
+		"$(cat "$H_DIR/short-$how.log")"
+	if grep -qF "short-secret" "$H_DIR/short-$how.log"; then
+		echo "FAIL: the short secret reached the output" >&2
+		exit 1
+	fi
+done
+
 REDIS_PORT=$(harness_free_port)
 REDIS_EXTRA_ARGS="--requirepass adminpw"
 REDIS_CLI_AUTH="-a adminpw --no-auth-warning"
