@@ -125,6 +125,17 @@ TEST(Config, AShortJwtSecretIsRefusedWithoutShowingIt)
 	EXPECT_EQ(Ok({"--jwt-secret", kSecret}), "");
 }
 
+TEST(Config, AudienceAndIssuerAreOptional)
+{
+	Config cfg;
+	ASSERT_EQ(Ok({}, {}, &cfg), "");
+	EXPECT_EQ(cfg.jwt_audience, "");
+	EXPECT_EQ(cfg.jwt_issuer, "");
+	ASSERT_EQ(Ok({"--jwt-audience", "chat-clients"}, {"CHAT_OUTBOXD_JWT_SECRET=" + kSecret, "CHAT_OUTBOXD_JWT_ISSUER=backend"}, &cfg), "");
+	EXPECT_EQ(cfg.jwt_audience, "chat-clients");
+	EXPECT_EQ(cfg.jwt_issuer, "backend");
+}
+
 TEST(Config, EveryRowsRangeHoldsItsDefaultAndIsCheckedAtItsBounds)
 {
 	Config defaults;

@@ -46,6 +46,11 @@ Fields()
 	     &Config::listen, nullptr},
 	    {{"jwt-secret", "string", "HS256 secret that signs client tokens", true, true, kMinSecretBytes, kNoLimit},
 	     &Config::jwt_secret, nullptr},
+	    {{"jwt-audience", "string",
+	      "when set, a client token's aud (a string or an array of strings) must contain this value", false, false},
+	     &Config::jwt_audience, nullptr},
+	    {{"jwt-issuer", "string", "when set, a client token's iss must be exactly this value", false, false},
+	     &Config::jwt_issuer, nullptr},
 	    {{"identity", "string", "consumer identity; a restart with the same identity takes back its jobs at once "
 	                            "(default <service>@<hostname>)",
 	      false, false},

@@ -21,6 +21,8 @@ struct Config {
 	std::string database_url = "postgresql:///chat";
 	std::string listen = "127.0.0.1:8080";
 	std::string jwt_secret;
+	std::string jwt_audience;             // empty: tokens' `aud` is not checked
+	std::string jwt_issuer;               // empty: tokens' `iss` is not checked
 	std::string identity;                 // default <service>@<hostname>, set by main
 	int64_t batch_size = 100;             // jobs fetched per round trip
 	int64_t lock_duration = 30000;        // ms
