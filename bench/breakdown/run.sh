@@ -6,9 +6,9 @@
 harness_init bench-breakdown
 harness_redis_start
 harness_pg_start
-export PORT=$(harness_free_port) REDIS_URL PGURL
+export PORT=$(harness_free_port) REDIS_URL PGURL JWT_SECRET=bench-breakdown-secret-of-32-bytes-or-more
 "${CHAT_OUTBOXD:-$H_ROOT/build/daemon/chat-outboxd}" --service workers --queue chat-messages --listen 127.0.0.1:$PORT \
-	--database-url "$PGURL" --redis-url "$REDIS_URL" --jwt-secret x --remove-on-complete -1 >"$H_DIR/daemon.log" 2>&1 &
+	--database-url "$PGURL" --redis-url "$REDIS_URL" --jwt-secret "$JWT_SECRET" --remove-on-complete -1 >"$H_DIR/daemon.log" 2>&1 &
 harness_track $!
 harness_wait_for 10 curl -sf http://127.0.0.1:$PORT/healthz
 # the relay notices a new CREATE EXTENSION at its next check (up to 1 s): not a message's latency

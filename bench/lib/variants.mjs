@@ -90,7 +90,7 @@ async function outboxStats(url) {
 }
 
 // ---- ours: the chat_outbox extension's relay + chat-outboxd ------------------------------------
-export const JWT_SECRET = "bench-secret-" + crypto.randomBytes(8).toString("hex");
+export const JWT_SECRET = "bench-secret-" + crypto.randomBytes(16).toString("hex"); // 45 bytes: the daemon wants 32 or more
 const b64u = (b) => Buffer.from(b).toString("base64url");
 export function jwt(claims, secret = JWT_SECRET) {
   const h = b64u(JSON.stringify({ alg: "HS256", typ: "JWT" }));

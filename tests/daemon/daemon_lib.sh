@@ -15,7 +15,7 @@ daemon_env() {
 	harness_redis_start
 	harness_pg_start
 	export REDIS_URL
-	JWT_SECRET=test-secret
+	JWT_SECRET=daemon-test-secret-of-32-bytes-or-more
 }
 
 daemon_start() {

@@ -44,7 +44,7 @@ expect_eq "retaken in order" "" "$(sed -n $((done_before + 1)),30p "$H_DIR/ids.t
 # a second daemon claiming the same identity while the first runs refuses to start
 set +e
 timeout 20 "$CHAT_OUTBOXD" --service workers --queue $Q --identity w1 --redis-url "$REDIS_URL" \
-	--database-url "$PGURL" --jwt-secret x --listen "127.0.0.1:$(harness_free_port)" >"$H_DIR/third.log" 2>&1
+	--database-url "$PGURL" --jwt-secret "$JWT_SECRET" --listen "127.0.0.1:$(harness_free_port)" >"$H_DIR/third.log" 2>&1
 rc=$?
 set -e
 expect_eq "same identity twice: exit code" 3 "$rc"

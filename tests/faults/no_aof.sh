@@ -9,7 +9,7 @@
 # msg 6 does. It also checks that the relay and the daemon warn about appendonly no.
 . "$(dirname "$0")/../harness/lib.sh"
 harness_init faults-no-aof
-SECRET=no-aof-secret
+SECRET=no-aof-test-secret-of-32-bytes-or-more
 
 run() { # run <appendonly yes|no> -> sets RECEIVED WARNED_RELAY WARNED_DAEMON
 	local aof=$1

@@ -13,7 +13,7 @@ export const env = (name) => {
 	if (!process.env[name]) throw new Error(`${name} is not set (run through the .sh wrapper)`);
 	return process.env[name];
 };
-export const SECRET = 'fault-test-secret';
+export const SECRET = 'fault-test-secret-of-32-bytes-or-more';
 const HERE = new URL('.', import.meta.url).pathname;
 
 // Direction: who sends, who receives, which queue carries it.

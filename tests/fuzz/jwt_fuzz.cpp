@@ -1,5 +1,5 @@
 // tests/fuzz/jwt_fuzz.cpp - token verification on arbitrary input, and on arbitrary payloads that
-// carry a valid signature (so the claim parsing is reached too).
+// carry a valid signature (so the claim parsing is reached too, the aud/iss checks included).
 #include <cstddef>
 #include <cstdint>
 #include <string>
@@ -13,9 +13,10 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	std::string_view in(reinterpret_cast<const char *>(data), size);
 	chat_outboxd::jwt::Claims claims;
 	std::string reason;
-	(void)chat_outboxd::jwt::Verify(in, "fuzz-secret", 1700000000, &claims, &reason);
-	std::string signed_token = chat_outboxd::jwt::Sign(in, "fuzz-secret");
-	(void)chat_outboxd::jwt::Verify(signed_token, "fuzz-secret", 1700000000, &claims, &reason);
+	const chat_outboxd::jwt::Policy policy{"fuzz-secret", "fuzz-audience", "fuzz-issuer"};
+	(void)chat_outboxd::jwt::Verify(in, policy, 1700000000, &claims, &reason);
+	std::string signed_token = chat_outboxd::jwt::Sign(in, policy.secret);
+	(void)chat_outboxd::jwt::Verify(signed_token, policy, 1700000000, &claims, &reason);
 	std::string decoded;
 	(void)chat_outboxd::jwt::Base64UrlDecode(in, &decoded);
 	return 0;

@@ -4,7 +4,7 @@
 # Exports GW_PORT, GW_SECRET, PGURL for the .mjs peers.
 . "$(dirname "${BASH_SOURCE[0]}")/../harness/lib.sh"
 
-GW_SECRET=${GW_SECRET:-gateway-test-secret}
+GW_SECRET=${GW_SECRET:-gateway-test-secret-of-32-bytes-or-more}
 NODE_PATH=$H_ROOT/tests/node_modules
 export GW_SECRET NODE_PATH
 

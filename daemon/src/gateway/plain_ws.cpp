@@ -40,7 +40,7 @@ Gateway::Impl::OnPlainEstablished(struct lws *wsi, Conn *c)
 		CloseClient(*p, kCloseBadRequest, "since must be a seq");
 		return true;
 	}
-	AuthResult ar = Authorize(token, cfg.jwt_secret, static_cast<int64_t>(std::time(nullptr)), requested);
+	AuthResult ar = Authorize(token, TokenPolicy(cfg), static_cast<int64_t>(std::time(nullptr)), requested);
 	if (!ar.ok) {
 		Log(Level::Verbose, "gateway: /ws client refused: %s (%s)", ar.message.c_str(), ar.reason.c_str());
 		CloseClient(*p, ar.message == "forbidden" ? kCloseForbidden : kCloseUnauthorized,

@@ -110,7 +110,7 @@ Gateway::Impl::OnSioConnect(const std::shared_ptr<Session> &s, const nlohmann::j
 		else if (!pid.empty() && SeqFromPid(pid, &v) && v >= 0)
 			resume = v;
 	}
-	AuthResult ar = Authorize(token, cfg.jwt_secret, static_cast<int64_t>(std::time(nullptr)), requested);
+	AuthResult ar = Authorize(token, TokenPolicy(cfg), static_cast<int64_t>(std::time(nullptr)), requested);
 	if (!ar.ok) {
 		Log(Level::Verbose, "gateway: session %s refused: %s (%s)", s->sid.c_str(), ar.message.c_str(),
 		    ar.reason.c_str());

@@ -1,11 +1,17 @@
-// tests/unit/base/config_test.cpp - flags, environment, defaults and validation of chat-outboxd settings.
+// tests/unit/base/config_test.cpp - flags, environment, defaults and validation of chat-outboxd settings:
+// every row's range, checked at its bounds, and shown in --help.
 #include <gtest/gtest.h>
+
+#include <algorithm>
 
 #include "base/core/config.hpp"
 
 using namespace chat_outboxd;
 
 namespace {
+
+// 32 bytes, the shortest --jwt-secret allowed.
+const std::string kSecret = "0123456789abcdef0123456789abcdef";
 
 bool
 Parse(std::vector<std::string> args, std::vector<std::string> env, Config *cfg, std::string *err)
@@ -21,12 +27,12 @@ TEST(Config, FlagsBeatEnvironmentBeatsDefaults)
 	Config cfg;
 	std::string err;
 	ASSERT_TRUE(Parse({"--service", "workers", "--batch-size=7"},
-	                  {"CHAT_OUTBOXD_JWT_SECRET=s", "CHAT_OUTBOXD_BATCH_SIZE=9", "CHAT_OUTBOXD_QUEUE=q1"}, &cfg, &err))
+	                  {"CHAT_OUTBOXD_JWT_SECRET=" + kSecret, "CHAT_OUTBOXD_BATCH_SIZE=9", "CHAT_OUTBOXD_QUEUE=q1"}, &cfg, &err))
 	    << err;
 	EXPECT_EQ(cfg.service, "workers");
 	EXPECT_EQ(cfg.batch_size, 7);
 	EXPECT_EQ(cfg.queue, "q1");
-	EXPECT_EQ(cfg.jwt_secret, "s");
+	EXPECT_EQ(cfg.jwt_secret, kSecret);
 	EXPECT_EQ(cfg.lock_duration, 30000);
 	EXPECT_EQ(cfg.prefix, "bull");
 }
@@ -35,13 +41,13 @@ TEST(Config, Errors)
 {
 	Config cfg;
 	std::string err;
-	EXPECT_FALSE(Parse({"--jwt-secret", "s"}, {}, &cfg, &err));
+	EXPECT_FALSE(Parse({"--jwt-secret", kSecret}, {}, &cfg, &err));
 	EXPECT_NE(err.find("--service"), std::string::npos);
-	EXPECT_FALSE(Parse({"--service", "w", "--jwt-secret", "s", "--bogus", "1"}, {}, &cfg, &err));
+	EXPECT_FALSE(Parse({"--service", "w", "--jwt-secret", kSecret, "--bogus", "1"}, {}, &cfg, &err));
 	EXPECT_NE(err.find("unknown option --bogus"), std::string::npos);
-	EXPECT_FALSE(Parse({"--service", "w", "--jwt-secret", "s", "--batch-size", "x"}, {}, &cfg, &err));
-	EXPECT_FALSE(Parse({"--service", "w", "--jwt-secret", "s", "--batch-size", "0"}, {}, &cfg, &err));
-	EXPECT_FALSE(Parse({"--service", "w", "--jwt-secret", "s", "--lock-duration", "5"}, {}, &cfg, &err));
+	EXPECT_FALSE(Parse({"--service", "w", "--jwt-secret", kSecret, "--batch-size", "x"}, {}, &cfg, &err));
+	EXPECT_FALSE(Parse({"--service", "w", "--jwt-secret", kSecret, "--batch-size", "0"}, {}, &cfg, &err));
+	EXPECT_FALSE(Parse({"--service", "w", "--jwt-secret", kSecret, "--lock-duration", "5"}, {}, &cfg, &err));
 	EXPECT_FALSE(Parse({"--service", "w", "--jwt-secret"}, {}, &cfg, &err));
 	EXPECT_NE(err.find("needs a value"), std::string::npos);
 }
@@ -59,4 +65,114 @@ TEST(Config, HelpListsEveryOptionWithItsEnvName)
 	std::string err;
 	EXPECT_TRUE(ParseConfig({"--help"}, {}, &cfg, &h, &err));
 	EXPECT_TRUE(h);
+}
+
+namespace {
+// Ok parses the required settings plus args; "" on success, else the error.
+std::string
+Ok(std::vector<std::string> args, std::vector<std::string> env = {}, Config *out = nullptr)
+{
+	Config cfg;
+	std::string err;
+	args.insert(args.begin(), {"--service", "w"});
+	if (std::none_of(args.begin(), args.end(), [](const std::string &a) { return a.rfind("--jwt-secret", 0) == 0; }) &&
+	    env.empty())
+		args.insert(args.end(), {"--jwt-secret", kSecret});
+	bool ok = Parse(args, env, &cfg, &err);
+	if (out)
+		*out = cfg;
+	return ok ? "" : err;
+}
+} // namespace
+
+TEST(Config, ValuesOutsideTheirRangeAreRefused)
+{
+	EXPECT_NE(Ok({"--batch-size", "5001"}), "");
+	EXPECT_EQ(Ok({"--batch-size", "5000"}), "");
+	EXPECT_EQ(Ok({"--batch-size", "0"}), "--batch-size must be from 1 to 5000, got 0");
+	EXPECT_NE(Ok({"--catchup-limit", "0"}), "");
+	EXPECT_NE(Ok({"--max-payload", "100"}), "");
+	EXPECT_NE(Ok({"--connect-timeout", "0"}), "");
+	EXPECT_NE(Ok({"--ping-interval", "2147483648"}), "");
+	EXPECT_EQ(Ok({"--ping-interval", "2147483647"}), "");
+	EXPECT_NE(Ok({"--remove-on-complete", "-2"}), "");
+	EXPECT_EQ(Ok({"--remove-on-complete", "-1"}), "");
+	EXPECT_NE(Ok({"--max-stalled-count", "-1"}), "");
+	EXPECT_NE(Ok({"--crash-after-inbox", "-1"}), "");
+	EXPECT_NE(Ok({}, {"CHAT_OUTBOXD_JWT_SECRET=" + kSecret, "CHAT_OUTBOXD_CATCHUP_LIMIT=0"}), "");
+}
+
+TEST(Config, LogLevelIsOneOfItsChoices)
+{
+	Config cfg;
+	ASSERT_EQ(Ok({"--log-level", "debug"}, {}, &cfg), "");
+	EXPECT_EQ(cfg.log_level, "debug");
+	EXPECT_EQ(Ok({"--log-level", "warning"}), "");
+	EXPECT_EQ(Ok({"--log-level", "debg"}), "--log-level must be one of debug, verbose, notice, warning, got 'debg'");
+	EXPECT_NE(Ok({"--log-level", ""}), "");
+	EXPECT_NE(Ok({"--log-level", "Debug"}), "");
+}
+
+TEST(Config, AShortJwtSecretIsRefusedWithoutShowingIt)
+{
+	const std::string short_secret = kSecret.substr(0, 31);
+	std::string err = Ok({"--jwt-secret", short_secret});
+	EXPECT_NE(err.find("--jwt-secret must be 32 bytes or more"), std::string::npos) << err;
+	EXPECT_EQ(err.find(short_secret.substr(0, 8)), std::string::npos) << err;
+	err = Ok({}, {"CHAT_OUTBOXD_JWT_SECRET=" + short_secret});
+	EXPECT_NE(err.find("--jwt-secret"), std::string::npos) << err;
+	EXPECT_EQ(err.find(short_secret.substr(0, 8)), std::string::npos) << err;
+	EXPECT_EQ(Ok({"--jwt-secret", kSecret}), "");
+}
+
+TEST(Config, AudienceAndIssuerAreOptional)
+{
+	Config cfg;
+	ASSERT_EQ(Ok({}, {}, &cfg), "");
+	EXPECT_EQ(cfg.jwt_audience, "");
+	EXPECT_EQ(cfg.jwt_issuer, "");
+	ASSERT_EQ(Ok({"--jwt-audience", "chat-clients"}, {"CHAT_OUTBOXD_JWT_SECRET=" + kSecret, "CHAT_OUTBOXD_JWT_ISSUER=backend"}, &cfg), "");
+	EXPECT_EQ(cfg.jwt_audience, "chat-clients");
+	EXPECT_EQ(cfg.jwt_issuer, "backend");
+}
+
+TEST(Config, EveryRowsRangeHoldsItsDefaultAndIsCheckedAtItsBounds)
+{
+	Config defaults;
+	for (const auto &o : Options()) {
+		ASSERT_LE(o.min, o.max) << o.name;
+		if (std::string(o.type) != "int")
+			continue;
+		std::string flag = std::string("--") + o.name;
+		EXPECT_EQ(Ok({flag, std::to_string(o.min)}), "") << o.name;
+		std::string err = Ok({flag, std::to_string(o.min - 1)});
+		EXPECT_NE(err.find(flag + " must be "), std::string::npos) << err;
+		EXPECT_NE(err.find(AllowedText(o)), std::string::npos) << err;
+		if (o.max != kNoLimit) {
+			EXPECT_EQ(Ok({flag, std::to_string(o.max)}), "") << o.name;
+			EXPECT_NE(Ok({flag, std::to_string(o.max + 1)}), "") << o.name;
+		}
+	}
+	// Nothing given but the required settings: every default is inside its row's range.
+	EXPECT_EQ(Ok({}), "");
+}
+
+TEST(Config, HelpShowsEachRange)
+{
+	std::string help = HelpText();
+	EXPECT_NE(help.find("  --batch-size <int>\n      jobs fetched per round trip\n"
+	                    "      env CHAT_OUTBOXD_BATCH_SIZE, default 100\n      allowed 1 to 5000\n"),
+	          std::string::npos)
+	    << help;
+	EXPECT_NE(help.find("CHAT_OUTBOXD_JWT_SECRET, required\n      allowed 32 bytes or more\n"), std::string::npos);
+	EXPECT_NE(help.find("CHAT_OUTBOXD_CATCHUP_LIMIT, default 10000\n      allowed 1 or more\n"), std::string::npos);
+	for (const auto &o : Options()) {
+		if (std::string(o.type) == "int") {
+			EXPECT_NE(help.find("      allowed " + AllowedText(o) + "\n"), std::string::npos) << o.name;
+		}
+	}
+	EXPECT_NE(help.find("CHAT_OUTBOXD_LOG_LEVEL, default notice\n      allowed debug, verbose, notice, warning\n"),
+	          std::string::npos);
+	// A string any text may fill has no range line.
+	EXPECT_EQ(help.find("CHAT_OUTBOXD_QUEUE, default chat-messages\n      allowed"), std::string::npos);
 }

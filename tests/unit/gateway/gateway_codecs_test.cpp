@@ -108,20 +108,20 @@ TEST(GatewayAuth, JoinsTheTokenChatsOrExactlyTheRequestedOnes)
 {
 	const int64_t now = 1700000000;
 	std::string token = jwt::Sign(R"({"chats":[1,2,3],"exp":1700000100})", "k");
-	AuthResult r = Authorize(token, "k", now, std::nullopt);
+	AuthResult r = Authorize(token, {"k"}, now, std::nullopt);
 	ASSERT_TRUE(r.ok);
 	EXPECT_EQ(r.rooms, (std::vector<int64_t>{1, 2, 3}));
-	r = Authorize(token, "k", now, std::vector<int64_t>{3, 1, 3});
+	r = Authorize(token, {"k"}, now, std::vector<int64_t>{3, 1, 3});
 	ASSERT_TRUE(r.ok);
 	EXPECT_EQ(r.rooms, (std::vector<int64_t>{1, 3}));
 	EXPECT_EQ(r.allowed, (std::vector<int64_t>{1, 2, 3}));
-	r = Authorize(token, "k", now, std::vector<int64_t>{1, 9});
+	r = Authorize(token, {"k"}, now, std::vector<int64_t>{1, 9});
 	EXPECT_FALSE(r.ok);
 	EXPECT_EQ(r.message, "forbidden");
-	r = Authorize(token, "other", now, std::nullopt);
+	r = Authorize(token, {"other"}, now, std::nullopt);
 	EXPECT_EQ(r.message, "unauthorized");
 	EXPECT_EQ(r.reason, "bad signature");
-	r = Authorize("", "k", now, std::nullopt);
+	r = Authorize("", {"k"}, now, std::nullopt);
 	EXPECT_EQ(r.reason, "missing token");
 }
 

@@ -1,4 +1,5 @@
-// tests/unit/gateway/jwt_test.cpp - HS256 verification: claims, expiry, forgery attempts.
+// tests/unit/gateway/jwt_test.cpp - HS256 verification: claims, expiry, audience and issuer, forgery
+// attempts, canonical base64url.
 #include <gtest/gtest.h>
 
 #include "gateway/core/jwt.hpp"
@@ -8,11 +9,18 @@ using namespace chat_outboxd::jwt;
 namespace {
 const int64_t kNow = 1700000000;
 std::string
-Verdict(const std::string &token, const std::string &secret = "s3cret")
+Verdict(const std::string &token, const Policy &policy = {"s3cret"})
 {
 	Claims c;
 	std::string reason;
-	return Verify(token, secret, kNow, &c, &reason) ? "ok" : reason;
+	return Verify(token, policy, kNow, &c, &reason) ? "ok" : reason;
+}
+
+// WithClaims signs {"chats":[1],"exp":...} plus the given members (JSON text without braces).
+std::string
+WithClaims(const std::string &extra)
+{
+	return Sign(R"({"chats":[1],"exp":1700000100,)" + extra + "}", "s3cret");
 }
 } // namespace
 
@@ -35,7 +43,7 @@ TEST(Jwt, AcceptsAValidTokenAndNormalisesChats)
 	std::string token = Sign(R"({"sub":"u1","chats":[42,7,42],"exp":1700000100})", "s3cret");
 	Claims c;
 	std::string reason;
-	ASSERT_TRUE(Verify(token, "s3cret", kNow, &c, &reason)) << reason;
+	ASSERT_TRUE(Verify(token, {"s3cret"}, kNow, &c, &reason)) << reason;
 	EXPECT_EQ(c.chats, (std::vector<int64_t>{7, 42}));
 	EXPECT_EQ(c.exp, 1700000100);
 	EXPECT_EQ(c.sub, "u1");
@@ -57,7 +65,7 @@ TEST(Jwt, RefusesBadTokens)
 	EXPECT_EQ(Verdict("a.b.c.d"), "malformed token");
 	EXPECT_EQ(Verdict("!!.e30.xx"), "malformed token");
 	std::string good = Sign(R"({"chats":[1],"exp":1700000100})", "s3cret");
-	EXPECT_EQ(Verdict(good, "other"), "bad signature");
+	EXPECT_EQ(Verdict(good, {"other"}), "bad signature");
 	std::string tampered = good;
 	tampered[tampered.find('.') + 3] ^= 1;
 	EXPECT_NE(Verdict(tampered), "ok");
@@ -78,4 +86,84 @@ TEST(Jwt, RefusesAlgNoneAndOtherAlgorithms)
 	EXPECT_EQ(Verdict(Base64UrlEncode(R"({"alg":"none"})") + "." + payload + "."), "unsupported alg");
 	EXPECT_EQ(Verdict(Base64UrlEncode(R"({"alg":"HS512"})") + "." + payload + ".AAAA"), "unsupported alg");
 	EXPECT_EQ(Verdict(Base64UrlEncode(R"({"typ":"JWT"})") + "." + payload + ".AAAA"), "unsupported alg");
+}
+
+TEST(Jwt, Base64UrlDecodeAcceptsOnlyTheCanonicalSpelling)
+{
+	std::string out;
+	ASSERT_TRUE(Base64UrlDecode("QQ", &out));
+	EXPECT_EQ(out, "A");
+	ASSERT_TRUE(Base64UrlDecode("QUI", &out));
+	EXPECT_EQ(out, "AB");
+	// Same bytes, but unused low bits set in the last character: another spelling of "A" / "AB".
+	EXPECT_FALSE(Base64UrlDecode("QR", &out));
+	EXPECT_FALSE(Base64UrlDecode("QX", &out));
+	EXPECT_FALSE(Base64UrlDecode("QUJ", &out));
+	EXPECT_FALSE(Base64UrlDecode("QUL", &out));
+	// Padding, the standard alphabet and whitespace are not base64url as JWS writes it.
+	EXPECT_FALSE(Base64UrlDecode("QQ==", &out));
+	EXPECT_FALSE(Base64UrlDecode("QQ=", &out));
+	EXPECT_FALSE(Base64UrlDecode("QUI=", &out));
+	EXPECT_FALSE(Base64UrlDecode("+/8", &out));
+	EXPECT_FALSE(Base64UrlDecode("QU I", &out));
+	EXPECT_FALSE(Base64UrlDecode("QUI\n", &out));
+	// Every encoding our encoder makes decodes: the rule refuses no canonical text.
+	for (int b = 0; b < 256; b++) {
+		std::string one(1, char(b)), two = one + char(255 - b);
+		ASSERT_TRUE(Base64UrlDecode(Base64UrlEncode(one), &out)) << b;
+		ASSERT_TRUE(Base64UrlDecode(Base64UrlEncode(two), &out)) << b;
+		EXPECT_EQ(out, two);
+	}
+}
+
+TEST(Jwt, RefusesATokenSpelledAnotherWay)
+{
+	std::string good = Sign(R"({"chats":[1],"exp":1700000100})", "s3cret");
+	ASSERT_EQ(Verdict(good), "ok");
+	// The 32-byte signature is 43 characters; the last one carries 2 unused bits. Setting one gives a
+	// different token with the same decoded signature: a second valid spelling unless refused.
+	const std::string alphabet = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_";
+	std::string other = good;
+	other.back() = alphabet[alphabet.find(good.back()) ^ 1];
+	EXPECT_EQ(Verdict(other), "malformed token");
+	EXPECT_EQ(Verdict(good + "="), "malformed token");
+	EXPECT_EQ(Verdict(good.substr(0, good.find('.')) + "=" + good.substr(good.find('.'))), "malformed token");
+	std::string with_plus = good;
+	with_plus[good.rfind('.') + 1] = '+';
+	EXPECT_EQ(Verdict(with_plus), "malformed token");
+}
+
+TEST(Jwt, ChecksTheAudienceWhenTheSettingNamesOne)
+{
+	const Policy aud{"s3cret", "chat-clients"};
+	EXPECT_EQ(Verdict(WithClaims(R"("aud":"chat-clients")"), aud), "ok");
+	EXPECT_EQ(Verdict(WithClaims(R"("aud":["billing","chat-clients"])"), aud), "ok");
+	EXPECT_EQ(Verdict(Sign(R"({"chats":[1],"exp":1700000100})", "s3cret"), aud), "aud missing");
+	EXPECT_EQ(Verdict(WithClaims(R"("aud":"billing")"), aud), "wrong aud");
+	EXPECT_EQ(Verdict(WithClaims(R"("aud":"chat-clients-x")"), aud), "wrong aud");
+	EXPECT_EQ(Verdict(WithClaims(R"("aud":["billing"])"), aud), "wrong aud");
+	EXPECT_EQ(Verdict(WithClaims(R"("aud":[])"), aud), "wrong aud");
+	EXPECT_EQ(Verdict(WithClaims(R"("aud":7)"), aud), "bad aud");
+	EXPECT_EQ(Verdict(WithClaims(R"("aud":["chat-clients",7])"), aud), "bad aud");
+	EXPECT_EQ(Verdict(WithClaims(R"("aud":null)"), aud), "bad aud");
+	// Unset: aud is not looked at, whatever it holds.
+	EXPECT_EQ(Verdict(WithClaims(R"("aud":"billing")")), "ok");
+	EXPECT_EQ(Verdict(WithClaims(R"("aud":7)")), "ok");
+}
+
+TEST(Jwt, ChecksTheIssuerWhenTheSettingNamesOne)
+{
+	const Policy iss{"s3cret", "", "https://backend.example"};
+	EXPECT_EQ(Verdict(WithClaims(R"("iss":"https://backend.example")"), iss), "ok");
+	EXPECT_EQ(Verdict(Sign(R"({"chats":[1],"exp":1700000100})", "s3cret"), iss), "iss missing");
+	EXPECT_EQ(Verdict(WithClaims(R"("iss":"https://backend.example/")"), iss), "wrong iss");
+	EXPECT_EQ(Verdict(WithClaims(R"("iss":["https://backend.example"])"), iss), "bad iss");
+	EXPECT_EQ(Verdict(WithClaims(R"("iss":"other")")), "ok");
+	// Both set: both must match.
+	const Policy both{"s3cret", "chat-clients", "https://backend.example"};
+	EXPECT_EQ(Verdict(WithClaims(R"("aud":"chat-clients","iss":"https://backend.example")"), both), "ok");
+	EXPECT_EQ(Verdict(WithClaims(R"("aud":"chat-clients")"), both), "iss missing");
+	EXPECT_EQ(Verdict(WithClaims(R"("iss":"https://backend.example")"), both), "aud missing");
+	// The signature is checked first: a forged token learns nothing about the expected values.
+	EXPECT_EQ(Verdict(Sign(R"({"chats":[1],"exp":1700000100})", "not-the-secret"), both), "bad signature");
 }

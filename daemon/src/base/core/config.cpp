@@ -4,11 +4,24 @@
 #include <cctype>
 #include <cerrno>
 #include <cstdlib>
+#include <cstring>
 #include <map>
 
 namespace chat_outboxd {
 
 namespace {
+
+// Every duration fits a JavaScript timer (setTimeout holds at most 2^31-1 ms, about 24.8 days, and
+// fires at once above that): Socket.IO clients arm theirs from --ping-interval and --ping-timeout,
+// and one bound for every duration is simpler to state.
+constexpr int64_t kMaxMs = 2147483647;
+// Below 100 ms a lock, heartbeat or deadline expires under ordinary scheduling delays.
+constexpr int64_t kMinMs = 100;
+// HS256 needs a key at least as long as its hash, 32 bytes (RFC 7518 3.2): a shorter one makes
+// forging a signature by guessing the key cheaper.
+constexpr int64_t kMinSecretBytes = 32;
+// A client's first frames (the Socket.IO CONNECT with its token) must fit in --max-payload.
+constexpr int64_t kMinPayload = 1024;
 
 // Field binds a table row to its member; kept beside the table so they cannot drift apart.
 struct Field {
@@ -29,42 +42,69 @@ Fields()
 	     &Config::redis_url, nullptr},
 	    {{"database-url", "string", "libpq connection string or URI of the chat database", false, true},
 	     &Config::database_url, nullptr},
-	    {{"listen", "string", "host:port for Socket.IO, /ws, /healthz and /metrics", false, false}, &Config::listen,
-	     nullptr},
-	    {{"jwt-secret", "string", "HS256 secret that signs client tokens", true, true}, &Config::jwt_secret, nullptr},
+	    {{"listen", "string", "host:port for Socket.IO, /ws, /healthz and /metrics", false, false},
+	     &Config::listen, nullptr},
+	    {{"jwt-secret", "string", "HS256 secret that signs client tokens", true, true, kMinSecretBytes, kNoLimit},
+	     &Config::jwt_secret, nullptr},
+	    {{"jwt-audience", "string",
+	      "when set, a client token's aud (a string or an array of strings) must contain this value", false, false},
+	     &Config::jwt_audience, nullptr},
+	    {{"jwt-issuer", "string", "when set, a client token's iss must be exactly this value", false, false},
+	     &Config::jwt_issuer, nullptr},
 	    {{"identity", "string", "consumer identity; a restart with the same identity takes back its jobs at once "
 	                            "(default <service>@<hostname>)",
 	      false, false},
 	     &Config::identity, nullptr},
-	    {{"batch-size", "int", "jobs fetched per round trip", false, false}, nullptr, &Config::batch_size},
-	    {{"lock-duration", "int", "job lock time-to-live, ms (extended every half of it)", false, false}, nullptr,
-	     &Config::lock_duration},
-	    {{"stalled-interval", "int", "how often the stalled-job check runs, ms", false, false}, nullptr,
-	     &Config::stalled_interval},
-	    {{"max-stalled-count", "int", "times a job may stall before it fails", false, false}, nullptr,
+	    {{"batch-size", "int", "jobs fetched per round trip", false, false, 1, 5000}, nullptr, &Config::batch_size},
+	    {{"lock-duration", "int", "job lock time-to-live, ms (extended every half of it)", false, false, kMinMs,
+	      kMaxMs},
+	     nullptr, &Config::lock_duration},
+	    {{"stalled-interval", "int", "how often the stalled-job check runs, ms", false, false, kMinMs, kMaxMs},
+	     nullptr, &Config::stalled_interval},
+	    {{"max-stalled-count", "int", "times a job may stall before it fails", false, false, 0, kNoLimit}, nullptr,
 	     &Config::max_stalled_count},
-	    {{"remove-on-complete", "int", "completed jobs kept (0 = remove at once, -1 = keep all)", false, false},
+	    {{"remove-on-complete", "int", "completed jobs kept (0 = remove at once, -1 = keep all)", false, false, -1,
+	      kNoLimit},
 	     nullptr, &Config::remove_on_complete},
-	    {{"remove-on-fail", "int", "failed jobs kept (0 = remove at once, -1 = keep all)", false, false}, nullptr,
-	     &Config::remove_on_fail},
-	    {{"ping-interval", "int", "Engine.IO ping interval, ms", false, false}, nullptr, &Config::ping_interval},
-	    {{"ping-timeout", "int", "Engine.IO ping timeout, ms", false, false}, nullptr, &Config::ping_timeout},
+	    {{"remove-on-fail", "int", "failed jobs kept (0 = remove at once, -1 = keep all)", false, false, -1, kNoLimit},
+	     nullptr, &Config::remove_on_fail},
+	    {{"ping-interval", "int", "Engine.IO ping interval, ms", false, false, kMinMs, kMaxMs}, nullptr,
+	     &Config::ping_interval},
+	    {{"ping-timeout", "int", "Engine.IO ping timeout, ms", false, false, kMinMs, kMaxMs}, nullptr,
+	     &Config::ping_timeout},
 	    {{"connect-timeout", "int", "ms a Socket.IO session may take to join the namespace (checked at pings)", false,
-	      false},
+	      false, kMinMs, kMaxMs},
 	     nullptr, &Config::connect_timeout},
-	    {{"upgrade-timeout", "int", "ms a WebSocket upgrade probe may take to complete (then it is dropped, polling goes on)",
-	      false, false},
+	    {{"upgrade-timeout", "int",
+	      "ms a WebSocket upgrade probe may take to complete (then it is dropped, polling goes on)", false, false,
+	      kMinMs, kMaxMs},
 	     nullptr, &Config::upgrade_timeout},
-	    {{"max-payload", "int", "largest inbound WebSocket message or polling body, bytes", false, false}, nullptr,
-	     &Config::max_payload},
-	    {{"catchup-limit", "int", "messages per catch-up query (a replay pages through everything missed)", false, false}, nullptr,
-	     &Config::catchup_limit},
-	    {{"log-level", "string", "debug | verbose | notice | warning", false, false}, &Config::log_level, nullptr},
+	    {{"max-payload", "int", "largest inbound WebSocket message or polling body, bytes", false, false, kMinPayload,
+	      kNoLimit},
+	     nullptr, &Config::max_payload},
+	    {{"catchup-limit", "int", "messages per catch-up query (a replay pages through everything missed)", false,
+	      false, 1, kNoLimit},
+	     nullptr, &Config::catchup_limit},
+	    {{"log-level", "string", "messages at this level and more severe are logged", false, false, 0, kNoLimit,
+	      "debug|verbose|notice|warning"},
+	     &Config::log_level, nullptr},
 	    {{"crash-after-inbox", "int", "test only: SIGKILL itself right after the Nth inbox commit (0 = off)", false,
-	      false},
+	      false, 0, kNoLimit},
 	     nullptr, &Config::crash_after_inbox},
 	};
 	return fields;
+}
+
+std::vector<std::string>
+Choices(const ConfigOption &o)
+{
+	std::vector<std::string> out;
+	for (const char *p = o.choices; p && *p;) {
+		const char *bar = std::strchr(p, '|');
+		out.emplace_back(p, bar ? bar : p + std::strlen(p));
+		p = bar ? bar + 1 : "";
+	}
+	return out;
 }
 
 bool
@@ -78,11 +118,40 @@ Assign(const Field &f, const std::string &value, Config *cfg, std::string *error
 	errno = 0;
 	long long v = std::strtoll(value.c_str(), &end, 10);
 	if (value.empty() || *end != '\0' || errno == ERANGE) {
-		*error = std::string("--") + f.option.name + " must be an integer, got '" + value + "'";
+		*error = std::string("--") + f.option.name + " must be an integer" +
+		         (f.option.secret ? "" : ", got '" + value + "'");
 		return false;
 	}
 	cfg->*f.num = v;
 	return true;
+}
+
+// InRange checks the row's range against the value the setting ended with (given or default). An
+// unset optional string (empty) has no length to check; a string with choices must be one of them.
+// A secret's value is never quoted.
+bool
+InRange(const Field &f, const Config &cfg, std::string *error)
+{
+	const ConfigOption &o = f.option;
+	std::string got;
+	if (f.num) {
+		int64_t v = cfg.*f.num;
+		if (v >= o.min && v <= o.max)
+			return true;
+		got = std::to_string(v);
+	} else {
+		const std::string &s = cfg.*f.str;
+		bool chosen = !o.choices;
+		for (const std::string &c : Choices(o))
+			chosen = chosen || s == c;
+		if ((s.empty() && !o.choices) || (static_cast<int64_t>(s.size()) >= o.min && chosen))
+			return true;
+		got = o.choices ? "'" + s + "'" : std::to_string(s.size()) + " bytes";
+	}
+	*error = std::string("--") + o.name + " must be " +
+	         (o.choices ? "one of " : f.num && o.max != kNoLimit ? "from " : "") + AllowedText(o) +
+	         (o.secret ? "" : ", got " + got);
+	return false;
 }
 
 } // namespace
@@ -163,26 +232,8 @@ ParseConfig(const std::vector<std::string> &args, const std::vector<std::string>
 			*error = std::string("--") + f.option.name + " (or " + EnvName(f.option.name) + ") is required";
 			return false;
 		}
-	}
-	if (cfg->batch_size < 1 || cfg->batch_size > 5000) {
-		*error = "--batch-size must be from 1 to 5000";
-		return false;
-	}
-	if (cfg->lock_duration < 100) {
-		*error = "--lock-duration must be at least 100 ms";
-		return false;
-	}
-	if (cfg->stalled_interval < 100) {
-		*error = "--stalled-interval must be at least 100 ms";
-		return false;
-	}
-	if (cfg->ping_interval < 100 || cfg->ping_timeout < 100) {
-		*error = "--ping-interval and --ping-timeout must be at least 100 ms";
-		return false;
-	}
-	if (cfg->upgrade_timeout < 100) {
-		*error = "--upgrade-timeout must be at least 100 ms";
-		return false;
+		if (!InRange(f, *cfg, error))
+			return false;
 	}
 	return true;
 }
@@ -196,11 +247,29 @@ HelpText()
 	Config defaults;
 	for (const auto &f : Fields()) {
 		std::string def = f.str ? defaults.*f.str : std::to_string(defaults.*f.num);
+		std::string allowed = AllowedText(f.option);
 		out += "  --" + std::string(f.option.name) + " <" + f.option.type + ">\n      " + f.option.help + "\n      env " +
 		       EnvName(f.option.name) +
-		       (f.option.required ? ", required" : (def.empty() ? "" : ", default " + def)) + "\n";
+		       (f.option.required ? ", required" : (def.empty() ? "" : ", default " + def)) + "\n" +
+		       (allowed.empty() ? "" : "      allowed " + allowed + "\n");
 	}
 	return out;
+}
+
+std::string
+AllowedText(const ConfigOption &o)
+{
+	if (o.choices) {
+		std::string out;
+		for (const std::string &c : Choices(o))
+			out += (out.empty() ? "" : ", ") + c;
+		return out;
+	}
+	if (std::string(o.type) != "int")
+		return o.min > 0 ? std::to_string(o.min) + " bytes or more" : "";
+	if (o.max == kNoLimit)
+		return std::to_string(o.min) + " or more";
+	return std::to_string(o.min) + " to " + std::to_string(o.max);
 }
 
 } // namespace chat_outboxd

@@ -2,10 +2,12 @@
 //
 // Every setting has one name used three ways: the flag `--redis-url`, the environment variable
 // `CHAT_OUTBOXD_REDIS_URL`, and the README's table. Flags win over the environment, which wins
-// over the default. `--help` and docs/daemon-config.md are generated from the same table.
+// over the default. `--help` and docs/daemon-config.md are generated from the same table, and each
+// row carries its allowed range, checked in one place (ParseConfig).
 #pragma once
 
 #include <cstdint>
+#include <limits>
 #include <string>
 #include <vector>
 
@@ -19,6 +21,8 @@ struct Config {
 	std::string database_url = "postgresql:///chat";
 	std::string listen = "127.0.0.1:8080";
 	std::string jwt_secret;
+	std::string jwt_audience;             // empty: tokens' `aud` is not checked
+	std::string jwt_issuer;               // empty: tokens' `iss` is not checked
 	std::string identity;                 // default <service>@<hostname>, set by main
 	int64_t batch_size = 100;             // jobs fetched per round trip
 	int64_t lock_duration = 30000;        // ms
@@ -36,24 +40,35 @@ struct Config {
 	int64_t crash_after_inbox = 0;        // test only: SIGKILL self after the Nth inbox commit (0 = off)
 };
 
+// kNoLimit as a row's max: no upper bound.
+constexpr int64_t kNoLimit = std::numeric_limits<int64_t>::max();
+
 struct ConfigOption {
 	const char *name;     // flag name without dashes, e.g. "redis-url"
 	const char *type;     // "string" | "int"
 	const char *help;
 	bool required;
-	bool secret;          // never printed (passwords, secrets)
+	bool secret;          // a given value never appears in errors or logs (passwords, secrets)
+	// Allowed range: for an int, its smallest and largest value; for a string, its fewest bytes when
+	// set (max unused). The defaults allow any value.
+	int64_t min = 0;
+	int64_t max = kNoLimit;
+	const char *choices = nullptr; // a string's only values, separated by '|' ("debug|notice")
 };
 
 // Options lists every setting in the order --help and the docs print them.
 const std::vector<ConfigOption> &Options();
 
 // ParseConfig fills *cfg from argv then the environment (env is a list of "NAME=value").
-// Returns false and sets *error on an unknown flag, a bad number or a missing required setting.
-// Sets *help when --help was given.
+// Returns false and sets *error on an unknown flag, a bad number, a value outside its row's range or
+// a missing required setting. Sets *help when --help was given.
 bool ParseConfig(const std::vector<std::string> &args, const std::vector<std::string> &env, Config *cfg, bool *help,
                  std::string *error);
 
 std::string HelpText();
+// AllowedText says a row's range as --help prints it ("1 to 5000", "100 or more", "32 bytes or more",
+// "debug, verbose"); "" when any value is allowed.
+std::string AllowedText(const ConfigOption &option);
 std::string EnvName(const std::string &option); // "redis-url" -> "CHAT_OUTBOXD_REDIS_URL"
 
 } // namespace chat_outboxd

@@ -4,7 +4,6 @@
 #include <algorithm>
 #include <cctype>
 
-#include "gateway/core/jwt.hpp"
 #include "gateway/core/message_json.hpp"
 
 namespace chat_outboxd {
@@ -20,13 +19,19 @@ SortUnique(std::vector<int64_t> *v)
 }
 } // namespace
 
+jwt::Policy
+TokenPolicy(const Config &cfg)
+{
+	return {cfg.jwt_secret, cfg.jwt_audience, cfg.jwt_issuer};
+}
+
 AuthResult
-Authorize(std::string_view token, std::string_view secret, int64_t now,
+Authorize(std::string_view token, const jwt::Policy &policy, int64_t now,
           const std::optional<std::vector<int64_t>> &requested)
 {
 	AuthResult r;
 	jwt::Claims claims;
-	if (!jwt::Verify(token, secret, now, &claims, &r.reason)) {
+	if (!jwt::Verify(token, policy, now, &claims, &r.reason)) {
 		r.message = "unauthorized";
 		return r;
 	}

@@ -10,6 +10,9 @@
 
 #include <nlohmann/json.hpp>
 
+#include "base/core/config.hpp"
+#include "gateway/core/jwt.hpp"
+
 namespace chat_outboxd {
 
 struct AuthResult {
@@ -23,8 +26,12 @@ struct AuthResult {
 
 // Authorize verifies the token and picks the rooms. A requested chat outside the token refuses the
 // whole connection ("forbidden") rather than silently dropping it, so a client bug shows at once.
-AuthResult Authorize(std::string_view token, std::string_view secret, int64_t now,
+AuthResult Authorize(std::string_view token, const jwt::Policy &policy, int64_t now,
                      const std::optional<std::vector<int64_t>> &requested);
+
+// TokenPolicy is what the settings ask of client tokens: --jwt-secret, --jwt-audience, --jwt-issuer.
+// It views into cfg, which must outlive it.
+jwt::Policy TokenPolicy(const Config &cfg);
 
 // ParseChatList reads "1,2,3" (from ?chats=); false on anything but comma-separated integers.
 bool ParseChatList(std::string_view text, std::vector<int64_t> *out);

@@ -67,6 +67,25 @@ IntegerClaim(const nlohmann::json &v, int64_t *out)
 	return false;
 }
 
+// AudienceRefusal: nullptr when `aud` (one string or an array of strings, RFC 7519 4.1.3) is or
+// contains `want`, else the refusal's reason.
+const char *
+AudienceRefusal(const nlohmann::json &aud, std::string_view want)
+{
+	if (aud.is_string())
+		return aud.get_ref<const std::string &>() == want ? nullptr : "wrong aud";
+	if (!aud.is_array())
+		return "bad aud";
+	const char *refusal = "wrong aud";
+	for (const auto &a : aud) {
+		if (!a.is_string())
+			return "bad aud";
+		if (a.get_ref<const std::string &>() == want)
+			refusal = nullptr;
+	}
+	return refusal;
+}
+
 } // namespace
 
 std::string
@@ -116,7 +135,8 @@ Base64UrlDecode(std::string_view in, std::string *out)
 			out->push_back(char((acc >> bits) & 0xFF));
 		}
 	}
-	return true;
+	// The last character's unused low bits (2 or 4) are zero in the canonical encoding.
+	return (acc & ((1u << bits) - 1)) == 0;
 }
 
 std::string
@@ -127,7 +147,7 @@ Sign(std::string_view payload_json, std::string_view secret)
 }
 
 bool
-Verify(std::string_view token, std::string_view secret, int64_t now, Claims *claims, std::string *reason)
+Verify(std::string_view token, const Policy &policy, int64_t now, Claims *claims, std::string *reason)
 {
 	if (token.empty())
 		return Fail(reason, "missing token");
@@ -153,7 +173,7 @@ Verify(std::string_view token, std::string_view secret, int64_t now, Claims *cla
 	if (alg == header.end() || !alg->is_string() || *alg != "HS256")
 		return Fail(reason, "unsupported alg");
 
-	std::string expected = HmacSha256(secret, token.substr(0, dot2));
+	std::string expected = HmacSha256(policy.secret, token.substr(0, dot2));
 	if (signature.size() != expected.size() || CRYPTO_memcmp(signature.data(), expected.data(), expected.size()) != 0)
 		return Fail(reason, "bad signature");
 
@@ -175,6 +195,23 @@ Verify(std::string_view token, std::string_view secret, int64_t now, Claims *cla
 			return Fail(reason, "bad nbf");
 		if (now < v)
 			return Fail(reason, "token not yet valid");
+	}
+
+	if (!policy.audience.empty()) {
+		auto aud = payload.find("aud");
+		if (aud == payload.end())
+			return Fail(reason, "aud missing");
+		if (const char *refusal = AudienceRefusal(*aud, policy.audience))
+			return Fail(reason, refusal);
+	}
+	if (!policy.issuer.empty()) {
+		auto iss = payload.find("iss");
+		if (iss == payload.end())
+			return Fail(reason, "iss missing");
+		if (!iss->is_string())
+			return Fail(reason, "bad iss");
+		if (iss->get_ref<const std::string &>() != policy.issuer)
+			return Fail(reason, "wrong iss");
 	}
 
 	auto chats = payload.find("chats");
