@@ -29,7 +29,7 @@ Fields()
 	     &Config::redis_url, nullptr},
 	    {{"database-url", "string", "libpq connection string or URI of the chat database", false, true},
 	     &Config::database_url, nullptr},
-	    {{"listen", "string", "host:port for Socket.IO, /ws, /healthz and /metrics", false, false}, &Config::listen,
+	    {{"listen", "string", "host:port for Socket.IO, /ws, /healthz, /metrics and the web client", false, false}, &Config::listen,
 	     nullptr},
 	    {{"jwt-secret", "string", "HS256 secret that signs client tokens", true, true}, &Config::jwt_secret, nullptr},
 	    {{"identity", "string", "consumer identity; a restart with the same identity takes back its jobs at once "
@@ -59,6 +59,8 @@ Fields()
 	     &Config::max_payload},
 	    {{"catchup-limit", "int", "messages per catch-up query (a replay pages through everything missed)", false, false}, nullptr,
 	     &Config::catchup_limit},
+	    {{"web-root", "string", "folder whose files (the web client) are served at / by GET; empty = none", false, false},
+	     &Config::web_root, nullptr},
 	    {{"log-level", "string", "debug | verbose | notice | warning", false, false}, &Config::log_level, nullptr},
 	    {{"crash-after-inbox", "int", "test only: SIGKILL itself right after the Nth inbox commit (0 = off)", false,
 	      false},
