@@ -7,6 +7,7 @@
 //    only), which shows this side's messages arriving there ("shown") and their history.
 // Parameters come from the URL fragment (never sent to the server) or the query:
 //   #token=<jwt>&side=Workers&other=Consumers&peer=http://host:port&chat=42
+// (peer_token: a token for the peer when its gateway has another secret; default: token)
 'use strict';
 
 (function () {
@@ -148,7 +149,7 @@
 	// which replays the chats' whole inbox (until history paging exists). After the first connect
 	// socket.io-client adds its recovery pid and offset, which the gateway prefers; `since` covers a
 	// reconnect before any message arrived.
-	function connect(url, from, indicator) {
+	function connect(url, from, indicator, token) {
 		let state = 'connecting', missed = 0, lastSeq = 0;
 		const show = (s, text) => {
 			state = s;
@@ -195,10 +196,10 @@
 		return socket;
 	}
 
-	const own = connect(location.origin, 'own', $('conn'));
+	const own = connect(location.origin, 'own', $('conn'), token);
 	if (params.get('peer')) {
 		$('peer-conn').hidden = false;
-		connect(params.get('peer'), 'peer', $('peer-conn'));
+		connect(params.get('peer'), 'peer', $('peer-conn'), params.get('peer_token') || token);
 	}
 
 	// ---- sending ----

@@ -66,7 +66,7 @@ try {
 	for (const [side, own, peer, other] of [['Workers', workers, consumers, 'Consumers'], ['Consumers', consumers, workers, 'Workers']]) {
 		const ctx = await browser.createBrowserContext();
 		const page = await ctx.newPage();
-		await page.setViewport({ width: 760, height: 620 });
+		await page.setViewport({ width: 760, height: 720 });
 		page.on('pageerror', (e) => console.log(`[${side} page error] ${e.message}`));
 		await page.goto(pageUrl(own, peer, `${side.toLowerCase()}-user`, side === 'Workers' ? 'Wanda (Workers)' : 'Carl (Consumers)', side, other));
 		pages[side] = page;
@@ -124,7 +124,7 @@ try {
 	check(await wp.evaluate(() => window.sameDocument === true), 'the page was not reloaded');
 	// Whether the daemon pushed them live or replayed them from the offset depends on who was first after
 	// the restart (its queue consumer or the page's reconnect); both must show each message once.
-	console.log(`info: ${await workers.metric('chat_outboxd_gateway_catchup_messages_total')} of them replayed from the offset`);
+	console.log(`info: the restarted daemon replayed ${await workers.metric('chat_outboxd_gateway_catchup_messages_total')} messages from the offsets of the two pages' sockets; the rest it pushed live`);
 
 	for (const [side, page] of [['Workers', wp], ['Consumers', cp]]) {
 		const list = await shown(page);

@@ -60,3 +60,17 @@ TEST(Config, HelpListsEveryOptionWithItsEnvName)
 	EXPECT_TRUE(ParseConfig({"--help"}, {}, &cfg, &h, &err));
 	EXPECT_TRUE(h);
 }
+
+TEST(Config, WebRootDefaultsToTheInstalledClientAndEmptyServesNothing)
+{
+	Config cfg;
+	std::string err;
+	ASSERT_TRUE(Parse({"--service", "w", "--jwt-secret", "s"}, {}, &cfg, &err)) << err;
+	EXPECT_EQ(cfg.web_root, CHAT_OUTBOXD_DEFAULT_WEB_ROOT);
+	EXPECT_NE(cfg.web_root.find("/share/chat_outbox/web"), std::string::npos);
+	ASSERT_TRUE(Parse({"--service", "w", "--jwt-secret", "s", "--web-root="}, {}, &cfg, &err)) << err;
+	EXPECT_EQ(cfg.web_root, "");
+	Config from_env;
+	ASSERT_TRUE(Parse({"--service", "w", "--jwt-secret", "s"}, {"CHAT_OUTBOXD_WEB_ROOT=/srv/chat"}, &from_env, &err)) << err;
+	EXPECT_EQ(from_env.web_root, "/srv/chat");
+}
