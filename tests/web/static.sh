@@ -17,12 +17,12 @@ built=${BUILD_DIR:-$H_ROOT/build}/web
 root=$H_DIR/webroot
 mkdir -p "$root/sub" "$root/dir.html"
 cp "$built"/* "$root/"
-echo 'outside-secret' >"$H_DIR/outside.txt"
+echo 'LEAK-outside' >"$H_DIR/outside.txt"
 ln -s "$H_DIR/outside.txt" "$root/link.txt"
 ln -s "$H_DIR" "$root/up"
-echo 'hidden-secret' >"$root/.hidden.txt"
-echo 'key-secret' >"$root/server.pem"
-echo 'make-secret' >"$root/Makefile"
+echo 'LEAK-hidden' >"$root/.hidden.txt"
+echo 'LEAK-key' >"$root/server.pem"
+echo 'LEAK-make' >"$root/Makefile"
 echo '<p>sub</p>' >"$root/sub/index.html"
 head -c $((1024 * 1024 + 1)) /dev/zero >"$root/big.js"
 GW_EXTRA_ARGS="--web-root $root"
@@ -35,7 +35,7 @@ expect() { # expect <status> <content-type or -> <path> [curl args...]: prints t
 	got=$(curl -s --path-as-is -o "$H_DIR/body" -w '%{http_code} %{content_type}' "$@" "$url$path")
 	[ "${got%% *}" = "$want" ] || fail "$path: status ${got%% *}, want $want"
 	[ "$type" = - ] || [ "${got#* }" = "$type" ] || fail "$path: type '${got#* }', want '$type'"
-	if grep -q secret "$H_DIR/body"; then fail "$path leaked a file outside what may be served"; fi
+	if grep -q LEAK- "$H_DIR/body"; then fail "$path leaked a file outside what may be served"; fi
 	echo "ok   $* $path -> $got"
 }
 
@@ -55,7 +55,7 @@ for p in /../outside.txt /%2e%2e/outside.txt /..%2foutside.txt /sub/../../outsid
 	# 000: lws itself dropped the connection (it does so for an encoded NUL)
 	code=$(curl -s --path-as-is -o "$H_DIR/body" -w '%{http_code}' "$url$p" || true)
 	case $code in 400 | 403 | 404 | 000) ;; *) fail "$p: status $code" ;; esac
-	if grep -q secret "$H_DIR/body"; then fail "$p leaked a file"; fi
+	if grep -q LEAK- "$H_DIR/body"; then fail "$p leaked a file"; fi
 	echo "ok   $p -> $code"
 done
 expect 500 - /big.js
