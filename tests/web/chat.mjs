@@ -5,7 +5,8 @@
 //  - a message typed in one page appears in the other, and in the sender's own view as
 //    sending -> sent -> shown;
 //  - the workers daemon is SIGKILLed: its page shows "reconnecting"; messages sent (SQL send_message)
-//    while it is down all appear once, in order, after the restart, and the page shows "back".
+//    while it is down all appear once, in order, after the restart, and the page shows "back";
+//    a message typed while disconnected fails at once and its retry succeeds after the restart.
 // Screenshots go to $H_DIR. Run through tests/web/chat.sh.
 import puppeteer from 'puppeteer-core';
 import { Daemon, waitFor, postgres, env, SECRET } from '../faults/procs.mjs';
@@ -66,7 +67,7 @@ try {
 	for (const [side, own, peer, other] of [['Workers', workers, consumers, 'Consumers'], ['Consumers', consumers, workers, 'Workers']]) {
 		const ctx = await browser.createBrowserContext();
 		const page = await ctx.newPage();
-		await page.setViewport({ width: 760, height: 720 });
+		await page.setViewport({ width: 760, height: 800 });
 		page.on('pageerror', (e) => console.log(`[${side} page error] ${e.message}`));
 		await page.goto(pageUrl(own, peer, `${side.toLowerCase()}-user`, side === 'Workers' ? 'Wanda (Workers)' : 'Carl (Consumers)', side, other));
 		pages[side] = page;
@@ -110,6 +111,11 @@ try {
 	check(killed.signal === 'SIGKILL', 'workers daemon killed with SIGKILL');
 	await connState(wp, '#conn', 'reconnecting');
 	await connState(cp, '#peer-conn', 'reconnecting');
+	// Typed while disconnected: fails at once (nothing is queued to be sent twice later), retried below.
+	await typeAndSend(wp, 'Are you still there?');
+	await waitDom(wp, 'a message typed while disconnected fails with "not connected" and a retry button',
+		() => [...document.querySelectorAll('#messages > li.mine')].some((li) => li.dataset.state === 'failed' &&
+			/not connected/.test(li.querySelector('.state').textContent) && li.querySelector('button.retry')));
 	const whileDown = Array.from({ length: 5 }, (_, i) => `sent while Workers' daemon was down #${i + 1}`);
 	for (const body of whileDown) await postgres.query('SELECT consumers.send_message($1, $2)', [CHAT, body]);
 	await wp.screenshot({ path: `${H_DIR}/workers-reconnecting.png` });
@@ -121,6 +127,10 @@ try {
 		(bodies) => bodies.every((b) => [...document.querySelectorAll('#messages > li.mine')].some((li) =>
 			li.querySelector('.body').textContent === b && li.dataset.state === 'shown')), whileDown);
 	await connState(cp, '#peer-conn', 'back');
+	await wp.click('#messages > li.mine[data-state="failed"] button.retry');
+	await waitDom(wp, 'its retry goes sending -> sent -> shown', () => [...document.querySelectorAll('#messages > li.mine')].some((li) =>
+		li.querySelector('.body').textContent === 'Are you still there?' && li.dataset.states === 'sending failed sending sent shown'));
+	await hasBody(cp, 'and the retried message appears in Consumers\' page', 'Are you still there?', false);
 	check(await wp.evaluate(() => window.sameDocument === true), 'the page was not reloaded');
 	// Whether the daemon pushed them live or replayed them from the offset depends on who was first after
 	// the restart (its queue consumer or the page's reconnect); both must show each message once.
@@ -129,7 +139,7 @@ try {
 	for (const [side, page] of [['Workers', wp], ['Consumers', cp]]) {
 		const list = await shown(page);
 		const bodies = list.map((m) => m.body);
-		const want = ['history: sent before the pages opened', 'Hi Carl, the order is packed.', 'Thanks Wanda! When does it ship?', ...whileDown];
+		const want = ['history: sent before the pages opened', 'Hi Carl, the order is packed.', 'Thanks Wanda! When does it ship?', ...whileDown, 'Are you still there?'];
 		check(JSON.stringify(bodies) === JSON.stringify(want), `${side}' page shows the whole conversation once, in order: ${JSON.stringify(bodies)}`);
 		check(await page.evaluate(() => document.body.dataset.duplicates === undefined), `${side}' page received no message twice from a gateway`);
 		const inboxSeqs = list.filter((m) => !m.mine).map((m) => Number(m.seq));
