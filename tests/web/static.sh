@@ -39,6 +39,7 @@ expect() { # expect <status> <content-type or -> <path> [curl args...]: prints t
 	echo "ok   $* $path -> $got"
 }
 
+grep -q "web client: serving $root at /" "$H_DIR/daemon.log" || fail "no start line naming the web root"
 expect 200 'text/html; charset=UTF-8' /
 cmp -s "$H_DIR/body" "$root/index.html" || fail "/ is not index.html"
 expect 200 'text/javascript; charset=UTF-8' /socket.io.min.js
@@ -68,4 +69,5 @@ GW_EXTRA_ARGS="--web-root="
 gw_start_daemon
 expect 404 - /
 expect 404 - /app.js
+grep -q 'web client: not served (--web-root is empty)' "$H_DIR/daemon.log" || fail "no start line for an empty --web-root"
 echo PASS
