@@ -64,12 +64,14 @@ try {
 		async () => (await postgres.query('SELECT count(*)::int AS n FROM workers.inbox')).at(0).n === 1, DEADLINE_MS);
 
 	const pages = {};
+	const pageErrors = []; // uncaught script errors and CSP violations: the page must have none
 	for (const [side, own, peer, other] of [['Workers', workers, consumers, 'Consumers'], ['Consumers', consumers, workers, 'Workers']]) {
 		const ctx = await browser.createBrowserContext();
 		const page = await ctx.newPage();
 		await page.setViewport({ width: 760, height: 800 });
-		page.on('pageerror', (e) => console.log(`[${side} page error] ${e.message}`));
-		await page.goto(pageUrl(own, peer, `${side.toLowerCase()}-user`, side === 'Workers' ? 'Wanda (Workers)' : 'Carl (Consumers)', side, other));
+		page.on('pageerror', (e) => pageErrors.push(`[${side}] ${e.message}`));
+		page.on('console', (m) => { if (/Content Security Policy/.test(m.text())) pageErrors.push(`[${side}] ${m.text()}`); });
+		await page.goto(pageUrl(own, peer, `${side.toLowerCase()}-user`, side === 'Workers' ? 'Wanda (Workers)' : 'Carl Öberg (Consumers)', side, other));
 		pages[side] = page;
 	}
 	const { Workers: wp, Consumers: cp } = pages;
@@ -80,6 +82,8 @@ try {
 	// Loaded from the server, not a file: the served type is right and the library came from our folder.
 	check(await wp.evaluate(() => typeof io === 'function' && document.contentType === 'text/html'), 'index.html and socket.io.min.js served by the daemon');
 
+	check(await wp.$eval('#user', (e) => e.textContent) === 'Wanda (Workers) · Workers' &&
+		await cp.$eval('#user', (e) => e.textContent) === 'Carl Öberg (Consumers) · Consumers', 'each page shows its user\'s name claim and side');
 	await hasBody(wp, 'history shown on open in Workers\' page (catch-up)', 'history: sent before the pages opened', false);
 	await hasBody(cp, 'history of its own side shown in Consumers\' page (peer catch-up)', 'history: sent before the pages opened', true);
 
@@ -150,6 +154,7 @@ try {
 	await hasBody(cp, 'a message sent after the restart arrives', 'Ships tomorrow morning.', false);
 	await waitDom(wp, 'and reaches shown', () => [...document.querySelectorAll('#messages > li.mine')].some((li) =>
 		li.querySelector('.body').textContent === 'Ships tomorrow morning.' && li.dataset.state === 'shown'));
+	check(pageErrors.length === 0, `no script errors or CSP violations in the pages ${JSON.stringify(pageErrors)}`);
 	await wp.screenshot({ path: `${H_DIR}/workers-back.png` });
 	await cp.screenshot({ path: `${H_DIR}/consumers-back.png` });
 	console.log('PASS');
