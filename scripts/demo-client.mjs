@@ -1,6 +1,8 @@
 // scripts/demo-client.mjs - the demo's two users: one on the Consumers side, one on the Workers side.
 // Each connects a real socket.io-client to its side's daemon; messages are sent both ways, through
 // SQL (send_message) and through the socket's `send` event, and printed as they are shown.
+// Then (or alone, with --urls-only) it prints the web client's two links, one per side, each with a
+// freshly signed token for chat 42.
 import { createRequire } from 'node:module';
 import { signToken } from '../tests/lib/jwt.mjs';
 
@@ -11,6 +13,23 @@ const pg = require('pg');
 const arg = (name) => process.argv[process.argv.indexOf(`--${name}`) + 1];
 const CHAT = 42;
 const secret = arg('secret');
+
+// The web client's link for one side: its own daemon serves the page; the other side's daemon is its
+// peer (where its own messages are shown). The token rides in the fragment, which browsers never send.
+function webUrl(side, other, own, peer, name) {
+	const token = signToken({ sub: `demo-${side.toLowerCase()}`, chats: [CHAT], ttlSeconds: 8 * 3600, extra: { name } }, secret);
+	return `${own}/#${new URLSearchParams({ token, side, other, peer })}`;
+}
+function printUrls() {
+	console.log('\nOpen the chat in a browser (tokens valid 8 hours; `scripts/demo.sh urls` prints fresh ones):');
+	console.log(`  Workers side:   ${webUrl('Workers', 'Consumers', arg('workers'), arg('consumers'), 'Wanda (Workers)')}`);
+	console.log(`  Consumers side: ${webUrl('Consumers', 'Workers', arg('consumers'), arg('workers'), 'Carl (Consumers)')}`);
+}
+if (process.argv.includes('--urls-only')) {
+	printUrls();
+	process.exit(0);
+}
+
 const db = new pg.Client({ connectionString: arg('pg') });
 await db.connect();
 
@@ -63,3 +82,4 @@ console.log(`\nsaved by consumers: ${s.consumers_sent}   received by workers: ${
 onWorkers.close();
 onConsumers.close();
 await db.end();
+printUrls();

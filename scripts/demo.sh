@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # scripts/demo.sh - run chat_outbox locally and show messages flowing both ways.
 #   scripts/demo.sh          install what is missing, build, start PostgreSQL + Redis under .run/,
-#                            create the extension, start both daemons, send messages both ways
+#                            create the extension, start both daemons, send messages both ways,
+#                            print the web client's two links (one per side)
+#   scripts/demo.sh urls     print the two links again, with fresh tokens
 #   scripts/demo.sh stop     stop everything the demo started
 # Ports: PostgreSQL 54329, Redis 63799, chat-outboxd workers 8081, consumers 8082 (override with env).
 set -euo pipefail
@@ -28,6 +30,11 @@ stop_all() {
 }
 
 if [ "${1:-}" = stop ]; then stop_all; exit 0; fi
+if [ "${1:-}" = urls ]; then
+	[ -f "$SECRET_FILE" ] || { echo "the demo is not set up yet: run scripts/demo.sh" >&2; exit 1; }
+	exec node scripts/demo-client.mjs --urls-only --secret "$(cat "$SECRET_FILE")" \
+		--workers "http://127.0.0.1:$WORKERS_PORT" --consumers "http://127.0.0.1:$CONSUMERS_PORT"
+fi
 
 scripts/setup.sh
 mkdir -p "$RUN/redis"
@@ -67,11 +74,12 @@ psql -XAtq "postgresql://postgres@127.0.0.1:$PG_PORT/postgres" -c "SELECT 1 FROM
 psql -XAtq "$PGURL" -c "CREATE EXTENSION IF NOT EXISTS chat_outbox"
 
 # One daemon per receiving service: Workers reads consumers' queue, Consumers reads workers' queue.
+# Each also serves the web client (build/web, made by the CMake build) at /.
 start_daemon() { # name queue port
 	[ -f "$RUN/$1.pid" ] && kill -0 "$(cat "$RUN/$1.pid")" 2>/dev/null && return 0
 	CHAT_OUTBOXD_JWT_SECRET=$SECRET build/daemon/chat-outboxd --service "$1" --queue "$2" \
 		--listen "127.0.0.1:$3" --database-url "$PGURL" --redis-url "redis://127.0.0.1:$REDIS_PORT" \
-		>"$RUN/$1.log" 2>&1 &
+		--web-root "$ROOT/build/web" >"$RUN/$1.log" 2>&1 &
 	echo $! >"$RUN/$1.pid"
 }
 start_daemon workers chat-messages "$WORKERS_PORT"

@@ -14,6 +14,7 @@ PKGS=(
 	libhiredis-dev libuv1-dev libwebsockets-dev libwebsockets-evlib-uv nlohmann-json3-dev libssl-dev
 	libgtest-dev clang
 	gnuplot-nox
+	chromium
 )
 missing=()
 for p in "${PKGS[@]}"; do
@@ -30,9 +31,15 @@ fi
 # Debian's postgresql-15 package may start a "main" cluster; we never use it, our tests and the
 # demo start their own clusters under the project folder.
 
-# npm test peers (real bullmq, socket.io-client, pg, ws), pinned by tests/package-lock.json.
+# npm test peers (real bullmq, socket.io-client, pg, ws; puppeteer-core drives chromium), pinned by tests/package-lock.json.
 if [ ! -d tests/node_modules ] || [ tests/package-lock.json -nt tests/node_modules/.package-lock.json ]; then
 	(cd tests && npm ci --no-audit --no-fund --loglevel=error)
+fi
+
+# The web client's one library (socket.io-client's browser build), pinned by web/package-lock.json.
+# The CMake build runs the same `npm ci` when the lock file changes; web.chat drives Debian's chromium.
+if [ ! -d web/node_modules ] || [ web/package-lock.json -nt web/node_modules/.package-lock.json ]; then
+	(cd web && npm ci --no-audit --no-fund --loglevel=error)
 fi
 
 # Build: the extension with PGXS, the daemon and tests with CMake.

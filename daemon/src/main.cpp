@@ -147,6 +147,13 @@ Run(int argc, char **argv)
 	}
 	Log(Level::Notice, "chat-outboxd starting: service %s, queue %s, redis %s, listen %s, identity %s",
 	    cfg.service.c_str(), cfg.queue.c_str(), url->Redacted().c_str(), cfg.listen.c_str(), cfg.identity.c_str());
+	// Said once at start, so an operator who sees 404 at / knows why.
+	if (cfg.web_root.empty())
+		Log(Level::Notice, "web client: not served (--web-root is empty)");
+	else if (access((cfg.web_root + "/index.html").c_str(), R_OK) == 0)
+		Log(Level::Notice, "web client: serving %s at /", cfg.web_root.c_str());
+	else
+		Log(Level::Notice, "web client: %s/index.html is missing; / answers 404 (see --web-root)", cfg.web_root.c_str());
 	d->pg_gateway->Start();
 	d->consumer->Start([](int code) {
 		// Refusing to run is not a shutdown: nothing was fetched, so there is nothing to finish.

@@ -1,12 +1,64 @@
 // daemon/src/gateway/http_routes.cpp - plain HTTP on the gateway's port: request routing, response
-// writing, /healthz and /metrics. Engine.IO polling itself is in http_polling.cpp.
+// writing, /healthz, /metrics and the web client's files. Engine.IO polling itself is in http_polling.cpp.
+#include <cerrno>
+#include <climits>
+#include <cstdlib>
 #include <cstring>
 
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
 #include "gateway/core/engineio.hpp"
+#include "gateway/core/web_files.hpp"
 #include "base/log.hpp"
 #include "gateway/gateway_impl.hpp"
 
 namespace chat_outboxd {
+
+namespace {
+
+enum class WebFile { Ok, Missing, TooLarge };
+
+// ReadWebFile reads <root>/<rel> when, with every symlink resolved, it is a regular file inside root
+// of at most web::kMaxFileBytes. The files are small and local, so they are read on the loop.
+WebFile
+ReadWebFile(const std::string &root, const std::string &rel, std::string *body)
+{
+	char root_real[PATH_MAX], file_real[PATH_MAX];
+	if (!realpath(root.c_str(), root_real) || !realpath((root + "/" + rel).c_str(), file_real))
+		return WebFile::Missing;
+	std::string inside = std::string(root_real) == "/" ? "/" : std::string(root_real) + "/";
+	if (std::strncmp(file_real, inside.c_str(), inside.size()) != 0)
+		return WebFile::Missing;
+	int fd = open(file_real, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+	if (fd < 0)
+		return WebFile::Missing;
+	struct stat st {};
+	WebFile result = WebFile::Ok;
+	if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode))
+		result = WebFile::Missing;
+	else if (static_cast<uint64_t>(st.st_size) > web::kMaxFileBytes)
+		result = WebFile::TooLarge;
+	body->clear();
+	char buf[16384];
+	while (result == WebFile::Ok) {
+		ssize_t n = read(fd, buf, sizeof buf);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0)
+			result = WebFile::Missing;
+		if (n <= 0)
+			break;
+		body->append(buf, static_cast<size_t>(n));
+		if (body->size() > web::kMaxFileBytes) // grew while we read it
+			result = WebFile::TooLarge;
+	}
+	close(fd);
+	return result;
+}
+
+} // namespace
 
 std::string
 QueryArgs::Get(std::string_view key) const
@@ -186,6 +238,24 @@ Gateway::Impl::OnHttpRequest(struct lws *wsi, Conn *c, const char *path_in)
 	if (get && path == "/metrics") {
 		Respond(wsi, c, 200, "text/plain; version=0.0.4", MetricsText());
 		return 0;
+	}
+	// The web client (--web-root): GET only, a plain name inside the root, a type we know.
+	std::string rel = web::RelativePath(path);
+	const char *type = rel.empty() ? nullptr : web::ContentType(rel);
+	if (get && type && !cfg.web_root.empty()) {
+		std::string body;
+		switch (ReadWebFile(cfg.web_root, rel, &body)) {
+		case WebFile::Ok:
+			Respond(wsi, c, 200, type, std::move(body));
+			return 0;
+		case WebFile::TooLarge:
+			Log(Level::Warning, "gateway: %s under --web-root is over %zu bytes; not served", rel.c_str(),
+			    web::kMaxFileBytes);
+			Respond(wsi, c, 500, "text/plain; charset=UTF-8", "file too large\n");
+			return 0;
+		case WebFile::Missing:
+			break;
+		}
 	}
 	Respond(wsi, c, 404, "text/plain; charset=UTF-8", "not found\n");
 	return 0;

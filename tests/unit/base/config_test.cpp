@@ -176,3 +176,17 @@ TEST(Config, HelpShowsEachRange)
 	// A string any text may fill has no range line.
 	EXPECT_EQ(help.find("CHAT_OUTBOXD_QUEUE, default chat-messages\n      allowed"), std::string::npos);
 }
+
+TEST(Config, WebRootDefaultsToTheInstalledClientAndEmptyServesNothing)
+{
+	Config cfg;
+	std::string err;
+	ASSERT_TRUE(Parse({"--service", "w", "--jwt-secret", "0123456789abcdef0123456789abcdef"}, {}, &cfg, &err)) << err;
+	EXPECT_EQ(cfg.web_root, CHAT_OUTBOXD_DEFAULT_WEB_ROOT);
+	EXPECT_NE(cfg.web_root.find("/share/chat_outbox/web"), std::string::npos);
+	ASSERT_TRUE(Parse({"--service", "w", "--jwt-secret", "0123456789abcdef0123456789abcdef", "--web-root="}, {}, &cfg, &err)) << err;
+	EXPECT_EQ(cfg.web_root, "");
+	Config from_env;
+	ASSERT_TRUE(Parse({"--service", "w", "--jwt-secret", "0123456789abcdef0123456789abcdef"}, {"CHAT_OUTBOXD_WEB_ROOT=/srv/chat"}, &from_env, &err)) << err;
+	EXPECT_EQ(from_env.web_root, "/srv/chat");
+}

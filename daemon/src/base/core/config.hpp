@@ -11,6 +11,11 @@
 #include <string>
 #include <vector>
 
+// Where `cmake --install` puts the web client (web/); daemon/CMakeLists.txt sets it from the prefix.
+#ifndef CHAT_OUTBOXD_DEFAULT_WEB_ROOT
+#define CHAT_OUTBOXD_DEFAULT_WEB_ROOT "/usr/local/share/chat_outbox/web"
+#endif
+
 namespace chat_outboxd {
 
 struct Config {
@@ -36,6 +41,7 @@ struct Config {
 	int64_t upgrade_timeout = 10000;      // ms an Engine.IO upgrade probe may take before it is dropped
 	int64_t max_payload = 100000;         // bytes, largest inbound frame / polling body
 	int64_t catchup_limit = 10000;        // messages per catch-up query; a replay pages until done
+	std::string web_root = CHAT_OUTBOXD_DEFAULT_WEB_ROOT; // folder served at / (the web client); "" = not served
 	std::string log_level = "notice";     // debug | verbose | notice | warning
 	int64_t crash_after_inbox = 0;        // test only: SIGKILL self after the Nth inbox commit (0 = off)
 };
