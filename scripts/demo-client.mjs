@@ -2,7 +2,7 @@
 // Each connects a real socket.io-client to its side's daemon; messages are sent both ways, through
 // SQL (send_message) and through the socket's `send` event, and printed as they are shown.
 import { createRequire } from 'node:module';
-import { signToken } from '../tests/lib/jwt.mjs';
+import { signToken } from '../tests/harness/jwt.mjs';
 
 const require = createRequire(new URL('../tests/package.json', import.meta.url));
 const { io } = require('socket.io-client');

@@ -7,24 +7,20 @@
 #     and that role is refused the other service's tables;
 #   - a wrong Redis password: the daemon keeps running, reports unhealthy, and never logs a password.
 . "$(dirname "$0")/../harness/lib.sh"
-. "$(dirname "$0")/daemon_lib.sh"
 harness_init daemon-security
-JWT_SECRET=test-secret
 REDIS_PORT=$(harness_free_port)
 REDIS_EXTRA_ARGS="--requirepass adminpw"
 REDIS_CLI_AUTH="-a adminpw --no-auth-warning"
 REDIS_URL="redis://:adminpw@127.0.0.1:$REDIS_PORT"
 harness_redis_start "$REDIS_PORT"
-redis-cli -p "$REDIS_PORT" $REDIS_CLI_AUTH ACL SETUSER chatd on '>p@ss:w/rd' '~bull:*' '&*' '+@all' >/dev/null
+rcli ACL SETUSER chatd on '>p@ss:w/rd' '~bull:*' '&*' '+@all' >/dev/null
 harness_pg_start
 harness_psql "CREATE ROLE workers_app LOGIN; SELECT chat_outbox.grant_service('workers', 'workers_app')" >/dev/null
 APP_URL="postgresql://workers_app@127.0.0.1:$PG_PORT/chat"
+daemon_export_settings
 
-PORT=$(harness_free_port)
-"$CHAT_OUTBOXD" --service workers --queue chat-messages --listen 127.0.0.1:$PORT --jwt-secret $JWT_SECRET \
-	--database-url "$APP_URL" --redis-url "redis://chatd:p%40ss%3Aw%2Frd@127.0.0.1:$REDIS_PORT/0" \
-	--log-level verbose >>"$H_DIR/daemon.log" 2>&1 &
-harness_track $!
+daemon_start daemon.log --service workers --queue chat-messages --database-url "$APP_URL" \
+	--redis-url "redis://chatd:p%40ss%3Aw%2Frd@127.0.0.1:$REDIS_PORT/0"
 daemon_wait_consuming daemon.log
 harness_psql "SELECT count(consumers.send_message(5, 'secure ' || g)) FROM generate_series(1, 20) g" >/dev/null
 wait_inbox workers 20 30
@@ -32,8 +28,8 @@ expect_eq "messages through the ACL user and the service role" 20 "$(inbox_count
 
 sent=$(cd "$H_ROOT/tests" && node --input-type=module -e "
 	import { io } from 'socket.io-client';
-	import { signToken } from './lib/jwt.mjs';
-	const s = io('http://127.0.0.1:$PORT', { auth: { token: signToken({ chats: [5] }, '$JWT_SECRET') }, transports: ['websocket'] });
+	import { token } from './harness/jwt.mjs';
+	const s = io('$DAEMON_URL', { auth: { token: token([5]) }, transports: ['websocket'] });
 	const ack = await s.timeout(10000).emitWithAck('send', { chat_id: 5, body: 'from a client' });
 	console.log(ack.ok ? 'ok' : JSON.stringify(ack.error));
 	s.close();")
@@ -41,22 +37,17 @@ expect_eq "client send runs workers.send_message as workers_app" ok "$sent"
 expect_eq "stored as workers' message" 1 "$(harness_psql "SELECT count(*) FROM workers.messages WHERE body = 'from a client'")"
 denied=$(psql -XAtq "$APP_URL" -c "SELECT count(*) FROM consumers.messages" 2>&1 || true)
 case "$denied" in *"permission denied"*) echo "ok: workers_app is refused consumers.messages" ;;
-*) echo "FAIL: workers_app read consumers.messages: $denied" >&2; exit 1 ;; esac
+*) fail "workers_app read consumers.messages: $denied" ;; esac
 
 # wrong password: no crash, unhealthy, the password never reaches the log
-BAD_PORT=$(harness_free_port)
-"$CHAT_OUTBOXD" --service workers --queue chat-messages --listen 127.0.0.1:$BAD_PORT --jwt-secret $JWT_SECRET \
-	--database-url "$APP_URL" --redis-url "redis://chatd:not-the-password@127.0.0.1:$REDIS_PORT/0" \
-	--identity wrong-password >>"$H_DIR/bad.log" 2>&1 &
-BAD_PID=$!
-harness_track $BAD_PID
+daemon_start bad.log --service workers --queue chat-messages --database-url "$APP_URL" \
+	--redis-url "redis://chatd:not-the-password@127.0.0.1:$REDIS_PORT/0" --identity wrong-password
 harness_wait_for 20 grep -qi "redis.*unreachable" "$H_DIR/bad.log"
-code=$(curl -s -o /dev/null -w '%{http_code}' http://127.0.0.1:$BAD_PORT/healthz)
+code=$(curl -s -o /dev/null -w '%{http_code}' "$DAEMON_URL/healthz")
 expect_eq "healthz with a refused Redis login" 503 "$code"
-kill -0 $BAD_PID && echo "ok: still running, retrying with backoff"
+kill -0 "$DAEMON_PID" && echo "ok: still running, retrying with backoff"
 if grep -q "not-the-password\|p@ss\|adminpw" "$H_DIR/bad.log" "$H_DIR/daemon.log"; then
-	echo "FAIL: a password reached a log line" >&2
-	exit 1
+	fail "a password reached a log line"
 fi
 echo "ok: no password in the logs"
 echo PASS

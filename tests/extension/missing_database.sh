@@ -12,7 +12,6 @@ harness_redis_start
 harness_pg_start "" "chat_outbox.database = 'later'"
 LOG=$H_DIR/postgres.log
 LATER_URL=${PGURL%/chat}/later
-fail() { echo "FAIL $*"; exit 1; }
 count() { grep -c "$1" "$LOG" || true; }
 
 harness_wait_for 20 grep -q 'database "later" does not exist; waiting for it' "$LOG"
@@ -32,7 +31,7 @@ harness_wait_for 20 grep -q 'database "later" exists now; restarting to connect 
 id=$(psql -XAtq -v ON_ERROR_STOP=1 "$LATER_URL" -c "SELECT id FROM consumers.send_message(1, 'after the wait')")
 unsent() { [ "$(psql -XAtq "$LATER_URL" -c "SELECT unsent FROM chat_outbox.status WHERE service = 'consumers'")" = 0 ]; }
 harness_wait_for 20 unsent
-[ "$(redis-cli -p "$REDIS_PORT" HGET "bull:chat-messages:$id" name)" = message.created ] || fail "job $id not in Redis"
+[ "$(rcli HGET "bull:chat-messages:$id" name)" = message.created ] || fail "job $id not in Redis"
 [ "$(psql -XAtq "$LATER_URL" -c "SELECT relay_state FROM chat_outbox.status WHERE service = 'consumers'")" = running ] || fail "state"
 [ "$(count 'FATAL:  database "later" does not exist')" = 2 ] || fail "FATALs after: $(count 'FATAL:  database "later" does not exist')"
 echo "ok   relayed $id once the database existed"
@@ -52,7 +51,7 @@ psql -XAtq -v ON_ERROR_STOP=1 "$PGURL" -c "ALTER DATABASE later ALLOW_CONNECTION
 harness_wait_for 20 grep -q 'database "later" allows connections now; restarting to connect to it' "$LOG"
 id=$(psql -XAtq -v ON_ERROR_STOP=1 "$LATER_URL" -c "SELECT id FROM consumers.send_message(1, 'after the refusal')")
 harness_wait_for 20 unsent
-[ "$(redis-cli -p "$REDIS_PORT" HGET "bull:chat-messages:$id" name)" = message.created ] || fail "job $id not in Redis"
+[ "$(rcli HGET "bull:chat-messages:$id" name)" = message.created ] || fail "job $id not in Redis"
 [ "$(count "$refused")" = 2 ] || fail "FATALs after: $(count "$refused")"
 echo "ok   relayed $id once the database allowed connections"
 echo "PASS"

@@ -10,13 +10,12 @@ REDIS_EXTRA_ARGS="--appendonly no --maxmemory-policy allkeys-lru"
 harness_redis_start
 harness_pg_start "" "chat_outbox.retention = '2s'"
 
-rcli() { redis-cli -p "$REDIS_PORT" "$@"; }
+rcli() { rcli "$@"; }
 q() { harness_psql "$1"; }
 status() { q "SELECT $1 FROM chat_outbox.status WHERE service = 'consumers'"; }
 status_is() { [ "$(status "$1")" = "$2" ]; }
 send() { for i in $(seq "$1"); do q "SELECT consumers.send_message(1, 'status $i')" >/dev/null; done; }
 setting() { q "ALTER SYSTEM SET chat_outbox.$1 = '$2'" && q "SELECT pg_reload_conf()" >/dev/null; }
-fail() { echo "FAIL $*"; exit 1; }
 
 send 5
 harness_wait_for 20 status_is unsent 0

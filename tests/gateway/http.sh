@@ -1,11 +1,10 @@
 #!/usr/bin/env bash
 # tests/gateway/http.sh - /healthz (200 / 503 with Redis down), /metrics, 404, and SIGTERM:
 # every client's transport is closed ("transport close", so it would reconnect) and the daemon exits.
-. "$(dirname "$0")/gw_lib.sh"
-gw_start_all gateway-http
+. "$(dirname "$0")/gateway.sh"
+gateway_start gateway-http
 cd "$(dirname "$0")"
-fail() { echo "FAIL $*"; exit 1; }
-url=http://127.0.0.1:$GW_PORT
+url=$DAEMON_URL
 
 harness_wait_for 20 bash -c "curl -s $url/healthz | grep -q '\"redis\":true,\"postgres\":true'"
 body=$(curl -s -w ' %{http_code}' "$url/healthz")
@@ -55,7 +54,7 @@ harness_pg_ctl -w start >/dev/null
 harness_wait_for 30 bash -c "[ \$(curl -s -o /dev/null -w '%{http_code}' $url/healthz) = 200 ]" || fail "no 200 after Postgres is back"
 echo "ok   /healthz 200 again"
 
-gw_stop_daemon || fail "daemon did not exit on SIGTERM"
+daemon_stop || fail "daemon did not exit 0 on SIGTERM"
 wait $peer || { cat "$H_DIR/peer.out"; fail "peer"; }
 cat "$H_DIR/peer.out"
 grep -q 'Shutdown' "$H_DIR/daemon.log" -i || true

@@ -1,13 +1,19 @@
-# tests/harness/lib.sh - start real PostgreSQL 15 and Redis for one test, and stop them again.
+# tests/harness/lib.sh - the shell test harness: start real PostgreSQL 15 and Redis for one test,
+# and stop them again. It also loads the rest of the harness, so this one line is all a suite needs:
+#   . "$(dirname "$0")/../harness/lib.sh"
+#     assert.sh    fail, expect_eq
+#     daemon.sh    the one way to start chat-outboxd (daemon_env, daemon_start, daemon_stop, ...)
+#     bullmq.sh    a real bullmq producer/observer (peer, peer_bg, wait_counts)
 #
-# Source it from a test script:  . "$(dirname "$0")/../harness/lib.sh"
-#   harness_init <name>                 scratch dir $H_DIR (build/test-tmp/<name>), traps cleanup
+#   harness_init <name>                 scratch dir $H_DIR ($H_TMP/<name>, default build/test-tmp),
+#                                       traps cleanup
 #   harness_redis_start [port]          redis-server, appendonly yes, noeviction; sets $REDIS_PORT $REDIS_URL
 #   harness_redis_stop / _kill / _start_again
 #   harness_pg_start [port] [conf...]   initdb (as an unprivileged user when run as root),
 #                                       shared_preload_libraries=chat_outbox, database "chat",
 #                                       CREATE EXTENSION; sets $PG_PORT $PGURL (libpq URI)
 #   harness_psql <sql>                  psql -XAtq against $PGURL, stops on error
+#   rcli <args...>                      redis-cli against this test's Redis (with $REDIS_CLI_AUTH)
 #   harness_pg_ctl <args>               pg_ctl on the test cluster as its owner
 #   harness_free_port                   an unused loopback TCP port
 #   harness_export_controls             export how to stop/start Redis and Postgres to test peers
@@ -95,8 +101,10 @@ harness_redis_cmd() { # the command line that starts this test's Redis (also for
 
 harness_redis_start_again() {
 	eval "$(harness_redis_cmd)" >/dev/null
-	harness_wait_for 10 redis-cli -p "$REDIS_PORT" ${REDIS_CLI_AUTH:-} ping
+	harness_wait_for 10 rcli ping
 }
+
+rcli() { redis-cli -p "$REDIS_PORT" ${REDIS_CLI_AUTH:-} "$@"; }
 
 # harness_export_controls: hand a test peer (Node) the means to stop and start the servers itself:
 # REDIS_PORT REDIS_URL REDIS_PIDFILE REDIS_START PG_CTL PGURL CHAT_OUTBOXD.
@@ -106,14 +114,16 @@ harness_export_controls() {
 	export REDIS_PORT REDIS_URL REDIS_PIDFILE REDIS_START PG_CTL PGURL CHAT_OUTBOXD
 }
 
+harness_redis_down() { ! rcli ping >/dev/null 2>&1; }
+
 harness_redis_stop() { # clean shutdown (AOF flushed)
-	redis-cli -p "$REDIS_PORT" ${REDIS_CLI_AUTH:-} shutdown >/dev/null 2>&1 || true
-	harness_wait_for 10 bash -c "! redis-cli -p $REDIS_PORT ping"
+	rcli shutdown >/dev/null 2>&1 || true
+	harness_wait_for 10 harness_redis_down
 }
 
 harness_redis_kill() { # SIGKILL: what a crash looks like
 	kill -9 "$(cat "$REDIS_PIDFILE")"
-	harness_wait_for 10 bash -c "! redis-cli -p $REDIS_PORT ping"
+	harness_wait_for 10 harness_redis_down
 }
 
 harness_pg_ctl() { harness_as_pg "$PG_BIN/pg_ctl" -D "$PG_DATA" -l "$H_DIR/postgres.log" "$@"; }
@@ -146,5 +156,10 @@ CONF
 
 harness_psql() { psql -XAtq -v ON_ERROR_STOP=1 "$PGURL" -c "$1"; }
 
-# Node test peers live in tests/node_modules (installed by scripts/setup.sh).
-harness_node() { node "$@"; }
+# Node test peers are ES modules under tests/ and find the npm packages in tests/node_modules
+# (scripts/setup.sh installs them) by walking up; CommonJS snippets (`node -e`) need NODE_PATH.
+export NODE_PATH=$H_ROOT/tests/node_modules
+
+. "$H_ROOT/tests/harness/assert.sh"
+. "$H_ROOT/tests/harness/daemon.sh"
+. "$H_ROOT/tests/harness/bullmq.sh"
