@@ -6,7 +6,7 @@
 #     bullmq.sh    a real bullmq producer/observer (peer, peer_bg, wait_counts)
 #
 #   harness_init <name>                 scratch dir $H_DIR ($H_TMP/<name>, default build/test-tmp),
-#                                       traps cleanup
+#                                       a short socket dir $H_SOCK under /tmp, traps cleanup
 #   harness_redis_start [port]          redis-server, appendonly yes, noeviction; sets $REDIS_PORT $REDIS_URL
 #   harness_redis_stop / _kill / _start_again
 #   harness_pg_start [port] [conf...]   initdb (as an unprivileged user when run as root),
@@ -19,6 +19,8 @@
 #   harness_export_controls             export how to stop/start Redis and Postgres to test peers
 # Everything started is stopped by pid in the EXIT trap, so a failing test leaves nothing behind.
 # Logs stay in $H_DIR and are printed on failure.
+# Unix sockets live in $H_SOCK, never in $H_DIR: a socket path may not exceed 107 bytes, and a
+# checkout in a deep folder (a CI runner's workspace) would push $H_DIR past that.
 
 set -euo pipefail
 
@@ -44,6 +46,8 @@ harness_init() {
 	rm -rf "$H_DIR"
 	mkdir -p "$H_DIR"
 	chmod 777 "$H_DIR"
+	H_SOCK=$(mktemp -d /tmp/co.XXXXXX)
+	chmod 777 "$H_SOCK"
 	trap harness_cleanup EXIT
 	trap 'exit 130' INT TERM
 }
@@ -61,6 +65,7 @@ harness_cleanup() {
 	fi
 	sleep 0.2
 	for pid in "${H_PIDS[@]}"; do kill -9 "$pid" 2>/dev/null; done
+	[ -n "${H_SOCK:-}" ] && rm -rf "$H_SOCK"
 	if [ $rc -ne 0 ]; then
 		echo "---- $H_NAME failed (rc=$rc); logs in $H_DIR ----" >&2
 		for f in "$H_DIR"/*.log; do
@@ -132,7 +137,7 @@ harness_pg_start() {
 	PG_PORT=${1:-${PG_PORT:-$(harness_free_port)}}
 	shift || true
 	PG_DATA=$H_DIR/pgdata
-	PG_SOCKDIR=$H_DIR
+	PG_SOCKDIR=$H_SOCK
 	harness_as_pg "$PG_BIN/initdb" -D "$PG_DATA" -U postgres --auth=trust -E UTF8 --locale=C >"$H_DIR/initdb.log" 2>&1
 	cat >>"$PG_DATA/postgresql.conf" <<CONF
 port = $PG_PORT
