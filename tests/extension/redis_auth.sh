@@ -12,7 +12,6 @@ REDIS_URL="redis://:s3cret@127.0.0.1:$REDIS_PORT/3"
 harness_redis_start "$REDIS_PORT"
 harness_pg_start
 
-rcli() { rcli "$@"; }
 waiting_in() { [ "$(rcli -n "$1" LLEN bull:chat-messages:wait)" -eq "$2" ]; }
 send() { for i in $(seq "$1"); do harness_psql "SELECT consumers.send_message(1, 'auth $i')" >/dev/null; done; }
 set_url() { harness_psql "ALTER SYSTEM SET chat_outbox.redis_url = '$1'" && harness_psql "SELECT pg_reload_conf()" >/dev/null; }

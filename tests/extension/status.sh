@@ -10,7 +10,6 @@ REDIS_EXTRA_ARGS="--appendonly no --maxmemory-policy allkeys-lru"
 harness_redis_start
 harness_pg_start "" "chat_outbox.retention = '2s'"
 
-rcli() { rcli "$@"; }
 q() { harness_psql "$1"; }
 status() { q "SELECT $1 FROM chat_outbox.status WHERE service = 'consumers'"; }
 status_is() { [ "$(status "$1")" = "$2" ]; }
