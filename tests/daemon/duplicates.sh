@@ -4,8 +4,8 @@
 . "$(dirname "$0")/../harness/lib.sh"
 daemon_env daemon-duplicates
 Q=t-dup
-A=$(node -e 'console.log(crypto.randomUUID())')
-B=$(node -e 'console.log(crypto.randomUUID())')
+A=$(uuid)
+B=$(uuid)
 
 daemon_start daemon.log --service workers --queue $Q --remove-on-complete -1
 daemon_wait_consuming daemon.log
@@ -29,6 +29,5 @@ wait_counts $Q "c.completed === 2 && c.active === 0 && c.waiting === 0" >/dev/nu
 
 expect_eq "inbox rows" 2 "$(inbox_count workers)"
 expect_eq "bodies" "first second" "$(harness_psql "SELECT string_agg(body, ' ' ORDER BY seq) FROM workers.inbox")"
-dups=$(sed -n 's/.*inbox commit: .* \([0-9]*\) duplicate(s).*/\1/p' "$H_DIR/daemon.log" | paste -sd+ | bc)
-expect_eq "duplicates counted" 2 "$dups"
+expect_eq "duplicates counted" 2 "$(daemon_duplicates_logged daemon.log)"
 echo "PASS"

@@ -4,7 +4,6 @@
 . "$(dirname "$0")/../harness/lib.sh"
 daemon_env daemon-poison
 Q=t-poison
-uuid() { node -e 'console.log(crypto.randomUUID())'; }
 G1=$(uuid); G2=$(uuid); P3=$(uuid)
 
 peer_bg events.log events $Q "$H_DIR/events.txt"

@@ -12,7 +12,6 @@ BEGIN
 	RETURN NEW;
 END \$\$;
 CREATE TRIGGER refuse BEFORE INSERT ON workers.inbox FOR EACH ROW EXECUTE FUNCTION workers.refuse();" >/dev/null
-uuid() { node -e 'console.log(crypto.randomUUID())'; }
 G1=$(uuid); BAD=$(uuid); G2=$(uuid); G3=$(uuid)
 peer_bg events.log events $Q "$H_DIR/events.txt"
 harness_wait_for 10 grep -q ready "$H_DIR/events.txt"

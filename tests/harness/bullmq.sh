@@ -5,6 +5,7 @@
 #                                `msg(n)` (a fresh chat message) in scope; the queue is closed after
 #   wait_counts <queue> <expr> [s]  poll getJobCounts() until the JS expression over `c` is true
 #                                (default 30 s); prints the counts
+#   uuid                         a fresh message id
 # They reach Redis through $REDIS_URL.
 B_PEER=$H_ROOT/tests/harness/bullmq_peer.mjs
 
@@ -27,6 +28,8 @@ $2
 await q.close();
 ")
 }
+
+uuid() { node -e 'console.log(crypto.randomUUID())'; }
 
 wait_counts() {
 	local deadline=$(($(date +%s) + ${3:-30})) c

@@ -13,6 +13,7 @@
 #   daemon_wait_healthy             until $DAEMON_URL/healthz answers 200
 #   daemon_wait_consuming <log>     until the daemon logged that it consumes
 #   daemon_stop                     SIGTERM to $DAEMON_PID, wait up to 10 s; returns its exit status
+#   daemon_duplicates_logged <log>  the duplicates the daemon's inbox commit lines report, summed
 #   inbox_count <service>           rows in <service>.inbox
 #   wait_inbox <service> <n> [s]    poll until the inbox holds n rows (default 30 s)
 # Flags given to a launcher win over the shared environment (chat-outboxd reads flags last).
@@ -67,6 +68,10 @@ daemon_stop() {
 	kill -TERM "$DAEMON_PID"
 	harness_wait_for 10 daemon_gone "$DAEMON_PID" || fail "chat-outboxd did not stop within 10 s of SIGTERM"
 	wait "$DAEMON_PID"
+}
+
+daemon_duplicates_logged() {
+	sed -n 's/.*inbox commit: .* \([0-9]*\) duplicate(s).*/\1/p' "$H_DIR/$1" | paste -sd+ | bc
 }
 
 inbox_count() { harness_psql "SELECT count(*) FROM $1.inbox"; }
