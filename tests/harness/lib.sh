@@ -46,8 +46,8 @@ harness_init() {
 	rm -rf "$H_DIR"
 	mkdir -p "$H_DIR"
 	chmod 777 "$H_DIR"
-	H_SOCK=$(mktemp -d /tmp/co.XXXXXX)
-	chmod 777 "$H_SOCK"
+	H_SOCK=$(mktemp -d /tmp/co.XXXXXX) # mode 0700: only the servers' owner uses their sockets
+	[ "$(id -u)" != 0 ] || chown "$PG_USER" "$H_SOCK"
 	trap harness_cleanup EXIT
 	trap 'exit 130' INT TERM
 }
