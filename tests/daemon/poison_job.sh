@@ -27,7 +27,7 @@ expect_eq "bad-json" "failed: invalid message: data is not valid JSON" "$(reason
 expect_eq "no-chat" "failed: invalid message: chat_id missing" "$(reason no-chat)"
 expect_eq "bad-id" "failed: invalid message: id is not a uuid string" "$(reason bad-id)"
 expect_eq "float-chat" "failed: invalid message: chat_id is not an integer" "$(reason float-chat)"
-harness_wait_for 10 bash -c "[ \$(grep -c '^failed ' '$H_DIR/events.txt') -ge 4 ]"
+harness_wait_value 10 -ge 4 grep -c '^failed ' "$H_DIR/events.txt"
 expect_eq "QueueEvents failed" 4 "$(grep -c '^failed ' "$H_DIR/events.txt")"
 expect_eq "QueueEvents errors" 0 "$(grep -c '^error' "$H_DIR/events.txt" || true)"
 

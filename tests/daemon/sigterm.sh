@@ -9,7 +9,7 @@ N=3000
 
 peer add $Q $N 8 >"$H_DIR/ids.txt"
 daemon_start first.log --service workers --queue $Q --batch-size 50 --identity s1 --lock-duration 30000
-harness_wait_for 20 bash -c "[ \$(psql -XAtq '$PGURL' -c 'SELECT count(*) FROM workers.inbox') -ge 200 ]"
+harness_wait_value 20 -ge 200 inbox_count workers
 kill -TERM "$DAEMON_PID"
 set +e; wait "$DAEMON_PID"; rc=$?; set -e
 expect_eq "exit code after SIGTERM" 0 "$rc"

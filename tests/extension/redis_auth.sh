@@ -15,7 +15,6 @@ harness_pg_start
 waiting_in() { [ "$(rcli -n "$1" LLEN bull:chat-messages:wait)" -eq "$2" ]; }
 send() { for i in $(seq "$1"); do harness_psql "SELECT consumers.send_message(1, 'auth $i')" >/dev/null; done; }
 set_url() { harness_psql "ALTER SYSTEM SET chat_outbox.redis_url = '$1'" && harness_psql "SELECT pg_reload_conf()" >/dev/null; }
-status() { harness_psql "SELECT $1 FROM chat_outbox.status WHERE service = 'consumers'"; }
 
 send 3
 harness_wait_for 20 waiting_in 3 3
@@ -30,9 +29,10 @@ echo "ok   ACL user relay, SELECT 2: 2 jobs in db 2 after reload"
 
 set_url "redis://relay:wrongpw@127.0.0.1:$REDIS_PORT/2"
 send 1
-harness_wait_for 20 bash -c "psql -XAtq '$PGURL' -c \"SELECT last_error FROM chat_outbox.status WHERE service = 'consumers'\" | grep -q AUTH"
-[ "$(status unsent)" -eq 1 ] || fail "the row should wait in the outbox"
-echo "ok   wrong password: $(status relay_state), last_error: $(status last_error)"
+auth_refused() { relay_status last_error | grep -q AUTH; }
+harness_wait_for 20 auth_refused
+[ "$(relay_status unsent)" -eq 1 ] || fail "the row should wait in the outbox"
+echo "ok   wrong password: $(relay_status relay_state), last_error: $(relay_status last_error)"
 set_url "redis://relay:relaypw@127.0.0.1:$REDIS_PORT/2"
 harness_wait_for 20 waiting_in 2 3
 echo "ok   fixed password: the waiting row arrived"

@@ -26,8 +26,6 @@ cd "$H_ROOT/tests"
 . "$HERE/delivery.sh"
 reloads() { grep -c 'lost the batch-add script' "$H_DIR/postgres.log" || true; }
 reloads_are() { [ "$(reloads)" -eq "$1" ]; }
-relay_state() { harness_psql "SELECT relay_state FROM chat_outbox.status WHERE service = 'consumers'"; }
-relay_state_is() { [ "$(relay_state)" = "$1" ]; }
 flushes=0
 flush() { # flush: Redis drops every script; the relay's next batch must reload it, logged once
 	rcli SCRIPT FLUSH >/dev/null
@@ -89,10 +87,11 @@ echo "ok   every chat in each sender's order"
 [ ! -s "$DUPLICATED" ] || fail "$(wc -l <"$DUPLICATED") duplicated events: a batch was sent twice"
 [ "$(grep -c 'redis unreachable' "$H_DIR/postgres.log" || true)" -eq 0 ] || fail "an outage was logged"
 reloads_are $flushes || fail "$(reloads) reloads logged for $flushes flushes"
-relay_state_is running || fail "relay state $(relay_state)"
+[ "$(relay_status relay_state)" = running ] || fail "relay state $(relay_status relay_state)"
 echo "ok   no batch sent twice, no outage, $(reloads) reload lines for $flushes flushes: $(grep -o 'chat_outbox relay: redis.*script.*' "$H_DIR/postgres.log" | head -1)"
 
 # the duplicate check above can fail: rows sent again do show up as duplicated events
 harness_psql "UPDATE consumers.outbox SET sent_at = NULL WHERE id IN (SELECT id FROM consumers.outbox ORDER BY id LIMIT 3)"
-harness_wait_for 30 bash -c "[ \$(wc -l <'$DUPLICATED') -eq 3 ]" || fail "re-sent rows not seen as duplicated"
+duplicated_events() { wc -l <"$DUPLICATED"; }
+harness_wait_value 30 -eq 3 duplicated_events || fail "re-sent rows not seen as duplicated"
 echo "ok   control: 3 rows sent again show as 3 duplicated events"

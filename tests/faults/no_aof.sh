@@ -18,14 +18,14 @@ run() { # run <appendonly yes|no> -> sets RECEIVED WARNED_RELAY WARNED_DAEMON
 	kill $DAEMON_PID; wait $DAEMON_PID || true
 	local chat=$((RANDOM + 1000))
 	for i in 1 2 3 4 5; do harness_psql "SELECT 1 FROM consumers.send_message($chat, 'msg $i')" >/dev/null; done
-	harness_wait_for 20 bash -c "[ \$(psql -XAtq '$PGURL' -c 'SELECT count(*) FROM consumers.outbox WHERE sent_at IS NULL') = 0 ]"
-	harness_wait_for 20 bash -c "[ \$(redis-cli -p $REDIS_PORT llen bull:chat-messages:wait) -ge 5 ]"
+	harness_wait_value 20 = 0 harness_psql 'SELECT count(*) FROM consumers.outbox WHERE sent_at IS NULL'
+	harness_wait_value 20 -ge 5 rcli llen bull:chat-messages:wait
 	harness_redis_kill
 	REDIS_EXTRA_ARGS="--appendonly $aof --appendfsync always" harness_redis_start_again
 	daemon_start_again
 	daemon_wait_healthy
 	harness_psql "SELECT 1 FROM consumers.send_message($chat, 'msg 6')" >/dev/null
-	harness_wait_for 30 bash -c "[ \$(psql -XAtq '$PGURL' -c \"SELECT count(*) FROM workers.inbox WHERE chat_id = $chat AND body = 'msg 6'\") = 1 ]"
+	harness_wait_value 30 = 1 harness_psql "SELECT count(*) FROM workers.inbox WHERE chat_id = $chat AND body = 'msg 6'"
 	kill $DAEMON_PID; wait $DAEMON_PID || true
 	local received
 	received=$(harness_psql "SELECT count(*) FROM workers.inbox WHERE chat_id = $chat")

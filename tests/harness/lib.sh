@@ -13,9 +13,12 @@
 #                                       shared_preload_libraries=chat_outbox, database "chat",
 #                                       CREATE EXTENSION; sets $PG_PORT $PGURL (libpq URI)
 #   harness_psql <sql>                  psql -XAtq against $PGURL, stops on error
+#   relay_status <column> [url]         that column of chat_outbox.status for service consumers
 #   rcli <args...>                      redis-cli against this test's Redis (with $REDIS_CLI_AUTH)
 #   harness_pg_ctl <args>               pg_ctl on the test cluster as its owner
 #   harness_free_port                   an unused loopback TCP port
+#   harness_wait_for <s> <command...>   poll until the command succeeds (fails after s seconds)
+#   harness_wait_value <s> <op> <want> <command...>  poll until [ "$(command)" <op> <want> ]
 #   harness_export_controls             export how to stop/start Redis and Postgres to test peers
 # Everything started is stopped by pid in the EXIT trap, so a failing test leaves nothing behind.
 # Logs stay in $H_DIR and are printed on failure.
@@ -86,6 +89,18 @@ harness_wait_for() { # harness_wait_for <seconds> <command...>: poll until the c
 		[ "$(date +%s)" -lt "$deadline" ] || { echo "timed out waiting for: $*" >&2; return 1; }
 		sleep 0.05
 	done
+}
+
+harness_value_is() { # harness_value_is <op> <want> <command...>
+	local op=$1 want=$2
+	shift 2
+	[ "$("$@")" "$op" "$want" ]
+}
+
+harness_wait_value() {
+	local seconds=$1
+	shift
+	harness_wait_for "$seconds" harness_value_is "$@"
 }
 
 harness_redis_start() {
@@ -160,6 +175,8 @@ CONF
 }
 
 harness_psql() { psql -XAtq -v ON_ERROR_STOP=1 "$PGURL" -c "$1"; }
+
+relay_status() { psql -XAtq -v ON_ERROR_STOP=1 "${2:-$PGURL}" -c "SELECT $1 FROM chat_outbox.status WHERE service = 'consumers'"; }
 
 # Node test peers are ES modules under tests/ and find the npm packages in tests/node_modules
 # (scripts/setup.sh installs them) by walking up; CommonJS snippets (`node -e`) need NODE_PATH.
