@@ -4,7 +4,7 @@
 // Then (or alone, with --urls-only) it prints the web client's two links, one per side, each with a
 // freshly signed token for chat 42.
 import { createRequire } from 'node:module';
-import { signToken } from '../tests/lib/jwt.mjs';
+import { signToken } from '../tests/harness/jwt.mjs';
 
 const require = createRequire(new URL('../tests/package.json', import.meta.url));
 const { io } = require('socket.io-client');
@@ -17,7 +17,7 @@ const secret = arg('secret');
 // The web client's link for one side: its own daemon serves the page; the other side's daemon is its
 // peer (where its own messages are shown). The token rides in the fragment, which browsers never send.
 function webUrl(side, other, own, peer, name) {
-	const token = signToken({ sub: `demo-${side.toLowerCase()}`, chats: [CHAT], ttlSeconds: 8 * 3600, extra: { name } }, secret);
+	const token = signToken({ sub: `demo-${side.toLowerCase()}`, chats: [CHAT], ttlSeconds: 8 * 3600, name }, secret);
 	return `${own}/#${new URLSearchParams({ token, side, other, peer })}`;
 }
 function printUrls() {

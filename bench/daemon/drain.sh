@@ -11,7 +11,6 @@
 set -euo pipefail
 ROOT=$(cd "$(dirname "$0")/../.." && pwd)
 . "$ROOT/tests/harness/lib.sh"
-. "$ROOT/tests/daemon/daemon_lib.sh"
 JOBS=100000 BATCH=500 PERF="" RUNS=1 CMDSTATS='^cmdstat_(evalsha|eval|bzpopmin):'
 while [ $# -gt 0 ]; do
 	case $1 in

@@ -11,7 +11,7 @@
 bench_pg_start() {
 	PG_PORT=${1:-${PG_PORT:-$(harness_free_port)}}
 	PG_DATA=$H_DIR/pgdata
-	PG_SOCKDIR=$H_DIR
+	PG_SOCKDIR=$H_SOCK # short: a socket path may not exceed 107 bytes
 	local pkglib preload=""
 	pkglib=$("$PG_BIN/pg_config" --pkglibdir 2>/dev/null || pg_config --pkglibdir)
 	if [ -f "$pkglib/chat_outbox.so" ]; then preload=chat_outbox; fi

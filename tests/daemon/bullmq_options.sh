@@ -5,21 +5,10 @@
 # removeOnComplete, and delayed jobs (plain and prioritized) promoted when due - across batches
 # smaller than the queue.
 . "$(dirname "$0")/../harness/lib.sh"
-. "$(dirname "$0")/daemon_lib.sh"
 daemon_env daemon-options
 Q=t-options
 
-# producer <js>: run js with `q` (a bullmq Queue on $Q) and `msg(n)` in scope
-producer() {
-	(cd "$D_DIR" && node --input-type=module -e "
-const { Queue } = await import('bullmq');
-const u = new URL(process.env.REDIS_URL);
-const q = new Queue('$Q', { connection: { host: u.hostname, port: +u.port } });
-const msg = (n) => ({ id: crypto.randomUUID(), chat_id: 7, body: 'm' + n });
-$1
-await q.close();
-")
-}
+producer() { bullmq_js $Q "$1"; }
 
 # 13 plain jobs, 18 prioritized (3, 1, 2 repeating), 1 removed on completion: 32, 8 batches of 4
 producer "
@@ -61,8 +50,8 @@ expect_eq "kept completed jobs" 5 "$(wc -l <"$H_DIR/kept.txt")"
 expect_eq "kept are the most recent" "" "$(tail -10 "$H_DIR/expected.txt" | sort | comm -23 "$H_DIR/kept.txt" - | head -3)"
 left=0
 while read -r id; do
-	left=$((left + $(redis-cli -p "$REDIS_PORT" EXISTS "bull:$Q:$id" "bull:$Q:$id:lock")))
+	left=$((left + $(rcli EXISTS "bull:$Q:$id" "bull:$Q:$id:lock")))
 done < <(sort "$H_DIR/expected.txt" | comm -23 - "$H_DIR/kept.txt")
 expect_eq "keys left of trimmed or removed jobs" 0 "$left"
-expect_eq "removeOnComplete job gone" 0 "$(redis-cli -p "$REDIS_PORT" EXISTS "bull:$Q:$GONE")"
+expect_eq "removeOnComplete job gone" 0 "$(rcli EXISTS "bull:$Q:$GONE")"
 echo "PASS"

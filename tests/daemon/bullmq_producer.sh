@@ -2,7 +2,6 @@
 # daemon.bullmq_producer: jobs written by a real bullmq Queue.add/addBulk are consumed by chat-outboxd:
 # one inbox row per job, in queue order (seq), getJobCounts() all completed, QueueEvents saw each `completed`.
 . "$(dirname "$0")/../harness/lib.sh"
-. "$(dirname "$0")/daemon_lib.sh"
 daemon_env daemon-bullmq-producer
 Q=t-producer
 N=300

@@ -2,11 +2,10 @@
 # daemon.duplicates: the same message delivered twice is written (and shown) once:
 # a second job carrying the same message id, and the same job id re-added after removeOnComplete.
 . "$(dirname "$0")/../harness/lib.sh"
-. "$(dirname "$0")/daemon_lib.sh"
 daemon_env daemon-duplicates
 Q=t-dup
-A=$(node -e 'console.log(crypto.randomUUID())')
-B=$(node -e 'console.log(crypto.randomUUID())')
+A=$(uuid)
+B=$(uuid)
 
 daemon_start daemon.log --service workers --queue $Q --remove-on-complete -1
 daemon_wait_consuming daemon.log
@@ -21,20 +20,14 @@ expect_eq "second job returnvalue" '{"state":"completed","returnvalue":{"duplica
 
 # same job id again once the first was removed on completion (BullMQ accepts it again, §6.1)
 Bdata="{\"id\":\"$B\",\"chat_id\":5,\"body\":\"second\"}"
-(cd "$D_DIR" && node -e "
-const { Queue } = await import('bullmq');
-const u = new URL(process.env.REDIS_URL);
-const q = new Queue('$Q', { connection: { host: u.hostname, port: +u.port } });
+bullmq_js $Q "
 await q.add('message.created', $Bdata, { jobId: '$B', removeOnComplete: true });
 for (let i = 0; i < 200 && await q.getJob('$B'); i++) await new Promise(r => setTimeout(r, 50));
 await q.add('message.created', $Bdata, { jobId: '$B', removeOnComplete: true });
-for (let i = 0; i < 200 && await q.getJob('$B'); i++) await new Promise(r => setTimeout(r, 50));
-await q.close();
-" --input-type=module)
+for (let i = 0; i < 200 && await q.getJob('$B'); i++) await new Promise(r => setTimeout(r, 50));"
 wait_counts $Q "c.completed === 2 && c.active === 0 && c.waiting === 0" >/dev/null
 
 expect_eq "inbox rows" 2 "$(inbox_count workers)"
 expect_eq "bodies" "first second" "$(harness_psql "SELECT string_agg(body, ' ' ORDER BY seq) FROM workers.inbox")"
-dups=$(sed -n 's/.*inbox commit: .* \([0-9]*\) duplicate(s).*/\1/p' "$H_DIR/daemon.log" | paste -sd+ | bc)
-expect_eq "duplicates counted" 2 "$dups"
+expect_eq "duplicates counted" 2 "$(daemon_duplicates_logged daemon.log)"
 echo "PASS"

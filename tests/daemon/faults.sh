@@ -2,7 +2,6 @@
 # daemon.faults: while jobs flow, Redis is killed and restarted (AOF) and Postgres is restarted:
 # nothing is lost, nothing is shown twice, and no job is completed without its inbox row.
 . "$(dirname "$0")/../harness/lib.sh"
-. "$(dirname "$0")/daemon_lib.sh"
 daemon_env daemon-faults
 Q=t-faults
 
@@ -17,7 +16,7 @@ sleep 1
 harness_redis_start_again
 peer add $Q 200 2 >>"$H_DIR/ids.txt"
 wait_inbox workers 400 30
-grep -q "redis back" "$H_DIR/daemon.log" || { echo "FAIL: no 'redis back' line" >&2; exit 1; }
+grep -q "redis back" "$H_DIR/daemon.log" || fail "no 'redis back' line"
 
 # Postgres restarted while a stream of jobs is consumed
 peer add $Q 600 3 >>"$H_DIR/ids.txt" &
@@ -31,5 +30,5 @@ wait_counts $Q "c.completed === 1000 && c.active === 0 && c.waiting === 0" 30 >/
 # every completed job has its inbox row, no row twice
 harness_psql "SELECT message_id FROM workers.inbox" | sort >"$H_DIR/inbox.txt"
 expect_eq "ids = inbox rows" "" "$(sort "$H_DIR/ids.txt" | diff - "$H_DIR/inbox.txt" | head -3)"
-grep -q "postgres (chat-outboxd workers inbox) back" "$H_DIR/daemon.log" || { echo "FAIL: no 'postgres back' line" >&2; exit 1; }
+grep -q "postgres (chat-outboxd workers inbox) back" "$H_DIR/daemon.log" || fail "no 'postgres back' line"
 echo "PASS"

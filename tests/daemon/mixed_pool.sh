@@ -2,7 +2,6 @@
 # daemon.mixed_pool: a real bullmq Worker (concurrency 2) and chat-outboxd share one queue of 1,000
 # jobs: every job is processed by exactly one of them, and getJobCounts() shows all completed.
 . "$(dirname "$0")/../harness/lib.sh"
-. "$(dirname "$0")/daemon_lib.sh"
 daemon_env daemon-mixed
 Q=t-mixed
 N=1000
@@ -23,5 +22,5 @@ expect_eq "processed once in total" $N $((w + d))
 expect_eq "worker processed none twice" "$w" "$(uniq <"$H_DIR/by-worker.txt" | wc -l)"
 expect_eq "processed by both" "" "$(comm -12 "$H_DIR/by-worker.txt" "$H_DIR/by-daemon.txt" | head -3)"
 expect_eq "all ids" "" "$(sort "$H_DIR/ids.txt" | comm -3 - <(sort "$H_DIR/by-worker.txt" "$H_DIR/by-daemon.txt") | head -3)"
-[ "$d" -gt 0 ] && [ "$w" -gt 0 ] || { echo "FAIL: one side took nothing" >&2; exit 1; }
+[ "$d" -gt 0 ] && [ "$w" -gt 0 ] || fail "one side took nothing"
 echo "PASS"

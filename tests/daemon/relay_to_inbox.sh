@@ -3,7 +3,6 @@
 # (queue chat-messages) to chat-outboxd --service workers: each exactly once in workers.inbox, in send
 # order per chat; and the reverse direction (workers.send_message -> chat-replies -> consumers.inbox).
 . "$(dirname "$0")/../harness/lib.sh"
-. "$(dirname "$0")/daemon_lib.sh"
 daemon_env daemon-relay
 N=200
 

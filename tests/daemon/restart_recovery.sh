@@ -3,7 +3,6 @@
 # and restarted with the same identity takes its jobs back at once (not after the 30 s lock or stalled
 # interval), in queue order, and shows none twice; a second live daemon with the same identity exits 3.
 . "$(dirname "$0")/../harness/lib.sh"
-. "$(dirname "$0")/daemon_lib.sh"
 daemon_env daemon-restart
 Q=t-restart
 N=100
@@ -31,8 +30,8 @@ daemon_start second.log --service workers --queue $Q $SLOW
 wait_counts $Q "c.completed === $N && c.active === 0" 20 >/dev/null
 ms=$((($(date +%s%N) - start) / 1000000))
 echo "all $N completed ${ms} ms after the restart"
-[ "$ms" -lt 10000 ] || { echo "FAIL: restart recovery took ${ms} ms" >&2; exit 1; }
-grep -q "took back $held job(s)" "$H_DIR/second.log" || { echo "FAIL: no recovery line" >&2; exit 1; }
+[ "$ms" -lt 10000 ] || fail "restart recovery took ${ms} ms"
+grep -q "took back $held job(s)" "$H_DIR/second.log" || fail "no recovery line"
 
 expect_eq "inbox rows" $N "$(inbox_count workers)"
 harness_psql "SELECT message_id FROM workers.inbox ORDER BY seq" >"$H_DIR/seq.txt"
@@ -43,10 +42,9 @@ expect_eq "retaken in order" "" "$(sed -n $((done_before + 1)),30p "$H_DIR/ids.t
 
 # a second daemon claiming the same identity while the first runs refuses to start
 set +e
-timeout 20 "$CHAT_OUTBOXD" --service workers --queue $Q --identity w1 --redis-url "$REDIS_URL" \
-	--database-url "$PGURL" --jwt-secret "$JWT_SECRET" --listen "127.0.0.1:$(harness_free_port)" >"$H_DIR/third.log" 2>&1
+daemon_run 20 third.log --service workers --queue $Q --identity w1
 rc=$?
 set -e
 expect_eq "same identity twice: exit code" 3 "$rc"
-kill -0 "$DAEMON_PID" || { echo "FAIL: the running daemon died" >&2; exit 1; }
+kill -0 "$DAEMON_PID" || fail "the running daemon died"
 echo "PASS"

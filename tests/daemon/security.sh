@@ -11,10 +11,7 @@
 #   - with --jwt-audience and --jwt-issuer, clients of both protocols are refused a token without the
 #     matching aud / iss and accepted with it.
 . "$(dirname "$0")/../harness/lib.sh"
-. "$(dirname "$0")/daemon_lib.sh"
 harness_init daemon-security
-JWT_SECRET=security-test-secret-of-32-bytes
-
 # A short secret is refused before any connection is tried, so no server is needed yet.
 SHORT_SECRET=short-secret-31-bytes-long-xyz!
 for how in flag env; do
@@ -40,16 +37,15 @@ REDIS_EXTRA_ARGS="--requirepass adminpw"
 REDIS_CLI_AUTH="-a adminpw --no-auth-warning"
 REDIS_URL="redis://:adminpw@127.0.0.1:$REDIS_PORT"
 harness_redis_start "$REDIS_PORT"
-redis-cli -p "$REDIS_PORT" $REDIS_CLI_AUTH ACL SETUSER chatd on '>p@ss:w/rd' '~bull:*' '&*' '+@all' >/dev/null
+rcli ACL SETUSER chatd on '>p@ss:w/rd' '~bull:*' '&*' '+@all' >/dev/null
 harness_pg_start
 harness_psql "CREATE ROLE workers_app LOGIN; SELECT chat_outbox.grant_service('workers', 'workers_app')" >/dev/null
 APP_URL="postgresql://workers_app@127.0.0.1:$PG_PORT/chat"
+daemon_export_settings
 
-PORT=$(harness_free_port)
-"$CHAT_OUTBOXD" --service workers --queue chat-messages --listen 127.0.0.1:$PORT --jwt-secret $JWT_SECRET \
-	--database-url "$APP_URL" --redis-url "redis://chatd:p%40ss%3Aw%2Frd@127.0.0.1:$REDIS_PORT/0" \
-	--jwt-audience chat-clients --jwt-issuer chat-backend --log-level verbose >>"$H_DIR/daemon.log" 2>&1 &
-harness_track $!
+daemon_start daemon.log --service workers --queue chat-messages --database-url "$APP_URL" \
+	--redis-url "redis://chatd:p%40ss%3Aw%2Frd@127.0.0.1:$REDIS_PORT/0" \
+	--jwt-audience chat-clients --jwt-issuer chat-backend
 daemon_wait_consuming daemon.log
 harness_psql "SELECT count(consumers.send_message(5, 'secure ' || g)) FROM generate_series(1, 20) g" >/dev/null
 wait_inbox workers 20 30
@@ -57,9 +53,8 @@ expect_eq "messages through the ACL user and the service role" 20 "$(inbox_count
 
 sent=$(cd "$H_ROOT/tests" && node --input-type=module -e "
 	import { io } from 'socket.io-client';
-	import { signToken } from './lib/jwt.mjs';
-	const token = signToken({ chats: [5], extra: { aud: ['other', 'chat-clients'], iss: 'chat-backend' } }, '$JWT_SECRET');
-	const s = io('http://127.0.0.1:$PORT', { auth: { token }, transports: ['websocket'] });
+	import { token } from './harness/jwt.mjs';
+	const s = io('$DAEMON_URL', { auth: { token: token([5], { aud: ['other', 'chat-clients'], iss: 'chat-backend' }) }, transports: ['websocket'] });
 	const ack = await s.timeout(10000).emitWithAck('send', { chat_id: 5, body: 'from a client' });
 	console.log(ack.ok ? 'ok' : JSON.stringify(ack.error));
 	s.close();")
@@ -70,15 +65,15 @@ expect_eq "stored as workers' message" 1 "$(harness_psql "SELECT count(*) FROM w
 refusals=$(cd "$H_ROOT/tests" && node --input-type=module -e "
 	import { io } from 'socket.io-client';
 	import WebSocket from 'ws';
-	import { signToken } from './lib/jwt.mjs';
-	const sign = (extra) => signToken({ chats: [5], extra }, '$JWT_SECRET');
+	import { token } from './harness/jwt.mjs';
+	const sign = (claims) => token([5], claims);
 	const viaSocketIo = (token) => new Promise((done) => {
-		const s = io('http://127.0.0.1:$PORT', { auth: { token }, transports: ['websocket'], reconnection: false });
+		const s = io('$DAEMON_URL', { auth: { token }, transports: ['websocket'], reconnection: false });
 		s.on('connect', () => { s.close(); done('connected'); });
 		s.on('connect_error', (e) => { s.close(); done(e.message + ': ' + e.data?.reason); });
 	});
 	const viaWs = (token) => new Promise((done) => {
-		const ws = new WebSocket('ws://127.0.0.1:$PORT/ws?token=' + token);
+		const ws = new WebSocket('ws://127.0.0.1:$DAEMON_PORT/ws?token=' + token);
 		ws.on('message', (m) => { done(JSON.parse(m).type); ws.close(); });
 		ws.on('close', (code, reason) => done(code + ': ' + reason));
 		ws.on('error', () => {});
@@ -98,22 +93,17 @@ welcome" "$refusals"
 
 denied=$(psql -XAtq "$APP_URL" -c "SELECT count(*) FROM consumers.messages" 2>&1 || true)
 case "$denied" in *"permission denied"*) echo "ok: workers_app is refused consumers.messages" ;;
-*) echo "FAIL: workers_app read consumers.messages: $denied" >&2; exit 1 ;; esac
+*) fail "workers_app read consumers.messages: $denied" ;; esac
 
 # wrong password: no crash, unhealthy, the password never reaches the log
-BAD_PORT=$(harness_free_port)
-"$CHAT_OUTBOXD" --service workers --queue chat-messages --listen 127.0.0.1:$BAD_PORT --jwt-secret $JWT_SECRET \
-	--database-url "$APP_URL" --redis-url "redis://chatd:not-the-password@127.0.0.1:$REDIS_PORT/0" \
-	--identity wrong-password >>"$H_DIR/bad.log" 2>&1 &
-BAD_PID=$!
-harness_track $BAD_PID
+daemon_start bad.log --service workers --queue chat-messages --database-url "$APP_URL" \
+	--redis-url "redis://chatd:not-the-password@127.0.0.1:$REDIS_PORT/0" --identity wrong-password
 harness_wait_for 20 grep -qi "redis.*unreachable" "$H_DIR/bad.log"
-code=$(curl -s -o /dev/null -w '%{http_code}' http://127.0.0.1:$BAD_PORT/healthz)
+code=$(curl -s -o /dev/null -w '%{http_code}' "$DAEMON_URL/healthz")
 expect_eq "healthz with a refused Redis login" 503 "$code"
-kill -0 $BAD_PID && echo "ok: still running, retrying with backoff"
-if grep -q "not-the-password\|p@ss\|adminpw\|$JWT_SECRET" "$H_DIR/bad.log" "$H_DIR/daemon.log"; then
-	echo "FAIL: a password or the JWT secret reached a log line" >&2
-	exit 1
+kill -0 "$DAEMON_PID" && echo "ok: still running, retrying with backoff"
+if grep -q "not-the-password\|p@ss\|adminpw\|$CHAT_OUTBOXD_JWT_SECRET" "$H_DIR/bad.log" "$H_DIR/daemon.log"; then
+	fail "a password or the JWT secret reached a log line"
 fi
 echo "ok: no password or JWT secret in the logs"
 echo PASS

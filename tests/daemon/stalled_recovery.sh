@@ -3,7 +3,6 @@
 # completed); our daemon's own stalled check (no bullmq Worker on the queue) requeues them once their
 # lock expired, and they are processed without showing anything twice.
 . "$(dirname "$0")/../harness/lib.sh"
-. "$(dirname "$0")/daemon_lib.sh"
 daemon_env daemon-stalled
 Q=t-stalled
 N=20
@@ -21,9 +20,8 @@ wait_counts $Q "c.active === 10" 5 >/dev/null
 daemon_start alive.log --service workers --queue $Q --identity alive --batch-size 5 --lock-duration 4000 --stalled-interval 1000
 wait_counts $Q "c.completed === $N && c.active === 0 && c.waiting === 0" 20 >/dev/null
 expect_eq "inbox rows" $N "$(inbox_count workers)"
-harness_wait_for 5 bash -c "[ \$(grep -c '^stalled ' '$H_DIR/events.txt') -ge 10 ]"
+harness_wait_value 5 -ge 10 grep -c '^stalled ' "$H_DIR/events.txt"
 expect_eq "stalled events" 10 "$(grep -c '^stalled ' "$H_DIR/events.txt")"
-grep -q "stalled check requeued 10 job(s)" "$H_DIR/alive.log" || { echo "FAIL: no requeue line" >&2; exit 1; }
-dups=$(sed -n 's/.*inbox commit: .* \([0-9]*\) duplicate(s).*/\1/p' "$H_DIR/alive.log" | paste -sd+ | bc)
-expect_eq "duplicates skipped" 5 "$dups"
+grep -q "stalled check requeued 10 job(s)" "$H_DIR/alive.log" || fail "no requeue line"
+expect_eq "duplicates skipped" 5 "$(daemon_duplicates_logged alive.log)"
 echo "PASS"

@@ -31,16 +31,16 @@ sender=$!
 harness_track $sender
 harness_wait_for 20 stored_at_least 50
 harness_redis_stop
-harness_wait_for 20 bash -c "[ \"\$(psql -XAtq '$PGURL' -c \"SELECT relay_state FROM chat_outbox.status WHERE service = 'consumers'\")\" = 'backing off' ]"
+harness_wait_value 20 = 'backing off' relay_status relay_state
 sleep 5 # the outage the scenario asks for; sends continue meanwhile
-unsent=$(harness_psql "SELECT unsent FROM chat_outbox.status WHERE service = 'consumers'")
-[ "$unsent" -gt 0 ] || { echo "FAIL outage: no rows waited in the outbox"; exit 1; }
+unsent=$(relay_status unsent)
+[ "$unsent" -gt 0 ] || fail "outage: no rows waited in the outbox"
 echo "ok   outage: $unsent rows waiting in the outbox, relay backing off"
 harness_redis_start_again
 wait $sender
 verify_delivered "redis outage"
-[ "$(log_count 'redis unreachable')" -eq 1 ] || { echo "FAIL outage logged $(log_count 'redis unreachable') times"; exit 1; }
-harness_wait_for 10 bash -c "grep -q 'redis back, relayed' '$H_DIR/postgres.log'"
+[ "$(log_count 'redis unreachable')" -eq 1 ] || fail "outage logged $(log_count 'redis unreachable') times"
+harness_wait_for 10 grep -q 'redis back, relayed' "$H_DIR/postgres.log"
 echo "ok   outage logged once: $(grep -o 'redis unreachable.*' "$H_DIR/postgres.log" | head -1) / $(grep -o 'redis back, relayed.*' "$H_DIR/postgres.log")"
 
 # 2. relay SIGKILLed, then Postgres restarted, mid-stream
@@ -56,7 +56,7 @@ harness_pg_ctl restart -m fast -w >/dev/null
 wait $sender
 verify_delivered "relay SIGKILL + pg_ctl restart"
 new_pid=$(harness_psql "SELECT pid FROM pg_stat_activity WHERE backend_type = 'chat_outbox relay'")
-[ -n "$new_pid" ] && [ "$new_pid" != "$relay_pid" ] || { echo "FAIL relay not restarted"; exit 1; }
+[ -n "$new_pid" ] && [ "$new_pid" != "$relay_pid" ] || fail "relay not restarted"
 
 # 3. SIGTERM is answered while Redis hangs
 harness_psql "ALTER SYSTEM SET chat_outbox.redis_timeout = '60s'" && harness_psql "SELECT pg_reload_conf()" >/dev/null
@@ -65,13 +65,13 @@ harness_psql "SELECT consumers.send_message(1, 'while redis hangs')" >/dev/null
 relay_waits_on_redis() { psql -XAtq "$PGURL" -c "SELECT 1 FROM pg_stat_activity WHERE backend_type = 'chat_outbox relay' AND wait_event = 'Extension'" | grep -q 1; }
 harness_wait_for 10 relay_waits_on_redis
 harness_psql "ALTER SYSTEM SET chat_outbox.relay_enabled = off" && harness_psql "SELECT pg_reload_conf()" >/dev/null
-harness_wait_for 10 bash -c "[ \"\$(psql -XAtq '$PGURL' -c \"SELECT relay_state FROM chat_outbox.status WHERE service = 'consumers'\")\" = paused ]" ||
-	{ echo "FAIL SIGHUP not answered while Redis hangs"; exit 1; }
+harness_wait_value 10 = paused relay_status relay_state ||
+	fail "SIGHUP not answered while Redis hangs"
 echo "ok   SIGHUP answered while Redis was hung (relay paused)"
 harness_psql "ALTER SYSTEM SET chat_outbox.relay_enabled = on" && harness_psql "SELECT pg_reload_conf()" >/dev/null
 harness_wait_for 10 relay_waits_on_redis
 if ! timeout 10 bash -c ". '$H_ROOT/tests/harness/lib.sh'; PG_DATA='$PG_DATA' H_DIR='$H_DIR' harness_pg_ctl stop -m fast -w" >/dev/null; then
-	echo "FAIL shutdown blocked while Redis hangs"; exit 1
+	fail "shutdown blocked while Redis hangs"
 fi
 kill -CONT "$(cat "$REDIS_PIDFILE")"
 echo "ok   fast shutdown completed while Redis was hung"

@@ -12,7 +12,6 @@ harness_redis_start
 harness_pg_start "" "chat_outbox.database = 'later'"
 LOG=$H_DIR/postgres.log
 LATER_URL=${PGURL%/chat}/later
-fail() { echo "FAIL $*"; exit 1; }
 count() { grep -c "$1" "$LOG" || true; }
 
 harness_wait_for 20 grep -q 'database "later" does not exist; waiting for it' "$LOG"
@@ -22,7 +21,7 @@ sleep 3
 [ "$(count 'FATAL:  database "later" does not exist')" = 2 ] || fail "FATALs: $(count 'FATAL:  database "later" does not exist')"
 [ "$(count 'waiting for it')" = 1 ] || fail "waiting lines: $(count 'waiting for it')"
 # the relay's state lives in shared memory: the status view of any database with the extension shows it
-state=$(psql -XAtq "$PGURL" -c "SELECT relay_state FROM chat_outbox.status WHERE service = 'consumers'")
+state=$(relay_status relay_state)
 [ "$state" = "waiting for database" ] || fail "state while missing: $state"
 echo "ok   two FATALs and one waiting line in $(($(date +%s) - $(stat -c %Y "$H_DIR/initdb.log"))) s"
 
@@ -30,10 +29,10 @@ psql -XAtq -v ON_ERROR_STOP=1 "$PGURL" -c "CREATE DATABASE later" >/dev/null
 psql -XAtq -v ON_ERROR_STOP=1 "$LATER_URL" -c "CREATE EXTENSION chat_outbox" >/dev/null
 harness_wait_for 20 grep -q 'database "later" exists now; restarting to connect to it' "$LOG"
 id=$(psql -XAtq -v ON_ERROR_STOP=1 "$LATER_URL" -c "SELECT id FROM consumers.send_message(1, 'after the wait')")
-unsent() { [ "$(psql -XAtq "$LATER_URL" -c "SELECT unsent FROM chat_outbox.status WHERE service = 'consumers'")" = 0 ]; }
-harness_wait_for 20 unsent
-[ "$(redis-cli -p "$REDIS_PORT" HGET "bull:chat-messages:$id" name)" = message.created ] || fail "job $id not in Redis"
-[ "$(psql -XAtq "$LATER_URL" -c "SELECT relay_state FROM chat_outbox.status WHERE service = 'consumers'")" = running ] || fail "state"
+unsent() { relay_status unsent "$LATER_URL"; }
+harness_wait_value 20 = 0 unsent
+[ "$(rcli HGET "bull:chat-messages:$id" name)" = message.created ] || fail "job $id not in Redis"
+[ "$(relay_status relay_state "$LATER_URL")" = running ] || fail "state"
 [ "$(count 'FATAL:  database "later" does not exist')" = 2 ] || fail "FATALs after: $(count 'FATAL:  database "later" does not exist')"
 echo "ok   relayed $id once the database existed"
 
@@ -44,15 +43,15 @@ sleep 3 # as above: three restart intervals in which a restart loop would log th
 refused='FATAL:  database "later" is not currently accepting connections'
 [ "$(count "$refused")" = 2 ] || fail "FATALs while refusing: $(count "$refused")"
 [ "$(count 'does not allow connections; waiting for it')" = 1 ] || fail "waiting lines: $(count 'does not allow connections; waiting for it')"
-state=$(psql -XAtq "$PGURL" -c "SELECT relay_state FROM chat_outbox.status WHERE service = 'consumers'")
+state=$(relay_status relay_state)
 [ "$state" = "waiting for database" ] || fail "state while refusing: $state"
 echo "ok   a database refusing connections: two FATALs, one waiting line, state '$state'"
 
 psql -XAtq -v ON_ERROR_STOP=1 "$PGURL" -c "ALTER DATABASE later ALLOW_CONNECTIONS true" >/dev/null
 harness_wait_for 20 grep -q 'database "later" allows connections now; restarting to connect to it' "$LOG"
 id=$(psql -XAtq -v ON_ERROR_STOP=1 "$LATER_URL" -c "SELECT id FROM consumers.send_message(1, 'after the refusal')")
-harness_wait_for 20 unsent
-[ "$(redis-cli -p "$REDIS_PORT" HGET "bull:chat-messages:$id" name)" = message.created ] || fail "job $id not in Redis"
+harness_wait_value 20 = 0 unsent
+[ "$(rcli HGET "bull:chat-messages:$id" name)" = message.created ] || fail "job $id not in Redis"
 [ "$(count "$refused")" = 2 ] || fail "FATALs after: $(count "$refused")"
 echo "ok   relayed $id once the database allowed connections"
 echo "PASS"

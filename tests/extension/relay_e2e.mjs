@@ -7,19 +7,10 @@
 import { Worker, QueueEvents, Queue } from 'bullmq';
 import IORedis from 'ioredis';
 import pg from 'pg';
+import { check, finish, sleep, waitUntil } from '../harness/check.mjs';
 
 const SENDERS = 10, PER_SENDER = 100, CHATS = 10, TOTAL = SENDERS * PER_SENDER;
 const connection = () => new IORedis(process.env.REDIS_URL, { maxRetriesPerRequest: null });
-const failures = [];
-const check = (ok, what) => { if (!ok) failures.push(what); console.log(`${ok ? 'ok  ' : 'FAIL'} ${what}`); };
-
-async function until(what, cond, ms = 60000) {
-	const deadline = Date.now() + ms;
-	while (!(await cond())) {
-		if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-		await new Promise((r) => setTimeout(r, 50));
-	}
-}
 
 const processed = []; // {id, name, data} in processing order
 const worker = new Worker('chat-messages', async (job) => {
@@ -43,24 +34,24 @@ await Promise.all(Array.from({ length: SENDERS }, async (_, s) => {
 	} finally { c.release(); }
 }));
 
-await until('1000 jobs processed', async () => processed.length >= TOTAL);
+await waitUntil('1000 jobs processed', async () => processed.length >= TOTAL, 60000);
 const { rows } = await pool.query(`
 	SELECT m.id::text, m.chat_id, m.body, to_jsonb(m.created_at) #>> '{}' AS created_at, o.id AS outbox_id, o.sent_at
 	FROM consumers.messages m JOIN consumers.outbox o ON (o.payload ->> 'id')::uuid = m.id ORDER BY o.id`);
-check(rows.length === TOTAL, `postgres stored ${rows.length} of ${TOTAL} messages`);
-check(rows.every((r) => r.sent_at !== null), 'every outbox row is marked sent');
+check(`postgres stored ${rows.length} of ${TOTAL} messages`, rows.length === TOTAL);
+check('every outbox row is marked sent', rows.every((r) => r.sent_at !== null));
 const ids = new Set(processed.map((p) => p.id));
-check(processed.length === TOTAL && ids.size === TOTAL, `worker processed ${processed.length} jobs, ${ids.size} distinct`);
+check(`worker processed ${processed.length} jobs, ${ids.size} distinct`, processed.length === TOTAL && ids.size === TOTAL);
 const byId = new Map(rows.map((r) => [r.id, r]));
-check(processed.every((p) => byId.has(p.id)), 'every processed job is a stored message');
-check(processed.every((p) => p.name === 'message.created'), 'job name is message.created');
+check('every processed job is a stored message', processed.every((p) => byId.has(p.id)));
+check('job name is message.created', processed.every((p) => p.name === 'message.created'));
 const dataMismatch = processed.filter((p) => {
 	const m = byId.get(p.id);
 	return !m || p.data.id !== m.id || p.data.chat_id !== Number(m.chat_id) || p.data.body !== m.body ||
 		p.data.created_at !== m.created_at || Object.keys(p.data).length !== 4;
 });
-check(dataMismatch.length === 0, `job data equals the stored message (${dataMismatch.length} mismatches)`);
-check(processed.every((p) => p.opts.jobId === p.id && p.opts.attempts === 0), 'opts carry jobId and attempts 0');
+check(`job data equals the stored message (${dataMismatch.length} mismatches)`, dataMismatch.length === 0);
+check('opts carry jobId and attempts 0', processed.every((p) => p.opts.jobId === p.id && p.opts.attempts === 0));
 // Send order: a sender waits for each commit before its next send, so within a chat each sender's
 // messages must be processed in the order it sent them. (Between two senders racing on one chat
 // there is no send order to keep: a lower outbox id may commit later.)
@@ -72,39 +63,38 @@ for (let chat = 1; chat <= CHATS; chat++) {
 		if (ns.some((n, i) => i > 0 && n < ns[i - 1])) outOfOrder++;
 	}
 }
-check(outOfOrder === 0, `every chat processed in each sender's send order (${outOfOrder} chat/sender pairs out of order)`);
+check(`every chat processed in each sender's send order (${outOfOrder} chat/sender pairs out of order)`, outOfOrder === 0);
 // and one sender per chat is strict FIFO end to end: the workers' chat 7 below
-await until('added events', async () => added >= TOTAL, 10000);
-check(added === TOTAL, `QueueEvents saw ${added} added events`);
+await waitUntil('added events', async () => added >= TOTAL, 10000);
+check(`QueueEvents saw ${added} added events`, added === TOTAL);
 
 // the job hash has the six fields Queue.add writes
 const redis = connection();
 const h = await redis.hgetall(`bull:chat-messages:${rows[0].id}`);
-check(['name', 'data', 'opts', 'timestamp', 'delay', 'priority'].every((f) => f in h) && h.delay === '0' && h.priority === '0',
-	`job hash fields: ${Object.keys(h).sort().join(',')}`);
+check(`job hash fields: ${Object.keys(h).sort().join(',')}`,
+	['name', 'data', 'opts', 'timestamp', 'delay', 'priority'].every((f) => f in h) && h.delay === '0' && h.priority === '0');
 // byte for byte what Queue.add(name, data, {jobId}) stores
-check(h.opts === `{"jobId":"${rows[0].id}","attempts":0}` && h.name === 'message.created',
-	`job opts ${h.opts}, name ${h.name}`);
+check(`job opts ${h.opts}, name ${h.name}`,
+	h.opts === `{"jobId":"${rows[0].id}","attempts":0}` && h.name === 'message.created');
 const counts = await new Queue('chat-messages', { connection: connection() }).getJobCounts();
-check(counts.completed === TOTAL && counts.waiting === 0 && counts.active === 0, `job counts ${JSON.stringify(counts)}`);
+check(`job counts ${JSON.stringify(counts)}`, counts.completed === TOTAL && counts.waiting === 0 && counts.active === 0);
 
 // re-sending rows (a relay that died before COMMIT) adds nothing: duplicated events only
 await pool.query('UPDATE consumers.outbox SET sent_at = NULL WHERE id IN (SELECT id FROM consumers.outbox ORDER BY id LIMIT 5)');
-await until('re-sent rows marked again', async () =>
-	(await pool.query('SELECT count(*)::int AS n FROM consumers.outbox WHERE sent_at IS NULL')).rows[0].n === 0);
-await until('duplicated events', async () => duplicated >= 5, 10000);
-await new Promise((r) => setTimeout(r, 300)); // a wrongly re-queued job would be picked up by now
-check(duplicated === 5 && processed.length === TOTAL, `re-send: ${duplicated} duplicated events, still ${processed.length} processed`);
+await waitUntil('re-sent rows marked again', async () =>
+	(await pool.query('SELECT count(*)::int AS n FROM consumers.outbox WHERE sent_at IS NULL')).rows[0].n === 0, 60000);
+await waitUntil('duplicated events', async () => duplicated >= 5, 10000);
+await sleep(300); // a wrongly re-queued job would be picked up by now
+check(`re-send: ${duplicated} duplicated events, still ${processed.length} processed`, duplicated === 5 && processed.length === TOTAL);
 
 // the reverse direction travels on chat-replies
 const replies = [];
 const replyWorker = new Worker('chat-replies', async (job) => { replies.push(job.data); }, { connection: connection() });
 for (let n = 0; n < 10; n++) await pool.query('SELECT workers.send_message($1, $2)', [7, `reply ${n}`]);
-await until('10 replies', async () => replies.length >= 10, 20000);
-check(replies.map((r) => r.body).join() === Array.from({ length: 10 }, (_, n) => `reply ${n}`).join(), 'workers -> chat-replies in order');
+await waitUntil('10 replies', async () => replies.length >= 10, 20000);
+check('workers -> chat-replies in order', replies.map((r) => r.body).join() === Array.from({ length: 10 }, (_, n) => `reply ${n}`).join());
 
 await Promise.all([worker.close(), replyWorker.close(), events.close()]);
 await pool.end();
 redis.disconnect();
-console.log(failures.length ? `${failures.length} checks failed` : 'all checks passed');
-process.exit(failures.length ? 1 : 0);
+finish();

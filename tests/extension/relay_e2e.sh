@@ -6,4 +6,4 @@ harness_init extension-relay-e2e
 harness_redis_start
 harness_pg_start
 export REDIS_URL PGURL
-cd "$H_ROOT/tests" && harness_node extension/relay_e2e.mjs
+cd "$H_ROOT/tests" && node extension/relay_e2e.mjs

@@ -10,7 +10,6 @@ harness_redis_start
 harness_pg_start "" "chat_outbox.retention = '2s'" # a purge round every second
 
 q() { harness_psql "$1"; }
-fail() { echo "FAIL $*"; exit 1; }
 YOUNG=200000
 # index entries the outbox's primary key has handed out, as the relay's flushed statistics count them
 pkey_reads() { q "SELECT idx_tup_read FROM pg_stat_user_indexes WHERE schemaname = 'consumers' AND indexrelname = 'outbox_pkey'"; }
@@ -46,7 +45,7 @@ echo "ok   purge rounds read $reads index entries in 4 s with $YOUNG young rows 
 q "SELECT consumers.send_message(7, 'after the purge test')" >/dev/null
 all_sent() { [ "$(q "SELECT count(*) FROM consumers.outbox WHERE sent_at IS NULL")" -eq 0 ]; }
 harness_wait_for 20 all_sent
-[ "$(redis-cli -p "$REDIS_PORT" LLEN bull:chat-messages:wait)" -eq 1 ] || fail "the new message was not relayed"
+[ "$(rcli LLEN bull:chat-messages:wait)" -eq 1 ] || fail "the new message was not relayed"
 echo "ok   relaying goes on beside the purge"
 
 # While commits stream in, every relay round is followed by a coalescing wait; the purge must run

@@ -26,11 +26,9 @@ cd "$H_ROOT/tests"
 . "$HERE/delivery.sh"
 reloads() { grep -c 'lost the batch-add script' "$H_DIR/postgres.log" || true; }
 reloads_are() { [ "$(reloads)" -eq "$1" ]; }
-relay_state() { harness_psql "SELECT relay_state FROM chat_outbox.status WHERE service = 'consumers'"; }
-relay_state_is() { [ "$(relay_state)" = "$1" ]; }
 flushes=0
 flush() { # flush: Redis drops every script; the relay's next batch must reload it, logged once
-	redis-cli -p "$REDIS_PORT" SCRIPT FLUSH >/dev/null
+	rcli SCRIPT FLUSH >/dev/null
 	flushes=$((flushes + 1))
 }
 
@@ -54,17 +52,17 @@ harness_wait_for 30 processed_at_least 10
 # 1. while messages stream in
 for _ in 1 2 3 4 5 6; do
 	flush
-	harness_wait_for 30 reloads_are $flushes || { echo "FAIL streaming: $(reloads) reloads logged after $flushes flushes"; exit 1; }
+	harness_wait_for 30 reloads_are $flushes || fail "streaming: $(reloads) reloads logged after $flushes flushes"
 done
 echo "ok   streaming: $flushes flushes, each reloaded and logged once, at $(stored) messages stored"
 
 # 2. over a backlog: flushed as it lands, then during the drain
 flush
 harness_psql "SELECT count(consumers.send_message(g % 5 + 1, 'backlog-' || g)) FROM generate_series(1, 2000) g" >/dev/null
-harness_wait_for 30 reloads_are $flushes || { echo "FAIL backlog: $(reloads) reloads logged after $flushes flushes"; exit 1; }
+harness_wait_for 30 reloads_are $flushes || fail "backlog: $(reloads) reloads logged after $flushes flushes"
 for _ in 1 2 3; do
 	flush
-	harness_wait_for 30 reloads_are $flushes || { echo "FAIL drain: $(reloads) reloads logged after $flushes flushes"; exit 1; }
+	harness_wait_for 30 reloads_are $flushes || fail "drain: $(reloads) reloads logged after $flushes flushes"
 done
 echo "ok   backlog: $((flushes - 6)) flushes around a 2000-row drain, each reloaded and logged once"
 
@@ -82,17 +80,18 @@ SELECT count(*) FILTER (WHERE n < prev) || ' ' || count(*) FROM (
 	FROM processed p JOIN consumers.messages m USING (id)) s;
 SQL
 )
-[ "$out_of_order" = "0 $(stored)" ] || { echo "FAIL order: $out_of_order (messages out of order, messages compared)"; exit 1; }
+[ "$out_of_order" = "0 $(stored)" ] || fail "order: $out_of_order (messages out of order, messages compared)"
 echo "ok   every chat in each sender's order"
 
 # nothing sent twice, no outage, one log line per flush
-[ ! -s "$DUPLICATED" ] || { echo "FAIL $(wc -l <"$DUPLICATED") duplicated events: a batch was sent twice"; exit 1; }
-[ "$(grep -c 'redis unreachable' "$H_DIR/postgres.log" || true)" -eq 0 ] || { echo "FAIL an outage was logged"; exit 1; }
-reloads_are $flushes || { echo "FAIL $(reloads) reloads logged for $flushes flushes"; exit 1; }
-relay_state_is running || { echo "FAIL relay state $(relay_state)"; exit 1; }
+[ ! -s "$DUPLICATED" ] || fail "$(wc -l <"$DUPLICATED") duplicated events: a batch was sent twice"
+[ "$(grep -c 'redis unreachable' "$H_DIR/postgres.log" || true)" -eq 0 ] || fail "an outage was logged"
+reloads_are $flushes || fail "$(reloads) reloads logged for $flushes flushes"
+[ "$(relay_status relay_state)" = running ] || fail "relay state $(relay_status relay_state)"
 echo "ok   no batch sent twice, no outage, $(reloads) reload lines for $flushes flushes: $(grep -o 'chat_outbox relay: redis.*script.*' "$H_DIR/postgres.log" | head -1)"
 
 # the duplicate check above can fail: rows sent again do show up as duplicated events
 harness_psql "UPDATE consumers.outbox SET sent_at = NULL WHERE id IN (SELECT id FROM consumers.outbox ORDER BY id LIMIT 3)"
-harness_wait_for 30 bash -c "[ \$(wc -l <'$DUPLICATED') -eq 3 ]" || { echo "FAIL re-sent rows not seen as duplicated"; exit 1; }
+duplicated_events() { wc -l <"$DUPLICATED"; }
+harness_wait_value 30 -eq 3 duplicated_events || fail "re-sent rows not seen as duplicated"
 echo "ok   control: 3 rows sent again show as 3 duplicated events"

@@ -10,23 +10,20 @@ REDIS_EXTRA_ARGS="--appendonly no --maxmemory-policy allkeys-lru"
 harness_redis_start
 harness_pg_start "" "chat_outbox.retention = '2s'"
 
-rcli() { redis-cli -p "$REDIS_PORT" "$@"; }
 q() { harness_psql "$1"; }
-status() { q "SELECT $1 FROM chat_outbox.status WHERE service = 'consumers'"; }
-status_is() { [ "$(status "$1")" = "$2" ]; }
+status_is() { [ "$(relay_status "$1")" = "$2" ]; }
 send() { for i in $(seq "$1"); do q "SELECT consumers.send_message(1, 'status $i')" >/dev/null; done; }
 setting() { q "ALTER SYSTEM SET chat_outbox.$1 = '$2'" && q "SELECT pg_reload_conf()" >/dev/null; }
-fail() { echo "FAIL $*"; exit 1; }
 
 send 5
 harness_wait_for 20 status_is unsent 0
-[ "$(status relay_state)" = running ] || fail "state $(status relay_state)"
-[ "$(status worker_pid)" = "$(q "SELECT pid FROM pg_stat_activity WHERE backend_type = 'chat_outbox relay'")" ] || fail "worker_pid"
-[ "$(status last_relayed_id)" = "$(q "SELECT max(id) FROM consumers.outbox")" ] || fail "last_relayed_id"
-[ "$(status "last_relayed_at IS NOT NULL")" = t ] || fail "last_relayed_at"
+[ "$(relay_status relay_state)" = running ] || fail "state $(relay_status relay_state)"
+[ "$(relay_status worker_pid)" = "$(q "SELECT pid FROM pg_stat_activity WHERE backend_type = 'chat_outbox relay'")" ] || fail "worker_pid"
+[ "$(relay_status last_relayed_id)" = "$(q "SELECT max(id) FROM consumers.outbox")" ] || fail "last_relayed_id"
+[ "$(relay_status "last_relayed_at IS NOT NULL")" = t ] || fail "last_relayed_at"
 echo "ok   status: $(q "SELECT service, unsent, relay_state, last_relayed_id FROM chat_outbox.status WHERE service = 'consumers'")"
 
-warning=$(status redis_warning)
+warning=$(relay_status redis_warning)
 [[ "$warning" == *appendonly* && "$warning" == *maxmemory-policy* ]] || fail "redis_warning: '$warning'"
 rcli CLIENT KILL TYPE normal >/dev/null # the relay reconnects and sees the same configuration
 send 1
@@ -38,7 +35,7 @@ setting relay_enabled off
 harness_wait_for 10 status_is relay_state paused
 send 3
 sleep 1.5 # two poll intervals: a paused relay must not have moved them
-[ "$(status unsent)" -eq 3 ] || fail "paused relay sent rows"
+[ "$(relay_status unsent)" -eq 3 ] || fail "paused relay sent rows"
 setting relay_enabled on
 harness_wait_for 20 status_is unsent 0
 echo "ok   pause switch: rows waited, then went"
@@ -51,18 +48,18 @@ echo "ok   wake_at_commit off: the poll timer relays"
 
 q "UPDATE chat_outbox.services SET queue = 'renamed' WHERE name = 'consumers'"
 send 1
-harness_wait_for 20 bash -c "[ \$(redis-cli -p $REDIS_PORT LLEN bull:renamed:wait) -eq 1 ]"
+harness_wait_value 20 -eq 1 rcli LLEN bull:renamed:wait
 setting bullmq_prefix other
 send 1
-harness_wait_for 20 bash -c "[ \$(redis-cli -p $REDIS_PORT LLEN other:renamed:wait) -eq 1 ]"
+harness_wait_value 20 -eq 1 rcli LLEN other:renamed:wait
 echo "ok   queue and prefix changes picked up live"
 
 # a plain INSERT into an outbox is relayed too; a payload without a usable id gets a stable fallback id
 oid=$(q "INSERT INTO consumers.outbox (event, payload) VALUES ('custom.event', '{\"id\": 42, \"n\": 1}') RETURNING id")
-harness_wait_for 20 bash -c "[ \$(redis-cli -p $REDIS_PORT HGET other:renamed:outbox-consumers-$oid name) = custom.event ]"
+harness_wait_value 20 = custom.event rcli HGET "other:renamed:outbox-consumers-$oid" name
 echo "ok   plain outbox INSERT relayed as job outbox-consumers-$oid"
 
-harness_wait_for 30 bash -c "[ \$(psql -XAtq '$PGURL' -c 'SELECT count(*) FROM consumers.outbox') -eq 0 ]"
+harness_wait_value 30 -eq 0 q "SELECT count(*) FROM consumers.outbox"
 [ "$(q "SELECT count(*) FROM consumers.messages")" -eq 13 ] || fail "retention touched messages"
 echo "ok   retention: sent outbox rows deleted, messages kept"
 

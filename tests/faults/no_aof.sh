@@ -9,31 +9,23 @@
 # msg 6 does. It also checks that the relay and the daemon warn about appendonly no.
 . "$(dirname "$0")/../harness/lib.sh"
 harness_init faults-no-aof
-SECRET=no-aof-test-secret-of-32-bytes-or-more
 
 run() { # run <appendonly yes|no> -> sets RECEIVED WARNED_RELAY WARNED_DAEMON
 	local aof=$1
 	REDIS_EXTRA_ARGS="--appendonly $aof --appendfsync always" harness_redis_start_again
-	local port
-	port=$(harness_free_port)
-	start_daemon() {
-		"$CHAT_OUTBOXD" --service workers --queue chat-messages --listen 127.0.0.1:$port --database-url "$PGURL" \
-			--redis-url "$REDIS_URL" --jwt-secret $SECRET --identity no-aof >>"$H_DIR/daemon-$aof.log" 2>&1 &
-		DAEMON_PID=$!
-		harness_track $DAEMON_PID
-		harness_wait_for 20 curl -sf -o /dev/null http://127.0.0.1:$port/healthz
-	}
-	start_daemon
+	daemon_start "daemon-$aof.log" --service workers --queue chat-messages --identity no-aof
+	daemon_wait_healthy
 	kill $DAEMON_PID; wait $DAEMON_PID || true
 	local chat=$((RANDOM + 1000))
 	for i in 1 2 3 4 5; do harness_psql "SELECT 1 FROM consumers.send_message($chat, 'msg $i')" >/dev/null; done
-	harness_wait_for 20 bash -c "[ \$(psql -XAtq '$PGURL' -c 'SELECT count(*) FROM consumers.outbox WHERE sent_at IS NULL') = 0 ]"
-	harness_wait_for 20 bash -c "[ \$(redis-cli -p $REDIS_PORT llen bull:chat-messages:wait) -ge 5 ]"
+	harness_wait_value 20 = 0 harness_psql 'SELECT count(*) FROM consumers.outbox WHERE sent_at IS NULL'
+	harness_wait_value 20 -ge 5 rcli llen bull:chat-messages:wait
 	harness_redis_kill
 	REDIS_EXTRA_ARGS="--appendonly $aof --appendfsync always" harness_redis_start_again
-	start_daemon
+	daemon_start_again
+	daemon_wait_healthy
 	harness_psql "SELECT 1 FROM consumers.send_message($chat, 'msg 6')" >/dev/null
-	harness_wait_for 30 bash -c "[ \$(psql -XAtq '$PGURL' -c \"SELECT count(*) FROM workers.inbox WHERE chat_id = $chat AND body = 'msg 6'\") = 1 ]"
+	harness_wait_value 30 = 1 harness_psql "SELECT count(*) FROM workers.inbox WHERE chat_id = $chat AND body = 'msg 6'"
 	kill $DAEMON_PID; wait $DAEMON_PID || true
 	local received
 	received=$(harness_psql "SELECT count(*) FROM workers.inbox WHERE chat_id = $chat")
@@ -50,6 +42,7 @@ REDIS_PIDFILE=$REDIS_DIR/redis.pid
 REDIS_URL=redis://127.0.0.1:$REDIS_PORT
 mkdir -p "$REDIS_DIR"
 harness_pg_start
+daemon_export_settings
 run yes
 with_aof=$RECEIVED wd_yes=$WARNED_DAEMON
 rm -rf "${REDIS_DIR:?}"/*
@@ -59,8 +52,8 @@ without_aof=$RECEIVED wr_no=$WARNED_RELAY wd_no=$WARNED_DAEMON
 echo "appendonly yes: received $with_aof of 6 after a Redis crash"
 echo "appendonly no:  received $without_aof of 6 after a Redis crash (lost $((6 - without_aof)))"
 echo "warned about appendonly no: relay $([ "$wr_no" = 1 ] && echo yes || echo NO), daemon $([ "$wd_no" = 1 ] && echo yes || echo NO)"
-[ "$with_aof" = 6 ] || { echo "FAIL: with AOF every message must survive"; exit 1; }
-[ "$without_aof" = 1 ] || { echo "FAIL: expected exactly msg 6 to survive without AOF"; exit 1; }
-[ "$wr_no" = 1 ] && [ "$wd_no" = 1 ] || { echo "FAIL: relay and daemon must warn about appendonly no"; exit 1; }
-[ "$wd_yes" = 0 ] || { echo "FAIL: the daemon warned although appendonly was yes"; exit 1; }
+[ "$with_aof" = 6 ] || fail "with AOF every message must survive"
+[ "$without_aof" = 1 ] || fail "expected exactly msg 6 to survive without AOF"
+[ "$wr_no" = 1 ] && [ "$wd_no" = 1 ] || fail "relay and daemon must warn about appendonly no"
+[ "$wd_yes" = 0 ] || fail "the daemon warned although appendonly was yes"
 echo PASS

@@ -11,10 +11,10 @@
 //   node soak.mjs [--seed N] [--seconds S] [--chats C] [--clients K]
 // The seed is printed; the same seed replays the same fault schedule.
 import pg from 'pg';
-import { signToken } from '../lib/jwt.mjs';
 import { io } from 'socket.io-client';
 import WebSocket from 'ws';
-import { DIRECTIONS, Daemon, redis, postgres, waitFor, sleep, env, SECRET } from './procs.mjs';
+import { token } from '../harness/jwt.mjs';
+import { DIRECTIONS, receivingDaemon, redis, postgres, waitUntil, sleep, env } from './procs.mjs';
 
 const argv = process.argv;
 const opt = (name, def) => (argv.includes(`--${name}`) ? Number(argv[argv.lastIndexOf(`--${name}`) + 1]) : def); // last one wins
@@ -49,16 +49,16 @@ console.log(`   replay with: tests/faults/soak.sh --seed ${seed} --seconds ${SEC
 const sides = Object.entries(DIRECTIONS).map(([name, d], i) => ({
 	name, ...d, chats: Array.from({ length: CHATS }, (_, c) => 1000 * (i + 1) + c),
 	lateChat: 1000 * (i + 1) + 500, // only late commits go here, so they don't take part in the order checks
-	daemon: new Daemon({ service: d.receiver, queue: d.queue, port: ports[i],
+	daemon: receivingDaemon({ service: d.receiver, queue: d.queue, port: ports[i],
 		extra: ['--lock-duration', '3000', '--stalled-interval', '2000'] }),
 }));
 
 // Clients: each watches every chat of its side; it resumes from the highest seq it saw.
 function client(side, k) {
 	const c = { name: `${side.receiver}#${k}`, seen: new Map(), lastSeq: 0, total: 0 };
-	const token = signToken({ sub: c.name, chats: [...side.chats, side.lateChat], ttlSeconds: 7200 }, SECRET);
+	const t = token([...side.chats, side.lateChat], { sub: c.name, ttlSeconds: 7200 });
 	c.socket = io(`http://127.0.0.1:${side.daemon.port}`, {
-		auth: (cb) => cb({ token, since: c.lastSeq }), reconnectionDelay: 100, reconnectionDelayMax: 1000,
+		auth: (cb) => cb({ token: t, since: c.lastSeq }), reconnectionDelay: 100, reconnectionDelayMax: 1000,
 	});
 	c.socket.on('message', (m) => {
 		if (!c.seen.has(m.id)) c.seen.set(m.id, 0);
@@ -193,8 +193,8 @@ const FAULTS = {
 		const side = pick(sides);
 		const hold = between(2000, 6000);
 		say(`fault: a /ws client of ${side.receiver} resumes from 0 and reads nothing for ${hold} ms`);
-		const token = signToken({ sub: 'never-reads', chats: [...side.chats, side.lateChat], ttlSeconds: 600 }, SECRET);
-		const ws = new WebSocket(`ws://127.0.0.1:${side.daemon.port}/ws?token=${token}&since=0`);
+		const t = token([...side.chats, side.lateChat], { sub: 'never-reads', ttlSeconds: 600 });
+		const ws = new WebSocket(`ws://127.0.0.1:${side.daemon.port}/ws?token=${t}&since=0`);
 		ws.on('error', () => {});
 		ws.on('upgrade', (res) => res.socket.pause());
 		ws.on('open', () => ws._socket.pause());
@@ -214,7 +214,7 @@ const FAULTS = {
 
 for (const side of sides) await side.daemon.start();
 for (const side of sides) side.clients = Array.from({ length: CLIENTS }, (_, k) => client(side, k));
-await waitFor('clients to connect', () => sides.every((s) => s.clients.every((c) => c.socket.connected)), 15000);
+await waitUntil('clients to connect', () => sides.every((s) => s.clients.every((c) => c.socket.connected)), 15000);
 const senders = sides.flatMap((side) => side.chats.map((chat) => chatSender(side, chat)));
 
 const deadline = t0 + SECONDS * 1000;
@@ -239,7 +239,7 @@ for (const side of sides) {
 	truth[side.name] = await postgres.query(`SELECT id::text, chat_id::int FROM ${side.sender}.messages WHERE chat_id = ANY($1::bigint[])`, [chats]);
 }
 const missing = (side, c) => truth[side.name].filter((m) => !c.seen.has(m.id)).length;
-await waitFor('every client to be shown every committed message', () =>
+await waitUntil('every client to be shown every committed message', () =>
 	sides.every((side) => side.clients.every((c) => missing(side, c) === 0)), 90000).catch((e) => say(e.message));
 await sleep(1000);
 

@@ -2,9 +2,7 @@
 # tests/faults/soak.sh - the chaos soak (see soak.mjs). CI runs a short one; for longer:
 #   tests/faults/soak.sh --seconds 1800 [--seed N]
 . "$(dirname "$0")/../harness/lib.sh"
-harness_init faults-soak
-harness_redis_start
-harness_pg_start
+daemon_env faults-soak
 harness_export_controls
 export DAEMON_PORTS="$(harness_free_port),$(harness_free_port)"
 cd "$(dirname "$0")"

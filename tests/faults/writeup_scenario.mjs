@@ -10,7 +10,7 @@
 //     with --pg-restart Postgres is also restarted (pg_ctl restart -m fast) during the outage.
 // Fails if anything was lost, shown twice or shown out of order.
 //   node writeup_scenario.mjs --direction consumers->workers [--pg-restart]
-import { DIRECTIONS, Daemon, Sender, watcher, redis, postgres, waitFor, sleep } from './procs.mjs';
+import { DIRECTIONS, receivingDaemon, Sender, watcher, redis, postgres, waitUntil, sleep } from './procs.mjs';
 
 const argv = process.argv;
 const direction = argv.includes('--direction') ? argv[argv.indexOf('--direction') + 1] : 'consumers->workers';
@@ -27,7 +27,7 @@ const say = (s) => console.log(`${stamp()}  ${s}`);
 console.log(`== write-up scenario, ${direction}${pgRestart ? ', Postgres restarted during the Redis outage' : ''} ==`);
 const saved = new Map(); // n -> {id, ts}
 const byId = new Map();
-const daemon = new Daemon({ service: receiver, queue, port, extra: ['--lock-duration', '5000', '--stalled-interval', '5000'] });
+const daemon = receivingDaemon({ service: receiver, queue, port, extra: ['--lock-duration', '5000', '--stalled-interval', '5000'] });
 
 // 1st instance crashes right after its 2nd inbox commit (message 2), before completing the job.
 await daemon.start(['--crash-after-inbox', '2']);
@@ -36,7 +36,7 @@ const client = watcher({
 	port, chats: [CHAT], name: `${receiver}-client`,
 	onMessage: (m) => say(`msg ${byId.get(m.id) ?? '?'} shown by ${receiver} (seq ${m.seq})`),
 });
-await waitFor('the client to connect', () => client.socket.connected, 10000);
+await waitUntil('the client to connect', () => client.socket.connected, 10000);
 const watchCrash = daemon.exited.then(async ({ signal }) => {
 	say(`${receiver} daemon died (${signal}) right after recording msg 2 in its inbox; starting it again`);
 	crashHandled = true;
@@ -81,9 +81,9 @@ for (let n = 1; n <= N; n++) {
 }
 
 const ids = [...saved.values()].map((s) => s.id);
-await waitFor('every message to be shown', () => ids.every((id) => client.seen.some((m) => m.id === id)), 60000)
+await waitUntil('every message to be shown', () => ids.every((id) => client.seen.some((m) => m.id === id)), 60000)
 	.catch((e) => say(e.message));
-await waitFor('the outbox to drain', async () => (await postgres.query(
+await waitUntil('the outbox to drain', async () => (await postgres.query(
 	`SELECT count(*)::int AS n FROM ${senderSvc}.outbox WHERE sent_at IS NULL`))[0].n === 0, 30000).catch((e) => say(e.message));
 await sleep(500); // a late duplicate push would show up here; the checks below would catch it
 await daemon.scrape();

@@ -2,9 +2,7 @@
 # tests/faults/writeup_scenario.sh - the write-up's experiment, both directions, with and without
 # a Postgres restart during the Redis outage. See writeup_scenario.mjs.
 . "$(dirname "$0")/../harness/lib.sh"
-harness_init faults-writeup
-harness_redis_start
-harness_pg_start
+daemon_env faults-writeup
 harness_export_controls
 cd "$(dirname "$0")"
 chat=100

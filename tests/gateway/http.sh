@@ -1,13 +1,14 @@
 #!/usr/bin/env bash
 # tests/gateway/http.sh - /healthz (200 / 503 with Redis down), /metrics, 404, and SIGTERM:
 # every client's transport is closed ("transport close", so it would reconnect) and the daemon exits.
-. "$(dirname "$0")/gw_lib.sh"
-gw_start_all gateway-http
+. "$(dirname "$0")/gateway.sh"
+gateway_start gateway-http
 cd "$(dirname "$0")"
-fail() { echo "FAIL $*"; exit 1; }
-url=http://127.0.0.1:$GW_PORT
+url=$DAEMON_URL
+healthz_has() { curl -s "$url/healthz" | grep -q "$1"; }
+healthz_code() { curl -s -o /dev/null -w '%{http_code}' "$url/healthz"; }
 
-harness_wait_for 20 bash -c "curl -s $url/healthz | grep -q '\"redis\":true,\"postgres\":true'"
+harness_wait_for 20 healthz_has '"redis":true,"postgres":true'
 body=$(curl -s -w ' %{http_code}' "$url/healthz")
 [[ $body == '{"status":"ok","redis":true,"postgres":true,"clients":0} 200' ]] || fail "healthz: $body"
 echo "ok   /healthz 200: $body"
@@ -44,18 +45,18 @@ echo "ok   CORS on polling responses"
 # clients count, then SIGTERM while they are connected
 node shutdown_peer.mjs >"$H_DIR/peer.out" 2>&1 &
 peer=$!
-harness_wait_for 10 bash -c "curl -s $url/healthz | grep -q '\"clients\":2'" || fail "clients not counted"
+harness_wait_for 10 healthz_has '"clients":2' || fail "clients not counted"
 echo "ok   /healthz counts clients"
 
 # (Redis down is reported once the consumer's command connection notices; Postgres at once.)
 harness_pg_ctl -m fast -w stop >/dev/null
-harness_wait_for 20 bash -c "[ \$(curl -s -o /dev/null -w '%{http_code}' $url/healthz) = 503 ]" || fail "no 503 with Postgres down"
+harness_wait_value 20 = 503 healthz_code || fail "no 503 with Postgres down"
 echo "ok   /healthz 503 while Postgres is down: $(curl -s $url/healthz)"
 harness_pg_ctl -w start >/dev/null
-harness_wait_for 30 bash -c "[ \$(curl -s -o /dev/null -w '%{http_code}' $url/healthz) = 200 ]" || fail "no 200 after Postgres is back"
+harness_wait_value 30 = 200 healthz_code || fail "no 200 after Postgres is back"
 echo "ok   /healthz 200 again"
 
-gw_stop_daemon || fail "daemon did not exit on SIGTERM"
+daemon_stop || fail "daemon did not exit 0 on SIGTERM"
 wait $peer || { cat "$H_DIR/peer.out"; fail "peer"; }
 cat "$H_DIR/peer.out"
 grep -q 'Shutdown' "$H_DIR/daemon.log" -i || true

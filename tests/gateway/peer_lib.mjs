@@ -1,36 +1,16 @@
-// tests/gateway/peer_lib.mjs - helpers shared by the gateway test peers: tokens, clients, waiting,
-// SQL through psql, and a tiny assertion tally that sets the exit code.
+// tests/gateway/peer_lib.mjs - what the gateway test peers share: the daemon's address (DAEMON_URL,
+// from gateway.sh), clients that record what they are shown, SQL through psql. Checks, waits and
+// tokens come from the harness and are re-exported, so a peer imports from one place.
 import { execFileSync } from 'node:child_process';
 import { io } from 'socket.io-client';
 import WebSocket from 'ws';
-import { signToken } from '../lib/jwt.mjs';
+import { env } from '../harness/check.mjs';
 
-export const PORT = Number(process.env.GW_PORT);
-export const SECRET = process.env.GW_SECRET;
-export const URL = `http://127.0.0.1:${PORT}`;
+export { check, finish, sleep, waitFor } from '../harness/check.mjs';
+export { token } from '../harness/jwt.mjs';
 
-export const token = (chats, extra = {}) => signToken({ chats, ...extra }, SECRET);
-export const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
-
-let failures = 0;
-export function check(name, ok, detail = '') {
-	console.log(`${ok ? 'ok  ' : 'FAIL'} ${name}${detail ? ' -- ' + detail : ''}`);
-	if (!ok) failures++;
-}
-export function finish() {
-	console.log(failures ? `${failures} check(s) failed` : 'all checks passed');
-	process.exit(failures ? 1 : 0);
-}
-
-export async function waitFor(what, cond, ms = 10000) {
-	const end = Date.now() + ms;
-	while (Date.now() < end) {
-		if (await cond()) return true;
-		await sleep(20);
-	}
-	console.log(`   (timed out waiting for ${what})`);
-	return false;
-}
+export const URL = env('DAEMON_URL');
+export const PORT = Number(new globalThis.URL(URL).port);
 
 export function sql(text) {
 	return execFileSync('psql', ['-XAtq', '-v', 'ON_ERROR_STOP=1', process.env.PGURL, '-c', text]).toString().trim();

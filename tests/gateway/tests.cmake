@@ -1,9 +1,23 @@
 # tests/gateway/tests.cmake - the client gateway: Socket.IO, plain /ws, catch-up, faults, HTTP.
-add_shell_test(gateway.socketio gateway/socketio.sh 120)
+
+# gateway_peer_test(<name> <peer.mjs> <timeout> [chat-outboxd flags...]): one Node peer against one
+# daemon started by run_peer.sh; the peer's header says what it checks.
+function(gateway_peer_test name peer timeout)
+  add_shell_test(${name} gateway/run_peer.sh ${timeout} ARGS ${peer} ${ARGN})
+endfunction()
+
+# socket.io-client 4.8.1: transports, heartbeats, rooms, join/leave/send with acks, auth refusals
+gateway_peer_test(gateway.socketio socketio.mjs 120)
+# catch-up after a disconnect and after a daemon restart
 add_shell_test(gateway.catchup gateway/catchup.sh 120)
-add_shell_test(gateway.faults gateway/faults.sh 120)
-add_shell_test(gateway.plain_ws gateway/plain_ws.sh 120)
+# bad frames close only their connection; Engine.IO HTTP errors
+gateway_peer_test(gateway.faults faults.mjs 120 --max-payload 100000)
+# the plain JSON WebSocket endpoint /ws
+gateway_peer_test(gateway.plain_ws plain_ws.mjs 120)
+# /healthz, /metrics, CORS, 404, SIGTERM with clients connected
 add_shell_test(gateway.http gateway/http.sh 120)
 add_shell_test(gateway.fuzz gateway/fuzz.sh 600)
-add_shell_test(gateway.expiry gateway/expiry.sh 120)
-add_shell_test(gateway.timeouts gateway/timeouts.sh 120)
+# token expiry ends connections; a session that never joins is closed
+gateway_peer_test(gateway.expiry expiry.mjs 120 --connect-timeout 1000)
+# a stalled upgrade probe is dropped while its polling session goes on; a silent /ws peer is closed
+gateway_peer_test(gateway.timeouts timeouts.mjs 120 --upgrade-timeout 500 --ping-interval 1500 --ping-timeout 1500)

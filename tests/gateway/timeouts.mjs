@@ -3,7 +3,7 @@
 //     dropped after --upgrade-timeout; its polling session goes on, and a later upgrade succeeds;
 //   - a /ws client that never answers WebSocket pings is closed ("ping timeout"), one that does
 //     (every browser and library by default) stays.
-// The daemon runs with --ping-interval 1500 --ping-timeout 1500 --upgrade-timeout 500 (timeouts.sh):
+// The daemon runs with --ping-interval 1500 --ping-timeout 1500 --upgrade-timeout 500 (tests.cmake):
 // a paused client does not poll, so the probe must end before a ping would go unanswered.
 import WebSocket from 'ws';
 import { PORT, URL, check, finish, token, waitFor, wsClient } from './peer_lib.mjs';

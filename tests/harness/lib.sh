@@ -1,18 +1,29 @@
-# tests/harness/lib.sh - start real PostgreSQL 15 and Redis for one test, and stop them again.
+# tests/harness/lib.sh - the shell test harness: start real PostgreSQL 15 and Redis for one test,
+# and stop them again. It also loads the rest of the harness, so this one line is all a suite needs:
+#   . "$(dirname "$0")/../harness/lib.sh"
+#     assert.sh    fail, expect_eq
+#     daemon.sh    the one way to start chat-outboxd (daemon_env, daemon_start, daemon_stop, ...)
+#     bullmq.sh    a real bullmq producer/observer (peer, peer_bg, wait_counts)
 #
-# Source it from a test script:  . "$(dirname "$0")/../harness/lib.sh"
-#   harness_init <name>                 scratch dir $H_DIR (build/test-tmp/<name>), traps cleanup
+#   harness_init <name>                 scratch dir $H_DIR ($H_TMP/<name>, default build/test-tmp),
+#                                       a short socket dir $H_SOCK under /tmp, traps cleanup
 #   harness_redis_start [port]          redis-server, appendonly yes, noeviction; sets $REDIS_PORT $REDIS_URL
 #   harness_redis_stop / _kill / _start_again
 #   harness_pg_start [port] [conf...]   initdb (as an unprivileged user when run as root),
 #                                       shared_preload_libraries=chat_outbox, database "chat",
 #                                       CREATE EXTENSION; sets $PG_PORT $PGURL (libpq URI)
 #   harness_psql <sql>                  psql -XAtq against $PGURL, stops on error
+#   relay_status <column> [url]         that column of chat_outbox.status for service consumers
+#   rcli <args...>                      redis-cli against this test's Redis (with $REDIS_CLI_AUTH)
 #   harness_pg_ctl <args>               pg_ctl on the test cluster as its owner
 #   harness_free_port                   an unused loopback TCP port
+#   harness_wait_for <s> <command...>   poll until the command succeeds (fails after s seconds)
+#   harness_wait_value <s> <op> <want> <command...>  poll until [ "$(command)" <op> <want> ]
 #   harness_export_controls             export how to stop/start Redis and Postgres to test peers
 # Everything started is stopped by pid in the EXIT trap, so a failing test leaves nothing behind.
 # Logs stay in $H_DIR and are printed on failure.
+# Unix sockets live in $H_SOCK, never in $H_DIR: a socket path may not exceed 107 bytes, and a
+# checkout in a deep folder (a CI runner's workspace) would push $H_DIR past that.
 
 set -euo pipefail
 
@@ -38,6 +49,8 @@ harness_init() {
 	rm -rf "$H_DIR"
 	mkdir -p "$H_DIR"
 	chmod 777 "$H_DIR"
+	H_SOCK=$(mktemp -d /tmp/co.XXXXXX) # mode 0700: only the servers' owner uses their sockets
+	[ "$(id -u)" != 0 ] || chown "$PG_USER" "$H_SOCK"
 	trap harness_cleanup EXIT
 	trap 'exit 130' INT TERM
 }
@@ -55,6 +68,7 @@ harness_cleanup() {
 	fi
 	sleep 0.2
 	for pid in "${H_PIDS[@]}"; do kill -9 "$pid" 2>/dev/null; done
+	[ -n "${H_SOCK:-}" ] && rm -rf "$H_SOCK"
 	if [ $rc -ne 0 ]; then
 		echo "---- $H_NAME failed (rc=$rc); logs in $H_DIR ----" >&2
 		for f in "$H_DIR"/*.log; do
@@ -77,6 +91,18 @@ harness_wait_for() { # harness_wait_for <seconds> <command...>: poll until the c
 	done
 }
 
+harness_value_is() { # harness_value_is <op> <want> <command...>
+	local op=$1 want=$2
+	shift 2
+	[ "$("$@")" "$op" "$want" ]
+}
+
+harness_wait_value() {
+	local seconds=$1
+	shift
+	harness_wait_for "$seconds" harness_value_is "$@"
+}
+
 harness_redis_start() {
 	REDIS_PORT=${1:-${REDIS_PORT:-$(harness_free_port)}}
 	REDIS_DIR=$H_DIR/redis
@@ -95,8 +121,10 @@ harness_redis_cmd() { # the command line that starts this test's Redis (also for
 
 harness_redis_start_again() {
 	eval "$(harness_redis_cmd)" >/dev/null
-	harness_wait_for 10 redis-cli -p "$REDIS_PORT" ${REDIS_CLI_AUTH:-} ping
+	harness_wait_for 10 rcli ping
 }
+
+rcli() { redis-cli -p "$REDIS_PORT" ${REDIS_CLI_AUTH:-} "$@"; }
 
 # harness_export_controls: hand a test peer (Node) the means to stop and start the servers itself:
 # REDIS_PORT REDIS_URL REDIS_PIDFILE REDIS_START PG_CTL PGURL CHAT_OUTBOXD.
@@ -106,14 +134,16 @@ harness_export_controls() {
 	export REDIS_PORT REDIS_URL REDIS_PIDFILE REDIS_START PG_CTL PGURL CHAT_OUTBOXD
 }
 
+harness_redis_down() { ! rcli ping >/dev/null 2>&1; }
+
 harness_redis_stop() { # clean shutdown (AOF flushed)
-	redis-cli -p "$REDIS_PORT" ${REDIS_CLI_AUTH:-} shutdown >/dev/null 2>&1 || true
-	harness_wait_for 10 bash -c "! redis-cli -p $REDIS_PORT ping"
+	rcli shutdown >/dev/null 2>&1 || true
+	harness_wait_for 10 harness_redis_down
 }
 
 harness_redis_kill() { # SIGKILL: what a crash looks like
 	kill -9 "$(cat "$REDIS_PIDFILE")"
-	harness_wait_for 10 bash -c "! redis-cli -p $REDIS_PORT ping"
+	harness_wait_for 10 harness_redis_down
 }
 
 harness_pg_ctl() { harness_as_pg "$PG_BIN/pg_ctl" -D "$PG_DATA" -l "$H_DIR/postgres.log" "$@"; }
@@ -122,7 +152,7 @@ harness_pg_start() {
 	PG_PORT=${1:-${PG_PORT:-$(harness_free_port)}}
 	shift || true
 	PG_DATA=$H_DIR/pgdata
-	PG_SOCKDIR=$H_DIR
+	PG_SOCKDIR=$H_SOCK
 	harness_as_pg "$PG_BIN/initdb" -D "$PG_DATA" -U postgres --auth=trust -E UTF8 --locale=C >"$H_DIR/initdb.log" 2>&1
 	cat >>"$PG_DATA/postgresql.conf" <<CONF
 port = $PG_PORT
@@ -146,5 +176,12 @@ CONF
 
 harness_psql() { psql -XAtq -v ON_ERROR_STOP=1 "$PGURL" -c "$1"; }
 
-# Node test peers live in tests/node_modules (installed by scripts/setup.sh).
-harness_node() { node "$@"; }
+relay_status() { psql -XAtq -v ON_ERROR_STOP=1 "${2:-$PGURL}" -c "SELECT $1 FROM chat_outbox.status WHERE service = 'consumers'"; }
+
+# Node test peers are ES modules under tests/ and find the npm packages in tests/node_modules
+# (scripts/setup.sh installs them) by walking up; CommonJS snippets (`node -e`) need NODE_PATH.
+export NODE_PATH=$H_ROOT/tests/node_modules
+
+. "$H_ROOT/tests/harness/assert.sh"
+. "$H_ROOT/tests/harness/daemon.sh"
+. "$H_ROOT/tests/harness/bullmq.sh"

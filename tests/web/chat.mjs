@@ -9,15 +9,16 @@
 //    a message typed while disconnected fails at once and its retry succeeds after the restart.
 // Screenshots go to $H_DIR. Run through tests/web/chat.sh.
 import puppeteer from 'puppeteer-core';
-import { Daemon, waitFor, postgres, env, SECRET } from '../faults/procs.mjs';
-import { signToken } from '../lib/jwt.mjs';
+import { receivingDaemon, postgres, env } from '../faults/procs.mjs';
+import { waitFor } from '../harness/check.mjs';
+import { token as signFor } from '../harness/jwt.mjs';
 
 const CHAT = 42;
 const DEADLINE_MS = 20000;
 const H_DIR = env('H_DIR');
 const webRoot = ['--web-root', env('WEB_ROOT')];
-const workers = new Daemon({ service: 'workers', queue: 'chat-messages', port: Number(env('WORKERS_PORT')), extra: webRoot });
-const consumers = new Daemon({ service: 'consumers', queue: 'chat-replies', port: Number(env('CONSUMERS_PORT')), extra: webRoot });
+const workers = receivingDaemon({ service: 'workers', queue: 'chat-messages', port: Number(env('WORKERS_PORT')), extra: webRoot });
+const consumers = receivingDaemon({ service: 'consumers', queue: 'chat-replies', port: Number(env('CONSUMERS_PORT')), extra: webRoot });
 
 function check(cond, what) {
 	if (!cond) throw new Error(`FAIL: ${what}`);
@@ -25,7 +26,7 @@ function check(cond, what) {
 }
 
 function pageUrl(own, peer, sub, name, side, other) {
-	const token = signToken({ sub, chats: [CHAT], ttlSeconds: 600, extra: { name } }, SECRET);
+	const token = signFor([CHAT], { sub, ttlSeconds: 600, name });
 	const hash = new URLSearchParams({ token, side, other, peer: `http://127.0.0.1:${peer.port}` });
 	return `http://127.0.0.1:${own.port}/#${hash}`;
 }

@@ -1,9 +1,7 @@
 #!/usr/bin/env bash
 # tests/web/chat.sh - the web client in headless Chromium against two daemons (see chat.mjs).
 . "$(dirname "$0")/../harness/lib.sh"
-harness_init web-chat
-harness_redis_start
-harness_pg_start
+daemon_env web-chat
 harness_export_controls
 WEB_ROOT=${BUILD_DIR:-$H_ROOT/build}/web
 [ -f "$WEB_ROOT/index.html" ] && [ -f "$WEB_ROOT/socket.io.min.js" ] ||

@@ -2,14 +2,8 @@
 # tests/web/static.sh - --web-root: the web client's files by GET with their types, and nothing else:
 # no path out of the root (.., encoded .., symlinks), no dot-files, no unknown types, no oversized
 # file, no other method; an empty --web-root serves nothing.
-. "$(dirname "$0")/../gateway/gw_lib.sh"
-harness_init web-static
-harness_redis_start
-harness_pg_start
-GW_PORT=$(harness_free_port)
-export GW_PORT PGURL
-fail() { echo "FAIL $*"; exit 1; }
-url=http://127.0.0.1:$GW_PORT
+. "$(dirname "$0")/../harness/lib.sh"
+daemon_env web-static
 built=${BUILD_DIR:-$H_ROOT/build}/web
 [ -f "$built/socket.io.min.js" ] || fail "$built lacks the web client; build the 'web' target"
 
@@ -25,8 +19,9 @@ echo 'LEAK-key' >"$root/server.pem"
 echo 'LEAK-make' >"$root/Makefile"
 echo '<p>sub</p>' >"$root/sub/index.html"
 head -c $((1024 * 1024 + 1)) /dev/zero >"$root/big.js"
-GW_EXTRA_ARGS="--web-root $root"
-gw_start_daemon
+daemon_start daemon.log --service workers --queue chat-messages --web-root "$root"
+daemon_wait_healthy
+url=$DAEMON_URL
 
 expect() { # expect <status> <content-type or -> <path> [curl args...]: prints the body's file
 	local want=$1 type=$2 path=$3
@@ -64,9 +59,10 @@ grep -q 'big.js under --web-root is over 1048576 bytes' "$H_DIR/daemon.log" || f
 expect 404 - / -X POST -d x=1
 expect 200 - /healthz
 
-gw_stop_daemon
-GW_EXTRA_ARGS="--web-root="
-gw_start_daemon
+daemon_stop
+daemon_start daemon.log --service workers --queue chat-messages --web-root=
+daemon_wait_healthy
+url=$DAEMON_URL
 expect 404 - /
 expect 404 - /app.js
 grep -q 'web client: not served (--web-root is empty)' "$H_DIR/daemon.log" || fail "no start line for an empty --web-root"

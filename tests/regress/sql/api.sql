@@ -95,3 +95,9 @@ SELECT chat_outbox.relay_pass('nope');
 -- every setting, with its default
 SELECT name, setting, unit, context FROM pg_settings WHERE name LIKE 'chat_outbox.%' AND name NOT IN ('chat_outbox.database', 'chat_outbox.redis_url', 'chat_outbox.relay_enabled') ORDER BY name;
 SELECT context FROM pg_settings WHERE name = 'chat_outbox.redis_url';
+
+-- each test creates what it uses and drops it, so any one of them runs alone
+SET client_min_messages = warning;
+DROP EXTENSION chat_outbox CASCADE;
+DROP SCHEMA billing, audit CASCADE;
+RESET client_min_messages;

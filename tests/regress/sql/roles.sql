@@ -1,4 +1,5 @@
 -- roles: grant_service() gives a role exactly its own schema.
+CREATE EXTENSION chat_outbox;
 \set SHOW_CONTEXT never
 CREATE ROLE consumers_app LOGIN;
 CREATE ROLE workers_app LOGIN;
@@ -41,3 +42,7 @@ RESET ROLE;
 SELECT (SELECT count(*) FROM consumers.messages WHERE chat_id = 100) AS consumers_sent,
 	(SELECT count(*) FROM workers.messages WHERE chat_id = 200) AS workers_sent,
 	(SELECT count(*) FROM workers.messages WHERE body = 'impostor') AS impostor;
+
+-- each test creates what it uses and drops it, so any one of them runs alone
+DROP EXTENSION chat_outbox CASCADE;
+DROP ROLE consumers_app, workers_app;

@@ -1,4 +1,4 @@
-// tests/daemon/bullmq_peer.mjs - the real bullmq side of the daemon tests.
+// tests/harness/bullmq_peer.mjs - the real bullmq side of the daemon tests (tests/harness/bullmq.sh runs it).
 //   add <queue> <count> [chat_id] [opts-json]  Queue.addBulk (one Queue.add first), jobId = message uuid; prints ids in order
 //   add-raw <queue> <jobId> <data> [opts-json] Queue.add with arbitrary data text (JSON-parsed when it parses)
 //   counts <queue>                             getJobCounts() as JSON

@@ -1,0 +1,13 @@
+# tests/gateway/gateway.sh - the gateway suites' daemon (source it): service workers on queue
+# chat-messages, pinging every 300 ms so heartbeats show within a test.
+#   gateway_start <name> [flags...]   servers (daemon_env) and the daemon, waited until healthy;
+#                                     flags given here win. Exports DAEMON_URL and H_DIR for the peers.
+. "$(dirname "${BASH_SOURCE[0]}")/../harness/lib.sh"
+
+gateway_start() {
+	daemon_env "$1"
+	shift
+	daemon_start daemon.log --service workers --queue chat-messages --ping-interval 300 --ping-timeout 300 "$@"
+	export DAEMON_URL H_DIR
+	daemon_wait_healthy
+}

@@ -1,0 +1,85 @@
+# tests/harness/daemon.sh - the one way the shell suites start chat-outboxd (loaded by lib.sh).
+#   daemon_env <name>               harness_init + Redis + Postgres, then daemon_export_settings
+#   daemon_export_settings          export the settings every daemon of this test shares, as the
+#                                   daemon's own environment variables: CHAT_OUTBOXD_REDIS_URL,
+#                                   _DATABASE_URL, _JWT_SECRET, _LOG_LEVEL (and CHAT_OUTBOXD, the
+#                                   binary). Node launchers (tests/harness/daemon.mjs) and token
+#                                   signers (tests/harness/jwt.mjs) read the same variables.
+#   daemon_start <log> [flags...]   chat-outboxd in the background on a free port, output appended
+#                                   to $H_DIR/<log>; sets DAEMON_PID, DAEMON_PORT, DAEMON_URL
+#   daemon_start_again              the last daemon_start again: same log, flags and port
+#   daemon_run <seconds> <log> [flags...]  in the foreground, stopped after <seconds>; returns
+#                                   its exit status (for a daemon that must refuse to start)
+#   daemon_wait_healthy             until $DAEMON_URL/healthz answers 200
+#   daemon_wait_consuming <log>     until the daemon logged that it consumes
+#   daemon_stop                     SIGTERM to $DAEMON_PID, wait up to 10 s; returns its exit status
+#   daemon_duplicates_logged <log>  the duplicates the daemon's inbox commit lines report, summed
+#   inbox_count <service>           rows in <service>.inbox
+#   wait_inbox <service> <n> [s]    poll until the inbox holds n rows (default 30 s)
+# Flags given to a launcher win over the shared environment (chat-outboxd reads flags last).
+
+CHAT_OUTBOXD=${CHAT_OUTBOXD:-$H_ROOT/build/daemon/chat-outboxd}
+export CHAT_OUTBOXD
+
+daemon_env() {
+	harness_init "$1"
+	harness_redis_start
+	harness_pg_start
+	daemon_export_settings
+}
+
+daemon_export_settings() {
+	CHAT_OUTBOXD_REDIS_URL=$REDIS_URL
+	CHAT_OUTBOXD_DATABASE_URL=$PGURL
+	# longer than the 32 bytes a verifier may ask of an HS256 secret
+	CHAT_OUTBOXD_JWT_SECRET=chat-outbox-tests-jwt-secret-0123456789abcdef
+	CHAT_OUTBOXD_LOG_LEVEL=verbose
+	export REDIS_URL PGURL CHAT_OUTBOXD_REDIS_URL CHAT_OUTBOXD_DATABASE_URL CHAT_OUTBOXD_JWT_SECRET CHAT_OUTBOXD_LOG_LEVEL
+}
+
+daemon_start() {
+	DAEMON_LOG=$1
+	shift
+	DAEMON_FLAGS=("$@")
+	DAEMON_PORT=$(harness_free_port)
+	DAEMON_URL=http://127.0.0.1:$DAEMON_PORT
+	daemon_start_again
+}
+
+daemon_start_again() {
+	"$CHAT_OUTBOXD" --listen "127.0.0.1:$DAEMON_PORT" "${DAEMON_FLAGS[@]}" >>"$H_DIR/$DAEMON_LOG" 2>&1 &
+	DAEMON_PID=$!
+	harness_track "$DAEMON_PID"
+}
+
+daemon_run() {
+	local seconds=$1 log=$2
+	shift 2
+	timeout "$seconds" "$CHAT_OUTBOXD" --listen "127.0.0.1:$(harness_free_port)" "$@" >>"$H_DIR/$log" 2>&1
+}
+
+daemon_wait_healthy() { harness_wait_for 20 curl -sf -o /dev/null "$DAEMON_URL/healthz"; }
+
+daemon_wait_consuming() { harness_wait_for 20 grep -q "consuming " "$H_DIR/$1"; }
+
+daemon_gone() { ! kill -0 "$1" 2>/dev/null; }
+
+daemon_stop() {
+	kill -TERM "$DAEMON_PID"
+	harness_wait_for 10 daemon_gone "$DAEMON_PID" || fail "chat-outboxd did not stop within 10 s of SIGTERM"
+	wait "$DAEMON_PID"
+}
+
+daemon_duplicates_logged() {
+	sed -n 's/.*inbox commit: .* \([0-9]*\) duplicate(s).*/\1/p' "$H_DIR/$1" | paste -sd+ | bc
+}
+
+inbox_count() { harness_psql "SELECT count(*) FROM $1.inbox"; }
+
+wait_inbox() {
+	local deadline=$(($(date +%s) + ${3:-30}))
+	while [ "$(inbox_count "$1")" -lt "$2" ]; do
+		[ "$(date +%s)" -lt "$deadline" ] || fail "$1.inbox has $(inbox_count "$1") rows, want $2"
+		sleep 0.1
+	done
+}

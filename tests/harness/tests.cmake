@@ -1,0 +1,2 @@
+# tests/harness/tests.cmake - the test harness itself.
+add_shell_test(harness.deep_path harness/deep_path.sh 60)
