@@ -59,6 +59,33 @@ Fields()
 	     &Config::max_payload},
 	    {{"catchup-limit", "int", "messages per catch-up query (a replay pages through everything missed)", false, false}, nullptr,
 	     &Config::catchup_limit},
+	    {{"catchup-page-bytes", "int", "body bytes per catch-up query (a page holds at least one row; at most "
+	                                   "half of --client-queue-bytes)",
+	      false, false},
+	     nullptr, &Config::catchup_page_bytes},
+	    {{"client-queue-bytes", "int", "bytes queued for one client that does not read before it is closed (\"too slow\")",
+	      false, false},
+	     nullptr, &Config::client_queue_bytes},
+	    {{"max-unauthenticated", "int", "Engine.IO sessions without a joined namespace, in total (more get 429)", false,
+	      false},
+	     nullptr, &Config::max_unauthenticated},
+	    {{"max-unauthenticated-per-address", "int", "the same, per client IP address", false, false}, nullptr,
+	     &Config::max_unauthenticated_per_address},
+	    {{"send-rate", "int", "client sends per second per connection (more are acked rate_limited)", false, false},
+	     nullptr, &Config::send_rate},
+	    {{"send-burst", "int", "client sends a connection may make at once before --send-rate applies", false, false},
+	     nullptr, &Config::send_burst},
+	    {{"query-queue", "int", "gateway queries (catch-up pages, sends) waiting for Postgres; a send beyond it is "
+	                            "acked busy, a catch-up page waits",
+	      false, false},
+	     nullptr, &Config::query_queue},
+	    {{"cors-origins", "string", "comma-separated origins allowed to poll /socket.io/ from a browser (\"*\" = any; "
+	                                "empty = no CORS headers)",
+	      false, false},
+	     &Config::cors_origins, nullptr},
+	    {{"metrics-listen", "string", "where /metrics is served: empty = on --listen, \"off\", or its own host:port",
+	      false, false},
+	     &Config::metrics_listen, nullptr},
 	    {{"log-level", "string", "debug | verbose | notice | warning", false, false}, &Config::log_level, nullptr},
 	    {{"crash-after-inbox", "int", "test only: SIGKILL itself right after the Nth inbox commit (0 = off)", false,
 	      false},
@@ -178,6 +205,19 @@ ParseConfig(const std::vector<std::string> &args, const std::vector<std::string>
 	}
 	if (cfg->ping_interval < 100 || cfg->ping_timeout < 100) {
 		*error = "--ping-interval and --ping-timeout must be at least 100 ms";
+		return false;
+	}
+	if (cfg->catchup_limit < 1 || cfg->catchup_page_bytes < 1024 || cfg->client_queue_bytes < 2 * cfg->catchup_page_bytes) {
+		*error = "--catchup-limit must be at least 1, --catchup-page-bytes at least 1024 and --client-queue-bytes at "
+		         "least twice --catchup-page-bytes";
+		return false;
+	}
+	if (cfg->max_unauthenticated < 1 || cfg->max_unauthenticated_per_address < 1 || cfg->query_queue < 1) {
+		*error = "--max-unauthenticated, --max-unauthenticated-per-address and --query-queue must be at least 1";
+		return false;
+	}
+	if (cfg->send_rate < 1 || cfg->send_burst < 1) {
+		*error = "--send-rate and --send-burst must be at least 1";
 		return false;
 	}
 	if (cfg->upgrade_timeout < 100) {
