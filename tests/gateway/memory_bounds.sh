@@ -1,0 +1,24 @@
+#!/usr/bin/env bash
+# tests/gateway/memory_bounds.sh - one client never hurts another, and the daemon's memory stays
+# bounded, when clients misbehave: several clients resume from seq 0 over 3,000 messages of 60 KB
+# and never read, 5,000 Engine.IO handshakes never authenticate, one client sends as fast as it can
+# (memory_bounds.mjs). The daemon's RSS must stay under the bound docs/gateway.md states, and a
+# normal client in the same chat must still get every live message, in order.
+. "$(dirname "$0")/gw_lib.sh"
+# Long heartbeats: the clients that never read must stay connected for the whole test (a paused
+# /ws client does not answer keepalive pings either).
+GW_PING_INTERVAL=60000 GW_PING_TIMEOUT=60000
+gw_start_all gateway-memory
+export GW_PID H_DIR
+# 3,000 messages of 60,000 bytes in chat 5 (what the consumer would have written).
+harness_psql "INSERT INTO workers.inbox (message_id, chat_id, body, created_at)
+	SELECT gen_random_uuid(), 5, repeat(md5(i::text), 1875), now() FROM generate_series(1, 3000) i"
+cd "$(dirname "$0")"
+node memory_bounds.mjs
+
+# --query-queue: while Postgres holds the gateway's queries (a lock on the tables they use), sends
+# beyond the queue are acked busy at once, and a replay waits for a slot instead of failing.
+gw_stop_daemon
+GW_EXTRA_ARGS="--query-queue 3"
+gw_start_daemon
+node query_queue.mjs
