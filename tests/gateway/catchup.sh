@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# tests/gateway/catchup.sh - catch-up after a disconnect and after a daemon restart (catchup.mjs).
+# tests/gateway/catchup.sh - catch-up after a disconnect and after a daemon restart (catchup.mjs), and the
+# gateway's SQL under a hostile search_path.
 . "$(dirname "$0")/gw_lib.sh"
 # Pages of 2 rows: every replay below needs more than one catch-up query, and none may lose a message.
 GW_EXTRA_ARGS="--catchup-limit 2"
@@ -12,3 +13,11 @@ gw_stop_daemon
 harness_psql "INSERT INTO workers.inbox (message_id, chat_id, body, created_at) VALUES (gen_random_uuid(), 9, 'down-1', now()), (gen_random_uuid(), 9, 'down-2', now())"
 gw_start_daemon
 node catchup.mjs after-restart
+
+# The gateway's SQL names pg_catalog's functions and operators: a schema earlier in the connection's
+# search_path that defines its own to_json changes nothing in replays or send acks.
+gw_stop_daemon
+harness_psql "CREATE SCHEMA evil; CREATE FUNCTION evil.to_json(timestamptz) RETURNS json LANGUAGE sql AS \$\$SELECT '\"evil\"'::json\$\$"
+GW_EXTRA_ARGS="--catchup-limit 2 --database-url $PGURL?options=-csearch_path%3Devil%2Cpg_catalog"
+gw_start_daemon
+node catchup.mjs search-path

@@ -11,8 +11,6 @@ namespace chat_outboxd {
 
 namespace {
 
-// A socket that lets this many frames pile up is not reading; dropping it protects the others.
-constexpr size_t kMinQueueLimit = 4096;
 // WebSocket frames written per writeable callback while the kernel takes them.
 constexpr int kFramesPerWrite = 32;
 
@@ -55,14 +53,79 @@ Gateway::Impl::DropCurrent(struct lws *wsi, Client *client)
 	DropClient(*client);
 }
 
-std::shared_ptr<Session>
-Gateway::Impl::NewSession(bool websocket)
+// A session without a namespace socket costs the daemon a slot and a heartbeat and proves nothing
+// about its peer, so their number is capped in total and per address.
+bool
+Gateway::Impl::PendingFull(const std::string &peer) const
 {
+	if (pending_total >= static_cast<size_t>(cfg.max_unauthenticated))
+		return true;
+	auto it = pending_by_peer.find(peer);
+	return it != pending_by_peer.end() && it->second >= static_cast<size_t>(cfg.max_unauthenticated_per_address);
+}
+
+// RefuseSession counts a refused handshake; the log says so once per run of refusals.
+void
+Gateway::Impl::RefuseSession(const std::string &peer)
+{
+	sessions_refused++;
+	if (refusing_sessions)
+		return;
+	refusing_sessions = true;
+	Log(Level::Warning,
+	    "gateway: refusing Engine.IO handshakes (first from %s): %zu unauthenticated sessions open "
+	    "(--max-unauthenticated %lld, --max-unauthenticated-per-address %lld); logged again after one is accepted",
+	    peer.c_str(), pending_total, static_cast<long long>(cfg.max_unauthenticated),
+	    static_cast<long long>(cfg.max_unauthenticated_per_address));
+}
+
+std::shared_ptr<Session>
+Gateway::Impl::NewSession(bool websocket, const std::string &peer)
+{
+	if (PendingFull(peer)) {
+		RefuseSession(peer);
+		return nullptr;
+	}
+	refusing_sessions = false;
 	auto s = std::make_shared<Session>();
 	s->sid = eio::RandomId(20);
 	s->websocket = websocket;
+	s->peer = peer;
+	SetPending(*s, true);
 	sessions[s->sid] = s;
 	return s;
+}
+
+void
+Gateway::Impl::SetPending(Session &s, bool pending)
+{
+	if (s.pending == pending)
+		return;
+	s.pending = pending;
+	if (pending) {
+		pending_total++;
+		pending_by_peer[s.peer]++;
+		return;
+	}
+	pending_total--;
+	auto it = pending_by_peer.find(s.peer);
+	if (it != pending_by_peer.end() && --it->second == 0)
+		pending_by_peer.erase(it);
+}
+
+void
+Gateway::Impl::SetAuthed(Client &c, bool authed)
+{
+	if (c.authed == authed)
+		return;
+	c.authed = authed;
+	if (authed)
+		client_count++;
+	else
+		client_count--;
+	UpdateClientGauge();
+	if (c.kind == Client::Kind::SocketIo)
+		SetPending(static_cast<Session &>(c), !authed && !c.closed);
 }
 
 // OpenWebSocket is the client's established WebSocket, or null (polling, probing, closing).
@@ -108,14 +171,54 @@ Gateway::Impl::Enqueue(Client &c, FrameRef f)
 		}
 		return;
 	}
-	c.out.Push(std::move(f));
-	if (c.out.Size() > std::max<size_t>(kMinQueueLimit, static_cast<size_t>(cfg.catchup_limit) + 1024)) {
-		Log(Level::Verbose, "gateway: closing a client that does not read (%zu frames queued)", c.out.Size());
-		c.out.Clear();
-		CloseClient(c, LWS_CLOSE_STATUS_POLICY_VIOLATION, "too slow");
+	if (c.Buffered() + f->Text().size() > static_cast<size_t>(cfg.client_queue_bytes)) {
+		CloseTooSlow(c);
 		return;
 	}
+	c.out.Push(std::move(f));
 	Kick(c);
+}
+
+void
+Gateway::Impl::Offer(Client &c, int64_t seq, const FrameRef &f)
+{
+	if (c.closed || c.close_due)
+		return;
+	if (!c.gate.Replaying()) {
+		if (c.gate.Take(seq))
+			Enqueue(c, f);
+		return;
+	}
+	// Held until the replay is written; a replay that waits on a client that does not read must not
+	// make it hold every live message meanwhile.
+	if (c.Buffered() + f->Text().size() > static_cast<size_t>(cfg.client_queue_bytes)) {
+		CloseTooSlow(c);
+		return;
+	}
+	c.held_bytes += f->Text().size();
+	c.gate.Live(seq, f);
+}
+
+// CloseTooSlow ends a client over --client-queue-bytes: what it holds is freed now; it reconnects and
+// resumes from the last seq it received (Socket.IO recovery, /ws ?since=).
+void
+Gateway::Impl::CloseTooSlow(Client &c)
+{
+	Log(Level::Verbose, "gateway: closing a client that does not read (%zu bytes buffered, limit %lld)", c.Buffered(),
+	    static_cast<long long>(cfg.client_queue_bytes));
+	clients_too_slow++;
+	c.out.Clear();
+	c.gate.Abandon();
+	c.held_bytes = 0;
+	CloseClient(c, LWS_CLOSE_STATUS_POLICY_VIOLATION, "too slow");
+}
+
+void
+Gateway::Impl::Drained(Client &c)
+{
+	if (c.catchup == Client::Catchup::WaitingDrain && !c.closed && !c.close_due &&
+	    c.out.Bytes() <= static_cast<size_t>(cfg.catchup_page_bytes))
+		CatchupPage(c.shared_from_this());
 }
 
 void
@@ -217,10 +320,8 @@ Gateway::Impl::OnTokenExpired(Client &c)
 		rooms.Leave(chat, &s);
 	s.joined.clear();
 	s.allowed.clear();
-	s.authed = false;
 	s.pings_before_connect = 0;
-	client_count--;
-	UpdateClientGauge();
+	SetAuthed(s, false);
 	EnqueueText(s, "41");
 }
 
@@ -326,11 +427,12 @@ Gateway::Impl::DropClient(Client &c)
 		rooms.Leave(chat, &c);
 	c.joined.clear();
 	c.out.Clear();
-	if (c.authed) {
-		c.authed = false;
-		client_count--;
-		UpdateClientGauge();
-	}
+	c.gate.Abandon();
+	c.held_bytes = 0;
+	c.catchup = Client::Catchup::Off;
+	SetAuthed(c, false);
+	if (c.kind == Client::Kind::SocketIo)
+		SetPending(static_cast<Session &>(c), false);
 	if (c.kind == Client::Kind::Plain) {
 		auto &p = static_cast<PlainClient &>(c);
 		Cancel(p.keepalive);
@@ -452,14 +554,18 @@ Gateway::Impl::OnWebSocketWriteable(struct lws *wsi, Conn *c)
 		if (lws_write(wsi, ping + LWS_PRE, 2, LWS_WRITE_PING) < 2)
 			return -1;
 	}
+	bool wrote = false;
 	for (int i = 0; i < kFramesPerWrite && !client->out.Empty(); i++) {
 		if (!WriteFrame(wsi, *client->out.Pop()))
 			return -1;
+		wrote = true;
 		if (lws_partial_buffered(wsi))
 			break; // the kernel is full; lws asked for the next writeable callback itself
 	}
 	if (!client->out.Empty())
 		lws_callback_on_writable(wsi);
+	if (wrote)
+		Drained(*client);
 	return 0;
 }
 

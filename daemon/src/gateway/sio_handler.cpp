@@ -52,12 +52,17 @@ Gateway::Impl::HandleSocketIo(const std::shared_ptr<Session> &s, std::string_vie
 	case sio::PacketType::Disconnect:
 		if (p.nsp == "/" && s->authed) {
 			// The socket leaves; the client closes the transport itself once no namespace is left.
+			// Its token's deadline goes with it: the session may outlive the socket.
 			for (int64_t chat : std::vector<int64_t>(s->joined))
 				Leave(*s, chat);
-			s->authed = false;
+			Cancel(s->expiry);
+			s->catchup = Client::Catchup::Off; // a replay under way ends with the socket
+			s->gate.Abandon();
+			s->held_bytes = 0;
+			s->allowed.clear();
 			s->socket_id.clear();
-			client_count--;
-			UpdateClientGauge();
+			s->pings_before_connect = 0;
+			SetAuthed(*s, false);
 		}
 		return true;
 	case sio::PacketType::Event:
@@ -124,7 +129,7 @@ Gateway::Impl::OnSioConnect(const std::shared_ptr<Session> &s, const nlohmann::j
 	EnqueueText(*s, "4" + sio::EncodeConnectOk("/", s->socket_id, pid));
 	Admit(*s, ar);
 	if (resume >= 0 && !s->joined.empty())
-		StartCatchup(s, resume, nullptr);
+		StartCatchup(s, resume);
 }
 
 void
@@ -167,9 +172,8 @@ Gateway::Impl::OnSioEvent(const std::shared_ptr<Session> &s, const nlohmann::jso
 			SioAck(*s, ack, {{"ok", false}, {"error", {{"message", "send needs {chat_id, body}"}}}});
 			return;
 		}
-		if (!Allowed(*s, chat)) {
-			sends_failed++;
-			SioAck(*s, ack, {{"ok", false}, {"error", {{"message", "forbidden"}}}});
+		if (auto refusal = SendRefusal(*s, chat, body->get_ref<const std::string &>())) {
+			SioAck(*s, ack, {{"ok", false}, {"error", std::move(*refusal)}});
 			return;
 		}
 		std::weak_ptr<Session> weak = s;

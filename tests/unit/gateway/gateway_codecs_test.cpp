@@ -88,6 +88,18 @@ TEST(SeqGate, DropsDuplicatesAndHoldsLiveDuringReplay)
 	EXPECT_TRUE(gate.Live(16, 16));
 }
 
+TEST(SeqGate, AbandonDropsWhatWasHeld)
+{
+	SeqGate<int> gate(10);
+	gate.BeginReplay();
+	EXPECT_FALSE(gate.Live(12, 12));
+	gate.Abandon();
+	EXPECT_FALSE(gate.Replaying());
+	EXPECT_EQ(gate.Finish(), std::vector<int>{});
+	EXPECT_EQ(gate.Highest(), 10); // nothing held was marked sent
+	EXPECT_TRUE(gate.Live(12, 12));
+}
+
 TEST(Rooms, JoinsLeavesAndForgetsEmptyRooms)
 {
 	Rooms<int> rooms;

@@ -41,6 +41,14 @@ class SeqGate {
 		return true;
 	}
 
+	// Abandon ends a replay without sending anything (the client is being closed).
+	void Abandon()
+	{
+		replaying_ = false;
+		held_.clear();
+		held_.shrink_to_fit();
+	}
+
 	// Finish ends the replay and returns the held live items that are still new, in order.
 	std::vector<Item> Finish()
 	{
