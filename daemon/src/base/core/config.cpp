@@ -63,7 +63,8 @@ Fields()
 	                                   "half of --client-queue-bytes)",
 	      false, false},
 	     nullptr, &Config::catchup_page_bytes},
-	    {{"client-queue-bytes", "int", "bytes queued for one client that does not read before it is closed (\"too slow\")",
+	    {{"client-queue-bytes", "int", "bytes of messages waiting for one client; a client further behind reads on from "
+	                                   "the inbox",
 	      false, false},
 	     nullptr, &Config::client_queue_bytes},
 	    {{"max-unauthenticated", "int", "Engine.IO sessions without a joined namespace, in total (more get 429)", false,

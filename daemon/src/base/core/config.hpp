@@ -33,7 +33,7 @@ struct Config {
 	int64_t max_payload = 100000;         // bytes, largest inbound frame / polling body
 	int64_t catchup_limit = 10000;        // messages per catch-up query; a replay pages until done
 	int64_t catchup_page_bytes = 1048576; // body bytes per catch-up query (at least one row)
-	int64_t client_queue_bytes = 4194304; // bytes queued for one client before it is closed "too slow"
+	int64_t client_queue_bytes = 4194304; // bytes of messages waiting for one client (then it reads from the inbox)
 	int64_t max_unauthenticated = 4096;   // Engine.IO sessions without a namespace socket, in total
 	int64_t max_unauthenticated_per_address = 256; // the same, per client IP address
 	int64_t send_rate = 20;               // client sends per second per connection (token bucket)
