@@ -109,6 +109,8 @@ const bound = slowClients * (CLIENT_QUEUE + 2 * PAGE) + 48 * MiB;
 console.log(`   RSS: base ${(base / MiB).toFixed(1)} MiB, peak ${(peak / MiB).toFixed(1)} MiB, growth ${((peak - base) / MiB).toFixed(1)} MiB, bound ${(bound / MiB).toFixed(1)} MiB`);
 check(`daemon RSS growth stays under ${slowClients} x (client queue + 2 catch-up pages) + 48 MiB`, peak - base <= bound);
 
+const bufferedMax = await metric('chat_outboxd_gateway_buffered_bytes_max');
+check('what waits for any one client stays within --client-queue-bytes', bufferedMax <= CLIENT_QUEUE, `${bufferedMax} bytes`);
 const replayed = await metric('chat_outboxd_gateway_catchup_messages_total');
 check('the replays of clients that do not read wait for them (not all 3,000 rows loaded each)',
 	replayed < slowClients * 3000, `${replayed} replayed`);

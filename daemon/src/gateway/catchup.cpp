@@ -59,8 +59,9 @@ Gateway::Impl::StartCatchup(const std::shared_ptr<Client> &c, int64_t after)
 // CatchupPage replays one page, oldest first: at most --catchup-limit rows and about
 // --catchup-page-bytes of bodies. The next page is read once the client's queue is back under
 // --catchup-page-bytes (Drained), so a client that does not read makes the replay wait instead of
-// filling memory; the replay ends with a page that the row limit did not fill and the byte limit
-// did not cut.
+// filling memory. The replay ends with a page that the row limit did not fill and the byte limit
+// did not cut, asked for after the last time held live messages were dropped (DropHeld): every
+// message committed before that query is in its answer or held.
 void
 Gateway::Impl::CatchupPage(const std::shared_ptr<Client> &c)
 {
@@ -72,6 +73,7 @@ Gateway::Impl::CatchupPage(const std::shared_ptr<Client> &c)
 		return;
 	}
 	c->catchup = Client::Catchup::Querying;
+	c->reread = false;
 	std::weak_ptr<Client> weak = c;
 	const int64_t page = cfg.catchup_limit;
 	PgParams params{BigintArray(c->joined), std::to_string(c->catchup_after), std::to_string(page),
@@ -103,13 +105,16 @@ Gateway::Impl::CatchupPage(const std::shared_ptr<Client> &c)
 			if (!c->gate.Take(m.seq))
 				continue;
 			catchup_messages++;
-			Enqueue(*c, MakeFrame(c->kind == Client::Kind::SocketIo ? SocketIoMessageEvent(m) : PlainMessageFrame(m)));
+			FrameRef f = MakeFrame(c->kind == Client::Kind::SocketIo ? SocketIoMessageEvent(m) : PlainMessageFrame(m));
+			if (!Fits(*c, f->Text().size()) && c->held_bytes)
+				DropHeld(*c); // replayed rows go first; the held ones are read again later
+			Enqueue(*c, std::move(f));
 			if (c->closed || c->close_due)
 				return;
 		}
 		bool more = under_limit >= page || under_limit > static_cast<int64_t>(r.rows.size());
 		r.rows.clear();
-		if (more) {
+		if (more || c->reread) {
 			c->catchup = Client::Catchup::WaitingDrain;
 			Drained(*c); // reads the next page now if the client keeps up
 			return;

@@ -11,6 +11,10 @@ namespace chat_outboxd {
 
 namespace {
 
+// What a client's queue may hold beyond --client-queue-bytes in frames that are not messages (acks,
+// pongs, errors, pings): messages never go over the budget, so only a client that keeps sending
+// requests without reading the answers gets here.
+constexpr size_t kControlSlack = 256 * 1024;
 // WebSocket frames written per writeable callback while the kernel takes them.
 constexpr int kFramesPerWrite = 32;
 
@@ -171,7 +175,7 @@ Gateway::Impl::Enqueue(Client &c, FrameRef f)
 		}
 		return;
 	}
-	if (c.Buffered() + f->Text().size() > static_cast<size_t>(cfg.client_queue_bytes)) {
+	if (c.Buffered() + f->Text().size() > static_cast<size_t>(cfg.client_queue_bytes) + kControlSlack) {
 		CloseTooSlow(c);
 		return;
 	}
@@ -179,33 +183,73 @@ Gateway::Impl::Enqueue(Client &c, FrameRef f)
 	Kick(c);
 }
 
+bool
+Gateway::Impl::Fits(Client &c, size_t bytes)
+{
+	struct lws *wsi = OpenWebSocket(c);
+	if (wsi && c.out.Empty() && !lws_partial_buffered(wsi))
+		return true; // written at once (Enqueue)
+	return c.Buffered() + bytes <= static_cast<size_t>(cfg.client_queue_bytes);
+}
+
+// Every message a client gets is in the inbox first, so no message has to wait in memory for a
+// client that is behind: past its budget it is read again from the inbox, in order, once the client
+// has read its queue down (the replay's pages are paced by Drained).
 void
 Gateway::Impl::Offer(Client &c, int64_t seq, const FrameRef &f)
 {
 	if (c.closed || c.close_due)
 		return;
-	if (!c.gate.Replaying()) {
-		if (c.gate.Take(seq))
-			Enqueue(c, f);
+	size_t bytes = f->Text().size();
+	if (c.gate.Replaying()) {
+		// Held until the replay is written, so the client sees seq order.
+		if (c.Buffered() + bytes > static_cast<size_t>(cfg.client_queue_bytes)) {
+			DropHeld(c);
+			return;
+		}
+		c.held_bytes += bytes;
+		c.gate.Live(seq, f);
 		return;
 	}
-	// Held until the replay is written; a replay that waits on a client that does not read must not
-	// make it hold every live message meanwhile.
-	if (c.Buffered() + f->Text().size() > static_cast<size_t>(cfg.client_queue_bytes)) {
-		CloseTooSlow(c);
+	if (seq <= c.gate.Highest())
+		return; // already sent
+	if (!Fits(c, bytes)) {
+		FallBehind(c);
 		return;
 	}
-	c.held_bytes += f->Text().size();
-	c.gate.Live(seq, f);
+	c.gate.Take(seq);
+	Enqueue(c, f);
 }
 
-// CloseTooSlow ends a client over --client-queue-bytes: what it holds is freed now; it reconnects and
-// resumes from the last seq it received (Socket.IO recovery, /ws ?since=).
+void
+Gateway::Impl::DropHeld(Client &c)
+{
+	c.gate.DropHeld();
+	c.held_bytes = 0;
+	c.reread = true;
+}
+
+void
+Gateway::Impl::FallBehind(Client &c)
+{
+	fell_behind++;
+	Log(Level::Verbose, "gateway: a client is %zu bytes behind; it reads on from the inbox after seq %lld",
+	    c.Buffered(), static_cast<long long>(c.gate.Highest()));
+	c.gate.BeginReplay();
+	c.catchup_after = c.gate.Highest();
+	c.catchup_run++;
+	c.catchup = Client::Catchup::WaitingDrain;
+	Drained(c);
+}
+
+// CloseTooSlow ends a client whose queue went kControlSlack over --client-queue-bytes: what it holds
+// is freed now; it reconnects and resumes from the last seq it received (Socket.IO recovery,
+// /ws ?since=).
 void
 Gateway::Impl::CloseTooSlow(Client &c)
 {
-	Log(Level::Verbose, "gateway: closing a client that does not read (%zu bytes buffered, limit %lld)", c.Buffered(),
-	    static_cast<long long>(cfg.client_queue_bytes));
+	Log(Level::Verbose, "gateway: closing a client that does not read (%zu bytes buffered, limit %lld + %zu)",
+	    c.Buffered(), static_cast<long long>(cfg.client_queue_bytes), kControlSlack);
 	clients_too_slow++;
 	c.out.Clear();
 	c.gate.Abandon();
@@ -429,6 +473,7 @@ Gateway::Impl::DropClient(Client &c)
 	c.out.Clear();
 	c.gate.Abandon();
 	c.held_bytes = 0;
+	c.reread = false;
 	c.catchup = Client::Catchup::Off;
 	SetAuthed(c, false);
 	if (c.kind == Client::Kind::SocketIo)

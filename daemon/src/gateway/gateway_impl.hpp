@@ -81,8 +81,10 @@ struct Timer : TimerNode {
 // Client is one subscriber: a Socket.IO "/" socket (Session) or a plain /ws connection.
 struct Client : std::enable_shared_from_this<Client> {
 	enum class Kind { SocketIo, Plain };
-	// Where a replay from the inbox stands. A page is read only while the client's queue is at most
-	// --catchup-page-bytes, so a client that does not read holds at most about two pages.
+	// Where a replay from the inbox stands: a catch-up asked for at connect, or a client that fell
+	// --client-queue-bytes behind live delivery reading on from the inbox. A page is read only while
+	// the client's queue is at most --catchup-page-bytes, so a client that does not read holds at most
+	// about two pages.
 	enum class Catchup : uint8_t {
 		Off,          // no replay under way
 		Querying,     // a page query is out (or queued in PgClient)
@@ -92,7 +94,8 @@ struct Client : std::enable_shared_from_this<Client> {
 	explicit Client(Kind k) : kind(k) {}
 	virtual ~Client() = default;
 	// Buffered is what this client holds in memory on its way out: the queue, and live messages held
-	// back while its replay runs. It is what --client-queue-bytes bounds.
+	// back while its replay runs. Messages keep it within --client-queue-bytes (DropHeld, FallBehind);
+	// anything else may take it kControlSlack further before the client is closed.
 	size_t Buffered() const { return out.Bytes() + held_bytes; }
 
 	Kind kind;
@@ -109,6 +112,7 @@ struct Client : std::enable_shared_from_this<Client> {
 	Catchup catchup = Catchup::Off;
 	int64_t catchup_after = 0;     // the next page starts after this seq
 	uint32_t catchup_run = 0;      // which replay a page answer belongs to (a socket may leave and rejoin)
+	bool reread = false;           // held live messages were dropped since the last page was asked for
 	TokenBucket sends;             // --send-rate / --send-burst
 	Timer expiry{Timer::Kind::Expiry, this}; // fires at the token's exp
 };
@@ -189,7 +193,7 @@ struct Gateway::Impl {
 	std::deque<std::weak_ptr<Client>> catchup_waiting; // replays waiting for a --query-queue slot
 	int64_t high_seq = -1; // highest inbox seq known (-1 until the first query answers)
 	uint64_t frames_pushed = 0, catchup_runs = 0, catchup_messages = 0, sends_ok = 0, sends_failed = 0;
-	uint64_t sends_limited = 0, sessions_refused = 0, clients_too_slow = 0;
+	uint64_t sends_limited = 0, sessions_refused = 0, clients_too_slow = 0, fell_behind = 0;
 	bool shutting_down = false;
 	std::function<void()> on_shutdown_done;
 	uv_timer_t shutdown_timer{};
@@ -234,8 +238,15 @@ struct Gateway::Impl {
 	// SetAuthed is the one place a client is counted in or out of clients_connected.
 	void SetAuthed(Client &c, bool authed);
 	void Enqueue(Client &c, FrameRef f);
-	// Offer hands a live message to c: sent, held during its replay, or dropped as already sent.
+	// Offer hands a live message to c: sent, held during its replay, left to the replay when c is too
+	// far behind, or dropped as already sent.
 	void Offer(Client &c, int64_t seq, const FrameRef &f);
+	// Fits: f may be written now, or queued within --client-queue-bytes.
+	bool Fits(Client &c, size_t bytes);
+	// DropHeld frees the live messages c holds during its replay; the replay reads them again.
+	void DropHeld(Client &c);
+	// FallBehind stops queueing live messages for c and makes it read on from the inbox.
+	void FallBehind(Client &c);
 	void CloseTooSlow(Client &c);
 	// Drained runs after frames left c's queue: a replay waiting for the client to read goes on.
 	void Drained(Client &c);

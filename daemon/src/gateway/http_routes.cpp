@@ -1,5 +1,6 @@
 // daemon/src/gateway/http_routes.cpp - plain HTTP on the gateway's port: request routing, response
 // writing, /healthz and /metrics. Engine.IO polling itself is in http_polling.cpp.
+#include <algorithm>
 #include <cstring>
 
 #include "gateway/core/engineio.hpp"
@@ -172,7 +173,21 @@ Gateway::Impl::MetricsText() const
 	counter("chat_outboxd_gateway_sends_rate_limited_total", "Client sends refused by --send-rate", sends_limited);
 	counter("chat_outboxd_gateway_sessions_refused_total",
 	        "Engine.IO handshakes refused by --max-unauthenticated(-per-address)", sessions_refused);
-	counter("chat_outboxd_gateway_clients_too_slow_total", "Clients closed over --client-queue-bytes", clients_too_slow);
+	counter("chat_outboxd_gateway_fell_behind_total",
+	        "Times a client fell --client-queue-bytes behind and read on from the inbox", fell_behind);
+	counter("chat_outboxd_gateway_clients_too_slow_total", "Clients closed for not reading their acks and pongs",
+	        clients_too_slow);
+	size_t buffered = 0, buffered_max = 0;
+	auto add = [&](const Client &c) {
+		buffered += c.Buffered();
+		buffered_max = std::max(buffered_max, c.Buffered());
+	};
+	for (const auto &kv : sessions)
+		add(*kv.second);
+	for (const auto &kv : plains)
+		add(*kv.second);
+	gauge("chat_outboxd_gateway_buffered_bytes", "Bytes waiting for clients (queues and held live messages)", buffered);
+	gauge("chat_outboxd_gateway_buffered_bytes_max", "Bytes waiting for the client that has the most", buffered_max);
 	gauge("chat_outboxd_gateway_unauthenticated_sessions", "Engine.IO sessions without a namespace socket",
 	      pending_total);
 	gauge("chat_outboxd_gateway_queries_waiting", "Gateway queries waiting for Postgres (--query-queue)", queries_out);

@@ -59,6 +59,7 @@ Gateway::Impl::HandleSocketIo(const std::shared_ptr<Session> &s, std::string_vie
 			s->catchup = Client::Catchup::Off; // a replay under way ends with the socket
 			s->gate.Abandon();
 			s->held_bytes = 0;
+			s->reread = false;
 			s->allowed.clear();
 			s->socket_id.clear();
 			s->pings_before_connect = 0;

@@ -100,6 +100,19 @@ TEST(SeqGate, AbandonDropsWhatWasHeld)
 	EXPECT_TRUE(gate.Live(12, 12));
 }
 
+TEST(SeqGate, DropHeldKeepsTheReplayGoing)
+{
+	SeqGate<int> gate(10);
+	gate.BeginReplay();
+	EXPECT_FALSE(gate.Live(12, 12));
+	gate.DropHeld(); // 12 is read again by the replay
+	EXPECT_TRUE(gate.Replaying());
+	EXPECT_FALSE(gate.Live(13, 13));
+	EXPECT_TRUE(gate.Take(11));
+	EXPECT_TRUE(gate.Take(12));
+	EXPECT_EQ(gate.Finish(), std::vector<int>{13});
+}
+
 TEST(Rooms, JoinsLeavesAndForgetsEmptyRooms)
 {
 	Rooms<int> rooms;
