@@ -360,13 +360,28 @@ Gateway::Impl::OnTokenExpired(Client &c)
 		return;
 	}
 	auto &s = static_cast<Session &>(c);
+	EndSocket(s);
+	EnqueueText(s, "41");
+}
+
+// EndSocket ends the "/" socket of a session whose engine session goes on (a DISCONNECT from the
+// client, or the token's exp): out of its rooms, its token's deadline and any replay gone with it, and
+// counted as unauthenticated again. A new CONNECT on the session starts afresh.
+void
+Gateway::Impl::EndSocket(Session &s)
+{
 	for (int64_t chat : s.joined)
 		rooms.Leave(chat, &s);
 	s.joined.clear();
 	s.allowed.clear();
+	Cancel(s.expiry);
+	s.catchup = Client::Catchup::Off;
+	s.gate.Abandon();
+	s.held_bytes = 0;
+	s.reread = false;
+	s.socket_id.clear();
 	s.pings_before_connect = 0;
 	SetAuthed(s, false);
-	EnqueueText(s, "41");
 }
 
 bool

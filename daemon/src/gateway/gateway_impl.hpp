@@ -258,6 +258,7 @@ struct Gateway::Impl {
 	void OnPingTimer(Session &s);
 	void OnDeadline(Session &s);
 	void OnTokenExpired(Client &c);
+	void EndSocket(Session &s);
 	void OnProbeTimeout(Session &s);
 	void OnKeepalive(PlainClient &p);
 	// DropProbe ends the upgrade attempt; tell_client closes the probe with a close frame.

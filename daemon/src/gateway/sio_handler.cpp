@@ -50,21 +50,9 @@ Gateway::Impl::HandleSocketIo(const std::shared_ptr<Session> &s, std::string_vie
 		OnSioConnect(s, p.data, p.nsp);
 		return true;
 	case sio::PacketType::Disconnect:
-		if (p.nsp == "/" && s->authed) {
-			// The socket leaves; the client closes the transport itself once no namespace is left.
-			// Its token's deadline goes with it: the session may outlive the socket.
-			for (int64_t chat : std::vector<int64_t>(s->joined))
-				Leave(*s, chat);
-			Cancel(s->expiry);
-			s->catchup = Client::Catchup::Off; // a replay under way ends with the socket
-			s->gate.Abandon();
-			s->held_bytes = 0;
-			s->reread = false;
-			s->allowed.clear();
-			s->socket_id.clear();
-			s->pings_before_connect = 0;
-			SetAuthed(*s, false);
-		}
+		// The socket leaves; the client closes the transport itself once no namespace is left.
+		if (p.nsp == "/" && s->authed)
+			EndSocket(*s);
 		return true;
 	case sio::PacketType::Event:
 		if (p.nsp == "/" && s->authed)
