@@ -5,12 +5,11 @@
 // without a reconnect.
 import { readFileSync } from 'node:fs';
 import WebSocket from 'ws';
-import { PORT, URL, check, finish, sql, token, waitFor } from './peer_lib.mjs';
+import { PORT, check, finish, metric, sql, token, waitFor } from './peer_lib.mjs';
 
 const N = 300;
 const MiB = 1024 * 1024;
 const rss = () => Number(/VmRSS:\s+(\d+) kB/.exec(readFileSync(`/proc/${process.env.GW_PID}/status`, 'utf8'))[1]) * 1024;
-const metric = async (name) => Number(new RegExp(`^${name} (\\d+)$`, 'm').exec(await (await fetch(`${URL}/metrics`)).text())?.[1]);
 
 const ws = new WebSocket(`ws://127.0.0.1:${PORT}/ws?token=${token([33])}`);
 const got = [];
@@ -21,9 +20,10 @@ ws.on('error', () => {});
 await waitFor('welcome', () => welcome);
 ws._socket.pause();
 
-// The daemon needs memory to consume and store 100-job batches of 60 KB messages whoever reads them:
-// the same messages go first to a chat nobody is in, and the client that does not read may add no
-// more than about its budget to that.
+// The daemon needs memory to consume and store 100-job batches of 60 KB messages whoever reads them
+// (printed for comparison: the same messages to a chat nobody is in, then to the client that does not
+// read). What the gateway holds for the client is asserted through buffered_bytes_max: RSS also moves
+// with how the consumer's batches fall and how malloc reuses its heap.
 let peak = rss();
 let sampler = setInterval(() => { peak = Math.max(peak, rss()); }, 20);
 sql(`SELECT count(consumers.send_message(34, lpad(i::text, 6, '0') || repeat('x', 59994))) FROM generate_series(1, ${N}) i`);
@@ -42,8 +42,6 @@ check('the client that stopped reading falls behind', await waitFor('fell behind
 await waitFor('all in the inbox', () => sql(`SELECT count(*) FROM workers.inbox WHERE chat_id = 33`) === String(N), 60000);
 clearInterval(sampler);
 console.log(`   RSS: peak ${(base / MiB).toFixed(1)} MiB relaying 300 x 60 KB to nobody, ${(peak / MiB).toFixed(1)} MiB relaying them to a client that does not read`);
-check('the client that does not read adds less than its budget + 2 pages + 8 MiB to the daemon\'s RSS', peak - base < 9.5 * MiB,
-	`${((peak - base) / MiB).toFixed(1)} MiB`);
 check('what waits for it in the daemon stays within --client-queue-bytes (1 MiB)', bufferedMax > 0 && bufferedMax <= MiB,
 	`at most ${bufferedMax} bytes`);
 

@@ -3,17 +3,12 @@
 import http from 'node:http';
 import { readFileSync } from 'node:fs';
 import WebSocket from 'ws';
-import { PORT, URL, check, finish, sioClient, sleep, sql, token, waitFor } from './peer_lib.mjs';
+import { PORT, URL, check, finish, metric, sioClient, sleep, sql, token, waitFor } from './peer_lib.mjs';
 
 const MiB = 1024 * 1024;
 // The documented defaults (docs/gateway.md, "Memory bounds").
 const CLIENT_QUEUE = 4 * MiB, PAGE = 1 * MiB;
 const rss = () => Number(/VmRSS:\s+(\d+) kB/.exec(readFileSync(`/proc/${process.env.GW_PID}/status`, 'utf8'))[1]) * 1024;
-const metric = async (name) => {
-	const text = await (await fetch(`${URL}/metrics`)).text();
-	const m = new RegExp(`^${name} (\\d+)$`, 'm').exec(text);
-	return m ? Number(m[1]) : NaN;
-};
 
 const base = rss();
 let peak = base;

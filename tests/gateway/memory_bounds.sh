@@ -18,9 +18,11 @@ node memory_bounds.mjs
 
 # --query-queue: while Postgres holds the gateway's queries (a lock on the tables they use), sends
 # beyond the queue are acked busy at once, and a replay waits for a slot instead of failing.
-# --client-queue-bytes: a live client that stops reading falls behind and reads on from the inbox.
+# --client-queue-bytes: a live client that stops reading falls behind and reads on from the inbox;
+# one that keeps sending requests without reading the answers is closed "too slow".
 gw_stop_daemon
 GW_EXTRA_ARGS="--query-queue 3 --client-queue-bytes 1048576 --catchup-page-bytes 262144"
 gw_start_daemon
 node query_queue.mjs
 node behind.mjs
+node too_slow.mjs

@@ -1,10 +1,9 @@
 // tests/gateway/query_queue.mjs - the bound on the gateway's queries waiting for Postgres
 // (--query-queue 3, see memory_bounds.sh): sends over it are acked {code:"busy"}, a replay waits.
 import { spawn } from 'node:child_process';
-import { check, finish, messagesOf, sioClient, sql, token, waitFor, wsClient } from './peer_lib.mjs';
+import { check, finish, messagesOf, metric, sioClient, sql, token, waitFor, wsClient } from './peer_lib.mjs';
 
-const URL_METRICS = `http://127.0.0.1:${process.env.GW_PORT}/metrics`;
-const waiting = async () => Number(/^chat_outboxd_gateway_queries_waiting (\d+)$/m.exec(await (await fetch(URL_METRICS)).text())?.[1]);
+const waiting = () => metric('chat_outboxd_gateway_queries_waiting');
 const seqs = sql(`INSERT INTO workers.inbox (message_id, chat_id, body, created_at)
 	SELECT gen_random_uuid(), 31, 'q-' || i, now() FROM generate_series(1, 5) i RETURNING seq`).split('\n').map(Number);
 

@@ -1,7 +1,7 @@
 // tests/gateway/socketio.mjs - the real socket.io-client 4.8.1 against the gateway: default options
 // (polling, then the upgrade), websocket-only, heartbeats, room delivery, join/leave, auth refusals, the clients gauge.
 import WebSocket from 'ws';
-import { PORT, URL, check, finish, insertInbox, sioClient, sleep, sql, token, waitFor } from './peer_lib.mjs';
+import { PORT, check, finish, insertInbox, metric, sioClient, sleep, sql, token, waitFor } from './peer_lib.mjs';
 
 async function connected(socket) {
 	return waitFor('connect', () => socket.connected || socket.errors.length > 0);
@@ -109,7 +109,7 @@ for (const [name, auth, want] of [
 	await waitFor('open', () => got.length > 0);
 	raw.send('40' + JSON.stringify({ token: token([7], { exp: Math.floor(Date.now() / 1000) + 2 }) }));
 	await waitFor('CONNECT ok', () => got.some((t) => t.startsWith('40{')));
-	const gauge = async () => Number(/^chat_outboxd_clients_connected (-?\d+)$/m.exec(await (await fetch(`${URL}/metrics`)).text())?.[1]);
+	const gauge = () => metric('chat_outboxd_clients_connected');
 	check('counted in while connected', await gauge() === 1, String(await gauge()));
 	raw.send('41');
 	await waitFor('counted out', async () => await gauge() === 0, 3000);

@@ -15,6 +15,9 @@ namespace {
 // pongs, errors, pings): messages never go over the budget, so only a client that keeps sending
 // requests without reading the answers gets here.
 constexpr size_t kControlSlack = 256 * 1024;
+// A client closed "too slow" gets its close frame once it reads what the kernel still holds for it;
+// one that does not read by then loses the connection without one.
+constexpr int kTooSlowGraceSeconds = 5;
 // WebSocket frames written per writeable callback while the kernel takes them.
 constexpr int kFramesPerWrite = 32;
 
@@ -255,6 +258,8 @@ Gateway::Impl::CloseTooSlow(Client &c)
 	c.gate.Abandon();
 	c.held_bytes = 0;
 	CloseClient(c, LWS_CLOSE_STATUS_POLICY_VIOLATION, "too slow");
+	if (struct lws *wsi = OpenWebSocket(c))
+		lws_set_timeout(wsi, PENDING_TIMEOUT_USER_OK, kTooSlowGraceSeconds);
 }
 
 void
@@ -523,12 +528,14 @@ Gateway::Impl::OnWebSocketReceive(struct lws *wsi, Conn *c, const void *in, size
 	                                              : static_cast<Client *>(c->session.get());
 	if (!client || client->closed)
 		return -1;
+	bool probe = c->role == Conn::Role::SioProbe;
+	if (client->close_due && !probe)
+		return 0; // closing once its close frame can be written: what it sends now is ignored
 	auto close_now = [&](int code, const std::string &reason) {
 		lws_close_reason(wsi, static_cast<enum lws_close_status>(code),
 		                 reinterpret_cast<unsigned char *>(const_cast<char *>(reason.data())), reason.size());
 		return -1;
 	};
-	bool probe = c->role == Conn::Role::SioProbe;
 	if (lws_frame_is_binary(wsi)) {
 		metrics.frames_rejected++;
 		if (!probe)
@@ -571,6 +578,12 @@ Gateway::Impl::OnWebSocketReceive(struct lws *wsi, Conn *c, const void *in, size
 		return close_now(LWS_CLOSE_STATUS_POLICY_VIOLATION, "malformed packet");
 	}
 	if (client->close_due && !probe) {
+		if (lws_partial_buffered(wsi)) {
+			// Data the kernel did not take yet goes first; the close frame follows from the
+			// writeable callback (OnWebSocketWriteable), or the grace timeout ends the connection.
+			lws_callback_on_writable(wsi);
+			return 0;
+		}
 		int code = client->close_code;
 		std::string reason = client->close_reason;
 		DropCurrent(wsi, client);
