@@ -127,5 +127,17 @@ for (const ws of slow) ws.terminate();
 		Array.from({ length: 20 }, (_, i) => `live-${i}`.slice(0, 8)).join(), `${got.length} messages, ${bigs} of 60,000 bytes`);
 	ws.close();
 }
+// The same over Socket.IO long-polling: held GETs carry at most 1 MiB each, the client polls again.
+{
+	const s = sioClient({ transports: ['polling'], auth: { token: token([5]), since: 0 } });
+	const got = [];
+	s.off('message');
+	s.on('message', (m) => got.push({ seq: m.seq, len: m.body.length }));
+	await waitFor('the whole replay over polling', () => got.length >= 3020, 60000);
+	check('a polling client resuming from 0 gets all 3,020 messages once, in order',
+		got.length === 3020 && got.slice(0, 3000).every((m) => m.len === 60000) && got.every((m, i) => i === 0 || m.seq > got[i - 1].seq),
+		`${got.length} messages`);
+	s.close();
+}
 normal.close();
 finish();
