@@ -61,5 +61,19 @@ if (phase === 'disconnect') {
 	check('after a restart: messages missed while down are replayed from the inbox, in order',
 		inOrderOnce(s.messages, ['down-1', 'down-2']), s.messages.map((m) => m.body).join());
 	s.close();
+} else if (phase === 'search-path') {
+	// the daemon runs with search_path = evil, pg_catalog, and evil.to_json(timestamptz) exists.
+	const [seq] = insertInbox(9, ['sp-1']);
+	const w = wsClient(`?token=${token([9])}&since=${seq - 1}`);
+	await waitFor('replay', () => messagesOf(w).length >= 1);
+	const m = messagesOf(w)[0];
+	check('a replayed message keeps its real created_at under a hostile search_path',
+		m?.body === 'sp-1' && /^\d{4}-\d\d-\d\dT/.test(m.created_at), JSON.stringify(m));
+	w.send(JSON.stringify({ type: 'send', ref: 1, chat_id: 9, body: 'sp-send' }));
+	await waitFor('ack', () => w.frames.some((f) => f.ref === 1));
+	const ack = w.frames.find((f) => f.ref === 1);
+	check('a send ack keeps its real created_at under a hostile search_path',
+		ack?.type === 'ack' && /^\d{4}-\d\d-\d\dT/.test(ack.message?.created_at), JSON.stringify(ack));
+	w.close();
 }
 finish();

@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# tests/gateway/catchup.sh - catch-up after a disconnect and after a daemon restart (catchup.mjs).
+# tests/gateway/catchup.sh - catch-up after a disconnect and after a daemon restart (catchup.mjs), and the
+# gateway's SQL under a hostile search_path.
 . "$(dirname "$0")/gateway.sh"
 # Pages of 2 rows: every replay below needs more than one catch-up query, and none may lose a message.
 gateway_start gateway-catchup --catchup-limit 2
@@ -11,3 +12,12 @@ harness_psql "INSERT INTO workers.inbox (message_id, chat_id, body, created_at) 
 daemon_start_again
 daemon_wait_healthy
 node catchup.mjs after-restart
+
+# The gateway's SQL names pg_catalog's functions and operators: a schema earlier in the connection's
+# search_path that defines its own to_json changes nothing in replays or send acks.
+daemon_stop
+harness_psql "CREATE SCHEMA evil; CREATE FUNCTION evil.to_json(timestamptz) RETURNS json LANGUAGE sql AS \$\$SELECT '\"evil\"'::json\$\$"
+DAEMON_FLAGS+=(--database-url "$PGURL?options=-csearch_path%3Devil%2Cpg_catalog")
+daemon_start_again
+daemon_wait_healthy
+node catchup.mjs search-path

@@ -1,8 +1,10 @@
 #!/usr/bin/env bash
-# tests/gateway/http.sh - /healthz (200 / 503 with Redis down), /metrics, 404, and SIGTERM:
-# every client's transport is closed ("transport close", so it would reconnect) and the daemon exits.
+# tests/gateway/http.sh - /healthz (200 / 503 with Redis down), /metrics, 404, CORS for the origins in
+# --cors-origins only (never on /metrics or /healthz), /metrics on its own listener (--metrics-listen),
+# and SIGTERM: every client's transport is closed ("transport close", so it would reconnect) and the
+# daemon exits.
 . "$(dirname "$0")/gateway.sh"
-gateway_start gateway-http
+gateway_start gateway-http --cors-origins http://app.example,https://other.example
 cd "$(dirname "$0")"
 url=$DAEMON_URL
 healthz_has() { curl -s "$url/healthz" | grep -q "$1"; }
@@ -23,8 +25,8 @@ code=$(curl -s -o /dev/null -w '%{http_code}' "$url/nope")
 [ "$code" = 404 ] || fail "unknown path: $code"
 echo "ok   unknown path 404"
 
-# CORS: a browser's preflight learns the methods and the headers it asked for; the origin is echoed
-# (any origin, with credentials) on preflights and on polling responses alike.
+# CORS: a browser's preflight learns the methods and the headers it asked for; an origin in
+# --cors-origins is echoed (with credentials) on preflights and on polling responses alike.
 pre=$(curl -s -o /dev/null -D - -X OPTIONS -H 'Origin: http://app.example' -H 'Access-Control-Request-Method: POST' \
 	-H 'Access-Control-Request-Headers: content-type, x-app-token' "$url/socket.io/?EIO=4&transport=polling" | tr -d '\r')
 grep -q '^HTTP/1.1 204' <<<"$pre" || fail "preflight status: $pre"
@@ -41,6 +43,16 @@ hs=$(curl -s -o /dev/null -D - -H 'Origin: http://app.example' "$url/socket.io/?
 grep -qi '^access-control-allow-origin: http://app.example$' <<<"$hs" || fail "polling origin: $hs"
 grep -qi '^access-control-allow-methods' <<<"$hs" && fail "allow-methods on a non-preflight response: $hs"
 echo "ok   CORS on polling responses"
+for req in "-X OPTIONS -H Access-Control-Request-Method:POST $url/socket.io/?EIO=4&transport=polling" "$url/socket.io/?EIO=4&transport=polling"; do
+	evil=$(curl -s -o /dev/null -D - -H 'Origin: http://evil.example' $req | tr -d '\r')
+	grep -qi '^access-control-' <<<"$evil" && fail "CORS headers for an origin not in --cors-origins: $evil"
+done
+echo "ok   CORS: an origin not in --cors-origins gets no CORS headers"
+for path in /metrics /healthz; do
+	h=$(curl -s -o /dev/null -D - -H 'Origin: http://app.example' "$url$path" | tr -d '\r')
+	grep -qi '^access-control-' <<<"$h" && fail "CORS headers on $path: $h"
+done
+echo "ok   CORS: none on /metrics and /healthz, even for an allowed origin"
 
 # clients count, then SIGTERM while they are connected
 node shutdown_peer.mjs >"$H_DIR/peer.out" 2>&1 &
@@ -59,5 +71,26 @@ echo "ok   /healthz 200 again"
 daemon_stop || fail "daemon did not exit 0 on SIGTERM"
 wait $peer || { cat "$H_DIR/peer.out"; fail "peer"; }
 cat "$H_DIR/peer.out"
-grep -q 'Shutdown' "$H_DIR/daemon.log" -i || true
+
+# --metrics-listen host:port: /metrics (and /healthz) there, no /metrics on the public listener.
+mport=$(harness_free_port)
+DAEMON_FLAGS=(--service workers --queue chat-messages --metrics-listen "127.0.0.1:$mport")
+daemon_start_again
+daemon_wait_healthy
+code=$(curl -s -o /dev/null -w '%{http_code}' "$url/metrics")
+[ "$code" = 404 ] || fail "/metrics on the public listener with --metrics-listen: $code"
+grep -q '^chat_outboxd_gateway_frames_pushed_total ' <(curl -s "http://127.0.0.1:$mport/metrics") || fail "no /metrics on --metrics-listen"
+code=$(curl -s -o /dev/null -w '%{http_code}' "http://127.0.0.1:$mport/healthz")
+[ "$code" = 200 ] || fail "/healthz on --metrics-listen: $code"
+code=$(curl -s -o /dev/null -w '%{http_code}' "http://127.0.0.1:$mport/socket.io/?EIO=4&transport=polling")
+[ "$code" = 404 ] || fail "Engine.IO on the metrics listener: $code"
+echo "ok   --metrics-listen: /metrics on its own port only"
+daemon_stop || fail "daemon did not exit 0 on SIGTERM"
+DAEMON_FLAGS=(--service workers --queue chat-messages --metrics-listen off)
+daemon_start_again
+daemon_wait_healthy
+code=$(curl -s -o /dev/null -w '%{http_code}' "$url/metrics")
+[ "$code" = 404 ] || fail "/metrics with --metrics-listen off: $code"
+echo "ok   --metrics-listen off: no /metrics"
+daemon_stop || fail "daemon did not exit 0 on SIGTERM"
 echo "all checks passed"

@@ -12,6 +12,13 @@ export { token } from '../harness/jwt.mjs';
 export const URL = env('DAEMON_URL');
 export const PORT = Number(new globalThis.URL(URL).port);
 
+// metric reads one unlabelled sample from /metrics (NaN when it is missing).
+export async function metric(name) {
+	const text = await (await fetch(`${URL}/metrics`)).text();
+	const m = new RegExp(`^${name} (-?\\d+)$`, 'm').exec(text);
+	return m ? Number(m[1]) : NaN;
+}
+
 export function sql(text) {
 	return execFileSync('psql', ['-XAtq', '-v', 'ON_ERROR_STOP=1', process.env.PGURL, '-c', text]).toString().trim();
 }

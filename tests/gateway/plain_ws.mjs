@@ -52,6 +52,11 @@ check('send -> ack with the stored message', s1?.type === 'ack' && s1.message?.b
 b.send(JSON.stringify({ type: 'send', ref: 's2', chat_id: 11, body: '' }));
 const s2 = await reply(b, 's2');
 check('send error -> error frame with sqlstate', s2?.type === 'error' && s2.error?.sqlstate === '22023', JSON.stringify(s2));
+// A NUL cannot be stored in a text column: refused, not cut short at the NUL.
+b.send(JSON.stringify({ type: 'send', ref: 'n1', chat_id: 11, body: 'before\u0000after' }));
+const n1 = await reply(b, 'n1');
+check('send with a NUL in the body -> error invalid_body, nothing stored', n1?.type === 'error' &&
+	n1.error?.code === 'invalid_body' && sql(`SELECT count(*) FROM workers.messages WHERE body LIKE 'before%'`) === '0', JSON.stringify(n1));
 b.send(JSON.stringify({ type: 'send', ref: 's3', chat_id: 99, body: 'x' }));
 check('send outside the token -> forbidden', (await reply(b, 's3'))?.error?.message === 'forbidden');
 

@@ -1,6 +1,7 @@
 // tests/gateway/socketio.mjs - the real socket.io-client 4.8.1 against the gateway: default options
-// (polling, then the upgrade), websocket-only, heartbeats, room delivery, join/leave, auth refusals.
-import { check, finish, insertInbox, sioClient, sleep, sql, token, waitFor } from './peer_lib.mjs';
+// (polling, then the upgrade), websocket-only, heartbeats, room delivery, join/leave, auth refusals, the clients gauge.
+import WebSocket from 'ws';
+import { PORT, check, finish, insertInbox, metric, sioClient, sleep, sql, token, waitFor } from './peer_lib.mjs';
 
 async function connected(socket) {
 	return waitFor('connect', () => socket.connected || socket.errors.length > 0);
@@ -67,6 +68,9 @@ async function connected(socket) {
 	check('send outside the token is forbidden (no SQL)', e1.ok === false && e1.error.message === 'forbidden', JSON.stringify(e1));
 	const e2 = await a.timeout(5000).emitWithAck('send', { chat_id: 42, body: '' });
 	check('empty body -> error ack with sqlstate 22023', e2.ok === false && e2.error.sqlstate === '22023', JSON.stringify(e2));
+	const e3 = await a.timeout(5000).emitWithAck('send', { chat_id: 42, body: 'cut\u0000here' });
+	check('a NUL in the body -> error ack invalid_body, nothing stored', e3.ok === false && e3.error.code === 'invalid_body' &&
+		sql(`SELECT count(*) FROM workers.messages WHERE body LIKE 'cut%'`) === '0', JSON.stringify(e3));
 	a.close(); b.close(); p.close();
 }
 
@@ -94,5 +98,24 @@ for (const [name, auth, want] of [
 	check('auth.chats subset accepted', s.connected);
 	insertInbox(42, ['direct-42']); // inbox rows without the consumer: only catch-up sees them
 	s.close();
+}
+// 5. A socket that leaves "/" (DISCONNECT) before its token expires, on an engine session that stays
+// open, is counted out once: the connected-clients gauge goes back to 0 and stays there after exp.
+{
+	const raw = new WebSocket(`ws://127.0.0.1:${PORT}/socket.io/?EIO=4&transport=websocket`);
+	const got = [];
+	raw.on('message', (d) => { const t = d.toString(); got.push(t); if (t === '2') raw.send('3'); });
+	raw.on('error', () => {});
+	await waitFor('open', () => got.length > 0);
+	raw.send('40' + JSON.stringify({ token: token([7], { exp: Math.floor(Date.now() / 1000) + 2 }) }));
+	await waitFor('CONNECT ok', () => got.some((t) => t.startsWith('40{')));
+	const gauge = () => metric('chat_outboxd_clients_connected');
+	check('counted in while connected', await gauge() === 1, String(await gauge()));
+	raw.send('41');
+	await waitFor('counted out', async () => await gauge() === 0, 3000);
+	await sleep(3000); // past the token's exp
+	const after = await gauge();
+	check('a socket that left before its token expired is counted out once', after === 0, `gauge ${after}`);
+	raw.close();
 }
 finish();

@@ -21,3 +21,6 @@ add_shell_test(gateway.fuzz gateway/fuzz.sh 600)
 gateway_peer_test(gateway.expiry expiry.mjs 120 --connect-timeout 1000)
 # a stalled upgrade probe is dropped while its polling session goes on; a silent /ws peer is closed
 gateway_peer_test(gateway.timeouts timeouts.mjs 120 --upgrade-timeout 500 --ping-interval 1500 --ping-timeout 1500)
+# clients that never read, unauthenticated handshakes, a flooding sender, a full query queue: bounded
+# memory, and the clients that behave get everything
+add_shell_test(gateway.memory_bounds gateway/memory_bounds.sh 180)

@@ -16,9 +16,14 @@ import { token as signFor } from '../harness/jwt.mjs';
 const CHAT = 42;
 const DEADLINE_MS = 20000;
 const H_DIR = env('H_DIR');
-const webRoot = ['--web-root', env('WEB_ROOT')];
-const workers = receivingDaemon({ service: 'workers', queue: 'chat-messages', port: Number(env('WORKERS_PORT')), extra: webRoot });
-const consumers = receivingDaemon({ service: 'consumers', queue: 'chat-replies', port: Number(env('CONSUMERS_PORT')), extra: webRoot });
+// Each page also watches the other side's daemon (its `peer`), a cross-origin connection: each daemon
+// allows the other's origin with --cors-origins, as a deployment of the two would.
+const origin = (port) => `http://127.0.0.1:${port}`;
+const web = (peerPort) => ['--web-root', env('WEB_ROOT'), '--cors-origins', origin(peerPort)];
+const workers = receivingDaemon({ service: 'workers', queue: 'chat-messages', port: Number(env('WORKERS_PORT')),
+	extra: web(env('CONSUMERS_PORT')) });
+const consumers = receivingDaemon({ service: 'consumers', queue: 'chat-replies', port: Number(env('CONSUMERS_PORT')),
+	extra: web(env('WORKERS_PORT')) });
 
 function check(cond, what) {
 	if (!cond) throw new Error(`FAIL: ${what}`);

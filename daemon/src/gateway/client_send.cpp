@@ -5,14 +5,35 @@
 
 namespace chat_outboxd {
 
+std::optional<nlohmann::json>
+Gateway::Impl::SendRefusal(Client &c, int64_t chat_id, const std::string &body)
+{
+	// Checked in this order: what is wrong with the request itself first, then what may pass later.
+	std::optional<nlohmann::json> err;
+	if (body.find('\0') != std::string::npos) {
+		// A text value cannot hold U+0000; libpq would cut the body at it and store the rest.
+		err = nlohmann::json::object({{"code", "invalid_body"}, {"message", "body must not contain a NUL character (U+0000)"}});
+	} else if (!Allowed(c, chat_id)) {
+		err = nlohmann::json::object({{"message", "forbidden"}});
+	} else if (!c.sends.Take(static_cast<int64_t>(uv_now(loop)), cfg.send_rate, cfg.send_burst)) {
+		sends_limited++;
+		err = nlohmann::json::object(
+		    {{"code", "rate_limited"},
+		     {"message", "more than " + std::to_string(cfg.send_rate) + " sends per second; retry later"},
+		     {"retry_after_ms", c.sends.RetryAfterMs(cfg.send_rate)}});
+	} else if (QueryQueueFull()) {
+		err = nlohmann::json::object({{"code", "busy"}, {"message", "too many queries waiting for the database; retry later"}});
+	}
+	if (err)
+		sends_failed++;
+	return err;
+}
+
 void
 Gateway::Impl::ClientSend(int64_t chat_id, std::string body, std::function<void(nlohmann::json)> done)
 {
-	std::weak_ptr<Impl *> self_alive = alive;
-	pg.Query(sql_send, {std::to_string(chat_id), std::move(body)},
-	         [this, self_alive, chat_id, done = std::move(done)](PgResult &&r) {
-		         if (self_alive.expired())
-			         return;
+	RunQuery(sql_send, {std::to_string(chat_id), std::move(body)},
+	         [this, chat_id, done = std::move(done)](PgResult &&r) {
 		         if (r.ok && !r.rows.empty() && r.rows[0].size() >= 4 && r.rows[0][0]) {
 			         sends_ok++;
 			         const auto &row = r.rows[0];

@@ -11,8 +11,13 @@ namespace chat_outboxd {
 
 namespace {
 
-// A socket that lets this many frames pile up is not reading; dropping it protects the others.
-constexpr size_t kMinQueueLimit = 4096;
+// What a client's queue may hold beyond --client-queue-bytes in frames that are not messages (acks,
+// pongs, errors, pings): messages never go over the budget, so only a client that keeps sending
+// requests without reading the answers gets here.
+constexpr size_t kControlSlack = 256 * 1024;
+// A client closed "too slow" gets its close frame once it reads what the kernel still holds for it;
+// one that does not read by then loses the connection without one.
+constexpr int kTooSlowGraceSeconds = 5;
 // WebSocket frames written per writeable callback while the kernel takes them.
 constexpr int kFramesPerWrite = 32;
 
@@ -55,14 +60,79 @@ Gateway::Impl::DropCurrent(struct lws *wsi, Client *client)
 	DropClient(*client);
 }
 
-std::shared_ptr<Session>
-Gateway::Impl::NewSession(bool websocket)
+// A session without a namespace socket costs the daemon a slot and a heartbeat and proves nothing
+// about its peer, so their number is capped in total and per address.
+bool
+Gateway::Impl::PendingFull(const std::string &peer) const
 {
+	if (pending_total >= static_cast<size_t>(cfg.max_unauthenticated))
+		return true;
+	auto it = pending_by_peer.find(peer);
+	return it != pending_by_peer.end() && it->second >= static_cast<size_t>(cfg.max_unauthenticated_per_address);
+}
+
+// RefuseSession counts a refused handshake; the log says so once per run of refusals.
+void
+Gateway::Impl::RefuseSession(const std::string &peer)
+{
+	sessions_refused++;
+	if (refusing_sessions)
+		return;
+	refusing_sessions = true;
+	Log(Level::Warning,
+	    "gateway: refusing Engine.IO handshakes (first from %s): %zu unauthenticated sessions open "
+	    "(--max-unauthenticated %lld, --max-unauthenticated-per-address %lld); logged again after one is accepted",
+	    peer.c_str(), pending_total, static_cast<long long>(cfg.max_unauthenticated),
+	    static_cast<long long>(cfg.max_unauthenticated_per_address));
+}
+
+std::shared_ptr<Session>
+Gateway::Impl::NewSession(bool websocket, const std::string &peer)
+{
+	if (PendingFull(peer)) {
+		RefuseSession(peer);
+		return nullptr;
+	}
+	refusing_sessions = false;
 	auto s = std::make_shared<Session>();
 	s->sid = eio::RandomId(20);
 	s->websocket = websocket;
+	s->peer = peer;
+	SetPending(*s, true);
 	sessions[s->sid] = s;
 	return s;
+}
+
+void
+Gateway::Impl::SetPending(Session &s, bool pending)
+{
+	if (s.pending == pending)
+		return;
+	s.pending = pending;
+	if (pending) {
+		pending_total++;
+		pending_by_peer[s.peer]++;
+		return;
+	}
+	pending_total--;
+	auto it = pending_by_peer.find(s.peer);
+	if (it != pending_by_peer.end() && --it->second == 0)
+		pending_by_peer.erase(it);
+}
+
+void
+Gateway::Impl::SetAuthed(Client &c, bool authed)
+{
+	if (c.authed == authed)
+		return;
+	c.authed = authed;
+	if (authed)
+		client_count++;
+	else
+		client_count--;
+	UpdateClientGauge();
+	if (c.kind == Client::Kind::SocketIo)
+		SetPending(static_cast<Session &>(c), !authed && !c.closed);
 }
 
 // OpenWebSocket is the client's established WebSocket, or null (polling, probing, closing).
@@ -108,14 +178,96 @@ Gateway::Impl::Enqueue(Client &c, FrameRef f)
 		}
 		return;
 	}
-	c.out.Push(std::move(f));
-	if (c.out.Size() > std::max<size_t>(kMinQueueLimit, static_cast<size_t>(cfg.catchup_limit) + 1024)) {
-		Log(Level::Verbose, "gateway: closing a client that does not read (%zu frames queued)", c.out.Size());
-		c.out.Clear();
-		CloseClient(c, LWS_CLOSE_STATUS_POLICY_VIOLATION, "too slow");
+	if (c.Buffered() + f->Text().size() > static_cast<size_t>(cfg.client_queue_bytes) + kControlSlack) {
+		CloseTooSlow(c);
 		return;
 	}
+	c.out.Push(std::move(f));
 	Kick(c);
+}
+
+bool
+Gateway::Impl::Fits(Client &c, size_t bytes)
+{
+	struct lws *wsi = OpenWebSocket(c);
+	if (wsi && c.out.Empty() && !lws_partial_buffered(wsi))
+		return true; // written at once (Enqueue)
+	return c.Buffered() + bytes <= static_cast<size_t>(cfg.client_queue_bytes);
+}
+
+// Every message a client gets is in the inbox first, so no message has to wait in memory for a
+// client that is behind: past its budget it is read again from the inbox, in order, once the client
+// has read its queue down (the replay's pages are paced by Drained).
+void
+Gateway::Impl::Offer(Client &c, int64_t seq, const FrameRef &f)
+{
+	if (c.closed || c.close_due)
+		return;
+	size_t bytes = f->Text().size();
+	if (c.gate.Replaying()) {
+		// Held until the replay is written, so the client sees seq order.
+		if (c.Buffered() + bytes > static_cast<size_t>(cfg.client_queue_bytes)) {
+			DropHeld(c);
+			return;
+		}
+		c.held_bytes += bytes;
+		c.gate.Live(seq, f);
+		return;
+	}
+	if (seq <= c.gate.Highest())
+		return; // already sent
+	if (!Fits(c, bytes)) {
+		FallBehind(c);
+		return;
+	}
+	c.gate.Take(seq);
+	Enqueue(c, f);
+}
+
+void
+Gateway::Impl::DropHeld(Client &c)
+{
+	c.gate.DropHeld();
+	c.held_bytes = 0;
+	c.reread = true;
+}
+
+void
+Gateway::Impl::FallBehind(Client &c)
+{
+	fell_behind++;
+	Log(Level::Verbose, "gateway: a client is %zu bytes behind; it reads on from the inbox after seq %lld",
+	    c.Buffered(), static_cast<long long>(c.gate.Highest()));
+	c.gate.BeginReplay();
+	c.catchup_after = c.gate.Highest();
+	c.catchup_run++;
+	c.catchup = Client::Catchup::WaitingDrain;
+	Drained(c);
+}
+
+// CloseTooSlow ends a client whose queue went kControlSlack over --client-queue-bytes: what it holds
+// is freed now; it reconnects and resumes from the last seq it received (Socket.IO recovery,
+// /ws ?since=).
+void
+Gateway::Impl::CloseTooSlow(Client &c)
+{
+	Log(Level::Verbose, "gateway: closing a client that does not read (%zu bytes buffered, limit %lld + %zu)",
+	    c.Buffered(), static_cast<long long>(cfg.client_queue_bytes), kControlSlack);
+	clients_too_slow++;
+	c.out.Clear();
+	c.gate.Abandon();
+	c.held_bytes = 0;
+	CloseClient(c, LWS_CLOSE_STATUS_POLICY_VIOLATION, "too slow");
+	if (struct lws *wsi = OpenWebSocket(c))
+		lws_set_timeout(wsi, PENDING_TIMEOUT_USER_OK, kTooSlowGraceSeconds);
+}
+
+void
+Gateway::Impl::Drained(Client &c)
+{
+	if (c.catchup == Client::Catchup::WaitingDrain && !c.closed && !c.close_due &&
+	    c.out.Bytes() <= static_cast<size_t>(cfg.catchup_page_bytes))
+		CatchupPage(c.shared_from_this());
 }
 
 void
@@ -213,15 +365,28 @@ Gateway::Impl::OnTokenExpired(Client &c)
 		return;
 	}
 	auto &s = static_cast<Session &>(c);
+	EndSocket(s);
+	EnqueueText(s, "41");
+}
+
+// EndSocket ends the "/" socket of a session whose engine session goes on (a DISCONNECT from the
+// client, or the token's exp): out of its rooms, its token's deadline and any replay gone with it, and
+// counted as unauthenticated again. A new CONNECT on the session starts afresh.
+void
+Gateway::Impl::EndSocket(Session &s)
+{
 	for (int64_t chat : s.joined)
 		rooms.Leave(chat, &s);
 	s.joined.clear();
 	s.allowed.clear();
-	s.authed = false;
+	Cancel(s.expiry);
+	s.catchup = Client::Catchup::Off;
+	s.gate.Abandon();
+	s.held_bytes = 0;
+	s.reread = false;
+	s.socket_id.clear();
 	s.pings_before_connect = 0;
-	client_count--;
-	UpdateClientGauge();
-	EnqueueText(s, "41");
+	SetAuthed(s, false);
 }
 
 bool
@@ -326,11 +491,13 @@ Gateway::Impl::DropClient(Client &c)
 		rooms.Leave(chat, &c);
 	c.joined.clear();
 	c.out.Clear();
-	if (c.authed) {
-		c.authed = false;
-		client_count--;
-		UpdateClientGauge();
-	}
+	c.gate.Abandon();
+	c.held_bytes = 0;
+	c.reread = false;
+	c.catchup = Client::Catchup::Off;
+	SetAuthed(c, false);
+	if (c.kind == Client::Kind::SocketIo)
+		SetPending(static_cast<Session &>(c), false);
 	if (c.kind == Client::Kind::Plain) {
 		auto &p = static_cast<PlainClient &>(c);
 		Cancel(p.keepalive);
@@ -361,12 +528,14 @@ Gateway::Impl::OnWebSocketReceive(struct lws *wsi, Conn *c, const void *in, size
 	                                              : static_cast<Client *>(c->session.get());
 	if (!client || client->closed)
 		return -1;
+	bool probe = c->role == Conn::Role::SioProbe;
+	if (client->close_due && !probe)
+		return 0; // closing once its close frame can be written: what it sends now is ignored
 	auto close_now = [&](int code, const std::string &reason) {
 		lws_close_reason(wsi, static_cast<enum lws_close_status>(code),
 		                 reinterpret_cast<unsigned char *>(const_cast<char *>(reason.data())), reason.size());
 		return -1;
 	};
-	bool probe = c->role == Conn::Role::SioProbe;
 	if (lws_frame_is_binary(wsi)) {
 		metrics.frames_rejected++;
 		if (!probe)
@@ -409,6 +578,12 @@ Gateway::Impl::OnWebSocketReceive(struct lws *wsi, Conn *c, const void *in, size
 		return close_now(LWS_CLOSE_STATUS_POLICY_VIOLATION, "malformed packet");
 	}
 	if (client->close_due && !probe) {
+		if (lws_partial_buffered(wsi)) {
+			// Data the kernel did not take yet goes first; the close frame follows from the
+			// writeable callback (OnWebSocketWriteable), or the grace timeout ends the connection.
+			lws_callback_on_writable(wsi);
+			return 0;
+		}
 		int code = client->close_code;
 		std::string reason = client->close_reason;
 		DropCurrent(wsi, client);
@@ -452,14 +627,18 @@ Gateway::Impl::OnWebSocketWriteable(struct lws *wsi, Conn *c)
 		if (lws_write(wsi, ping + LWS_PRE, 2, LWS_WRITE_PING) < 2)
 			return -1;
 	}
+	bool wrote = false;
 	for (int i = 0; i < kFramesPerWrite && !client->out.Empty(); i++) {
 		if (!WriteFrame(wsi, *client->out.Pop()))
 			return -1;
+		wrote = true;
 		if (lws_partial_buffered(wsi))
 			break; // the kernel is full; lws asked for the next writeable callback itself
 	}
 	if (!client->out.Empty())
 		lws_callback_on_writable(wsi);
+	if (wrote)
+		Drained(*client);
 	return 0;
 }
 

@@ -75,6 +75,7 @@ FrameRef
 OutQueue::Pop()
 {
 	FrameRef f = std::move(items_[head_++]);
+	bytes_ -= f->Text().size();
 	if (head_ == items_.size())
 		Clear();
 	return f;
@@ -86,6 +87,7 @@ OutQueue::Clear()
 	items_.clear();
 	items_.shrink_to_fit();
 	head_ = 0;
+	bytes_ = 0;
 }
 
 Gateway::Impl::Impl(uv_loop_t *l, const Config &c, PgClient &p, Metrics &m)
@@ -93,12 +95,37 @@ Gateway::Impl::Impl(uv_loop_t *l, const Config &c, PgClient &p, Metrics &m)
       ticker(std::make_unique<UvTimer>(l, "gateway deadlines"))
 {
 	std::string svc = QuoteIdent(cfg.service);
+	// Functions and operators are schema-qualified: the connection's search_path decides nothing.
 	// created_at as ISO 8601 (to_json), the same text the outbox payload carries.
-	sql_catchup = "SELECT seq, message_id, chat_id, body, to_json(created_at) #>> '{}' FROM " + svc +
-	              ".inbox WHERE chat_id = ANY($1::bigint[]) AND seq > $2::bigint ORDER BY seq LIMIT $3::bigint";
-	sql_send = "SELECT id, chat_id, body, to_json(created_at) #>> '{}' FROM " + svc +
-	           ".send_message($1::bigint, $2::text)";
-	sql_high_seq = "SELECT coalesce(max(seq), 0) FROM " + svc + ".inbox";
+	const std::string created = "pg_catalog.to_json(created_at) OPERATOR(pg_catalog.#>>) '{}'";
+	// A page is at most $3 rows and stops at the row whose body crosses $4 bytes (always at least one
+	// row), so one result never holds more than about --catchup-page-bytes. octet_length reads the
+	// stored size without decompressing; only the rows returned are detoasted. `n` (rows under the
+	// row limit) tells the caller whether the byte limit cut the page short.
+	sql_catchup = "SELECT seq, message_id, chat_id, body, " + created + ", n FROM (SELECT *, pg_catalog.sum(len) OVER "
+	              "(ORDER BY seq ROWS UNBOUNDED PRECEDING) OPERATOR(pg_catalog.-) len AS before, pg_catalog.count(*) "
+	              "OVER () AS n FROM (SELECT seq, message_id, chat_id, body, created_at, "
+	              "pg_catalog.octet_length(body)::bigint AS len FROM " + svc +
+	              ".inbox WHERE chat_id OPERATOR(pg_catalog.=) ANY ($1::bigint[]) AND seq OPERATOR(pg_catalog.>) "
+	              "$2::bigint ORDER BY seq LIMIT $3::bigint) page) sized WHERE before OPERATOR(pg_catalog.<) $4::bigint "
+	              "ORDER BY seq";
+	sql_send = "SELECT id, chat_id, body, " + created + " FROM " + svc + ".send_message($1::bigint, $2::text)";
+	sql_high_seq = "SELECT COALESCE(pg_catalog.max(seq), 0) FROM " + svc + ".inbox";
+	// --cors-origins: exact origins, comma-separated.
+	size_t start = 0;
+	while (start <= cfg.cors_origins.size()) {
+		size_t comma = cfg.cors_origins.find(',', start);
+		if (comma == std::string::npos)
+			comma = cfg.cors_origins.size();
+		std::string o = cfg.cors_origins.substr(start, comma - start);
+		while (!o.empty() && o.front() == ' ')
+			o.erase(o.begin());
+		while (!o.empty() && o.back() == ' ')
+			o.pop_back();
+		if (!o.empty())
+			cors_origins.push_back(o);
+		start = comma + 1;
+	}
 }
 
 int
@@ -127,7 +154,7 @@ Gateway::Impl::Dispatch(struct lws *wsi, enum lws_callback_reasons reason, Conn 
 			OnHttpClosed(wsi, c);
 		return 0;
 	case LWS_CALLBACK_FILTER_PROTOCOL_CONNECTION: {
-		if (shutting_down)
+		if (shutting_down || (metrics_vhost && lws_get_vhost(wsi) == metrics_vhost))
 			return 1;
 		std::string uri = Header(wsi, WSI_TOKEN_GET_URI);
 		if (uri == "/ws")
@@ -136,8 +163,14 @@ Gateway::Impl::Dispatch(struct lws *wsi, enum lws_callback_reasons reason, Conn 
 			return 1;
 		QueryArgs q = ReadQuery(wsi);
 		eio::Verdict v = eio::Classify({"GET", q.Get("EIO"), q.Get("transport"), q.Get("sid"), true});
-		if (v.kind == eio::RequestKind::WebSocketNew)
+		if (v.kind == eio::RequestKind::WebSocketNew) {
+			std::string peer = PeerAddress(wsi);
+			if (PendingFull(peer)) {
+				RefuseSession(peer);
+				return 1;
+			}
 			return 0;
+		}
 		if (v.kind != eio::RequestKind::WebSocketUpgrade)
 			return 1;
 		auto it = sessions.find(q.Get("sid"));
@@ -152,7 +185,9 @@ Gateway::Impl::Dispatch(struct lws *wsi, enum lws_callback_reasons reason, Conn 
 		QueryArgs q = ReadQuery(wsi);
 		std::string sid = q.Get("sid");
 		if (sid.empty()) {
-			auto s = NewSession(true);
+			auto s = NewSession(true, PeerAddress(wsi));
+			if (!s)
+				return -1;
 			s->ws = wsi;
 			s->query_token = q.Get("token");
 			c->role = Conn::Role::SioWs;
@@ -207,11 +242,7 @@ Gateway::Impl::Admit(Client &c, const AuthResult &auth)
 	// A token is a grant until its exp, not for as long as the connection lasts.
 	int64_t left_s = std::max<int64_t>(0, auth.expires_at - static_cast<int64_t>(std::time(nullptr)));
 	ScheduleIn(c.expiry, left_s * 1000);
-	if (!c.authed) {
-		c.authed = true;
-		client_count++;
-		UpdateClientGauge();
-	}
+	SetAuthed(c, true);
 }
 
 bool
@@ -263,8 +294,7 @@ Gateway::Impl::DeliverBatch(const std::vector<InboxMessage> &messages)
 			FrameRef &f = c->kind == Client::Kind::SocketIo ? sio : plain;
 			if (!f)
 				f = MakeFrame(c->kind == Client::Kind::SocketIo ? SocketIoMessageEvent(m) : PlainMessageFrame(m));
-			if (c->gate.Live(m.seq, f))
-				Enqueue(*c, f);
+			Offer(*c, m.seq, f);
 		}
 	}
 }
@@ -377,11 +407,35 @@ Gateway::Start(std::string *error)
 	info.timeout_secs = 20;
 	info.keepalive_timeout = 60; // polling clients come back within a ping interval
 	info.vhost_name = "chat-outbox-gateway";
+	// --metrics-listen host:port: a second vhost on the same context (and loop) for /metrics.
+	std::string metrics_host;
+	int metrics_port = 0;
+	const std::string &ml = impl_->cfg.metrics_listen;
+	bool own_metrics = !ml.empty() && ml != "off";
+	if (own_metrics && !SplitListen(ml, &metrics_host, &metrics_port)) {
+		*error = "--metrics-listen must be empty, off or host:port, got '" + ml + "'";
+		return false;
+	}
+	info.options |= LWS_SERVER_OPTION_EXPLICIT_VHOSTS;
 	impl_->ctx = lws_create_context(&info);
-	if (!impl_->ctx) {
+	struct lws_vhost *main_vhost = impl_->ctx ? lws_create_vhost(impl_->ctx, &info) : nullptr;
+	if (!main_vhost) {
 		*error = "cannot listen on " + impl_->cfg.listen +
 		         " (address in use, or the libwebsockets-evlib-uv plugin is missing)";
 		return false;
+	}
+	if (own_metrics) {
+		struct lws_context_creation_info minfo = info;
+		minfo.port = metrics_port;
+		minfo.iface = metrics_host.empty() || metrics_host == "0.0.0.0" || metrics_host == "*" ? nullptr
+		                                                                                      : metrics_host.c_str();
+		minfo.vhost_name = "chat-outbox-metrics";
+		impl_->metrics_vhost = lws_create_vhost(impl_->ctx, &minfo);
+		if (!impl_->metrics_vhost) {
+			*error = "cannot listen on --metrics-listen " + ml;
+			return false;
+		}
+		Log(Level::Notice, "gateway: /metrics and /healthz on %s", ml.c_str());
 	}
 	Log(Level::Notice, "gateway: listening on %s (Socket.IO /socket.io/, WebSocket /ws, /healthz, /metrics)",
 	    impl_->cfg.listen.c_str());

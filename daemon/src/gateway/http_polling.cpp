@@ -9,6 +9,9 @@ namespace chat_outboxd {
 namespace {
 constexpr const char *kText = "text/plain; charset=UTF-8";
 constexpr const char *kJson = "application/json";
+// A held GET takes at most this many bytes of queued packets (at least one); the client polls
+// again for the rest. The body and its HTTP copy stay small whatever the queue holds.
+constexpr size_t kMaxPollResponse = 1 << 20;
 } // namespace
 
 int
@@ -28,7 +31,11 @@ Gateway::Impl::OnPolling(struct lws *wsi, Conn *c, const QueryArgs &q)
 		return 0;
 	}
 	if (v.kind == eio::RequestKind::Handshake) {
-		auto s = NewSession(false);
+		auto s = NewSession(false, PeerAddress(wsi));
+		if (!s) {
+			Respond(wsi, c, 429, kJson, eio::ErrorBody(eio::HttpError::TooManySessions));
+			return 0;
+		}
 		s->query_token = q.Get("token");
 		c->session = nullptr;
 		Respond(wsi, c, 200, kText, eio::OpenPacket(s->sid, true, cfg.ping_interval, cfg.ping_timeout, cfg.max_payload));
@@ -141,7 +148,7 @@ Gateway::Impl::WritePollResponse(struct lws *wsi, Conn *c)
 	if (s->close_due || s->closed) {
 		body = "1"; // server-side close, as the reference answers the held GET
 	} else if (!s->out.Empty()) {
-		while (!s->out.Empty())
+		while (!s->out.Empty() && (body.empty() || body.size() + s->out.Front().Text().size() < kMaxPollResponse))
 			eio::AppendRecord(&body, s->out.Pop()->Text());
 	} else if (s->upgrading) {
 		body = "6"; // release the GET so the client can finish the upgrade
@@ -152,9 +159,11 @@ Gateway::Impl::WritePollResponse(struct lws *wsi, Conn *c)
 	c->session = nullptr;
 	c->role = Conn::Role::Http;
 	bool finish = s->close_due && !s->closed;
-	int rc = WriteHttp(wsi, 200, kText, body);
+	int rc = WriteHttp(wsi, 200, kText, body, true);
 	if (finish)
 		DropClient(*s);
+	else
+		Drained(*s);
 	return rc;
 }
 

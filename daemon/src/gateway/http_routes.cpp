@@ -1,5 +1,6 @@
 // daemon/src/gateway/http_routes.cpp - plain HTTP on the gateway's port: request routing, response
 // writing, /healthz, /metrics and the web client's files. Engine.IO polling itself is in http_polling.cpp.
+#include <algorithm>
 #include <cerrno>
 #include <climits>
 #include <cstdlib>
@@ -111,15 +112,26 @@ Gateway::Impl::Header(struct lws *wsi, enum lws_token_indexes token)
 	return s;
 }
 
+std::string
+Gateway::Impl::PeerAddress(struct lws *wsi)
+{
+	char buf[64] = {};
+	const char *p = lws_get_peer_simple(wsi, buf, sizeof buf);
+	return p ? std::string(p) : std::string();
+}
+
 int
-Gateway::Impl::WriteHttp(struct lws *wsi, int status, const char *content_type, std::string_view body)
+Gateway::Impl::WriteHttp(struct lws *wsi, int status, const char *content_type, std::string_view body, bool cors)
 {
 	constexpr size_t kHeaderSpace = 4096; // room for an echoed origin and preflight header list
 	std::string buf(LWS_PRE + kHeaderSpace + body.size(), '\0');
 	auto *start = reinterpret_cast<unsigned char *>(&buf[LWS_PRE]);
 	unsigned char *p = start, *end = start + kHeaderSpace;
 	std::string len = std::to_string(body.size());
-	std::string origin = Header(wsi, WSI_TOKEN_ORIGIN);
+	// CORS only for /socket.io/ and only for an origin in --cors-origins; /metrics and /healthz never.
+	std::string origin = cors ? Header(wsi, WSI_TOKEN_ORIGIN) : std::string();
+	if (!origin.empty() && !eio::CorsOriginAllowed(origin, cors_origins))
+		origin.clear();
 	auto add = [&](enum lws_token_indexes t, const std::string &v) {
 		return lws_add_http_header_by_token(wsi, t, reinterpret_cast<const unsigned char *>(v.data()),
 		                                    static_cast<int>(v.size()), &p, end) == 0;
@@ -180,7 +192,7 @@ Gateway::Impl::OnHttpWriteable(struct lws *wsi, Conn *c)
 	c->role = Conn::Role::Http;
 	c->rx.clear();
 	c->rx_too_big = false;
-	return WriteHttp(wsi, c->status, type.c_str(), body);
+	return WriteHttp(wsi, c->status, type.c_str(), body, c->cors);
 }
 
 std::string
@@ -210,6 +222,27 @@ Gateway::Impl::MetricsText() const
 	counter("chat_outboxd_gateway_catchup_messages_total", "Messages replayed by catch-up", catchup_messages);
 	counter("chat_outboxd_gateway_sends_total", "Client sends stored by send_message", sends_ok);
 	counter("chat_outboxd_gateway_send_errors_total", "Client sends refused or failed", sends_failed);
+	counter("chat_outboxd_gateway_sends_rate_limited_total", "Client sends refused by --send-rate", sends_limited);
+	counter("chat_outboxd_gateway_sessions_refused_total",
+	        "Engine.IO handshakes refused by --max-unauthenticated(-per-address)", sessions_refused);
+	counter("chat_outboxd_gateway_fell_behind_total",
+	        "Times a client fell --client-queue-bytes behind and read on from the inbox", fell_behind);
+	counter("chat_outboxd_gateway_clients_too_slow_total", "Clients closed for not reading their acks and pongs",
+	        clients_too_slow);
+	size_t buffered = 0, buffered_max = 0;
+	auto add = [&](const Client &c) {
+		buffered += c.Buffered();
+		buffered_max = std::max(buffered_max, c.Buffered());
+	};
+	for (const auto &kv : sessions)
+		add(*kv.second);
+	for (const auto &kv : plains)
+		add(*kv.second);
+	gauge("chat_outboxd_gateway_buffered_bytes", "Bytes waiting for clients (queues and held live messages)", buffered);
+	gauge("chat_outboxd_gateway_buffered_bytes_max", "Bytes waiting for the client that has the most", buffered_max);
+	gauge("chat_outboxd_gateway_unauthenticated_sessions", "Engine.IO sessions without a namespace socket",
+	      pending_total);
+	gauge("chat_outboxd_gateway_queries_waiting", "Gateway queries waiting for Postgres (--query-queue)", queries_out);
 	gauge("chat_outboxd_gateway_engine_sessions", "Open Engine.IO sessions", sessions.size());
 	gauge("chat_outboxd_gateway_rooms", "Rooms with at least one member", rooms.RoomCount());
 	return s;
@@ -221,8 +254,13 @@ Gateway::Impl::OnHttpRequest(struct lws *wsi, Conn *c, const char *path_in)
 	std::string path = path_in ? path_in : "";
 	c->role = Conn::Role::Http;
 	c->response_ready = false;
+	c->cors = false;
 	bool get = lws_hdr_total_length(wsi, WSI_TOKEN_GET_URI) > 0;
-	if (path == "/socket.io/" || path == "/socket.io") {
+	// --metrics-listen: its own listener serves /metrics and /healthz only; the public one no /metrics.
+	bool metrics_only = metrics_vhost && lws_get_vhost(wsi) == metrics_vhost;
+	bool metrics_here = cfg.metrics_listen.empty() || metrics_only;
+	if (!metrics_only && (path == "/socket.io/" || path == "/socket.io")) {
+		c->cors = true;
 		if (shutting_down) {
 			Respond(wsi, c, 503, "application/json", eio::ErrorBody(eio::HttpError::BadRequest));
 			return 0;
@@ -235,14 +273,14 @@ Gateway::Impl::OnHttpRequest(struct lws *wsi, Conn *c, const char *path_in)
 		Respond(wsi, c, status, "application/json", std::move(body));
 		return 0;
 	}
-	if (get && path == "/metrics") {
+	if (get && path == "/metrics" && metrics_here) {
 		Respond(wsi, c, 200, "text/plain; version=0.0.4", MetricsText());
 		return 0;
 	}
 	// The web client (--web-root): GET only, a plain name inside the root, a type we know.
 	std::string rel = web::RelativePath(path);
 	const char *type = rel.empty() ? nullptr : web::ContentType(rel);
-	if (get && type && !cfg.web_root.empty()) {
+	if (get && type && !metrics_only && !cfg.web_root.empty()) {
 		std::string body;
 		switch (ReadWebFile(cfg.web_root, rel, &body)) {
 		case WebFile::Ok:

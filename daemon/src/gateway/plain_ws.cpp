@@ -54,7 +54,7 @@ Gateway::Impl::OnPlainEstablished(struct lws *wsi, Conn *c)
 	EnqueueText(*p, DumpJson(welcome));
 	Admit(*p, ar);
 	if (since >= 0 && !p->joined.empty())
-		StartCatchup(p, since, nullptr);
+		StartCatchup(p, since);
 	return true;
 }
 
@@ -106,9 +106,8 @@ Gateway::Impl::HandlePlainText(const std::shared_ptr<PlainClient> &p, std::strin
 		EnqueueText(*p, plainws::AckFrame(f.ref, {{"ok", true}}));
 		return true;
 	case plainws::FrameType::Send: {
-		if (!Allowed(*p, f.chat_id)) {
-			sends_failed++;
-			EnqueueText(*p, plainws::ErrorFrame(f.ref, {{"message", "forbidden"}}));
+		if (auto refusal = SendRefusal(*p, f.chat_id, f.body)) {
+			EnqueueText(*p, plainws::ErrorFrame(f.ref, std::move(*refusal)));
 			return true;
 		}
 		std::weak_ptr<PlainClient> weak = p;

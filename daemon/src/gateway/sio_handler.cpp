@@ -50,15 +50,9 @@ Gateway::Impl::HandleSocketIo(const std::shared_ptr<Session> &s, std::string_vie
 		OnSioConnect(s, p.data, p.nsp);
 		return true;
 	case sio::PacketType::Disconnect:
-		if (p.nsp == "/" && s->authed) {
-			// The socket leaves; the client closes the transport itself once no namespace is left.
-			for (int64_t chat : std::vector<int64_t>(s->joined))
-				Leave(*s, chat);
-			s->authed = false;
-			s->socket_id.clear();
-			client_count--;
-			UpdateClientGauge();
-		}
+		// The socket leaves; the client closes the transport itself once no namespace is left.
+		if (p.nsp == "/" && s->authed)
+			EndSocket(*s);
 		return true;
 	case sio::PacketType::Event:
 		if (p.nsp == "/" && s->authed)
@@ -124,7 +118,7 @@ Gateway::Impl::OnSioConnect(const std::shared_ptr<Session> &s, const nlohmann::j
 	EnqueueText(*s, "4" + sio::EncodeConnectOk("/", s->socket_id, pid));
 	Admit(*s, ar);
 	if (resume >= 0 && !s->joined.empty())
-		StartCatchup(s, resume, nullptr);
+		StartCatchup(s, resume);
 }
 
 void
@@ -167,9 +161,8 @@ Gateway::Impl::OnSioEvent(const std::shared_ptr<Session> &s, const nlohmann::jso
 			SioAck(*s, ack, {{"ok", false}, {"error", {{"message", "send needs {chat_id, body}"}}}});
 			return;
 		}
-		if (!Allowed(*s, chat)) {
-			sends_failed++;
-			SioAck(*s, ack, {{"ok", false}, {"error", {{"message", "forbidden"}}}});
+		if (auto refusal = SendRefusal(*s, chat, body->get_ref<const std::string &>())) {
+			SioAck(*s, ack, {{"ok", false}, {"error", std::move(*refusal)}});
 			return;
 		}
 		std::weak_ptr<Session> weak = s;

@@ -83,6 +83,8 @@ TEST(EngineIo, ErrorBodiesMatchTheReference)
 	EXPECT_EQ(ErrorBody(HttpError::BadHandshakeMethod), "{\"code\":2,\"message\":\"Bad handshake method\"}");
 	EXPECT_EQ(ErrorBody(HttpError::BadRequest), "{\"code\":3,\"message\":\"Bad request\"}");
 	EXPECT_EQ(ErrorBody(HttpError::UnsupportedProtocol), "{\"code\":5,\"message\":\"Unsupported protocol version\"}");
+	// ours (HTTP 429): the reference's code 3, a message that says why
+	EXPECT_EQ(ErrorBody(HttpError::TooManySessions), "{\"code\":3,\"message\":\"Too many unauthenticated sessions\"}");
 }
 
 TEST(EngineIo, ClassifiesRequests)
@@ -110,6 +112,18 @@ TEST(EngineIo, RandomIdsAreUrlSafeAndDistinct)
 	EXPECT_NE(a, b);
 	EXPECT_EQ(a.find_first_not_of("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_"),
 	          std::string::npos);
+}
+
+TEST(EngineIo, CorsOriginAllowedOnlyForListedOrigins)
+{
+	const std::vector<std::string> listed = {"https://app.example", "http://localhost:3000"};
+	EXPECT_TRUE(CorsOriginAllowed("https://app.example", listed));
+	EXPECT_TRUE(CorsOriginAllowed("http://localhost:3000", listed));
+	EXPECT_FALSE(CorsOriginAllowed("https://app.example.evil", listed));
+	EXPECT_FALSE(CorsOriginAllowed("http://app.example", listed));
+	EXPECT_FALSE(CorsOriginAllowed("null", listed));
+	EXPECT_FALSE(CorsOriginAllowed("https://app.example", {}));
+	EXPECT_TRUE(CorsOriginAllowed("https://anything.example", {"*"}));
 }
 
 TEST(EngineIo, CorsAllowHeadersEchoesOnlyHeaderNameLists)

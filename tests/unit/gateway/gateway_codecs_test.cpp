@@ -88,6 +88,31 @@ TEST(SeqGate, DropsDuplicatesAndHoldsLiveDuringReplay)
 	EXPECT_TRUE(gate.Live(16, 16));
 }
 
+TEST(SeqGate, AbandonDropsWhatWasHeld)
+{
+	SeqGate<int> gate(10);
+	gate.BeginReplay();
+	EXPECT_FALSE(gate.Live(12, 12));
+	gate.Abandon();
+	EXPECT_FALSE(gate.Replaying());
+	EXPECT_EQ(gate.Finish(), std::vector<int>{});
+	EXPECT_EQ(gate.Highest(), 10); // nothing held was marked sent
+	EXPECT_TRUE(gate.Live(12, 12));
+}
+
+TEST(SeqGate, DropHeldKeepsTheReplayGoing)
+{
+	SeqGate<int> gate(10);
+	gate.BeginReplay();
+	EXPECT_FALSE(gate.Live(12, 12));
+	gate.DropHeld(); // 12 is read again by the replay
+	EXPECT_TRUE(gate.Replaying());
+	EXPECT_FALSE(gate.Live(13, 13));
+	EXPECT_TRUE(gate.Take(11));
+	EXPECT_TRUE(gate.Take(12));
+	EXPECT_EQ(gate.Finish(), std::vector<int>{13});
+}
+
 TEST(Rooms, JoinsLeavesAndForgetsEmptyRooms)
 {
 	Rooms<int> rooms;

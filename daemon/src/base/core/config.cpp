@@ -85,6 +85,36 @@ Fields()
 	    {{"catchup-limit", "int", "messages per catch-up query (a replay pages through everything missed)", false,
 	      false, 1, kNoLimit},
 	     nullptr, &Config::catchup_limit},
+	    {{"catchup-page-bytes", "int", "body bytes per catch-up query (a page holds at least one row; at most "
+	                                   "half of --client-queue-bytes)",
+	      false, false, 1024, kNoLimit},
+	     nullptr, &Config::catchup_page_bytes},
+	    {{"client-queue-bytes", "int", "bytes of messages waiting for one client; a client further behind reads on from "
+	                                   "the inbox",
+	      false, false, 2048, kNoLimit},
+	     nullptr, &Config::client_queue_bytes},
+	    {{"max-unauthenticated", "int", "Engine.IO sessions without a joined namespace, in total (more get 429)", false,
+	      false, 1, kNoLimit},
+	     nullptr, &Config::max_unauthenticated},
+	    {{"max-unauthenticated-per-address", "int", "the same, per client IP address", false, false, 1, kNoLimit},
+	     nullptr, &Config::max_unauthenticated_per_address},
+	    {{"send-rate", "int", "client sends per second per connection (more are acked rate_limited)", false, false, 1,
+	      kNoLimit},
+	     nullptr, &Config::send_rate},
+	    {{"send-burst", "int", "client sends a connection may make at once before --send-rate applies", false, false,
+	      1, kNoLimit},
+	     nullptr, &Config::send_burst},
+	    {{"query-queue", "int", "gateway queries (catch-up pages, sends) waiting for Postgres; a send beyond it is "
+	                            "acked busy, a catch-up page waits",
+	      false, false, 1, kNoLimit},
+	     nullptr, &Config::query_queue},
+	    {{"cors-origins", "string", "comma-separated origins allowed to poll /socket.io/ from a browser (\"*\" = any; "
+	                                "empty = no CORS headers)",
+	      false, false},
+	     &Config::cors_origins, nullptr},
+	    {{"metrics-listen", "string", "where /metrics is served: empty = on --listen, \"off\", or its own host:port",
+	      false, false},
+	     &Config::metrics_listen, nullptr},
 	    {{"web-root", "string", "folder whose files (the web client) are served at / by GET; empty = none", false, false},
 	     &Config::web_root, nullptr},
 	    {{"log-level", "string", "messages at this level and more severe are logged", false, false, 0, kNoLimit,
@@ -236,6 +266,11 @@ ParseConfig(const std::vector<std::string> &args, const std::vector<std::string>
 		}
 		if (!InRange(f, *cfg, error))
 			return false;
+	}
+	// The one rule between two rows: a catch-up page must fit twice in a client's queue budget.
+	if (cfg->client_queue_bytes < 2 * cfg->catchup_page_bytes) {
+		*error = "--client-queue-bytes must be at least twice --catchup-page-bytes";
+		return false;
 	}
 	return true;
 }

@@ -41,6 +41,15 @@ struct Config {
 	int64_t upgrade_timeout = 10000;      // ms an Engine.IO upgrade probe may take before it is dropped
 	int64_t max_payload = 100000;         // bytes, largest inbound frame / polling body
 	int64_t catchup_limit = 10000;        // messages per catch-up query; a replay pages until done
+	int64_t catchup_page_bytes = 1048576; // body bytes per catch-up query (at least one row)
+	int64_t client_queue_bytes = 4194304; // bytes of messages waiting for one client (then it reads from the inbox)
+	int64_t max_unauthenticated = 4096;   // Engine.IO sessions without a namespace socket, in total
+	int64_t max_unauthenticated_per_address = 256; // the same, per client IP address
+	int64_t send_rate = 20;               // client sends per second per connection (token bucket)
+	int64_t send_burst = 40;              // sends a connection may make at once before send_rate applies
+	int64_t query_queue = 1000;           // gateway queries (catch-up pages, sends) waiting for Postgres
+	std::string cors_origins;             // comma-separated origins allowed by CORS; "*" = any; empty = none
+	std::string metrics_listen;           // empty: /metrics on --listen; "off"; or host:port of its own
 	std::string web_root = CHAT_OUTBOXD_DEFAULT_WEB_ROOT; // folder served at / (the web client); "" = not served
 	std::string log_level = "notice";     // debug | verbose | notice | warning
 	int64_t crash_after_inbox = 0;        // test only: SIGKILL self after the Nth inbox commit (0 = off)

@@ -122,6 +122,10 @@ ErrorBody(HttpError e)
 	case HttpError::UnsupportedProtocol:
 		msg = "Unsupported protocol version";
 		break;
+	case HttpError::TooManySessions:
+		msg = "Too many unauthenticated sessions";
+		e = HttpError::BadRequest;
+		break;
 	case HttpError::None:
 	case HttpError::BadRequest:
 		break;
@@ -179,6 +183,15 @@ CorsAllowHeaders(std::string_view requested)
 		return "";
 	}
 	return any_name ? std::string(requested) : "";
+}
+
+bool
+CorsOriginAllowed(std::string_view origin, const std::vector<std::string> &allowed)
+{
+	for (const std::string &a : allowed)
+		if (a == "*" || a == origin)
+			return true;
+	return false;
 }
 
 std::string

@@ -53,6 +53,9 @@ enum class HttpError {
 	BadRequest = 3,
 	Forbidden = 4,
 	UnsupportedProtocol = 5,
+	// Ours, sent with HTTP 429: --max-unauthenticated(-per-address) reached. Code 3 in the body,
+	// the reference's "Bad request", so clients that read it need nothing new.
+	TooManySessions = 100,
 };
 
 // ErrorBody is the JSON body for an HttpError, e.g. {"code":1,"message":"Session ID unknown"}.
@@ -81,6 +84,9 @@ Verdict Classify(const Request &req);
 // to send, echoed back when they form a plain header-name list (anything else gets no allowance).
 constexpr const char *kCorsAllowMethods = "GET, POST, OPTIONS";
 std::string CorsAllowHeaders(std::string_view requested);
+// CorsOriginAllowed: an Origin gets CORS headers only when --cors-origins lists it exactly, or
+// lists "*".
+bool CorsOriginAllowed(std::string_view origin, const std::vector<std::string> &allowed);
 
 // RandomId returns `len` characters of URL-safe base64 alphabet from a CSPRNG.
 std::string RandomId(size_t len);

@@ -41,6 +41,22 @@ class SeqGate {
 		return true;
 	}
 
+	// DropHeld forgets the live items held so far; the replay goes on (the caller must make it read
+	// them again from the source of the replay, since a later Finish no longer has them).
+	void DropHeld()
+	{
+		held_.clear();
+		held_.shrink_to_fit();
+	}
+
+	// Abandon ends a replay without sending anything (the client is being closed).
+	void Abandon()
+	{
+		replaying_ = false;
+		held_.clear();
+		held_.shrink_to_fit();
+	}
+
 	// Finish ends the replay and returns the held live items that are still new, in order.
 	std::vector<Item> Finish()
 	{
