@@ -16,6 +16,7 @@
 #include "backoff.hpp"
 #include "consumer/core/bullmq_calls.hpp"
 #include "consumer/core/bullmq_identity.hpp"
+#include "consumer/core/inbox_push.hpp"
 #include "consumer/core/job_message.hpp"
 #include "consumer/identity_guard.hpp"
 #include "consumer/inbox_writer.hpp"
@@ -51,7 +52,6 @@ struct Batch {
 	bool reject_done = true;
 	InboxWriteResult isolated; // rows written one by one after the inbox refused the whole batch
 	bool drop_created_at = false; // Postgres rejected a created_at that looked like ISO 8601 (e.g. Feb 31)
-	bool outcome_unknown = false; // an inbox write lost its connection: it may have committed
 };
 
 using BatchPtr = std::shared_ptr<Batch>;
@@ -84,9 +84,12 @@ struct BullmqConsumer::Impl {
 	std::function<void(int)> on_fatal;
 	std::function<void()> stop_done;
 	bool guard_passed = false, need_recovery = false, fetching = false, recovering = false, blocking = false;
-	bool stopping = false, finished = false, inbox_failing = false;
+	bool stopping = false, finished = false, inbox_failing = false, reading_high_water = false;
 	int64_t inbox_commits = 0;
-	int64_t delivered_up_to = 0; // highest inbox seq this process pushed to clients
+	// Highest inbox seq pushed to clients: what this process pushed, at least the inbox's highest seq
+	// when the inbox connection first opened (clients that connect get older rows by catch-up).
+	// Unknown until that read answers; no batch is written before.
+	std::optional<int64_t> delivered_up_to;
 
 	Impl(uv_loop_t *l, const Config &c, RedisConn &cm, RedisConn &bl, PgClient &p, MessageSink &s, Metrics &m)
 	    : loop(l), cfg(c), cmd(cm), blk(bl), pg(p), sink(s), metrics(m), keys(c.prefix, c.queue),
@@ -118,6 +121,8 @@ struct BullmqConsumer::Impl {
 		blk.OnDown([this] { metrics.redis_up = false; });
 		pg.OnStateChange([this](bool up) {
 			metrics.postgres_up = up;
+			if (up && !delivered_up_to)
+				ReadHighWater();
 			if (up)
 				Pump();
 		});
@@ -375,8 +380,36 @@ struct BullmqConsumer::Impl {
 		Fetch();
 	}
 
+	// ReadHighWater reads the inbox's highest seq into delivered_up_to, then writes the batch waiting for it.
+	void ReadHighWater()
+	{
+		if (reading_high_water || delivered_up_to)
+			return;
+		reading_high_water = true;
+		writer.ReadHighWater([this](std::optional<int64_t> high) {
+			reading_high_water = false;
+			if (finished)
+				return;
+			if (high)
+				delivered_up_to = *high;
+			if (!batch)
+				return;
+			if (high)
+				WriteInbox();
+			else // connection failures are logged by the PgClient; its reconnect reads again
+				inbox_retry_timer.Start(static_cast<uint64_t>(inbox_backoff.Next()), [this] {
+					if (batch && !finished)
+						WriteInbox();
+				});
+		});
+	}
+
 	void WriteInbox()
 	{
+		if (!delivered_up_to) {
+			ReadHighWater();
+			return;
+		}
 		Prefetch();
 		std::vector<ChatMessage> msgs;
 		for (const auto &bj : batch->jobs)
@@ -385,7 +418,7 @@ struct BullmqConsumer::Impl {
 				if (batch->drop_created_at)
 					msgs.back().created_at.reset();
 			}
-		writer.Write(msgs, [this](InboxWriteResult &&res) {
+		writer.Write(msgs, delivered_up_to, [this](InboxWriteResult &&res) {
 			if (finished || !batch)
 				return;
 			if (!res.ok && res.sqlstate.rfind("22", 0) == 0 && !batch->drop_created_at) {
@@ -414,7 +447,6 @@ struct BullmqConsumer::Impl {
 					Log(Level::Warning, "inbox write failed: %s%s%s (batch kept, retrying)", res.error.c_str(),
 					    res.sqlstate.empty() ? "" : " SQLSTATE ", res.sqlstate.c_str());
 				inbox_failing = inbox_failing || !res.connection_lost;
-				batch->outcome_unknown = batch->outcome_unknown || res.connection_lost;
 				inbox_retry_timer.Start(static_cast<uint64_t>(inbox_backoff.Next()), [this] {
 					if (batch && !finished)
 						WriteInbox();
@@ -454,18 +486,12 @@ struct BullmqConsumer::Impl {
 		ChatMessage m = *batch->jobs[i].msg;
 		if (batch->drop_created_at)
 			m.created_at.reset();
-		writer.Write({m}, [this, i](InboxWriteResult &&r) {
+		writer.Write({m}, delivered_up_to, [this, i](InboxWriteResult &&r) {
 			if (finished || !batch)
 				return;
 			BatchJob &bj = batch->jobs[i];
 			if (r.ok) {
-				auto &acc = batch->isolated;
-				for (auto &x : r.inserted)
-					acc.inserted.push_back(std::move(x));
-				for (auto &x : r.created)
-					acc.created.push_back(x);
-				for (auto &x : r.existing)
-					acc.existing.push_back(std::move(x));
+				batch->isolated.Add(std::move(r));
 				IsolateFrom(i + 1);
 				return;
 			}
@@ -474,7 +500,6 @@ struct BullmqConsumer::Impl {
 				IsolateFrom(i + 1);
 				return;
 			}
-			batch->outcome_unknown = true;
 			for (auto &b : batch->jobs) // back to the whole batch; refused rows are found again
 				b.rejected.clear();
 			Log(Level::Warning, "inbox write failed while isolating a refused message: %s (batch kept, retrying)",
@@ -518,24 +543,14 @@ struct BullmqConsumer::Impl {
 		    });
 	}
 
-	// ToPush picks what goes to clients: the new rows; and, when an earlier attempt of this batch
-	// lost its connection and may have committed, also the rows it committed but never pushed
-	// (clients drop a seq they already have, so pushing one twice is harmless; not pushing is a loss).
+	// ToPush picks what goes to clients: every committed row above what was pushed (RowsToPush).
 	std::vector<InboxMessage> ToPush(InboxWriteResult &&res)
 	{
 		double now = WallSeconds();
 		for (const auto &c : res.created)
 			if (c)
 				metrics.lag_seconds.Observe(std::max(0.0, now - *c));
-		std::vector<InboxMessage> push = std::move(res.inserted);
-		if (batch->outcome_unknown) {
-			for (auto &m : res.existing)
-				if (m.seq > delivered_up_to)
-					push.push_back(std::move(m));
-			std::sort(push.begin(), push.end(),
-			          [](const InboxMessage &a, const InboxMessage &b) { return a.seq < b.seq; });
-		}
-		return push;
+		return RowsToPush(std::move(res), *delivered_up_to);
 	}
 
 	void InboxCommitted(InboxWriteResult &&res)
@@ -567,7 +582,7 @@ struct BullmqConsumer::Impl {
 		std::vector<InboxMessage> push = ToPush(std::move(res));
 		if (!push.empty()) {
 			metrics.messages_delivered += push.size();
-			delivered_up_to = std::max(delivered_up_to, push.back().seq);
+			delivered_up_to = std::max(*delivered_up_to, push.back().seq);
 			try {
 				sink.Deliver(push);
 			} catch (const std::exception &e) {
