@@ -1,0 +1,10 @@
+#!/usr/bin/env bash
+# daemon.crash_never_fails: a job held by two consumers that crash in turn is delayed, never failed.
+# See crash_never_fails.mjs.
+. "$(dirname "$0")/../harness/lib.sh"
+harness_init daemon-crash-never-fails
+harness_redis_start
+harness_pg_start
+harness_export_controls
+export NODE_PATH=$H_ROOT/tests/node_modules
+DAEMON_PORT=$(harness_free_port) node "$(dirname "$0")/crash_never_fails.mjs" 2>>"$H_DIR/daemon.log"
