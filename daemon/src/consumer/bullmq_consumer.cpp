@@ -94,7 +94,7 @@ struct BullmqConsumer::Impl {
 	Impl(uv_loop_t *l, const Config &c, RedisConn &cm, RedisConn &bl, PgClient &p, MessageSink &s, Metrics &m)
 	    : loop(l), cfg(c), cmd(cm), blk(bl), pg(p), sink(s), metrics(m), keys(c.prefix, c.queue),
 	      token_prefix(c.identity + ":" + NewUuid() + ":"), writer(p, c.service),
-	      stalled(l, cm, keys, c.stalled_interval, c.max_stalled_count, m), extend_timer(l, "extend-locks"),
+	      stalled(l, cm, keys, c.stalled_interval, m), extend_timer(l, "extend-locks"),
 	      idle_timer(l, "fetch-idle"), inbox_retry_timer(l, "inbox-retry"), script_retry_timer(l, "script-retry"),
 	      stop_timer(l, "stop-deadline")
 	{
@@ -312,9 +312,8 @@ struct BullmqConsumer::Impl {
 		for (auto &job : jobs) {
 			BatchJob bj;
 			bj.opts = job.Options();
-			if (const std::string *defa = job.Field("defa"))
-				bj.fail_reason = *defa; // the stalled check gave up on it (§8): fail without running
-			else if (const std::string *data = job.Field("data")) {
+			NoteStalls(job);
+			if (const std::string *data = job.Field("data")) {
 				std::string reason;
 				bj.msg = ParseMessage(*data, &reason);
 				if (!bj.msg)
@@ -335,6 +334,22 @@ struct BullmqConsumer::Impl {
 			WriteInbox();
 		else
 			ReleaseInbox();
+	}
+
+	// NoteStalls logs a job that comes back after crashes. It is processed like any other: only a
+	// message that is itself bad is failed, so a job a stalled check marked for failure (`defa`, which
+	// a bullmq Worker's check sets past its maxStalledCount) is stored and completed too.
+	void NoteStalls(const Job &job)
+	{
+		int64_t lost = job.StartsLost();
+		if (lost > cfg.max_stalled_count)
+			Log(Level::Warning,
+			    "job %s was started %lld time(s) before and never finished (a consumer crashed or lost its lock "
+			    "holding it); processing it again",
+			    job.id.c_str(), static_cast<long long>(lost));
+		if (const std::string *defa = job.Field("defa"))
+			Log(Level::Notice, "job %s is marked '%s' by a stalled check; processing it: a crash never fails a message",
+			    job.id.c_str(), defa->c_str());
 	}
 
 	// FailItemFor is a job's final failure: logged once, kept per its removeOnFail, else --remove-on-fail.

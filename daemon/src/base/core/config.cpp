@@ -32,8 +32,9 @@ Fields()
 	    {{"listen", "string", "host:port for Socket.IO, /ws, /healthz and /metrics", false, false}, &Config::listen,
 	     nullptr},
 	    {{"jwt-secret", "string", "HS256 secret that signs client tokens", true, true}, &Config::jwt_secret, nullptr},
-	    {{"identity", "string", "consumer identity; a restart with the same identity takes back its jobs at once "
-	                            "(default <service>@<hostname>)",
+	    {{"identity", "string", "consumer identity, unique per live daemon; a restart with the same identity takes "
+	                            "back its jobs at once, under another one (a pod with a new hostname) the stalled "
+	                            "check does after --lock-duration (default <service>@<hostname>)",
 	      false, false},
 	     &Config::identity, nullptr},
 	    {{"batch-size", "int", "jobs fetched per round trip", false, false}, nullptr, &Config::batch_size},
@@ -41,7 +42,8 @@ Fields()
 	     &Config::lock_duration},
 	    {{"stalled-interval", "int", "how often the stalled-job check runs, ms", false, false}, nullptr,
 	     &Config::stalled_interval},
-	    {{"max-stalled-count", "int", "times a job may stall before it fails", false, false}, nullptr,
+	    {{"max-stalled-count", "int", "starts a job may lose to crashes before each new start logs a warning (a job "
+	                              "is never failed for stalling)", false, false}, nullptr,
 	     &Config::max_stalled_count},
 	    {{"remove-on-complete", "int", "completed jobs kept (0 = remove at once, -1 = keep all)", false, false},
 	     nullptr, &Config::remove_on_complete},

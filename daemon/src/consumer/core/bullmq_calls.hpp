@@ -59,7 +59,9 @@ ScriptCall CompleteCall(const QueueKeys &q, int64_t now_ms, const std::vector<Co
 ScriptCall FailCall(const QueueKeys &q, int64_t now_ms, const std::vector<FailItem> &items);
 ScriptCall RetryCall(const QueueKeys &q, int64_t now_ms, const std::vector<RetryItem> &items);
 ScriptCall ExtendLocksCall(const QueueKeys &q, int64_t now_ms, int64_t lock_ms, const std::vector<HeldLock> &locks);
-ScriptCall StalledCheckCall(const QueueKeys &q, int64_t now_ms, int64_t stalled_interval_ms, int64_t max_stalled);
+// StalledCheckCall never lets the check fail a job: a consumer's crash may delay a message, never
+// drop it (the limit it passes is one no count reaches).
+ScriptCall StalledCheckCall(const QueueKeys &q, int64_t now_ms, int64_t stalled_interval_ms);
 ScriptCall RecoverIdentityCall(const QueueKeys &q, int64_t now_ms, const std::string &identity);
 
 // StackTrace is the `stacktrace` field: a JSON array of strings (§3).

@@ -39,6 +39,10 @@ struct Job {
 
 	const std::string *Field(const std::string &name) const;
 	int64_t AttemptsMade() const; // `atm`, falling back to the v4 name `attemptsMade`
+	// StartsLost counts the earlier starts of the job that ended neither finished nor retried: a
+	// consumer crashed or lost its lock holding it (`ats`, which the fetch counts this start in, less
+	// `atm` and this start).
+	int64_t StartsLost() const;
 	JobOptions Options() const;   // from `opts`; unparsable opts give defaults (never poison)
 };
 
