@@ -120,3 +120,13 @@ TEST(InboxSql, MarksOthersCutAtTheBound)
 	ASSERT_TRUE(out.read_up_to.has_value());
 	EXPECT_EQ(*out.read_up_to, 100 + InboxOthersPerWrite() - 1);
 }
+
+TEST(InboxSql, RowRefusalsAreAboutContentNotTheServer)
+{
+	for (const char *s : {"22007", "22P02", "23505", "23514", "P0001"})
+		EXPECT_TRUE(InboxRowRefused(s)) << s;
+	for (const char *s : {"42501", "42P01", "57P01", "08006", "", "2"})
+		EXPECT_FALSE(InboxRowRefused(s)) << s;
+	EXPECT_TRUE(InboxDataException("22008"));
+	EXPECT_FALSE(InboxDataException("23505"));
+}

@@ -216,6 +216,18 @@ ParseInboxRows(PgRows &&rows, InboxRows *out, std::string *error)
 	return true;
 }
 
+bool
+InboxDataException(const std::string &sqlstate)
+{
+	return sqlstate.rfind("22", 0) == 0;
+}
+
+bool
+InboxRowRefused(const std::string &sqlstate)
+{
+	return InboxDataException(sqlstate) || sqlstate.rfind("23", 0) == 0 || sqlstate.rfind("P0", 0) == 0;
+}
+
 void
 InboxRows::Add(InboxRows &&more)
 {

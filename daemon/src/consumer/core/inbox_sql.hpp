@@ -84,6 +84,13 @@ using PgRows = std::vector<std::vector<std::optional<std::string>>>;
 // ParseInboxRows reads InboxInsertSql's result; false with *error on a row it cannot read.
 bool ParseInboxRows(PgRows &&rows, InboxRows *out, std::string *error);
 
+// InboxRowRefused: SQLSTATE classes that judge a row's content (data exception 22, integrity
+// constraint 23, a raise in a trigger P0), as opposed to the statement or the server (permissions, a
+// missing table, shutdown): only the former are worth isolating, the latter hold the batch until they clear.
+bool InboxRowRefused(const std::string &sqlstate);
+// InboxDataException: class 22. Validation leaves only created_at for Postgres to reject that way.
+bool InboxDataException(const std::string &sqlstate);
+
 // PgArrayLiteral renders a one-dimensional Postgres array in text form; nullopt elements are NULL.
 std::string PgArrayLiteral(const std::vector<std::optional<std::string>> &items);
 
