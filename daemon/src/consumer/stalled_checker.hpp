@@ -1,4 +1,5 @@
-// daemon/src/consumer/stalled_checker.hpp - runs BullMQ's stalled-job check (§8) from the daemon.
+// daemon/src/consumer/stalled_checker.hpp - runs BullMQ's stalled-job check from the daemon: jobs that were
+// active at one check and have no lock at the next go back to wait.
 //
 // Without it a queue served only by daemons would keep a crashed consumer's jobs in `active`
 // forever. Unlike BullMQ's (maxStalledCount, 1 by default), it never fails a job, however often it

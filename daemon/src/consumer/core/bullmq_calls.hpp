@@ -29,7 +29,7 @@ class QueueKeys {
 };
 
 struct CompleteItem {
-	std::string id, token, returnvalue; // returnvalue must be JSON text (§14.2)
+	std::string id, token, returnvalue; // returnvalue must be JSON text: bullmq readers JSON.parse it
 	KeepPolicy keep;
 };
 
