@@ -64,7 +64,7 @@ ScriptCall ExtendLocksCall(const QueueKeys &q, int64_t now_ms, int64_t lock_ms, 
 ScriptCall StalledCheckCall(const QueueKeys &q, int64_t now_ms, int64_t stalled_interval_ms);
 ScriptCall RecoverIdentityCall(const QueueKeys &q, int64_t now_ms, const std::string &identity);
 
-// StackTrace is the `stacktrace` field: a JSON array of strings (§3).
+// StackTrace is the `stacktrace` field: a JSON array of strings, as bullmq readers parse it.
 std::string StackTrace(const std::string &line);
 
 } // namespace chat_outboxd
