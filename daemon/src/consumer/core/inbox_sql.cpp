@@ -56,7 +56,7 @@ struct ColumnSql {
 	const char *other;
 };
 
-const ColumnSql kColumns[] = {
+constexpr ColumnSql kColumns[] = {
     {kInboxId, "i.message_id::pg_catalog.text", "o.message_id::pg_catalog.text"},
     {kInboxSeq, "coalesce(ins.seq, e.seq)", "o.seq"},
     {kInboxChatId, "coalesce(e.chat_id, i.chat_id)", "o.chat_id"},
@@ -69,13 +69,21 @@ const ColumnSql kColumns[] = {
 };
 static_assert(sizeof kColumns / sizeof kColumns[0] == kInboxColumnCount, "one SELECT entry per InboxColumn");
 
+constexpr bool
+InColumnOrder()
+{
+	for (size_t i = 0; i < kInboxColumnCount; i++)
+		if (kColumns[i].column != i)
+			return false;
+	return true;
+}
+static_assert(InColumnOrder(), "kColumns lists the InboxColumn values in order");
+
 std::string
 SelectList(bool batch)
 {
 	std::string out;
 	for (size_t i = 0; i < kInboxColumnCount; i++) {
-		if (kColumns[i].column != i)
-			return "<kColumns out of InboxColumn order>"; // caught by the unit tests
 		out += i ? ", " : " ";
 		out += batch ? kColumns[i].batch : kColumns[i].other;
 		if (i == kInboxSeq)
