@@ -38,8 +38,10 @@ InboxWriter::Write(const std::vector<ChatMessage> &messages, std::optional<int64
 	                  });
 	pg_.Query("COMMIT", {}, [note, out, rows, done = std::move(done)](PgResult &&r) {
 		note(r);
+		// A row without a seq is one the insert could not see: a writer that skips the lock committed it
+		// during the insert. The write is reported failed and retried; the retry reads every row back.
 		if (out->ok && !ParseInboxRows(std::move(*rows), out.get(), &out->error))
-			out->ok = false; // cannot happen with the statement as written; the batch is held, not lost
+			out->ok = false;
 		done(std::move(*out));
 	});
 }
