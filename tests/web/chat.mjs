@@ -10,7 +10,7 @@
 // Screenshots go to $H_DIR. Run through tests/web/chat.sh.
 import puppeteer from 'puppeteer-core';
 import { receivingDaemon, postgres, env } from '../faults/procs.mjs';
-import { waitFor } from '../harness/check.mjs';
+import { waitUntil as waitFor } from '../harness/check.mjs';
 import { token as signFor } from '../harness/jwt.mjs';
 
 const CHAT = 42;

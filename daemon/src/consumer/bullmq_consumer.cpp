@@ -1,28 +1,31 @@
 // daemon/src/consumer/bullmq_consumer.cpp - see bullmq_consumer.hpp for the cycle; this file is its state machine.
 //
-// Flags, not a state enum, because the pieces overlap: a BZPOPMIN may be pending while a
-// reconnect schedules a recovery, and Stop() may arrive in any of them. The invariants:
-//   - at most one of {fetching, recovering, batch} is in progress;
+// The state, and the rules it keeps:
+//   - `life`: the identity check, running, stopping (finishing what is held), stopped;
+//   - `redis`: what the command side is doing for the fetch loop. Recovering, fetching and waiting
+//     (BZPOPMIN with the fetch queued behind it) exclude one another by being one value;
+//   - the inbox stage holds at most one batch (queue order to clients); `prefetched` is the batch
+//     fetched during its write; `finishing` are the batches whose Redis scripts still run. A
+//     prefetched batch starts before anything else, and a recovery waits until none of the three
+//     holds jobs (it would take back jobs we still hold);
 //   - nothing is completed before its inbox row is committed;
 //   - finishing scripts check lock tokens, so running one again after a lost reply is harmless;
 //     the fetch is not idempotent, so a lost fetch reply is repaired by the identity recovery.
 #include "consumer/bullmq_consumer.hpp"
 
 #include <algorithm>
-#include <csignal>
-#include <set>
-#include <unistd.h>
+#include <optional>
 
 #include "backoff.hpp"
-#include "consumer/core/bullmq_calls.hpp"
-#include "consumer/core/bullmq_identity.hpp"
-#include "consumer/core/job_message.hpp"
-#include "consumer/identity_guard.hpp"
-#include "consumer/inbox_writer.hpp"
 #include "base/log.hpp"
-#include "consumer/stalled_checker.hpp"
 #include "base/uv_timer.hpp"
 #include "base/wall_clock.hpp"
+#include "consumer/core/batch.hpp"
+#include "consumer/core/bullmq_calls.hpp"
+#include "consumer/core/bullmq_identity.hpp"
+#include "consumer/identity_guard.hpp"
+#include "consumer/inbox_stage.hpp"
+#include "consumer/stalled_checker.hpp"
 
 namespace chat_outboxd {
 
@@ -31,30 +34,19 @@ namespace {
 constexpr int64_t kStopDeadlineMs = 10000; // longest a SIGTERM waits for a batch stuck on a down server
 constexpr double kMaxBlockSeconds = 5.0;   // BZPOPMIN timeout, as bullmq's drainDelay
 
-struct BatchJob {
-	Job job;
-	JobOptions opts;
-	std::optional<ChatMessage> msg;
-	std::string fail_reason; // non-empty: goes to the failed set
-	bool lost = false;       // our lock expired or was taken: not ours to finish any more
-	bool inserted = false;   // its inbox row is new (else a duplicate)
-	std::string rejected;    // non-empty: the inbox refused this message's row (retried or failed)
-
-	bool ToInbox() const { return msg && rejected.empty(); }
+enum class Life {
+	CheckingIdentity, // refusing to run beside a live daemon with our identity
+	Running,
+	Stopping, // no new work; finishing the batches held
+	Stopped,  // timers closed; every late reply is ignored
 };
 
-struct Batch {
-	std::vector<BatchJob> jobs;
-	bool inbox_done = false; // written and pushed (or nothing to write): the inbox is free for the next
-	bool fail_done = true;
-	bool complete_done = true;
-	bool reject_done = true;
-	InboxWriteResult isolated; // rows written one by one after the inbox refused the whole batch
-	bool drop_created_at = false; // Postgres rejected a created_at that looked like ISO 8601 (e.g. Feb 31)
-	bool outcome_unknown = false; // an inbox write lost its connection: it may have committed
+enum class RedisStep {
+	Idle,
+	Recovering, // taking back jobs an earlier run of our identity left active
+	Fetching,   // a fetch script is out
+	Waiting,    // BZPOPMIN on the marker, the fetch queued behind it on the same connection
 };
-
-using BatchPtr = std::shared_ptr<Batch>;
 
 } // namespace
 
@@ -63,39 +55,33 @@ struct BullmqConsumer::Impl {
 	Config cfg;
 	RedisConn &cmd, &blk;
 	PgClient &pg;
-	MessageSink &sink;
 	Metrics &metrics;
 	QueueKeys keys;
 	std::string token_prefix; // <identity>:<run uuid>:
 	uint64_t token_n = 1;
-	InboxWriter writer;
+	InboxStage inbox;
 	StalledChecker stalled;
-	UvTimer extend_timer, idle_timer, inbox_retry_timer, script_retry_timer, stop_timer;
-	chat_outbox::Backoff inbox_backoff{50, 5000};
+	UvTimer extend_timer, idle_timer, script_retry_timer, stop_timer;
 	chat_outbox::Backoff script_backoff{100, 5000};
-	// Three stages overlap, so Redis and Postgres work side by side instead of in turn: `batch` owns
-	// the inbox (written, then pushed, strictly one at a time: that is what keeps queue order);
-	// `prefetched` was fetched during its write; `finishing` were pushed and wait for their Redis
-	// scripts (complete, fail, retry). All of them are locked by us and their locks extended.
-	BatchPtr batch;
 	std::optional<std::vector<Job>> prefetched;
 	std::vector<BatchPtr> finishing;
 	std::vector<std::function<void()>> after_reconnect; // finishing steps whose reply was lost
 	std::function<void(int)> on_fatal;
 	std::function<void()> stop_done;
-	bool guard_passed = false, need_recovery = false, fetching = false, recovering = false, blocking = false;
-	bool stopping = false, finished = false, inbox_failing = false;
-	int64_t inbox_commits = 0;
-	int64_t delivered_up_to = 0; // highest inbox seq this process pushed to clients
+	Life life = Life::CheckingIdentity;
+	RedisStep redis = RedisStep::Idle;
+	bool recovery_owed = false; // a fetch reply may have been lost: take back what our identity holds
 
 	Impl(uv_loop_t *l, const Config &c, RedisConn &cm, RedisConn &bl, PgClient &p, MessageSink &s, Metrics &m)
-	    : loop(l), cfg(c), cmd(cm), blk(bl), pg(p), sink(s), metrics(m), keys(c.prefix, c.queue),
-	      token_prefix(c.identity + ":" + NewUuid() + ":"), writer(p, c.service),
-	      stalled(l, cm, keys, c.stalled_interval, c.max_stalled_count, m), extend_timer(l, "extend-locks"),
-	      idle_timer(l, "fetch-idle"), inbox_retry_timer(l, "inbox-retry"), script_retry_timer(l, "script-retry"),
-	      stop_timer(l, "stop-deadline")
+	    : loop(l), cfg(c), cmd(cm), blk(bl), pg(p), metrics(m), keys(c.prefix, c.queue),
+	      token_prefix(c.identity + ":" + NewUuid() + ":"), inbox(l, p, cfg, s, m),
+	      stalled(l, cm, keys, c.stalled_interval, m), extend_timer(l, "extend-locks"), idle_timer(l, "fetch-idle"),
+	      script_retry_timer(l, "script-retry"), stop_timer(l, "stop-deadline")
 	{
+		inbox.OnAttempt([this] { Prefetch(); });
 	}
+
+	bool Live() const { return life == Life::Running || life == Life::Stopping; }
 
 	// --- wiring ---------------------------------------------------------------------------
 
@@ -109,7 +95,7 @@ struct BullmqConsumer::Impl {
 		});
 		cmd.OnDown([this] {
 			metrics.redis_up = false;
-			need_recovery = true; // a fetch reply may have been lost with the connection
+			recovery_owed = true; // a fetch reply may have been lost with the connection
 		});
 		blk.OnReady([this] {
 			metrics.redis_up = cmd.Ready();
@@ -118,8 +104,10 @@ struct BullmqConsumer::Impl {
 		blk.OnDown([this] { metrics.redis_up = false; });
 		pg.OnStateChange([this](bool up) {
 			metrics.postgres_up = up;
-			if (up)
+			if (up) {
+				inbox.OnConnected();
 				Pump();
+			}
 		});
 		uint64_t half = static_cast<uint64_t>(cfg.lock_duration / 2);
 		extend_timer.Start(half, [this] { ExtendLocks(); }, half);
@@ -130,36 +118,12 @@ struct BullmqConsumer::Impl {
 
 	void OnCommandReady()
 	{
-		if (finished)
-			return;
-		if (!guard_passed) {
-			std::string name = ConnectionName(cfg.prefix, cfg.queue, cfg.identity);
-			CheckIdentity(cmd, name, [this](IdentityCheck result, int64_t other) {
-				if (result == IdentityCheck::Clash) {
-					Log(Level::Warning,
-					    "another chat-outboxd with identity '%s' is running on queue %s (redis client %lld); "
-					    "refusing to run",
-					    cfg.identity.c_str(), cfg.queue.c_str(), static_cast<long long>(other));
-					if (on_fatal)
-						on_fatal(3);
-					return;
-				}
-				if (result == IdentityCheck::Unknown) {
-					idle_timer.Start(1000, [this] {
-						if (cmd.Ready())
-							OnCommandReady();
-					});
-					return;
-				}
-				guard_passed = true;
-				need_recovery = true;
-				Log(Level::Notice, "consuming %s%s as '%s' into %s.inbox", keys.Base().c_str(), "*",
-				    cfg.identity.c_str(), cfg.service.c_str());
-				stalled.Start();
-				Pump();
-			});
+		if (life == Life::CheckingIdentity) {
+			CheckOurIdentity();
 			return;
 		}
+		if (!Live())
+			return;
 		auto steps = std::move(after_reconnect);
 		after_reconnect.clear();
 		for (auto &s : steps)
@@ -167,11 +131,42 @@ struct BullmqConsumer::Impl {
 		Pump();
 	}
 
+	void CheckOurIdentity()
+	{
+		std::string name = ConnectionName(cfg.prefix, cfg.queue, cfg.identity);
+		CheckIdentity(cmd, name, [this](IdentityCheck result, int64_t other) {
+			if (life != Life::CheckingIdentity)
+				return;
+			if (result == IdentityCheck::Clash) {
+				Log(Level::Warning,
+				    "another chat-outboxd with identity '%s' is running on queue %s (redis client %lld); "
+				    "refusing to run",
+				    cfg.identity.c_str(), cfg.queue.c_str(), static_cast<long long>(other));
+				if (on_fatal)
+					on_fatal(3);
+				return;
+			}
+			if (result == IdentityCheck::Unknown) {
+				idle_timer.Start(1000, [this] {
+					if (cmd.Ready())
+						OnCommandReady();
+				});
+				return;
+			}
+			life = Life::Running;
+			recovery_owed = true;
+			Log(Level::Notice, "consuming %s%s as '%s' into %s.inbox", keys.Base().c_str(), "*",
+			    cfg.identity.c_str(), cfg.service.c_str());
+			stalled.Start();
+			Pump();
+		});
+	}
+
 	// --- the fetch loop ---------------------------------------------------------------------
 
 	void Pump()
 	{
-		if (!guard_passed || batch || fetching || recovering) {
+		if (!Live() || inbox.Current() || redis != RedisStep::Idle) {
 			MaybeFinishStop();
 			return;
 		}
@@ -182,13 +177,13 @@ struct BullmqConsumer::Impl {
 			StartBatch(std::move(jobs));
 			return;
 		}
-		if (stopping) {
+		if (life == Life::Stopping) {
 			MaybeFinishStop();
 			return;
 		}
 		if (!cmd.Ready() || !pg.Connected())
 			return;
-		if (need_recovery) {
+		if (recovery_owed) {
 			if (finishing.empty()) // a recovery would take their jobs back before their scripts ran
 				Recover();
 			return;
@@ -198,10 +193,10 @@ struct BullmqConsumer::Impl {
 
 	void Recover()
 	{
-		recovering = true;
+		redis = RedisStep::Recovering;
 		cmd.Eval(RecoverIdentityCall(keys, WallMs(), cfg.identity), [this](const RedisValue *r, const std::string &) {
-			recovering = false;
-			if (finished)
+			redis = RedisStep::Idle;
+			if (!Live())
 				return;
 			if (!r) {
 				MaybeFinishStop();
@@ -212,7 +207,7 @@ struct BullmqConsumer::Impl {
 				idle_timer.Start(1000, [this] { Pump(); });
 				return;
 			}
-			need_recovery = false;
+			recovery_owed = false;
 			if (!r->elements.empty())
 				Log(Level::Notice, "took back %zu job(s) left active by an earlier run of '%s'", r->elements.size(),
 				    cfg.identity.c_str());
@@ -229,17 +224,17 @@ struct BullmqConsumer::Impl {
 
 	void Fetch()
 	{
-		fetching = true;
+		redis = RedisStep::Fetching;
 		cmd.Eval(NextFetchCall(WallMs()), [this](const RedisValue *r, const std::string &) { OnFetched(r); });
 	}
 
 	void OnFetched(const RedisValue *r)
 	{
-		fetching = false;
-		if (finished)
+		redis = RedisStep::Idle;
+		if (!Live())
 			return;
 		if (!r) {
-			need_recovery = true; // the script may have run and locked jobs for us
+			recovery_owed = true; // the script may have run and locked jobs for us
 			MaybeFinishStop();
 			return;
 		}
@@ -251,13 +246,13 @@ struct BullmqConsumer::Impl {
 			MaybeFinishStop();
 			return;
 		}
-		if (batch) { // a prefetch
+		if (inbox.Current()) { // a prefetch
 			if (!fr.jobs.empty())
 				prefetched = std::move(fr.jobs);
 			return; // the batch's end pumps
 		}
 		if (fr.jobs.empty()) {
-			if (stopping)
+			if (life == Life::Stopping)
 				MaybeFinishStop();
 			else
 				Wait(fr);
@@ -269,16 +264,14 @@ struct BullmqConsumer::Impl {
 	// Wait sleeps until the marker says there is work, a delayed job is due or the timeout passes.
 	// The fetch goes out right behind the BZPOPMIN on the same connection, so Redis runs it the
 	// moment the block ends: a message arriving at an idle daemon costs one round trip to Redis,
-	// not two. It reads Redis's clock, since it runs whenever the block ends. `fetching` stays set
-	// meanwhile, so nothing else fetches, and Stop unblocks it rather than wait out the timeout.
+	// not two. It reads Redis's clock, since it runs whenever the block ends. Nothing else fetches
+	// meanwhile (`redis` is Waiting, then Fetching), and Stop unblocks it rather than wait out the timeout.
 	void Wait(const FetchResult &fr)
 	{
 		if (fr.rate_limited_ms > 0) {
 			idle_timer.Start(static_cast<uint64_t>(fr.rate_limited_ms), [this] { Pump(); });
 			return;
 		}
-		if (blocking)
-			return;
 		if (!blk.Ready()) {
 			idle_timer.Start(1000, [this] { Pump(); });
 			return;
@@ -289,10 +282,13 @@ struct BullmqConsumer::Impl {
 		char t[32];
 		snprintf(t, sizeof t, "%.3f", timeout);
 		int64_t deadline = static_cast<int64_t>(timeout * 1000) + 5000;
-		blocking = true;
-		fetching = true;
+		redis = RedisStep::Waiting;
 		blk.Command({"BZPOPMIN", keys.Key("marker"), t},
-		            [this](const RedisValue *, const std::string &) { blocking = false; }, deadline);
+		            [this](const RedisValue *, const std::string &) {
+			            if (redis == RedisStep::Waiting)
+				            redis = RedisStep::Fetching;
+		            },
+		            deadline);
 		blk.Eval(NextFetchCall(kRedisClock), [this](const RedisValue *r, const std::string &) { OnFetched(r); },
 		         deadline + 5000);
 	}
@@ -301,36 +297,76 @@ struct BullmqConsumer::Impl {
 
 	void StartBatch(std::vector<Job> jobs)
 	{
-		batch = std::make_shared<Batch>();
 		metrics.batch_size.Observe(static_cast<double>(jobs.size()));
-		bool any_fail = false, any_msg = false;
-		for (auto &job : jobs) {
-			BatchJob bj;
-			bj.opts = job.Options();
-			if (const std::string *defa = job.Field("defa"))
-				bj.fail_reason = *defa; // the stalled check gave up on it (§8): fail without running
-			else if (const std::string *data = job.Field("data")) {
-				std::string reason;
-				bj.msg = ParseMessage(*data, &reason);
-				if (!bj.msg)
-					bj.fail_reason = reason;
-			} else
-				bj.fail_reason = "invalid message: data missing";
-			any_fail = any_fail || !bj.fail_reason.empty();
-			any_msg = any_msg || bj.msg.has_value();
-			bj.job = std::move(job);
-			batch->jobs.push_back(std::move(bj));
-		}
-		Log(Level::Debug, "batch of %zu job(s), first %s", batch->jobs.size(), batch->jobs[0].job.id.c_str());
-		if (any_fail) {
-			batch->fail_done = false;
-			FailPoison(batch);
-		}
-		if (any_msg)
-			WriteInbox();
+		for (const auto &job : jobs)
+			NoteStalls(job);
+		BatchPtr b = MakeBatch(std::move(jobs));
+		Log(Level::Debug, "batch of %zu job(s), first %s", b->jobs.size(), b->jobs[0].job.id.c_str());
+		if (b->AnyBad())
+			FailBad(b);
+		if (b->AnyMessage())
+			inbox.Write(b, [this](BatchPtr w) { InboxDone(std::move(w)); });
 		else
-			ReleaseInbox();
+			ReleaseInbox(b);
 	}
+
+	// NoteStalls logs a job that comes back after crashes. It is processed like any other: only a
+	// message that is itself bad is failed, so a job a stalled check marked for failure (`defa`, which
+	// a bullmq Worker's check sets past its maxStalledCount) is stored and completed too.
+	void NoteStalls(const Job &job)
+	{
+		int64_t lost = job.StartsLost();
+		if (lost > cfg.max_stalled_count)
+			Log(Level::Warning,
+			    "job %s was started %lld time(s) before and never finished (a consumer crashed or lost its lock "
+			    "holding it); processing it again",
+			    job.id.c_str(), static_cast<long long>(lost));
+		if (const std::string *defa = job.Field("defa"))
+			Log(Level::Notice, "job %s is marked '%s' by a stalled check; processing it: a crash never fails a message",
+			    job.id.c_str(), defa->c_str());
+	}
+
+	// Prefetch fetches the next batch during this one's inbox write. When nothing is waiting it
+	// costs one empty fetch, and the message in flight waits for none of it.
+	void Prefetch()
+	{
+		if (prefetched || redis != RedisStep::Idle || recovery_owed || life != Life::Running || !cmd.Ready())
+			return;
+		Fetch();
+	}
+
+	// InboxDone: the batch is committed and pushed; its Redis scripts run while the next batch is written.
+	void InboxDone(BatchPtr b)
+	{
+		RejectRows(b);
+		Complete(b);
+		ReleaseInbox(b);
+	}
+
+	// ReleaseInbox hands the inbox to the next batch; this one finishes its Redis scripts meanwhile.
+	void ReleaseInbox(const BatchPtr &b)
+	{
+		finishing.push_back(b);
+		Settle(b);
+		Pump();
+	}
+
+	// Begin counts a part of the batch that has started; Settle one that has ended. A batch with no
+	// part left is done: its locks are no longer extended, and a recovery may run.
+	static void Begin(const BatchPtr &b) { b->pending++; }
+
+	void Settle(const BatchPtr &b)
+	{
+		if (--b->pending > 0)
+			return;
+		auto it = std::find(finishing.begin(), finishing.end(), b);
+		if (it == finishing.end())
+			return;
+		finishing.erase(it);
+		Pump();
+	}
+
+	// --- finishing scripts ------------------------------------------------------------------
 
 	// FailItemFor is a job's final failure: logged once, kept per its removeOnFail, else --remove-on-fail.
 	FailItem FailItemFor(const BatchJob &bj, const std::string &reason)
@@ -354,145 +390,23 @@ struct BullmqConsumer::Impl {
 		    });
 	}
 
-	void FailPoison(BatchPtr b)
+	void FailBad(const BatchPtr &b)
 	{
 		std::vector<FailItem> items;
 		for (const auto &bj : b->jobs)
 			if (!bj.fail_reason.empty())
 				items.push_back(FailItemFor(bj, bj.fail_reason));
-		RunFail(std::move(items), [this, b] {
-			b->fail_done = true;
-			FinishBatchIfDone(b);
-		});
-	}
-
-	// Prefetch fetches the next batch during this one's inbox write. When nothing is waiting it
-	// costs one empty fetch, and the message in flight waits for none of it.
-	void Prefetch()
-	{
-		if (prefetched || fetching || recovering || need_recovery || stopping || finished || !cmd.Ready())
-			return;
-		Fetch();
-	}
-
-	void WriteInbox()
-	{
-		Prefetch();
-		std::vector<ChatMessage> msgs;
-		for (const auto &bj : batch->jobs)
-			if (bj.ToInbox()) {
-				msgs.push_back(*bj.msg);
-				if (batch->drop_created_at)
-					msgs.back().created_at.reset();
-			}
-		writer.Write(msgs, [this](InboxWriteResult &&res) {
-			if (finished || !batch)
-				return;
-			if (!res.ok && res.sqlstate.rfind("22", 0) == 0 && !batch->drop_created_at) {
-				// Validation leaves only created_at for Postgres to reject (data exception class 22);
-				// retrying without it beats holding the queue on one bad timestamp forever.
-				Log(Level::Warning, "inbox rejected the batch (%s); writing it again without created_at",
-				    res.error.c_str());
-				batch->drop_created_at = true;
-				WriteInbox();
-				return;
-			}
-			if (!res.ok && !res.connection_lost && RowRejected(res.sqlstate)) {
-				// One message's row is refused (a constraint, a trigger, bad data): find it instead of
-				// holding the whole queue behind it.
-				Log(Level::Warning, "inbox refused the batch (%s, SQLSTATE %s); writing its messages one by one",
-				    res.error.c_str(), res.sqlstate.c_str());
-				batch->isolated = InboxWriteResult();
-				batch->isolated.ok = true;
-				IsolateFrom(0);
-				return;
-			}
-			if (!res.ok) {
-				// Connection failures are logged by the PgClient; anything else (a missing table,
-				// a permission) is logged here, once until it works again.
-				if (!res.connection_lost && !inbox_failing)
-					Log(Level::Warning, "inbox write failed: %s%s%s (batch kept, retrying)", res.error.c_str(),
-					    res.sqlstate.empty() ? "" : " SQLSTATE ", res.sqlstate.c_str());
-				inbox_failing = inbox_failing || !res.connection_lost;
-				batch->outcome_unknown = batch->outcome_unknown || res.connection_lost;
-				inbox_retry_timer.Start(static_cast<uint64_t>(inbox_backoff.Next()), [this] {
-					if (batch && !finished)
-						WriteInbox();
-				});
-				return;
-			}
-			if (inbox_failing)
-				Log(Level::Notice, "inbox write works again");
-			inbox_failing = false;
-			inbox_backoff.Reset();
-			InboxCommitted(std::move(res));
-		});
-	}
-
-	// RowRejected: SQLSTATE classes that judge a row's content (data exception, integrity constraint,
-	// a raise in a trigger), as opposed to the statement or the server (permissions, a missing table,
-	// shutdown): only the former are worth isolating, the latter hold the batch until they clear.
-	static bool RowRejected(const std::string &sqlstate)
-	{
-		return sqlstate.rfind("22", 0) == 0 || sqlstate.rfind("23", 0) == 0 || sqlstate.rfind("P0", 0) == 0;
-	}
-
-	// IsolateFrom writes the batch's messages one at a time, in queue order, from job i on. A refused
-	// message is taken out of the batch (RejectRows retries it per its attempts/backoff or fails it);
-	// the accepted ones continue as one commit. Server trouble half-way sends the whole batch back to
-	// the normal retry, marked as of unknown outcome so the rows already written are still pushed.
-	void IsolateFrom(size_t i)
-	{
-		while (i < batch->jobs.size() && !batch->jobs[i].msg)
-			i++;
-		if (i == batch->jobs.size()) {
-			InboxWriteResult res = std::move(batch->isolated);
-			RejectRows();
-			InboxCommitted(std::move(res));
-			return;
-		}
-		ChatMessage m = *batch->jobs[i].msg;
-		if (batch->drop_created_at)
-			m.created_at.reset();
-		writer.Write({m}, [this, i](InboxWriteResult &&r) {
-			if (finished || !batch)
-				return;
-			BatchJob &bj = batch->jobs[i];
-			if (r.ok) {
-				auto &acc = batch->isolated;
-				for (auto &x : r.inserted)
-					acc.inserted.push_back(std::move(x));
-				for (auto &x : r.created)
-					acc.created.push_back(x);
-				for (auto &x : r.existing)
-					acc.existing.push_back(std::move(x));
-				IsolateFrom(i + 1);
-				return;
-			}
-			if (!r.connection_lost && RowRejected(r.sqlstate)) {
-				bj.rejected = "inbox refused the message: " + r.error + " (SQLSTATE " + r.sqlstate + ")";
-				IsolateFrom(i + 1);
-				return;
-			}
-			batch->outcome_unknown = true;
-			for (auto &b : batch->jobs) // back to the whole batch; refused rows are found again
-				b.rejected.clear();
-			Log(Level::Warning, "inbox write failed while isolating a refused message: %s (batch kept, retrying)",
-			    r.error.c_str());
-			inbox_retry_timer.Start(static_cast<uint64_t>(inbox_backoff.Next()), [this] {
-				if (batch && !finished)
-					WriteInbox();
-			});
-		});
+		Begin(b);
+		RunFail(std::move(items), [this, b] { Settle(b); });
 	}
 
 	// RejectRows settles the messages the inbox refused, as a bullmq Worker settles a failed attempt:
 	// another attempt after the job's backoff while `attempts` allows, else the failed set with the reason.
-	void RejectRows()
+	void RejectRows(const BatchPtr &b)
 	{
 		std::vector<RetryItem> retry;
 		std::vector<FailItem> fail;
-		for (const auto &bj : batch->jobs) {
+		for (const auto &bj : b->jobs) {
 			if (bj.rejected.empty() || bj.lost)
 				continue;
 			int64_t made = bj.job.AttemptsMade() + 1;
@@ -506,89 +420,13 @@ struct BullmqConsumer::Impl {
 		}
 		if (retry.empty() && fail.empty())
 			return;
-		BatchPtr b = batch;
-		b->reject_done = false;
+		Begin(b);
 		RunFinish(
 		    "retry", [this, retry] { return RetryCall(keys, WallMs(), retry); }, retry,
-		    [this, fail, b](const std::vector<int64_t> &) {
-			    RunFail(fail, [this, b] {
-				    b->reject_done = true;
-				    FinishBatchIfDone(b);
-			    });
-		    });
+		    [this, fail, b](const std::vector<int64_t> &) { RunFail(fail, [this, b] { Settle(b); }); });
 	}
 
-	// ToPush picks what goes to clients: the new rows; and, when an earlier attempt of this batch
-	// lost its connection and may have committed, also the rows it committed but never pushed
-	// (clients drop a seq they already have, so pushing one twice is harmless; not pushing is a loss).
-	std::vector<InboxMessage> ToPush(InboxWriteResult &&res)
-	{
-		double now = WallSeconds();
-		for (const auto &c : res.created)
-			if (c)
-				metrics.lag_seconds.Observe(std::max(0.0, now - *c));
-		std::vector<InboxMessage> push = std::move(res.inserted);
-		if (batch->outcome_unknown) {
-			for (auto &m : res.existing)
-				if (m.seq > delivered_up_to)
-					push.push_back(std::move(m));
-			std::sort(push.begin(), push.end(),
-			          [](const InboxMessage &a, const InboxMessage &b) { return a.seq < b.seq; });
-		}
-		return push;
-	}
-
-	void InboxCommitted(InboxWriteResult &&res)
-	{
-		std::multiset<std::string> fresh;
-		for (const auto &m : res.inserted)
-			fresh.insert(m.id);
-		for (auto &bj : batch->jobs) {
-			if (!bj.ToInbox())
-				continue;
-			auto it = fresh.find(bj.msg->id);
-			bj.inserted = it != fresh.end(); // the first job carrying a new id wins; later ones are duplicates
-			if (bj.inserted)
-				fresh.erase(it);
-			else
-				metrics.duplicates_skipped++;
-		}
-		inbox_commits++;
-		size_t dups = 0, msgs = 0;
-		for (const auto &bj : batch->jobs) {
-			msgs += bj.ToInbox() ? 1 : 0;
-			dups += bj.ToInbox() && !bj.inserted ? 1 : 0;
-		}
-		Log(Level::Verbose, "inbox commit: %zu job(s), %zu new, %zu duplicate(s)", msgs, msgs - dups, dups);
-		if (cfg.crash_after_inbox > 0 && inbox_commits == cfg.crash_after_inbox) {
-			Log(Level::Warning, "--crash-after-inbox %lld reached: SIGKILL", static_cast<long long>(inbox_commits));
-			raise(SIGKILL);
-		}
-		std::vector<InboxMessage> push = ToPush(std::move(res));
-		if (!push.empty()) {
-			metrics.messages_delivered += push.size();
-			delivered_up_to = std::max(delivered_up_to, push.back().seq);
-			try {
-				sink.Deliver(push);
-			} catch (const std::exception &e) {
-				Log(Level::Warning, "delivery failed: %s", e.what()); // the rows are committed: catch-up serves them
-			}
-		}
-		Complete(batch);
-		ReleaseInbox();
-	}
-
-	// ReleaseInbox hands the inbox to the next batch; this one finishes its Redis scripts meanwhile.
-	void ReleaseInbox()
-	{
-		BatchPtr b = std::move(batch);
-		b->inbox_done = true;
-		finishing.push_back(b);
-		FinishBatchIfDone(b);
-		Pump();
-	}
-
-	void Complete(BatchPtr b)
+	void Complete(const BatchPtr &b)
 	{
 		std::vector<CompleteItem> items;
 		KeepPolicy keep;
@@ -599,7 +437,7 @@ struct BullmqConsumer::Impl {
 			items.push_back({bj.job.id, bj.job.token, bj.inserted ? R"({"inserted":true})" : R"({"duplicate":true})",
 			                 bj.opts.remove_on_complete.value_or(keep)});
 		}
-		b->complete_done = false;
+		Begin(b);
 		RunFinish(
 		    "complete", [this, items] { return CompleteCall(keys, WallMs(), items); }, items,
 		    [this, items, b](const std::vector<int64_t> &st) {
@@ -609,8 +447,7 @@ struct BullmqConsumer::Impl {
 				    else
 					    Log(Level::Verbose, "job %s not completed: %s", items[i].id.c_str(), FinishStatusText(st[i]));
 			    }
-			    b->complete_done = true;
-			    FinishBatchIfDone(b);
+			    Settle(b);
 		    });
 	}
 
@@ -627,7 +464,7 @@ struct BullmqConsumer::Impl {
 		size_t expected = items.size();
 		auto again = [this, what, make, items, done] { RunFinish(what, make, items, done); };
 		cmd.Eval(make(), [this, what, expected, again, done](const RedisValue *r, const std::string &err) {
-			if (finished)
+			if (life == Life::Stopped)
 				return;
 			if (!r) {
 				Log(Level::Verbose, "%s: reply lost (%s), will run again after reconnecting", what, err.c_str());
@@ -649,23 +486,14 @@ struct BullmqConsumer::Impl {
 		});
 	}
 
-	void FinishBatchIfDone(const BatchPtr &b)
-	{
-		if (!b->inbox_done || !b->fail_done || !b->complete_done || !b->reject_done)
-			return;
-		auto it = std::find(finishing.begin(), finishing.end(), b);
-		if (it == finishing.end())
-			return;
-		finishing.erase(it);
-		Pump();
-	}
+	// --- locks --------------------------------------------------------------------------------
 
 	// ForEachStarted calls f for the batch being written and each finishing one.
 	template <typename F>
 	void ForEachStarted(F f)
 	{
-		if (batch)
-			f(batch);
+		if (inbox.Current())
+			f(inbox.Current());
 		for (const auto &b : finishing)
 			f(b);
 	}
@@ -676,7 +504,7 @@ struct BullmqConsumer::Impl {
 	// is started.
 	void ExtendLocks()
 	{
-		if (!cmd.Ready() || finished)
+		if (!cmd.Ready() || life == Life::Stopped)
 			return;
 		std::vector<HeldLock> locks;
 		ForEachStarted([&](const BatchPtr &b) {
@@ -693,41 +521,44 @@ struct BullmqConsumer::Impl {
 		         [this, locks](const RedisValue *r, const std::string &) {
 			         std::vector<int64_t> st;
 			         std::string error;
-			         if (!r || finished || !DecodeStatuses(*r, locks.size(), &st, &error))
+			         if (!r || life == Life::Stopped || !DecodeStatuses(*r, locks.size(), &st, &error))
 				         return;
-			         for (size_t i = 0; i < st.size(); i++) {
-				         if (st[i] != 0)
-					         continue;
-				         // tokens are unique per fetch, so a match is this very hold of the job
-				         auto mine = [&](const Job &j) { return j.id == locks[i].id && j.token == locks[i].token; };
-				         ForEachStarted([&](const BatchPtr &b) {
-					         for (auto &bj : b->jobs)
-						         if (mine(bj.job) && !bj.lost) {
-							         bj.lost = true;
-							         Log(Level::Verbose, "lost the lock of job %s", bj.job.id.c_str());
-						         }
-				         });
-				         if (prefetched) {
-					         auto &p = *prefetched;
-					         p.erase(std::remove_if(p.begin(), p.end(), mine), p.end());
-					         if (p.empty())
-						         prefetched.reset();
-				         }
-			         }
+			         for (size_t i = 0; i < st.size(); i++)
+				         if (st[i] == 0)
+					         LostLock(locks[i]);
 		         });
+	}
+
+	void LostLock(const HeldLock &lock)
+	{
+		// tokens are unique per fetch, so a match is this very hold of the job
+		auto mine = [&](const Job &j) { return j.id == lock.id && j.token == lock.token; };
+		ForEachStarted([&](const BatchPtr &b) {
+			for (auto &bj : b->jobs)
+				if (mine(bj.job) && !bj.lost) {
+					bj.lost = true;
+					Log(Level::Verbose, "lost the lock of job %s", bj.job.id.c_str());
+				}
+		});
+		if (prefetched) {
+			auto &p = *prefetched;
+			p.erase(std::remove_if(p.begin(), p.end(), mine), p.end());
+			if (p.empty())
+				prefetched.reset();
+		}
 	}
 
 	// --- stopping -------------------------------------------------------------------------
 
 	void Stop(std::function<void()> done)
 	{
-		if (stopping)
+		if (life == Life::Stopping || life == Life::Stopped)
 			return;
-		stopping = true;
+		life = Life::Stopping;
 		stop_done = std::move(done);
 		stalled.Close();
 		idle_timer.Stop();
-		if (blocking)
+		if (redis == RedisStep::Waiting)
 			Unblock();
 		stop_timer.Start(static_cast<uint64_t>(kStopDeadlineMs), [this] {
 			Log(Level::Warning, "stop: gave up waiting for the batch in flight; a restart takes its jobs back");
@@ -743,23 +574,23 @@ struct BullmqConsumer::Impl {
 	{
 		cmd.Command({"CLIENT", "UNBLOCK", std::to_string(blk.ClientId())},
 		            [this](const RedisValue *r, const std::string &) {
-			            if (blocking && (!r || r->IsError()))
+			            if (redis == RedisStep::Waiting && (!r || r->IsError()))
 				            blk.Drop("stopping");
 		            });
 	}
 
 	void MaybeFinishStop()
 	{
-		if (stopping && !finished && !batch && !prefetched && finishing.empty() && !fetching && !recovering)
+		if (life == Life::Stopping && !inbox.Current() && !prefetched && finishing.empty() &&
+		    redis == RedisStep::Idle)
 			FinishStop();
 	}
 
 	void FinishStop()
 	{
-		if (finished)
+		if (life == Life::Stopped)
 			return;
-		finished = true;
-		batch.reset();
+		life = Life::Stopped;
 		prefetched.reset();
 		finishing.clear();
 		auto remaining = std::make_shared<int>(5);
@@ -769,7 +600,8 @@ struct BullmqConsumer::Impl {
 				done();
 			}
 		};
-		for (UvTimer *t : {&extend_timer, &idle_timer, &inbox_retry_timer, &script_retry_timer, &stop_timer})
+		inbox.Close(one);
+		for (UvTimer *t : {&extend_timer, &idle_timer, &script_retry_timer, &stop_timer})
 			t->Close(one);
 	}
 };

@@ -2,45 +2,59 @@
 #include "consumer/inbox_writer.hpp"
 
 #include <cstdlib>
-
-#include "consumer/core/inbox_sql.hpp"
+#include <memory>
 
 namespace chat_outboxd {
 
-InboxWriter::InboxWriter(PgClient &pg, const std::string &service) : pg_(pg), sql_(InboxInsertSql(service)) {}
+InboxWriter::InboxWriter(PgClient &pg, const std::string &service)
+    : pg_(pg), service_(service), insert_sql_(InboxInsertSql(service))
+{
+}
 
 void
-InboxWriter::Write(const std::vector<ChatMessage> &messages, std::function<void(InboxWriteResult &&)> done)
+InboxWriter::Write(const std::vector<ChatMessage> &messages, std::optional<int64_t> pushed_up_to,
+                   std::function<void(InboxWriteResult &&)> done)
 {
-	pg_.QueryPrepared("chat_outboxd_inbox_insert", sql_, InboxInsertParams(messages), [done = std::move(done)](PgResult &&r) {
-		InboxWriteResult out;
-		out.ok = r.ok;
-		out.connection_lost = r.connection_lost;
-		out.error = r.error;
-		out.sqlstate = r.sqlstate;
-		if (r.ok) {
-			for (auto &row : r.rows) {
-				if (row.size() < 7 || !row[0] || !row[1] || !row[2] || !row[3] || !row[6]) {
-					out.ok = false;
-					out.error = "inbox insert returned a malformed row";
-					break;
-				}
-				InboxMessage m;
-				m.id = *row[0];
-				m.seq = std::strtoll(row[1]->c_str(), nullptr, 10);
-				m.chat_id = std::strtoll(row[2]->c_str(), nullptr, 10);
-				m.body = std::move(*row[3]);
-				m.created_at = row[4] ? *row[4] : "";
-				if (*row[6] != "t") {
-					out.existing.push_back(std::move(m));
-					continue;
-				}
-				out.inserted.push_back(std::move(m));
-				out.created.push_back(row[5] ? std::optional<double>(std::strtod(row[5]->c_str(), nullptr))
-				                             : std::nullopt);
-			}
+	// The four statements are queued together, so nothing else runs on the connection between them;
+	// the first failure is the write's error (the ones after it report the aborted transaction).
+	auto out = std::make_shared<InboxWriteResult>();
+	out->ok = true;
+	auto note = [out](const PgResult &r) {
+		out->connection_lost = out->connection_lost || r.connection_lost;
+		if (r.ok || !out->ok)
+			return;
+		out->ok = false;
+		out->error = r.error;
+		out->sqlstate = r.sqlstate;
+	};
+	auto rows = std::make_shared<PgRows>();
+	pg_.Query("BEGIN", {}, [note](PgResult &&r) { note(r); });
+	pg_.QueryPrepared("chat_outboxd_inbox_lock", InboxLockSql(), {InboxLockKey(service_)},
+	                  [note](PgResult &&r) { note(r); });
+	pg_.QueryPrepared("chat_outboxd_inbox_insert", insert_sql_, InboxInsertParams(messages, pushed_up_to),
+	                  [note, rows](PgResult &&r) {
+		                  note(r);
+		                  *rows = std::move(r.rows);
+	                  });
+	pg_.Query("COMMIT", {}, [note, out, rows, done = std::move(done)](PgResult &&r) {
+		note(r);
+		// A row without a seq is one the insert could not see: a writer that skips the lock committed it
+		// during the insert. The write is reported failed and retried; the retry reads every row back.
+		if (out->ok && !ParseInboxRows(std::move(*rows), out.get(), &out->error))
+			out->ok = false;
+		done(std::move(*out));
+	});
+}
+
+void
+InboxWriter::ReadHighWater(std::function<void(std::optional<int64_t>)> done)
+{
+	pg_.Query(InboxHighWaterSql(service_), {}, [done = std::move(done)](PgResult &&r) {
+		if (!r.ok || r.rows.size() != 1 || r.rows[0].size() != 1 || !r.rows[0][0]) {
+			done(std::nullopt);
+			return;
 		}
-		done(std::move(out));
+		done(std::strtoll(r.rows[0][0]->c_str(), nullptr, 10));
 	});
 }
 

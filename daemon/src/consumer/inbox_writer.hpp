@@ -1,38 +1,42 @@
-// daemon/src/consumer/inbox_writer.hpp - the inbox writer: one statement per batch into <service>.inbox.
+// daemon/src/consumer/inbox_writer.hpp - the inbox writer: one transaction per batch into <service>.inbox
+// (the statements are in core/inbox_sql.hpp).
 //
 // It reports which messages were new (ON CONFLICT DO NOTHING) and which were already there, each
-// with its `seq`, in seq (= queue) order. It never retries by itself: the consumer decides, since only the consumer knows
-// whether the jobs are still held.
+// with its `seq`, and the rows other writers committed above the highest seq already pushed, all in
+// seq order. It never retries by itself: the consumer decides, since only the consumer knows whether
+// the jobs are still held.
 #pragma once
 
+#include <cstdint>
 #include <functional>
 #include <optional>
 #include <string>
 #include <vector>
 
+#include "consumer/core/inbox_sql.hpp"
 #include "consumer/core/job_message.hpp"
-#include "consumer/delivery.hpp"
 #include "net/pg_client.hpp"
 
 namespace chat_outboxd {
 
-struct InboxWriteResult {
+struct InboxWriteResult : InboxRows {
 	bool ok = false;
-	bool connection_lost = false;
+	bool connection_lost = false; // the transaction may or may not have committed
 	std::string error, sqlstate;
-	std::vector<InboxMessage> inserted;          // new rows, in seq (= queue) order
-	std::vector<std::optional<double>> created;  // parallel: created_at as epoch seconds
-	std::vector<InboxMessage> existing;          // rows that were already in the inbox, in seq order
 };
 
 class InboxWriter {
   public:
 	InboxWriter(PgClient &pg, const std::string &service);
-	void Write(const std::vector<ChatMessage> &messages, std::function<void(InboxWriteResult &&)> done);
+	// Write inserts messages; pushed_up_to is the highest seq already pushed (nullopt: unknown).
+	void Write(const std::vector<ChatMessage> &messages, std::optional<int64_t> pushed_up_to,
+	           std::function<void(InboxWriteResult &&)> done);
+	// ReadHighWater reads the inbox's highest seq (nullopt when the read failed).
+	void ReadHighWater(std::function<void(std::optional<int64_t>)> done);
 
   private:
 	PgClient &pg_;
-	std::string sql_;
+	std::string service_, insert_sql_;
 };
 
 } // namespace chat_outboxd

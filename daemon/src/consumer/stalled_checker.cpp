@@ -9,9 +9,8 @@
 
 namespace chat_outboxd {
 
-StalledChecker::StalledChecker(uv_loop_t *loop, RedisConn &cmd, QueueKeys keys, int64_t interval_ms,
-                               int64_t max_stalled, Metrics &metrics)
-    : cmd_(cmd), keys_(std::move(keys)), interval_ms_(interval_ms), max_stalled_(max_stalled), metrics_(metrics),
+StalledChecker::StalledChecker(uv_loop_t *loop, RedisConn &cmd, QueueKeys keys, int64_t interval_ms, Metrics &metrics)
+    : cmd_(cmd), keys_(std::move(keys)), interval_ms_(interval_ms), metrics_(metrics),
       timer_(loop, "stalled-check")
 {
 }
@@ -37,7 +36,7 @@ StalledChecker::Run()
 {
 	if (!cmd_.Ready())
 		return;
-	cmd_.Eval(StalledCheckCall(keys_, WallMs(), interval_ms_, max_stalled_),
+	cmd_.Eval(StalledCheckCall(keys_, WallMs(), interval_ms_),
 	          [this](const RedisValue *r, const std::string &err) {
 		          if (!r || r->IsError()) {
 			          Log(Level::Verbose, "stalled check failed: %s", r ? r->str.c_str() : err.c_str());

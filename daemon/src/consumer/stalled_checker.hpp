@@ -1,7 +1,9 @@
-// daemon/src/consumer/stalled_checker.hpp - runs BullMQ's stalled-job check (§8) from the daemon.
+// daemon/src/consumer/stalled_checker.hpp - runs BullMQ's stalled-job check from the daemon: jobs that were
+// active at one check and have no lock at the next go back to wait.
 //
 // Without it a queue served only by daemons would keep a crashed consumer's jobs in `active`
-// forever. The `stalled-check` key is shared with real bullmq Workers, so all of them together
+// forever. Unlike BullMQ's (maxStalledCount, 1 by default), it never fails a job, however often it
+// stalled: a consumer's crash may delay a message, never drop it. The `stalled-check` key is shared with real bullmq Workers, so all of them together
 // check at most once per interval. We run slightly after the key's TTL so our own check does not
 // land just before the key expires and get skipped (which would double the period).
 #pragma once
@@ -17,8 +19,7 @@ namespace chat_outboxd {
 
 class StalledChecker {
   public:
-	StalledChecker(uv_loop_t *loop, RedisConn &cmd, QueueKeys keys, int64_t interval_ms, int64_t max_stalled,
-	               Metrics &metrics);
+	StalledChecker(uv_loop_t *loop, RedisConn &cmd, QueueKeys keys, int64_t interval_ms, Metrics &metrics);
 	void Start(); // checks now, then every interval
 	void Close();
 
@@ -27,7 +28,7 @@ class StalledChecker {
 
 	RedisConn &cmd_;
 	QueueKeys keys_;
-	int64_t interval_ms_, max_stalled_;
+	int64_t interval_ms_;
 	Metrics &metrics_;
 	UvTimer timer_;
 	bool running_ = false;

@@ -38,9 +38,10 @@ TEST(BullmqCalls, ExtendStalledRecover)
 	QueueKeys q("bull", "q");
 	ScriptCall e = ExtendLocksCall(q, 5, 30000, {{"a", "t1"}, {"b", "t2"}});
 	EXPECT_EQ(e.args, (std::vector<std::string>{"bull:q:", "5", "30000", "a", "t1", "b", "t2"}));
-	ScriptCall s = StalledCheckCall(q, 5, 30000, 1);
+	ScriptCall s = StalledCheckCall(q, 5, 30000);
 	EXPECT_EQ(s.keys[1], "bull:q:stalled-check");
-	EXPECT_EQ(s.args.back(), "1");
+	EXPECT_EQ(s.args[2], "30000");
+	EXPECT_EQ(s.args.back(), "9007199254740991"); // the check never fails a job for stalling
 	ScriptCall r = RecoverIdentityCall(q, 5, "workers@h");
 	EXPECT_EQ(r.args.back(), "workers@h:");
 }

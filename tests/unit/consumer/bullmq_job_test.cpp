@@ -116,3 +116,17 @@ TEST(BullmqJob, Backoff)
 	EXPECT_EQ(BackoffDelay({"exponential", 200}, 3), 800);
 	EXPECT_EQ(BackoffDelay({"", 0}, 3), 0);
 }
+
+TEST(BullmqJob, StartsLostCountsStartsThatNeverFinished)
+{
+	Job j;
+	EXPECT_EQ(j.StartsLost(), 0);
+	j.fields["ats"] = "1"; // this start only
+	EXPECT_EQ(j.StartsLost(), 0);
+	j.fields["ats"] = "3"; // two earlier starts, neither finished: two crashes
+	EXPECT_EQ(j.StartsLost(), 2);
+	j.fields["atm"] = "2"; // the earlier starts were attempts that failed and were retried
+	EXPECT_EQ(j.StartsLost(), 0);
+	j.fields["atm"] = "5"; // never negative
+	EXPECT_EQ(j.StartsLost(), 0);
+}

@@ -17,12 +17,14 @@ TEST(InboxSql, ParamsInQueueOrder)
 {
 	ChatMessage a{"11111111-1111-4111-8111-111111111111", 1, "one", std::nullopt};
 	ChatMessage b{"22222222-2222-4222-8222-222222222222", -5, "two", std::string("2026-11-30T00:00:00Z")};
-	auto p = InboxInsertParams({a, b});
-	ASSERT_EQ(p.size(), 4u);
+	auto p = InboxInsertParams({a, b}, 41);
+	ASSERT_EQ(p.size(), 5u);
 	EXPECT_EQ(*p[0], R"({"11111111-1111-4111-8111-111111111111","22222222-2222-4222-8222-222222222222"})");
 	EXPECT_EQ(*p[1], R"({"1","-5"})");
 	EXPECT_EQ(*p[2], R"({"one","two"})");
 	EXPECT_EQ(*p[3], R"({NULL,"2026-11-30T00:00:00Z"})");
+	EXPECT_EQ(*p[4], "41");
+	EXPECT_FALSE(InboxInsertParams({a}, std::nullopt)[4].has_value());
 }
 
 TEST(InboxSql, StatementKeepsOrderAndDedupes)
@@ -33,7 +35,98 @@ TEST(InboxSql, StatementKeepsOrderAndDedupes)
 	EXPECT_NE(sql.find("ORDER BY ord"), std::string::npos);
 	EXPECT_NE(sql.find("ON CONFLICT (message_id) DO NOTHING"), std::string::npos);
 	EXPECT_NE(sql.find("ORDER BY seq"), std::string::npos);
-	// writers are serialized per inbox, with the service name quoted as a literal
-	EXPECT_NE(sql.find("pg_advisory_xact_lock(hashtext('chat_outbox.inbox:we\"ird'))"), std::string::npos);
-	EXPECT_NE(InboxInsertSql("o'neil").find("hashtext('chat_outbox.inbox:o''neil')"), std::string::npos);
+	// other writers' rows above the highest pushed seq, bounded per write
+	EXPECT_NE(sql.find("o.seq OPERATOR(pg_catalog.>) $5::pg_catalog.int8"), std::string::npos);
+	EXPECT_NE(sql.find("LIMIT " + std::to_string(InboxOthersPerWrite())), std::string::npos);
+}
+
+TEST(InboxSql, LockIsItsOwnStatementKeyedByService)
+{
+	// The insert does not take the lock: its snapshot would be older than the wait for it.
+	EXPECT_EQ(InboxInsertSql("workers").find("advisory"), std::string::npos);
+	EXPECT_EQ(InboxLockSql(), "SELECT pg_catalog.pg_advisory_xact_lock(pg_catalog.hashtext($1::pg_catalog.text))");
+	EXPECT_EQ(InboxLockKey("o'neil"), "chat_outbox.inbox:o'neil"); // a parameter, never spliced into SQL
+}
+
+TEST(InboxSql, EveryFunctionAndOperatorIsQualified)
+{
+	// Names a role could shadow with its own function, operator or type earlier in search_path.
+	for (const std::string &sql : {InboxInsertSql("workers"), InboxLockSql(), InboxHighWaterSql("workers")}) {
+		for (const char *bare : {" to_json(", "(to_json(", " hashtext(", "(hashtext(", " unnest(", "(unnest(",
+		                         " max(", "(max(", " #>> ", " = ", " > ", "::text", "::uuid", "::bigint",
+		                         "::timestamptz", "::float8", "::int8", " pg_advisory_xact_lock("})
+			EXPECT_EQ(sql.find(bare), std::string::npos) << "unqualified '" << bare << "' in: " << sql;
+	}
+}
+
+namespace {
+
+std::vector<std::optional<std::string>>
+Row(const char *id, const char *seq, const char *kind, const char *created = nullptr)
+{
+	std::vector<std::optional<std::string>> row(kInboxColumnCount);
+	row[kInboxId] = std::string(id);
+	row[kInboxSeq] = std::string(seq);
+	row[kInboxChatId] = std::string("7");
+	row[kInboxBody] = std::string("b");
+	if (created) {
+		row[kInboxCreatedIso] = std::string(created);
+		row[kInboxCreatedEpoch] = std::string("1.5");
+	}
+	row[kInboxKind] = std::string(kind);
+	return row;
+}
+
+} // namespace
+
+TEST(InboxSql, ParsesRowsByKind)
+{
+	PgRows rows = {Row("a", "3", "o"), Row("b", "5", "e", "2026-11-30T00:00:00Z"), Row("c", "9", "n", "x")};
+	InboxRows out;
+	std::string error;
+	ASSERT_TRUE(ParseInboxRows(std::move(rows), &out, &error)) << error;
+	ASSERT_EQ(out.others.size(), 1u);
+	EXPECT_EQ(out.others[0].id, "a");
+	EXPECT_EQ(out.others[0].seq, 3);
+	ASSERT_EQ(out.existing.size(), 1u);
+	EXPECT_EQ(out.existing[0].created_at, "2026-11-30T00:00:00Z");
+	ASSERT_EQ(out.inserted.size(), 1u);
+	EXPECT_EQ(out.inserted[0].chat_id, 7);
+	ASSERT_EQ(out.created.size(), 1u);
+	EXPECT_EQ(*out.created[0], 1.5);
+	EXPECT_FALSE(out.read_up_to.has_value());
+}
+
+TEST(InboxSql, RefusesARowWithoutSeq)
+{
+	// A NULL seq is a message the statement could not see: never a row to push or to skip.
+	auto bad = Row("a", "1", "e");
+	bad[kInboxSeq].reset();
+	InboxRows out;
+	std::string error;
+	EXPECT_FALSE(ParseInboxRows({bad}, &out, &error));
+	EXPECT_FALSE(ParseInboxRows({Row("a", "1", "x")}, &out, &error));
+	EXPECT_FALSE(ParseInboxRows({Row("a", "1x", "n")}, &out, &error));
+}
+
+TEST(InboxSql, MarksOthersCutAtTheBound)
+{
+	PgRows rows;
+	for (int i = 0; i < InboxOthersPerWrite(); i++)
+		rows.push_back(Row("o", std::to_string(100 + i).c_str(), "o"));
+	InboxRows out;
+	std::string error;
+	ASSERT_TRUE(ParseInboxRows(std::move(rows), &out, &error));
+	ASSERT_TRUE(out.read_up_to.has_value());
+	EXPECT_EQ(*out.read_up_to, 100 + InboxOthersPerWrite() - 1);
+}
+
+TEST(InboxSql, RowRefusalsAreAboutContentNotTheServer)
+{
+	for (const char *s : {"22007", "22P02", "23505", "23514", "P0001"})
+		EXPECT_TRUE(InboxRowRefused(s)) << s;
+	for (const char *s : {"42501", "42P01", "57P01", "08006", "", "2"})
+		EXPECT_FALSE(InboxRowRefused(s)) << s;
+	EXPECT_TRUE(InboxDataException("22008"));
+	EXPECT_FALSE(InboxDataException("23505"));
 }

@@ -51,8 +51,9 @@ Fields()
 	     &Config::jwt_audience, nullptr},
 	    {{"jwt-issuer", "string", "when set, a client token's iss must be exactly this value", false, false},
 	     &Config::jwt_issuer, nullptr},
-	    {{"identity", "string", "consumer identity; a restart with the same identity takes back its jobs at once "
-	                            "(default <service>@<hostname>)",
+	    {{"identity", "string", "consumer identity, unique per live daemon; a restart with the same identity takes "
+	                            "back its jobs at once, under another one (a pod with a new hostname) the stalled "
+	                            "check does after --lock-duration (default <service>@<hostname>)",
 	      false, false},
 	     &Config::identity, nullptr},
 	    {{"batch-size", "int", "jobs fetched per round trip", false, false, 1, 5000}, nullptr, &Config::batch_size},
@@ -61,7 +62,8 @@ Fields()
 	     nullptr, &Config::lock_duration},
 	    {{"stalled-interval", "int", "how often the stalled-job check runs, ms", false, false, kMinMs, kMaxMs},
 	     nullptr, &Config::stalled_interval},
-	    {{"max-stalled-count", "int", "times a job may stall before it fails", false, false, 0, kNoLimit}, nullptr,
+	    {{"max-stalled-count", "int", "starts a job may lose to crashes before each new start logs a warning (a job "
+	                              "is never failed for stalling)", false, false, 0, kNoLimit}, nullptr,
 	     &Config::max_stalled_count},
 	    {{"remove-on-complete", "int", "completed jobs kept (0 = remove at once, -1 = keep all)", false, false, -1,
 	      kNoLimit},

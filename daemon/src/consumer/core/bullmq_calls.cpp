@@ -91,11 +91,12 @@ ExtendLocksCall(const QueueKeys &q, int64_t now_ms, int64_t lock_ms, const std::
 }
 
 ScriptCall
-StalledCheckCall(const QueueKeys &q, int64_t now_ms, int64_t stalled_interval_ms, int64_t max_stalled)
+StalledCheckCall(const QueueKeys &q, int64_t now_ms, int64_t stalled_interval_ms)
 {
+	const char *never = "9007199254740991"; // 2^53 - 1: the largest count a Lua number holds exactly
 	ScriptCall c = Call(StalledCheckScript(), q,
 	                    {"stalled", "stalled-check", "active", "wait", "events", "meta", "marker"}, now_ms);
-	c.args.insert(c.args.end(), {std::to_string(stalled_interval_ms), std::to_string(max_stalled)});
+	c.args.insert(c.args.end(), {std::to_string(stalled_interval_ms), never});
 	return c;
 }
 

@@ -29,7 +29,7 @@ class QueueKeys {
 };
 
 struct CompleteItem {
-	std::string id, token, returnvalue; // returnvalue must be JSON text (§14.2)
+	std::string id, token, returnvalue; // returnvalue must be JSON text: bullmq readers JSON.parse it
 	KeepPolicy keep;
 };
 
@@ -59,10 +59,12 @@ ScriptCall CompleteCall(const QueueKeys &q, int64_t now_ms, const std::vector<Co
 ScriptCall FailCall(const QueueKeys &q, int64_t now_ms, const std::vector<FailItem> &items);
 ScriptCall RetryCall(const QueueKeys &q, int64_t now_ms, const std::vector<RetryItem> &items);
 ScriptCall ExtendLocksCall(const QueueKeys &q, int64_t now_ms, int64_t lock_ms, const std::vector<HeldLock> &locks);
-ScriptCall StalledCheckCall(const QueueKeys &q, int64_t now_ms, int64_t stalled_interval_ms, int64_t max_stalled);
+// StalledCheckCall never lets the check fail a job: a consumer's crash may delay a message, never
+// drop it (the limit it passes is one no count reaches).
+ScriptCall StalledCheckCall(const QueueKeys &q, int64_t now_ms, int64_t stalled_interval_ms);
 ScriptCall RecoverIdentityCall(const QueueKeys &q, int64_t now_ms, const std::string &identity);
 
-// StackTrace is the `stacktrace` field: a JSON array of strings (§3).
+// StackTrace is the `stacktrace` field: a JSON array of strings, as bullmq readers parse it.
 std::string StackTrace(const std::string &line);
 
 } // namespace chat_outboxd

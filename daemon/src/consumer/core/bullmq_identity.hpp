@@ -2,7 +2,7 @@
 //
 // Lock tokens are "<identity>:<run uuid>:<n>": the identity lets a restarted daemon recognise
 // (and take back at once) the jobs its killed predecessor held; the run uuid keeps tokens unique
-// across runs, and n across fetches. A token is never "0" (§14.8).
+// across runs, and n across fetches. A token is never "0": BullMQ means "no lock" by it.
 #pragma once
 
 #include <cstdint>

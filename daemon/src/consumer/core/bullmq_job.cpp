@@ -1,6 +1,8 @@
 // daemon/src/consumer/core/bullmq_job.cpp - see bullmq_job.hpp.
 #include "consumer/core/bullmq_job.hpp"
 
+#include <algorithm>
+
 #include <cmath>
 
 #include <nlohmann/json.hpp>
@@ -65,6 +67,14 @@ Job::AttemptsMade() const
 	if (!v)
 		v = Field("attemptsMade");
 	return v ? std::strtoll(v->c_str(), nullptr, 10) : 0;
+}
+
+int64_t
+Job::StartsLost() const
+{
+	const std::string *ats = Field("ats");
+	int64_t started = ats ? std::strtoll(ats->c_str(), nullptr, 10) : 0;
+	return std::max<int64_t>(0, started - AttemptsMade() - 1);
 }
 
 JobOptions

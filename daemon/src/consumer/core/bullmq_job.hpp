@@ -1,5 +1,6 @@
 // daemon/src/consumer/core/bullmq_job.hpp - the BullMQ job codec: fetch replies into jobs, job opts into
-// the policies the consumer applies (bullmq-protocol.md §3, §7.4, §7.5).
+// the policies the consumer applies: attempts and backoff, removeOnComplete/removeOnFail, lifo (the field
+// names and formats are BullMQ's, as a bullmq Queue writes them; the key layout is in docs/daemon.md).
 #pragma once
 
 #include <cstdint>
@@ -39,6 +40,10 @@ struct Job {
 
 	const std::string *Field(const std::string &name) const;
 	int64_t AttemptsMade() const; // `atm`, falling back to the v4 name `attemptsMade`
+	// StartsLost counts the earlier starts of the job that ended neither finished nor retried: a
+	// consumer crashed or lost its lock holding it (`ats`, which the fetch counts this start in, less
+	// `atm` and this start).
+	int64_t StartsLost() const;
 	JobOptions Options() const;   // from `opts`; unparsable opts give defaults (never poison)
 };
 
@@ -58,7 +63,8 @@ bool DecodeStatuses(const RedisValue &reply, size_t expected, std::vector<int64_
 // ParseKeep interprets a removeOnComplete/removeOnFail JSON value (true, false, N, {age,count}).
 std::optional<KeepPolicy> ParseKeep(const std::string &json_value);
 
-// BackoffDelay is the delay before the next attempt after `attempts_made` failures (§7.5).
+// BackoffDelay is the delay before the next attempt after `attempts_made` failures, as BullMQ computes
+// it: "fixed" waits delay ms, "exponential" 2^(attempts_made - 1) × delay ms (at most a year).
 int64_t BackoffDelay(const Backoff &backoff, int64_t attempts_made);
 
 // FinishStatusText names a finish-script status (-1 missing, -2 lock gone, ...).

@@ -1,6 +1,9 @@
 // daemon/src/consumer/core/inbox_sql.cpp - see inbox_sql.hpp.
 #include "consumer/core/inbox_sql.hpp"
 
+#include <cerrno>
+#include <cstdlib>
+
 namespace chat_outboxd {
 
 std::string
@@ -39,29 +42,104 @@ PgArrayLiteral(const std::vector<std::optional<std::string>> &items)
 	return out + "}";
 }
 
+namespace {
+
+// kOthersPerWrite bounds the rows of other writers one write returns; the rest come with the next.
+constexpr int kOthersPerWrite = 10000;
+
+// The SELECT list, one entry per InboxColumn in its order: the expression for a message of the batch
+// (i = input, ins = what this statement inserted, e = the row that was already there) and for a row
+// of another writer (o).
+struct ColumnSql {
+	InboxColumn column;
+	const char *batch;
+	const char *other;
+};
+
+constexpr ColumnSql kColumns[] = {
+    {kInboxId, "i.message_id::pg_catalog.text", "o.message_id::pg_catalog.text"},
+    {kInboxSeq, "coalesce(ins.seq, e.seq)", "o.seq"},
+    {kInboxChatId, "coalesce(e.chat_id, i.chat_id)", "o.chat_id"},
+    {kInboxBody, "coalesce(e.body, i.body)", "o.body"},
+    {kInboxCreatedIso, "pg_catalog.to_json(coalesce(e.created_at, i.created_at)) OPERATOR(pg_catalog.#>>) '{}'",
+     "pg_catalog.to_json(o.created_at) OPERATOR(pg_catalog.#>>) '{}'"},
+    {kInboxCreatedEpoch, "EXTRACT(epoch FROM coalesce(e.created_at, i.created_at))::pg_catalog.float8",
+     "EXTRACT(epoch FROM o.created_at)::pg_catalog.float8"},
+    {kInboxKind, "CASE WHEN ins.seq IS NULL THEN 'e' ELSE 'n' END", "'o'"},
+};
+static_assert(sizeof kColumns / sizeof kColumns[0] == kInboxColumnCount, "one SELECT entry per InboxColumn");
+
+constexpr bool
+InColumnOrder()
+{
+	for (size_t i = 0; i < kInboxColumnCount; i++)
+		if (kColumns[i].column != i)
+			return false;
+	return true;
+}
+static_assert(InColumnOrder(), "kColumns lists the InboxColumn values in order");
+
+std::string
+SelectList(bool batch)
+{
+	std::string out;
+	for (size_t i = 0; i < kInboxColumnCount; i++) {
+		out += i ? ", " : " ";
+		out += batch ? kColumns[i].batch : kColumns[i].other;
+		if (i == kInboxSeq)
+			out += " AS seq";
+	}
+	return out;
+}
+
+bool
+ToInt(const std::optional<std::string> &v, int64_t *out)
+{
+	if (!v || v->empty())
+		return false;
+	char *end = nullptr;
+	errno = 0;
+	long long n = std::strtoll(v->c_str(), &end, 10);
+	if (*end != '\0' || errno == ERANGE)
+		return false;
+	*out = n;
+	return true;
+}
+
+} // namespace
+
+std::string
+InboxLockSql()
+{
+	return "SELECT pg_catalog.pg_advisory_xact_lock(pg_catalog.hashtext($1::pg_catalog.text))";
+}
+
+std::string
+InboxLockKey(const std::string &service)
+{
+	return "chat_outbox.inbox:" + service;
+}
+
+std::string
+InboxHighWaterSql(const std::string &service)
+{
+	return "SELECT coalesce(pg_catalog.max(seq), 0) FROM " + QuoteIdent(service) + ".inbox";
+}
+
 std::string
 InboxInsertSql(const std::string &service)
 {
-	// Every distinct message of the batch comes back, inserted or not, with its seq and a `new`
-	// flag: after a write whose outcome was unknown (connection lost at COMMIT) the consumer must
-	// still push the rows its lost attempt committed. An existing row is read from the inbox
-	// (the statement's snapshot does not see what `ins` adds, so the two never overlap).
-	//
-	// Clients resume from a seq, so seqs must be handed out in commit order: a row that commits
-	// after a higher seq was pushed would be skipped by every resuming client. One transaction-scoped
-	// advisory lock per inbox, taken before any seq is drawn and held to COMMIT, serializes writers:
-	// a daemon restarted while its predecessor's last INSERT still runs in Postgres, or a second
-	// daemon for the same service, waits instead of interleaving.
+	// Every distinct message of the batch comes back, inserted or not, with its seq: after a write
+	// whose outcome was unknown (connection lost at COMMIT), or when another writer committed it,
+	// the consumer must still push the rows nobody pushed. An existing row is read from the inbox
+	// (the statement's snapshot does not see what `ins` adds, so the two never overlap). Rows of
+	// other writers above $5 come back too: nobody else pushes them to this daemon's clients.
 	const std::string inbox = QuoteIdent(service) + ".inbox";
-	std::string lock_key = "chat_outbox.inbox:";
-	for (char c : service)
-		lock_key += c == '\'' ? std::string("''") : std::string(1, c);
 	return "WITH input AS ("
-	       " SELECT DISTINCT ON (message_id) * FROM unnest($1::uuid[], $2::bigint[], $3::text[], $4::timestamptz[])"
+	       " SELECT DISTINCT ON (message_id) * FROM ROWS FROM ("
+	       "pg_catalog.unnest($1::pg_catalog.uuid[]), pg_catalog.unnest($2::pg_catalog.int8[]),"
+	       " pg_catalog.unnest($3::pg_catalog.text[]), pg_catalog.unnest($4::pg_catalog.timestamptz[]))"
 	       " WITH ORDINALITY AS t(message_id, chat_id, body, created_at, ord)"
-	       " WHERE (SELECT pg_advisory_xact_lock(hashtext('" +
-	       lock_key +
-	       "'))) IS NOT NULL"
 	       " ORDER BY message_id, ord"
 	       "), ins AS ("
 	       " INSERT INTO " +
@@ -70,18 +148,30 @@ InboxInsertSql(const std::string &service)
 	       " SELECT message_id, chat_id, body, created_at FROM input ORDER BY ord"
 	       " ON CONFLICT (message_id) DO NOTHING"
 	       " RETURNING message_id, seq"
-	       ") SELECT i.message_id::text, coalesce(ins.seq, e.seq) AS seq, coalesce(e.chat_id, i.chat_id),"
-	       " coalesce(e.body, i.body), to_json(coalesce(e.created_at, i.created_at)) #>> '{}',"
-	       " extract(epoch FROM coalesce(e.created_at, i.created_at))::float8, ins.seq IS NOT NULL"
-	       " FROM input i LEFT JOIN ins ON ins.message_id = i.message_id"
+	       ") SELECT" +
+	       SelectList(true) +
+	       " FROM input i LEFT JOIN ins ON ins.message_id OPERATOR(pg_catalog.=) i.message_id"
 	       " LEFT JOIN " +
 	       inbox +
-	       " e ON e.message_id = i.message_id AND ins.message_id IS NULL"
+	       " e ON e.message_id OPERATOR(pg_catalog.=) i.message_id AND ins.message_id IS NULL"
+	       " UNION ALL SELECT * FROM (SELECT" +
+	       SelectList(false) + " FROM " + inbox +
+	       " o WHERE o.seq OPERATOR(pg_catalog.>) $5::pg_catalog.int8"
+	       " AND NOT o.message_id OPERATOR(pg_catalog.=) ANY ($1::pg_catalog.uuid[])"
+	       " ORDER BY o.seq LIMIT " +
+	       std::to_string(kOthersPerWrite) +
+	       ") others"
 	       " ORDER BY seq";
 }
 
+int
+InboxOthersPerWrite()
+{
+	return kOthersPerWrite;
+}
+
 std::vector<std::optional<std::string>>
-InboxInsertParams(const std::vector<ChatMessage> &messages)
+InboxInsertParams(const std::vector<ChatMessage> &messages, std::optional<int64_t> pushed_up_to)
 {
 	std::vector<std::optional<std::string>> ids, chats, bodies, created;
 	for (const auto &m : messages) {
@@ -90,7 +180,75 @@ InboxInsertParams(const std::vector<ChatMessage> &messages)
 		bodies.emplace_back(m.body);
 		created.push_back(m.created_at);
 	}
-	return {PgArrayLiteral(ids), PgArrayLiteral(chats), PgArrayLiteral(bodies), PgArrayLiteral(created)};
+	std::optional<std::string> after;
+	if (pushed_up_to)
+		after = std::to_string(*pushed_up_to);
+	return {PgArrayLiteral(ids), PgArrayLiteral(chats), PgArrayLiteral(bodies), PgArrayLiteral(created), after};
+}
+
+bool
+ParseInboxRows(PgRows &&rows, InboxRows *out, std::string *error)
+{
+	*out = InboxRows();
+	for (auto &row : rows) {
+		InboxMessage m;
+		if (row.size() != kInboxColumnCount || !row[kInboxId] || !ToInt(row[kInboxSeq], &m.seq) ||
+		    !ToInt(row[kInboxChatId], &m.chat_id) || !row[kInboxBody] || !row[kInboxKind] ||
+		    row[kInboxKind]->size() != 1) {
+			*error = "inbox insert returned a malformed row";
+			return false;
+		}
+		m.id = std::move(*row[kInboxId]);
+		m.body = std::move(*row[kInboxBody]);
+		m.created_at = row[kInboxCreatedIso] ? std::move(*row[kInboxCreatedIso]) : std::string();
+		switch (static_cast<InboxRowKind>((*row[kInboxKind])[0])) {
+		case InboxRowKind::Inserted:
+			out->inserted.push_back(std::move(m));
+			out->created.push_back(row[kInboxCreatedEpoch]
+			                           ? std::optional<double>(std::strtod(row[kInboxCreatedEpoch]->c_str(), nullptr))
+			                           : std::nullopt);
+			break;
+		case InboxRowKind::Existing:
+			out->existing.push_back(std::move(m));
+			break;
+		case InboxRowKind::Other:
+			out->others.push_back(std::move(m));
+			break;
+		default:
+			*error = "inbox insert returned a row of unknown kind '" + *row[kInboxKind] + "'";
+			return false;
+		}
+	}
+	if (out->others.size() >= static_cast<size_t>(kOthersPerWrite))
+		out->read_up_to = out->others.back().seq;
+	return true;
+}
+
+bool
+InboxDataException(const std::string &sqlstate)
+{
+	return sqlstate.rfind("22", 0) == 0;
+}
+
+bool
+InboxRowRefused(const std::string &sqlstate)
+{
+	return InboxDataException(sqlstate) || sqlstate.rfind("23", 0) == 0 || sqlstate.rfind("P0", 0) == 0;
+}
+
+void
+InboxRows::Add(InboxRows &&more)
+{
+	for (auto &m : more.inserted)
+		inserted.push_back(std::move(m));
+	for (auto &c : more.created)
+		created.push_back(c);
+	for (auto &m : more.existing)
+		existing.push_back(std::move(m));
+	for (auto &m : more.others)
+		others.push_back(std::move(m));
+	if (more.read_up_to && (!read_up_to || *more.read_up_to < *read_up_to))
+		read_up_to = more.read_up_to;
 }
 
 } // namespace chat_outboxd

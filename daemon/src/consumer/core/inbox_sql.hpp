@@ -1,23 +1,95 @@
-// daemon/src/consumer/core/inbox_sql.hpp - the one statement that writes a batch into <service>.inbox.
+// daemon/src/consumer/core/inbox_sql.hpp - the statements that write a batch into <service>.inbox, and
+// the reading of their result.
 //
-// A batch is sent as four parallel arrays (text format) and inserted WITH ORDINALITY in that
-// order, so `seq` follows queue order; ON CONFLICT DO NOTHING + RETURNING tells which ids were new.
+// One write is one transaction of four statements on the inbox connection:
+//   BEGIN; SELECT <the inbox lock>; <the insert>; COMMIT
+// The lock is an advisory lock per inbox, held to COMMIT, so seqs are handed out in commit order
+// (clients resume from a seq: a row committing below an already-pushed seq would be skipped by
+// every resuming client). It is taken in its own statement because a statement's snapshot is taken
+// when the statement starts: the insert, started after the lock wait, sees every row the writer
+// before it committed, in READ COMMITTED.
+//
+// A batch is sent as four parallel arrays (text format) and inserted WITH ORDINALITY in that order,
+// so `seq` follows queue order; ON CONFLICT DO NOTHING + RETURNING tells which ids were new.
+//
+// Every function and operator is qualified with pg_catalog, and type names too, so objects a role
+// can create in a schema on the search_path are never called.
 #pragma once
 
+#include <cstdint>
 #include <optional>
 #include <string>
 #include <vector>
 
 #include "consumer/core/job_message.hpp"
+#include "consumer/delivery.hpp"
 
 namespace chat_outboxd {
 
-// InboxInsertSql returns the statement for schema `service`; its rows are
-// (message_id, seq, chat_id, body, created_at ISO 8601 or NULL, created_at epoch seconds or NULL), by seq.
+// InboxLockSql takes the inbox's advisory lock; its one parameter is InboxLockKey(service).
+std::string InboxLockSql();
+std::string InboxLockKey(const std::string &service);
+
+// InboxHighWaterSql returns the inbox's highest seq (0 when empty), in one row and column.
+std::string InboxHighWaterSql(const std::string &service);
+
+// InboxInsertSql returns the insert for schema `service`. Its result has the columns of
+// InboxColumn, ordered by seq: every distinct message of the batch, new or already there, and every
+// row another writer committed above $5 (the highest seq already pushed; NULL: none).
 std::string InboxInsertSql(const std::string &service);
 
-// InboxInsertParams returns $1..$4: uuid[], bigint[], text[], timestamptz[] literals.
-std::vector<std::optional<std::string>> InboxInsertParams(const std::vector<ChatMessage> &messages);
+// The result columns of InboxInsertSql, in its SELECT order (InboxInsertSql builds its SELECT list
+// from the same table, so the two cannot drift apart).
+enum InboxColumn : size_t {
+	kInboxId,           // message_id as text
+	kInboxSeq,          // seq
+	kInboxChatId,       // chat_id
+	kInboxBody,         // body
+	kInboxCreatedIso,   // created_at, ISO 8601 as JSON prints it, or NULL
+	kInboxCreatedEpoch, // created_at as epoch seconds, or NULL
+	kInboxKind,         // InboxRowKind as one letter
+	kInboxColumnCount
+};
+
+// InboxRowKind says why a row is in the result.
+enum class InboxRowKind : char {
+	Inserted = 'n', // written by this statement
+	Existing = 'e', // a message of the batch that was already in the inbox
+	Other = 'o',    // not in the batch: another writer committed it above the highest pushed seq
+};
+
+// InboxOthersPerWrite is the most rows of other writers one write returns (the rest come with the next).
+int InboxOthersPerWrite();
+
+// InboxInsertParams returns $1..$5: uuid[], bigint[], text[], timestamptz[] literals and the highest
+// seq already pushed (nullopt: unknown, no other writers' rows are returned).
+std::vector<std::optional<std::string>> InboxInsertParams(const std::vector<ChatMessage> &messages,
+                                                          std::optional<int64_t> pushed_up_to);
+
+// InboxRows is the result of one write, each list in seq order.
+struct InboxRows {
+	std::vector<InboxMessage> inserted;          // new rows
+	std::vector<std::optional<double>> created;  // parallel to inserted: created_at as epoch seconds
+	std::vector<InboxMessage> existing;          // messages of the batch that were already there
+	std::vector<InboxMessage> others;            // rows of other writers above the highest pushed seq
+	// Set when `others` stopped at InboxOthersPerWrite(): rows above this seq were not all read.
+	std::optional<int64_t> read_up_to;
+
+	// Add appends another write's rows (a batch written one message at a time).
+	void Add(InboxRows &&more);
+};
+
+using PgRows = std::vector<std::vector<std::optional<std::string>>>;
+
+// ParseInboxRows reads InboxInsertSql's result; false with *error on a row it cannot read.
+bool ParseInboxRows(PgRows &&rows, InboxRows *out, std::string *error);
+
+// InboxRowRefused: SQLSTATE classes that judge a row's content (data exception 22, integrity
+// constraint 23, a raise in a trigger P0), as opposed to the statement or the server (permissions, a
+// missing table, shutdown): only the former are worth isolating, the latter hold the batch until they clear.
+bool InboxRowRefused(const std::string &sqlstate);
+// InboxDataException: class 22. Validation leaves only created_at for Postgres to reject that way.
+bool InboxDataException(const std::string &sqlstate);
 
 // PgArrayLiteral renders a one-dimensional Postgres array in text form; nullopt elements are NULL.
 std::string PgArrayLiteral(const std::vector<std::optional<std::string>> &items);
