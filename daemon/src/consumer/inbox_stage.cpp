@@ -20,7 +20,6 @@ InboxStage::Write(BatchPtr batch, std::function<void(BatchPtr)> committed)
 {
 	batch_ = std::move(batch);
 	committed_ = std::move(committed);
-	drop_created_at_ = false;
 	Attempt();
 }
 
@@ -83,8 +82,6 @@ InboxStage::Messages() const
 		if (!bj.ToInbox())
 			continue;
 		out.push_back(*bj.msg);
-		if (drop_created_at_)
-			out.back().created_at.reset();
 	}
 	return out;
 }
@@ -109,21 +106,13 @@ InboxStage::Attempt()
 void
 InboxStage::OnWritten(InboxWriteResult &&res)
 {
-	if (!res.ok && !res.connection_lost && InboxDataException(res.sqlstate) && !drop_created_at_) {
-		// Validation leaves only created_at for Postgres to reject (data exception class 22);
-		// retrying without it beats holding the queue on one bad timestamp forever.
-		Log(Level::Warning, "inbox rejected the batch (%s); writing it again without created_at", res.error.c_str());
-		drop_created_at_ = true;
-		Attempt();
-		return;
-	}
 	if (!res.ok && !res.connection_lost && InboxRowRefused(res.sqlstate)) {
-		// One message's row is refused (a constraint, a trigger, bad data): find it instead of
-		// holding the whole queue behind it.
+		// One message's row is refused (a constraint, a trigger, bad data such as a created_at that
+		// looked like ISO 8601 but is no date): find it instead of holding the whole queue behind it.
 		Log(Level::Warning, "inbox refused the batch (%s, SQLSTATE %s); writing its messages one by one",
 		    res.error.c_str(), res.sqlstate.c_str());
 		isolated_ = InboxRows();
-		IsolateFrom(0);
+		IsolateFrom(0, false);
 		return;
 	}
 	if (!res.ok) {
@@ -143,11 +132,13 @@ InboxStage::OnWritten(InboxWriteResult &&res)
 	Committed(std::move(res));
 }
 
-// IsolateFrom writes the batch's messages one at a time, in queue order, from job i on. A refused
-// message is marked `rejected`; the accepted ones continue as one commit. Server trouble half-way
-// sends the whole batch back to the normal retry (the rows already written come back as existing).
+// IsolateFrom writes the batch's messages one at a time, in queue order, from job i on. A message
+// whose created_at Postgres rejects (data exception, class 22) is written again without it (NULL),
+// so only it loses the sender's time; a message refused otherwise is
+// marked `rejected`. The accepted ones continue as one commit. Server trouble half-way sends the
+// whole batch back to the normal retry (the rows already written come back as existing).
 void
-InboxStage::IsolateFrom(size_t i)
+InboxStage::IsolateFrom(size_t i, bool without_created_at)
 {
 	while (i < batch_->jobs.size() && !batch_->jobs[i].msg)
 		i++;
@@ -156,19 +147,26 @@ InboxStage::IsolateFrom(size_t i)
 		return;
 	}
 	std::vector<ChatMessage> one = {*batch_->jobs[i].msg};
-	if (drop_created_at_)
+	if (without_created_at)
 		one[0].created_at.reset();
-	writer_.Write(one, pushed_up_to_, [this, i, b = batch_](InboxWriteResult &&r) {
+	writer_.Write(one, pushed_up_to_, [this, i, without_created_at, b = batch_](InboxWriteResult &&r) {
 		if (batch_ != b)
 			return;
 		if (r.ok) {
 			isolated_.Add(std::move(r));
-			IsolateFrom(i + 1);
+			IsolateFrom(i + 1, false);
+			return;
+		}
+		const ChatMessage &m = *batch_->jobs[i].msg;
+		if (!r.connection_lost && InboxDataException(r.sqlstate) && m.created_at && !without_created_at) {
+			Log(Level::Warning, "message %s: created_at \"%s\" refused (%s); stored without it",
+			    m.id.c_str(), m.created_at->c_str(), r.error.c_str());
+			IsolateFrom(i, true);
 			return;
 		}
 		if (!r.connection_lost && InboxRowRefused(r.sqlstate)) {
 			batch_->jobs[i].rejected = "inbox refused the message: " + r.error + " (SQLSTATE " + r.sqlstate + ")";
-			IsolateFrom(i + 1);
+			IsolateFrom(i + 1, false);
 			return;
 		}
 		Log(Level::Warning, "inbox write failed while isolating a refused message: %s (batch kept, retrying)",

@@ -46,7 +46,7 @@ class InboxStage {
   private:
 	void Attempt();
 	void OnWritten(InboxWriteResult &&res);
-	void IsolateFrom(size_t i);
+	void IsolateFrom(size_t i, bool without_created_at);
 	void Committed(InboxRows &&rows);
 	void Push(InboxRows &&rows);
 	void RetryLater();
@@ -63,7 +63,6 @@ class InboxStage {
 
 	BatchPtr batch_;
 	std::function<void(BatchPtr)> committed_;
-	bool drop_created_at_ = false; // Postgres rejected a created_at that looked like ISO 8601 (e.g. Feb 31)
 	InboxRows isolated_;           // rows written one message at a time after the batch was refused
 	bool failing_ = false;         // the last write failed for a reason other than the connection
 	bool reading_high_water_ = false;
