@@ -2,6 +2,7 @@
 # Source after tests/harness/lib.sh:
 #   daemon_env <name>              harness_init + Redis + Postgres (with the extension)
 #   daemon_start <log> [args...]   start chat-outboxd in the background; sets $DAEMON_PID
+#                                  (listens on $DAEMON_LISTEN when set, else on a free port)
 #   daemon_wait_consuming <log>    until the daemon logged that it consumes
 #   peer <args...>                 tests/daemon/bullmq_peer.mjs with REDIS_URL set (peer_bg: in the background)
 #   inbox_count <service>          rows in <service>.inbox
@@ -22,7 +23,7 @@ daemon_start() {
 	local log=$1
 	shift
 	"$CHAT_OUTBOXD" --redis-url "$REDIS_URL" --database-url "$PGURL" --jwt-secret "$JWT_SECRET" \
-		--listen "127.0.0.1:$(harness_free_port)" --log-level verbose "$@" >>"$H_DIR/$log" 2>&1 &
+		--listen "${DAEMON_LISTEN:-127.0.0.1:$(harness_free_port)}" --log-level verbose "$@" >>"$H_DIR/$log" 2>&1 &
 	DAEMON_PID=$!
 	harness_track "$DAEMON_PID"
 }

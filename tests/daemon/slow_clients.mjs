@@ -1,0 +1,40 @@
+// tests/daemon/slow_clients.mjs - clients that stay connected to a daemon that keeps restarting, and
+// read slowly: two Socket.IO clients (WebSocket and long-polling) and two /ws clients that resume from
+// seq 0 and pause their socket, reading for a moment once a second. Each reconnects whenever it is let
+// go, until this process is killed. GW_PORT, GW_SECRET and NODE_PATH come from the test; argv[2] is
+// the chat they watch.
+import { io } from 'socket.io-client';
+import WebSocket from 'ws';
+import { signToken } from '../lib/jwt.mjs';
+
+const port = Number(process.env.GW_PORT);
+const chat = Number(process.argv[2] || 7);
+const token = () => signToken({ chats: [chat] }, process.env.GW_SECRET);
+const url = `http://127.0.0.1:${port}`;
+
+for (const transports of [['websocket'], ['polling']]) {
+	// socket.io-client reconnects by itself after a transport close, with its own backoff.
+	const s = io(url, { transports, auth: { token: token() }, reconnectionDelay: 100, reconnectionDelayMax: 500 });
+	s.on('message', () => {});
+	s.on('connect_error', () => {});
+}
+
+function slowWs() {
+	const ws = new WebSocket(`ws://127.0.0.1:${port}/ws?token=${token()}&since=0`);
+	let pacer = null;
+	ws.on('open', () => {
+		ws._socket.pause();
+		pacer = setInterval(() => {
+			ws._socket.resume();
+			setTimeout(() => ws._socket?.pause(), 20);
+		}, 1000);
+	});
+	ws.on('message', () => {});
+	ws.on('error', () => {});
+	ws.on('close', () => {
+		clearInterval(pacer);
+		setTimeout(slowWs, 200);
+	});
+}
+slowWs();
+slowWs();

@@ -1,0 +1,89 @@
+#!/usr/bin/env bash
+# daemon.stop_during_restarts: a stop is exit 0 whatever Postgres, Redis and the clients are doing.
+# A deploy restarts the daemon with its servers: SIGTERM reaches the daemon while Postgres restarts
+# (immediate and fast), while Redis restarts (SIGKILL and SHUTDOWN), and while both do, with jobs
+# flowing and clients connected that read slowly (Socket.IO over WebSocket and polling, two /ws
+# clients catching up a backlog with their sockets paused). Every round must end with exit code 0.
+. "$(dirname "$0")/../harness/lib.sh"
+. "$(dirname "$0")/daemon_lib.sh"
+daemon_env daemon-stop-during-restarts
+Q=t-stop
+ROUNDS=${ROUNDS:-2}
+GW_PORT=$(harness_free_port)
+GW_SECRET=$JWT_SECRET
+DAEMON_LISTEN=127.0.0.1:$GW_PORT
+export GW_PORT GW_SECRET
+health() { curl -s "http://127.0.0.1:$GW_PORT/healthz"; }
+
+# A backlog the /ws clients replay from seq 0 while barely reading: the daemon holds their frames.
+harness_psql "INSERT INTO workers.inbox (message_id, chat_id, body, created_at)
+	SELECT gen_random_uuid(), 7, repeat('x', 2000), now() FROM generate_series(1, 3000)"
+node "$D_DIR/slow_clients.mjs" 7 >"$H_DIR/clients.log" 2>&1 &
+harness_track $!
+
+pg_down() { # immediate or fast
+	harness_pg_ctl -m "$1" -w stop >/dev/null 2>&1 || true
+}
+pg_up() { harness_pg_ctl -w start >/dev/null; }
+redis_down() { # kill or shutdown
+	if [ "$1" = kill ]; then kill -9 "$(cat "$REDIS_PIDFILE")"; else redis-cli -p "$REDIS_PORT" shutdown >/dev/null 2>&1 || true; fi
+}
+redis_up() {
+	harness_wait_for 10 bash -c "! redis-cli -p $REDIS_PORT ping"
+	harness_redis_start_again
+}
+
+# stop_round <name> <what goes down...>: start the daemon, wait until it serves every client and
+# consumes, then send SIGTERM while the servers go down, bring them back, and check the exit code.
+round=0
+stop_round() {
+	local name=$1
+	shift
+	round=$((round + 1))
+	local log=round$round-$name.log
+	daemon_start "$log" --service workers --queue $Q --batch-size 20 --identity stop
+	harness_wait_for 30 bash -c "curl -s http://127.0.0.1:$GW_PORT/healthz | grep -q '\"redis\":true,\"postgres\":true,\"clients\":[4-9]'" ||
+		{ echo "FAIL: round $round ($name): clients never all connected: $(health)" >&2; exit 1; }
+	peer add $Q 400 7 >/dev/null
+	harness_wait_for 20 grep -q 'consuming ' "$H_DIR/$log"
+	local downs=()
+	for what in "$@"; do
+		case $what in
+		pg-*) pg_down "${what#pg-}" & ;;
+		redis-*) redis_down "${what#redis-}" & ;;
+		esac
+		downs+=($!)
+	done
+	kill -TERM "$DAEMON_PID"
+	local deadline=$(($(date +%s) + 40))
+	while kill -0 "$DAEMON_PID" 2>/dev/null; do
+		[ "$(date +%s)" -lt "$deadline" ] || { echo "FAIL: round $round ($name): no exit 40 s after SIGTERM" >&2; exit 1; }
+		sleep 0.1
+	done
+	set +e
+	wait "$DAEMON_PID"
+	local rc=$?
+	set -e
+	wait "${downs[@]}"
+	for what in "$@"; do
+		case $what in
+		pg-*) pg_up ;;
+		redis-*) redis_up ;;
+		esac
+	done
+	if [ "$rc" != 0 ]; then
+		echo "FAIL: round $round ($name): exit code $rc after SIGTERM, want 0" >&2
+		tail -n 20 "$H_DIR/$log" >&2
+		exit 1
+	fi
+	echo "ok: round $round: SIGTERM during $name: exit 0"
+}
+
+for i in $(seq 1 "$ROUNDS"); do
+	stop_round "postgres immediate restart" pg-immediate
+	stop_round "postgres fast restart" pg-fast
+	stop_round "redis SIGKILL and restart" redis-kill
+	stop_round "redis shutdown and restart" redis-shutdown
+	stop_round "postgres and redis restarts" pg-immediate redis-kill
+done
+echo "PASS"
