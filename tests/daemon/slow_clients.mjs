@@ -1,7 +1,8 @@
 // tests/daemon/slow_clients.mjs - clients that stay connected to a daemon that keeps restarting, and
 // read slowly: two Socket.IO clients (WebSocket and long-polling) and two /ws clients that resume from
-// seq 0 and pause their socket, reading for a moment once a second. Each reconnects whenever it is let
-// go, until this process is killed. GW_PORT, GW_SECRET and NODE_PATH come from the test; argv[2] is
+// seq 0 with their socket paused, one reading for a moment once a second, one never (so it is still
+// connected when the daemon lets go of its clients, and never learns it was let go). The readers
+// reconnect whenever they are let go; the test runs one of these processes per daemon and kills it. GW_PORT, GW_SECRET and NODE_PATH come from the test; argv[2] is
 // the chat they watch.
 import { io } from 'socket.io-client';
 import WebSocket from 'ws';
@@ -19,11 +20,12 @@ for (const transports of [['websocket'], ['polling']]) {
 	s.on('connect_error', () => {});
 }
 
-function slowWs() {
+function slowWs(reads) {
 	const ws = new WebSocket(`ws://127.0.0.1:${port}/ws?token=${token()}&since=0`);
 	let pacer = null;
 	ws.on('open', () => {
 		ws._socket.pause();
+		if (!reads) return;
 		pacer = setInterval(() => {
 			ws._socket.resume();
 			setTimeout(() => ws._socket?.pause(), 20);
@@ -33,8 +35,8 @@ function slowWs() {
 	ws.on('error', () => {});
 	ws.on('close', () => {
 		clearInterval(pacer);
-		setTimeout(slowWs, 200);
+		if (reads) setTimeout(() => slowWs(reads), 200);
 	});
 }
-slowWs();
-slowWs();
+slowWs(true);
+slowWs(false);

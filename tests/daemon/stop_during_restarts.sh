@@ -8,7 +8,7 @@
 . "$(dirname "$0")/daemon_lib.sh"
 daemon_env daemon-stop-during-restarts
 Q=t-stop
-ROUNDS=${ROUNDS:-2}
+ROUNDS=${ROUNDS:-1}
 GW_PORT=$(harness_free_port)
 GW_SECRET=$JWT_SECRET
 DAEMON_LISTEN=127.0.0.1:$GW_PORT
@@ -18,8 +18,6 @@ health() { curl -s "http://127.0.0.1:$GW_PORT/healthz"; }
 # A backlog the /ws clients replay from seq 0 while barely reading: the daemon holds their frames.
 harness_psql "INSERT INTO workers.inbox (message_id, chat_id, body, created_at)
 	SELECT gen_random_uuid(), 7, repeat('x', 2000), now() FROM generate_series(1, 3000)"
-node "$D_DIR/slow_clients.mjs" 7 >"$H_DIR/clients.log" 2>&1 &
-harness_track $!
 
 pg_down() { # immediate or fast
 	harness_pg_ctl -m "$1" -w stop >/dev/null 2>&1 || true
@@ -33,15 +31,20 @@ redis_up() {
 	harness_redis_start_again
 }
 
-# stop_round <name> <what goes down...>: start the daemon, wait until it serves every client and
-# consumes, then send SIGTERM while the servers go down, bring them back, and check the exit code.
+# stop_round <name> <lag> <what goes down...>: start the daemon, wait until it serves every client
+# and consumes, then send SIGTERM <lag> seconds after the servers start going down (0: at once, so
+# the stop and the lost connections interleave; later: the clients are already reconnecting), bring
+# the servers back, and check the exit code.
 round=0
 stop_round() {
-	local name=$1
-	shift
+	local name=$1 lag=$2
+	shift 2
 	round=$((round + 1))
 	local log=round$round-$name.log
 	daemon_start "$log" --service workers --queue $Q --batch-size 20 --identity stop
+	node "$D_DIR/slow_clients.mjs" 7 >>"$H_DIR/clients.log" 2>&1 &
+	local clients=$!
+	harness_track $clients
 	harness_wait_for 30 bash -c "curl -s http://127.0.0.1:$GW_PORT/healthz | grep -q '\"redis\":true,\"postgres\":true,\"clients\":[4-9]'" ||
 		{ echo "FAIL: round $round ($name): clients never all connected: $(health)" >&2; exit 1; }
 	peer add $Q 400 7 >/dev/null
@@ -54,6 +57,7 @@ stop_round() {
 		esac
 		downs+=($!)
 	done
+	sleep "$lag"
 	kill -TERM "$DAEMON_PID"
 	local deadline=$(($(date +%s) + 40))
 	while kill -0 "$DAEMON_PID" 2>/dev/null; do
@@ -65,6 +69,7 @@ stop_round() {
 	local rc=$?
 	set -e
 	wait "${downs[@]}"
+	kill "$clients"
 	for what in "$@"; do
 		case $what in
 		pg-*) pg_up ;;
@@ -76,14 +81,16 @@ stop_round() {
 		tail -n 20 "$H_DIR/$log" >&2
 		exit 1
 	fi
-	echo "ok: round $round: SIGTERM during $name: exit 0"
+	echo "ok: round $round: SIGTERM ${lag}s into $name: exit 0"
 }
 
-for i in $(seq 1 "$ROUNDS"); do
-	stop_round "postgres immediate restart" pg-immediate
-	stop_round "postgres fast restart" pg-fast
-	stop_round "redis SIGKILL and restart" redis-kill
-	stop_round "redis shutdown and restart" redis-shutdown
-	stop_round "postgres and redis restarts" pg-immediate redis-kill
+for lag in 0 0.3; do
+	for i in $(seq 1 "$ROUNDS"); do
+		stop_round "a postgres immediate restart" $lag pg-immediate
+		stop_round "a postgres fast restart" $lag pg-fast
+		stop_round "a redis SIGKILL and restart" $lag redis-kill
+		stop_round "a redis shutdown and restart" $lag redis-shutdown
+		stop_round "postgres and redis restarts" $lag pg-immediate redis-kill
+	done
 done
 echo "PASS"
