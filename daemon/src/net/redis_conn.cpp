@@ -4,7 +4,8 @@
 // reports a refused or reset socket exactly that way (status < 0, poll stopped), so hiredis would
 // never learn the connect failed and the connection would hang until our deadline. The small
 // adapter below hands such an event to hiredis as readable + writable; hiredis then reads the
-// socket error itself and runs the usual connect/disconnect callbacks.
+// socket error itself and runs the usual connect/disconnect callbacks. Every handle is a UvPoll or
+// UvTimer (base/uv_handle.hpp) and every callback from hiredis or libuv runs through CallFromC.
 #include "net/redis_conn.hpp"
 
 #include <list>
@@ -13,6 +14,8 @@
 #include <hiredis/hiredis.h>
 
 #include "backoff.hpp"
+#include "base/c_boundary.hpp"
+#include "base/uv_timer.hpp"
 
 namespace chat_outboxd {
 
@@ -59,16 +62,17 @@ Convert(const redisReply *r)
 
 // --- the libuv adapter (see the file comment) ------------------------------------------------
 
+// UvEvents lives until its poll handle is closed: hiredis may free the context (and call UvCleanup)
+// inside redisAsyncHandleRead, and UvOnPoll still reads p->ac after that.
 struct UvEvents {
 	redisAsyncContext *ac;
-	uv_poll_t poll;
-	int events;
+	UvPoll poll{"redis"};
+	int events = 0;
 };
 
 void
-UvOnPoll(uv_poll_t *h, int status, int events) noexcept
+UvOnPoll(UvEvents *p, int status, int events)
 {
-	auto *p = static_cast<UvEvents *>(h->data);
 	if (status < 0)
 		events = UV_READABLE | UV_WRITABLE;
 	if (p->ac && (events & UV_READABLE))
@@ -81,9 +85,9 @@ void
 UvUpdate(UvEvents *p)
 {
 	if (p->events)
-		uv_poll_start(&p->poll, p->events, UvOnPoll);
+		p->poll.Start(p->events, [p](int status, int events) { UvOnPoll(p, status, events); });
 	else
-		uv_poll_stop(&p->poll);
+		p->poll.Stop();
 }
 
 void
@@ -123,19 +127,17 @@ UvCleanup(void *d)
 {
 	auto *p = static_cast<UvEvents *>(d);
 	p->ac = nullptr;
-	uv_close(reinterpret_cast<uv_handle_t *>(&p->poll),
-	         [](uv_handle_t *h) noexcept { delete static_cast<UvEvents *>(h->data); });
+	p->poll.Close([p] { delete p; });
 }
 
 bool
 UvAttach(redisAsyncContext *ac, uv_loop_t *loop)
 {
-	auto *p = new UvEvents{ac, {}, 0};
-	if (uv_poll_init(loop, &p->poll, ac->c.fd) != 0) {
+	auto *p = new UvEvents{ac};
+	if (!p->poll.Open(loop, ac->c.fd)) {
 		delete p;
 		return false;
 	}
-	p->poll.data = p;
 	ac->ev.data = p;
 	ac->ev.addRead = UvAddRead;
 	ac->ev.delRead = UvDelRead;
@@ -166,28 +168,22 @@ struct RedisConn::Impl {
 	int64_t client_id = 0;
 	std::string drop_reason;
 	chat_outbox::Backoff backoff{50, 5000};
-	uv_timer_t retry_timer, watchdog, defer_timer;
-	int open_handles = 3;
+	UvTimer retry_timer, watchdog, defer_timer;
 	std::list<Call *> pending;
 	std::list<std::pair<RedisConn::ReplyCb, std::string>> deferred; // failures delivered on the next tick
 	std::vector<std::function<void()>> on_ready; // every listener, in the order they were added
-	std::function<void()> on_down, close_done;
+	std::function<void()> on_down;
 
 	Impl(uv_loop_t *l, chat_outbox::RedisUrl u, std::string r, std::string n, int64_t t, StateLog *s)
-	    : loop(l), url(std::move(u)), role(std::move(r)), client_name(std::move(n)), timeout_ms(t), state_log(s)
+	    : loop(l), url(std::move(u)), role(std::move(r)), client_name(std::move(n)), timeout_ms(t), state_log(s),
+	      retry_timer(l, "redis reconnect"), watchdog(l, "redis watchdog"), defer_timer(l, "redis deferred failures")
 	{
 	}
 
 	template <typename F>
 	void Guard(const char *where, F &&f) noexcept
 	{
-		try {
-			f();
-		} catch (const std::exception &e) {
-			Log(Level::Warning, "%s: exception in %s: %s", role.c_str(), where, e.what());
-		} catch (...) {
-			Log(Level::Warning, "%s: unknown exception in %s", role.c_str(), where);
-		}
+		CallFromC(role.c_str(), where, std::forward<F>(f));
 	}
 
 	void Connect()
@@ -266,15 +262,9 @@ struct RedisConn::Impl {
 			state_log->Down(why);
 		else if (backoff.Failures() == 0)
 			Log(Level::Verbose, "%s: %s (reconnecting)", role.c_str(), why.c_str());
-		uv_timer_start(&retry_timer, OnRetry, static_cast<uint64_t>(backoff.Next()), 0);
-	}
-
-	static void OnRetry(uv_timer_t *t) noexcept
-	{
-		auto *self = static_cast<Impl *>(t->data);
-		self->Guard("reconnect", [&] {
-			if (!self->ac && !self->closing)
-				self->Connect();
+		retry_timer.Start(static_cast<uint64_t>(backoff.Next()), [this] {
+			if (!ac && !closing)
+				Connect();
 		});
 	}
 
@@ -377,36 +367,30 @@ struct RedisConn::Impl {
 			return;
 		}
 		deferred.emplace_back(std::move(cb), std::move(why));
-		uv_timer_start(&defer_timer, OnDefer, 0, 0);
+		defer_timer.Start(0, [this] { FlushDeferred(); });
 	}
 
-	static void OnDefer(uv_timer_t *t) noexcept
+	void FlushDeferred()
 	{
-		auto *self = static_cast<Impl *>(t->data);
-		self->Guard("deferred failure", [&] {
-			auto list = std::move(self->deferred);
-			self->deferred.clear();
-			for (auto &d : list)
-				if (d.first)
-					d.first(nullptr, d.second);
-		});
+		auto list = std::move(deferred);
+		deferred.clear();
+		for (auto &d : list)
+			if (d.first)
+				d.first(nullptr, d.second);
 	}
 
-	static void OnWatchdog(uv_timer_t *t) noexcept
+	void Watchdog()
 	{
-		auto *self = static_cast<Impl *>(t->data);
-		self->Guard("watchdog", [&] {
-			uint64_t now = NowMs(self->loop);
-			if (self->ac && self->connect_deadline && now > self->connect_deadline) {
-				self->DropContext("connect timed out");
+		uint64_t now = NowMs(loop);
+		if (ac && connect_deadline && now > connect_deadline) {
+			DropContext("connect timed out");
+			return;
+		}
+		for (Call *c : pending)
+			if (now > c->deadline) {
+				DropContext("command timed out");
 				return;
 			}
-			for (Call *c : self->pending)
-				if (now > c->deadline) {
-					self->DropContext("command timed out");
-					return;
-				}
-		});
 	}
 
 	// DropContext frees the live context: pending callbacks get nullptr, then Gone plans a retry.
@@ -423,15 +407,6 @@ struct RedisConn::Impl {
 		}
 		drop_reason.clear();
 	}
-
-	static void OnHandleClosed(uv_handle_t *h) noexcept
-	{
-		auto *self = static_cast<Impl *>(h->data);
-		if (--self->open_handles == 0 && self->close_done) {
-			auto done = std::move(self->close_done);
-			done();
-		}
-	}
 };
 
 RedisConn::RedisConn(uv_loop_t *loop, chat_outbox::RedisUrl url, std::string role, std::string client_name,
@@ -439,13 +414,22 @@ RedisConn::RedisConn(uv_loop_t *loop, chat_outbox::RedisUrl url, std::string rol
     : impl_(std::make_unique<Impl>(loop, std::move(url), std::move(role), std::move(client_name), timeout_ms,
                                    state_log))
 {
-	for (uv_timer_t *t : {&impl_->retry_timer, &impl_->watchdog, &impl_->defer_timer}) {
-		uv_timer_init(loop, t);
-		t->data = impl_.get();
-	}
 }
 
-RedisConn::~RedisConn() = default;
+RedisConn::~RedisConn()
+{
+	// Without a Close the hiredis context would outlive us and call into freed memory. Its callers
+	// may be gone already: nobody is told.
+	if (!impl_->closing) {
+		impl_->on_ready.clear();
+		impl_->on_down = nullptr;
+		for (Impl::Call *c : impl_->pending)
+			c->cb = nullptr;
+		for (auto &d : impl_->deferred)
+			d.first = nullptr;
+		Close(nullptr);
+	}
+}
 
 void
 RedisConn::Start()
@@ -453,7 +437,8 @@ RedisConn::Start()
 	if (impl_->started)
 		return;
 	impl_->started = true;
-	uv_timer_start(&impl_->watchdog, Impl::OnWatchdog, 100, 100);
+	Impl *d = impl_.get();
+	d->watchdog.Start(100, [d] { d->Watchdog(); }, 100);
 	impl_->Connect();
 }
 
@@ -525,7 +510,6 @@ RedisConn::Close(std::function<void()> done)
 	if (d->closing)
 		return;
 	d->closing = true;
-	d->close_done = std::move(done);
 	d->ready = false;
 	if (d->ac) {
 		d->drop_reason = "closing";
@@ -533,11 +517,8 @@ RedisConn::Close(std::function<void()> done)
 		d->ac = nullptr;
 		redisAsyncFree(c);
 	}
-	Impl::OnDefer(&d->defer_timer);
-	for (uv_timer_t *t : {&d->retry_timer, &d->watchdog, &d->defer_timer}) {
-		uv_timer_stop(t);
-		uv_close(reinterpret_cast<uv_handle_t *>(t), Impl::OnHandleClosed);
-	}
+	d->FlushDeferred();
+	CloseAll(std::move(done), d->retry_timer, d->watchdog, d->defer_timer);
 }
 
 } // namespace chat_outboxd
