@@ -16,6 +16,7 @@
 #include "backoff.hpp"
 #include "base/c_boundary.hpp"
 #include "base/uv_timer.hpp"
+#include "redis_handshake.hpp"
 
 namespace chat_outboxd {
 
@@ -268,18 +269,11 @@ struct RedisConn::Impl {
 		});
 	}
 
-	// Handshake pipelines AUTH, SELECT, CLIENT SETNAME and CLIENT ID; the last reply makes us ready.
+	// Handshake pipelines the shared handshake (AUTH, SELECT), CLIENT SETNAME and CLIENT ID; the
+	// last reply makes us ready.
 	void Handshake()
 	{
-		std::vector<std::vector<std::string>> cmds;
-		if (!url.password.empty()) {
-			if (url.username.empty())
-				cmds.push_back({"AUTH", url.password});
-			else
-				cmds.push_back({"AUTH", url.username, url.password});
-		}
-		if (url.db != 0)
-			cmds.push_back({"SELECT", std::to_string(url.db)});
+		std::vector<std::vector<std::string>> cmds = chat_outbox::HandshakeCommands(url);
 		cmds.push_back({"CLIENT", "SETNAME", client_name});
 		cmds.push_back({"CLIENT", "ID"});
 		auto failed = std::make_shared<bool>(false);
@@ -477,18 +471,12 @@ RedisConn::Command(std::vector<std::string> argv, ReplyCb cb, int64_t timeout_ms
 }
 
 void
-RedisConn::Eval(const ScriptCall &call, ReplyCb cb, int64_t timeout_ms)
+RedisConn::Eval(const chat_outbox::ScriptCall &call, ReplyCb cb, int64_t timeout_ms)
 {
-	auto argv = [&call](const std::string &verb, const std::string &body) {
-		std::vector<std::string> a{verb, body, std::to_string(call.keys.size())};
-		a.insert(a.end(), call.keys.begin(), call.keys.end());
-		a.insert(a.end(), call.args.begin(), call.args.end());
-		return a;
-	};
-	auto fallback = std::make_shared<std::vector<std::string>>(argv("EVAL", call.script->source));
-	Command(argv("EVALSHA", call.script->sha1),
+	auto fallback = std::make_shared<std::vector<std::string>>(chat_outbox::EvalArgv(call));
+	Command(chat_outbox::EvalShaArgv(call),
 	        [this, fallback, cb = std::move(cb)](const RedisValue *r, const std::string &err) {
-		        if (r && r->IsError() && r->str.rfind("NOSCRIPT", 0) == 0) {
+		        if (r && r->IsError() && chat_outbox::IsNoScriptError(r->str)) {
 			        Command(std::move(*fallback), cb);
 			        return;
 		        }
