@@ -57,7 +57,7 @@ EvalArgv(const ScriptCall &call)
 }
 
 bool
-IsNoScriptError(std::string_view error_reply)
+IsNoScriptError(std::string_view error_reply) noexcept
 {
 	constexpr std::string_view kCode = "NOSCRIPT";
 	return error_reply.substr(0, kCode.size()) == kCode &&

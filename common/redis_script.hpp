@@ -38,6 +38,7 @@ std::vector<std::string> EvalArgv(const ScriptCall &call);
 // IsNoScriptError tells whether an error reply means Redis does not have the script: the reply
 // starts with the NOSCRIPT error code. Then, and only then, the text is sent again; any other
 // error (a failing script, OOM, NOPERM) is the call's answer.
-bool IsNoScriptError(std::string_view error_reply);
+// noexcept, so a caller outside C++'s exception handling (the relay's C-style code) may call it directly.
+bool IsNoScriptError(std::string_view error_reply) noexcept;
 
 } // namespace chat_outbox

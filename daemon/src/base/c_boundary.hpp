@@ -14,18 +14,32 @@
 
 namespace chat_outboxd {
 
-// CallFromC runs fn; an exception is logged as "<who>: exception in <where>: <what>" and stops there.
-template <typename F>
-void
-CallFromC(const char *who, const char *where, F &&fn) noexcept
+// CallFromC for a callback that answers the C library: fn's result, or on_exception after an
+// exception (for example -1, "close this connection", to libwebsockets).
+template <typename R, typename F>
+R
+CallFromC(const char *who, const char *where, R on_exception, F &&fn) noexcept
 {
 	try {
-		fn();
+		return fn();
 	} catch (const std::exception &e) {
 		Log(Level::Warning, "%s: exception in %s: %s", who, where, e.what());
 	} catch (...) {
 		Log(Level::Warning, "%s: unknown exception in %s", who, where);
 	}
+	return on_exception;
+}
+
+// CallFromC runs fn; an exception is logged as "<who>: exception in <where>: <what>" and stops there.
+// who and where must outlive fn: string literals, or a name held by something fn does not destroy.
+template <typename F>
+void
+CallFromC(const char *who, const char *where, F &&fn) noexcept
+{
+	CallFromC(who, where, 0, [&] {
+		fn();
+		return 0;
+	});
 }
 
 } // namespace chat_outboxd
