@@ -91,44 +91,29 @@ UvUpdate(UvEvents *p)
 		p->poll.Stop();
 }
 
+// UvWatch<flag, on> is hiredis' addRead / delRead / addWrite / delWrite.
+template <int kFlag, bool kOn>
 void
-UvAddRead(void *d)
+UvWatch(void *d) noexcept
 {
-	auto *p = static_cast<UvEvents *>(d);
-	p->events |= UV_READABLE;
-	UvUpdate(p);
+	CallFromC("redis", "the event adapter", [d] {
+		auto *p = static_cast<UvEvents *>(d);
+		if (kOn)
+			p->events |= kFlag;
+		else
+			p->events &= ~kFlag;
+		UvUpdate(p);
+	});
 }
 
 void
-UvDelRead(void *d)
+UvCleanup(void *d) noexcept
 {
-	auto *p = static_cast<UvEvents *>(d);
-	p->events &= ~UV_READABLE;
-	UvUpdate(p);
-}
-
-void
-UvAddWrite(void *d)
-{
-	auto *p = static_cast<UvEvents *>(d);
-	p->events |= UV_WRITABLE;
-	UvUpdate(p);
-}
-
-void
-UvDelWrite(void *d)
-{
-	auto *p = static_cast<UvEvents *>(d);
-	p->events &= ~UV_WRITABLE;
-	UvUpdate(p);
-}
-
-void
-UvCleanup(void *d)
-{
-	auto *p = static_cast<UvEvents *>(d);
-	p->ac = nullptr;
-	p->poll.Close([p] { delete p; });
+	CallFromC("redis", "the event adapter", [d] {
+		auto *p = static_cast<UvEvents *>(d);
+		p->ac = nullptr;
+		p->poll.Close([p] { delete p; });
+	});
 }
 
 bool
@@ -140,10 +125,10 @@ UvAttach(redisAsyncContext *ac, uv_loop_t *loop)
 		return false;
 	}
 	ac->ev.data = p;
-	ac->ev.addRead = UvAddRead;
-	ac->ev.delRead = UvDelRead;
-	ac->ev.addWrite = UvAddWrite;
-	ac->ev.delWrite = UvDelWrite;
+	ac->ev.addRead = UvWatch<UV_READABLE, true>;
+	ac->ev.delRead = UvWatch<UV_READABLE, false>;
+	ac->ev.addWrite = UvWatch<UV_WRITABLE, true>;
+	ac->ev.delWrite = UvWatch<UV_WRITABLE, false>;
 	ac->ev.cleanup = UvCleanup;
 	return true;
 }
