@@ -3,8 +3,10 @@
 // Start: settings (exit 2 on a bad one, before any connection) -> Postgres x2, Redis x2, the
 // gateway (Gateway) and the consumer, all on one uv loop.
 // SIGTERM/SIGINT: the consumer stops fetching and finishes its batch (inbox commit + complete),
-// then the gateway closes its clients, then Redis and Postgres close, then every remaining uv
-// handle; exit 0. Exit 3: another live daemon holds our identity.
+// then the gateway closes its clients, then Redis and Postgres close; exit 0, whatever state the
+// servers and the clients are in. Every handle of ours is a UvHandle (base/uv_handle.hpp), closed
+// once by its owner; what is still open when the loop ends is closed by CloseLeftovers, through its
+// owner's box, so no handle is ever closed twice. Exit 3: another live daemon holds our identity.
 #include <csignal>
 #include <cstdio>
 #include <cstdlib>
@@ -20,6 +22,7 @@
 #include "base/core/config.hpp"
 #include "base/core/metrics.hpp"
 #include "base/log.hpp"
+#include "base/uv_handle.hpp"
 #include "net/pg_client.hpp"
 #include "net/redis_conn.hpp"
 #include "net/redis_safety_check.hpp"
@@ -43,7 +46,7 @@ struct Daemon {
 	std::unique_ptr<RedisSafetyCheck> redis_safety;
 	std::unique_ptr<Gateway> ws;
 	std::unique_ptr<BullmqConsumer> consumer;
-	uv_signal_t sigterm, sigint;
+	UvSignal sigterm{"signal"}, sigint{"signal"};
 	bool shutting_down = false;
 	int exit_code = 0;
 
@@ -54,8 +57,8 @@ struct Daemon {
 		shutting_down = true;
 		exit_code = code;
 		Log(Level::Notice, "shutting down%s", code ? "" : ": finishing the batch in flight");
-		uv_close(reinterpret_cast<uv_handle_t *>(&sigterm), nullptr);
-		uv_close(reinterpret_cast<uv_handle_t *>(&sigint), nullptr);
+		sigterm.Close();
+		sigint.Close();
 		consumer->Stop([this] {
 			ws->Shutdown([this] {
 				cmd->Close(nullptr);
@@ -66,15 +69,10 @@ struct Daemon {
 		});
 	}
 
-	static void OnSignal(uv_signal_t *h, int signum) noexcept
+	void OnSignal(int signum)
 	{
-		auto *d = static_cast<Daemon *>(h->data);
-		try {
-			Log(Level::Notice, "received %s", signum == SIGTERM ? "SIGTERM" : "SIGINT");
-			d->Shutdown(0);
-		} catch (const std::exception &e) {
-			Log(Level::Warning, "shutdown: %s", e.what());
-		}
+		Log(Level::Notice, "received %s", signum == SIGTERM ? "SIGTERM" : "SIGINT");
+		Shutdown(0);
 	}
 };
 
@@ -140,11 +138,9 @@ Run(int argc, char **argv)
 	d->consumer = std::make_unique<BullmqConsumer>(loop, cfg, *d->cmd, *d->blocking, *d->pg_inbox, *d->ws,
 	                                               d->metrics);
 
-	for (auto [h, sig] : {std::pair<uv_signal_t *, int>{&d->sigterm, SIGTERM}, {&d->sigint, SIGINT}}) {
-		uv_signal_init(loop, h);
-		h->data = d.get();
-		uv_signal_start(h, Daemon::OnSignal, sig);
-	}
+	Daemon *daemon = d.get();
+	d->sigterm.Start(loop, SIGTERM, [daemon](int sig) { daemon->OnSignal(sig); });
+	d->sigint.Start(loop, SIGINT, [daemon](int sig) { daemon->OnSignal(sig); });
 	Log(Level::Notice, "chat-outboxd starting: service %s, queue %s, redis %s, listen %s, identity %s",
 	    cfg.service.c_str(), cfg.queue.c_str(), url->Redacted().c_str(), cfg.listen.c_str(), cfg.identity.c_str());
 	// Said once at start, so an operator who sees 404 at / knows why.
@@ -163,13 +159,8 @@ Run(int argc, char **argv)
 
 	uv_run(loop, UV_RUN_DEFAULT);
 	// Whatever a component left open (it should not) is closed here so the loop can end cleanly.
-	uv_walk(
-	    loop,
-	    [](uv_handle_t *h, void *) noexcept {
-		    if (!uv_is_closing(h))
-			    uv_close(h, nullptr);
-	    },
-	    nullptr);
+	if (int left = CloseLeftovers(loop))
+		Log(Level::Verbose, "closed %d handle(s) left open at exit", left);
 	uv_run(loop, UV_RUN_DEFAULT);
 	int rc = d->exit_code;
 	Log(Level::Notice, "chat-outboxd stopped");

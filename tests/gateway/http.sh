@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# tests/gateway/http.sh - /healthz (200 / 503 with Redis down), /metrics, 404, CORS for the origins in
+# tests/gateway/http.sh - /healthz (200 / 503 with Redis down), /metrics, Redis's appendfsync in both
+# (everysec, then always after Redis restarts with it), 404, CORS for the origins in
 # --cors-origins only (never on /metrics or /healthz), /metrics on its own listener (--metrics-listen),
 # and SIGTERM: every client's transport is closed ("transport close", so it would reconnect) and the
 # daemon exits.
@@ -10,16 +11,26 @@ url=$DAEMON_URL
 healthz_has() { curl -s "$url/healthz" | grep -q "$1"; }
 healthz_code() { curl -s -o /dev/null -w '%{http_code}' "$url/healthz"; }
 
-harness_wait_for 20 healthz_has '"redis":true,"postgres":true'
+harness_wait_for 20 bash -c "curl -s $url/healthz | grep -q '\"redis\":true,\"postgres\":true.*\"redis_appendfsync\":\"'"
 body=$(curl -s -w ' %{http_code}' "$url/healthz")
-[[ $body == '{"status":"ok","redis":true,"postgres":true,"clients":0} 200' ]] || fail "healthz: $body"
+[[ $body == '{"status":"ok","redis":true,"postgres":true,"clients":0,"redis_appendfsync":"everysec"} 200' ]] || fail "healthz: $body"
 echo "ok   /healthz 200: $body"
 
 ctype=$(curl -s -o "$H_DIR/metrics.txt" -w '%{content_type} %{http_code}' "$url/metrics")
 [[ $ctype == 'text/plain; version=0.0.4 200' ]] || fail "metrics content type: $ctype"
 grep -q '^chat_outboxd_frames_rejected_total ' "$H_DIR/metrics.txt" || fail "no frames_rejected in /metrics"
 grep -q '^chat_outboxd_gateway_frames_pushed_total ' "$H_DIR/metrics.txt" || fail "no gateway counters in /metrics"
+grep -qx 'chat_outboxd_redis_appendfsync{setting="everysec"} 1' "$H_DIR/metrics.txt" || fail "appendfsync in /metrics: $(grep appendfsync "$H_DIR/metrics.txt")"
 echo "ok   /metrics"
+
+# Redis restarted with another appendfsync: both endpoints say so once the daemon reconnected.
+harness_redis_stop
+REDIS_EXTRA_ARGS="--appendfsync always" harness_redis_start_again
+harness_wait_for 30 bash -c "curl -s $url/healthz | grep -q '\"redis\":true,.*\"redis_appendfsync\":\"always\"'" ||
+	fail "healthz after a restart with appendfsync always: $(curl -s $url/healthz)"
+curl -s "$url/metrics" | grep -qx 'chat_outboxd_redis_appendfsync{setting="always"} 1' || fail "appendfsync always in /metrics"
+[ "$(curl -s "$url/metrics" | grep -c '^chat_outboxd_redis_appendfsync{')" = 1 ] || fail "more than one appendfsync sample"
+echo "ok   appendfsync always shows in /healthz and /metrics after Redis restarts with it"
 
 code=$(curl -s -o /dev/null -w '%{http_code}' "$url/nope")
 [ "$code" = 404 ] || fail "unknown path: $code"

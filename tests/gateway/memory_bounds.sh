@@ -7,11 +7,14 @@
 . "$(dirname "$0")/gateway.sh"
 # Long heartbeats: the clients that never read must stay connected for the whole test (a paused
 # /ws client does not answer keepalive pings either).
-gateway_start gateway-memory --ping-interval 60000 --ping-timeout 60000
-export DAEMON_PID
-# 3,000 messages of 60,000 bytes in chat 5 (what the consumer would have written).
+# 3,000 messages of 60,000 bytes in chat 5, written before the daemon starts: history that clients
+# replay, not news (a daemon pushes every inbox row committed above what it has pushed, whoever wrote it).
+daemon_env gateway-memory
 harness_psql "INSERT INTO workers.inbox (message_id, chat_id, body, created_at)
 	SELECT gen_random_uuid(), 5, repeat(md5(i::text), 1875), now() FROM generate_series(1, 3000) i"
+daemon_start daemon.log --service workers --queue chat-messages --ping-interval 60000 --ping-timeout 60000
+export DAEMON_URL H_DIR DAEMON_PID
+daemon_wait_healthy
 cd "$(dirname "$0")"
 node memory_bounds.mjs
 

@@ -15,8 +15,11 @@ export const env = (name) => {
 };
 
 let failures = 0;
+// check prints one line per check; a long detail (a dump of message bodies) is cut to 500 characters.
 export function check(name, ok, detail = '') {
-	console.log(`${ok ? 'ok  ' : 'FAIL'} ${name}${detail ? ' -- ' + detail : ''}`);
+	const text = String(detail);
+	const shown = text.length > 500 ? `${text.slice(0, 500)}... (${text.length} characters)` : text;
+	console.log(`${ok ? 'ok  ' : 'FAIL'} ${name}${shown ? ' -- ' + shown : ''}`);
 	if (!ok) failures++;
 }
 

@@ -341,8 +341,9 @@ Gateway::Impl::BeginShutdown(std::function<void()> done)
 void
 Gateway::Impl::FinishShutdown()
 {
-	// The sessions go below without DropClient: forget their deadlines with them.
-	timers = TimerHeap();
+	// Every deadline goes with the sessions; lws_context_destroy below still reports each connection
+	// closed, and DropClient's Cancel must then find idle nodes, not indexes into a heap that is gone.
+	timers.Clear();
 	ticker.reset(); // closes the libuv handle, so the loop can end
 	ticker_due = -1;
 	if (ctx) {

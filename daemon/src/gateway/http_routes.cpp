@@ -202,7 +202,8 @@ Gateway::Impl::HealthJson(int *status) const
 	*status = up ? 200 : 503;
 	return std::string("{\"status\":\"") + (up ? "ok" : "unavailable") + "\",\"redis\":" +
 	       (metrics.redis_up ? "true" : "false") + ",\"postgres\":" + (metrics.postgres_up ? "true" : "false") +
-	       ",\"clients\":" + std::to_string(client_count) + "}";
+	       ",\"clients\":" + std::to_string(client_count) + ",\"redis_appendfsync\":" +
+	       (metrics.redis_appendfsync.empty() ? "null" : "\"" + metrics.redis_appendfsync + "\"") + "}";
 }
 
 std::string

@@ -4,7 +4,9 @@
 // One query is in flight at a time; the rest wait in `queue` in submission order.
 // For developers: the uv_poll must be closed before PQfinish closes the socket, and recreated
 // whenever PQsocket changes during PQconnectPoll (libpq may try another address or retry without
-// SSL on a new socket); a poll handle on a closed fd is undefined behaviour in libuv.
+// SSL on a new socket); a poll handle on a closed fd is undefined behaviour in libuv. Every handle
+// is a UvPoll or UvTimer (base/uv_handle.hpp), so each is closed once whatever order a lost
+// connection and a Close arrive in.
 #include "net/pg_client.hpp"
 
 #include <deque>
@@ -13,7 +15,9 @@
 #include <libpq-fe.h>
 
 #include "backoff.hpp"
+#include "base/c_boundary.hpp"
 #include "base/log.hpp"
+#include "base/uv_timer.hpp"
 
 namespace chat_outboxd {
 
@@ -37,14 +41,13 @@ struct PgClient::Impl {
 	uv_loop_t *loop;
 	std::string conninfo, name;
 	PGconn *conn = nullptr;
-	uv_poll_t *poll = nullptr;
-	int poll_fd = -1;
-	uv_timer_t retry_timer;
-	uv_timer_t fail_timer; // fails queries submitted while disconnected, outside the caller's frame
+	UvPoll poll{"postgres"};
+	UvTimer retry_timer;
+	UvTimer fail_timer; // fails queries submitted while disconnected, outside the caller's frame
 	// deadline_timer bounds a connection attempt (libpq's connect_timeout only applies to blocking
 	// connects) and a query's wait for its answer: a socket that stops reporting events must not
 	// stall the daemon forever. Daemon queries are short; half a minute means the connection is gone.
-	uv_timer_t deadline_timer;
+	UvTimer deadline_timer;
 	State state = State::Idle;
 	chat_outbox::Backoff backoff{50, 5000};
 	StateLog state_log;
@@ -55,27 +58,15 @@ struct PgClient::Impl {
 	PgResult current; // result being assembled for the in-flight query
 	std::deque<Pending> rejected;
 	std::function<void(bool)> on_state;
-	std::function<void()> close_done;
-	int open_handles = 0;
 
 	Impl(uv_loop_t *l, std::string ci, std::string n)
-	    : loop(l), conninfo(std::move(ci)), name(std::move(n)), state_log("postgres (" + name + ")")
+	    : loop(l), conninfo(std::move(ci)), name(std::move(n)), retry_timer(l, "postgres reconnect"),
+	      fail_timer(l, "postgres not connected"), deadline_timer(l, "postgres deadline"),
+	      state_log("postgres (" + name + ")")
 	{
 	}
 
 	// --- poll management -------------------------------------------------------------------
-
-	void ClosePoll()
-	{
-		if (!poll)
-			return;
-		uv_poll_stop(poll);
-		uv_close(reinterpret_cast<uv_handle_t *>(poll), [](uv_handle_t *h) noexcept {
-			delete reinterpret_cast<uv_poll_t *>(h);
-		});
-		poll = nullptr;
-		poll_fd = -1;
-	}
 
 	void Watch(int events)
 	{
@@ -85,39 +76,19 @@ struct PgClient::Impl {
 			Lost(PQerrorMessage(conn));
 			return;
 		}
-		if (poll && fd != poll_fd)
-			ClosePoll();
-		if (!poll) {
-			poll = new uv_poll_t;
-			if (uv_poll_init(loop, poll, fd) != 0) {
-				delete poll;
-				poll = nullptr;
-				Lost("uv_poll_init failed");
-				return;
-			}
-			poll->data = this;
-			poll_fd = fd;
+		if (poll.Fd() != fd && !poll.Open(loop, fd)) {
+			Lost("uv_poll_init failed");
+			return;
 		}
-		uv_poll_start(poll, events, OnPoll);
+		poll.Start(events, [this](int status, int ev) { OnPoll(status, ev); });
 	}
 
-	static void OnPoll(uv_poll_t *h, int status, int events) noexcept
+	void OnPoll(int status, int events)
 	{
-		auto *self = static_cast<Impl *>(h->data);
-		try {
-			if (status < 0 && self->state == State::Connecting) {
-				self->StepConnect(); // let libpq report the error
-				return;
-			}
-			if (self->state == State::Connecting)
-				self->StepConnect();
-			else if (self->state == State::Ready)
-				self->Io(events | (status < 0 ? UV_READABLE : 0));
-		} catch (const std::exception &e) {
-			Log(Level::Warning, "postgres (%s): %s", self->name.c_str(), e.what());
-		} catch (...) {
-			Log(Level::Warning, "postgres (%s): unknown exception in poll callback", self->name.c_str());
-		}
+		if (state == State::Connecting)
+			StepConnect(); // on an error status too: libpq reports it
+		else if (state == State::Ready)
+			Io(events | (status < 0 ? UV_READABLE : 0));
 	}
 
 	// --- connecting ------------------------------------------------------------------------
@@ -134,7 +105,9 @@ struct PgClient::Impl {
 		PQsetnonblocking(conn, 1);
 		PQsetNoticeProcessor(
 		    conn, [](void *arg, const char *msg) noexcept {
-			    Log(Level::Verbose, "postgres (%s) notice: %s", static_cast<Impl *>(arg)->name.c_str(), msg);
+			    CallFromC("postgres", "the notice processor", [arg, msg] {
+				    Log(Level::Verbose, "postgres (%s) notice: %s", static_cast<Impl *>(arg)->name.c_str(), msg);
+			    });
 		    },
 		    this);
 		state = State::Connecting;
@@ -153,7 +126,7 @@ struct PgClient::Impl {
 			break;
 		case PGRES_POLLING_OK:
 			state = State::Ready;
-			uv_timer_stop(&deadline_timer);
+			deadline_timer.Stop();
 			backoff.Reset();
 			state_log.Up();
 			Watch(UV_READABLE);
@@ -175,8 +148,8 @@ struct PgClient::Impl {
 		bool was_ready = state == State::Ready;
 		if (state != State::Closed)
 			state = State::Idle; // before FailAll: its callbacks may submit new queries
-		uv_timer_stop(&deadline_timer);
-		ClosePoll();
+		deadline_timer.Stop();
+		poll.Close();
 		if (conn) {
 			PQfinish(conn);
 			conn = nullptr;
@@ -189,18 +162,10 @@ struct PgClient::Impl {
 		state_log.Down(reason);
 		if (was_ready && on_state)
 			on_state(false);
-		uv_timer_start(&retry_timer, OnRetry, static_cast<uint64_t>(backoff.Next()), 0);
-	}
-
-	static void OnRetry(uv_timer_t *t) noexcept
-	{
-		auto *self = static_cast<Impl *>(t->data);
-		try {
-			if (self->state == State::Idle)
-				self->Connect();
-		} catch (...) {
-			Log(Level::Warning, "postgres (%s): exception while reconnecting", self->name.c_str());
-		}
+		retry_timer.Start(static_cast<uint64_t>(backoff.Next()), [this] {
+			if (state == State::Idle)
+				Connect();
+		});
 	}
 
 	void FailAll(const std::string &why)
@@ -332,7 +297,7 @@ struct PgClient::Impl {
 			if (current.ok) { // now run it; a failed PREPARE fails the query with its error below
 				prepared.insert(queue.front().statement);
 				in_flight = false;
-				uv_timer_stop(&deadline_timer);
+				deadline_timer.Stop();
 				current = PgResult();
 				SendNext();
 				return;
@@ -341,7 +306,7 @@ struct PgClient::Impl {
 		Pending p = std::move(queue.front());
 		queue.pop_front();
 		in_flight = false;
-		uv_timer_stop(&deadline_timer);
+		deadline_timer.Stop();
 		PgResult r = std::move(current);
 		current = PgResult();
 		if (!r.ok && r.error.empty())
@@ -351,45 +316,27 @@ struct PgClient::Impl {
 		SendNext();
 	}
 
-	void ArmDeadline(uint64_t ms) { uv_timer_start(&deadline_timer, OnDeadline, ms, 0); }
-
-	static void OnDeadline(uv_timer_t *t) noexcept
+	void ArmDeadline(uint64_t ms)
 	{
-		auto *self = static_cast<Impl *>(t->data);
-		try {
-			if (self->state == State::Connecting)
-				self->Lost("no answer to the connection attempt within " + std::to_string(kConnectDeadlineMs / 1000) + " s");
-			else if (self->state == State::Ready && self->in_flight)
-				self->Lost("no answer to a query within " + std::to_string(kQueryDeadlineMs / 1000) + " s");
-		} catch (...) {
-			Log(Level::Warning, "postgres (%s): exception at a deadline", self->name.c_str());
-		}
+		deadline_timer.Start(ms, [this] {
+			if (state == State::Connecting)
+				Lost("no answer to the connection attempt within " + std::to_string(kConnectDeadlineMs / 1000) + " s");
+			else if (state == State::Ready && in_flight)
+				Lost("no answer to a query within " + std::to_string(kQueryDeadlineMs / 1000) + " s");
+		});
 	}
 
-	static void OnFailTimer(uv_timer_t *t) noexcept
+	// FailRejected answers the queries submitted while disconnected.
+	void FailRejected()
 	{
-		auto *self = static_cast<Impl *>(t->data);
-		try {
-			std::deque<Pending> failed;
-			failed.swap(self->rejected);
-			for (auto &p : failed) {
-				PgResult r;
-				r.connection_lost = true;
-				r.error = "not connected to postgres";
-				if (p.cb)
-					p.cb(std::move(r));
-			}
-		} catch (const std::exception &e) {
-			Log(Level::Warning, "postgres (%s): callback threw: %s", self->name.c_str(), e.what());
-		}
-	}
-
-	static void OnHandleClosed(uv_handle_t *h) noexcept
-	{
-		auto *self = static_cast<Impl *>(h->data);
-		if (--self->open_handles == 0 && self->close_done) {
-			auto done = std::move(self->close_done);
-			done();
+		std::deque<Pending> failed;
+		failed.swap(rejected);
+		for (auto &p : failed) {
+			PgResult r;
+			r.connection_lost = true;
+			r.error = "not connected to postgres";
+			if (p.cb)
+				p.cb(std::move(r));
 		}
 	}
 };
@@ -397,20 +344,19 @@ struct PgClient::Impl {
 PgClient::PgClient(uv_loop_t *loop, std::string conninfo, std::string name)
     : impl_(std::make_unique<Impl>(loop, std::move(conninfo), std::move(name)))
 {
-	uv_timer_init(loop, &impl_->retry_timer);
-	uv_timer_init(loop, &impl_->fail_timer);
-	uv_timer_init(loop, &impl_->deadline_timer);
-	impl_->retry_timer.data = impl_.get();
-	impl_->fail_timer.data = impl_.get();
-	impl_->deadline_timer.data = impl_.get();
-	impl_->open_handles = 3;
 }
 
 PgClient::~PgClient()
 {
-	// Close() must have run (the timers live inside impl_); a missed Close is a bug, not a crash.
-	if (impl_ && impl_->state != State::Closed)
+	// The handles close themselves with impl_; the connection and the callers' callbacks need Close.
+	if (impl_ && impl_->state != State::Closed) {
 		Log(Level::Warning, "postgres (%s): destroyed without Close()", impl_->name.c_str());
+		if (impl_->conn) {
+			impl_->poll.Close();
+			PQfinish(impl_->conn);
+			impl_->conn = nullptr;
+		}
+	}
 }
 
 void
@@ -434,7 +380,8 @@ PgClient::QueryPrepared(std::string statement, std::string sql, PgParams params,
 		return; // shutting down: nobody is left to act on the answer
 	if (impl_->state != State::Ready) {
 		impl_->rejected.push_back(std::move(p));
-		uv_timer_start(&impl_->fail_timer, Impl::OnFailTimer, 0, 0);
+		Impl *d = impl_.get();
+		d->fail_timer.Start(0, [d] { d->FailRejected(); });
 		return;
 	}
 	impl_->queue.push_back(std::move(p));
@@ -460,20 +407,14 @@ PgClient::Close(std::function<void()> done)
 	if (d->state == State::Closed)
 		return;
 	d->state = State::Closed;
-	d->ClosePoll();
+	d->poll.Close();
 	if (d->conn) {
 		PQfinish(d->conn);
 		d->conn = nullptr;
 	}
 	d->FailAll("client closed");
-	Impl::OnFailTimer(&d->fail_timer);
-	d->close_done = std::move(done);
-	uv_timer_stop(&d->retry_timer);
-	uv_timer_stop(&d->fail_timer);
-	uv_timer_stop(&d->deadline_timer);
-	uv_close(reinterpret_cast<uv_handle_t *>(&d->retry_timer), Impl::OnHandleClosed);
-	uv_close(reinterpret_cast<uv_handle_t *>(&d->fail_timer), Impl::OnHandleClosed);
-	uv_close(reinterpret_cast<uv_handle_t *>(&d->deadline_timer), Impl::OnHandleClosed);
+	d->FailRejected();
+	CloseAll(std::move(done), d->poll, d->retry_timer, d->fail_timer, d->deadline_timer);
 }
 
 } // namespace chat_outboxd

@@ -4,7 +4,8 @@
 // reports a refused or reset socket exactly that way (status < 0, poll stopped), so hiredis would
 // never learn the connect failed and the connection would hang until our deadline. The small
 // adapter below hands such an event to hiredis as readable + writable; hiredis then reads the
-// socket error itself and runs the usual connect/disconnect callbacks.
+// socket error itself and runs the usual connect/disconnect callbacks. Every handle is a UvPoll or
+// UvTimer (base/uv_handle.hpp) and every callback from hiredis or libuv runs through CallFromC.
 #include "net/redis_conn.hpp"
 
 #include <list>
@@ -13,6 +14,9 @@
 #include <hiredis/hiredis.h>
 
 #include "backoff.hpp"
+#include "base/c_boundary.hpp"
+#include "base/uv_timer.hpp"
+#include "redis_handshake.hpp"
 
 namespace chat_outboxd {
 
@@ -59,16 +63,17 @@ Convert(const redisReply *r)
 
 // --- the libuv adapter (see the file comment) ------------------------------------------------
 
+// UvEvents lives until its poll handle is closed: hiredis may free the context (and call UvCleanup)
+// inside redisAsyncHandleRead, and UvOnPoll still reads p->ac after that.
 struct UvEvents {
 	redisAsyncContext *ac;
-	uv_poll_t poll;
-	int events;
+	UvPoll poll{"redis"};
+	int events = 0;
 };
 
 void
-UvOnPoll(uv_poll_t *h, int status, int events) noexcept
+UvOnPoll(UvEvents *p, int status, int events)
 {
-	auto *p = static_cast<UvEvents *>(h->data);
 	if (status < 0)
 		events = UV_READABLE | UV_WRITABLE;
 	if (p->ac && (events & UV_READABLE))
@@ -81,66 +86,49 @@ void
 UvUpdate(UvEvents *p)
 {
 	if (p->events)
-		uv_poll_start(&p->poll, p->events, UvOnPoll);
+		p->poll.Start(p->events, [p](int status, int events) { UvOnPoll(p, status, events); });
 	else
-		uv_poll_stop(&p->poll);
+		p->poll.Stop();
+}
+
+// UvWatch<flag, on> is hiredis' addRead / delRead / addWrite / delWrite.
+template <int kFlag, bool kOn>
+void
+UvWatch(void *d) noexcept
+{
+	CallFromC("redis", "the event adapter", [d] {
+		auto *p = static_cast<UvEvents *>(d);
+		if (kOn)
+			p->events |= kFlag;
+		else
+			p->events &= ~kFlag;
+		UvUpdate(p);
+	});
 }
 
 void
-UvAddRead(void *d)
+UvCleanup(void *d) noexcept
 {
-	auto *p = static_cast<UvEvents *>(d);
-	p->events |= UV_READABLE;
-	UvUpdate(p);
-}
-
-void
-UvDelRead(void *d)
-{
-	auto *p = static_cast<UvEvents *>(d);
-	p->events &= ~UV_READABLE;
-	UvUpdate(p);
-}
-
-void
-UvAddWrite(void *d)
-{
-	auto *p = static_cast<UvEvents *>(d);
-	p->events |= UV_WRITABLE;
-	UvUpdate(p);
-}
-
-void
-UvDelWrite(void *d)
-{
-	auto *p = static_cast<UvEvents *>(d);
-	p->events &= ~UV_WRITABLE;
-	UvUpdate(p);
-}
-
-void
-UvCleanup(void *d)
-{
-	auto *p = static_cast<UvEvents *>(d);
-	p->ac = nullptr;
-	uv_close(reinterpret_cast<uv_handle_t *>(&p->poll),
-	         [](uv_handle_t *h) noexcept { delete static_cast<UvEvents *>(h->data); });
+	CallFromC("redis", "the event adapter", [d] {
+		auto *p = static_cast<UvEvents *>(d);
+		p->ac = nullptr;
+		p->poll.Close([p] { delete p; });
+	});
 }
 
 bool
 UvAttach(redisAsyncContext *ac, uv_loop_t *loop)
 {
-	auto *p = new UvEvents{ac, {}, 0};
-	if (uv_poll_init(loop, &p->poll, ac->c.fd) != 0) {
+	auto *p = new UvEvents{ac};
+	if (!p->poll.Open(loop, ac->c.fd)) {
 		delete p;
 		return false;
 	}
-	p->poll.data = p;
 	ac->ev.data = p;
-	ac->ev.addRead = UvAddRead;
-	ac->ev.delRead = UvDelRead;
-	ac->ev.addWrite = UvAddWrite;
-	ac->ev.delWrite = UvDelWrite;
+	ac->ev.addRead = UvWatch<UV_READABLE, true>;
+	ac->ev.delRead = UvWatch<UV_READABLE, false>;
+	ac->ev.addWrite = UvWatch<UV_WRITABLE, true>;
+	ac->ev.delWrite = UvWatch<UV_WRITABLE, false>;
 	ac->ev.cleanup = UvCleanup;
 	return true;
 }
@@ -166,28 +154,22 @@ struct RedisConn::Impl {
 	int64_t client_id = 0;
 	std::string drop_reason;
 	chat_outbox::Backoff backoff{50, 5000};
-	uv_timer_t retry_timer, watchdog, defer_timer;
-	int open_handles = 3;
+	UvTimer retry_timer, watchdog, defer_timer;
 	std::list<Call *> pending;
 	std::list<std::pair<RedisConn::ReplyCb, std::string>> deferred; // failures delivered on the next tick
 	std::vector<std::function<void()>> on_ready; // every listener, in the order they were added
-	std::function<void()> on_down, close_done;
+	std::function<void()> on_down;
 
 	Impl(uv_loop_t *l, chat_outbox::RedisUrl u, std::string r, std::string n, int64_t t, StateLog *s)
-	    : loop(l), url(std::move(u)), role(std::move(r)), client_name(std::move(n)), timeout_ms(t), state_log(s)
+	    : loop(l), url(std::move(u)), role(std::move(r)), client_name(std::move(n)), timeout_ms(t), state_log(s),
+	      retry_timer(l, "redis reconnect"), watchdog(l, "redis watchdog"), defer_timer(l, "redis deferred failures")
 	{
 	}
 
 	template <typename F>
 	void Guard(const char *where, F &&f) noexcept
 	{
-		try {
-			f();
-		} catch (const std::exception &e) {
-			Log(Level::Warning, "%s: exception in %s: %s", role.c_str(), where, e.what());
-		} catch (...) {
-			Log(Level::Warning, "%s: unknown exception in %s", role.c_str(), where);
-		}
+		CallFromC(role.c_str(), where, std::forward<F>(f));
 	}
 
 	void Connect()
@@ -266,30 +248,17 @@ struct RedisConn::Impl {
 			state_log->Down(why);
 		else if (backoff.Failures() == 0)
 			Log(Level::Verbose, "%s: %s (reconnecting)", role.c_str(), why.c_str());
-		uv_timer_start(&retry_timer, OnRetry, static_cast<uint64_t>(backoff.Next()), 0);
-	}
-
-	static void OnRetry(uv_timer_t *t) noexcept
-	{
-		auto *self = static_cast<Impl *>(t->data);
-		self->Guard("reconnect", [&] {
-			if (!self->ac && !self->closing)
-				self->Connect();
+		retry_timer.Start(static_cast<uint64_t>(backoff.Next()), [this] {
+			if (!ac && !closing)
+				Connect();
 		});
 	}
 
-	// Handshake pipelines AUTH, SELECT, CLIENT SETNAME and CLIENT ID; the last reply makes us ready.
+	// Handshake pipelines the shared handshake (AUTH, SELECT), CLIENT SETNAME and CLIENT ID; the
+	// last reply makes us ready.
 	void Handshake()
 	{
-		std::vector<std::vector<std::string>> cmds;
-		if (!url.password.empty()) {
-			if (url.username.empty())
-				cmds.push_back({"AUTH", url.password});
-			else
-				cmds.push_back({"AUTH", url.username, url.password});
-		}
-		if (url.db != 0)
-			cmds.push_back({"SELECT", std::to_string(url.db)});
+		std::vector<std::vector<std::string>> cmds = chat_outbox::HandshakeCommands(url);
 		cmds.push_back({"CLIENT", "SETNAME", client_name});
 		cmds.push_back({"CLIENT", "ID"});
 		auto failed = std::make_shared<bool>(false);
@@ -377,36 +346,30 @@ struct RedisConn::Impl {
 			return;
 		}
 		deferred.emplace_back(std::move(cb), std::move(why));
-		uv_timer_start(&defer_timer, OnDefer, 0, 0);
+		defer_timer.Start(0, [this] { FlushDeferred(); });
 	}
 
-	static void OnDefer(uv_timer_t *t) noexcept
+	void FlushDeferred()
 	{
-		auto *self = static_cast<Impl *>(t->data);
-		self->Guard("deferred failure", [&] {
-			auto list = std::move(self->deferred);
-			self->deferred.clear();
-			for (auto &d : list)
-				if (d.first)
-					d.first(nullptr, d.second);
-		});
+		auto list = std::move(deferred);
+		deferred.clear();
+		for (auto &d : list)
+			if (d.first)
+				d.first(nullptr, d.second);
 	}
 
-	static void OnWatchdog(uv_timer_t *t) noexcept
+	void Watchdog()
 	{
-		auto *self = static_cast<Impl *>(t->data);
-		self->Guard("watchdog", [&] {
-			uint64_t now = NowMs(self->loop);
-			if (self->ac && self->connect_deadline && now > self->connect_deadline) {
-				self->DropContext("connect timed out");
+		uint64_t now = NowMs(loop);
+		if (ac && connect_deadline && now > connect_deadline) {
+			DropContext("connect timed out");
+			return;
+		}
+		for (Call *c : pending)
+			if (now > c->deadline) {
+				DropContext("command timed out");
 				return;
 			}
-			for (Call *c : self->pending)
-				if (now > c->deadline) {
-					self->DropContext("command timed out");
-					return;
-				}
-		});
 	}
 
 	// DropContext frees the live context: pending callbacks get nullptr, then Gone plans a retry.
@@ -423,15 +386,6 @@ struct RedisConn::Impl {
 		}
 		drop_reason.clear();
 	}
-
-	static void OnHandleClosed(uv_handle_t *h) noexcept
-	{
-		auto *self = static_cast<Impl *>(h->data);
-		if (--self->open_handles == 0 && self->close_done) {
-			auto done = std::move(self->close_done);
-			done();
-		}
-	}
 };
 
 RedisConn::RedisConn(uv_loop_t *loop, chat_outbox::RedisUrl url, std::string role, std::string client_name,
@@ -439,13 +393,22 @@ RedisConn::RedisConn(uv_loop_t *loop, chat_outbox::RedisUrl url, std::string rol
     : impl_(std::make_unique<Impl>(loop, std::move(url), std::move(role), std::move(client_name), timeout_ms,
                                    state_log))
 {
-	for (uv_timer_t *t : {&impl_->retry_timer, &impl_->watchdog, &impl_->defer_timer}) {
-		uv_timer_init(loop, t);
-		t->data = impl_.get();
-	}
 }
 
-RedisConn::~RedisConn() = default;
+RedisConn::~RedisConn()
+{
+	// Without a Close the hiredis context would outlive us and call into freed memory. Its callers
+	// may be gone already: nobody is told.
+	if (!impl_->closing) {
+		impl_->on_ready.clear();
+		impl_->on_down = nullptr;
+		for (Impl::Call *c : impl_->pending)
+			c->cb = nullptr;
+		for (auto &d : impl_->deferred)
+			d.first = nullptr;
+		Close(nullptr);
+	}
+}
 
 void
 RedisConn::Start()
@@ -453,7 +416,8 @@ RedisConn::Start()
 	if (impl_->started)
 		return;
 	impl_->started = true;
-	uv_timer_start(&impl_->watchdog, Impl::OnWatchdog, 100, 100);
+	Impl *d = impl_.get();
+	d->watchdog.Start(100, [d] { d->Watchdog(); }, 100);
 	impl_->Connect();
 }
 
@@ -492,18 +456,12 @@ RedisConn::Command(std::vector<std::string> argv, ReplyCb cb, int64_t timeout_ms
 }
 
 void
-RedisConn::Eval(const ScriptCall &call, ReplyCb cb, int64_t timeout_ms)
+RedisConn::Eval(const chat_outbox::ScriptCall &call, ReplyCb cb, int64_t timeout_ms)
 {
-	auto argv = [&call](const std::string &verb, const std::string &body) {
-		std::vector<std::string> a{verb, body, std::to_string(call.keys.size())};
-		a.insert(a.end(), call.keys.begin(), call.keys.end());
-		a.insert(a.end(), call.args.begin(), call.args.end());
-		return a;
-	};
-	auto fallback = std::make_shared<std::vector<std::string>>(argv("EVAL", call.script->source));
-	Command(argv("EVALSHA", call.script->sha1),
+	auto fallback = std::make_shared<std::vector<std::string>>(chat_outbox::EvalArgv(call));
+	Command(chat_outbox::EvalShaArgv(call),
 	        [this, fallback, cb = std::move(cb)](const RedisValue *r, const std::string &err) {
-		        if (r && r->IsError() && r->str.rfind("NOSCRIPT", 0) == 0) {
+		        if (r && r->IsError() && chat_outbox::IsNoScriptError(r->str)) {
 			        Command(std::move(*fallback), cb);
 			        return;
 		        }
@@ -525,7 +483,6 @@ RedisConn::Close(std::function<void()> done)
 	if (d->closing)
 		return;
 	d->closing = true;
-	d->close_done = std::move(done);
 	d->ready = false;
 	if (d->ac) {
 		d->drop_reason = "closing";
@@ -533,11 +490,8 @@ RedisConn::Close(std::function<void()> done)
 		d->ac = nullptr;
 		redisAsyncFree(c);
 	}
-	Impl::OnDefer(&d->defer_timer);
-	for (uv_timer_t *t : {&d->retry_timer, &d->watchdog, &d->defer_timer}) {
-		uv_timer_stop(t);
-		uv_close(reinterpret_cast<uv_handle_t *>(t), Impl::OnHandleClosed);
-	}
+	d->FlushDeferred();
+	CloseAll(std::move(done), d->retry_timer, d->watchdog, d->defer_timer);
 }
 
 } // namespace chat_outboxd

@@ -4,7 +4,8 @@
 // URL), SELECTs the db and names itself (CLIENT SETNAME), then reports Ready. Every command has a
 // deadline (hiredis 0.14 has none): a command that outlives it drops the whole connection, because
 // a Redis connection is a FIFO and nothing after a lost reply can be trusted. A dropped connection
-// fails every pending command (reply == nullptr) and reconnects with backoff.
+// fails every pending command (reply == nullptr) and reconnects with backoff. It knows nothing of
+// BullMQ: scripts are neutral chat_outbox::ScriptCall values (common/redis_script.hpp).
 #pragma once
 
 #include <functional>
@@ -14,9 +15,9 @@
 
 #include <uv.h>
 
-#include "consumer/core/bullmq_calls.hpp"
-#include "net/core/redis_value.hpp"
 #include "base/log.hpp"
+#include "net/core/redis_value.hpp"
+#include "redis_script.hpp"
 #include "redis_url.hpp"
 
 namespace chat_outboxd {
@@ -45,9 +46,10 @@ class RedisConn {
 	// Command sends one command; timeout_ms 0 uses the connection's default. The callback never
 	// runs inside this call.
 	void Command(std::vector<std::string> argv, ReplyCb cb, int64_t timeout_ms = 0);
-	// Eval runs a script with EVALSHA, falling back to EVAL on NOSCRIPT (Redis restarted or flushed).
-	// timeout_ms as for Command: a script queued behind a blocking command needs that command's wait too.
-	void Eval(const ScriptCall &call, ReplyCb cb, int64_t timeout_ms = 0);
+	// Eval runs a script with EVALSHA, and once more with EVAL when Redis answers NOSCRIPT (restarted
+	// or flushed). timeout_ms as for Command: a script queued behind a blocking command needs that
+	// command's wait too.
+	void Eval(const chat_outbox::ScriptCall &call, ReplyCb cb, int64_t timeout_ms = 0);
 	// ClientId is this connection's CLIENT ID, learnt during the handshake.
 	int64_t ClientId() const;
 	// Drop closes the connection as if it had failed (reconnects with backoff).

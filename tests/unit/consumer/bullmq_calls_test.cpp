@@ -48,7 +48,7 @@ TEST(BullmqCalls, ExtendStalledRecover)
 
 TEST(BullmqCalls, ScriptsHaveDistinctShas)
 {
-	EXPECT_EQ(Sha1Hex("abc"), "a9993e364706816aba3e25717850c26c9cd0d89d");
+	EXPECT_EQ(chat_outbox::ScriptSha1("abc"), "a9993e364706816aba3e25717850c26c9cd0d89d");
 	const LuaScript *all[] = {&FetchScript(), &CompleteScript(), &FailScript(), &RetryScript(),
 	                          &ExtendLocksScript(), &StalledCheckScript(), &RecoverIdentityScript()};
 	for (size_t i = 0; i < 7; i++)

@@ -36,8 +36,9 @@ TEST(InboxSql, StatementKeepsOrderAndDedupes)
 	EXPECT_NE(sql.find("ON CONFLICT (message_id) DO NOTHING"), std::string::npos);
 	EXPECT_NE(sql.find("ORDER BY seq"), std::string::npos);
 	// other writers' rows above the highest pushed seq, bounded per write
-	EXPECT_NE(sql.find("o.seq OPERATOR(pg_catalog.>) $5::pg_catalog.int8"), std::string::npos);
+	EXPECT_NE(sql.find("w.seq OPERATOR(pg_catalog.>) $5::pg_catalog.int8"), std::string::npos);
 	EXPECT_NE(sql.find("LIMIT " + std::to_string(InboxOthersPerWrite())), std::string::npos);
+	EXPECT_NE(sql.find("OPERATOR(pg_catalog.<) " + std::to_string(InboxOthersBytesPerWrite())), std::string::npos);
 }
 
 TEST(InboxSql, LockIsItsOwnStatementKeyedByService)
@@ -119,6 +120,29 @@ TEST(InboxSql, MarksOthersCutAtTheBound)
 	ASSERT_TRUE(ParseInboxRows(std::move(rows), &out, &error));
 	ASSERT_TRUE(out.read_up_to.has_value());
 	EXPECT_EQ(*out.read_up_to, 100 + InboxOthersPerWrite() - 1);
+}
+
+TEST(InboxSql, MarksOthersCutAtTheByteBound)
+{
+	// Bodies of 100 KiB: the row that crosses the bound is the last one the statement returns.
+	const std::string body(100 * 1024, 'b');
+	const int64_t n = InboxOthersBytesPerWrite() / static_cast<int64_t>(body.size()) + 1;
+	PgRows rows;
+	for (int64_t i = 0; i < n; i++) {
+		rows.push_back(Row("o", std::to_string(100 + i).c_str(), "o"));
+		rows.back()[kInboxBody] = body;
+	}
+	InboxRows out;
+	std::string error;
+	ASSERT_TRUE(ParseInboxRows(std::move(rows), &out, &error));
+	ASSERT_TRUE(out.read_up_to.has_value());
+	EXPECT_EQ(*out.read_up_to, 100 + n - 1);
+
+	PgRows few;
+	few.push_back(Row("o", "7", "o"));
+	InboxRows small;
+	ASSERT_TRUE(ParseInboxRows(std::move(few), &small, &error));
+	EXPECT_FALSE(small.read_up_to.has_value());
 }
 
 TEST(InboxSql, RowRefusalsAreAboutContentNotTheServer)

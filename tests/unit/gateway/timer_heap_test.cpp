@@ -66,6 +66,26 @@ TEST(TimerHeap, CancelAnywhereKeepsTheRestOrdered)
 		EXPECT_EQ(std::count(got.begin(), got.end(), &nodes[i]), 0);
 }
 
+// The gateway drops every deadline at shutdown and its owners still cancel theirs afterwards (lws
+// reports each connection closed while its context is destroyed): a cleared node is idle, so that
+// late Cancel is a no-op, and the node can be scheduled again.
+TEST(TimerHeap, ClearLeavesEveryNodeIdle)
+{
+	TimerHeap h;
+	std::vector<TimerNode> nodes(10);
+	for (size_t i = 0; i < nodes.size(); i++)
+		h.Schedule(&nodes[i], static_cast<int64_t>(i));
+	h.Clear();
+	EXPECT_TRUE(h.Empty());
+	for (auto &n : nodes) {
+		EXPECT_FALSE(n.Scheduled());
+		h.Cancel(&n);
+	}
+	EXPECT_TRUE(h.Empty());
+	h.Schedule(&nodes[3], 5);
+	EXPECT_EQ(DrainAll(h, 10), (std::vector<TimerNode *>{&nodes[3]}));
+}
+
 // The gateway's pattern at scale: 10,000 heartbeats, each pong moves one to now + interval.
 TEST(TimerHeap, TenThousandHeartbeatsStayOrderedUnderReschedules)
 {

@@ -67,6 +67,10 @@ Metrics::RenderPrometheus() const
 	Counter(&out, "chat_outboxd_postgres_up", "1 when the Postgres connection is up.", "gauge", postgres_up ? 1 : 0);
 	Counter(&out, "chat_outboxd_redis_durable", "0 when Redis runs without appendonly or may evict jobs.", "gauge",
 	        redis_durable ? 1 : 0);
+	out += "# HELP chat_outboxd_redis_appendfsync Redis's appendfsync setting, as the label (unknown: not read).\n"
+	       "# TYPE chat_outboxd_redis_appendfsync gauge\n"
+	       "chat_outboxd_redis_appendfsync{setting=\"" +
+	       (redis_appendfsync.empty() ? std::string("unknown") : redis_appendfsync) + "\"} 1\n";
 	batch_size.Render("chat_outboxd_batch_size", "Jobs per fetched batch.", &out);
 	lag_seconds.Render("chat_outboxd_lag_seconds", "Message creation to push to clients.", &out);
 	return out;

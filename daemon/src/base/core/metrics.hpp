@@ -34,6 +34,9 @@ struct Metrics {
 	bool redis_up = false;
 	bool postgres_up = false;
 	bool redis_durable = true;       // false when Redis runs without AOF or may evict (warned once)
+	// Redis's appendfsync (always, everysec, no): how much an AOF can lose on a crash. Empty until
+	// read, and when CONFIG GET is refused.
+	std::string redis_appendfsync;
 	Histogram batch_size{{1, 2, 5, 10, 20, 50, 100, 200, 500, 1000}};
 	Histogram lag_seconds{{0.0005, 0.001, 0.002, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10}};
 

@@ -11,11 +11,7 @@
 
 namespace chat_outboxd {
 
-struct ScriptCall {
-	const LuaScript *script = nullptr;
-	std::vector<std::string> keys;
-	std::vector<std::string> args;
-};
+using ScriptCall = chat_outbox::ScriptCall;
 
 // QueueKeys names the keys of one queue: "<prefix>:<queue>:<suffix>".
 class QueueKeys {

@@ -7,8 +7,6 @@
 // KEYS so a cluster with a hash-tagged prefix routes them; job keys share the tag through the base.
 #include "consumer/core/bullmq_scripts.hpp"
 
-#include <openssl/evp.h>
-
 namespace chat_outboxd {
 
 namespace {
@@ -506,25 +504,10 @@ return out
 LuaScript
 Make(const char *name, std::string source)
 {
-	return LuaScript{name, source, Sha1Hex(source)};
+	return chat_outbox::MakeRedisScript(name, std::move(source));
 }
 
 } // namespace
-
-std::string
-Sha1Hex(const std::string &data)
-{
-	unsigned char md[EVP_MAX_MD_SIZE];
-	unsigned int len = 0;
-	EVP_Digest(data.data(), data.size(), md, &len, EVP_sha1(), nullptr);
-	static const char hex[] = "0123456789abcdef";
-	std::string out;
-	for (unsigned int i = 0; i < len; i++) {
-		out.push_back(hex[md[i] >> 4]);
-		out.push_back(hex[md[i] & 15]);
-	}
-	return out;
-}
 
 const LuaScript &
 FetchScript()

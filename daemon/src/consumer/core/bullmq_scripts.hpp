@@ -8,13 +8,11 @@
 
 #include <string>
 
+#include "redis_script.hpp"
+
 namespace chat_outboxd {
 
-struct LuaScript {
-	const char *name;   // for logs
-	std::string source;
-	std::string sha1;   // hex, for EVALSHA
-};
+using LuaScript = chat_outbox::RedisScript;
 
 // FetchScript moves up to N jobs from wait (then prioritized) to active, locks each.
 const LuaScript &FetchScript();
@@ -31,7 +29,5 @@ const LuaScript &StalledCheckScript();
 // RecoverIdentityScript requeues, at the front and in queue order, the active jobs whose lock
 // belongs to our identity (a predecessor killed before it could finish them).
 const LuaScript &RecoverIdentityScript();
-
-std::string Sha1Hex(const std::string &data);
 
 } // namespace chat_outboxd

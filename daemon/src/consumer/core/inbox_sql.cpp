@@ -44,8 +44,11 @@ PgArrayLiteral(const std::vector<std::optional<std::string>> &items)
 
 namespace {
 
-// kOthersPerWrite bounds the rows of other writers one write returns; the rest come with the next.
+// kOthersPerWrite and kOthersBytesPerWrite bound the rows of other writers one write returns (the
+// row that crosses the byte bound is the last); the rest come with the next write. The byte bound
+// keeps the daemon's memory small when another writer committed many large messages.
 constexpr int kOthersPerWrite = 10000;
+constexpr int64_t kOthersBytesPerWrite = 1 << 20;
 
 // The SELECT list, one entry per InboxColumn in its order: the expression for a message of the batch
 // (i = input, ins = what this statement inserted, e = the row that was already there) and for a row
@@ -155,12 +158,17 @@ InboxInsertSql(const std::string &service)
 	       inbox +
 	       " e ON e.message_id OPERATOR(pg_catalog.=) i.message_id AND ins.message_id IS NULL"
 	       " UNION ALL SELECT * FROM (SELECT" +
-	       SelectList(false) + " FROM " + inbox +
-	       " o WHERE o.seq OPERATOR(pg_catalog.>) $5::pg_catalog.int8"
-	       " AND NOT o.message_id OPERATOR(pg_catalog.=) ANY ($1::pg_catalog.uuid[])"
-	       " ORDER BY o.seq LIMIT " +
+	       SelectList(false) +
+	       " FROM (SELECT q.*, pg_catalog.sum(pg_catalog.octet_length(q.body)) OVER (ORDER BY q.seq) AS run"
+	       " FROM (SELECT * FROM " +
+	       inbox +
+	       " w WHERE w.seq OPERATOR(pg_catalog.>) $5::pg_catalog.int8"
+	       " AND NOT w.message_id OPERATOR(pg_catalog.=) ANY ($1::pg_catalog.uuid[])"
+	       " ORDER BY w.seq LIMIT " +
 	       std::to_string(kOthersPerWrite) +
-	       ") others"
+	       ") q) o WHERE o.run OPERATOR(pg_catalog.-) pg_catalog.octet_length(o.body) OPERATOR(pg_catalog.<) " +
+	       std::to_string(kOthersBytesPerWrite) +
+	       " ORDER BY o.seq) others"
 	       " ORDER BY seq";
 }
 
@@ -168,6 +176,12 @@ int
 InboxOthersPerWrite()
 {
 	return kOthersPerWrite;
+}
+
+int64_t
+InboxOthersBytesPerWrite()
+{
+	return kOthersBytesPerWrite;
 }
 
 std::vector<std::optional<std::string>>
@@ -219,7 +233,10 @@ ParseInboxRows(PgRows &&rows, InboxRows *out, std::string *error)
 			return false;
 		}
 	}
-	if (out->others.size() >= static_cast<size_t>(kOthersPerWrite))
+	int64_t other_bytes = 0;
+	for (const InboxMessage &m : out->others)
+		other_bytes += static_cast<int64_t>(m.body.size());
+	if (out->others.size() >= static_cast<size_t>(kOthersPerWrite) || other_bytes >= kOthersBytesPerWrite)
 		out->read_up_to = out->others.back().seq;
 	return true;
 }

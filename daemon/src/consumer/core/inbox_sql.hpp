@@ -58,8 +58,10 @@ enum class InboxRowKind : char {
 	Other = 'o',    // not in the batch: another writer committed it above the highest pushed seq
 };
 
-// InboxOthersPerWrite is the most rows of other writers one write returns (the rest come with the next).
+// InboxOthersPerWrite is the most rows of other writers one write returns, InboxOthersBytesPerWrite
+// about the most body bytes (the row that crosses it is the last); the rest come with the next write.
 int InboxOthersPerWrite();
+int64_t InboxOthersBytesPerWrite();
 
 // InboxInsertParams returns $1..$5: uuid[], bigint[], text[], timestamptz[] literals and the highest
 // seq already pushed (nullopt: unknown, no other writers' rows are returned).
@@ -72,7 +74,7 @@ struct InboxRows {
 	std::vector<std::optional<double>> created;  // parallel to inserted: created_at as epoch seconds
 	std::vector<InboxMessage> existing;          // messages of the batch that were already there
 	std::vector<InboxMessage> others;            // rows of other writers above the highest pushed seq
-	// Set when `others` stopped at InboxOthersPerWrite(): rows above this seq were not all read.
+	// Set when `others` reached a bound of one write: rows above this seq were not all read.
 	std::optional<int64_t> read_up_to;
 
 	// Add appends another write's rows (a batch written one message at a time).

@@ -67,6 +67,14 @@ class TimerHeap {
 		return n;
 	}
 
+	// Clear drops every deadline; each node becomes idle, so its owner may still Cancel it later.
+	void Clear()
+	{
+		for (TimerNode *n : heap_)
+			n->index = TimerNode::kIdle;
+		heap_.clear();
+	}
+
 	bool Empty() const { return heap_.empty(); }
 	// NextDue is the earliest due time; only meaningful when !Empty().
 	int64_t NextDue() const { return heap_.front()->due; }
