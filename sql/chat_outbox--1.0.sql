@@ -229,6 +229,9 @@ BEGIN
 		count(*) FILTER (WHERE refused IS NOT NULL), (array_agg(refused ORDER BY id) FILTER (WHERE refused IS NOT NULL))[1]
 		FROM %I.outbox WHERE sent_at IS NULL', service)
 		INTO unsent, oldest_unsent_age, refused, refused_reason;
+EXCEPTION WHEN undefined_table OR invalid_schema_name THEN
+	-- a service whose outbox is gone: its row shows NULLs (and the relay's service_error), the view still works
+	unsent := NULL;
 END
 $backlog$;
 

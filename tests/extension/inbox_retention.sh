@@ -1,0 +1,41 @@
+#!/usr/bin/env bash
+# tests/extension/inbox_retention.sh - chat_outbox.inbox_retention: the relay deletes inbox rows
+# received longer ago than the setting, 1,000 lowest seqs per transaction, and never a younger
+# one; catch-up (seq > offset) then starts at the oldest row kept. Outbox retention off here, so
+# the inbox purge is shown to run on its own.
+set -euo pipefail
+. "$(dirname "$0")/../harness/lib.sh"
+harness_init extension-inbox-retention
+harness_redis_start
+harness_pg_start "" "chat_outbox.retention = 0" "chat_outbox.inbox_retention = '2s'"
+
+q() { harness_psql "$1"; }
+fail() { echo "FAIL $*" >&2; exit 1; }
+
+# 5,000 rows received a day ago, then 300 "young" ones (received in the future, so they stay young
+# however slow the machine), then 2,000 more old ones behind them, in seq order
+ins() {
+	q "INSERT INTO workers.inbox (message_id, chat_id, body, received_at)
+	   SELECT gen_random_uuid(), 1, '$1 ' || g, now() + interval '$2' FROM generate_series(1, $3) g ORDER BY g"
+}
+ins old '-1 day' 5000
+ins young '1 day' 300
+ins late-old '-1 day' 2000
+old() { q "SELECT count(*) FROM workers.inbox WHERE received_at < now()"; }
+no_old() { [ "$(old)" -eq 0 ]; }
+harness_wait_for 60 no_old || fail "old inbox rows left: $(old)"
+[ "$(q "SELECT count(*) FROM workers.inbox")" -eq 300 ] || fail "young rows deleted: $(q "SELECT count(*) FROM workers.inbox") left"
+echo "ok   7,000 old inbox rows deleted (2,000 of them behind 300 young ones); the 300 young ones kept"
+
+# catch-up from an offset before the oldest kept row returns the kept rows only, from the oldest
+first_kept=$(q "SELECT min(seq) FROM workers.inbox")
+[ "$first_kept" -eq 5001 ] || fail "oldest kept seq $first_kept, want 5001"
+[ "$(q "SELECT count(*) FROM workers.inbox WHERE chat_id = 1 AND seq > 0")" -eq 300 ] || fail "catch-up from 0"
+echo "ok   a client resuming from 0 gets seq $first_kept on: the 300 kept rows"
+
+# messages keep flowing into the inbox beside the purge (relay + sent rows untouched by it)
+q "SELECT consumers.send_message(7, 'after the purge')" >/dev/null
+harness_wait_for 20 bash -c "[ \$(redis-cli -p $REDIS_PORT LLEN bull:chat-messages:wait) -eq 1 ]"
+[ "$(q "SELECT count(*) FROM consumers.outbox")" -eq 1 ] || fail "outbox rows purged with retention 0"
+echo "ok   relaying goes on; the outbox (retention 0) is untouched"
+echo PASS
