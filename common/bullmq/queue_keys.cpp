@@ -32,6 +32,15 @@ MayNameQueueKey(std::string_view id)
 }
 
 bool
+IsQueueKeyName(std::string_view id)
+{
+	for (std::string_view name : QueueKeyNames())
+		if (name == id)
+			return true;
+	return false;
+}
+
+bool
 IsValidJobId(std::string_view id)
 {
 	if (id.empty() || id.size() > 200 || MayNameQueueKey(id))

@@ -20,11 +20,17 @@ std::string QueueKey(std::string_view prefix, std::string_view queue, std::strin
 // state name "waiting" its getters turn into a key, and the legacy keys it migrates (delay, priority).
 const std::vector<std::string_view> &QueueKeyNames();
 
-// MayNameQueueKey: true when `id` is made of lower-case ASCII letters and '-' only. Every queue
+// MayNameQueueKey (the relay's rule for the ids it chooses): true when `id` is made of lower-case
+// ASCII letters and '-' only. Every queue
 // key name has that shape (QueueKeyNames), and so will names a later BullMQ adds, while no
 // generated uuid (its version nibble is a digit) and no fallback id ("outbox-<service>-<n>") has
 // it: such an id is never used as a job id.
 bool MayNameQueueKey(std::string_view id);
+
+// IsQueueKeyName: `id` is one of QueueKeyNames(). The daemon consumes jobs any BullMQ producer adds,
+// whose ids may well have the shape above ("bad-json"); it refuses exactly these names, whose job
+// key would be one of the queue's own structures.
+bool IsQueueKeyName(std::string_view id);
 
 // IsValidJobId: a job id the relay may use as it is: non-empty, at most 200 bytes, only
 // [A-Za-z0-9._-] (so no ':' and no "0:" legacy marker form, and no JSON escaping), not

@@ -56,11 +56,37 @@ case "$reason" in *"$Q:taken-1"*string*) echo "ok: refused_reason: $reason" ;; *
 expect_eq "the refused row is kept unsent" "" "$(q "SELECT sent_at FROM consumers.outbox WHERE id = $refused_id")"
 expect_eq "the string key is untouched" "not a job" "$(rc GET "$Q:taken-1")"
 
+# ids that name queue keys, pushed onto wait by someone else (a foreign producer, an older relay):
+# the daemon drops them as phantom jobs and never touches those keys
+meta_before=$(rc HGETALL "$Q:meta" | paste -sd,)
+rc LPUSH "$Q:wait" meta events >/dev/null
+q "SELECT consumers.send_message(2, 'after foreign ids')" >/dev/null
+wait_inbox workers 31 60
+expect_eq "meta untouched by the daemon" "$meta_before" "$(rc HGETALL "$Q:meta" | paste -sd,)"
+expect_eq "events still a stream" stream "$(rc TYPE "$Q:events")"
+
+# A queue poisoned before this fix (its wait list is a hash): the relay's batch and the daemon's
+# fetch are refused whole and write nothing; once the key is repaired, both go on.
+P=bull:poisoned
+rc HSET "$P:wait" name message.created data '{}' >/dev/null
+q "SELECT chat_outbox.create_service('poisoned_svc', queue => 'poisoned')" >/dev/null
+daemon_start poisoned.log --service workers --queue poisoned --identity poisoned-reader
+q "SELECT poisoned_svc.send_message(3, 'through a poisoned queue')" >/dev/null
+service_error() { q "SELECT service_error FROM chat_outbox.status WHERE service = 'poisoned_svc'"; }
+has_badqueue() { [[ "$(service_error)" == *BADQUEUE* ]]; }
+harness_wait_for 30 has_badqueue || fail "poisoned_svc service_error: '$(service_error)'"
+harness_wait_for 30 grep -q BADQUEUE "$H_DIR/poisoned.log" || fail "the daemon's fetch was not refused"
+expect_eq "the relay and the daemon wrote nothing to the poisoned queue" "$P:wait" "$(rc KEYS "$P:*" | paste -sd,)"
+expect_eq "its wait hash is untouched" "name,message.created,data,{}" "$(rc HGETALL "$P:wait" | paste -sd,)"
+rc DEL "$P:wait" >/dev/null
+wait_inbox workers 32 60
+expect_eq "after the repair" "through a poisoned queue" "$(q "SELECT body FROM workers.inbox ORDER BY seq DESC LIMIT 1")"
+
 # Redis restarts from its AOF: nothing poisoned comes back, later messages still flow
 harness_redis_stop
 harness_redis_start_again
 for i in $(seq 31 35); do q "SELECT consumers.send_message(2, 'ordinary $i')" >/dev/null; done
-wait_inbox workers 35 60
+wait_inbox workers 37 60
 [[ "$(types)" =~ $TYPES_OK ]] || fail "queue key types after the restart: $(types)"
 expect_eq "refused row logged once" 1 "$(grep -c "refused outbox row $refused_id" "$H_DIR/postgres.log")"
 

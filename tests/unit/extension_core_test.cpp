@@ -32,7 +32,7 @@ TEST(ExtensionCore, JobIds)
 	EXPECT_TRUE(IsValidJobId("Wait") && IsValidJobId("taken-1") && IsValidJobId("a_b"));
 	// no id may name one of the queue's own keys: every name BullMQ uses, and anything of that shape
 	for (std::string_view name : bullmq::QueueKeyNames()) {
-		EXPECT_TRUE(bullmq::MayNameQueueKey(name)) << name;
+		EXPECT_TRUE(bullmq::MayNameQueueKey(name) && bullmq::IsQueueKeyName(name)) << name;
 		EXPECT_TRUE(!IsValidJobId(name)) << name;
 		EXPECT_TRUE(ChooseJobId(std::string(name).c_str(), "consumers", 3) == "outbox-consumers-3") << name;
 	}
@@ -44,6 +44,7 @@ TEST(ExtensionCore, JobIds)
 			<< name;
 	EXPECT_TRUE(!IsValidJobId("some-future-key") && !IsValidJobId("-"));
 	EXPECT_TRUE(!bullmq::MayNameQueueKey("outbox-consumers-3"));
+	EXPECT_TRUE(!bullmq::IsQueueKeyName("bad-json") && !bullmq::IsQueueKeyName("waits"));
 	EXPECT_TRUE(ChooseJobId("5b0e6c1c-3f7a-4d8e-9a51-0c2f1e7d9b42", "consumers", 7) == "5b0e6c1c-3f7a-4d8e-9a51-0c2f1e7d9b42");
 	EXPECT_TRUE(ChooseJobId(nullptr, "consumers", 7) == "outbox-consumers-7");
 	EXPECT_TRUE(ChooseJobId("123", "workers", 9) == "outbox-workers-9");

@@ -18,8 +18,9 @@ constexpr const char *kFixedKeys[] = {"wait", "meta", "events", "marker", "activ
 constexpr int kNumFixedKeys = sizeof kFixedKeys / sizeof kFixedKeys[0];
 
 const char kScript[] = R"LUA(
--- chat_outbox batch add. KEYS = wait meta events marker active completed failed delayed prioritized
--- waiting-children paused, then one job hash per job. ARGV = timestamp, then id, name, data, opts per job.
+-- chat_outbox batch add. KEYS = wait, meta, events, marker, active, completed, failed, delayed,
+-- prioritized, waiting-children, paused, then one job hash per job.
+-- ARGV = timestamp, then id, name, data, opts per job.
 -- Returns per job 1 (created), 0 (duplicate: the job is in one of the queue's states) or a string:
 -- why that job cannot be added (its key holds something else than a job hash); it is not written.
 -- Every check that can fail runs before the first write, so a batch this script refuses (a queue
