@@ -107,4 +107,11 @@ TEST(ExtensionCore, Health)
 	EXPECT_TRUE(RedisSafetyWarning("", "").empty()); // CONFIG denied: no guess
 	EXPECT_TRUE(RedisSafetyWarning("no", "noeviction").find("appendonly") != std::string::npos);
 	EXPECT_TRUE(RedisSafetyWarning("yes", "allkeys-lru").find("maxmemory-policy") != std::string::npos);
+	EXPECT_TRUE(RedisSafetyWarning(RedisDurability{"yes", "everysec", "noeviction"}).empty());
+	EXPECT_TRUE(RedisSafetyWarning(RedisDurability{"yes", "always", "noeviction"}).empty());
+	EXPECT_TRUE(RedisSafetyWarning(RedisDurability{"yes", "", "noeviction"}).empty()); // unread: no guess
+	EXPECT_TRUE(RedisSafetyWarning(RedisDurability{"yes", "no", "noeviction"}).find("appendfsync is \"no\"") !=
+				std::string::npos);
+	// without AOF, fsync does not matter: one sentence about appendonly
+	EXPECT_TRUE(RedisSafetyWarning(RedisDurability{"no", "no", "noeviction"}).find("appendfsync") == std::string::npos);
 }
