@@ -96,7 +96,8 @@ BEGIN
 	-- no INSERT on it): SECURITY DEFINER, so every outbox row went through their checks.
 	-- No SET clause: it would stop plan caching and cost every call a GUC save/restore. Without it
 	-- the caller's search_path is in force, so every name in the bodies is schema-qualified, down
-	-- to the operators.
+	-- to the operators and the types of casts (only keyword types such as int are not: the grammar
+	-- maps them to pg_catalog). An unqualified name would let a caller's own object run as the owner.
 	EXECUTE format($fn$
 		CREATE FUNCTION %1$I.send_message(chat_id bigint, body text) RETURNS %1$I.messages
 			LANGUAGE plpgsql SECURITY DEFINER
@@ -158,10 +159,10 @@ BEGIN
 					USING ERRCODE = '22023', DETAIL = pg_catalog.format('The payload is a JSON %%s.', pg_catalog.jsonb_typeof(payload)),
 						HINT = 'Wrap the value in an object, e.g. {"value": ...}.';
 			END IF;
-			IF pg_catalog.octet_length(payload::text) OPERATOR(pg_catalog.>) max_bytes THEN
+			IF pg_catalog.octet_length(payload::pg_catalog.text) OPERATOR(pg_catalog.>) max_bytes THEN
 				RAISE EXCEPTION 'payload is too long'
 					USING ERRCODE = '22001',
-						DETAIL = pg_catalog.format('The payload is %%s bytes; the limit is %%s bytes.', pg_catalog.octet_length(payload::text), max_bytes),
+						DETAIL = pg_catalog.format('The payload is %%s bytes; the limit is %%s bytes.', pg_catalog.octet_length(payload::pg_catalog.text), max_bytes),
 						HINT = 'Shorten the payload, or raise chat_outbox.max_body_bytes.';
 			END IF;
 			IF NOT payload OPERATOR(pg_catalog.?) 'id' THEN

@@ -325,6 +325,20 @@ RelayPass(RelayService *svc, int batch_size, int64 **ids_out, SinkFailure *failu
 	if (!ok)
 		return -1;
 	RefuseRows(svc, refusals);
+	if (ids && refusals != NIL) {
+		/* *ids_out lists what was relayed: the refused rows were not */
+		int			kept = 0;
+
+		for (int i = 0; i < total; i++) {
+			bool		refused = false;
+			ListCell   *lc;
+
+			foreach(lc, refusals)
+				refused = refused || ((SinkRefusal *) lfirst(lc))->row_id == ids[i];
+			if (!refused)
+				ids[kept++] = ids[i];
+		}
+	}
 	total -= list_length(refusals);
 	if (total > 0)
 		RelayRecordBatch(svc->name, last_id, total);
