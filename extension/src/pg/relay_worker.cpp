@@ -154,11 +154,19 @@ RunServiceWork(RelayService *svc, ServiceWork work, SinkFailure *failure)
 
 	BeginWork(activity[work]);
 	if (!SearchSysCacheExists1(NAMESPACENAME, CStringGetDatum(svc->name))) {
-		/* dropped since the last refresh (DROP EXTENSION): go quiet instead of failing on vanished tables */
+		bool		extension_gone = !OidIsValid(get_extension_oid("chat_outbox", true));
+
 		EndWork(true);
-		extension_present = false;
-		services_stale = true;
-		return 0;
+		if (extension_gone) {
+			/* dropped since the last refresh (DROP EXTENSION): go quiet instead of failing on vanished tables */
+			extension_present = false;
+			services_stale = true;
+			return 0;
+		}
+		/* a registered service whose schema was dropped by hand: that service's failure only */
+		failure->kind = FAILURE_SERVICE;
+		snprintf(failure->message, sizeof failure->message, "schema \"%s\" does not exist", svc->name);
+		return -1;
 	}
 	PG_TRY();
 	{
