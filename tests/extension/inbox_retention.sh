@@ -2,7 +2,7 @@
 # tests/extension/inbox_retention.sh - chat_outbox.inbox_retention: the relay deletes inbox rows
 # received longer ago than the setting, 1,000 lowest seqs per transaction, and never a younger
 # one; catch-up (seq > offset) then starts at the oldest row kept. Outbox retention off here, so
-# the inbox purge is shown to run on its own.
+# the inbox purge is shown to run on its own; a service whose inbox was dropped holds nothing back.
 set -euo pipefail
 . "$(dirname "$0")/../harness/lib.sh"
 harness_init extension-inbox-retention
@@ -11,6 +11,10 @@ harness_pg_start "" "chat_outbox.retention = 0" "chat_outbox.inbox_retention = '
 
 q() { harness_psql "$1"; }
 fail() { echo "FAIL $*" >&2; exit 1; }
+
+# A service whose inbox is gone: its purge fails (logged once), the others' purges go on
+q "SELECT chat_outbox.create_service('aaa_noinbox')" >/dev/null
+q "DROP TABLE aaa_noinbox.inbox"
 
 # In seq order: 5,000 rows received a day ago, 300 "young" ones (received in the future, so they
 # stay young however slow the machine), 2,000 more old ones behind them, then 100,000 young ones.
@@ -40,6 +44,9 @@ reads=$(($(seq_reads) - r0))
 [ "$reads" -ge 1000 ] || fail "no inbox purge round ran in 4 s ($reads entries read)"
 [ "$reads" -le 40000 ] || fail "the inbox purge walked the young rows: $reads entries read in 4 s"
 echo "ok   inbox purge rounds read $reads seq-index entries in 4 s with 100,300 young rows"
+n=$(grep -c 'purging aaa_noinbox.inbox failed' "$H_DIR/postgres.log" || true)
+[ "$n" -eq 1 ] || fail "the failing purge of aaa_noinbox.inbox was logged $n times"
+echo "ok   the failing purge of another service's dropped inbox was logged once and held nothing back"
 
 # catch-up from an offset before the oldest kept row returns the kept rows only, from the oldest
 first_kept=$(q "SELECT min(seq) FROM workers.inbox")

@@ -17,6 +17,7 @@ typedef struct RelayService
 	SPIPlanPtr	inbox_purge_plan;
 	int			failures;		/* passes of this service that failed in a row (FAILURE_SERVICE) */
 	TimestampTz retry_at;		/* while failing: its next pass, not before */
+	int			purge_failures[2];	/* outbox, inbox purges of this service that failed in a row */
 } RelayService;
 
 /* RelayServiceFor returns the cached entry for `name` (plans kept across passes), creating it. */

@@ -238,18 +238,32 @@ ServiceWorks(RelayService *svc)
 	RelaySetServiceError(svc->name, "");
 }
 
-/* PurgeOne runs one purge transaction on a service; true when it deleted rows (the purge is behind). */
+/*
+ * PurgeOne runs one purge transaction on a service; true when it deleted rows (the purge is behind).
+ * A purge that fails (a dropped inbox) is that service's purge failure only: logged once until it
+ * works again, retried at the next purge round, and it never holds back the service's relaying.
+ */
 static bool
 PurgeOne(RelayService *svc, ServiceWork work)
 {
 	SinkFailure failure;
 	int			n;
+	const char *table = work == WORK_PURGE_INBOX ? "inbox" : "outbox";
+	int		   *failures = &svc->purge_failures[work == WORK_PURGE_INBOX];
 
-	if (!ServiceDue(svc) || !extension_present)
+	if (!extension_present)
 		return false;
 	n = RunServiceWork(svc, work, &failure);
-	if (n < 0)
-		ServiceFailed(svc, &failure);
+	if (n < 0) {
+		if ((*failures)++ == 0)
+			ereport(LOG, (errmsg("chat_outbox relay: purging %s.%s failed: %s", svc->name, table, failure.message),
+						  errdetail("Relaying goes on; the purge is tried again every purge round.")));
+		RelaySetError(failure.message);
+		return false;
+	}
+	if (*failures > 0)
+		ereport(LOG, (errmsg("chat_outbox relay: purging %s.%s works again", svc->name, table)));
+	*failures = 0;
 	return n > 0;
 }
 
