@@ -44,6 +44,13 @@ local function checkNumber(key)
   local v = rcall('GET', key)
   if v and not tonumber(v) then error({err = 'BADQUEUE queue key ' .. key .. ' holds no number'}) end
 end
+-- checkMeta: the numbers the scripts compare (concurrency, rate limit) must be numbers
+local function checkMeta(metaKey)
+  local m = rcall('HMGET', metaKey, 'concurrency', 'max', 'duration')
+  for i = 1, 3 do
+    if m[i] and not tonumber(m[i]) then error({err = 'BADQUEUE queue key ' .. metaKey .. ' holds a setting that is no number'}) end
+  end
+end
 -- namesQueueKey: an id that is one of the queue's own key names (common/bullmq/queue_keys.hpp) is
 -- never a job: its "job key" is one of the queue's structures, so it is not touched
 local function namesQueueKey(id) return QUEUE_KEY_NAMES[id] == true end
@@ -212,6 +219,7 @@ checkTypes({waitKey, 'list', activeKey, 'list', prioKey, 'zset', delayedKey, 'zs
   eventsKey, 'stream', markerKey, 'zset', pcKey, 'string', limiterKey, 'string'})
 checkNumber(pcKey)
 checkNumber(limiterKey)
+checkMeta(metaKey)
 local evMax = maxEvents(metaKey)
 local meta = rcall('HMGET', metaKey, 'paused', 'concurrency', 'max', 'duration')
 
@@ -421,6 +429,7 @@ local waitKey, prioKey, markerKey, pcKey = KEYS[6], KEYS[7], KEYS[8], KEYS[9]
 checkTypes({activeKey, 'list', delayedKey, 'zset', eventsKey, 'stream', metaKey, 'hash', stalledKey, 'set',
   waitKey, 'list', prioKey, 'zset', markerKey, 'zset', pcKey, 'string'})
 checkNumber(pcKey)
+checkMeta(metaKey)
 local evMax = maxEvents(metaKey)
 local status, hashes = takeLocks(3, 6, activeKey, {'priority'})
 local woke = false
@@ -491,6 +500,7 @@ local stalledKey, checkKey, activeKey, waitKey, eventsKey, metaKey, markerKey =
   KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5], KEYS[6], KEYS[7]
 checkTypes({stalledKey, 'set', activeKey, 'list', waitKey, 'list', eventsKey, 'stream', metaKey, 'hash',
   markerKey, 'zset'})
+checkMeta(metaKey)
 if rcall('EXISTS', checkKey) == 1 then return {} end
 rcall('SET', checkKey, nowMs, 'PX', ARGV[3])
 local maxStalled = tonumber(ARGV[4])
@@ -536,6 +546,7 @@ const char kRecover[] = R"LUA(
 local activeKey, waitKey, eventsKey, metaKey, markerKey, stalledKey = KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5], KEYS[6]
 checkTypes({activeKey, 'list', waitKey, 'list', eventsKey, 'stream', metaKey, 'hash', markerKey, 'zset',
   stalledKey, 'set'})
+checkMeta(metaKey)
 local prefix = ARGV[3]
 local out = {}
 local active = rcall('LRANGE', activeKey, 0, -1)

@@ -78,15 +78,20 @@ for k = nfixed + 1, #KEYS do
   seen[KEYS[k]] = true
 end
 
-local maxEvents = call('HGET', KEYS[2], 'opts.maxLenEvents')
+local meta = call('HMGET', KEYS[2], 'opts.maxLenEvents', 'paused', 'concurrency')
+local maxEvents = meta[1]
+if (maxEvents and not tonumber(maxEvents)) or (meta[3] and not tonumber(meta[3])) then
+  error({err = 'BADQUEUE queue key ' .. KEYS[2] .. ' holds a maxLenEvents or concurrency that is no number'})
+end
+local blocked = meta[2] ~= false
+if not blocked and meta[3] then
+  blocked = call('LLEN', KEYS[5]) >= tonumber(meta[3])
+end
+
+-- every check passed: the writes start here, and none of them can fail
 if not maxEvents then
   maxEvents = '10000'
   call('HSET', KEYS[2], 'opts.maxLenEvents', maxEvents)
-end
-local meta = call('HMGET', KEYS[2], 'paused', 'concurrency')
-local blocked = meta[1] ~= false
-if not blocked and meta[2] then
-  blocked = call('LLEN', KEYS[5]) >= tonumber(meta[2])
 end
 local ts = ARGV[1]
 local out = {}
