@@ -33,7 +33,12 @@ DELETE FROM consumers.inbox;
 \echo :LAST_ERROR_SQLSTATE
 SELECT nextval('consumers.inbox_seq_seq');
 \echo :LAST_ERROR_SQLSTATE
--- publish_event: the checked way to write an event of one's own
+-- publish_event: the checked way to write an event of one's own. It runs as its owner under the
+-- caller's search_path, so its body qualifies every name: a caller's own type "text" (pg_temp is
+-- searched first for types) changes nothing
+CREATE TYPE pg_temp.text AS (x int);
+SELECT event, payload ->> 'n' AS n FROM publish_event('shadow.check', '{"n": 0}');
+DROP TYPE pg_temp.text;
 SELECT event, payload ->> 'n' AS n, payload ? 'id' AS has_id, sent_at FROM publish_event('order.paid', '{"n": 1}');
 SELECT event, payload ->> 'id' AS id FROM publish_event('order.paid', '{"id": "own-id-1", "n": 2}');
 SELECT publish_event('', '{}');
