@@ -63,9 +63,11 @@ local function inState(id)
 end
 local verdict, seen = {}, {}
 for k = nfixed + 1, #KEYS do
-  local t = typeOf(KEYS[k])
-  if seen[KEYS[k]] then
-    verdict[k] = 'dup' -- two rows of one batch with one id: the first adds it
+  local first = seen[KEYS[k]]
+  local t = not first and typeOf(KEYS[k])
+  if first then
+    -- two rows of one batch with one id: the first adds it (or is refused, and so is this one)
+    verdict[k] = (first == 'new' or first == 'orphan' or first == 'dup') and 'dup' or first
   elseif t == 'none' then
     verdict[k] = 'new'
   elseif t ~= 'hash' then
@@ -75,7 +77,7 @@ for k = nfixed + 1, #KEYS do
   else
     verdict[k] = 'orphan' -- a hash no state holds (never a job, or one a failed write left): replaced
   end
-  seen[KEYS[k]] = true
+  seen[KEYS[k]] = first or verdict[k]
 end
 
 local meta = call('HMGET', KEYS[2], 'opts.maxLenEvents', 'paused', 'concurrency')
