@@ -5,7 +5,7 @@ EXTENSION  = chat_outbox
 MODULE_big = chat_outbox
 DATA       = $(wildcard sql/chat_outbox--*.sql)
 
-SRCS = $(wildcard extension/src/pg/*.cpp) $(wildcard extension/src/core/*.cpp) common/redis_url.cpp common/redis_safety.cpp
+SRCS = $(wildcard extension/src/pg/*.cpp) $(wildcard extension/src/core/*.cpp) common/redis_url.cpp common/redis_safety.cpp common/bullmq/queue_keys.cpp
 OBJS = $(SRCS:.cpp=.o)
 
 PG_CPPFLAGS = -isystem $(shell $(PG_CONFIG) --includedir-server) -Iextension/src -Icommon
@@ -22,4 +22,4 @@ PGXS := $(shell $(PG_CONFIG) --pgxs)
 include $(PGXS)
 
 # Small project: any header change rebuilds every object.
-$(OBJS): $(wildcard extension/src/*/*.hpp common/*.hpp)
+$(OBJS): $(wildcard extension/src/*/*.hpp common/*.hpp common/*/*.hpp)

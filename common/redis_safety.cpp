@@ -4,17 +4,27 @@
 namespace chat_outbox {
 
 std::string
-RedisSafetyWarning(const std::string &appendonly, const std::string &maxmemory_policy)
+RedisSafetyWarning(const RedisDurability &d)
 {
 	std::string w;
-	if (!appendonly.empty() && appendonly != "yes")
-		w = "appendonly is \"" + appendonly + "\": jobs waiting in Redis are lost when it restarts";
-	if (!maxmemory_policy.empty() && maxmemory_policy != "noeviction") {
+	auto add = [&w](const std::string &s) {
 		if (!w.empty())
 			w += "; ";
-		w += "maxmemory-policy is \"" + maxmemory_policy + "\": Redis may evict queued jobs";
-	}
+		w += s;
+	};
+	if (!d.appendonly.empty() && d.appendonly != "yes")
+		add("appendonly is \"" + d.appendonly + "\": jobs waiting in Redis are lost when it restarts");
+	else if (d.appendfsync == "no")
+		add("appendfsync is \"no\": an OS crash or power loss loses the jobs of the last ~30 s");
+	if (!d.maxmemory_policy.empty() && d.maxmemory_policy != "noeviction")
+		add("maxmemory-policy is \"" + d.maxmemory_policy + "\": Redis may evict queued jobs");
 	return w;
+}
+
+std::string
+RedisSafetyWarning(const std::string &appendonly, const std::string &maxmemory_policy)
+{
+	return RedisSafetyWarning(RedisDurability{appendonly, "", maxmemory_policy});
 }
 
 } // namespace chat_outbox

@@ -8,7 +8,9 @@
 -- UPDATE chat_outbox.services SET queue = ... applies without a restart.
 CREATE TABLE chat_outbox.services (
 	name text PRIMARY KEY CHECK (name OPERATOR(pg_catalog.~) '^[a-z_][a-z0-9_]{0,47}$'),
-	queue text NOT NULL UNIQUE CHECK (queue OPERATOR(pg_catalog.<>) '' AND pg_catalog.strpos(queue, ':') OPERATOR(pg_catalog.=) 0),
+	-- at most 255 bytes: the relay keeps the name in a 256-byte buffer and would truncate a longer one
+	queue text NOT NULL UNIQUE CHECK (queue OPERATOR(pg_catalog.<>) '' AND pg_catalog.strpos(queue, ':') OPERATOR(pg_catalog.=) 0
+		AND pg_catalog.octet_length(queue) OPERATOR(pg_catalog.<=) 255),
 	created_at timestamptz NOT NULL DEFAULT pg_catalog.now()
 );
 COMMENT ON TABLE chat_outbox.services IS 'Services whose outbox the chat_outbox relay moves to BullMQ queue <queue>.';
@@ -50,6 +52,12 @@ BEGIN
 				DETAIL = 'BullMQ splits Redis keys on '':''.',
 				HINT = 'Use a non-empty queue name without '':''.';
 	END IF;
+	IF octet_length(q) > 255 THEN
+		RAISE EXCEPTION 'queue name is too long'
+			USING ERRCODE = '22023',
+				DETAIL = format('The queue name is %s bytes; the limit is 255 bytes.', octet_length(q)),
+				HINT = 'Use a shorter queue name.';
+	END IF;
 
 	EXECUTE format($ddl$
 		CREATE SCHEMA %1$I;
@@ -66,7 +74,8 @@ BEGIN
 			event text NOT NULL,
 			payload jsonb NOT NULL,
 			created_at timestamptz NOT NULL DEFAULT pg_catalog.now(),
-			sent_at timestamptz
+			sent_at timestamptz,
+			refused text -- why Redis could not take this row as a job; the relay skips it while set
 		);
 		CREATE INDEX outbox_unsent ON %1$I.outbox (id) WHERE sent_at IS NULL;
 		CREATE TRIGGER wake_relay AFTER INSERT ON %1$I.outbox
@@ -83,11 +92,15 @@ BEGIN
 		CREATE INDEX inbox_chat_seq ON %1$I.inbox (chat_id, seq);
 	$ddl$, name);
 
-	-- send_message: SECURITY INVOKER, so the caller needs INSERT on its own tables (grant_service).
-	-- No SET clause: it would stop plan caching and cost every call a GUC save/restore.
+	-- send_message and publish_event are the only way roles write the outbox (grant_service gives
+	-- no INSERT on it): SECURITY DEFINER, so every outbox row went through their checks.
+	-- No SET clause: it would stop plan caching and cost every call a GUC save/restore. Without it
+	-- the caller's search_path is in force, so every name in the bodies is schema-qualified, down
+	-- to the operators and the types of casts (only keyword types such as int are not: the grammar
+	-- maps them to pg_catalog). An unqualified name would let a caller's own object run as the owner.
 	EXECUTE format($fn$
 		CREATE FUNCTION %1$I.send_message(chat_id bigint, body text) RETURNS %1$I.messages
-			LANGUAGE plpgsql
+			LANGUAGE plpgsql SECURITY DEFINER
 		AS $body$
 		#variable_conflict use_variable
 		DECLARE
@@ -122,6 +135,44 @@ BEGIN
 		END
 		$body$;
 		REVOKE ALL ON FUNCTION %1$I.send_message(bigint, text) FROM PUBLIC;
+
+		CREATE FUNCTION %1$I.publish_event(event text, payload jsonb) RETURNS %1$I.outbox
+			LANGUAGE plpgsql SECURITY DEFINER
+		AS $body$
+		#variable_conflict use_variable
+		DECLARE
+			o %1$I.outbox;
+			max_bytes int := coalesce(pg_catalog.current_setting('chat_outbox.max_body_bytes', true), '65536')::int;
+		BEGIN
+			IF event IS NULL OR event OPERATOR(pg_catalog.=) '' THEN
+				RAISE EXCEPTION 'event must not be empty'
+					USING ERRCODE = '22023', DETAIL = 'The event becomes the BullMQ job name.',
+						HINT = 'Pass a name such as ''order.paid'' as the first argument of publish_event().';
+			END IF;
+			IF payload IS NULL THEN
+				RAISE EXCEPTION 'payload must not be null'
+					USING ERRCODE = '22004', DETAIL = 'The payload becomes the BullMQ job data.',
+						HINT = 'Pass a JSON object as the second argument of publish_event().';
+			END IF;
+			IF pg_catalog.jsonb_typeof(payload) OPERATOR(pg_catalog.<>) 'object' THEN
+				RAISE EXCEPTION 'payload must be a JSON object'
+					USING ERRCODE = '22023', DETAIL = pg_catalog.format('The payload is a JSON %%s.', pg_catalog.jsonb_typeof(payload)),
+						HINT = 'Wrap the value in an object, e.g. {"value": ...}.';
+			END IF;
+			IF pg_catalog.octet_length(payload::pg_catalog.text) OPERATOR(pg_catalog.>) max_bytes THEN
+				RAISE EXCEPTION 'payload is too long'
+					USING ERRCODE = '22001',
+						DETAIL = pg_catalog.format('The payload is %%s bytes; the limit is %%s bytes.', pg_catalog.octet_length(payload::pg_catalog.text), max_bytes),
+						HINT = 'Shorten the payload, or raise chat_outbox.max_body_bytes.';
+			END IF;
+			IF NOT payload OPERATOR(pg_catalog.?) 'id' THEN
+				payload := payload OPERATOR(pg_catalog.||) pg_catalog.jsonb_build_object('id', pg_catalog.gen_random_uuid());
+			END IF;
+			INSERT INTO %1$I.outbox (event, payload) VALUES (event, payload) RETURNING * INTO o;
+			RETURN o;
+		END
+		$body$;
+		REVOKE ALL ON FUNCTION %1$I.publish_event(text, jsonb) FROM PUBLIC;
 	$fn$, name);
 
 	INSERT INTO chat_outbox.services (name, queue) VALUES (create_service.name, q);
@@ -140,13 +191,17 @@ BEGIN
 			USING ERRCODE = '42704', HINT = 'Create it with chat_outbox.create_service().';
 	END IF;
 	EXECUTE format('GRANT USAGE ON SCHEMA %1$I TO %2$I', service, role);
-	EXECUTE format('GRANT SELECT, INSERT ON %1$I.messages, %1$I.outbox, %1$I.inbox TO %2$I', service, role);
-	EXECUTE format('GRANT USAGE ON ALL SEQUENCES IN SCHEMA %1$I TO %2$I', service, role);
-	EXECUTE format('GRANT EXECUTE ON FUNCTION %1$I.send_message(bigint, text) TO %2$I', service, role);
+	EXECUTE format('GRANT SELECT ON %1$I.messages, %1$I.outbox, %1$I.inbox TO %2$I', service, role);
+	-- The receiving daemon runs as this role and stores what it receives: it may add inbox rows,
+	-- but only these columns. seq and received_at always come from their defaults (no
+	-- OVERRIDING SYSTEM VALUE: clients resume from seq), and no row is ever updated or deleted.
+	EXECUTE format('GRANT INSERT (message_id, chat_id, body, created_at) ON %1$I.inbox TO %2$I', service, role);
+	EXECUTE format('GRANT EXECUTE ON FUNCTION %1$I.send_message(bigint, text), %1$I.publish_event(text, jsonb) TO %2$I',
+		service, role);
 END
 $grant$;
 COMMENT ON FUNCTION chat_outbox.grant_service(text, name) IS
-	'Gives a role exactly its service''s schema: send and read its own tables, nothing of other services.';
+	'Gives a role exactly its service''s schema: read its tables, send through send_message/publish_event, store received messages; nothing of other services.';
 
 -- One relay pass from SQL (the worker's code path), for tests and manual draining.
 CREATE FUNCTION chat_outbox.relay_pass(service text) RETURNS bigint[]
@@ -154,21 +209,30 @@ CREATE FUNCTION chat_outbox.relay_pass(service text) RETURNS bigint[]
 REVOKE ALL ON FUNCTION chat_outbox.relay_pass(text) FROM PUBLIC;
 
 CREATE FUNCTION chat_outbox.relay_worker_status(
-	OUT state text, OUT pid int, OUT last_error text, OUT last_error_at timestamptz, OUT redis_warning text)
+	OUT state text, OUT pid int, OUT last_error text, OUT last_error_at timestamptz, OUT redis_warning text,
+	OUT redis_appendfsync text)
 	LANGUAGE c AS 'MODULE_PATHNAME', 'chat_outbox_relay_worker_status';
 
 CREATE FUNCTION chat_outbox.relay_service_status(
-	OUT service text, OUT last_relayed_id bigint, OUT last_relayed_at timestamptz, OUT relayed_total bigint)
+	OUT service text, OUT last_relayed_id bigint, OUT last_relayed_at timestamptz, OUT relayed_total bigint,
+	OUT service_error text)
 	RETURNS SETOF record
 	LANGUAGE c AS 'MODULE_PATHNAME', 'chat_outbox_relay_service_status';
 
-CREATE FUNCTION chat_outbox.outbox_backlog(service text, OUT unsent bigint, OUT oldest_unsent_age interval)
+-- unsent counts the rows waiting to be relayed; refused ones (kept unsent, skipped) are counted apart
+CREATE FUNCTION chat_outbox.outbox_backlog(service text, OUT unsent bigint, OUT oldest_unsent_age interval,
+	OUT refused bigint, OUT refused_reason text)
 	LANGUAGE plpgsql STABLE
 	SET search_path = pg_catalog, pg_temp
 AS $backlog$
 BEGIN
-	EXECUTE format('SELECT count(*), now() - min(created_at) FROM %I.outbox WHERE sent_at IS NULL', service)
-		INTO unsent, oldest_unsent_age;
+	EXECUTE format('SELECT count(*) FILTER (WHERE refused IS NULL), now() - min(created_at) FILTER (WHERE refused IS NULL),
+		count(*) FILTER (WHERE refused IS NOT NULL), (array_agg(refused ORDER BY id) FILTER (WHERE refused IS NOT NULL))[1]
+		FROM %I.outbox WHERE sent_at IS NULL', service)
+		INTO unsent, oldest_unsent_age, refused, refused_reason;
+EXCEPTION WHEN undefined_table OR invalid_schema_name THEN
+	-- a service whose outbox is gone: its row shows NULLs (and the relay's service_error), the view still works
+	unsent := NULL;
 END
 $backlog$;
 
@@ -183,7 +247,11 @@ CREATE VIEW chat_outbox.status AS
 		w.last_error,
 		w.last_error_at,
 		w.pid AS worker_pid,
-		w.redis_warning
+		w.redis_warning,
+		b.refused,
+		b.refused_reason,
+		r.service_error,
+		w.redis_appendfsync
 	FROM chat_outbox.services s
 	CROSS JOIN LATERAL chat_outbox.outbox_backlog(s.name) b
 	CROSS JOIN chat_outbox.relay_worker_status() w

@@ -1,6 +1,6 @@
 // bench/relay/batches.mjs - the relay's batch-add calls, built in Node for benchmarks that drive Redis
 // without Postgres: the script text is read from extension/src/core/bullmq_batch_add.cpp (at any
-// revision), and each job gets the arguments that script's header states.
+// revision), and the fixed keys and each job's arguments are those the script's header states.
 import { readFileSync } from 'node:fs';
 
 // scriptVersion loads the script in `file` into Redis and returns its sha and argument layout
@@ -9,7 +9,10 @@ export async function scriptVersion(redis, file) {
 	const layout = /then id, name, data, opts per job/.test(script) ? 'id,name,data,opts'
 		: /then name, data per job/.test(script) ? 'name,data' : null;
 	if (!layout) throw new Error(`${file}: unknown argument layout`);
-	return { sha: await redis.script('LOAD', script), layout };
+	const fixed = script.match(/KEYS = ([\s\S]*?), then one job hash per job/);
+	if (!fixed) throw new Error(`${file}: unknown key layout`);
+	const fixedKeys = fixed[1].replace(/\n--/g, ' ').split(',').map((k) => k.trim());
+	return { sha: await redis.script('LOAD', script), layout, fixedKeys };
 }
 
 const uuid = (n) => `7b0e4f5c-1111-4a2b-9c3d-${String(n).padStart(12, '0')}`;
@@ -20,7 +23,7 @@ export function batchCalls(v, jobs, batch, queue = 'chat-messages') {
 	const key = (s) => `bull:${queue}:${s}`;
 	const calls = [];
 	for (let b = 0; b < jobs / batch; b++) {
-		const keys = ['wait', 'meta', 'events', 'marker', 'active', 'id'].map(key), args = [String(Date.now())];
+		const keys = v.fixedKeys.map(key), args = [String(Date.now())];
 		for (let i = 0; i < batch; i++) {
 			const n = b * batch + i, id = uuid(n);
 			keys.push(key(id));

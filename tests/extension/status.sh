@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # tests/extension/status.sh - what an operator sees and controls.
 #   chat_outbox.status (state, pid, last relayed id), the one-time warning for a Redis without
-#   AOF / with eviction, the pause switch, polling with the wake-up off, queue and prefix changes
+#   AOF / with eviction, Redis' appendfsync, the pause switch, polling with the wake-up off, queue and prefix changes
 #   picked up live, retention of sent rows, and a quiet worker while the extension is dropped.
 set -euo pipefail
 . "$(dirname "$0")/../harness/lib.sh"
@@ -30,6 +30,14 @@ send 1
 harness_wait_for 20 status_is unsent 0
 [ "$(grep -c 'redis is not durable' "$H_DIR/postgres.log")" -eq 1 ] || fail "warning not logged exactly once"
 echo "ok   warned once: $warning"
+[ "$(relay_status redis_appendfsync)" = everysec ] || fail "redis_appendfsync: '$(relay_status redis_appendfsync)'"
+rcli CONFIG SET appendfsync no >/dev/null
+rcli CLIENT KILL TYPE normal >/dev/null # read again at the next connect
+send 1
+harness_wait_for 20 status_is redis_appendfsync no
+[[ "$(relay_status redis_warning)" != *appendfsync* ]] || fail "appendfsync warned while appendonly is off"
+rcli CONFIG SET appendfsync everysec >/dev/null
+echo "ok   redis_appendfsync follows Redis: everysec, then no"
 
 setting relay_enabled off
 harness_wait_for 10 status_is relay_state paused
@@ -60,7 +68,7 @@ harness_wait_value 20 = custom.event rcli HGET "other:renamed:outbox-consumers-$
 echo "ok   plain outbox INSERT relayed as job outbox-consumers-$oid"
 
 harness_wait_value 30 -eq 0 q "SELECT count(*) FROM consumers.outbox"
-[ "$(q "SELECT count(*) FROM consumers.messages")" -eq 13 ] || fail "retention touched messages"
+[ "$(q "SELECT count(*) FROM consumers.messages")" -eq 14 ] || fail "retention touched messages"
 echo "ok   retention: sent outbox rows deleted, messages kept"
 
 errors_before=$(grep -c ERROR "$H_DIR/postgres.log" || true)

@@ -1,6 +1,7 @@
 // extension/src/core/bullmq_batch_add.cpp - the batch-add Lua script and its request encoding.
 #include "core/bullmq_batch_add.hpp"
 
+#include "bullmq/queue_keys.hpp"
 #include "core/error.hpp"
 #include "core/resp.hpp"
 
@@ -12,43 +13,107 @@ namespace {
 
 // Keys are declared (not computed in Lua) so the script stays correct on a Redis Cluster when the
 // prefix carries a hash tag, e.g. "{bull}".
-constexpr int kFixedKeys = 6; // wait, meta, events, marker, active, id
+constexpr const char *kFixedKeys[] = {"wait", "meta", "events", "marker", "active", "completed", "failed",
+									  "delayed", "prioritized", "waiting-children", "paused"};
+constexpr int kNumFixedKeys = sizeof kFixedKeys / sizeof kFixedKeys[0];
 
 const char kScript[] = R"LUA(
--- chat_outbox batch add: KEYS = wait, meta, events, marker, active, id, then one job hash per job.
--- ARGV = timestamp, then id, name, data, opts per job. Returns 1 (created) / 0 (duplicate) per job.
+-- chat_outbox batch add. KEYS = wait, meta, events, marker, active, completed, failed, delayed,
+-- prioritized, waiting-children, paused, then one job hash per job.
+-- ARGV = timestamp, then id, name, data, opts per job.
+-- Returns per job 1 (created), 0 (duplicate: the job is in one of the queue's states) or a string:
+-- why that job cannot be added (its key holds something else than a job hash); it is not written.
+-- Every check that can fail runs before the first write, so a batch this script refuses (a queue
+-- key of the wrong type) leaves Redis exactly as it was: Redis does not undo a script's writes.
 -- Per job only what Queue.add leaves behind: the hash, `added` and `waiting` events; the ids go
 -- onto `wait` with one LPUSH for the batch (same order as one LPUSH each, nobody can look in
 -- between), and the `id` counter, which only auto-numbered adds need, is left alone.
 -- Numbers go to redis.call as strings: Lua formats a number argument with sprintf on every call,
 -- which showed in Redis' profile at 500 jobs per call.
 local call = redis.call
-local maxEvents = call('HGET', KEYS[2], 'opts.maxLenEvents')
+local nfixed = 11
+local want = {'list', 'hash', 'stream', 'zset', 'list', 'zset', 'zset', 'zset', 'zset', 'zset', 'list'}
+local checked = {}
+local function typeOf(key)
+  return call('TYPE', key)['ok']
+end
+-- queueKey returns KEYS[i] after checking its type; a wrong type refuses the whole batch
+local function queueKey(i)
+  if not checked[i] then
+    local t = typeOf(KEYS[i])
+    if t ~= 'none' and t ~= want[i] then
+      error({err = 'BADQUEUE queue key ' .. KEYS[i] .. ' holds a ' .. t .. ', not a ' .. want[i]})
+    end
+    checked[i] = true
+  end
+  return KEYS[i]
+end
+for i = 1, 5 do queueKey(i) end
+-- inState: the job is in one of the queue's states. Only asked for an id whose hash exists (a
+-- resent batch); the sets first, then active (short), then wait from its newest end, where a
+-- resent job sits, so a whole scan happens only for a hash no state holds.
+local function inState(id)
+  for _, i in ipairs({6, 7, 8, 9, 10}) do
+    if call('ZSCORE', queueKey(i), id) then return true end
+  end
+  for _, i in ipairs({5, 1, 11}) do
+    if call('LPOS', queueKey(i), id) then return true end
+  end
+  return false
+end
+local verdict, seen = {}, {}
+for k = nfixed + 1, #KEYS do
+  local first = seen[KEYS[k]]
+  local t = not first and typeOf(KEYS[k])
+  if first then
+    -- two rows of one batch with one id: the first adds it (or is refused, and so is this one)
+    verdict[k] = (first == 'new' or first == 'orphan' or first == 'dup') and 'dup' or first
+  elseif t == 'none' then
+    verdict[k] = 'new'
+  elseif t ~= 'hash' then
+    verdict[k] = KEYS[k] .. ' holds a ' .. t .. ', not a job hash'
+  elseif inState(ARGV[2 + (k - nfixed - 1) * 4]) then
+    verdict[k] = 'dup'
+  else
+    verdict[k] = 'orphan' -- a hash no state holds (never a job, or one a failed write left): replaced
+  end
+  seen[KEYS[k]] = first or verdict[k]
+end
+
+local meta = call('HMGET', KEYS[2], 'opts.maxLenEvents', 'paused', 'concurrency')
+local maxEvents = meta[1]
+if (maxEvents and not tonumber(maxEvents)) or (meta[3] and not tonumber(meta[3])) then
+  error({err = 'BADQUEUE queue key ' .. KEYS[2] .. ' holds a maxLenEvents or concurrency that is no number'})
+end
+local blocked = meta[2] ~= false
+if not blocked and meta[3] then
+  blocked = call('LLEN', KEYS[5]) >= tonumber(meta[3])
+end
+
+-- every check passed: the writes start here, and none of them can fail
 if not maxEvents then
   maxEvents = '10000'
   call('HSET', KEYS[2], 'opts.maxLenEvents', maxEvents)
 end
-local meta = call('HMGET', KEYS[2], 'paused', 'concurrency')
-local blocked = meta[1] ~= false
-if not blocked and meta[2] then
-  blocked = call('LLEN', KEYS[5]) >= tonumber(meta[2])
-end
 local ts = ARGV[1]
 local out = {}
 local created = {}
-for k = 7, #KEYS do
-  local a = 2 + (k - 7) * 4
-  local id = ARGV[a]
-  if call('EXISTS', KEYS[k]) == 1 then
+for k = nfixed + 1, #KEYS do
+  local a = 2 + (k - nfixed - 1) * 4
+  local id, v = ARGV[a], verdict[k]
+  if v == 'dup' then
     call('XADD', KEYS[3], 'MAXLEN', '~', maxEvents, '*', 'event', 'duplicated', 'jobId', id)
-    out[k - 6] = 0
-  else
+    out[k - nfixed] = 0
+  elseif v == 'new' or v == 'orphan' then
+    if v == 'orphan' then call('DEL', KEYS[k]) end
     call('HSET', KEYS[k], 'name', ARGV[a + 1], 'data', ARGV[a + 2], 'opts', ARGV[a + 3],
       'timestamp', ts, 'delay', '0', 'priority', '0')
     call('XADD', KEYS[3], '*', 'event', 'added', 'jobId', id, 'name', ARGV[a + 1])
     call('XADD', KEYS[3], 'MAXLEN', '~', maxEvents, '*', 'event', 'waiting', 'jobId', id)
-    out[k - 6] = 1
+    out[k - nfixed] = 1
     created[#created + 1] = id
+  else
+    out[k - nfixed] = v
   end
 end
 if #created > 0 then
@@ -79,32 +144,23 @@ BatchAddScript()
 	return script;
 }
 
-std::string
-QueueKey(std::string_view prefix, std::string_view queue, std::string_view suffix)
-{
-	std::string k;
-	k.reserve(prefix.size() + queue.size() + suffix.size() + 2);
-	k.append(prefix).append(":").append(queue).append(":").append(suffix);
-	return k;
-}
-
 void
 EncodeBatchAdd(std::string_view prefix, std::string_view queue, const JobSpec *jobs, size_t n, int64_t now_ms,
 			   std::string_view sha, std::string *out)
 {
 	CheckName("prefix", prefix);
 	CheckName("queue name", queue);
-	const size_t nkeys = kFixedKeys + n;
+	const size_t nkeys = kNumFixedKeys + n;
 	RespCommand cmd(out, 3 + nkeys + 1 + 4 * n);
 	if (sha.empty())
 		cmd.Arg("EVAL").Arg(BatchAddScript());
 	else
 		cmd.Arg("EVALSHA").Arg(sha);
 	cmd.Arg(static_cast<long long>(nkeys));
-	for (const char *suffix : {"wait", "meta", "events", "marker", "active", "id"})
-		cmd.Arg(QueueKey(prefix, queue, suffix));
+	for (const char *suffix : kFixedKeys)
+		cmd.Arg(bullmq::QueueKey(prefix, queue, suffix));
 	for (size_t i = 0; i < n; i++)
-		cmd.Arg(QueueKey(prefix, queue, jobs[i].id));
+		cmd.Arg(bullmq::QueueKey(prefix, queue, jobs[i].id));
 	cmd.Arg(static_cast<long long>(now_ms));
 	std::string opts;
 	for (size_t i = 0; i < n; i++) {

@@ -1,10 +1,10 @@
 // extension/src/core/bullmq_batch_add.hpp - one Lua call that adds a batch of BullMQ jobs.
 //
 // Writes what Queue.add(name, data, {jobId}) writes in bullmq 6 (docs/protocols/bullmq.md,
-// 'Adding jobs'): the job hash (name, data, opts, timestamp, delay, priority), `added` and
-// `waiting` events, the id on `wait`, and the `marker` that wakes idle workers. An id whose hash
-// already exists is left alone and gets a `duplicated` event, which is what makes re-sending a
-// batch safe.
+// 'Adding jobs'): the job hash (name, data, opts, timestamp, delay, priority), `added` and `waiting` events, the id
+// on `wait`, and the `marker` that wakes idle workers. An id whose job is in one of the queue's
+// states is left alone and gets a `duplicated` event, which is what makes re-sending a batch safe.
+// All checks come before the first write: a refused batch leaves Redis as it was.
 #pragma once
 
 #include <cstdint>
@@ -14,13 +14,14 @@
 namespace chat_outbox {
 
 struct JobSpec {
-	std::string_view id;   // already validated (job_id.hpp)
+	std::string_view id;   // already validated (bullmq::IsValidJobId)
 	std::string_view name; // outbox event, e.g. message.created
 	std::string_view data; // payload JSON text
 };
 
-// BatchAddScript is the Lua source. The script replies with one integer per job, in order:
-// 1 = created, 0 = duplicate.
+// BatchAddScript is the Lua source. The script replies with one element per job, in order:
+// integer 1 = created, 0 = duplicate, or a string = refused (why; nothing of it was written).
+// A queue key of the wrong type refuses the whole batch with an error starting "BADQUEUE".
 const std::string &BatchAddScript();
 
 // EncodeBatchAdd appends to *out one EVALSHA request (or EVAL with the full script when sha is
@@ -28,9 +29,6 @@ const std::string &BatchAddScript();
 // prefix BullMQ cannot use.
 void EncodeBatchAdd(std::string_view prefix, std::string_view queue, const JobSpec *jobs, size_t n, int64_t now_ms,
 					std::string_view sha, std::string *out);
-
-// QueueKey returns "<prefix>:<queue>:<suffix>".
-std::string QueueKey(std::string_view prefix, std::string_view queue, std::string_view suffix);
 
 } // namespace chat_outbox
 

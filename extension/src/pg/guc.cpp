@@ -17,6 +17,7 @@ bool		chat_outbox_relay_enabled = true;
 bool		chat_outbox_wake_at_commit = true;
 int			chat_outbox_max_body_bytes = 65536;
 int			chat_outbox_retention = 86400;
+int			chat_outbox_inbox_retention = 0;
 int			chat_outbox_redis_timeout = 2000;
 int			chat_outbox_min_pass_interval = 5;
 
@@ -61,6 +62,11 @@ DefineChatOutboxGucs(void)
 	DefineCustomIntVariable("chat_outbox.retention", gettext_noop("How long sent outbox rows are kept."),
 							gettext_noop("The relay deletes sent rows older than this, in small batches. 0 keeps them."),
 							&chat_outbox_retention, 86400, 0, INT_MAX, PGC_SIGHUP, GUC_UNIT_S, nullptr, nullptr,
+							nullptr);
+	DefineCustomIntVariable("chat_outbox.inbox_retention", gettext_noop("How long received inbox rows are kept."),
+							gettext_noop("The relay deletes inbox rows received longer ago than this, in small batches. "
+										 "0 keeps them."),
+							&chat_outbox_inbox_retention, 0, 0, INT_MAX, PGC_SIGHUP, GUC_UNIT_S, nullptr, nullptr,
 							nullptr);
 	DefineCustomIntVariable("chat_outbox.redis_timeout", gettext_noop("Timeout of one Redis connect or batch."),
 							gettext_noop("A batch not answered in time is rolled back and retried with backoff."),

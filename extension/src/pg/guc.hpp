@@ -14,6 +14,7 @@ extern bool chat_outbox_relay_enabled;
 extern bool chat_outbox_wake_at_commit;
 extern int	chat_outbox_max_body_bytes;
 extern int	chat_outbox_retention;
+extern int	chat_outbox_inbox_retention;
 extern int	chat_outbox_redis_timeout;
 extern int	chat_outbox_min_pass_interval;
 

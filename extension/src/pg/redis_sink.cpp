@@ -34,6 +34,7 @@ static redisContext *sink_ctx = nullptr;
 static char *sink_connected_url = nullptr; /* TopMemoryContext copy of the URL in use */
 static char sink_sha[64];
 static char sink_warning[CHAT_OUTBOX_ERRLEN];
+static char sink_appendfsync[32];
 static bool sink_timed_out = false;	/* the last failure was a timeout, not a closed connection */
 
 /* Statics, not locals: they must survive a longjmp through this file without a destructor. */
@@ -41,6 +42,7 @@ static std::string sink_request;
 static std::string sink_handshake;
 static std::vector<std::string> sink_job_ids;
 static std::vector<chat_outbox::JobSpec> sink_jobs;
+static std::vector<int64_t> sink_row_ids; /* outbox ids of the batch in flight, in job order */
 
 typedef struct SinkTarget
 {
@@ -58,7 +60,7 @@ typedef struct SinkTarget
 static void
 SinkFail(SinkFailure *failure, const char *what, const char *why)
 {
-	failure->interrupted = false;
+	failure->kind = FAILURE_CONNECTION;
 	snprintf(failure->message, sizeof failure->message, "%s: %s", what, why);
 	RedisSinkDisconnect();
 }
@@ -75,6 +77,12 @@ const char *
 RedisSinkWarning(void)
 {
 	return sink_warning;
+}
+
+const char *
+RedisSinkAppendfsync(void)
+{
+	return sink_appendfsync;
 }
 
 static bool
@@ -103,7 +111,7 @@ SinkWait(int events, TimestampTz deadline, SinkFailure *failure)
 			redis_sink_latch_seen = true;
 			if (SinkShouldAbort()) {
 				RedisSinkDisconnect(); /* the reply stream is now out of step */
-				failure->interrupted = true;
+				failure->kind = FAILURE_INTERRUPTED;
 				strlcpy(failure->message, "interrupted", sizeof failure->message);
 				return false;
 			}
@@ -199,14 +207,13 @@ ParseTarget(const char *url, SinkTarget *t)
 	});
 }
 
-/* SinkHandshake pipelines AUTH, SELECT, SCRIPT LOAD and the two CONFIG GETs in one round trip. */
+/* SinkHandshake pipelines AUTH, SELECT, SCRIPT LOAD and the three CONFIG GETs in one round trip. */
 static bool
 SinkHandshake(const SinkTarget *t, TimestampTz deadline, SinkFailure *failure)
 {
 	bool		auth = t->password[0] != '\0';
 	bool		select = t->db != 0;
-	char		appendonly[64] = "";
-	char		policy[64] = "";
+	char		config[3][64] = {"", "", ""}; /* appendonly, maxmemory-policy, appendfsync */
 
 	sink_handshake.clear();
 	chat_outbox::CallCpp([&] {
@@ -220,12 +227,13 @@ SinkHandshake(const SinkTarget *t, TimestampTz deadline, SinkFailure *failure)
 		EncodeScriptLoad(&sink_handshake);
 		RespCommand(&sink_handshake, 3).Arg("CONFIG").Arg("GET").Arg("appendonly");
 		RespCommand(&sink_handshake, 3).Arg("CONFIG").Arg("GET").Arg("maxmemory-policy");
+		RespCommand(&sink_handshake, 3).Arg("CONFIG").Arg("GET").Arg("appendfsync");
 	});
 	if (!SinkAppend(sink_handshake, failure) || !SinkFlush(deadline, failure))
 		return false;
 
-	/* step codes, in the order the replies come back: 0 AUTH, 1 SELECT, 2 SCRIPT LOAD, 3-4 CONFIG GET */
-	int			steps[5];
+	/* step codes, in the order the replies come back: 0 AUTH, 1 SELECT, 2 SCRIPT LOAD, 3-5 CONFIG GET */
+	int			steps[6];
 	int			nsteps = 0;
 
 	if (auth)
@@ -235,6 +243,7 @@ SinkHandshake(const SinkTarget *t, TimestampTz deadline, SinkFailure *failure)
 	steps[nsteps++] = 2;
 	steps[nsteps++] = 3;
 	steps[nsteps++] = 4;
+	steps[nsteps++] = 5;
 	for (int i = 0; i < nsteps; i++) {
 		redisReply *r = SinkRead(deadline, failure);
 		int			step = steps[i];
@@ -254,12 +263,13 @@ SinkHandshake(const SinkTarget *t, TimestampTz deadline, SinkFailure *failure)
 			strlcpy(sink_sha, r->str, sizeof sink_sha);
 		if (step >= 3 && r->type == REDIS_REPLY_ARRAY && r->elements == 2 &&
 			r->element[1]->type == REDIS_REPLY_STRING)
-			strlcpy(step == 3 ? appendonly : policy, r->element[1]->str, 64);
+			strlcpy(config[step - 3], r->element[1]->str, sizeof config[0]);
 		freeReplyObject(r);
 	}
 	chat_outbox::CallCpp([&] {
-		std::string w = chat_outbox::RedisSafetyWarning(appendonly, policy);
+		std::string w = chat_outbox::RedisSafetyWarning(chat_outbox::RedisDurability{config[0], config[2], config[1]});
 		strlcpy(sink_warning, w.c_str(), sizeof sink_warning);
+		strlcpy(sink_appendfsync, config[2], sizeof sink_appendfsync);
 	});
 	return true;
 }
@@ -272,7 +282,7 @@ RedisSinkEnsureConnected(SinkFailure *failure)
 	int			soerr = 0;
 	socklen_t	len = sizeof soerr;
 
-	failure->interrupted = false;
+	failure->kind = FAILURE_CONNECTION;
 	failure->message[0] = '\0';
 	if (sink_ctx && sink_connected_url && strcmp(sink_connected_url, chat_outbox_redis_url) == 0)
 		return true;
@@ -324,7 +334,10 @@ EncodeBatch(const char *service, const char *queue, const OutboxRow *rows, int n
 		sink_request.clear();
 		sink_job_ids.clear();
 		sink_jobs.clear();
+		sink_row_ids.clear();
 		sink_job_ids.reserve(n);
+		for (int i = 0; i < n; i++)
+			sink_row_ids.push_back(rows[i].id);
 		for (int i = 0; i < n; i++)
 			sink_job_ids.push_back(chat_outbox::ChooseJobId(rows[i].payload_id, service, rows[i].id));
 		for (int i = 0; i < n; i++)
@@ -350,7 +363,7 @@ RedisSinkSend(const char *service, const char *queue, const OutboxRow *rows, int
 {
 	TimestampTz deadline;
 
-	failure->interrupted = false;
+	failure->kind = FAILURE_CONNECTION;
 	failure->message[0] = '\0';
 	sink_timed_out = false;
 	/* an error between the last Send and its Await left a reply unread: the stream is out of step */
@@ -366,7 +379,7 @@ RedisSinkSend(const char *service, const char *queue, const OutboxRow *rows, int
 	if (SinkSend(deadline, failure))
 		return true;
 	/* as in RedisSinkAwait: a connection found dead on reuse is not an outage */
-	if (sink_pending_reused && !failure->interrupted && !sink_timed_out && sink_ctx == nullptr) {
+	if (sink_pending_reused && failure->kind != FAILURE_INTERRUPTED && !sink_timed_out && sink_ctx == nullptr) {
 		sink_pending_reused = false;
 		if (RedisSinkEnsureConnected(failure) && SinkSend(deadline, failure))
 			return true;
@@ -375,9 +388,13 @@ RedisSinkSend(const char *service, const char *queue, const OutboxRow *rows, int
 	return false;
 }
 
-/* SinkReadBatchReply reads the pending batch's reply: 1 ok, 0 NOSCRIPT, -1 failed. */
+/*
+ * SinkReadBatchReply reads the pending batch's reply: 1 ok, 0 NOSCRIPT, -1 failed. An error reply
+ * (NOPERM, a queue key of the wrong type) is about this batch only: the reply was read whole, so
+ * the connection stays open for the other services, and nothing of the batch was written.
+ */
 static int
-SinkReadBatchReply(int *created, SinkFailure *failure)
+SinkReadBatchReply(int *created, List **refusals, SinkFailure *failure)
 {
 	redisReply *r;
 	int			n = sink_pending_n;
@@ -394,11 +411,9 @@ SinkReadBatchReply(int *created, SinkFailure *failure)
 		return 0;
 	}
 	if (r->type == REDIS_REPLY_ERROR) {
-		char		why[CHAT_OUTBOX_ERRLEN];
-
-		strlcpy(why, r->str, sizeof why);
+		failure->kind = FAILURE_SERVICE;
+		snprintf(failure->message, sizeof failure->message, "batch add: %s", r->str);
 		freeReplyObject(r);
-		SinkFail(failure, "batch add", why);
 		return -1;
 	}
 	if (r->type != REDIS_REPLY_ARRAY || (int) r->elements != n) {
@@ -406,9 +421,19 @@ SinkReadBatchReply(int *created, SinkFailure *failure)
 		SinkFail(failure, "batch add", "unexpected reply");
 		return -1;
 	}
-	for (int i = 0; i < n; i++)
-		if (r->element[i]->type == REDIS_REPLY_INTEGER && r->element[i]->integer == 1)
+	for (int i = 0; i < n; i++) {
+		redisReply *e = r->element[i];
+
+		if (e->type == REDIS_REPLY_INTEGER && e->integer == 1)
 			(*created)++;
+		else if (e->type == REDIS_REPLY_STRING && i < (int) sink_row_ids.size()) {
+			SinkRefusal *refusal = (SinkRefusal *) palloc(sizeof(SinkRefusal));
+
+			refusal->row_id = sink_row_ids[i];
+			strlcpy(refusal->reason, e->str, sizeof refusal->reason);
+			*refusals = lappend(*refusals, refusal);
+		}
+	}
 	freeReplyObject(r);
 	return 1;
 }
@@ -443,7 +468,7 @@ SinkReloadScript(SinkFailure *failure)
  * more on a new one. Sending twice is safe: the second add of an id is a BullMQ duplicate.
  */
 bool
-RedisSinkAwait(int *created, SinkFailure *failure)
+RedisSinkAwait(int *created, List **refusals, SinkFailure *failure)
 {
 	bool		reloaded = false;
 
@@ -454,7 +479,7 @@ RedisSinkAwait(int *created, SinkFailure *failure)
 		return false;
 	}
 	for (int attempt = 0; attempt < 3; attempt++) {
-		int			rc = SinkReadBatchReply(created, failure);
+		int			rc = SinkReadBatchReply(created, refusals, failure);
 
 		if (rc == 1) {
 			sink_pending_n = -1;
@@ -475,7 +500,9 @@ RedisSinkAwait(int *created, SinkFailure *failure)
 			SinkFail(failure, "batch add", "script missing after SCRIPT LOAD");
 			break;
 		}
-		if (!sink_pending_reused || failure->interrupted || sink_timed_out || sink_ctx != nullptr)
+		if (failure->kind == FAILURE_SERVICE)
+			break;
+		if (!sink_pending_reused || failure->kind == FAILURE_INTERRUPTED || sink_timed_out || sink_ctx != nullptr)
 			break;
 		/* the idle connection was dead: once more on a new one (its handshake loads the script) */
 		sink_pending_reused = false;

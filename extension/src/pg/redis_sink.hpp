@@ -16,11 +16,26 @@ typedef struct OutboxRow
 	const char *payload_id; /* payload->>'id', NUL-terminated, may be NULL */
 } OutboxRow;
 
+typedef enum FailureKind
+{
+	FAILURE_CONNECTION = 0,		/* Redis unreachable, too slow, or its answer lost: every service waits */
+	FAILURE_SERVICE,			/* this service only: Redis refused its batch (NOPERM, a queue key of the
+								 * wrong type) or its SQL failed (a dropped table); the others go on */
+	FAILURE_INTERRUPTED			/* a signal cut the exchange short: not Redis' fault */
+} FailureKind;
+
 typedef struct SinkFailure
 {
-	bool		interrupted;	/* a signal cut the exchange short: not Redis' fault */
+	FailureKind kind;
 	char		message[CHAT_OUTBOX_ERRLEN];
 } SinkFailure;
+
+/* A row of a batch that Redis could not take as a job (its key holds something else); nothing of it was written. */
+typedef struct SinkRefusal
+{
+	int64		row_id;
+	char		reason[CHAT_OUTBOX_ERRLEN];
+} SinkRefusal;
 
 /* True once a latch set was consumed during Redis I/O: the caller must not sleep before another pass. */
 extern bool redis_sink_latch_seen;
@@ -32,6 +47,9 @@ bool		RedisSinkEnsureConnected(SinkFailure *failure);
  * its reply. One batch at a time: every Send must be followed by an Await before the next Send.
  */
 bool		RedisSinkSend(const char *service, const char *queue, const OutboxRow *rows, int n, SinkFailure *failure);
-bool		RedisSinkAwait(int *created, SinkFailure *failure);
+/* Each refused row of the batch is appended to *refusals (palloc'd in the current memory context). */
+bool		RedisSinkAwait(int *created, List **refusals, SinkFailure *failure);
 void		RedisSinkDisconnect(void);
 const char *RedisSinkWarning(void);
+/* RedisSinkAppendfsync: Redis' appendfsync at the last connect ("" when CONFIG GET was refused). */
+const char *RedisSinkAppendfsync(void);

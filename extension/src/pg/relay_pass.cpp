@@ -37,7 +37,17 @@ FreePlans(RelayService *svc)
 		SPI_freeplan(svc->claim_plan);
 	if (svc->purge_plan)
 		SPI_freeplan(svc->purge_plan);
-	svc->claim_plan = svc->purge_plan = nullptr;
+	if (svc->refuse_plan)
+		SPI_freeplan(svc->refuse_plan);
+	if (svc->inbox_purge_plan)
+		SPI_freeplan(svc->inbox_purge_plan);
+	svc->claim_plan = svc->purge_plan = svc->refuse_plan = svc->inbox_purge_plan = nullptr;
+}
+
+void
+RelayForgetPlans(RelayService *svc)
+{
+	FreePlans(svc);
 }
 
 void
@@ -139,6 +149,7 @@ PreparePlans(RelayService *svc)
 	const char *schema = quote_identifier(svc->name);
 	Oid			claim_args[2] = {INT4OID, INT8OID};
 	Oid			purge_args[2] = {INT4OID, INT4OID};
+	Oid			refuse_args[2] = {INT8OID, TEXTOID};
 
 	if (svc->claim_plan)
 		return;
@@ -150,9 +161,12 @@ PreparePlans(RelayService *svc)
 	 */
 	svc->claim_plan = KeepPlan("UPDATE %s.outbox SET sent_at = pg_catalog.now() "
 							   "WHERE sent_at IS NULL AND id OPERATOR(pg_catalog.=) ANY (ARRAY(SELECT id FROM %s.outbox "
-							   "WHERE sent_at IS NULL AND id OPERATOR(pg_catalog.>) $2 ORDER BY id LIMIT $1 FOR UPDATE)) "
+							   "WHERE sent_at IS NULL AND refused IS NULL AND id OPERATOR(pg_catalog.>) $2 ORDER BY id LIMIT $1 FOR UPDATE)) "
 							   "RETURNING id, event, payload::pg_catalog.text, payload OPERATOR(pg_catalog.->>) 'id'",
 							   schema, 2, claim_args);
+	/* a row Redis could not take goes back to unsent, with the reason, and is not claimed again */
+	svc->refuse_plan = KeepPlan("UPDATE %s.outbox SET sent_at = NULL, refused = $2 WHERE id OPERATOR(pg_catalog.=) $1",
+								schema, 2, refuse_args);
 	/*
 	 * The purge looks at the $2 oldest rows by id and deletes those sent before the cutoff. Filtering
 	 * before the LIMIT instead walked every younger row in search of $2 old ones: each round ended
@@ -164,6 +178,12 @@ PreparePlans(RelayService *svc)
 							   "WHERE sent_at OPERATOR(pg_catalog.<) "
 							   "(pg_catalog.now() OPERATOR(pg_catalog.-) pg_catalog.make_interval(secs => $1))))",
 							   schema, 2, purge_args);
+	/* the inbox the same way, by seq (its unique index), so a round's work is bounded by $2 rows */
+	svc->inbox_purge_plan = KeepPlan("DELETE FROM %s.inbox WHERE seq OPERATOR(pg_catalog.=) ANY (ARRAY("
+									 "SELECT seq FROM (SELECT seq, received_at FROM %s.inbox ORDER BY seq LIMIT $2) oldest "
+									 "WHERE received_at OPERATOR(pg_catalog.<) "
+									 "(pg_catalog.now() OPERATOR(pg_catalog.-) pg_catalog.make_interval(secs => $1))))",
+									 schema, 2, purge_args);
 }
 
 static int
@@ -226,6 +246,33 @@ ClaimAndMark(RelayService *svc, int batch_size, int64 after, OutboxRow **rows_ou
 }
 
 /*
+ * RefuseRows unmarks the rows Redis refused (their job key holds something that is not a job) and
+ * records why, in this pass's transaction: they stay unsent, the claim skips them from now on, and
+ * the status view counts them. Each is logged here, once: a refused row is not claimed again.
+ */
+static void
+RefuseRows(RelayService *svc, List *refusals)
+{
+	ListCell   *lc;
+
+	foreach(lc, refusals) {
+		SinkRefusal *r = (SinkRefusal *) lfirst(lc);
+		Datum		args[2] = {Int64GetDatum(r->row_id), CStringGetTextDatum(r->reason)};
+		int			ret = SPI_execute_plan(svc->refuse_plan, args, nullptr, false, 0);
+
+		if (ret != SPI_OK_UPDATE)
+			elog(ERROR, "chat_outbox: marking %s.outbox row %lld refused failed: %s", svc->name,
+				 (long long) r->row_id, SPI_result_code_string(ret));
+		ereport(LOG, (errmsg("chat_outbox relay: refused outbox row %lld of %s: %s", (long long) r->row_id,
+							 svc->name, r->reason),
+					  errdetail("The row stays unsent, with this reason in its column \"refused\"; the rows after it "
+								"are relayed."),
+					  errhint("Free the key, then UPDATE %s.outbox SET refused = NULL WHERE id = %lld to relay it.",
+							  quote_identifier(svc->name), (long long) r->row_id)));
+	}
+}
+
+/*
  * Every return goes through the end, where the batch context is deleted: a Redis failure stops the
  * loop instead of returning from inside it. The context is a child of the caller's (SPI's
  * procedure context), so an ERROR in between, which longjmps past the end, still frees it with
@@ -243,6 +290,7 @@ RelayPass(RelayService *svc, int batch_size, int64 **ids_out, SinkFailure *failu
 	bool		in_flight = false;
 	bool		ok = true;
 	int			created;
+	List	   *refusals = NIL;
 
 	PreparePlans(svc);
 	if (ids_out) {
@@ -257,7 +305,7 @@ RelayPass(RelayService *svc, int batch_size, int64 **ids_out, SinkFailure *failu
 		n = ClaimAndMark(svc, batch_size, last_id, &rows); /* Redis runs the previous batch meanwhile */
 		MemoryContextSwitchTo(outer_cxt);
 		if (in_flight)
-			ok = RedisSinkAwait(&created, failure);
+			ok = RedisSinkAwait(&created, &refusals, failure);
 		if (ok && n > 0)
 			ok = RedisSinkSend(svc->name, svc->queue, rows, n, failure);
 		in_flight = ok && n > 0;
@@ -272,29 +320,58 @@ RelayPass(RelayService *svc, int batch_size, int64 **ids_out, SinkFailure *failu
 			break;
 	}
 	if (in_flight)
-		ok = RedisSinkAwait(&created, failure);
+		ok = RedisSinkAwait(&created, &refusals, failure);
 	MemoryContextDelete(batch_cxt);
 	if (!ok)
 		return -1;
+	RefuseRows(svc, refusals);
+	if (ids && refusals != NIL) {
+		/* *ids_out lists what was relayed: the refused rows were not */
+		int			kept = 0;
+
+		for (int i = 0; i < total; i++) {
+			bool		refused = false;
+			ListCell   *lc;
+
+			foreach(lc, refusals)
+				refused = refused || ((SinkRefusal *) lfirst(lc))->row_id == ids[i];
+			if (!refused)
+				ids[kept++] = ids[i];
+		}
+	}
+	total -= list_length(refusals);
 	if (total > 0)
 		RelayRecordBatch(svc->name, last_id, total);
 	return total;
 }
 
-int
-RelayPurgeSent(RelayService *svc, int retention_s, int limit)
+static int
+Purge(RelayService *svc, SPIPlanPtr plan, const char *table, int retention_s, int limit)
 {
 	Datum		args[2];
 	int			ret;
 	int			planner_level;
 
-	PreparePlans(svc);
 	args[0] = Int32GetDatum(retention_s);
 	args[1] = Int32GetDatum(limit);
 	planner_level = UseIndexOrder();
-	ret = SPI_execute_plan(svc->purge_plan, args, nullptr, false, 0);
+	ret = SPI_execute_plan(plan, args, nullptr, false, 0);
 	ResetPlanner(planner_level);
 	if (ret != SPI_OK_DELETE)
-		elog(ERROR, "chat_outbox: purge of %s.outbox failed: %s", svc->name, SPI_result_code_string(ret));
+		elog(ERROR, "chat_outbox: purge of %s.%s failed: %s", svc->name, table, SPI_result_code_string(ret));
 	return (int) SPI_processed;
+}
+
+int
+RelayPurgeSent(RelayService *svc, int retention_s, int limit)
+{
+	PreparePlans(svc);
+	return Purge(svc, svc->purge_plan, "outbox", retention_s, limit);
+}
+
+int
+RelayPurgeInbox(RelayService *svc, int retention_s, int limit)
+{
+	PreparePlans(svc);
+	return Purge(svc, svc->inbox_purge_plan, "inbox", retention_s, limit);
 }

@@ -13,6 +13,11 @@ typedef struct RelayService
 	char		queue[256];
 	SPIPlanPtr	claim_plan;		/* claims and marks a batch in one statement */
 	SPIPlanPtr	purge_plan;
+	SPIPlanPtr	refuse_plan;	/* unmarks a row Redis refused and records why */
+	SPIPlanPtr	inbox_purge_plan;
+	int			failures;		/* passes of this service that failed in a row (FAILURE_SERVICE) */
+	TimestampTz retry_at;		/* while failing: its next pass, not before */
+	int			purge_failures[2];	/* outbox, inbox purges of this service that failed in a row */
 } RelayService;
 
 /* RelayServiceFor returns the cached entry for `name` (plans kept across passes), creating it. */
@@ -20,6 +25,8 @@ RelayService *RelayServiceFor(const char *name, const char *queue);
 /* RelayServiceFind returns the cached entry for `name`; it must exist (RelayServiceFor made it). */
 RelayService *RelayServiceFind(const char *name);
 void		RelayForgetServices(void);
+/* RelayForgetPlans frees one service's plans (after its SQL failed: a table may have been replaced). */
+void		RelayForgetPlans(RelayService *svc);
 
 /*
  * A backlog is drained in passes of up to this many batches in one transaction, so that Postgres
@@ -41,3 +48,5 @@ void		RelayUseIndexOrderForSession(void);
 
 /* RelayPurgeSent deletes up to `limit` sent rows older than retention_s; returns how many. */
 int			RelayPurgeSent(RelayService *svc, int retention_s, int limit);
+/* RelayPurgeInbox deletes inbox rows received more than retention_s ago, among the `limit` lowest seqs. */
+int			RelayPurgeInbox(RelayService *svc, int retention_s, int limit);

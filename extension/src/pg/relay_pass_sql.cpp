@@ -34,10 +34,12 @@ chat_outbox_relay_pass(PG_FUNCTION_ARGS)
 	strlcpy(queue, SPI_getvalue(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1), sizeof queue);
 
 	n = RelayPass(RelayServiceFor(service, queue), chat_outbox_batch_size, &ids, &failure);
-	if (n < 0 && failure.interrupted)
+	if (n < 0 && failure.kind == FAILURE_INTERRUPTED)
 		CHECK_FOR_INTERRUPTS(); /* a cancel or terminate request reports itself */
 	if (n < 0)
-		ereport(ERROR, (errcode(ERRCODE_CONNECTION_FAILURE), errmsg("redis unreachable: %s", failure.message),
+		ereport(ERROR, (errcode(ERRCODE_CONNECTION_FAILURE),
+						errmsg("%s: %s", failure.kind == FAILURE_SERVICE ? "redis refused the batch" : "redis unreachable",
+							   failure.message),
 						errdetail("The claimed rows stay unsent.")));
 	SPI_finish();
 

@@ -73,12 +73,13 @@ RelaySetError(const char *error)
 }
 
 void
-RelaySetRedisWarning(const char *warning)
+RelaySetRedisWarning(const char *warning, const char *appendfsync)
 {
 	if (!relay_shared)
 		return;
 	SpinLockAcquire(&relay_shared->mutex);
 	strlcpy(relay_shared->redis_warning, warning, sizeof relay_shared->redis_warning);
+	strlcpy(relay_shared->redis_appendfsync, appendfsync, sizeof relay_shared->redis_appendfsync);
 	SpinLockRelease(&relay_shared->mutex);
 }
 
@@ -126,6 +127,20 @@ RelayRecordBatch(const char *service, int64 last_id, int64 count)
 		slot->last_at = now;
 		slot->relayed_total += count;
 	}
+	SpinLockRelease(&relay_shared->mutex);
+}
+
+void
+RelaySetServiceError(const char *service, const char *error)
+{
+	int			i;
+
+	if (!relay_shared)
+		return;
+	SpinLockAcquire(&relay_shared->mutex);
+	i = FindSlot(service);
+	if (i >= 0)
+		strlcpy(relay_shared->services[i].error, error, CHAT_OUTBOX_ERRLEN);
 	SpinLockRelease(&relay_shared->mutex);
 }
 

@@ -28,6 +28,7 @@ typedef struct RelayServiceSlot
 	int64		last_id;
 	TimestampTz last_at;
 	int64		relayed_total;
+	char		error[CHAT_OUTBOX_ERRLEN];	/* why its last pass failed; "" when it worked */
 } RelayServiceSlot;
 
 typedef struct RelayShared
@@ -54,6 +55,7 @@ typedef struct RelayShared
 	char		last_error[CHAT_OUTBOX_ERRLEN];
 	TimestampTz last_error_at;
 	char		redis_warning[CHAT_OUTBOX_ERRLEN];
+	char		redis_appendfsync[32];	/* CONFIG GET appendfsync at the last connect; "" unknown */
 	int			nservices;
 	RelayServiceSlot services[CHAT_OUTBOX_MAX_SERVICES];
 } RelayShared;
@@ -65,7 +67,9 @@ extern RelayShared *relay_shared;
 void		InstallRelayShmemHooks(void);
 void		RelaySetState(RelayState state);
 void		RelaySetError(const char *error);
-void		RelaySetRedisWarning(const char *warning);
+void		RelaySetRedisWarning(const char *warning, const char *appendfsync);
+/* RelaySetServiceError records why a service's pass failed ("" once it works again). */
+void		RelaySetServiceError(const char *service, const char *error);
 void		RelayRecordBatch(const char *service, int64 last_id, int64 count);
 /* RelayServiceBit returns the dirty_services bit of a service (all bits once the slots are full). */
 uint32		RelayServiceBit(const char *service);

@@ -34,11 +34,20 @@ PGDLLEXPORT void chat_outbox_relay_main(Datum main_arg);
  * anything to delete: a row sent late (a long transaction's) that sits among old ones is stepped
  * over, not a stop.
  */
-#define PURGE_EVERY_MS Min(10000, Max(1000, chat_outbox_retention * 500L))
+#define PURGE_EVERY_MS Min(10000, Max(1000, PurgeRetention() * 500L))
 #define PURGE_BEHIND_MS 10
 #define PURGE_BATCH 1000
 
 static chat_outbox::RelayHealth relay_health;
+
+/* PurgeRetention: the shorter retention in force (outbox or inbox), which sets how often purges run. */
+static long
+PurgeRetention(void)
+{
+	if (chat_outbox_retention > 0 && chat_outbox_inbox_retention > 0)
+		return Min(chat_outbox_retention, chat_outbox_inbox_retention);
+	return Max(chat_outbox_retention, chat_outbox_inbox_retention);
+}
 
 static void BackOff(long ms);
 static bool services_stale = true;
@@ -119,38 +128,159 @@ RefreshServices(void)
 	next_refresh = TimestampTzPlusMilliseconds(GetCurrentTimestamp(), Max(chat_outbox_poll_interval, 1000));
 }
 
-static int
-RunServicePass(RelayService *svc, SinkFailure *failure)
+typedef enum ServiceWork
 {
-	int			n;
+	WORK_PASS,					/* mark -> push */
+	WORK_PURGE_OUTBOX,			/* delete sent rows past retention */
+	WORK_PURGE_INBOX			/* delete received rows past inbox_retention */
+} ServiceWork;
 
-	BeginWork("chat_outbox relay: pass");
+/*
+ * RunServiceWork runs one transaction of `work` on one service. An ERROR in it (a table dropped or
+ * replaced under the relay, a trigger that raises) is caught here, rolled back, and returned as a
+ * FAILURE_SERVICE, so one service's SQL never stops the others. Returns the rows done, or -1 with
+ * *failure set (a Redis failure of a pass comes back the same way, with its own kind).
+ *
+ * The frames between here and the ERROR are C or C-style C++ without destructors (relay_pass.cpp,
+ * redis_sink.cpp), so the longjmp to PG_CATCH skips nothing.
+ */
+static int
+RunServiceWork(RelayService *svc, ServiceWork work, SinkFailure *failure)
+{
+	static const char *const activity[] = {"chat_outbox relay: pass", "chat_outbox relay: purging sent rows",
+										   "chat_outbox relay: purging the inbox"};
+	volatile int n = -1;
+	volatile bool caught = false;
+
+	BeginWork(activity[work]);
 	if (!SearchSysCacheExists1(NAMESPACENAME, CStringGetDatum(svc->name))) {
-		/* dropped since the last refresh (DROP EXTENSION): go quiet instead of failing on vanished tables */
+		bool		extension_gone = !OidIsValid(get_extension_oid("chat_outbox", true));
+
 		EndWork(true);
-		extension_present = false;
-		services_stale = true;
-		return 0;
+		if (extension_gone) {
+			/* dropped since the last refresh (DROP EXTENSION): go quiet instead of failing on vanished tables */
+			extension_present = false;
+			services_stale = true;
+			return 0;
+		}
+		/* a registered service whose schema was dropped by hand: that service's failure only */
+		failure->kind = FAILURE_SERVICE;
+		snprintf(failure->message, sizeof failure->message, "schema \"%s\" does not exist", svc->name);
+		return -1;
 	}
-	n = RelayPass(svc, chat_outbox_batch_size, nullptr, failure);
+	PG_TRY();
+	{
+		switch (work) {
+			case WORK_PASS:
+				n = RelayPass(svc, chat_outbox_batch_size, nullptr, failure);
+				break;
+			case WORK_PURGE_OUTBOX:
+				n = RelayPurgeSent(svc, chat_outbox_retention, PURGE_BATCH);
+				break;
+			case WORK_PURGE_INBOX:
+				n = RelayPurgeInbox(svc, chat_outbox_inbox_retention, PURGE_BATCH);
+				break;
+		}
+	}
+	PG_CATCH();
+	{
+		ErrorData  *edata;
+
+		HOLD_INTERRUPTS();
+		MemoryContextSwitchTo(TopMemoryContext);
+		edata = CopyErrorData();
+		FlushErrorState();
+		failure->kind = FAILURE_SERVICE;
+		strlcpy(failure->message, edata->message, sizeof failure->message);
+		FreeErrorData(edata);
+		AbortCurrentTransaction();
+		RESUME_INTERRUPTS();
+		caught = true;
+	}
+	PG_END_TRY();
+	if (caught) {
+		pgstat_report_activity(STATE_IDLE, nullptr);
+		RelayForgetPlans(svc); /* a replaced table needs new plans */
+		return -1;
+	}
 	EndWork(n >= 0);
 	return n;
 }
 
-static void
-PurgeSentRows(void)
+/* ServiceDue: a failing service waits out its own backoff; the others are not held by it. */
+static bool
+ServiceDue(const RelayService *svc)
 {
-	if (chat_outbox_retention <= 0 || GetCurrentTimestamp() < next_purge)
+	return svc->failures == 0 || GetCurrentTimestamp() >= svc->retry_at;
+}
+
+/* ServiceFailed logs once when a service starts failing, and backs that service off (50 ms -> 5 s). */
+static void
+ServiceFailed(RelayService *svc, const SinkFailure *failure)
+{
+	if (svc->failures == 0)
+		ereport(LOG, (errmsg("chat_outbox relay: service \"%s\" cannot be relayed: %s", svc->name, failure->message),
+					  errdetail("Its rows stay in the outbox; the other services go on. Retrying with backoff up to 5 s.")));
+	svc->retry_at = TimestampTzPlusMilliseconds(GetCurrentTimestamp(),
+												 chat_outbox::Backoff(50, 5000).Delay(svc->failures));
+	svc->failures++;
+	RelaySetServiceError(svc->name, failure->message);
+	RelaySetError(failure->message);
+}
+
+static void
+ServiceWorks(RelayService *svc)
+{
+	if (svc->failures == 0)
+		return;
+	ereport(LOG, (errmsg("chat_outbox relay: service \"%s\" relays again", svc->name)));
+	svc->failures = 0;
+	RelaySetServiceError(svc->name, "");
+}
+
+/*
+ * PurgeOne runs one purge transaction on a service; true when it deleted rows (the purge is behind).
+ * A purge that fails (a dropped inbox) is that service's purge failure only: logged once until it
+ * works again, retried at the next purge round, and it never holds back the service's relaying.
+ */
+static bool
+PurgeOne(RelayService *svc, ServiceWork work)
+{
+	SinkFailure failure;
+	int			n;
+	const char *table = work == WORK_PURGE_INBOX ? "inbox" : "outbox";
+	int		   *failures = &svc->purge_failures[work == WORK_PURGE_INBOX];
+
+	if (!extension_present)
+		return false;
+	n = RunServiceWork(svc, work, &failure);
+	if (n < 0) {
+		if ((*failures)++ == 0)
+			ereport(LOG, (errmsg("chat_outbox relay: purging %s.%s failed: %s", svc->name, table, failure.message),
+						  errdetail("Relaying goes on; the purge is tried again every purge round.")));
+		RelaySetError(failure.message);
+		return false;
+	}
+	if (*failures > 0)
+		ereport(LOG, (errmsg("chat_outbox relay: purging %s.%s works again", svc->name, table)));
+	*failures = 0;
+	return n > 0;
+}
+
+static void
+PurgeOldRows(void)
+{
+	if ((chat_outbox_retention <= 0 && chat_outbox_inbox_retention <= 0) || GetCurrentTimestamp() < next_purge)
 		return;
 	bool		behind = false;
 
 	for (int i = 0; i < worker_nservices; i++) {
-		int			n;
+		RelayService *svc = RelayServiceFind(worker_services[i].name);
 
-		BeginWork("chat_outbox relay: purging sent rows");
-		n = RelayPurgeSent(RelayServiceFind(worker_services[i].name), chat_outbox_retention, PURGE_BATCH);
-		EndWork(true);
-		behind |= n > 0;
+		if (chat_outbox_retention > 0)
+			behind |= PurgeOne(svc, WORK_PURGE_OUTBOX);
+		if (chat_outbox_inbox_retention > 0)
+			behind |= PurgeOne(svc, WORK_PURGE_INBOX);
 	}
 	next_purge = TimestampTzPlusMilliseconds(GetCurrentTimestamp(), behind ? PURGE_BEHIND_MS : PURGE_EVERY_MS);
 }
@@ -184,7 +314,7 @@ WaitForCommits(void)
 {
 	long		ms = chat_outbox_poll_interval;
 
-	if (chat_outbox_retention > 0) /* a purge that is due (every 10 ms while behind) does not wait for a commit */
+	if (PurgeRetention() > 0) /* a purge that is due (every 10 ms while behind) does not wait for a commit */
 		ms = Min(ms, Max(0, TimestampDifferenceMilliseconds(GetCurrentTimestamp(), next_purge)));
 	pg_atomic_exchange_u32(&relay_shared->worker_listening, 1);
 	if (pg_atomic_read_u32(&relay_shared->dirty_services) == 0)
@@ -232,11 +362,12 @@ PublishRedisWarning(void)
 {
 	const char *w = RedisSinkWarning();
 
-	RelaySetRedisWarning(w);
+	RelaySetRedisWarning(w, RedisSinkAppendfsync());
 	if (w[0] && strcmp(w, logged_warning) != 0)
 		ereport(WARNING, (errmsg("chat_outbox relay: redis is not durable: %s", w),
 						  errdetail("A message is only as safe as Redis once relayed."),
-						  errhint("Run Redis with appendonly yes and maxmemory-policy noeviction.")));
+						  errhint("Run Redis with appendonly yes, appendfsync everysec or always, and maxmemory-policy "
+								  "noeviction.")));
 	strlcpy(logged_warning, w, sizeof logged_warning);
 }
 
@@ -284,24 +415,33 @@ RelayRound(void)
 
 	if (!RedisSinkEnsureConnected(&failure)) {
 		last_full_round = 0;
-		if (!failure.interrupted)
+		if (failure.kind != FAILURE_INTERRUPTED)
 			HandleFailure(&failure);
 		return ROUND_FAILED;
 	}
 	PublishRedisWarning();
 	for (int i = 0; i < worker_nservices; i++) {
+		RelayService *svc;
 		int			n;
 
 		if (!(todo & worker_services[i].bit))
 			continue;
-		n = RunServicePass(RelayServiceFind(worker_services[i].name), &failure);
+		svc = RelayServiceFind(worker_services[i].name);
+		if (!ServiceDue(svc))
+			continue;			/* retried at a full round once its backoff is over */
+		n = RunServiceWork(svc, WORK_PASS, &failure);
+		if (n < 0 && failure.kind == FAILURE_SERVICE) {
+			ServiceFailed(svc, &failure);
+			continue;
+		}
 		if (n < 0) {
 			/* the dirty bits taken above are lost with this round: make the next one full */
 			last_full_round = 0;
-			if (!failure.interrupted)
+			if (failure.kind != FAILURE_INTERRUPTED)
 				HandleFailure(&failure);
 			return ROUND_FAILED;
 		}
+		ServiceWorks(svc);
 		relayed += n;
 		if (chat_outbox::MoreToDrain(n, (int64) chat_outbox_batch_size * RELAY_PASS_MAX_BATCHES)) {
 			more = true;
@@ -466,7 +606,7 @@ chat_outbox_relay_main(Datum main_arg)
 		/* before coalescing, not after: while commits stream in, every round coalesces, and the
 		 * purge ran only in the gaps (rows due grew from 4,000 to 37,000 in 20 s at 4,000 sends/s);
 		 * here its one transaction takes time that the coalescing wait then does not add */
-		PurgeSentRows();
+		PurgeOldRows();
 		if (CoalesceWakeups())
 			continue;
 		if (redis_sink_latch_seen)

@@ -25,10 +25,11 @@ Datum
 chat_outbox_relay_worker_status(PG_FUNCTION_ARGS)
 {
 	TupleDesc	tupdesc;
-	Datum		values[5];
-	bool		nulls[5] = {false, false, false, false, false};
+	Datum		values[6];
+	bool		nulls[6] = {false, false, false, false, false, false};
 	char		last_error[CHAT_OUTBOX_ERRLEN];
 	char		warning[CHAT_OUTBOX_ERRLEN];
+	char		appendfsync[32];
 	TimestampTz last_error_at;
 	RelayState	state;
 	int			pid;
@@ -45,6 +46,7 @@ chat_outbox_relay_worker_status(PG_FUNCTION_ARGS)
 	last_error_at = relay_shared->last_error_at;
 	memcpy(last_error, relay_shared->last_error, sizeof last_error);
 	memcpy(warning, relay_shared->redis_warning, sizeof warning);
+	memcpy(appendfsync, relay_shared->redis_appendfsync, sizeof appendfsync);
 	SpinLockRelease(&relay_shared->mutex);
 	running = pg_atomic_read_u32(&relay_shared->worker_procno) != INVALID_PGPROCNO_U32;
 
@@ -57,6 +59,8 @@ chat_outbox_relay_worker_status(PG_FUNCTION_ARGS)
 	nulls[3] = last_error[0] == '\0';
 	values[4] = CStringGetTextDatum(warning);
 	nulls[4] = warning[0] == '\0';
+	values[5] = CStringGetTextDatum(appendfsync);
+	nulls[5] = appendfsync[0] == '\0';
 	PG_RETURN_DATUM(HeapTupleGetDatum(heap_form_tuple(tupdesc, values, nulls)));
 }
 
@@ -75,13 +79,15 @@ chat_outbox_relay_service_status(PG_FUNCTION_ARGS)
 	SpinLockRelease(&relay_shared->mutex);
 
 	for (int i = 0; i < n; i++) {
-		Datum		values[4];
-		bool		nulls[4] = {false, false, false, false};
+		Datum		values[5];
+		bool		nulls[5] = {false, false, false, false, false};
 
 		values[0] = CStringGetTextDatum(slots[i].name);
 		values[1] = Int64GetDatum(slots[i].last_id);
 		values[2] = TimestampTzGetDatum(slots[i].last_at);
 		values[3] = Int64GetDatum(slots[i].relayed_total);
+		values[4] = CStringGetTextDatum(slots[i].error);
+		nulls[4] = slots[i].error[0] == '\0';
 		/* a slot exists as soon as a commit touched the outbox; nothing relayed yet */
 		nulls[1] = nulls[2] = slots[i].last_at == 0;
 		tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, values, nulls);

@@ -83,6 +83,20 @@ SELECT chat_outbox.create_service('bad_queue', queue => 'a:b');
 \echo :LAST_ERROR_SQLSTATE
 SELECT chat_outbox.create_service('billing');
 \echo :LAST_ERROR_SQLSTATE
+-- a queue name the relay would truncate (over 255 bytes) is refused, by create_service and by an UPDATE
+SELECT chat_outbox.create_service('too_long_queue', queue => repeat('q', 256));
+\echo :LAST_ERROR_SQLSTATE
+SELECT chat_outbox.create_service('too_long_bytes', queue => repeat('é', 128));
+\echo :LAST_ERROR_SQLSTATE
+BEGIN;
+SELECT chat_outbox.create_service('long_queue', queue => repeat('q', 255));
+SELECT octet_length(queue) FROM chat_outbox.services WHERE name = 'long_queue';
+\set VERBOSITY terse
+UPDATE chat_outbox.services SET queue = repeat('q', 256) WHERE name = 'long_queue';
+\set VERBOSITY default
+\echo :LAST_ERROR_SQLSTATE
+ROLLBACK;
+SELECT count(*) FROM pg_namespace WHERE nspname IN ('too_long_queue', 'too_long_bytes');
 
 -- the status view lists every outbox with its backlog
 SELECT service, queue, unsent, oldest_unsent_age IS NOT NULL AS has_backlog_age

@@ -7,6 +7,8 @@
 // KEYS so a cluster with a hash-tagged prefix routes them; job keys share the tag through the base.
 #include "consumer/core/bullmq_scripts.hpp"
 
+#include "bullmq/queue_keys.hpp"
+
 namespace chat_outboxd {
 
 namespace {
@@ -24,6 +26,32 @@ if nowMs == '' then -- kRedisClock: the call waited behind a BZPOPMIN, so the cl
   nowMs = t[1] .. string.format('%03d', math.floor(tonumber(t[2]) / 1000))
 end
 local now = tonumber(nowMs)
+-- checkTypes: each fixed key a script touches must be absent or of its own type. Every script runs
+-- it before its first write, and every later command acts on a checked key (or reads a job's key
+-- with pcall), so a script that fails leaves Redis as it was: Redis does not undo a script's writes.
+local function checkTypes(spec)
+  for i = 1, #spec, 2 do
+    local t = rcall('TYPE', spec[i])['ok']
+    if t ~= 'none' and t ~= spec[i + 1] then
+      error({err = 'BADQUEUE queue key ' .. spec[i] .. ' holds a ' .. t .. ', not a ' .. spec[i + 1]})
+    end
+  end
+end
+-- checkNumber: INCR/INCRBY on these keys must not fail half-way through a script
+local function checkNumber(key)
+  local v = rcall('GET', key)
+  if v and not tonumber(v) then error({err = 'BADQUEUE queue key ' .. key .. ' holds no number'}) end
+end
+-- checkMeta: the numbers the scripts compare (concurrency, rate limit) must be numbers
+local function checkMeta(metaKey)
+  local m = rcall('HMGET', metaKey, 'concurrency', 'max', 'duration')
+  for i = 1, 3 do
+    if m[i] and not tonumber(m[i]) then error({err = 'BADQUEUE queue key ' .. metaKey .. ' holds a setting that is no number'}) end
+  end
+end
+-- namesQueueKey: an id that is one of the queue's own key names (common/bullmq/queue_keys.hpp) is
+-- never a job: its "job key" is one of the queue's structures, so it is not touched
+local function namesQueueKey(id) return QUEUE_KEY_NAMES[id] == true end
 local function maxEvents(metaKey)
   local m = tonumber(rcall('HGET', metaKey, 'opts.maxLenEvents'))
   if not m then
@@ -105,8 +133,9 @@ local function takeLocks(first, stride, activeKey, fields)
     local jobKey = base .. id
     local st = -1
     if lock == ARGV[i + 1] then
-      local h = rcall('HMGET', jobKey, 'processedOn', unpack(fields))
-      if h[1] or rcall('EXISTS', jobKey) == 1 then
+      -- pcall: a key that is no hash (never one of our jobs) reads as missing instead of failing
+      local h = redis.pcall('HMGET', jobKey, 'processedOn', unpack(fields))
+      if not h.err and (h[1] or rcall('EXISTS', jobKey) == 1) then
         st = 0
         hashes[j] = h
         takenLocks[#takenLocks + 1] = lockKeys[j]
@@ -184,22 +213,30 @@ local waitKey, activeKey, prioKey, delayedKey = KEYS[1], KEYS[2], KEYS[3], KEYS[
 local metaKey, eventsKey, markerKey, pcKey, limiterKey = KEYS[5], KEYS[6], KEYS[7], KEYS[8], KEYS[9]
 local n = tonumber(ARGV[4])
 local maxJobs = tonumber(ARGV[6])
+checkTypes({waitKey, 'list', activeKey, 'list', prioKey, 'zset', delayedKey, 'zset', metaKey, 'hash',
+  eventsKey, 'stream', markerKey, 'zset', pcKey, 'string', limiterKey, 'string'})
+checkNumber(pcKey)
+checkNumber(limiterKey)
+checkMeta(metaKey)
 local evMax = maxEvents(metaKey)
 local meta = rcall('HMGET', metaKey, 'paused', 'concurrency', 'max', 'duration')
 
--- promote delayed jobs that are due (our own retries and producers' `delay` need it)
+-- promote delayed jobs that are due (our own retries and producers' `delay` need it); an entry
+-- without a job hash, or one naming a queue key, is dropped
 local due = rcall('ZRANGEBYSCORE', delayedKey, 0, (now + 1) * 4096 - 1, 'LIMIT', 0, 1000)
 for _, id in ipairs(due) do
   rcall('ZREM', delayedKey, id)
   local jobKey = base .. id
-  local prio = tonumber(rcall('HGET', jobKey, 'priority') or '0') or 0
-  if prio == 0 then
-    rcall('LPUSH', waitKey, id)
-  else
-    addPrioritized(prioKey, pcKey, prio, id)
+  if not namesQueueKey(id) and rcall('TYPE', jobKey)['ok'] == 'hash' then
+    local prio = tonumber(rcall('HGET', jobKey, 'priority') or '0') or 0
+    if prio == 0 then
+      rcall('LPUSH', waitKey, id)
+    else
+      addPrioritized(prioKey, pcKey, prio, id)
+    end
+    rcall('HSET', jobKey, 'delay', 0)
+    rcall('XADD', eventsKey, 'MAXLEN', '~', evMax, '*', 'event', 'waiting', 'jobId', id, 'prev', 'delayed')
   end
-  rcall('HSET', jobKey, 'delay', 0)
-  rcall('XADD', eventsKey, 'MAXLEN', '~', evMax, '*', 'event', 'waiting', 'jobId', id, 'prev', 'delayed')
 end
 local blocked = isBlocked(metaKey, activeKey)
 if #due > 0 and not blocked then rcall('ZADD', markerKey, 0, '0') end
@@ -228,35 +265,46 @@ if rateMax then
   end
 end
 
--- ids in the order RPOPLPUSH would take them: wait's right end first, then by priority
+-- ids in the order RPOPLPUSH would take them: wait's right end first, then by priority. Each job is
+-- read before anything leaves wait or prioritized, and nothing after that can fail.
 local ids = {}
+local w, p = {}, {}
 if limit > 0 then
-  local w = rcall('LRANGE', waitKey, -limit, -1)
-  if #w > 0 then
-    rcall('LTRIM', waitKey, 0, -(#w + 1))
-    for i = #w, 1, -1 do ids[#ids + 1] = w[i] end
-  end
+  w = rcall('LRANGE', waitKey, -limit, -1)
+  for i = #w, 1, -1 do ids[#ids + 1] = w[i] end
   local want = limit - #ids
   if want > 0 then
-    local p = rcall('ZPOPMIN', prioKey, want)
-    for i = 1, #p, 2 do ids[#ids + 1] = p[i] end
-    if #p / 2 < want then rcall('DEL', pcKey) end
+    p = rcall('ZRANGE', prioKey, 0, want - 1)
+    for i = 1, #p do ids[#ids + 1] = p[i] end
   end
 end
 
 -- the fields the consumer reads (h[1] data, h[3] defa), and ats, returned incremented
 local jobFields = {'data', 'opts', 'defa', 'atm', 'attemptsMade', 'ats'}
+local hashes = {}
+for k, id in ipairs(ids) do
+  local jobKey = base .. id
+  -- a legacy marker, an id naming a queue key, or an id without a job hash (none, or a key of
+  -- another type: pcall) would be a phantom job (§14.3): dropped
+  local h = false
+  if string.sub(id, 1, 2) ~= '0:' and not namesQueueKey(id) then
+    h = redis.pcall('HMGET', jobKey, unpack(jobFields))
+    if h.err or (not h[1] and rcall('EXISTS', jobKey) == 0) then h = false end
+  end
+  hashes[k] = h
+end
+if #w > 0 then rcall('LTRIM', waitKey, 0, -(#w + 1)) end
+if #p > 0 then
+  rcall('ZREMRANGEBYRANK', prioKey, 0, #p - 1)
+  if #p < limit - #w then rcall('DEL', pcKey) end
+end
+
 local out = {0, 0, jobFields}
 local taken, counted, nOut = {}, 0, 3
 local tokenPrefix, lockMs, worker = ARGV[3], ARGV[5], ARGV[7]
-for _, id in ipairs(ids) do
+for k, id in ipairs(ids) do
   local jobKey = base .. id
-  -- a legacy marker, or an id without a hash, would be a phantom job (§14.3): dropped
-  local h = false
-  if string.sub(id, 1, 2) ~= '0:' then
-    h = rcall('HMGET', jobKey, unpack(jobFields))
-    if not h[1] and rcall('EXISTS', jobKey) == 0 then h = false end
-  end
+  local h = hashes[k]
   if h then
     local ats = tonumber(h[6])
     ats = ats and tostring(ats + 1) or '1'
@@ -297,6 +345,8 @@ return out
 // keys and stalled entries) are gathered and made once per batch.
 const char kComplete[] = R"LUA(
 local activeKey, doneKey, eventsKey, metaKey, stalledKey = KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5]
+checkTypes({activeKey, 'list', doneKey, 'zset', eventsKey, 'stream', metaKey, 'hash', stalledKey, 'set',
+  KEYS[6], 'list', KEYS[7], 'zset'})
 rcall('XTRIM', eventsKey, 'MAXLEN', '~', maxEvents(metaKey))
 local status, hashes = takeLocks(3, 5, activeKey, {'deid', 'atm'})
 local finished, removed = {}, {}
@@ -336,6 +386,8 @@ return status
 // ARGV: base now, then per job: id token reason stacktraceJSON keepCount keepAgeSeconds attempts
 const char kFail[] = R"LUA(
 local activeKey, failedKey, eventsKey, metaKey, stalledKey = KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5]
+checkTypes({activeKey, 'list', failedKey, 'zset', eventsKey, 'stream', metaKey, 'hash', stalledKey, 'set',
+  KEYS[6], 'list', KEYS[7], 'zset'})
 rcall('XTRIM', eventsKey, 'MAXLEN', '~', maxEvents(metaKey))
 local status, hashes = takeLocks(3, 7, activeKey, {'deid'})
 local j = 0
@@ -372,6 +424,10 @@ return status
 const char kRetry[] = R"LUA(
 local activeKey, delayedKey, eventsKey, metaKey, stalledKey = KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5]
 local waitKey, prioKey, markerKey, pcKey = KEYS[6], KEYS[7], KEYS[8], KEYS[9]
+checkTypes({activeKey, 'list', delayedKey, 'zset', eventsKey, 'stream', metaKey, 'hash', stalledKey, 'set',
+  waitKey, 'list', prioKey, 'zset', markerKey, 'zset', pcKey, 'string'})
+checkNumber(pcKey)
+checkMeta(metaKey)
 local evMax = maxEvents(metaKey)
 local status, hashes = takeLocks(3, 6, activeKey, {'priority'})
 local woke = false
@@ -417,11 +473,12 @@ return status
 // KEYS: stalled
 // ARGV: base now lockMs, then per job: id token. Returns 1 (renewed) or 0 (lost) per job.
 const char kExtend[] = R"LUA(
+checkTypes({KEYS[1], 'set'})
 local out = {}
 for i = 4, #ARGV, 2 do
   local id, token = ARGV[i], ARGV[i + 1]
   local lockKey = base .. id .. ':lock'
-  if rcall('GET', lockKey) == token then
+  if redis.pcall('GET', lockKey) == token then
     rcall('SET', lockKey, token, 'PX', ARGV[3])
     rcall('SREM', KEYS[1], id)
     out[#out + 1] = 1
@@ -439,6 +496,9 @@ return out
 const char kStalled[] = R"LUA(
 local stalledKey, checkKey, activeKey, waitKey, eventsKey, metaKey, markerKey =
   KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5], KEYS[6], KEYS[7]
+checkTypes({stalledKey, 'set', activeKey, 'list', waitKey, 'list', eventsKey, 'stream', metaKey, 'hash',
+  markerKey, 'zset'})
+checkMeta(metaKey)
 if rcall('EXISTS', checkKey) == 1 then return {} end
 rcall('SET', checkKey, nowMs, 'PX', ARGV[3])
 local maxStalled = tonumber(ARGV[4])
@@ -457,7 +517,7 @@ if #suspects > 0 then
     if suspect[id] and rcall('EXISTS', jobKey .. ':lock') == 0 then
       suspect[id] = nil
       rcall('LREM', activeKey, 1, id)
-      if rcall('EXISTS', jobKey) == 1 then
+      if not namesQueueKey(id) and rcall('TYPE', jobKey)['ok'] == 'hash' then
         local stc = rcall('HINCRBY', jobKey, 'stc', 1)
         if stc > maxStalled and rcall('HEXISTS', jobKey, 'rjk') == 0 then
           rcall('HSET', jobKey, 'defa', 'job stalled more than allowable limit')
@@ -482,13 +542,16 @@ return requeued
 // ARGV: base now tokenPrefix ("<identity>:"). Returns the requeued ids, oldest last.
 const char kRecover[] = R"LUA(
 local activeKey, waitKey, eventsKey, metaKey, markerKey, stalledKey = KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5], KEYS[6]
+checkTypes({activeKey, 'list', waitKey, 'list', eventsKey, 'stream', metaKey, 'hash', markerKey, 'zset',
+  stalledKey, 'set'})
+checkMeta(metaKey)
 local prefix = ARGV[3]
 local out = {}
 local active = rcall('LRANGE', activeKey, 0, -1)
 for _, id in ipairs(active) do
   local lockKey = base .. id .. ':lock'
-  local owner = rcall('GET', lockKey)
-  if owner and string.sub(owner, 1, #prefix) == prefix then
+  local owner = redis.pcall('GET', lockKey) -- a lock key of another type is nobody's lock
+  if type(owner) == 'string' and string.sub(owner, 1, #prefix) == prefix then
     rcall('DEL', lockKey)
     rcall('LREM', activeKey, 1, id)
     rcall('SREM', stalledKey, id)
@@ -501,6 +564,17 @@ if #out > 0 and not isBlocked(metaKey, activeKey) then rcall('ZADD', markerKey, 
 return out
 )LUA";
 
+// Prelude declares QUEUE_KEY_NAMES, the names of bullmq::QueueKeyNames() (one list, one owner), as a
+// Lua set, then the common helpers.
+std::string
+Prelude()
+{
+	std::string names = "local QUEUE_KEY_NAMES = {";
+	for (std::string_view name : chat_outbox::bullmq::QueueKeyNames())
+		names.append("['").append(name).append("'] = true, ");
+	return names + "}\n" + kCommon;
+}
+
 LuaScript
 Make(const char *name, std::string source)
 {
@@ -512,49 +586,49 @@ Make(const char *name, std::string source)
 const LuaScript &
 FetchScript()
 {
-	static const LuaScript s = Make("fetch", std::string(kCommon) + kFetch);
+	static const LuaScript s = Make("fetch", Prelude() + kFetch);
 	return s;
 }
 
 const LuaScript &
 CompleteScript()
 {
-	static const LuaScript s = Make("complete", std::string(kCommon) + kFinishCommon + kComplete);
+	static const LuaScript s = Make("complete", Prelude() + kFinishCommon + kComplete);
 	return s;
 }
 
 const LuaScript &
 FailScript()
 {
-	static const LuaScript s = Make("fail", std::string(kCommon) + kFinishCommon + kFail);
+	static const LuaScript s = Make("fail", Prelude() + kFinishCommon + kFail);
 	return s;
 }
 
 const LuaScript &
 RetryScript()
 {
-	static const LuaScript s = Make("retry", std::string(kCommon) + kFinishCommon + kRetry);
+	static const LuaScript s = Make("retry", Prelude() + kFinishCommon + kRetry);
 	return s;
 }
 
 const LuaScript &
 ExtendLocksScript()
 {
-	static const LuaScript s = Make("extend-locks", std::string(kCommon) + kExtend);
+	static const LuaScript s = Make("extend-locks", Prelude() + kExtend);
 	return s;
 }
 
 const LuaScript &
 StalledCheckScript()
 {
-	static const LuaScript s = Make("stalled-check", std::string(kCommon) + kStalled);
+	static const LuaScript s = Make("stalled-check", Prelude() + kStalled);
 	return s;
 }
 
 const LuaScript &
 RecoverIdentityScript()
 {
-	static const LuaScript s = Make("recover-identity", std::string(kCommon) + kRecover);
+	static const LuaScript s = Make("recover-identity", Prelude() + kRecover);
 	return s;
 }
 

@@ -1,0 +1,65 @@
+// common/bullmq/queue_keys.cpp - see queue_keys.hpp.
+#include "bullmq/queue_keys.hpp"
+
+namespace chat_outbox::bullmq {
+
+std::string
+QueueKey(std::string_view prefix, std::string_view queue, std::string_view suffix)
+{
+	std::string k;
+	k.reserve(prefix.size() + queue.size() + suffix.size() + 2);
+	k.append(prefix).append(":").append(queue).append(":").append(suffix);
+	return k;
+}
+
+const std::vector<std::string_view> &
+QueueKeyNames()
+{
+	static const std::vector<std::string_view> names = {
+	    "active",      "wait",     "waiting-children", "paused", "id",      "delayed", "prioritized", "stalled-check",
+	    "completed",   "failed",   "stalled",          "repeat", "limiter", "meta",    "events",      "pc",
+	    "marker",      "de",       "dn",               "metrics", "waiting", "delay",  "priority"};
+	return names;
+}
+
+bool
+MayNameQueueKey(std::string_view id)
+{
+	for (char c : id)
+		if (!((c >= 'a' && c <= 'z') || c == '-'))
+			return false;
+	return true;
+}
+
+bool
+IsQueueKeyName(std::string_view id)
+{
+	for (std::string_view name : QueueKeyNames())
+		if (name == id)
+			return true;
+	return false;
+}
+
+bool
+IsValidJobId(std::string_view id)
+{
+	if (id.empty() || id.size() > 200 || MayNameQueueKey(id))
+		return false;
+	bool all_digits = true;
+	for (char c : id) {
+		bool digit = c >= '0' && c <= '9';
+		bool ok = digit || (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || c == '-' || c == '_' || c == '.';
+		if (!ok)
+			return false;
+		all_digits = all_digits && digit;
+	}
+	// "-5" is integer-like too
+	if (!all_digits && (id[0] == '-' || id[0] == '+') && id.size() > 1) {
+		all_digits = true;
+		for (size_t i = 1; i < id.size(); i++)
+			all_digits = all_digits && id[i] >= '0' && id[i] <= '9';
+	}
+	return !all_digits;
+}
+
+} // namespace chat_outbox::bullmq

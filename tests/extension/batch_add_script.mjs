@@ -1,0 +1,72 @@
+// tests/extension/batch_add_script.mjs <redis_port> - the relay's batch-add script against a real
+// Redis, without Postgres: its text is read from extension/src/core/bullmq_batch_add.cpp and called
+// as the relay calls it. What it must do: add new jobs, call a job a duplicate only when it is in one
+// of the queue's states, replace a hash no state holds, refuse one job whose key is not a hash (the
+// others go on), and refuse a whole batch when a queue key has the wrong type, leaving Redis as it was.
+import { readFileSync } from 'node:fs';
+import { createRequire } from 'node:module';
+import assert from 'node:assert/strict';
+
+const IORedis = createRequire(new URL('../package.json', import.meta.url))('ioredis');
+const redis = new IORedis(Number(process.argv[2]));
+const src = readFileSync(new URL('../../extension/src/core/bullmq_batch_add.cpp', import.meta.url), 'utf8');
+const script = src.match(/R"LUA\(([\s\S]*?)\)LUA"/)[1];
+const fixed = script.match(/KEYS = ([\s\S]*?), then one job hash per job/)[1].replace(/\n--/g, ' ').split(',').map((k) => k.trim());
+const sha = await redis.script('LOAD', script);
+
+// add(queue, ids) runs one batch as the relay sends it and returns the script's reply
+function add(queue, ids) {
+	const key = (s) => `bull:${queue}:${s}`;
+	const keys = [...fixed.map(key), ...ids.map(key)];
+	const args = [String(Date.now())];
+	for (const id of ids) args.push(id, 'message.created', JSON.stringify({ id }), `{"jobId":"${id}","attempts":0}`);
+	return redis.evalsha(sha, keys.length, ...keys, ...args);
+}
+// snapshot: every key with its type and serialized value, to show a refused batch changed nothing
+async function snapshot() {
+	const keys = (await redis.keys('*')).sort();
+	return Promise.all(keys.map(async (k) => [k, await redis.type(k), (await redis.dumpBuffer(k)).toString('hex')]));
+}
+const wait = (q) => redis.lrange(`bull:${q}:wait`, 0, -1);
+const ok = (what) => console.log(`ok   ${what}`);
+
+assert.deepEqual(await add('q', ['a1', 'a2']), [1, 1]);
+assert.deepEqual(await wait('q'), ['a2', 'a1']);
+assert.deepEqual(await add('q', ['a1', 'a2']), [0, 0]);
+assert.deepEqual(await wait('q'), ['a2', 'a1']);
+ok('new jobs added; sent again, they are duplicates (in wait) and not added twice');
+
+await redis.multi().lrem('bull:q:wait', 0, 'a1').zadd('bull:q:completed', 1, 'a1').exec();
+await redis.multi().lrem('bull:q:wait', 0, 'a2').zadd('bull:q:failed', 1, 'a2').exec();
+assert.deepEqual(await add('q', ['a1', 'a2']), [0, 0]);
+ok('completed and failed jobs are duplicates');
+
+await redis.hset('bull:q:o1', 'stale', 'x', 'name', 'old');
+assert.deepEqual(await add('q', ['o1']), [1]);
+assert.equal(await redis.hget('bull:q:o1', 'stale'), null);
+assert.equal(await redis.hget('bull:q:o1', 'name'), 'message.created');
+assert.equal((await wait('q'))[0], 'o1');
+ok('a hash that no state holds is no job: replaced by the job and added');
+
+await redis.set('bull:q:s1', 'not a job');
+const r = await add('q', ['s1', 'n1', 's1', 'd1', 'd1']);
+assert.match(r[0], /^bull:q:s1 holds a string, not a job hash$/);
+assert.deepEqual(r.slice(1), [1, r[0], 1, 0]);
+assert.equal(await redis.get('bull:q:s1'), 'not a job');
+assert.deepEqual((await wait('q')).filter((id) => id === 'd1' || id === 'n1' || id === 's1'), ['d1', 'n1']);
+ok('a job whose key is a string is refused alone (twice in one batch: twice); one id twice in a batch is one job');
+
+for (const [q, what, setup] of [
+	['p1', 'wait is a hash', (m) => m.hset('bull:p1:wait', 'name', 'message.created', 'data', '{}')],
+	['p2', 'events is a list', (m) => m.rpush('bull:p2:events', 'x')],
+	['p3', 'completed is a string, looked at for a resent job', (m) => m.set('bull:p3:completed', 'x').hset('bull:p3:r1', 'name', 'x')],
+	['p4', "meta's concurrency is no number", (m) => m.hset('bull:p4:meta', 'concurrency', 'many')],
+]) {
+	await setup(redis.multi()).exec();
+	const before = await snapshot();
+	await assert.rejects(add(q, ['r1', 'r2']), /BADQUEUE/);
+	assert.deepEqual(await snapshot(), before);
+	ok(`batch refused whole, Redis unchanged: ${what}`);
+}
+await redis.quit();
+console.log('PASS');
