@@ -593,16 +593,14 @@ struct BullmqConsumer::Impl {
 		life = Life::Stopped;
 		prefetched.reset();
 		finishing.clear();
-		auto remaining = std::make_shared<int>(5);
-		auto one = [this, remaining] {
-			if (--*remaining == 0 && stop_done) {
-				auto done = std::move(stop_done);
-				done();
-			}
-		};
-		inbox.Close(one);
-		for (UvTimer *t : {&extend_timer, &idle_timer, &script_retry_timer, &stop_timer})
-			t->Close(one);
+		CloseAll(
+		    [this] {
+			    if (stop_done) {
+				    auto done = std::move(stop_done);
+				    done();
+			    }
+		    },
+		    inbox, extend_timer, idle_timer, script_retry_timer, stop_timer);
 	}
 };
 
