@@ -181,7 +181,7 @@ $create$;
 COMMENT ON FUNCTION chat_outbox.create_service(text, text) IS
 	'Creates schema <name> with messages, outbox, inbox and send_message(), relayed to BullMQ queue <queue> (default <name>-messages).';
 
-CREATE FUNCTION chat_outbox.grant_service(service text, role name) RETURNS void
+CREATE FUNCTION chat_outbox.grant_service(service text, role name, receiver boolean DEFAULT false) RETURNS void
 	LANGUAGE plpgsql
 	SET search_path = pg_catalog, pg_temp
 AS $grant$
@@ -192,16 +192,19 @@ BEGIN
 	END IF;
 	EXECUTE format('GRANT USAGE ON SCHEMA %1$I TO %2$I', service, role);
 	EXECUTE format('GRANT SELECT ON %1$I.messages, %1$I.outbox, %1$I.inbox TO %2$I', service, role);
-	-- The receiving daemon runs as this role and stores what it receives: it may add inbox rows,
-	-- but only these columns. seq and received_at always come from their defaults (no
-	-- OVERRIDING SYSTEM VALUE: clients resume from seq), and no row is ever updated or deleted.
-	EXECUTE format('GRANT INSERT (message_id, chat_id, body, created_at) ON %1$I.inbox TO %2$I', service, role);
 	EXECUTE format('GRANT EXECUTE ON FUNCTION %1$I.send_message(bigint, text), %1$I.publish_event(text, jsonb) TO %2$I',
 		service, role);
+	-- The role the receiving daemon runs as stores what it receives: it may add inbox rows, but
+	-- only these columns. seq and received_at always come from their defaults (no OVERRIDING
+	-- SYSTEM VALUE: clients resume from seq), and no row is ever updated or deleted. An
+	-- application's role gets no write on any table at all.
+	IF receiver THEN
+		EXECUTE format('GRANT INSERT (message_id, chat_id, body, created_at) ON %1$I.inbox TO %2$I', service, role);
+	END IF;
 END
 $grant$;
-COMMENT ON FUNCTION chat_outbox.grant_service(text, name) IS
-	'Gives a role exactly its service''s schema: read its tables, send through send_message/publish_event, store received messages; nothing of other services.';
+COMMENT ON FUNCTION chat_outbox.grant_service(text, name, boolean) IS
+	'Gives a role exactly its service''s schema: read its tables, send through send_message/publish_event; with receiver => true also store received messages in the inbox (the receiving daemon''s role); nothing of other services.';
 
 -- One relay pass from SQL (the worker's code path), for tests and manual draining.
 CREATE FUNCTION chat_outbox.relay_pass(service text) RETURNS bigint[]
@@ -259,7 +262,7 @@ CREATE VIEW chat_outbox.status AS
 COMMENT ON VIEW chat_outbox.status IS 'Per outbox: backlog, last relayed id and time, and the relay worker''s state.';
 
 REVOKE ALL ON FUNCTION chat_outbox.create_service(text, text) FROM PUBLIC;
-REVOKE ALL ON FUNCTION chat_outbox.grant_service(text, name) FROM PUBLIC;
+REVOKE ALL ON FUNCTION chat_outbox.grant_service(text, name, boolean) FROM PUBLIC;
 
 -- The seed's two services: consumers -> workers on chat-messages, workers -> consumers on chat-replies.
 SELECT chat_outbox.create_service('consumers', 'chat-messages');

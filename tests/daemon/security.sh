@@ -2,7 +2,7 @@
 # daemon.security: the daemon runs as its service's own database role and as a Redis ACL user.
 #   - Redis with requirepass (the relay authenticates with a password in chat_outbox.redis_url) and an
 #     ACL user limited to bull:* keys whose password needs percent-encoding in the URL;
-#   - Postgres role workers_app given only its schema by chat_outbox.grant_service();
+#   - Postgres role workers_app given only its schema by chat_outbox.grant_service(receiver => true);
 #   - messages flow consumers -> workers through the daemon, a client `send` works as workers_app,
 #     and that role is refused the other service's tables;
 #   - a wrong Redis password: the daemon keeps running, reports unhealthy, and never logs a password;
@@ -39,7 +39,7 @@ REDIS_URL="redis://:adminpw@127.0.0.1:$REDIS_PORT"
 harness_redis_start "$REDIS_PORT"
 rcli ACL SETUSER chatd on '>p@ss:w/rd' '~bull:*' '&*' '+@all' >/dev/null
 harness_pg_start
-harness_psql "CREATE ROLE workers_app LOGIN; SELECT chat_outbox.grant_service('workers', 'workers_app')" >/dev/null
+harness_psql "CREATE ROLE workers_app LOGIN; SELECT chat_outbox.grant_service('workers', 'workers_app', receiver => true)" >/dev/null
 APP_URL="postgresql://workers_app@127.0.0.1:$PG_PORT/chat"
 daemon_export_settings
 

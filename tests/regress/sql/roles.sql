@@ -3,8 +3,10 @@ CREATE EXTENSION chat_outbox;
 \set SHOW_CONTEXT never
 CREATE ROLE consumers_app LOGIN;
 CREATE ROLE workers_app LOGIN;
+CREATE ROLE consumers_daemon LOGIN;
 SELECT chat_outbox.grant_service('consumers', 'consumers_app');
 SELECT chat_outbox.grant_service('workers', 'workers_app');
+SELECT chat_outbox.grant_service('consumers', 'consumers_daemon', receiver => true);
 SELECT chat_outbox.grant_service('nope', 'workers_app');
 \echo :LAST_ERROR_SQLSTATE
 
@@ -14,8 +16,8 @@ SELECT chat_id, body FROM send_message(100, 'from consumers_app');
 SELECT count(*) > 0 AS can_read_messages FROM consumers.messages;
 SELECT count(*) > 0 AS can_read_outbox FROM consumers.outbox;
 SELECT count(*) AS inbox FROM consumers.inbox;
--- no direct writes: the outbox only through send_message/publish_event, the inbox only the
--- receiver's columns (seq and received_at always come from the database)
+-- no direct writes: the outbox only through send_message/publish_event, and an application's role
+-- does not write the inbox either
 INSERT INTO consumers.outbox (event, payload) VALUES ('message.created', '{"id": "wait"}');
 \echo :LAST_ERROR_SQLSTATE
 INSERT INTO consumers.messages (chat_id, body) VALUES (1, 'bypass');
@@ -24,8 +26,8 @@ INSERT INTO consumers.inbox (message_id, chat_id, body, seq) OVERRIDING SYSTEM V
 	VALUES ('00000000-0000-4000-8000-000000000001', 1, 'forged', 1000000);
 \echo :LAST_ERROR_SQLSTATE
 INSERT INTO consumers.inbox (message_id, chat_id, body, created_at)
-	VALUES ('00000000-0000-4000-8000-000000000002', 1, 'received', now())
-	ON CONFLICT (message_id) DO NOTHING RETURNING seq > 0 AS seq_from_database;
+	VALUES ('00000000-0000-4000-8000-000000000002', 1, 'received', now());
+\echo :LAST_ERROR_SQLSTATE
 UPDATE consumers.inbox SET seq = 5;
 \echo :LAST_ERROR_SQLSTATE
 UPDATE consumers.outbox SET sent_at = NULL;
@@ -71,6 +73,23 @@ SHOW chat_outbox.redis_url;
 RESET search_path;
 RESET ROLE;
 
+-- the receiving daemon's role (receiver => true) stores received messages: only the receiver's
+-- columns, seq and received_at always come from the database
+SET ROLE consumers_daemon;
+INSERT INTO consumers.inbox (message_id, chat_id, body, created_at)
+	VALUES ('00000000-0000-4000-8000-000000000002', 1, 'received', now())
+	ON CONFLICT (message_id) DO NOTHING RETURNING seq > 0 AS seq_from_database;
+INSERT INTO consumers.inbox (message_id, chat_id, body, seq) OVERRIDING SYSTEM VALUE
+	VALUES ('00000000-0000-4000-8000-000000000003', 1, 'forged', 1000000);
+\echo :LAST_ERROR_SQLSTATE
+UPDATE consumers.inbox SET seq = 5;
+\echo :LAST_ERROR_SQLSTATE
+DELETE FROM consumers.inbox;
+\echo :LAST_ERROR_SQLSTATE
+INSERT INTO workers.inbox (message_id, chat_id, body) VALUES ('00000000-0000-4000-8000-000000000004', 1, 'x');
+\echo :LAST_ERROR_SQLSTATE
+RESET ROLE;
+
 SET ROLE workers_app;
 SELECT chat_id, body FROM workers.send_message(200, 'from workers_app');
 SELECT count(*) FROM consumers.messages;
@@ -83,4 +102,4 @@ SELECT (SELECT count(*) FROM consumers.messages WHERE chat_id = 100) AS consumer
 
 -- each test creates what it uses and drops it, so any one of them runs alone
 DROP EXTENSION chat_outbox CASCADE;
-DROP ROLE consumers_app, workers_app;
+DROP ROLE consumers_app, workers_app, consumers_daemon;
