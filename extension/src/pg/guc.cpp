@@ -8,6 +8,8 @@
  */
 #include "pg/guc.hpp"
 
+#include "bullmq/queue_keys.hpp"
+
 char	   *chat_outbox_database = nullptr;
 char	   *chat_outbox_redis_url = nullptr;
 int			chat_outbox_batch_size = 500;
@@ -24,7 +26,7 @@ int			chat_outbox_min_pass_interval = 5;
 static bool
 CheckPrefix(char **newval, void **extra, GucSource source)
 {
-	if (*newval == nullptr || (*newval)[0] == '\0' || strchr(*newval, ':') != nullptr) {
+	if (*newval == nullptr || !chat_outbox::bullmq::IsValidName(*newval)) {
 		GUC_check_errdetail("The BullMQ prefix must be non-empty and must not contain ':'.");
 		return false;
 	}
