@@ -2,7 +2,8 @@
 //
 // Conventions shared by every script: ARGV[1] is the queue base "<prefix>:<queue>:" (job keys are
 // base .. id, as BullMQ builds them), ARGV[2] the client's wall clock in ms (BullMQ uses the
-// worker's clock for processedOn/finishedOn/delayed scores, §14.15; empty: Redis's clock, for a
+// worker's clock for processedOn/finishedOn/delayed scores: docs/protocols/bullmq.md, 'The clock';
+// empty: Redis's clock, for a
 // fetch that waited in the pipeline behind the consumer's BZPOPMIN). Fixed keys are declared in
 // KEYS so a cluster with a hash-tagged prefix routes them; job keys share the tag through the base.
 #include "consumer/core/bullmq_scripts.hpp"
@@ -76,7 +77,8 @@ end
 )LUA";
 
 // Finishing (complete, fail, retry) checks the token first: a job whose lock expired or moved to
-// another worker is left alone and reported, never finished twice (§14.9). Per job that is one
+// another worker is left alone and reported, never finished twice (docs/protocols/bullmq.md,
+// 'Locks and tokens'). Per job that is one
 // command, the HMGET that also reads what the script needs from the hash; the locks are read with
 // one MGET and the ids leave active with one LTRIM when they are its right end, as they are while
 // one consumer drains in order (else one LREM each). The lock keys and the stalled-set entries of
@@ -263,7 +265,7 @@ local hashes = {}
 for k, id in ipairs(ids) do
   local jobKey = base .. id
   -- a legacy marker, an id naming a queue key, or an id without a job hash (none, or a key of
-  -- another type: pcall) would be a phantom job (§14.3): dropped
+  -- another type: pcall) would be a phantom job: dropped (docs/protocols/bullmq.md, 'Fetching')
   local h = false
   if string.sub(id, 1, 2) ~= '0:' and not namesQueueKey(id) then
     h = redis.pcall('HMGET', jobKey, unpack(jobFields))
@@ -420,7 +422,8 @@ for i = 3, #ARGV, 6 do
     rcall('HINCRBY', jobKey, 'atm', 1)
     if delay > 0 then
       local due = now + delay
-      -- ×4096 leaves room for a sequence that keeps equal due times FIFO (§6.2, §14.13)
+      -- ×4096 leaves room for a sequence that keeps equal due times FIFO (docs/protocols/bullmq.md,
+      -- 'Delayed jobs')
       local score = due * 4096
       local last = rcall('ZREVRANGEBYSCORE', delayedKey, score + 4095, score, 'WITHSCORES', 'LIMIT', 0, 1)
       if last[2] then score = math.min(tonumber(last[2]) + 1, score + 4095) end
