@@ -11,7 +11,9 @@ namespace chat_outbox::bullmq {
 
 // kLuaPrelude defines these Lua locals:
 //   rcall                      redis.call
-//   checkType(key, want)       refuses the script when `key` exists with another type than `want`
+//   KEY_TYPE                   the Redis type BullMQ gives each queue key, by name (wait = list, ...)
+//   checkType(key, name)       refuses the script when `key`, the queue key `name`, exists with
+//                              another type than KEY_TYPE[name]
 //   queueMeta(metaKey)         {maxEvents, paused, concurrency} from meta, in one HMGET, refusing
 //                              the script when opts.maxLenEvents or concurrency is no number
 //   isBlocked(meta, activeKey) the queue is paused, or holds `concurrency` active jobs
@@ -22,8 +24,13 @@ inline constexpr char kLuaPrelude[] = R"LUA(
 -- chat_outbox's shared prelude (common/bullmq/lua_prelude.hpp)
 -- rcall: a local is found faster than the global `redis` table's field, on every call
 local rcall = redis.call
--- checkType: a queue key must be absent or of the type BullMQ gives it
-local function checkType(key, want)
+-- KEY_TYPE: the Redis type BullMQ gives each of a queue's keys our scripts touch
+local KEY_TYPE = {wait = 'list', active = 'list', paused = 'list', meta = 'hash', events = 'stream',
+  marker = 'zset', completed = 'zset', failed = 'zset', delayed = 'zset', prioritized = 'zset',
+  ['waiting-children'] = 'zset', stalled = 'set', pc = 'string', limiter = 'string'}
+-- checkType: `key`, the queue key `name`, must be absent or of the type BullMQ gives it
+local function checkType(key, name)
+  local want = KEY_TYPE[name]
   local t = rcall('TYPE', key)['ok']
   if t ~= 'none' and t ~= want then
     error({err = 'BADQUEUE queue key ' .. key .. ' holds a ' .. t .. ', not a ' .. want})

@@ -27,9 +27,10 @@ if nowMs == '' then -- kRedisClock: the call waited behind a BZPOPMIN, so the cl
   nowMs = t[1] .. string.format('%03d', math.floor(tonumber(t[2]) / 1000))
 end
 local now = tonumber(nowMs)
--- checkTypes: each fixed key a script touches must be absent or of its own type. Every script runs
--- it before its first write, and every later command acts on a checked key (or reads a job's key
--- with pcall), so a script that fails leaves Redis as it was: Redis does not undo a script's writes.
+-- checkTypes({key, name, ...}): each fixed key a script touches must be absent or of its own type
+-- (KEY_TYPE). Every script runs it before its first write, and every later command acts on a checked
+-- key (or reads a job's key with pcall), so a script that fails leaves Redis as it was: Redis does
+-- not undo a script's writes.
 local function checkTypes(spec)
   for i = 1, #spec, 2 do checkType(spec[i], spec[i + 1]) end
 end
@@ -189,8 +190,8 @@ local waitKey, activeKey, prioKey, delayedKey = KEYS[1], KEYS[2], KEYS[3], KEYS[
 local metaKey, eventsKey, markerKey, pcKey, limiterKey = KEYS[5], KEYS[6], KEYS[7], KEYS[8], KEYS[9]
 local n = tonumber(ARGV[4])
 local maxJobs = tonumber(ARGV[6])
-checkTypes({waitKey, 'list', activeKey, 'list', prioKey, 'zset', delayedKey, 'zset', metaKey, 'hash',
-  eventsKey, 'stream', markerKey, 'zset', pcKey, 'string', limiterKey, 'string'})
+checkTypes({waitKey, 'wait', activeKey, 'active', prioKey, 'prioritized', delayedKey, 'delayed', metaKey, 'meta',
+  eventsKey, 'events', markerKey, 'marker', pcKey, 'pc', limiterKey, 'limiter'})
 checkNumber(pcKey)
 checkNumber(limiterKey)
 local qMeta = queueMeta(metaKey)
@@ -325,8 +326,8 @@ return out
 // keys and stalled entries) are gathered and made once per batch.
 const char kComplete[] = R"LUA(
 local activeKey, doneKey, eventsKey, metaKey, stalledKey = KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5]
-checkTypes({activeKey, 'list', doneKey, 'zset', eventsKey, 'stream', metaKey, 'hash', stalledKey, 'set',
-  KEYS[6], 'list', KEYS[7], 'zset'})
+checkTypes({activeKey, 'active', doneKey, 'completed', eventsKey, 'events', metaKey, 'meta', stalledKey, 'stalled',
+  KEYS[6], 'wait', KEYS[7], 'prioritized'})
 rcall('XTRIM', eventsKey, 'MAXLEN', '~', eventsMaxLen(metaKey, queueMeta(metaKey)))
 local status, hashes = takeLocks(3, 5, activeKey, {'deid', 'atm'})
 local finished, removed = {}, {}
@@ -366,8 +367,8 @@ return status
 // ARGV: base now, then per job: id token reason stacktraceJSON keepCount keepAgeSeconds attempts
 const char kFail[] = R"LUA(
 local activeKey, failedKey, eventsKey, metaKey, stalledKey = KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5]
-checkTypes({activeKey, 'list', failedKey, 'zset', eventsKey, 'stream', metaKey, 'hash', stalledKey, 'set',
-  KEYS[6], 'list', KEYS[7], 'zset'})
+checkTypes({activeKey, 'active', failedKey, 'failed', eventsKey, 'events', metaKey, 'meta', stalledKey, 'stalled',
+  KEYS[6], 'wait', KEYS[7], 'prioritized'})
 rcall('XTRIM', eventsKey, 'MAXLEN', '~', eventsMaxLen(metaKey, queueMeta(metaKey)))
 local status, hashes = takeLocks(3, 7, activeKey, {'deid'})
 local j = 0
@@ -404,8 +405,8 @@ return status
 const char kRetry[] = R"LUA(
 local activeKey, delayedKey, eventsKey, metaKey, stalledKey = KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5]
 local waitKey, prioKey, markerKey, pcKey = KEYS[6], KEYS[7], KEYS[8], KEYS[9]
-checkTypes({activeKey, 'list', delayedKey, 'zset', eventsKey, 'stream', metaKey, 'hash', stalledKey, 'set',
-  waitKey, 'list', prioKey, 'zset', markerKey, 'zset', pcKey, 'string'})
+checkTypes({activeKey, 'active', delayedKey, 'delayed', eventsKey, 'events', metaKey, 'meta', stalledKey, 'stalled',
+  waitKey, 'wait', prioKey, 'prioritized', markerKey, 'marker', pcKey, 'pc'})
 checkNumber(pcKey)
 local qMeta = queueMeta(metaKey)
 local evMax = eventsMaxLen(metaKey, qMeta)
@@ -454,7 +455,7 @@ return status
 // KEYS: stalled
 // ARGV: base now lockMs, then per job: id token. Returns 1 (renewed) or 0 (lost) per job.
 const char kExtend[] = R"LUA(
-checkTypes({KEYS[1], 'set'})
+checkTypes({KEYS[1], 'stalled'})
 local out = {}
 for i = 4, #ARGV, 2 do
   local id, token = ARGV[i], ARGV[i + 1]
@@ -477,8 +478,8 @@ return out
 const char kStalled[] = R"LUA(
 local stalledKey, checkKey, activeKey, waitKey, eventsKey, metaKey, markerKey =
   KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5], KEYS[6], KEYS[7]
-checkTypes({stalledKey, 'set', activeKey, 'list', waitKey, 'list', eventsKey, 'stream', metaKey, 'hash',
-  markerKey, 'zset'})
+checkTypes({stalledKey, 'stalled', activeKey, 'active', waitKey, 'wait', eventsKey, 'events', metaKey, 'meta',
+  markerKey, 'marker'})
 local qMeta = queueMeta(metaKey)
 if rcall('EXISTS', checkKey) == 1 then return {} end
 rcall('SET', checkKey, nowMs, 'PX', ARGV[3])
@@ -523,8 +524,8 @@ return requeued
 // ARGV: base now tokenPrefix ("<identity>:"). Returns the requeued ids, oldest last.
 const char kRecover[] = R"LUA(
 local activeKey, waitKey, eventsKey, metaKey, markerKey, stalledKey = KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5], KEYS[6]
-checkTypes({activeKey, 'list', waitKey, 'list', eventsKey, 'stream', metaKey, 'hash', markerKey, 'zset',
-  stalledKey, 'set'})
+checkTypes({activeKey, 'active', waitKey, 'wait', eventsKey, 'events', metaKey, 'meta', markerKey, 'marker',
+  stalledKey, 'stalled'})
 local qMeta = queueMeta(metaKey)
 local prefix = ARGV[3]
 local out = {}
