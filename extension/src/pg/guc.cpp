@@ -27,7 +27,7 @@ static bool
 CheckPrefix(char **newval, void **extra, GucSource source)
 {
 	if (*newval == nullptr || !chat_outbox::bullmq::IsValidName(*newval)) {
-		GUC_check_errdetail("The BullMQ prefix must be non-empty and must not contain ':'.");
+		GUC_check_errdetail("%s.", chat_outbox::bullmq::kNameRule);
 		return false;
 	}
 	return true;
