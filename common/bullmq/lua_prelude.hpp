@@ -12,8 +12,8 @@ namespace chat_outbox::bullmq {
 // kLuaPrelude defines these Lua locals:
 //   rcall                      redis.call
 //   KEY_TYPE                   the Redis type BullMQ gives each queue key, by name (wait = list, ...)
-//   checkType(key, name)       refuses the script when `key`, the queue key `name`, exists with
-//                              another type than KEY_TYPE[name]
+//   checkType(key)             refuses the script when the queue key `key` ("<prefix>:<queue>:<name>")
+//                              exists with another type than KEY_TYPE[name]
 //   queueMeta(metaKey)         {maxEvents, paused, concurrency} from meta, in one HMGET, refusing
 //                              the script when opts.maxLenEvents or concurrency is no number
 //   isBlocked(meta, activeKey) the queue is paused, or holds `concurrency` active jobs
@@ -28,9 +28,10 @@ local rcall = redis.call
 local KEY_TYPE = {wait = 'list', active = 'list', paused = 'list', meta = 'hash', events = 'stream',
   marker = 'zset', completed = 'zset', failed = 'zset', delayed = 'zset', prioritized = 'zset',
   ['waiting-children'] = 'zset', stalled = 'set', pc = 'string', limiter = 'string'}
--- checkType: `key`, the queue key `name`, must be absent or of the type BullMQ gives it
-local function checkType(key, name)
-  local want = KEY_TYPE[name]
+-- checkType: a queue key must be absent or of the type BullMQ gives its name, the part after the
+-- last ':' (neither the prefix nor the queue name has one)
+local function checkType(key)
+  local want = KEY_TYPE[string.match(key, '[^:]*$')] or error('no type known for queue key ' .. key)
   local t = rcall('TYPE', key)['ok']
   if t ~= 'none' and t ~= want then
     error({err = 'BADQUEUE queue key ' .. key .. ' holds a ' .. t .. ', not a ' .. want})

@@ -27,12 +27,12 @@ if nowMs == '' then -- kRedisClock: the call waited behind a BZPOPMIN, so the cl
   nowMs = t[1] .. string.format('%03d', math.floor(tonumber(t[2]) / 1000))
 end
 local now = tonumber(nowMs)
--- checkTypes({key, name, ...}): each fixed key a script touches must be absent or of its own type
+-- checkTypes({key, ...}): each fixed key a script touches must be absent or of its own type
 -- (KEY_TYPE). Every script runs it before its first write, and every later command acts on a checked
 -- key (or reads a job's key with pcall), so a script that fails leaves Redis as it was: Redis does
 -- not undo a script's writes.
-local function checkTypes(spec)
-  for i = 1, #spec, 2 do checkType(spec[i], spec[i + 1]) end
+local function checkTypes(keys)
+  for _, key in ipairs(keys) do checkType(key) end
 end
 -- checkNumber: INCR/INCRBY on these keys must not fail half-way through a script
 local function checkNumber(key)
@@ -190,8 +190,7 @@ local waitKey, activeKey, prioKey, delayedKey = KEYS[1], KEYS[2], KEYS[3], KEYS[
 local metaKey, eventsKey, markerKey, pcKey, limiterKey = KEYS[5], KEYS[6], KEYS[7], KEYS[8], KEYS[9]
 local n = tonumber(ARGV[4])
 local maxJobs = tonumber(ARGV[6])
-checkTypes({waitKey, 'wait', activeKey, 'active', prioKey, 'prioritized', delayedKey, 'delayed', metaKey, 'meta',
-  eventsKey, 'events', markerKey, 'marker', pcKey, 'pc', limiterKey, 'limiter'})
+checkTypes({waitKey, activeKey, prioKey, delayedKey, metaKey, eventsKey, markerKey, pcKey, limiterKey})
 checkNumber(pcKey)
 checkNumber(limiterKey)
 local qMeta = queueMeta(metaKey)
@@ -326,8 +325,7 @@ return out
 // keys and stalled entries) are gathered and made once per batch.
 const char kComplete[] = R"LUA(
 local activeKey, doneKey, eventsKey, metaKey, stalledKey = KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5]
-checkTypes({activeKey, 'active', doneKey, 'completed', eventsKey, 'events', metaKey, 'meta', stalledKey, 'stalled',
-  KEYS[6], 'wait', KEYS[7], 'prioritized'})
+checkTypes({activeKey, doneKey, eventsKey, metaKey, stalledKey, KEYS[6], KEYS[7]})
 rcall('XTRIM', eventsKey, 'MAXLEN', '~', eventsMaxLen(metaKey, queueMeta(metaKey)))
 local status, hashes = takeLocks(3, 5, activeKey, {'deid', 'atm'})
 local finished, removed = {}, {}
@@ -367,8 +365,7 @@ return status
 // ARGV: base now, then per job: id token reason stacktraceJSON keepCount keepAgeSeconds attempts
 const char kFail[] = R"LUA(
 local activeKey, failedKey, eventsKey, metaKey, stalledKey = KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5]
-checkTypes({activeKey, 'active', failedKey, 'failed', eventsKey, 'events', metaKey, 'meta', stalledKey, 'stalled',
-  KEYS[6], 'wait', KEYS[7], 'prioritized'})
+checkTypes({activeKey, failedKey, eventsKey, metaKey, stalledKey, KEYS[6], KEYS[7]})
 rcall('XTRIM', eventsKey, 'MAXLEN', '~', eventsMaxLen(metaKey, queueMeta(metaKey)))
 local status, hashes = takeLocks(3, 7, activeKey, {'deid'})
 local j = 0
@@ -405,8 +402,7 @@ return status
 const char kRetry[] = R"LUA(
 local activeKey, delayedKey, eventsKey, metaKey, stalledKey = KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5]
 local waitKey, prioKey, markerKey, pcKey = KEYS[6], KEYS[7], KEYS[8], KEYS[9]
-checkTypes({activeKey, 'active', delayedKey, 'delayed', eventsKey, 'events', metaKey, 'meta', stalledKey, 'stalled',
-  waitKey, 'wait', prioKey, 'prioritized', markerKey, 'marker', pcKey, 'pc'})
+checkTypes({activeKey, delayedKey, eventsKey, metaKey, stalledKey, waitKey, prioKey, markerKey, pcKey})
 checkNumber(pcKey)
 local qMeta = queueMeta(metaKey)
 local evMax = eventsMaxLen(metaKey, qMeta)
@@ -455,7 +451,7 @@ return status
 // KEYS: stalled
 // ARGV: base now lockMs, then per job: id token. Returns 1 (renewed) or 0 (lost) per job.
 const char kExtend[] = R"LUA(
-checkTypes({KEYS[1], 'stalled'})
+checkTypes({KEYS[1]})
 local out = {}
 for i = 4, #ARGV, 2 do
   local id, token = ARGV[i], ARGV[i + 1]
@@ -478,8 +474,7 @@ return out
 const char kStalled[] = R"LUA(
 local stalledKey, checkKey, activeKey, waitKey, eventsKey, metaKey, markerKey =
   KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5], KEYS[6], KEYS[7]
-checkTypes({stalledKey, 'stalled', activeKey, 'active', waitKey, 'wait', eventsKey, 'events', metaKey, 'meta',
-  markerKey, 'marker'})
+checkTypes({stalledKey, activeKey, waitKey, eventsKey, metaKey, markerKey})
 local qMeta = queueMeta(metaKey)
 if rcall('EXISTS', checkKey) == 1 then return {} end
 rcall('SET', checkKey, nowMs, 'PX', ARGV[3])
@@ -524,8 +519,7 @@ return requeued
 // ARGV: base now tokenPrefix ("<identity>:"). Returns the requeued ids, oldest last.
 const char kRecover[] = R"LUA(
 local activeKey, waitKey, eventsKey, metaKey, markerKey, stalledKey = KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5], KEYS[6]
-checkTypes({activeKey, 'active', waitKey, 'wait', eventsKey, 'events', metaKey, 'meta', markerKey, 'marker',
-  stalledKey, 'stalled'})
+checkTypes({activeKey, waitKey, eventsKey, metaKey, markerKey, stalledKey})
 local qMeta = queueMeta(metaKey)
 local prefix = ARGV[3]
 local out = {}
