@@ -3,9 +3,9 @@
 // Conventions shared by every script: ARGV[1] is the queue base "<prefix>:<queue>:" (job keys are
 // base .. id, as BullMQ builds them), ARGV[2] the client's wall clock in ms (BullMQ uses the
 // worker's clock for processedOn/finishedOn/delayed scores: docs/protocols/bullmq.md, 'The clock';
-// empty: Redis's clock, for a
-// fetch that waited in the pipeline behind the consumer's BZPOPMIN). Fixed keys are declared in
-// KEYS so a cluster with a hash-tagged prefix routes them; job keys share the tag through the base.
+// empty: Redis's clock, for a fetch that waited in the pipeline behind the consumer's BZPOPMIN).
+// Fixed keys are declared in KEYS so a cluster with a hash-tagged prefix routes them; job keys
+// share the tag through the base.
 #include "consumer/core/bullmq_scripts.hpp"
 
 #include "bullmq/lua_prelude.hpp"
@@ -28,7 +28,7 @@ if nowMs == '' then -- kRedisClock: the call waited behind a BZPOPMIN, so the cl
 end
 local now = tonumber(nowMs)
 -- checkTypes({key, ...}): each fixed key a script touches must be absent or of its own type
--- (KEY_TYPE). Every script runs it before its first write, and every later command acts on a checked
+-- (checkType). Every script runs it before its first write, and every later command acts on a checked
 -- key (or reads a job's key with pcall), so a script that fails leaves Redis as it was: Redis does
 -- not undo a script's writes.
 local function checkTypes(keys)
@@ -79,12 +79,11 @@ end
 
 // Finishing (complete, fail, retry) checks the token first: a job whose lock expired or moved to
 // another worker is left alone and reported, never finished twice (docs/protocols/bullmq.md,
-// 'Locks and tokens'). Per job that is one
-// command, the HMGET that also reads what the script needs from the hash; the locks are read with
-// one MGET and the ids leave active with one LTRIM when they are its right end, as they are while
-// one consumer drains in order (else one LREM each). The lock keys and the stalled-set entries of
-// the jobs taken are removed once at the end (releaseLocks). Within one script nobody can tell
-// the difference from BullMQ's per-job order.
+// 'Locks and tokens'). Per job that is one command, the HMGET that also reads what the script
+// needs from the hash; the locks are read with one MGET and the ids leave active with one LTRIM
+// when they are its right end, as they are while one consumer drains in order (else one LREM each).
+// The lock keys and the stalled-set entries of the jobs taken are removed once at the end
+// (releaseLocks). Within one script nobody can tell the difference from BullMQ's per-job order.
 const char kFinishCommon[] = R"LUA(
 local takenLocks, takenIds = {}, {}
 -- takeLocks checks the jobs whose id and token are ARGV[i], ARGV[i + 1] for i = first, first + stride...
