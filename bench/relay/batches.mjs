@@ -1,11 +1,13 @@
 // bench/relay/batches.mjs - the relay's batch-add calls, built in Node for benchmarks that drive Redis
-// without Postgres: the script text is read from extension/src/core/bullmq_batch_add.cpp (at any
-// revision), and the fixed keys and each job's arguments are those the script's header states.
-import { readFileSync } from 'node:fs';
+// without Postgres: the script text is read from extension/src/core/bullmq_batch_add.cpp and the
+// shared prelude common/bullmq/lua_prelude.hpp (at any revision), and the fixed keys and each job's
+// arguments are those the script's header states.
+import { readBatchAddLua } from '../../tests/harness/batch_add_lua.mjs';
 
-// scriptVersion loads the script in `file` into Redis and returns its sha and argument layout
-export async function scriptVersion(redis, file) {
-	const script = readFileSync(file, 'utf8').match(/R"LUA\(([\s\S]*?)\)LUA"/)[1];
+// scriptVersion loads the script of `file` (and `preludeFile`, by default the working tree's) into
+// Redis and returns its sha and argument layout
+export async function scriptVersion(redis, file, preludeFile) {
+	const script = readBatchAddLua(file, preludeFile);
 	const layout = /then id, name, data, opts per job/.test(script) ? 'id,name,data,opts'
 		: /then name, data per job/.test(script) ? 'name,data' : null;
 	if (!layout) throw new Error(`${file}: unknown argument layout`);

@@ -22,7 +22,9 @@ async function run(v) {
 	return ((await redisCpuSeconds(redis)) - c0) * 1e6 / JOBS;
 }
 
-const a = await scriptVersion(redis, aSrc), b = await scriptVersion(redis, bSrc);
+// each a.cpp has its prelude beside it as a-prelude.hpp (script_cost.sh writes both)
+const version = (src) => scriptVersion(redis, src, src.replace(/\.cpp$/, '-prelude.hpp'));
+const a = await version(aSrc), b = await version(bSrc);
 if (process.env.ONLY) {
 	await run(process.env.ONLY === 'a' ? a : b);
 } else {

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # bench/relay/script_cost.sh <rev A> [<rev B>] [rounds] - what the batch-add script costs Redis per job,
-# extension/src/core/bullmq_batch_add.cpp at rev A against rev B (default: the working tree's file).
+# extension/src/core/bullmq_batch_add.cpp (after common/bullmq/lua_prelude.hpp) at rev A against rev B
+# (default: the working tree's files).
 #   1. CPU time per job, alternating A and B on one Redis (script_cost.mjs): as noisy as the machine.
 #   2. Instructions per job, counted by callgrind on a Redis of its own: the same on every run, so a
 #      difference of 1% shows; the slope between 2,000 and 6,000 jobs leaves out the fixed costs.
@@ -8,10 +9,20 @@
 set -euo pipefail
 . "$(dirname "$0")/../../tests/harness/lib.sh"
 REV_A=${1:?usage: script_cost.sh <rev A> [<rev B>] [rounds]} REV_B=${2:-} ROUNDS=${3:-16}
-HERE=$H_ROOT/bench/relay FILE=extension/src/core/bullmq_batch_add.cpp
+HERE=$H_ROOT/bench/relay FILE=extension/src/core/bullmq_batch_add.cpp PRELUDE=common/bullmq/lua_prelude.hpp
 harness_init bench-script-cost
-git -C "$H_ROOT" show "$REV_A:$FILE" >"$H_DIR/a.cpp"
-if [ -n "$REV_B" ]; then git -C "$H_ROOT" show "$REV_B:$FILE" >"$H_DIR/b.cpp"; else cp "$H_ROOT/$FILE" "$H_DIR/b.cpp"; fi
+# each version is its script's source and the shared prelude's beside it as <a|b>-prelude.hpp
+version() { # version <a|b> <rev, empty for the working tree>
+	if [ -n "$2" ]; then
+		git -C "$H_ROOT" show "$2:$FILE" >"$H_DIR/$1.cpp"
+		git -C "$H_ROOT" show "$2:$PRELUDE" >"$H_DIR/$1-prelude.hpp" 2>/dev/null || : # none before there was one
+	else
+		cp "$H_ROOT/$FILE" "$H_DIR/$1.cpp"
+		cp "$H_ROOT/$PRELUDE" "$H_DIR/$1-prelude.hpp"
+	fi
+}
+version a "$REV_A"
+version b "$REV_B"
 echo "# $(date -u +%FT%TZ) $(nproc) cores, load $(cut -d' ' -f1-3 /proc/loadavg); A = $REV_A, B = ${REV_B:-working tree}"
 
 harness_redis_start

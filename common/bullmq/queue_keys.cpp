@@ -12,6 +12,24 @@ QueueKey(std::string_view prefix, std::string_view queue, std::string_view suffi
 	return k;
 }
 
+const char kNameRule[] = "BullMQ joins and splits its keys on ':', so a prefix or queue name must be non-empty and have no ':'";
+
+bool
+IsValidName(std::string_view name) noexcept
+{
+	return !name.empty() && name.find(':') == std::string_view::npos;
+}
+
+std::string
+NameProblem(std::string_view what, std::string_view name)
+{
+	if (IsValidName(name))
+		return {};
+	if (name.empty())
+		return std::string(what) + " is empty";
+	return std::string(what) + " \"" + std::string(name) + "\" contains ':'";
+}
+
 const std::vector<std::string_view> &
 QueueKeyNames()
 {

@@ -15,6 +15,18 @@ namespace chat_outbox::bullmq {
 // QueueKey returns "<prefix>:<queue>:<suffix>" (suffix is a key name or a job id).
 std::string QueueKey(std::string_view prefix, std::string_view queue, std::string_view suffix);
 
+// kNameRule says why IsValidName refuses a name, for messages.
+extern const char kNameRule[];
+
+// IsValidName: `name` may be a BullMQ key prefix or queue name: non-empty and without ':'. BullMQ
+// splits keys on ':' (its QueueEvents, its scripts, tools like Bull Board), so a ':' in either
+// would make "<prefix>:<queue>:<suffix>" ambiguous. Allocates nothing: Postgres' GUC check calls it.
+bool IsValidName(std::string_view name) noexcept;
+
+// NameProblem returns "" when IsValidName(name), else why not, with `what` naming the setting:
+// `<what> is empty` or `<what> "<name>" contains ':'`.
+std::string NameProblem(std::string_view what, std::string_view name);
+
 // QueueKeyNames lists every name BullMQ 6 puts directly under "<prefix>:<queue>:" for the queue
 // itself: QueueKeys (active, wait, paused, ...), the names its scripts build (metrics, dn), the
 // state name "waiting" its getters turn into a key, and the legacy keys it migrates (delay, priority).

@@ -26,6 +26,7 @@
 #include "net/pg_client.hpp"
 #include "net/redis_conn.hpp"
 #include "net/redis_safety_check.hpp"
+#include "bullmq/queue_keys.hpp"
 #include "redis_url.hpp"
 #include "gateway/gateway.hpp"
 
@@ -109,9 +110,15 @@ Run(int argc, char **argv)
 		fprintf(stderr, "chat-outboxd: --redis-url: %s\n", error.c_str());
 		return 2;
 	}
-	if (!ValidIdentity(cfg.identity, &error) || cfg.queue.find(':') != std::string::npos) {
-		fprintf(stderr, "chat-outboxd: %s\n",
-		        error.empty() ? "--queue may not contain ':'" : error.c_str());
+	error = chat_outbox::bullmq::NameProblem("--prefix", cfg.prefix);
+	if (error.empty())
+		error = chat_outbox::bullmq::NameProblem("--queue", cfg.queue);
+	if (!error.empty()) {
+		fprintf(stderr, "chat-outboxd: %s (%s)\n", error.c_str(), chat_outbox::bullmq::kNameRule);
+		return 2;
+	}
+	if (!ValidIdentity(cfg.identity, &error)) {
+		fprintf(stderr, "chat-outboxd: %s\n", error.c_str());
 		return 2;
 	}
 	SetLogLevel(cfg.log_level);

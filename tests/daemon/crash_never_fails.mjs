@@ -11,7 +11,7 @@ import { Queue } from 'bullmq';
 import IORedis from 'ioredis';
 import { io } from 'socket.io-client';
 import { env, postgres, receivingDaemon } from '../faults/procs.mjs';
-import { waitUntil as waitFor } from '../harness/check.mjs';
+import { check, finish, waitUntil as waitFor } from '../harness/check.mjs';
 import { token as signFor } from '../harness/jwt.mjs';
 
 const QUEUE = 't-crash-twice';
@@ -23,11 +23,6 @@ const redis = new IORedis(connection);
 const FAST = ['--lock-duration', '1000', '--stalled-interval', '1000', '--max-stalled-count', '1', '--batch-size', '1'];
 const daemon = receivingDaemon({ service: 'workers', queue: QUEUE, port: Number(env('DAEMON_PORT')), extra: FAST });
 
-let failures = 0;
-function check(name, ok, detail = '') {
-	console.log(`${ok ? 'ok  ' : 'FAIL'} ${name}${detail ? ` -- ${detail}` : ''}`);
-	if (!ok) failures++;
-}
 const job = (id, body) => ({ name: 'message.created', opts: { jobId: id },
 	data: { id, chat_id: CHAT, body, created_at: new Date().toISOString() } });
 
@@ -77,5 +72,4 @@ client.socket.close();
 await daemon.stop();
 await queue.close();
 redis.disconnect();
-console.log(failures ? `${failures} check(s) failed` : 'PASS');
-process.exit(failures ? 1 : 0);
+finish();

@@ -18,7 +18,8 @@ wait_counts $Q "c.completed === 2" >/dev/null
 expect_eq "second job returnvalue" '{"state":"completed","returnvalue":{"duplicate":true},"attemptsMade":1}' \
 	"$(peer job $Q "dup-$A")"
 
-# same job id again once the first was removed on completion (BullMQ accepts it again, §6.1)
+# same job id again once the first was removed on completion (BullMQ accepts it again:
+# docs/protocols/bullmq.md, 'Duplicates and retention')
 Bdata="{\"id\":\"$B\",\"chat_id\":5,\"body\":\"second\"}"
 bullmq_js $Q "
 await q.add('message.created', $Bdata, { jobId: '$B', removeOnComplete: true });

@@ -9,7 +9,7 @@ import { randomUUID } from 'node:crypto';
 import { Queue } from 'bullmq';
 import pg from 'pg';
 import { env, postgres, receivingDaemon, watcher } from '../faults/procs.mjs';
-import { waitUntil as waitFor } from '../harness/check.mjs';
+import { check, finish, waitUntil as waitFor } from '../harness/check.mjs';
 
 const QUEUE = 't-two-writers';
 const CHAT = 7;
@@ -17,12 +17,6 @@ const LOCK = "pg_advisory_xact_lock(hashtext('chat_outbox.inbox:workers'))";
 const url = new URL(env('REDIS_URL'));
 const queue = new Queue(QUEUE, { connection: { host: url.hostname, port: Number(url.port) } });
 const daemon = receivingDaemon({ service: 'workers', queue: QUEUE, port: Number(env('DAEMON_PORT')) });
-
-let failures = 0;
-function check(name, ok, detail = '') {
-	console.log(`${ok ? 'ok  ' : 'FAIL'} ${name}${detail ? ` -- ${detail}` : ''}`);
-	if (!ok) failures++;
-}
 
 let n = 0;
 function add(ids) {
@@ -105,5 +99,4 @@ for (const c of clients) c.socket.close();
 await holder.end();
 await daemon.stop();
 await queue.close();
-console.log(failures ? `${failures} check(s) failed` : 'PASS');
-process.exit(failures ? 1 : 0);
+finish();

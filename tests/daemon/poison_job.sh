@@ -42,7 +42,8 @@ peer add-raw $Q "$G4" "{\"id\":\"$G4\",\"chat_id\":2,\"body\":\"good 4\",\"creat
 wait_inbox workers 4 10
 
 # The fetch reads only some fields of a job: an id in wait without a hash, and a legacy "0:" entry,
-# are dropped instead of becoming phantom jobs (bullmq-protocol.md §14.3); a hash without data fails.
+# are dropped instead of becoming phantom jobs (docs/protocols/bullmq.md, 'Fetching'); a hash without
+# data fails.
 # An older job of another worker at active's right end makes the complete remove ids one by one.
 rcli HSET "bull:$Q:foreign-1" name message.created data '{}' >/dev/null
 rcli SET "bull:$Q:foreign-1:lock" someone-else PX 600000 >/dev/null

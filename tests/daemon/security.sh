@@ -8,6 +8,8 @@
 #   - a wrong Redis password: the daemon keeps running, reports unhealthy, and never logs a password;
 #   - a --jwt-secret shorter than 32 bytes (flag or environment) stops the start with exit 2 and an
 #     error that does not show it;
+#   - a --prefix or --queue BullMQ cannot use (empty, or with ':') stops the start with exit 2 and an
+#     error naming it, as the relay refuses such a prefix or queue;
 #   - with --jwt-audience and --jwt-issuer, clients of both protocols are refused a token without the
 #     matching aud / iss and accepted with it.
 . "$(dirname "$0")/../harness/lib.sh"
@@ -30,6 +32,20 @@ for how in flag env; do
 		echo "FAIL: the short secret reached the output" >&2
 		exit 1
 	fi
+done
+
+# So is a key prefix or queue name BullMQ cannot split its keys by.
+NAME_RULE="(BullMQ joins and splits its keys on ':', so a prefix or queue name must be non-empty and have no ':')"
+for bad in '--prefix|a:b|"a:b" contains '"':'" '--prefix||is empty' '--queue|chat:messages|"chat:messages" contains '"':'" \
+	'--queue||is empty'; do
+	IFS='|' read -r flag value why <<<"$bad"
+	set +e
+	timeout 20 "$CHAT_OUTBOXD" --service workers --jwt-secret "$SHORT_SECRET-and-then-some" "$flag" "$value" \
+		>"$H_DIR/bad-name.log" 2>&1
+	rc=$?
+	set -e
+	expect_eq "$flag '$value': exit code" 2 "$rc"
+	expect_eq "$flag '$value': the error" "chat-outboxd: $flag $why $NAME_RULE" "$(cat "$H_DIR/bad-name.log")"
 done
 
 REDIS_PORT=$(harness_free_port)

@@ -1,16 +1,15 @@
 // tests/extension/batch_add_script.mjs <redis_port> - the relay's batch-add script against a real
-// Redis, without Postgres: its text is read from extension/src/core/bullmq_batch_add.cpp and called
+// Redis, without Postgres: its text is read from its sources (tests/harness/batch_add_lua.mjs) and called
 // as the relay calls it. What it must do: add new jobs, call a job a duplicate only when it is in one
 // of the queue's states, replace a hash no state holds, refuse one job whose key is not a hash (the
 // others go on), and refuse a whole batch when a queue key has the wrong type, leaving Redis as it was.
-import { readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import assert from 'node:assert/strict';
+import { readBatchAddLua } from '../harness/batch_add_lua.mjs';
 
 const IORedis = createRequire(new URL('../package.json', import.meta.url))('ioredis');
 const redis = new IORedis(Number(process.argv[2]));
-const src = readFileSync(new URL('../../extension/src/core/bullmq_batch_add.cpp', import.meta.url), 'utf8');
-const script = src.match(/R"LUA\(([\s\S]*?)\)LUA"/)[1];
+const script = readBatchAddLua();
 const fixed = script.match(/KEYS = ([\s\S]*?), then one job hash per job/)[1].replace(/\n--/g, ' ').split(',').map((k) => k.trim());
 const sha = await redis.script('LOAD', script);
 

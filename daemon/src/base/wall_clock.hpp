@@ -1,5 +1,6 @@
 // daemon/src/base/wall_clock.hpp - milliseconds since the epoch, the clock BullMQ stores in jobs
-// (processedOn, finishedOn, delayed scores use the client's wall clock, §14.15), not uv_now().
+// (processedOn, finishedOn, delayed scores use the client's wall clock: docs/protocols/bullmq.md,
+// 'The clock'), not uv_now().
 #pragma once
 
 #include <cstdint>

@@ -1,6 +1,7 @@
 // extension/src/core/bullmq_batch_add.cpp - the batch-add Lua script and its request encoding.
 #include "core/bullmq_batch_add.hpp"
 
+#include "bullmq/lua_prelude.hpp"
 #include "bullmq/queue_keys.hpp"
 #include "core/error.hpp"
 #include "core/resp.hpp"
@@ -28,22 +29,14 @@ const char kScript[] = R"LUA(
 -- Per job only what Queue.add leaves behind: the hash, `added` and `waiting` events; the ids go
 -- onto `wait` with one LPUSH for the batch (same order as one LPUSH each, nobody can look in
 -- between), and the `id` counter, which only auto-numbered adds need, is left alone.
--- Numbers go to redis.call as strings: Lua formats a number argument with sprintf on every call,
+-- Numbers go to rcall as strings: Lua formats a number argument with sprintf on every call,
 -- which showed in Redis' profile at 500 jobs per call.
-local call = redis.call
 local nfixed = 11
-local want = {'list', 'hash', 'stream', 'zset', 'list', 'zset', 'zset', 'zset', 'zset', 'zset', 'list'}
 local checked = {}
-local function typeOf(key)
-  return call('TYPE', key)['ok']
-end
 -- queueKey returns KEYS[i] after checking its type; a wrong type refuses the whole batch
 local function queueKey(i)
   if not checked[i] then
-    local t = typeOf(KEYS[i])
-    if t ~= 'none' and t ~= want[i] then
-      error({err = 'BADQUEUE queue key ' .. KEYS[i] .. ' holds a ' .. t .. ', not a ' .. want[i]})
-    end
+    checkType(KEYS[i])
     checked[i] = true
   end
   return KEYS[i]
@@ -54,17 +47,17 @@ for i = 1, 5 do queueKey(i) end
 -- resent job sits, so a whole scan happens only for a hash no state holds.
 local function inState(id)
   for _, i in ipairs({6, 7, 8, 9, 10}) do
-    if call('ZSCORE', queueKey(i), id) then return true end
+    if rcall('ZSCORE', queueKey(i), id) then return true end
   end
   for _, i in ipairs({5, 1, 11}) do
-    if call('LPOS', queueKey(i), id) then return true end
+    if rcall('LPOS', queueKey(i), id) then return true end
   end
   return false
 end
 local verdict, seen = {}, {}
 for k = nfixed + 1, #KEYS do
   local first = seen[KEYS[k]]
-  local t = not first and typeOf(KEYS[k])
+  local t = not first and rcall('TYPE', KEYS[k])['ok']
   if first then
     -- two rows of one batch with one id: the first adds it (or is refused, and so is this one)
     verdict[k] = (first == 'new' or first == 'orphan' or first == 'dup') and 'dup' or first
@@ -80,21 +73,11 @@ for k = nfixed + 1, #KEYS do
   seen[KEYS[k]] = first or verdict[k]
 end
 
-local meta = call('HMGET', KEYS[2], 'opts.maxLenEvents', 'paused', 'concurrency')
-local maxEvents = meta[1]
-if (maxEvents and not tonumber(maxEvents)) or (meta[3] and not tonumber(meta[3])) then
-  error({err = 'BADQUEUE queue key ' .. KEYS[2] .. ' holds a maxLenEvents or concurrency that is no number'})
-end
-local blocked = meta[2] ~= false
-if not blocked and meta[3] then
-  blocked = call('LLEN', KEYS[5]) >= tonumber(meta[3])
-end
+local meta = queueMeta(KEYS[2])
+local blocked = isBlocked(meta, KEYS[5])
 
 -- every check passed: the writes start here, and none of them can fail
-if not maxEvents then
-  maxEvents = '10000'
-  call('HSET', KEYS[2], 'opts.maxLenEvents', maxEvents)
-end
+local maxEvents = eventsMaxLen(KEYS[2], meta)
 local ts = ARGV[1]
 local out = {}
 local created = {}
@@ -102,14 +85,14 @@ for k = nfixed + 1, #KEYS do
   local a = 2 + (k - nfixed - 1) * 4
   local id, v = ARGV[a], verdict[k]
   if v == 'dup' then
-    call('XADD', KEYS[3], 'MAXLEN', '~', maxEvents, '*', 'event', 'duplicated', 'jobId', id)
+    rcall('XADD', KEYS[3], 'MAXLEN', '~', maxEvents, '*', 'event', 'duplicated', 'jobId', id)
     out[k - nfixed] = 0
   elseif v == 'new' or v == 'orphan' then
-    if v == 'orphan' then call('DEL', KEYS[k]) end
-    call('HSET', KEYS[k], 'name', ARGV[a + 1], 'data', ARGV[a + 2], 'opts', ARGV[a + 3],
+    if v == 'orphan' then rcall('DEL', KEYS[k]) end
+    rcall('HSET', KEYS[k], 'name', ARGV[a + 1], 'data', ARGV[a + 2], 'opts', ARGV[a + 3],
       'timestamp', ts, 'delay', '0', 'priority', '0')
-    call('XADD', KEYS[3], '*', 'event', 'added', 'jobId', id, 'name', ARGV[a + 1])
-    call('XADD', KEYS[3], 'MAXLEN', '~', maxEvents, '*', 'event', 'waiting', 'jobId', id)
+    rcall('XADD', KEYS[3], '*', 'event', 'added', 'jobId', id, 'name', ARGV[a + 1])
+    rcall('XADD', KEYS[3], 'MAXLEN', '~', maxEvents, '*', 'event', 'waiting', 'jobId', id)
     out[k - nfixed] = 1
     created[#created + 1] = id
   else
@@ -117,9 +100,9 @@ for k = nfixed + 1, #KEYS do
   end
 end
 if #created > 0 then
-  call('LPUSH', KEYS[1], unpack(created))
+  rcall('LPUSH', KEYS[1], unpack(created))
   if not blocked then
-    call('ZADD', KEYS[4], '0', '0')
+    rcall('ZADD', KEYS[4], '0', '0')
   end
 end
 return out
@@ -128,11 +111,9 @@ return out
 void
 CheckName(std::string_view what, std::string_view v)
 {
-	if (v.empty())
-		throw Error("22023", std::string("BullMQ ") + std::string(what) + " is empty");
-	if (v.find(':') != std::string_view::npos)
-		throw Error("22023", std::string("BullMQ ") + std::string(what) + " \"" + std::string(v) + "\" contains ':'",
-					"BullMQ splits keys on ':', so queue names and prefixes cannot contain it.");
+	std::string problem = bullmq::NameProblem(what, v);
+	if (!problem.empty())
+		throw Error("22023", "BullMQ " + problem, bullmq::kNameRule);
 }
 
 } // namespace
@@ -140,7 +121,7 @@ CheckName(std::string_view what, std::string_view v)
 const std::string &
 BatchAddScript()
 {
-	static const std::string script(kScript);
+	static const std::string script = std::string(bullmq::kLuaPrelude) + kScript;
 	return script;
 }
 

@@ -8,6 +8,8 @@
  */
 #include "pg/guc.hpp"
 
+#include "bullmq/queue_keys.hpp"
+
 char	   *chat_outbox_database = nullptr;
 char	   *chat_outbox_redis_url = nullptr;
 int			chat_outbox_batch_size = 500;
@@ -24,8 +26,8 @@ int			chat_outbox_min_pass_interval = 5;
 static bool
 CheckPrefix(char **newval, void **extra, GucSource source)
 {
-	if (*newval == nullptr || (*newval)[0] == '\0' || strchr(*newval, ':') != nullptr) {
-		GUC_check_errdetail("The BullMQ prefix must be non-empty and must not contain ':'.");
+	if (*newval == nullptr || !chat_outbox::bullmq::IsValidName(*newval)) {
+		GUC_check_errdetail("%s.", chat_outbox::bullmq::kNameRule);
 		return false;
 	}
 	return true;

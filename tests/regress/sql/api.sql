@@ -109,6 +109,9 @@ SELECT chat_outbox.relay_pass('nope');
 -- every setting, with its default
 SELECT name, setting, unit, context FROM pg_settings WHERE name LIKE 'chat_outbox.%' AND name NOT IN ('chat_outbox.database', 'chat_outbox.redis_url', 'chat_outbox.relay_enabled') ORDER BY name;
 SELECT context FROM pg_settings WHERE name = 'chat_outbox.redis_url';
+-- a prefix BullMQ cannot split its keys by is refused (nothing is written to postgresql.auto.conf)
+ALTER SYSTEM SET chat_outbox.bullmq_prefix = 'a:b';
+ALTER SYSTEM SET chat_outbox.bullmq_prefix = '';
 
 -- each test creates what it uses and drops it, so any one of them runs alone
 SET client_min_messages = warning;

@@ -4,7 +4,11 @@
 
 #include <cstdint>
 #include <string>
+#include <string_view>
+#include <utility>
 #include <vector>
+
+#include "bullmq/queue_keys.hpp"
 
 #include "consumer/core/bullmq_job.hpp"
 #include "consumer/core/bullmq_scripts.hpp"
@@ -13,15 +17,19 @@ namespace chat_outboxd {
 
 using ScriptCall = chat_outbox::ScriptCall;
 
-// QueueKeys names the keys of one queue: "<prefix>:<queue>:<suffix>".
+// QueueKeys is one queue's prefix and name; its keys are named by bullmq::QueueKey.
 class QueueKeys {
   public:
-	QueueKeys(const std::string &prefix, const std::string &queue) : base_(prefix + ":" + queue + ":") {}
+	QueueKeys(std::string prefix, std::string queue)
+	    : prefix_(std::move(prefix)), queue_(std::move(queue)), base_(Key(""))
+	{
+	}
+	// Base is "<prefix>:<queue>:", the start of every job key the scripts build (base .. id).
 	const std::string &Base() const { return base_; }
-	std::string Key(const char *suffix) const { return base_ + suffix; }
+	std::string Key(std::string_view suffix) const { return chat_outbox::bullmq::QueueKey(prefix_, queue_, suffix); }
 
   private:
-	std::string base_;
+	std::string prefix_, queue_, base_;
 };
 
 struct CompleteItem {

@@ -2,23 +2,24 @@
 //
 // Conventions shared by every script: ARGV[1] is the queue base "<prefix>:<queue>:" (job keys are
 // base .. id, as BullMQ builds them), ARGV[2] the client's wall clock in ms (BullMQ uses the
-// worker's clock for processedOn/finishedOn/delayed scores, §14.15; empty: Redis's clock, for a
-// fetch that waited in the pipeline behind the consumer's BZPOPMIN). Fixed keys are declared in
-// KEYS so a cluster with a hash-tagged prefix routes them; job keys share the tag through the base.
+// worker's clock for processedOn/finishedOn/delayed scores: docs/protocols/bullmq.md, 'The clock';
+// empty: Redis's clock, for a fetch that waited in the pipeline behind the consumer's BZPOPMIN).
+// Fixed keys are declared in KEYS so a cluster with a hash-tagged prefix routes them; job keys
+// share the tag through the base.
 #include "consumer/core/bullmq_scripts.hpp"
 
+#include "bullmq/lua_prelude.hpp"
 #include "bullmq/queue_keys.hpp"
 
 namespace chat_outboxd {
 
 namespace {
 
-// Helpers used by every script that writes events or finishes jobs.
-// rcall: a local is found faster than the global `redis` table's field, on every call.
+// Helpers used by every consumer script, after the shared prelude (bullmq::kLuaPrelude: rcall,
+// checkType, queueMeta, isBlocked, eventsMaxLen).
 // nowMs: ARGV[2] as the client sent it (or Redis's clock). Timestamps go to redis.call as that string: a Lua number
 // is formatted with sprintf("%.17g") on its way into every command, which showed up in profiles.
 const char kCommon[] = R"LUA(
-local rcall = redis.call
 local base = ARGV[1]
 local nowMs = ARGV[2]
 if nowMs == '' then -- kRedisClock: the call waited behind a BZPOPMIN, so the client's clock would be stale
@@ -26,46 +27,21 @@ if nowMs == '' then -- kRedisClock: the call waited behind a BZPOPMIN, so the cl
   nowMs = t[1] .. string.format('%03d', math.floor(tonumber(t[2]) / 1000))
 end
 local now = tonumber(nowMs)
--- checkTypes: each fixed key a script touches must be absent or of its own type. Every script runs
--- it before its first write, and every later command acts on a checked key (or reads a job's key
--- with pcall), so a script that fails leaves Redis as it was: Redis does not undo a script's writes.
-local function checkTypes(spec)
-  for i = 1, #spec, 2 do
-    local t = rcall('TYPE', spec[i])['ok']
-    if t ~= 'none' and t ~= spec[i + 1] then
-      error({err = 'BADQUEUE queue key ' .. spec[i] .. ' holds a ' .. t .. ', not a ' .. spec[i + 1]})
-    end
-  end
+-- checkTypes({key, ...}): each fixed key a script touches must be absent or of its own type
+-- (checkType). Every script runs it before its first write, and every later command acts on a checked
+-- key (or reads a job's key with pcall), so a script that fails leaves Redis as it was: Redis does
+-- not undo a script's writes.
+local function checkTypes(keys)
+  for _, key in ipairs(keys) do checkType(key) end
 end
 -- checkNumber: INCR/INCRBY on these keys must not fail half-way through a script
 local function checkNumber(key)
   local v = rcall('GET', key)
   if v and not tonumber(v) then error({err = 'BADQUEUE queue key ' .. key .. ' holds no number'}) end
 end
--- checkMeta: the numbers the scripts compare (concurrency, rate limit) must be numbers
-local function checkMeta(metaKey)
-  local m = rcall('HMGET', metaKey, 'concurrency', 'max', 'duration')
-  for i = 1, 3 do
-    if m[i] and not tonumber(m[i]) then error({err = 'BADQUEUE queue key ' .. metaKey .. ' holds a setting that is no number'}) end
-  end
-end
 -- namesQueueKey: an id that is one of the queue's own key names (common/bullmq/queue_keys.hpp) is
 -- never a job: its "job key" is one of the queue's structures, so it is not touched
 local function namesQueueKey(id) return QUEUE_KEY_NAMES[id] == true end
-local function maxEvents(metaKey)
-  local m = tonumber(rcall('HGET', metaKey, 'opts.maxLenEvents'))
-  if not m then
-    m = 10000
-    rcall('HSET', metaKey, 'opts.maxLenEvents', m)
-  end
-  return m
-end
-local function isBlocked(metaKey, activeKey)
-  local m = rcall('HMGET', metaKey, 'paused', 'concurrency')
-  if m[1] then return true end
-  if m[2] and rcall('LLEN', activeKey) >= tonumber(m[2]) then return true end
-  return false
-end
 -- addPrioritized puts id in BullMQ's prioritized set: priority in the high bits, then the queue's
 -- counter, so jobs of one priority keep the order they came in
 local function addPrioritized(prioKey, pcKey, prio, id)
@@ -102,12 +78,12 @@ end
 )LUA";
 
 // Finishing (complete, fail, retry) checks the token first: a job whose lock expired or moved to
-// another worker is left alone and reported, never finished twice (§14.9). Per job that is one
-// command, the HMGET that also reads what the script needs from the hash; the locks are read with
-// one MGET and the ids leave active with one LTRIM when they are its right end, as they are while
-// one consumer drains in order (else one LREM each). The lock keys and the stalled-set entries of
-// the jobs taken are removed once at the end (releaseLocks). Within one script nobody can tell
-// the difference from BullMQ's per-job order.
+// another worker is left alone and reported, never finished twice (docs/protocols/bullmq.md,
+// 'Locks and tokens'). Per job that is one command, the HMGET that also reads what the script
+// needs from the hash; the locks are read with one MGET and the ids leave active with one LTRIM
+// when they are its right end, as they are while one consumer drains in order (else one LREM each).
+// The lock keys and the stalled-set entries of the jobs taken are removed once at the end
+// (releaseLocks). Within one script nobody can tell the difference from BullMQ's per-job order.
 const char kFinishCommon[] = R"LUA(
 local takenLocks, takenIds = {}, {}
 -- takeLocks checks the jobs whose id and token are ARGV[i], ARGV[i + 1] for i = first, first + stride...
@@ -213,13 +189,16 @@ local waitKey, activeKey, prioKey, delayedKey = KEYS[1], KEYS[2], KEYS[3], KEYS[
 local metaKey, eventsKey, markerKey, pcKey, limiterKey = KEYS[5], KEYS[6], KEYS[7], KEYS[8], KEYS[9]
 local n = tonumber(ARGV[4])
 local maxJobs = tonumber(ARGV[6])
-checkTypes({waitKey, 'list', activeKey, 'list', prioKey, 'zset', delayedKey, 'zset', metaKey, 'hash',
-  eventsKey, 'stream', markerKey, 'zset', pcKey, 'string', limiterKey, 'string'})
+checkTypes({waitKey, activeKey, prioKey, delayedKey, metaKey, eventsKey, markerKey, pcKey, limiterKey})
 checkNumber(pcKey)
 checkNumber(limiterKey)
-checkMeta(metaKey)
-local evMax = maxEvents(metaKey)
-local meta = rcall('HMGET', metaKey, 'paused', 'concurrency', 'max', 'duration')
+local qMeta = queueMeta(metaKey)
+-- the rate limit: at most `max` jobs per `duration` ms
+local rate = rcall('HMGET', metaKey, 'max', 'duration')
+if (rate[1] and not tonumber(rate[1])) or (rate[2] and not tonumber(rate[2])) then
+  error({err = 'BADQUEUE queue key ' .. metaKey .. ' holds a rate limit that is no number'})
+end
+local evMax = eventsMaxLen(metaKey, qMeta)
 
 -- promote delayed jobs that are due (our own retries and producers' `delay` need it); an entry
 -- without a job hash, or one naming a queue key, is dropped
@@ -238,7 +217,7 @@ for _, id in ipairs(due) do
     rcall('XADD', eventsKey, 'MAXLEN', '~', evMax, '*', 'event', 'waiting', 'jobId', id, 'prev', 'delayed')
   end
 end
-local blocked = isBlocked(metaKey, activeKey)
+local blocked = isBlocked(qMeta, activeKey)
 if #due > 0 and not blocked then rcall('ZADD', markerKey, 0, '0') end
 
 local function nextDelayed()
@@ -249,8 +228,8 @@ end
 if blocked then return {nextDelayed(), 0} end
 
 local limit = maxJobs
-if meta[2] then limit = math.min(limit, tonumber(meta[2]) - rcall('LLEN', activeKey)) end
-local rateMax = tonumber(meta[3])
+if qMeta.concurrency then limit = math.min(limit, qMeta.concurrency - rcall('LLEN', activeKey)) end
+local rateMax = tonumber(rate[1])
 local rateTtl = 0
 if rateMax then
   local used = tonumber(rcall('GET', limiterKey) or '0')
@@ -285,7 +264,7 @@ local hashes = {}
 for k, id in ipairs(ids) do
   local jobKey = base .. id
   -- a legacy marker, an id naming a queue key, or an id without a job hash (none, or a key of
-  -- another type: pcall) would be a phantom job (§14.3): dropped
+  -- another type: pcall) would be a phantom job: dropped (docs/protocols/bullmq.md, 'Fetching')
   local h = false
   if string.sub(id, 1, 2) ~= '0:' and not namesQueueKey(id) then
     h = redis.pcall('HMGET', jobKey, unpack(jobFields))
@@ -323,7 +302,7 @@ end
 chunked('LPUSH', activeKey, taken)
 if rateMax and counted > 0 then
   if rcall('INCRBY', limiterKey, counted) == counted then
-    rcall('PEXPIRE', limiterKey, tonumber(meta[4]) or 1000)
+    rcall('PEXPIRE', limiterKey, tonumber(rate[2]) or 1000)
   end
   if rateTtl == 0 and tonumber(rcall('GET', limiterKey)) >= rateMax then rateTtl = rcall('PTTL', limiterKey) end
 end
@@ -345,9 +324,8 @@ return out
 // keys and stalled entries) are gathered and made once per batch.
 const char kComplete[] = R"LUA(
 local activeKey, doneKey, eventsKey, metaKey, stalledKey = KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5]
-checkTypes({activeKey, 'list', doneKey, 'zset', eventsKey, 'stream', metaKey, 'hash', stalledKey, 'set',
-  KEYS[6], 'list', KEYS[7], 'zset'})
-rcall('XTRIM', eventsKey, 'MAXLEN', '~', maxEvents(metaKey))
+checkTypes({activeKey, doneKey, eventsKey, metaKey, stalledKey, KEYS[6], KEYS[7]})
+rcall('XTRIM', eventsKey, 'MAXLEN', '~', eventsMaxLen(metaKey, queueMeta(metaKey)))
 local status, hashes = takeLocks(3, 5, activeKey, {'deid', 'atm'})
 local finished, removed = {}, {}
 local policies, policyOrder = {}, {}
@@ -386,9 +364,8 @@ return status
 // ARGV: base now, then per job: id token reason stacktraceJSON keepCount keepAgeSeconds attempts
 const char kFail[] = R"LUA(
 local activeKey, failedKey, eventsKey, metaKey, stalledKey = KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5]
-checkTypes({activeKey, 'list', failedKey, 'zset', eventsKey, 'stream', metaKey, 'hash', stalledKey, 'set',
-  KEYS[6], 'list', KEYS[7], 'zset'})
-rcall('XTRIM', eventsKey, 'MAXLEN', '~', maxEvents(metaKey))
+checkTypes({activeKey, failedKey, eventsKey, metaKey, stalledKey, KEYS[6], KEYS[7]})
+rcall('XTRIM', eventsKey, 'MAXLEN', '~', eventsMaxLen(metaKey, queueMeta(metaKey)))
 local status, hashes = takeLocks(3, 7, activeKey, {'deid'})
 local j = 0
 for i = 3, #ARGV, 7 do
@@ -424,11 +401,10 @@ return status
 const char kRetry[] = R"LUA(
 local activeKey, delayedKey, eventsKey, metaKey, stalledKey = KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5]
 local waitKey, prioKey, markerKey, pcKey = KEYS[6], KEYS[7], KEYS[8], KEYS[9]
-checkTypes({activeKey, 'list', delayedKey, 'zset', eventsKey, 'stream', metaKey, 'hash', stalledKey, 'set',
-  waitKey, 'list', prioKey, 'zset', markerKey, 'zset', pcKey, 'string'})
+checkTypes({activeKey, delayedKey, eventsKey, metaKey, stalledKey, waitKey, prioKey, markerKey, pcKey})
 checkNumber(pcKey)
-checkMeta(metaKey)
-local evMax = maxEvents(metaKey)
+local qMeta = queueMeta(metaKey)
+local evMax = eventsMaxLen(metaKey, qMeta)
 local status, hashes = takeLocks(3, 6, activeKey, {'priority'})
 local woke = false
 local j = 0
@@ -442,7 +418,8 @@ for i = 3, #ARGV, 6 do
     rcall('HINCRBY', jobKey, 'atm', 1)
     if delay > 0 then
       local due = now + delay
-      -- ×4096 leaves room for a sequence that keeps equal due times FIFO (§6.2, §14.13)
+      -- ×4096 leaves room for a sequence that keeps equal due times FIFO (docs/protocols/bullmq.md,
+      -- 'Delayed jobs')
       local score = due * 4096
       local last = rcall('ZREVRANGEBYSCORE', delayedKey, score + 4095, score, 'WITHSCORES', 'LIMIT', 0, 1)
       if last[2] then score = math.min(tonumber(last[2]) + 1, score + 4095) end
@@ -464,7 +441,7 @@ for i = 3, #ARGV, 6 do
   end
 end
 releaseLocks(stalledKey)
-if woke and not isBlocked(metaKey, activeKey) then rcall('ZADD', markerKey, 0, '0') end
+if woke and not isBlocked(qMeta, activeKey) then rcall('ZADD', markerKey, 0, '0') end
 local first = rcall('ZRANGE', delayedKey, 0, 0, 'WITHSCORES')
 if first[2] then rcall('ZADD', markerKey, math.floor(tonumber(first[2]) / 4096), '1') end
 return status
@@ -473,7 +450,7 @@ return status
 // KEYS: stalled
 // ARGV: base now lockMs, then per job: id token. Returns 1 (renewed) or 0 (lost) per job.
 const char kExtend[] = R"LUA(
-checkTypes({KEYS[1], 'set'})
+checkTypes({KEYS[1]})
 local out = {}
 for i = 4, #ARGV, 2 do
   local id, token = ARGV[i], ARGV[i + 1]
@@ -496,13 +473,12 @@ return out
 const char kStalled[] = R"LUA(
 local stalledKey, checkKey, activeKey, waitKey, eventsKey, metaKey, markerKey =
   KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5], KEYS[6], KEYS[7]
-checkTypes({stalledKey, 'set', activeKey, 'list', waitKey, 'list', eventsKey, 'stream', metaKey, 'hash',
-  markerKey, 'zset'})
-checkMeta(metaKey)
+checkTypes({stalledKey, activeKey, waitKey, eventsKey, metaKey, markerKey})
+local qMeta = queueMeta(metaKey)
 if rcall('EXISTS', checkKey) == 1 then return {} end
 rcall('SET', checkKey, nowMs, 'PX', ARGV[3])
 local maxStalled = tonumber(ARGV[4])
-rcall('XTRIM', eventsKey, 'MAXLEN', '~', maxEvents(metaKey))
+rcall('XTRIM', eventsKey, 'MAXLEN', '~', eventsMaxLen(metaKey, qMeta))
 local requeued = {}
 local suspects = rcall('SMEMBERS', stalledKey)
 if #suspects > 0 then
@@ -529,7 +505,7 @@ if #suspects > 0 then
       end
     end
   end
-  if #requeued > 0 and not isBlocked(metaKey, activeKey) then rcall('ZADD', markerKey, 0, '0') end
+  if #requeued > 0 and not isBlocked(qMeta, activeKey) then rcall('ZADD', markerKey, 0, '0') end
 end
 local active = rcall('LRANGE', activeKey, 0, -1)
 for i = 1, #active, 5000 do
@@ -542,9 +518,8 @@ return requeued
 // ARGV: base now tokenPrefix ("<identity>:"). Returns the requeued ids, oldest last.
 const char kRecover[] = R"LUA(
 local activeKey, waitKey, eventsKey, metaKey, markerKey, stalledKey = KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5], KEYS[6]
-checkTypes({activeKey, 'list', waitKey, 'list', eventsKey, 'stream', metaKey, 'hash', markerKey, 'zset',
-  stalledKey, 'set'})
-checkMeta(metaKey)
+checkTypes({activeKey, waitKey, eventsKey, metaKey, markerKey, stalledKey})
+local qMeta = queueMeta(metaKey)
 local prefix = ARGV[3]
 local out = {}
 local active = rcall('LRANGE', activeKey, 0, -1)
@@ -560,19 +535,19 @@ for _, id in ipairs(active) do
     out[#out + 1] = id
   end
 end
-if #out > 0 and not isBlocked(metaKey, activeKey) then rcall('ZADD', markerKey, 0, '0') end
+if #out > 0 and not isBlocked(qMeta, activeKey) then rcall('ZADD', markerKey, 0, '0') end
 return out
 )LUA";
 
 // Prelude declares QUEUE_KEY_NAMES, the names of bullmq::QueueKeyNames() (one list, one owner), as a
-// Lua set, then the common helpers.
+// Lua set, then the prelude every chat_outbox script shares, then the consumer's own helpers.
 std::string
 Prelude()
 {
 	std::string names = "local QUEUE_KEY_NAMES = {";
 	for (std::string_view name : chat_outbox::bullmq::QueueKeyNames())
 		names.append("['").append(name).append("'] = true, ");
-	return names + "}\n" + kCommon;
+	return names + "}\n" + chat_outbox::bullmq::kLuaPrelude + kCommon;
 }
 
 LuaScript

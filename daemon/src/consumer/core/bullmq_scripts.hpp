@@ -1,7 +1,8 @@
 // daemon/src/consumer/core/bullmq_scripts.hpp - the Lua scripts the consumer runs against a BullMQ queue.
 //
-// Written by us from shared/design/bullmq-protocol.md (§7 fetch/finish/extend, §8 stalled check),
-// not copied from bullmq. Every state change of a job is one script, so a real bullmq Worker
+// Our own scripts, not copied from bullmq, keeping BullMQ 6's keys and transitions
+// (docs/protocols/bullmq.md: 'Fetching', 'Completing', 'Failing', 'Retrying and backoff',
+// 'Locks and tokens', 'Stalled jobs'). Every state change of a job is one script, so a real bullmq Worker
 // sharing the queue never sees a half-done transition. Argument layouts are documented on each
 // builder in bullmq_calls.hpp, which is the only code that should assemble them.
 #pragma once
@@ -24,7 +25,8 @@ const LuaScript &FailScript();
 const LuaScript &RetryScript();
 // ExtendLocksScript renews the locks of every held job in one call.
 const LuaScript &ExtendLocksScript();
-// StalledCheckScript is §8: requeue active jobs whose lock expired since the previous check.
+// StalledCheckScript requeues active jobs whose lock expired since the previous check
+// (docs/protocols/bullmq.md, 'Stalled jobs').
 const LuaScript &StalledCheckScript();
 // RecoverIdentityScript requeues, at the front and in queue order, the active jobs whose lock
 // belongs to our identity (a predecessor killed before it could finish them).
