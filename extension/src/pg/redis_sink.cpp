@@ -7,8 +7,8 @@
  * failure drops the connection and the caller rolls back, so the rows stay in the outbox.
  *
  * This file is C-style on purpose. Postgres may longjmp out of any wait (WL_EXIT_ON_PM_DEATH,
- * ereport), so no frame here owns a C++ object; core C++ runs only inside CallCpp, and the
- * request bytes live in file-level statics.
+ * ereport), so no frame here owns a C++ object; core C++ runs only inside CallCpp, and every C++
+ * object (the request bytes, the parsed URL) lives in the one static RedisSink below.
  */
 #include "pg/redis_sink.hpp"
 
@@ -17,45 +17,92 @@
 #include <hiredis/hiredis.h>
 
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "core/bullmq_batch_add.hpp"
 #include "core/job_id.hpp"
-#include "core/relay_health.hpp"
 #include "redis_safety.hpp"
 #include "core/resp.hpp"
 #include "pg/cpp_boundary.hpp"
 #include "pg/guc.hpp"
+#include "redis_handshake.hpp"
+#include "redis_script.hpp"
 #include "redis_url.hpp"
 
 bool		redis_sink_latch_seen = false;
 
-static redisContext *sink_ctx = nullptr;
-static char *sink_connected_url = nullptr; /* TopMemoryContext copy of the URL in use */
-static char sink_sha[64];
-static char sink_warning[CHAT_OUTBOX_ERRLEN];
-static char sink_appendfsync[32];
-static bool sink_timed_out = false;	/* the last failure was a timeout, not a closed connection */
-
-/* Statics, not locals: they must survive a longjmp through this file without a destructor. */
-static std::string sink_request;
-static std::string sink_handshake;
-static std::vector<std::string> sink_job_ids;
-static std::vector<chat_outbox::JobSpec> sink_jobs;
-static std::vector<int64_t> sink_row_ids; /* outbox ids of the batch in flight, in job order */
-
-typedef struct SinkTarget
+/*
+ * The sink is one connection and at most one batch, driven by one state machine (SinkState).
+ *
+ *   kDisconnected --RedisSinkEnsureConnected--> kConnecting --handshake read--> kIdle
+ *   kIdle --RedisSinkSend--> kInFlight --its reply read (RedisSinkAwait)--> kIdle
+ *   any state --a failure (SinkFail), a signal, or RedisSinkDisconnect--> kDisconnected
+ *
+ * What holds in each state:
+ *   kDisconnected  ctx is NULL. No reply is owed.
+ *   kConnecting    ctx is a connection being set up to `url`: the connect, then the handshake
+ *                  (HandshakeCommands, SCRIPT LOAD, CONFIG GETs), whose replies are not all read.
+ *                  Only RedisSinkEnsureConnected is in this state; it is still here afterwards
+ *                  only if an ERROR cut the setup short, and then the next call starts again.
+ *   kIdle          ctx is connected to connected_url and handshaken: script_sha, warning and
+ *                  appendfsync describe it. Every reply has been read.
+ *   kInFlight      as kIdle, and a batch was written on ctx (perhaps partly) whose reply is unread.
+ *                  Its request bytes are in `request` and its rows' outbox ids in row_ids (job
+ *                  order), so it can go again (after NOSCRIPT, or on a new connection) without the
+ *                  rows, which the caller may free as soon as RedisSinkSend returns.
+ *
+ * Who moves it: RedisSinkEnsureConnected alone connects (to kIdle). RedisSinkSend enters kInFlight,
+ * and RedisSinkAwait enters it again only to send the same batch once more (after NOSCRIPT, or on a
+ * new connection); the batch's reply, read whole (success, NOSCRIPT or an error reply about this
+ * batch only), returns to kIdle. Any other failure drops the connection (SinkFail). A RedisSinkSend that
+ * finds kInFlight (an ERROR came between the last Send and its Await) drops the connection too:
+ * the unread reply would be taken for the new batch's. A failed RedisSinkSend or RedisSinkAwait
+ * never leaves kInFlight behind.
+ *
+ * The batch's fields (request, row_ids, may_resend, deadline) stay as the last RedisSinkSend set
+ * them while it is sent again inside one Send or Await, through kDisconnected and kConnecting.
+ *
+ * One static instance: its C++ members (strings, vectors, the parsed URL) live as long as the
+ * process, so no frame of this file owns a C++ object and a longjmp through it leaks nothing.
+ * Those members are changed only inside CallCpp, where an exception cannot reach Postgres.
+ */
+enum class SinkState
 {
-	bool		ok;
-	char		error[CHAT_OUTBOX_ERRLEN];
-	char		host[256];
-	int			port;
-	char		unix_socket[256];
-	char		user[256];
-	char		password[256];
-	int			db;
-	char		redacted[CHAT_OUTBOX_ERRLEN];
-} SinkTarget;
+	kDisconnected,
+	kConnecting,
+	kIdle,
+	kInFlight,
+};
+
+struct RedisSink
+{
+	SinkState	state = SinkState::kDisconnected;
+	redisContext *ctx = nullptr;
+
+	/* the connection's target and what its handshake learned */
+	chat_outbox::RedisUrl url;	/* parsed chat_outbox.redis_url of the connection being set up or in use */
+	char	   *connected_url = nullptr;	/* TopMemoryContext copy of that URL, set once kIdle is reached */
+	char		script_sha[64] = "";	/* the batch-add script's sha ("": send the text with EVAL) */
+	char		warning[CHAT_OUTBOX_ERRLEN] = "";
+	char		appendfsync[32] = "";
+	std::vector<std::vector<std::string>> handshake_commands;	/* HandshakeCommands(url) */
+	std::string handshake;		/* the handshake's (or a reload's SCRIPT LOAD) request bytes */
+
+	/* the batch of the last RedisSinkSend */
+	std::string request;
+	std::vector<int64_t> row_ids;
+	bool		may_resend = false; /* sent on a connection that existed before the batch: once more
+									 * on a new one if that connection turns out dead */
+	TimestampTz deadline = 0;	/* set when the wait starts: the time Postgres spent between Send and
+								 * Await is not Redis' */
+	std::vector<std::string> job_ids;	/* encoding scratch: jobs points into job_ids */
+	std::vector<chat_outbox::JobSpec> jobs;
+
+	bool		timed_out = false;	/* the last failure was a timeout, not a closed connection */
+};
+
+static RedisSink sink;
 
 static void
 SinkFail(SinkFailure *failure, const char *what, const char *why)
@@ -68,21 +115,22 @@ SinkFail(SinkFailure *failure, const char *what, const char *why)
 void
 RedisSinkDisconnect(void)
 {
-	if (sink_ctx)
-		redisFree(sink_ctx);
-	sink_ctx = nullptr;
+	if (sink.ctx)
+		redisFree(sink.ctx);
+	sink.ctx = nullptr;
+	sink.state = SinkState::kDisconnected;
 }
 
 const char *
 RedisSinkWarning(void)
 {
-	return sink_warning;
+	return sink.warning;
 }
 
 const char *
 RedisSinkAppendfsync(void)
 {
-	return sink_appendfsync;
+	return sink.appendfsync;
 }
 
 static bool
@@ -101,10 +149,10 @@ SinkWait(int events, TimestampTz deadline, SinkFailure *failure)
 
 		if (timeout_ms <= 0) {
 			SinkFail(failure, "timeout", "no answer within chat_outbox.redis_timeout");
-			sink_timed_out = true;
+			sink.timed_out = true;
 			return false;
 		}
-		rc = WaitLatchOrSocket(MyLatch, WL_LATCH_SET | WL_TIMEOUT | WL_EXIT_ON_PM_DEATH | events, sink_ctx->fd,
+		rc = WaitLatchOrSocket(MyLatch, WL_LATCH_SET | WL_TIMEOUT | WL_EXIT_ON_PM_DEATH | events, sink.ctx->fd,
 							   timeout_ms, PG_WAIT_EXTENSION);
 		if (rc & WL_LATCH_SET) {
 			ResetLatch(MyLatch);
@@ -127,8 +175,8 @@ SinkFlush(TimestampTz deadline, SinkFailure *failure)
 	int			done = 0;
 
 	for (;;) {
-		if (redisBufferWrite(sink_ctx, &done) == REDIS_ERR) {
-			SinkFail(failure, "write", sink_ctx->errstr);
+		if (redisBufferWrite(sink.ctx, &done) == REDIS_ERR) {
+			SinkFail(failure, "write", sink.ctx->errstr);
 			return false;
 		}
 		if (done)
@@ -145,16 +193,16 @@ SinkRead(TimestampTz deadline, SinkFailure *failure)
 	for (;;) {
 		void	   *reply = nullptr;
 
-		if (redisGetReplyFromReader(sink_ctx, &reply) == REDIS_ERR) {
-			SinkFail(failure, "protocol", sink_ctx->errstr);
+		if (redisGetReplyFromReader(sink.ctx, &reply) == REDIS_ERR) {
+			SinkFail(failure, "protocol", sink.ctx->errstr);
 			return nullptr;
 		}
 		if (reply)
 			return (redisReply *) reply;
 		if (!SinkWait(WL_SOCKET_READABLE, deadline, failure))
 			return nullptr;
-		if (redisBufferRead(sink_ctx) == REDIS_ERR) {
-			SinkFail(failure, "read", sink_ctx->errstr[0] ? sink_ctx->errstr : "connection closed");
+		if (redisBufferRead(sink.ctx) == REDIS_ERR) {
+			SinkFail(failure, "read", sink.ctx->errstr[0] ? sink.ctx->errstr : "connection closed");
 			return nullptr;
 		}
 	}
@@ -164,18 +212,19 @@ SinkRead(TimestampTz deadline, SinkFailure *failure)
 static bool
 SinkAppend(const std::string &commands, SinkFailure *failure)
 {
-	if (redisAppendFormattedCommand(sink_ctx, commands.data(), commands.size()) != REDIS_OK) {
+	if (redisAppendFormattedCommand(sink.ctx, commands.data(), commands.size()) != REDIS_OK) {
 		SinkFail(failure, "write", "out of memory");
 		return false;
 	}
 	return true;
 }
 
-/* SinkSend sends the batch encoded in sink_request. */
+/* SinkSendBatch writes the batch in sink.request: from kIdle to kInFlight (kDisconnected on failure). */
 static bool
-SinkSend(TimestampTz deadline, SinkFailure *failure)
+SinkSendBatch(TimestampTz deadline, SinkFailure *failure)
 {
-	return SinkAppend(sink_request, failure) && SinkFlush(deadline, failure);
+	sink.state = SinkState::kInFlight;
+	return SinkAppend(sink.request, failure) && SinkFlush(deadline, failure);
 }
 
 /* EncodeScriptLoad appends SCRIPT LOAD of the batch-add script (C++ that may throw: call inside CallCpp). */
@@ -185,91 +234,95 @@ EncodeScriptLoad(std::string *out)
 	chat_outbox::RespCommand(out, 3).Arg("SCRIPT").Arg("LOAD").Arg(chat_outbox::BatchAddScript());
 }
 
-static void
-ParseTarget(const char *url, SinkTarget *t)
+/* ParseTarget parses url into sink.url; false with *error set when it is malformed. */
+static bool
+ParseTarget(const char *url, char *error, size_t error_size)
 {
-	memset(t, 0, sizeof *t);
+	bool		ok = false;
+
 	chat_outbox::CallCpp([&] {
-		std::string error;
-		auto parsed = chat_outbox::ParseRedisUrl(url, &error);
+		std::string why;
+		auto parsed = chat_outbox::ParseRedisUrl(url, &why);
 		if (!parsed) {
-			strlcpy(t->error, error.c_str(), sizeof t->error);
+			strlcpy(error, why.c_str(), error_size);
 			return;
 		}
-		t->ok = true;
-		strlcpy(t->host, parsed->host.c_str(), sizeof t->host);
-		t->port = parsed->port;
-		strlcpy(t->unix_socket, parsed->unix_socket.c_str(), sizeof t->unix_socket);
-		strlcpy(t->user, parsed->username.c_str(), sizeof t->user);
-		strlcpy(t->password, parsed->password.c_str(), sizeof t->password);
-		t->db = parsed->db;
-		strlcpy(t->redacted, parsed->Redacted().c_str(), sizeof t->redacted);
+		sink.url = std::move(*parsed);
+		ok = true;
 	});
+	return ok;
 }
 
-/* SinkHandshake pipelines AUTH, SELECT, SCRIPT LOAD and the three CONFIG GETs in one round trip. */
-static bool
-SinkHandshake(const SinkTarget *t, TimestampTz deadline, SinkFailure *failure)
+/* SinkReadHandshakeReply reads one reply of the handshake; an error reply fails the connection, named by `what`. */
+static redisReply *
+SinkReadHandshakeReply(const char *what, TimestampTz deadline, SinkFailure *failure)
 {
-	bool		auth = t->password[0] != '\0';
-	bool		select = t->db != 0;
-	char		config[3][64] = {"", "", ""}; /* appendonly, maxmemory-policy, appendfsync */
+	redisReply *r = SinkRead(deadline, failure);
+	char		why[CHAT_OUTBOX_ERRLEN];
 
-	sink_handshake.clear();
+	if (!r || r->type != REDIS_REPLY_ERROR)
+		return r;
+	strlcpy(why, r->str, sizeof why);
+	freeReplyObject(r);
+	SinkFail(failure, what, why);
+	return nullptr;
+}
+
+/*
+ * SinkHandshake pipelines the shared handshake (HandshakeCommands: AUTH, SELECT), SCRIPT LOAD and
+ * the three CONFIG GETs in one round trip.
+ */
+static bool
+SinkHandshake(TimestampTz deadline, SinkFailure *failure)
+{
+	static const char *const config_names[3] = {"appendonly", "maxmemory-policy", "appendfsync"};
+	char		config[3][64] = {"", "", ""};
+	char		expected_sha[64] = "";
+	redisReply *r;
+
 	chat_outbox::CallCpp([&] {
-		using chat_outbox::RespCommand;
-		if (auth && t->user[0])
-			RespCommand(&sink_handshake, 3).Arg("AUTH").Arg(t->user).Arg(t->password);
-		else if (auth)
-			RespCommand(&sink_handshake, 2).Arg("AUTH").Arg(t->password);
-		if (select)
-			RespCommand(&sink_handshake, 2).Arg("SELECT").Arg(static_cast<long long>(t->db));
-		EncodeScriptLoad(&sink_handshake);
-		RespCommand(&sink_handshake, 3).Arg("CONFIG").Arg("GET").Arg("appendonly");
-		RespCommand(&sink_handshake, 3).Arg("CONFIG").Arg("GET").Arg("maxmemory-policy");
-		RespCommand(&sink_handshake, 3).Arg("CONFIG").Arg("GET").Arg("appendfsync");
+		sink.handshake.clear();
+		sink.handshake_commands = chat_outbox::HandshakeCommands(sink.url);
+		for (const auto &argv : sink.handshake_commands) {
+			chat_outbox::RespCommand command(&sink.handshake, argv.size());
+			for (const auto &arg : argv)
+				command.Arg(arg);
+		}
+		EncodeScriptLoad(&sink.handshake);
+		for (const char *name : config_names)
+			chat_outbox::RespCommand(&sink.handshake, 3).Arg("CONFIG").Arg("GET").Arg(name);
+		strlcpy(expected_sha, chat_outbox::ScriptSha1(chat_outbox::BatchAddScript()).c_str(), sizeof expected_sha);
 	});
-	if (!SinkAppend(sink_handshake, failure) || !SinkFlush(deadline, failure))
+	if (!SinkAppend(sink.handshake, failure) || !SinkFlush(deadline, failure))
 		return false;
 
-	/* step codes, in the order the replies come back: 0 AUTH, 1 SELECT, 2 SCRIPT LOAD, 3-5 CONFIG GET */
-	int			steps[6];
-	int			nsteps = 0;
-
-	if (auth)
-		steps[nsteps++] = 0;
-	if (select)
-		steps[nsteps++] = 1;
-	steps[nsteps++] = 2;
-	steps[nsteps++] = 3;
-	steps[nsteps++] = 4;
-	steps[nsteps++] = 5;
-	for (int i = 0; i < nsteps; i++) {
-		redisReply *r = SinkRead(deadline, failure);
-		int			step = steps[i];
-
-		if (!r)
+	for (size_t i = 0; i < sink.handshake_commands.size(); i++) {
+		if (!(r = SinkReadHandshakeReply(sink.handshake_commands[i][0].c_str(), deadline, failure)))
 			return false;
-		if (step <= 2 && r->type == REDIS_REPLY_ERROR) {
-			static const char *what[] = {"AUTH", "SELECT", "SCRIPT LOAD"};
-			char		why[CHAT_OUTBOX_ERRLEN];
-
-			strlcpy(why, r->str, sizeof why);
-			freeReplyObject(r);
-			SinkFail(failure, what[step], why);
+		freeReplyObject(r);
+	}
+	if (!(r = SinkReadHandshakeReply("SCRIPT LOAD", deadline, failure)))
+		return false;
+	if (r->type == REDIS_REPLY_STRING && strcmp(r->str, expected_sha) != 0) {
+		freeReplyObject(r);
+		SinkFail(failure, "SCRIPT LOAD", "Redis named the script by another sha1 than its text's");
+		return false;
+	}
+	if (r->type == REDIS_REPLY_STRING)
+		strlcpy(sink.script_sha, r->str, sizeof sink.script_sha);
+	freeReplyObject(r);
+	/* a refused CONFIG GET (a managed Redis) leaves its setting unknown: not a failure */
+	for (int i = 0; i < 3; i++) {
+		if (!(r = SinkRead(deadline, failure)))
 			return false;
-		}
-		if (step == 2 && r->type == REDIS_REPLY_STRING)
-			strlcpy(sink_sha, r->str, sizeof sink_sha);
-		if (step >= 3 && r->type == REDIS_REPLY_ARRAY && r->elements == 2 &&
-			r->element[1]->type == REDIS_REPLY_STRING)
-			strlcpy(config[step - 3], r->element[1]->str, sizeof config[0]);
+		if (r->type == REDIS_REPLY_ARRAY && r->elements == 2 && r->element[1]->type == REDIS_REPLY_STRING)
+			strlcpy(config[i], r->element[1]->str, sizeof config[i]);
 		freeReplyObject(r);
 	}
 	chat_outbox::CallCpp([&] {
 		std::string w = chat_outbox::RedisSafetyWarning(chat_outbox::RedisDurability{config[0], config[2], config[1]});
-		strlcpy(sink_warning, w.c_str(), sizeof sink_warning);
-		strlcpy(sink_appendfsync, config[2], sizeof sink_appendfsync);
+		strlcpy(sink.warning, w.c_str(), sizeof sink.warning);
+		strlcpy(sink.appendfsync, config[2], sizeof sink.appendfsync);
 	});
 	return true;
 }
@@ -277,86 +330,76 @@ SinkHandshake(const SinkTarget *t, TimestampTz deadline, SinkFailure *failure)
 bool
 RedisSinkEnsureConnected(SinkFailure *failure)
 {
-	SinkTarget	target;
 	TimestampTz deadline;
+	char		error[CHAT_OUTBOX_ERRLEN];
 	int			soerr = 0;
 	socklen_t	len = sizeof soerr;
 
 	failure->kind = FAILURE_CONNECTION;
 	failure->message[0] = '\0';
-	if (sink_ctx && sink_connected_url && strcmp(sink_connected_url, chat_outbox_redis_url) == 0)
+	if ((sink.state == SinkState::kIdle || sink.state == SinkState::kInFlight) && sink.connected_url &&
+		strcmp(sink.connected_url, chat_outbox_redis_url) == 0)
 		return true;
 	RedisSinkDisconnect();
 
-	ParseTarget(chat_outbox_redis_url, &target);
-	if (!target.ok) {
-		SinkFail(failure, "invalid chat_outbox.redis_url", target.error);
+	if (!ParseTarget(chat_outbox_redis_url, error, sizeof error)) {
+		SinkFail(failure, "invalid chat_outbox.redis_url", error);
 		return false;
 	}
 	deadline = TimestampTzPlusMilliseconds(GetCurrentTimestamp(), chat_outbox_redis_timeout);
-	sink_ctx = target.unix_socket[0] ? redisConnectUnixNonBlock(target.unix_socket)
-									 : redisConnectNonBlock(target.host, target.port);
-	if (!sink_ctx) {
+	sink.ctx = sink.url.unix_socket.empty() ? redisConnectNonBlock(sink.url.host.c_str(), sink.url.port)
+											: redisConnectUnixNonBlock(sink.url.unix_socket.c_str());
+	if (!sink.ctx) {
 		SinkFail(failure, "connect", "out of memory");
 		return false;
 	}
-	if (sink_ctx->err) {
-		char		why[CHAT_OUTBOX_ERRLEN];
-
-		strlcpy(why, sink_ctx->errstr, sizeof why);
-		SinkFail(failure, "connect", why);
+	sink.state = SinkState::kConnecting;
+	if (sink.ctx->err) {
+		strlcpy(error, sink.ctx->errstr, sizeof error);
+		SinkFail(failure, "connect", error);
 		return false;
 	}
 	if (!SinkWait(WL_SOCKET_WRITEABLE, deadline, failure))
 		return false;
-	if (getsockopt(sink_ctx->fd, SOL_SOCKET, SO_ERROR, &soerr, &len) != 0 || soerr != 0) {
+	if (getsockopt(sink.ctx->fd, SOL_SOCKET, SO_ERROR, &soerr, &len) != 0 || soerr != 0) {
 		SinkFail(failure, "connect", strerror(soerr ? soerr : errno));
 		return false;
 	}
-	if (!SinkHandshake(&target, deadline, failure))
+	if (!SinkHandshake(deadline, failure))
 		return false;
 
-	if (sink_connected_url)
-		pfree(sink_connected_url);
-	sink_connected_url = MemoryContextStrdup(TopMemoryContext, chat_outbox_redis_url);
+	if (sink.connected_url)
+		pfree(sink.connected_url);
+	sink.connected_url = nullptr;
+	sink.connected_url = MemoryContextStrdup(TopMemoryContext, chat_outbox_redis_url);
+	sink.state = SinkState::kIdle;
 	return true;
 }
 
-/* EncodeBatch chooses the job ids and builds the EVALSHA (or EVAL) request in sink_request. */
+/* EncodeBatch chooses the job ids and builds the EVALSHA (or EVAL) request in sink.request. */
 static void
-EncodeBatch(const char *service, const char *queue, const OutboxRow *rows, int n, bool with_sha)
+EncodeBatch(const char *service, const char *queue, const OutboxRow *rows, int n)
 {
 	TimestampTz now = GetCurrentTimestamp();
 	int64		now_ms = now / 1000 + (int64) (POSTGRES_EPOCH_JDATE - UNIX_EPOCH_JDATE) * SECS_PER_DAY * 1000;
 	const char *prefix = chat_outbox_bullmq_prefix;
 
 	chat_outbox::CallCpp([&] {
-		sink_request.clear();
-		sink_job_ids.clear();
-		sink_jobs.clear();
-		sink_row_ids.clear();
-		sink_job_ids.reserve(n);
+		sink.request.clear();
+		sink.job_ids.clear();
+		sink.jobs.clear();
+		sink.row_ids.clear();
+		sink.job_ids.reserve(n);
 		for (int i = 0; i < n; i++)
-			sink_row_ids.push_back(rows[i].id);
+			sink.row_ids.push_back(rows[i].id);
 		for (int i = 0; i < n; i++)
-			sink_job_ids.push_back(chat_outbox::ChooseJobId(rows[i].payload_id, service, rows[i].id));
+			sink.job_ids.push_back(chat_outbox::ChooseJobId(rows[i].payload_id, service, rows[i].id));
 		for (int i = 0; i < n; i++)
-			sink_jobs.push_back({sink_job_ids[i], std::string_view(rows[i].event, rows[i].event_len),
+			sink.jobs.push_back({sink.job_ids[i], std::string_view(rows[i].event, rows[i].event_len),
 								 std::string_view(rows[i].payload, rows[i].payload_len)});
-		chat_outbox::EncodeBatchAdd(prefix, queue, sink_jobs.data(), n, now_ms, with_sha ? sink_sha : "",
-									&sink_request);
+		chat_outbox::EncodeBatchAdd(prefix, queue, sink.jobs.data(), n, now_ms, sink.script_sha, &sink.request);
 	});
 }
-
-/*
- * The batch in flight. Its request bytes stay in sink_request until its reply is in, so it can be
- * sent again (after a NOSCRIPT, or on a new connection) without the rows, which the caller may
- * free as soon as RedisSinkSend returns.
- */
-static int	sink_pending_n = -1;
-static bool sink_pending_reused = false;	/* sent on a connection that existed before the batch */
-/* set when the wait starts: the time Postgres spent between Send and Await is not Redis' */
-static TimestampTz sink_pending_deadline = 0;
 
 bool
 RedisSinkSend(const char *service, const char *queue, const OutboxRow *rows, int n, SinkFailure *failure)
@@ -365,48 +408,42 @@ RedisSinkSend(const char *service, const char *queue, const OutboxRow *rows, int
 
 	failure->kind = FAILURE_CONNECTION;
 	failure->message[0] = '\0';
-	sink_timed_out = false;
-	/* an error between the last Send and its Await left a reply unread: the stream is out of step */
-	if (sink_pending_n >= 0)
+	sink.timed_out = false;
+	/* an ERROR between the last Send and its Await left a reply unread: the stream is out of step */
+	if (sink.state == SinkState::kInFlight)
 		RedisSinkDisconnect();
-	sink_pending_n = -1;
-	sink_pending_reused = sink_ctx != nullptr;
+	sink.may_resend = sink.state == SinkState::kIdle;
 	if (!RedisSinkEnsureConnected(failure))
 		return false;
-	EncodeBatch(service, queue, rows, n, sink_sha[0] != '\0');
-	sink_pending_n = n;
+	EncodeBatch(service, queue, rows, n);
 	deadline = TimestampTzPlusMilliseconds(GetCurrentTimestamp(), chat_outbox_redis_timeout);
-	if (SinkSend(deadline, failure))
+	if (SinkSendBatch(deadline, failure))
 		return true;
 	/* as in RedisSinkAwait: a connection found dead on reuse is not an outage */
-	if (sink_pending_reused && failure->kind != FAILURE_INTERRUPTED && !sink_timed_out && sink_ctx == nullptr) {
-		sink_pending_reused = false;
-		if (RedisSinkEnsureConnected(failure) && SinkSend(deadline, failure))
+	if (sink.may_resend && failure->kind != FAILURE_INTERRUPTED && !sink.timed_out &&
+		sink.state == SinkState::kDisconnected) {
+		sink.may_resend = false;
+		if (RedisSinkEnsureConnected(failure) && SinkSendBatch(deadline, failure))
 			return true;
 	}
-	sink_pending_n = -1;
 	return false;
 }
 
 /*
- * SinkReadBatchReply reads the pending batch's reply: 1 ok, 0 NOSCRIPT, -1 failed. An error reply
- * (NOPERM, a queue key of the wrong type) is about this batch only: the reply was read whole, so
- * the connection stays open for the other services, and nothing of the batch was written.
+ * SinkReadBatchReply reads the batch's reply: 1 ok, 0 NOSCRIPT, -1 failed. Once the reply is read
+ * whole the sink is kIdle again. An error reply (NOPERM, a queue key of the wrong type) is about this
+ * batch only: the connection stays open for the other services, and nothing of the batch was written.
  */
 static int
 SinkReadBatchReply(int *created, List **refusals, SinkFailure *failure)
 {
-	redisReply *r;
-	int			n = sink_pending_n;
+	redisReply *r = SinkRead(sink.deadline, failure);
+	size_t		n = sink.row_ids.size();
 
-	if (!sink_ctx) {
-		SinkFail(failure, "read", "connection closed");
-		return -1;
-	}
-	r = SinkRead(sink_pending_deadline, failure);
 	if (!r)
 		return -1;
-	if (r->type == REDIS_REPLY_ERROR && strncmp(r->str, "NOSCRIPT", 8) == 0) {
+	sink.state = SinkState::kIdle;
+	if (r->type == REDIS_REPLY_ERROR && chat_outbox::IsNoScriptError(std::string_view(r->str, r->len))) {
 		freeReplyObject(r);
 		return 0;
 	}
@@ -416,20 +453,20 @@ SinkReadBatchReply(int *created, List **refusals, SinkFailure *failure)
 		freeReplyObject(r);
 		return -1;
 	}
-	if (r->type != REDIS_REPLY_ARRAY || (int) r->elements != n) {
+	if (r->type != REDIS_REPLY_ARRAY || r->elements != n) {
 		freeReplyObject(r);
 		SinkFail(failure, "batch add", "unexpected reply");
 		return -1;
 	}
-	for (int i = 0; i < n; i++) {
+	for (size_t i = 0; i < n; i++) {
 		redisReply *e = r->element[i];
 
 		if (e->type == REDIS_REPLY_INTEGER && e->integer == 1)
 			(*created)++;
-		else if (e->type == REDIS_REPLY_STRING && i < (int) sink_row_ids.size()) {
+		else if (e->type == REDIS_REPLY_STRING) {
 			SinkRefusal *refusal = (SinkRefusal *) palloc(sizeof(SinkRefusal));
 
-			refusal->row_id = sink_row_ids[i];
+			refusal->row_id = sink.row_ids[i];
 			strlcpy(refusal->reason, e->str, sizeof refusal->reason);
 			*refusals = lappend(*refusals, refusal);
 		}
@@ -442,14 +479,15 @@ SinkReadBatchReply(int *created, List **refusals, SinkFailure *failure)
 static bool
 SinkReloadScript(SinkFailure *failure)
 {
-	std::string *script_load = &sink_handshake;
 	redisReply *r;
 
-	script_load->clear();
-	chat_outbox::CallCpp([&] { EncodeScriptLoad(script_load); });
-	if (!SinkAppend(*script_load, failure) || !SinkSend(sink_pending_deadline, failure))
+	chat_outbox::CallCpp([&] {
+		sink.handshake.clear();
+		EncodeScriptLoad(&sink.handshake);
+	});
+	if (!SinkAppend(sink.handshake, failure) || !SinkSendBatch(sink.deadline, failure))
 		return false;
-	r = SinkRead(sink_pending_deadline, failure);
+	r = SinkRead(sink.deadline, failure);
 	if (!r)
 		return false;
 	if (r->type != REDIS_REPLY_STRING) {
@@ -473,8 +511,8 @@ RedisSinkAwait(int *created, List **refusals, SinkFailure *failure)
 	bool		reloaded = false;
 
 	*created = 0;
-	sink_pending_deadline = TimestampTzPlusMilliseconds(GetCurrentTimestamp(), chat_outbox_redis_timeout);
-	if (sink_pending_n < 0) {
+	sink.deadline = TimestampTzPlusMilliseconds(GetCurrentTimestamp(), chat_outbox_redis_timeout);
+	if (sink.state != SinkState::kInFlight) {
 		SinkFail(failure, "batch add", "no batch in flight");
 		return false;
 	}
@@ -482,7 +520,6 @@ RedisSinkAwait(int *created, List **refusals, SinkFailure *failure)
 		int			rc = SinkReadBatchReply(created, refusals, failure);
 
 		if (rc == 1) {
-			sink_pending_n = -1;
 			/* logged only once the batch went through: a reload that fails is an outage, logged as one */
 			if (reloaded)
 				ereport(LOG, (errmsg("chat_outbox relay: redis had lost the batch-add script; loaded it again"),
@@ -502,13 +539,16 @@ RedisSinkAwait(int *created, List **refusals, SinkFailure *failure)
 		}
 		if (failure->kind == FAILURE_SERVICE)
 			break;
-		if (!sink_pending_reused || failure->kind == FAILURE_INTERRUPTED || sink_timed_out || sink_ctx != nullptr)
+		if (!sink.may_resend || failure->kind == FAILURE_INTERRUPTED || sink.timed_out ||
+			sink.state != SinkState::kDisconnected)
 			break;
 		/* the idle connection was dead: once more on a new one (its handshake loads the script) */
-		sink_pending_reused = false;
-		if (!RedisSinkEnsureConnected(failure) || !SinkSend(sink_pending_deadline, failure))
+		sink.may_resend = false;
+		if (!RedisSinkEnsureConnected(failure) || !SinkSendBatch(sink.deadline, failure))
 			break;
 	}
-	sink_pending_n = -1;
+	/* out of attempts with the last sending's reply unread: never leave kInFlight behind */
+	if (sink.state == SinkState::kInFlight)
+		RedisSinkDisconnect();
 	return false;
 }

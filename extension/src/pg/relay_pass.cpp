@@ -19,8 +19,8 @@
  * batch Redis refused is never followed by a later one). A pass stops at a batch that is not full
  * or after RELAY_PASS_MAX_BATCHES. Batch k+1 starts above batch k's last id: the rows this
  * transaction has marked are invisible to it but still in the unsent index, and walking over them
- * again made every later batch of a pass slower (measured: a 50,000-row drain at 12,000-15,000
- * rows/s instead of 20,000). A lower id that commits meanwhile is not lost; it goes in the next
+ * again would make each batch of a pass slower than the one before (docs/relay-benchmarks.md has
+ * the drain rates). A lower id that commits meanwhile is not lost; it goes in the next
  * pass, as it would after a commit.
  */
 #include "pg/relay_pass.hpp"
@@ -90,9 +90,9 @@ RelayServiceFor(const char *name, const char *queue)
 
 /*
  * UseIndexOrder makes the planner walk the outbox in id order through its partial index, whatever
- * the statistics say. A backlog built faster than autovacuum analyzes looks like "189 unsent rows"
- * to the planner, which then sorts the whole backlog for every batch (measured: an external merge
- * sort of 20,000 rows per 500-row batch). With those settings the generic plan is the right one,
+ * the statistics say. A backlog built faster than autovacuum analyzes looks like a few unsent rows
+ * to the planner, which then sorts the whole backlog for every batch (docs/relay-benchmarks.md,
+ * 'What was tried'). With those settings the generic plan is the right one,
  * so it is forced: a pass does not re-plan its statements. The relay worker sets them once for its
  * session (it runs nothing else that could mind); in a backend (relay_pass()) they are scoped like
  * a function's SET clause: the caller's settings are back when ResetPlanner(level) runs, or when
@@ -156,8 +156,8 @@ PreparePlans(RelayService *svc)
 	/*
 	 * id = ANY(ARRAY(subquery)), not id IN (subquery): the locking subquery becomes an InitPlan that
 	 * runs exactly once, and the update is one index scan over exactly those ids. As a join (hash
-	 * aggregate, then a nested loop) the plan is up to the planner, and it was also slower: 13.4
-	 * against 11.1 ms per 500-row batch.
+	 * aggregate, then a nested loop) the plan is up to the planner, and it is slower too
+	 * (docs/relay-benchmarks.md).
 	 */
 	svc->claim_plan = KeepPlan("UPDATE %s.outbox SET sent_at = pg_catalog.now() "
 							   "WHERE sent_at IS NULL AND id OPERATOR(pg_catalog.=) ANY (ARRAY(SELECT id FROM %s.outbox "
@@ -169,9 +169,9 @@ PreparePlans(RelayService *svc)
 								schema, 2, refuse_args);
 	/*
 	 * The purge looks at the $2 oldest rows by id and deletes those sent before the cutoff. Filtering
-	 * before the LIMIT instead walked every younger row in search of $2 old ones: each round ended
-	 * with a scan of the whole retention window (65 ms for 109,000 rows; with the default 1d and a
-	 * steady stream, millions of rows every 10 s, while relaying waited behind it).
+	 * before the LIMIT would walk every younger row in search of $2 old ones: each round would end
+	 * with a scan of the whole retention window (with the default 1d and a steady stream, millions
+	 * of rows every 10 s) while relaying waits behind it.
 	 */
 	svc->purge_plan = KeepPlan("DELETE FROM %s.outbox WHERE id OPERATOR(pg_catalog.=) ANY (ARRAY("
 							   "SELECT id FROM (SELECT id, sent_at FROM %s.outbox ORDER BY id LIMIT $2) oldest "

@@ -27,8 +27,8 @@ PGDLLEXPORT void chat_outbox_relay_main(Datum main_arg);
 /*
  * Purge about twice per retention period, but at most every 10 s and at least every 1 s. The purge
  * runs between relay rounds, one transaction of PURGE_BATCH rows per service at a time, so a
- * relay round waits at most one such transaction (3-4 ms; ten in a row used to hold relaying up
- * for 35-40 ms every 10 s at 1,000 msg/s). While a transaction finds rows to delete, the next
+ * relay round waits at most one such transaction, never a run of them (figures in
+ * docs/relay-benchmarks.md). While a transaction finds rows to delete, the next
  * follows PURGE_BEHIND_MS later, so the purge keeps up with any send rate (100,000 rows/s at most).
  * Each transaction looks at the PURGE_BATCH oldest rows only, so the purge goes on while it finds
  * anything to delete: a row sent late (a long transaction's) that sits among old ones is stepped
@@ -603,9 +603,10 @@ chat_outbox_relay_main(Datum main_arg)
 		}
 		if (RelayRound() != ROUND_DONE || !extension_present)
 			continue;
-		/* before coalescing, not after: while commits stream in, every round coalesces, and the
-		 * purge ran only in the gaps (rows due grew from 4,000 to 37,000 in 20 s at 4,000 sends/s);
-		 * here its one transaction takes time that the coalescing wait then does not add */
+		/* before coalescing, not after: while commits stream in, every round coalesces, so a purge
+		 * after the coalescing would run only in the stream's gaps and fall behind for as long as
+		 * the stream lasts; here its one transaction takes time that the coalescing wait then does
+		 * not add */
 		PurgeOldRows();
 		if (CoalesceWakeups())
 			continue;
