@@ -346,7 +346,8 @@ Gateway::Impl::FinishShutdown()
 	ticker.reset(); // closes the libuv handle, so the loop can end
 	ticker_due = -1;
 	if (ctx) {
-		// First of two destroys (spike Q5): this one closes lws' handles on our loop; the second, in
+		// First of two destroys (lws 4.1 on a foreign loop needs both, docs/gateway.md 'How it works'):
+		// this one closes lws' handles on our loop; the second, in
 		// ~Gateway after the loop has drained, frees the context.
 		lws_context_destroy(ctx);
 	}

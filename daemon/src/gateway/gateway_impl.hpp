@@ -121,7 +121,7 @@ struct Client : std::enable_shared_from_this<Client> {
 struct Session : Client {
 	Session() : Client(Kind::SocketIo) {}
 	std::string sid;               // engine session id
-	std::string socket_id;         // the namespace socket id (not the engine sid: pitfall 1)
+	std::string socket_id;         // the namespace socket id, not the engine sid (docs/protocols/socketio.md, 'Layers and ids')
 	std::string query_token;       // ?token= from the handshake, used when auth has none
 	std::string peer;              // client IP address, for --max-unauthenticated-per-address
 	bool pending = false;          // counted as unauthenticated (SetAuthed / DropClient own it)

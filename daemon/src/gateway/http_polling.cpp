@@ -1,5 +1,6 @@
 // daemon/src/gateway/http_polling.cpp - Engine.IO HTTP long-polling: the handshake GET, held GETs that
-// carry server packets (joined by 0x1E), POSTs that carry client packets, and the §6.4 errors.
+// carry server packets (joined by 0x1E), POSTs that carry client packets, and the HTTP errors
+// (docs/protocols/socketio.md, 'Polling transport', 'Requests and HTTP errors').
 #include "gateway/core/engineio.hpp"
 #include "base/log.hpp"
 #include "gateway/gateway_impl.hpp"

@@ -1,5 +1,5 @@
 // daemon/src/gateway/core/engineio.hpp - the Engine.IO protocol 4 codec: packets, polling payloads, the
-// handshake, HTTP error bodies and request classification (see shared/design/socketio-protocol.md).
+// handshake, HTTP error bodies and request classification (docs/protocols/socketio.md).
 //
 // Pure functions over text; the gateway's I/O layer owns sessions and transports.
 #pragma once
@@ -44,7 +44,8 @@ std::string OpenPacket(const std::string &sid, bool offer_websocket, int64_t pin
 // ValidUtf8 is strict RFC 3629 UTF-8: no overlongs, no surrogates, nothing above U+10FFFF.
 bool ValidUtf8(std::string_view s);
 
-// The HTTP-level error codes of the reference server (protocol notes §6.4).
+// The HTTP-level error codes of the reference server (docs/protocols/socketio.md,
+// 'Requests and HTTP errors').
 enum class HttpError {
 	None = -1,
 	TransportUnknown = 0,
@@ -80,8 +81,9 @@ struct Verdict {
 // Classify applies the protocol's request rules (EIO version, transport, method, sid).
 Verdict Classify(const Request &req);
 
-// CORS preflight answers (§6.2): the methods polling uses, and the request headers a browser asks
-// to send, echoed back when they form a plain header-name list (anything else gets no allowance).
+// CORS preflight answers (docs/protocols/socketio.md, 'CORS'): the methods polling uses, and the
+// request headers a browser asks to send, echoed back when they form a plain header-name list
+// (anything else gets no allowance).
 constexpr const char *kCorsAllowMethods = "GET, POST, OPTIONS";
 std::string CorsAllowHeaders(std::string_view requested);
 // CorsOriginAllowed: an Origin gets CORS headers only when --cors-origins lists it exactly, or
