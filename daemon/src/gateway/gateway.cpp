@@ -10,6 +10,7 @@
 #include "gateway/catchup.hpp"
 #include "gateway/client_send.hpp"
 #include "gateway/core/engineio.hpp"
+#include "gateway/core/listen_address.hpp"
 #include "gateway/eio_session.hpp"
 #include "gateway/http_io.hpp"
 #include "gateway/http_routes.hpp"
@@ -29,22 +30,6 @@ LwsLog(int level, const char *line) noexcept
 	while (!s.empty() && (s.back() == '\n' || s.back() == '\r'))
 		s.pop_back();
 	Log(level & LLL_ERR ? Level::Warning : Level::Verbose, "lws: %s", s.c_str());
-}
-
-bool
-SplitListen(const std::string &listen, std::string *host, int *port)
-{
-	size_t colon = listen.rfind(':');
-	if (colon == std::string::npos)
-		return false;
-	*host = listen.substr(0, colon);
-	if (host->size() >= 2 && host->front() == '[' && host->back() == ']')
-		*host = host->substr(1, host->size() - 2);
-	std::string p = listen.substr(colon + 1);
-	if (p.empty() || p.size() > 5 || p.find_first_not_of("0123456789") != std::string::npos)
-		return false;
-	*port = std::stoi(p);
-	return *port > 0 && *port < 65536;
 }
 
 } // namespace
@@ -355,7 +340,7 @@ Gateway::Start(std::string *error)
 {
 	std::string host;
 	int port = 0;
-	if (!SplitListen(impl_->cfg.listen, &host, &port)) {
+	if (!ParseListenAddress(impl_->cfg.listen, &host, &port)) {
 		*error = "--listen must be host:port, got '" + impl_->cfg.listen + "'";
 		return false;
 	}
@@ -365,7 +350,7 @@ Gateway::Start(std::string *error)
 	struct lws_context_creation_info info;
 	std::memset(&info, 0, sizeof info);
 	info.port = port;
-	info.iface = host.empty() || host == "0.0.0.0" || host == "*" ? nullptr : host.c_str();
+	info.iface = AnyInterface(host) ? nullptr : host.c_str();
 	// Both HTTP and every WebSocket (no subprotocol) land in one protocol; the path decides the role.
 	static const struct lws_protocols protocols[] = {
 	    // tx_packet_size: one send() per frame up to 64 KiB (a catch-up page holds big frames);
@@ -390,7 +375,7 @@ Gateway::Start(std::string *error)
 	int metrics_port = 0;
 	const std::string &ml = impl_->cfg.metrics_listen;
 	bool own_metrics = !ml.empty() && ml != "off";
-	if (own_metrics && !SplitListen(ml, &metrics_host, &metrics_port)) {
+	if (own_metrics && !ParseListenAddress(ml, &metrics_host, &metrics_port)) {
 		*error = "--metrics-listen must be empty, off or host:port, got '" + ml + "'";
 		return false;
 	}
@@ -405,8 +390,7 @@ Gateway::Start(std::string *error)
 	if (own_metrics) {
 		struct lws_context_creation_info minfo = info;
 		minfo.port = metrics_port;
-		minfo.iface = metrics_host.empty() || metrics_host == "0.0.0.0" || metrics_host == "*" ? nullptr
-		                                                                                      : metrics_host.c_str();
+		minfo.iface = AnyInterface(metrics_host) ? nullptr : metrics_host.c_str();
 		minfo.vhost_name = "chat-outbox-metrics";
 		struct lws_vhost *metrics_vhost = lws_create_vhost(impl_->ctx, &minfo);
 		if (!metrics_vhost) {

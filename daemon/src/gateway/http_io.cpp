@@ -76,23 +76,7 @@ Respond(struct lws *wsi, Conn *c, int status, const char *content_type, std::str
 	lws_callback_on_writable(wsi);
 }
 
-HttpWriter::HttpWriter(const std::string &cors)
-{
-	size_t start = 0;
-	while (start <= cors.size()) {
-		size_t comma = cors.find(',', start);
-		if (comma == std::string::npos)
-			comma = cors.size();
-		std::string o = cors.substr(start, comma - start);
-		while (!o.empty() && o.front() == ' ')
-			o.erase(o.begin());
-		while (!o.empty() && o.back() == ' ')
-			o.pop_back();
-		if (!o.empty())
-			cors_origins_.push_back(o);
-		start = comma + 1;
-	}
-}
+HttpWriter::HttpWriter(const std::string &cors_origins) : cors_origins_(eio::ParseCorsOrigins(cors_origins)) {}
 
 int
 HttpWriter::Write(struct lws *wsi, int status, const char *content_type, std::string_view body, bool cors) const

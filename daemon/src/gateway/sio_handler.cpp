@@ -9,35 +9,11 @@
 #include "gateway/core/engineio.hpp"
 #include "gateway/core/gateway_auth.hpp"
 #include "gateway/core/message_json.hpp"
+#include "gateway/core/recovery.hpp"
 #include "gateway/core/socketio.hpp"
 #include "gateway/hub.hpp"
 
 namespace chat_outboxd {
-
-namespace {
-
-// A pid we hand out is "<random>.<highest inbox seq at connect>": a client that got no message
-// before it lost the connection sends no offset, and the pid still says where to resume from.
-bool
-SeqFromPid(const std::string &pid, int64_t *seq)
-{
-	size_t dot = pid.rfind('.');
-	if (dot == std::string::npos)
-		return false;
-	return JsonInteger(pid.substr(dot + 1), seq);
-}
-
-bool
-UsablePid(const nlohmann::json &v)
-{
-	if (!v.is_string())
-		return false;
-	const std::string &s = v.get_ref<const std::string &>();
-	return !s.empty() && s.size() <= 64 &&
-	       s.find_first_not_of("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_.") == std::string::npos;
-}
-
-} // namespace
 
 SioNamespace::SioNamespace(Hub &hub, Catchup &catchup, ClientSends &sends, const Config &cfg)
     : hub_(hub), catchup_(catchup), sends_(sends), cfg_(cfg)
@@ -99,8 +75,6 @@ SioNamespace::OnConnect(const std::shared_ptr<Session> &s, const nlohmann::json 
 		return; // a second CONNECT for "/" on one session changes nothing
 	std::string token = s->query_token;
 	std::optional<std::vector<int64_t>> requested;
-	int64_t resume = -1;
-	std::string pid;
 	if (auth.is_object()) {
 		auto t = auth.find("token");
 		if (t != auth.end() && t->is_string())
@@ -114,19 +88,8 @@ SioNamespace::OnConnect(const std::shared_ptr<Session> &s, const nlohmann::json 
 			}
 			requested = std::move(list);
 		}
-		auto pid_it = auth.find("pid");
-		if (pid_it != auth.end() && UsablePid(*pid_it))
-			pid = pid_it->get<std::string>();
-		auto offset = auth.find("offset");
-		auto since = auth.find("since");
-		int64_t v = 0;
-		if (offset != auth.end() && JsonInteger(*offset, &v) && v >= 0)
-			resume = v;
-		else if (since != auth.end() && JsonInteger(*since, &v) && v >= 0)
-			resume = v;
-		else if (!pid.empty() && SeqFromPid(pid, &v) && v >= 0)
-			resume = v;
 	}
+	sio::Resume resume = sio::ReadResume(auth);
 	AuthResult ar = Authorize(token, TokenPolicy(cfg_), static_cast<int64_t>(std::time(nullptr)), requested);
 	if (!ar.ok) {
 		Log(Level::Verbose, "gateway: session %s refused: %s (%s)", s->sid.c_str(), ar.message.c_str(),
@@ -135,13 +98,13 @@ SioNamespace::OnConnect(const std::shared_ptr<Session> &s, const nlohmann::json 
 		return;
 	}
 	s->socket_id = eio::RandomId(20);
-	if (pid.empty())
-		pid = eio::RandomId(16) + (hub_.HighSeq() >= 0 ? "." + std::to_string(hub_.HighSeq()) : "");
-	s->gate = SeqGate<FrameRef>(resume >= 0 ? resume : 0);
-	hub_.EnqueueText(*s, "4" + sio::EncodeConnectOk("/", s->socket_id, pid));
+	if (resume.pid.empty())
+		resume.pid = sio::MakePid(eio::RandomId(16), hub_.HighSeq());
+	s->gate = SeqGate<FrameRef>(resume.after >= 0 ? resume.after : 0);
+	hub_.EnqueueText(*s, "4" + sio::EncodeConnectOk("/", s->socket_id, resume.pid));
 	hub_.Admit(*s, ar);
-	if (resume >= 0 && !s->joined.empty())
-		catchup_.Start(s, resume);
+	if (resume.after >= 0 && !s->joined.empty())
+		catchup_.Start(s, resume.after);
 }
 
 void

@@ -126,6 +126,16 @@ TEST(EngineIo, CorsOriginAllowedOnlyForListedOrigins)
 	EXPECT_TRUE(CorsOriginAllowed("https://anything.example", {"*"}));
 }
 
+TEST(EngineIo, CorsOriginsSettingIsACommaSeparatedList)
+{
+	EXPECT_EQ(ParseCorsOrigins(""), std::vector<std::string>{});
+	EXPECT_EQ(ParseCorsOrigins("*"), std::vector<std::string>{"*"});
+	EXPECT_EQ(ParseCorsOrigins("https://a.example, http://localhost:3000"),
+	          (std::vector<std::string>{"https://a.example", "http://localhost:3000"}));
+	EXPECT_EQ(ParseCorsOrigins(" https://a.example ,,  , https://b.example,"),
+	          (std::vector<std::string>{"https://a.example", "https://b.example"}));
+}
+
 TEST(EngineIo, CorsAllowHeadersEchoesOnlyHeaderNameLists)
 {
 	EXPECT_EQ(CorsAllowHeaders("content-type, x-app-token"), "content-type, x-app-token");

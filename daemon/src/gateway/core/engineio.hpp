@@ -89,6 +89,8 @@ std::string CorsAllowHeaders(std::string_view requested);
 // CorsOriginAllowed: an Origin gets CORS headers only when --cors-origins lists it exactly, or
 // lists "*".
 bool CorsOriginAllowed(std::string_view origin, const std::vector<std::string> &allowed);
+// ParseCorsOrigins splits --cors-origins: comma-separated, spaces around each trimmed, empty ones dropped.
+std::vector<std::string> ParseCorsOrigins(std::string_view setting);
 
 // RandomId returns `len` characters of URL-safe base64 alphabet from a CSPRNG.
 std::string RandomId(size_t len);
