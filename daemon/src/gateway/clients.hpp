@@ -172,6 +172,10 @@ struct Session final : Client {
 	// probe is set in Probing and Upgrading only; a probe that fails or times out goes back to Polling,
 	// and a new probe is accepted only in Polling. Closing is the client's Life, on any transport.
 	enum class Transport : uint8_t { Polling, Probing, Upgrading, WebSocket };
+	// Beat: what the heartbeat deadline is (the server pings, docs/protocols/socketio.md, 'Heartbeat').
+	//   NextPing:     the next "2" is due --ping-interval after the handshake or the last pong.
+	//   AwaitingPong: a "2" went out; no "3" by --ping-timeout closes the session.
+	enum class Beat : uint8_t { NextPing, AwaitingPong };
 
 	Session(Endpoint &e, Transport t) : Client(Kind::SocketIo, e), transport(t) {}
 	struct lws *OpenWebSocket() const override { return transport == Transport::WebSocket ? ws : nullptr; }
@@ -192,7 +196,7 @@ struct Session final : Client {
 	bool probe_pong_due = false;   // "3probe" is to be written on the probe
 	struct lws *held_get = nullptr;
 	bool post_busy = false;
-	bool awaiting_pong = false;    // heartbeat is the pong deadline, not the next ping
+	Beat beat = Beat::NextPing;
 	int64_t pings_before_connect = 0; // pings sent while the namespace CONNECT is still missing
 	Deadline heartbeat{Deadline::Kind::Heartbeat, this};
 	Deadline probe_timer{Deadline::Kind::Probe, this}; // --upgrade-timeout for the probe WebSocket

@@ -88,7 +88,7 @@ EngineIo::OnDeadline(Deadline &d)
 	case Deadline::Kind::Heartbeat:
 		if (s.life == Client::Life::Closing && s.transport != Session::Transport::WebSocket && !s.held_get)
 			Drop(s); // Close found nobody to tell
-		else if (s.awaiting_pong)
+		else if (s.beat == Session::Beat::AwaitingPong)
 			OnPongDeadline(s);
 		else
 			OnPingTimer(s);
@@ -119,14 +119,14 @@ EngineIo::OnPingTimer(Session &s)
 		return;
 	}
 	hub_.EnqueueText(s, "2");
-	s.awaiting_pong = true;
+	s.beat = Session::Beat::AwaitingPong;
 	hub_.ScheduleIn(s.heartbeat, cfg_.ping_timeout);
 }
 
 void
 EngineIo::OnPongDeadline(Session &s)
 {
-	if (!s.IsClosed() && s.awaiting_pong) {
+	if (!s.IsClosed() && s.beat == Session::Beat::AwaitingPong) {
 		Log(Level::Verbose, "gateway: session %s: ping timeout", s.sid.c_str());
 		Close(s, LWS_CLOSE_STATUS_GOINGAWAY, "ping timeout");
 	}
@@ -190,8 +190,8 @@ EngineIo::HandleEngineText(const std::shared_ptr<Session> &s, std::string_view t
 	case eio::PacketType::Pong:
 		if (!p.data.empty())
 			return false;
-		if (s->awaiting_pong) {
-			s->awaiting_pong = false;
+		if (s->beat == Session::Beat::AwaitingPong) {
+			s->beat = Session::Beat::NextPing;
 			StartHeartbeat(*s);
 		}
 		return true;
