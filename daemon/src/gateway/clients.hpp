@@ -14,6 +14,7 @@
 
 #include <libwebsockets.h>
 
+#include "gateway/core/engineio.hpp"
 #include "gateway/core/rate_limit.hpp"
 #include "gateway/core/seq_gate.hpp"
 #include "gateway/core/timer_heap.hpp"
@@ -92,8 +93,9 @@ struct Client : std::enable_shared_from_this<Client> {
 	enum class Kind : uint8_t { SocketIo, Plain };
 	// Life: Open -> Closing -> Closed, or Open -> Closed.
 	//   Open:    frames are queued and written.
-	//   Closing: close_code and close_reason are set; nothing more is queued, what the client sends is
-	//            ignored, and the transport closes at its next write opportunity (Hub::MarkClosing).
+	//   Closing: nothing more is queued, what the client sends is ignored, and the transport closes at
+	//            its next write opportunity with close_code and close_reason (Hub::MarkClosing; a
+	//            connection found broken while writing keeps the default 1000).
 	//   Closed:  out of every room, count and table (Endpoint::Drop); late callbacks ignore it.
 	enum class Life : uint8_t { Open, Closing, Closed };
 	// Auth: Connecting until a token admits the client (Hub::Admit). Only Admitted clients are in
@@ -163,15 +165,9 @@ struct Client : std::enable_shared_from_this<Client> {
 
 // Session is an Engine.IO session carrying the Socket.IO "/" namespace, on either transport.
 struct Session final : Client {
-	// Transport: what carries the session, and where an upgrade stands.
-	//   Polling:   HTTP long-polling (held_get is the GET waiting for packets, if any).
-	//   Probing:   a WebSocket (probe) was opened for the upgrade; "2probe" has not come yet.
-	//   Upgrading: "3probe" is owed or sent; held GETs are released with a noop ("6") so the client
-	//              can send "5" on the probe.
-	//   WebSocket: ws carries everything, from the start or after "5"; polling on this sid is refused.
-	// probe is set in Probing and Upgrading only; a probe that fails or times out goes back to Polling,
-	// and a new probe is accepted only in Polling. Closing is the client's Life, on any transport.
-	enum class Transport : uint8_t { Polling, Probing, Upgrading, WebSocket };
+	// Transport: Polling, Probing, Upgrading or WebSocket (core/engineio.hpp states the rules). probe is
+	// set exactly in Probing and Upgrading; Closing is the client's Life, on any transport.
+	using Transport = eio::Transport;
 	// Beat: what the heartbeat deadline is (the server pings, docs/protocols/socketio.md, 'Heartbeat').
 	//   NextPing:     the next "2" is due --ping-interval after the handshake or the last pong.
 	//   AwaitingPong: a "2" went out; no "3" by --ping-timeout closes the session.

@@ -216,7 +216,8 @@ EngineIo::HandleProbeText(const std::shared_ptr<Session> &s, struct lws *wsi, st
 {
 	if (s->probe != wsi)
 		return true; // a dropped probe: closed from its writeable callback, what it still sends is ignored
-	if (text == "2probe" && s->transport == Session::Transport::Probing) {
+	switch (eio::OnProbeText(s->transport, text)) {
+	case eio::ProbeStep::Answer:
 		s->probe_pong_due = true;
 		s->transport = Session::Transport::Upgrading;
 		lws_callback_on_writable(wsi);
@@ -224,8 +225,7 @@ EngineIo::HandleProbeText(const std::shared_ptr<Session> &s, struct lws *wsi, st
 		if (s->held_get)
 			lws_callback_on_writable(s->held_get);
 		return true;
-	}
-	if (text == "5" && s->transport == Session::Transport::Upgrading) {
+	case eio::ProbeStep::Complete:
 		s->transport = Session::Transport::WebSocket;
 		s->ws = wsi;
 		s->probe = nullptr;
@@ -237,6 +237,8 @@ EngineIo::HandleProbeText(const std::shared_ptr<Session> &s, struct lws *wsi, st
 		}
 		s->Kick();
 		return true;
+	case eio::ProbeStep::Fault:
+		break;
 	}
 	return false;
 }

@@ -132,6 +132,7 @@ class Hub {
 	void Fire(Deadline &d);
 	void UpdateClientGauge();
 
+	// Fields are named as the figures /healthz and /metrics print (HealthJson, MetricsText).
 	uv_loop_t *loop;
 	const Config &cfg;
 	Metrics &metrics;

@@ -215,6 +215,16 @@ ParseCorsOrigins(std::string_view setting)
 	return origins;
 }
 
+ProbeStep
+OnProbeText(Transport t, std::string_view text)
+{
+	if (text == "2probe" && t == Transport::Probing)
+		return ProbeStep::Answer;
+	if (text == "5" && t == Transport::Upgrading)
+		return ProbeStep::Complete;
+	return ProbeStep::Fault;
+}
+
 std::string
 RandomId(size_t len)
 {

@@ -1,5 +1,5 @@
 // daemon/src/gateway/core/engineio.hpp - the Engine.IO protocol 4 codec: packets, polling payloads, the
-// handshake, HTTP error bodies and request classification (docs/protocols/socketio.md).
+// handshake, HTTP error bodies, request classification and the upgrade's steps (docs/protocols/socketio.md).
 //
 // Pure functions over text; the gateway's I/O layer owns sessions and transports.
 #pragma once
@@ -91,6 +91,20 @@ std::string CorsAllowHeaders(std::string_view requested);
 bool CorsOriginAllowed(std::string_view origin, const std::vector<std::string> &allowed);
 // ParseCorsOrigins splits --cors-origins: comma-separated, spaces around each trimmed, empty ones dropped.
 std::vector<std::string> ParseCorsOrigins(std::string_view setting);
+
+// Transport: what carries a session, and where an upgrade stands (docs/protocols/socketio.md, 'Upgrade').
+//   Polling:   HTTP long-polling.
+//   Probing:   a WebSocket (the probe) was opened for the upgrade; "2probe" has not come yet.
+//   Upgrading: "2probe" was answered "3probe"; held GETs are released with a noop ("6") so the client
+//              can send "5" on the probe.
+//   WebSocket: one WebSocket carries everything, from the start or after "5"; polling is refused.
+// A probe is accepted only in Polling; one that fails or times out goes back to Polling.
+enum class Transport : uint8_t { Polling, Probing, Upgrading, WebSocket };
+
+// ProbeStep is what a text frame on the probe WebSocket does: Answer ("2probe" while Probing: reply
+// "3probe", now Upgrading), Complete ("5" while Upgrading: now WebSocket), or Fault (anything else).
+enum class ProbeStep : uint8_t { Answer, Complete, Fault };
+ProbeStep OnProbeText(Transport t, std::string_view text);
 
 // RandomId returns `len` characters of URL-safe base64 alphabet from a CSPRNG.
 std::string RandomId(size_t len);
