@@ -5,6 +5,7 @@
 // through Endpoint; Catchup reads the inbox for clients that replay.
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 #include <functional>
 #include <memory>
