@@ -7,6 +7,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <string>
 #include <string_view>
@@ -75,8 +76,8 @@ struct Deadline : TimerNode {
 	Client *owner;
 };
 
-// Endpoint owns one kind of client (EngineIo: Socket.IO sessions; PlainWs: /ws connections). The Hub
-// calls it for what only that protocol knows.
+// Endpoint owns one kind of client and its table of them (EngineIo: Socket.IO sessions by engine sid;
+// PlainWs: /ws connections). The Hub calls it for what only that protocol knows.
 class Endpoint {
   public:
 	virtual ~Endpoint() = default;
@@ -86,6 +87,10 @@ class Endpoint {
 	virtual void Drop(Client &c) = 0;
 	// OnDeadline runs when one of the endpoint's deadlines is due.
 	virtual void OnDeadline(Deadline &d) = 0;
+	// ForEach calls fn for every client in the endpoint's table.
+	virtual void ForEach(const std::function<void(Client &)> &fn) const = 0;
+	// ForgetAll lets go of every client without closing it (shutdown, once lws let go of them).
+	virtual void ForgetAll() = 0;
 };
 
 // Client is one subscriber: a Socket.IO "/" socket (Session) or a plain /ws connection (PlainClient).

@@ -26,8 +26,22 @@ EngineIo::NewSession(Session::Transport transport, const std::string &peer)
 	s->sid = eio::RandomId(20);
 	s->peer = peer;
 	hub_.SetPending(*s, true);
-	hub_.AddSession(s);
+	sessions_[s->sid] = s;
 	return s;
+}
+
+std::shared_ptr<Session>
+EngineIo::FindSession(const std::string &sid) const
+{
+	auto it = sessions_.find(sid);
+	return it == sessions_.end() ? nullptr : it->second;
+}
+
+void
+EngineIo::ForEach(const std::function<void(Client &)> &fn) const
+{
+	for (const auto &kv : sessions_)
+		fn(*kv.second);
 }
 
 bool
@@ -43,7 +57,7 @@ EngineIo::AdmitWebSocket(const std::string &peer)
 bool
 EngineIo::CanProbe(const std::string &sid) const
 {
-	std::shared_ptr<Session> s = hub_.FindSession(sid);
+	std::shared_ptr<Session> s = FindSession(sid);
 	return s && !s->IsClosed() && s->transport == Session::Transport::Polling;
 }
 
@@ -65,7 +79,7 @@ EngineIo::OnWebSocketEstablished(struct lws *wsi, Conn *c, const QueryArgs &q, c
 	}
 	if (!CanProbe(sid))
 		return false;
-	std::shared_ptr<Session> s = hub_.FindSession(sid);
+	std::shared_ptr<Session> s = FindSession(sid);
 	s->probe = wsi;
 	s->transport = Session::Transport::Probing;
 	c->role = Conn::Role::SioProbe;
@@ -273,7 +287,11 @@ EngineIo::Drop(Client &c)
 	KillAsync(s.probe);
 	KillAsync(s.held_get);
 	s.ws = s.probe = s.held_get = nullptr;
-	auto keep = hub_.Remove(s); // may be the last owner: destroyed after we stop touching it
+	auto it = sessions_.find(s.sid);
+	if (it != sessions_.end()) {
+		auto keep = it->second; // may be the last owner: destroyed after we stop touching it
+		sessions_.erase(it);
+	}
 }
 
 int

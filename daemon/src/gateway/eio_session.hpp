@@ -7,6 +7,7 @@
 #include <memory>
 #include <string>
 #include <string_view>
+#include <unordered_map>
 
 #include <libwebsockets.h>
 
@@ -51,8 +52,12 @@ class EngineIo final : public Endpoint {
 	void Close(Client &c, int code, const std::string &reason) override;
 	void Drop(Client &c) override;
 	void OnDeadline(Deadline &d) override;
+	void ForEach(const std::function<void(Client &)> &fn) const override;
+	void ForgetAll() override { sessions_.clear(); }
 
   private:
+	// FindSession is the session with engine id sid, or null.
+	std::shared_ptr<Session> FindSession(const std::string &sid) const;
 	// NewSession is null when the unauthenticated-session caps are reached for peer.
 	std::shared_ptr<Session> NewSession(Session::Transport transport, const std::string &peer);
 	void StartHeartbeat(Session &s);
@@ -72,6 +77,7 @@ class EngineIo final : public Endpoint {
 	SioNamespace &sio_;
 	const HttpWriter &http_;
 	const Config &cfg_;
+	std::unordered_map<std::string, std::shared_ptr<Session>> sessions_; // by engine sid
 };
 
 } // namespace chat_outboxd

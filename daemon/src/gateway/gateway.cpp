@@ -140,6 +140,8 @@ Gateway::Impl::Impl(uv_loop_t *l, const Config &c, PgClient &pg, Metrics &metric
       routes(hub, engine, http, c)
 {
 	hub.SetCatchup(&catchup);
+	hub.AddEndpoint(engine);
+	hub.AddEndpoint(plain);
 }
 
 int

@@ -44,7 +44,7 @@ EngineIo::OnPolling(struct lws *wsi, Conn *c, const QueryArgs &q)
 		StartHeartbeat(*s);
 		return 0;
 	}
-	std::shared_ptr<Session> s = hub_.FindSession(q.Get("sid"));
+	std::shared_ptr<Session> s = FindSession(q.Get("sid"));
 	if (!s || s->IsClosed()) {
 		Respond(wsi, c, 400, kJson, eio::ErrorBody(eio::HttpError::SessionUnknown));
 		return 0;

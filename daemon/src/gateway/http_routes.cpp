@@ -69,21 +69,19 @@ Hub::MetricsText() const
 	        "Times a client fell --client-queue-bytes behind and read on from the inbox", fell_behind);
 	counter("chat_outboxd_gateway_clients_too_slow_total", "Clients closed for not reading their acks and pongs",
 	        clients_too_slow);
-	size_t buffered = 0, buffered_max = 0;
-	auto add = [&](const Client &c) {
-		buffered += c.Buffered();
-		buffered_max = std::max(buffered_max, c.Buffered());
-	};
-	for (const auto &kv : sessions)
-		add(*kv.second);
-	for (const auto &kv : plains)
-		add(*kv.second);
+	size_t buffered = 0, buffered_max = 0, engine_sessions = 0;
+	for (const Endpoint *e : endpoints)
+		e->ForEach([&](const Client &c) {
+			buffered += c.Buffered();
+			buffered_max = std::max(buffered_max, c.Buffered());
+			engine_sessions += c.kind == Client::Kind::SocketIo;
+		});
 	gauge("chat_outboxd_gateway_buffered_bytes", "Bytes waiting for clients (queues and held live messages)", buffered);
 	gauge("chat_outboxd_gateway_buffered_bytes_max", "Bytes waiting for the client that has the most", buffered_max);
 	gauge("chat_outboxd_gateway_unauthenticated_sessions", "Engine.IO sessions without a namespace socket",
 	      pending_total);
 	gauge("chat_outboxd_gateway_queries_waiting", "Gateway queries waiting for Postgres (--query-queue)", queries.Waiting());
-	gauge("chat_outboxd_gateway_engine_sessions", "Open Engine.IO sessions", sessions.size());
+	gauge("chat_outboxd_gateway_engine_sessions", "Open Engine.IO sessions", engine_sessions);
 	gauge("chat_outboxd_gateway_rooms", "Rooms with at least one member", rooms.RoomCount());
 	return s;
 }

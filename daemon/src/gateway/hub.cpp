@@ -46,49 +46,20 @@ Hub::Fire(Deadline &d)
 		catchup->OnDeadline(d);
 }
 
-std::shared_ptr<Session>
-Hub::FindSession(const std::string &sid) const
-{
-	auto it = sessions.find(sid);
-	return it == sessions.end() ? nullptr : it->second;
-}
-
-std::shared_ptr<Client>
-Hub::Remove(Client &c)
-{
-	std::shared_ptr<Client> keep;
-	if (c.kind == Client::Kind::Plain) {
-		auto it = plains.find(static_cast<PlainClient *>(&c));
-		if (it != plains.end()) {
-			keep = it->second;
-			plains.erase(it);
-		}
-		return keep;
-	}
-	auto it = sessions.find(static_cast<Session &>(c).sid);
-	if (it != sessions.end()) {
-		keep = it->second;
-		sessions.erase(it);
-	}
-	return keep;
-}
-
 std::vector<std::shared_ptr<Client>>
 Hub::AllClients() const
 {
 	std::vector<std::shared_ptr<Client>> all;
-	for (auto &kv : sessions)
-		all.push_back(kv.second);
-	for (auto &kv : plains)
-		all.push_back(kv.second);
+	for (const Endpoint *e : endpoints)
+		e->ForEach([&all](Client &c) { all.push_back(c.shared_from_this()); });
 	return all;
 }
 
 void
 Hub::ForgetClients()
 {
-	sessions.clear();
-	plains.clear();
+	for (Endpoint *e : endpoints)
+		e->ForgetAll();
 }
 
 // A session without a namespace socket costs the daemon a slot and a heartbeat and proves nothing

@@ -1,8 +1,8 @@
-// daemon/src/gateway/hub.hpp - the centre of the gateway. The Hub owns every client (by kind, in its
-// tables), the rooms, delivery (inbox messages from the consumer, each client's seq gate and byte
-// budget), the deadlines, the counts of admitted and unauthenticated clients, and the counters
-// /metrics shows. The endpoints (EngineIo, PlainWs) own what their protocol adds and are reached
-// through Endpoint; Catchup reads the inbox for clients that replay.
+// daemon/src/gateway/hub.hpp - the centre of the gateway. The Hub owns the rooms, delivery (inbox
+// messages from the consumer, each client's seq gate and byte budget), the deadlines, the counts of
+// admitted and unauthenticated clients, and the counters /metrics shows. The endpoints (EngineIo,
+// PlainWs) own their clients and what their protocol adds, and are reached through Endpoint; Catchup
+// reads the inbox for clients that replay.
 #pragma once
 
 #include <algorithm>
@@ -38,13 +38,8 @@ class Hub {
 	void SetCatchup(Catchup *c) { catchup = c; }
 
 	// --- who is connected
-	void AddSession(const std::shared_ptr<Session> &s) { sessions[s->sid] = s; }
-	void AddPlain(const std::shared_ptr<PlainClient> &p) { plains[p.get()] = p; }
-	// FindSession is the session with engine id sid, or null.
-	std::shared_ptr<Session> FindSession(const std::string &sid) const;
-	// Remove takes c out of its table; the reference returned keeps it alive while the caller still
-	// touches it.
-	std::shared_ptr<Client> Remove(Client &c);
+	// AddEndpoint: an endpoint whose clients shutdown and /metrics see.
+	void AddEndpoint(Endpoint &e) { endpoints.push_back(&e); }
 	std::vector<std::shared_ptr<Client>> AllClients() const;
 	// ForgetClients lets go of every client without closing them (shutdown, after lws let go).
 	void ForgetClients();
@@ -139,8 +134,7 @@ class Hub {
 	Metrics &metrics;
 	const QueryQueue &queries;
 	Catchup *catchup = nullptr;
-	std::unordered_map<std::string, std::shared_ptr<Session>> sessions; // by engine sid
-	std::unordered_map<PlainClient *, std::shared_ptr<PlainClient>> plains;
+	std::vector<Endpoint *> endpoints;
 	Rooms<Client> rooms;
 	size_t client_count = 0;
 	size_t pending_total = 0; // Engine.IO sessions without a namespace socket

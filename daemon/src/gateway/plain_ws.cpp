@@ -24,7 +24,7 @@ PlainWs::OnEstablished(struct lws *wsi, Conn *c)
 {
 	auto p = std::make_shared<PlainClient>(*this);
 	p->wsi = wsi;
-	hub_.AddPlain(p);
+	plains_[p.get()] = p;
 	c->role = Conn::Role::Plain;
 	c->plain = p;
 	p->heard = true;
@@ -117,7 +117,18 @@ PlainWs::Drop(Client &c)
 	hub_.Cancel(p.keepalive);
 	KillAsync(p.wsi);
 	p.wsi = nullptr;
-	auto keep = hub_.Remove(p);
+	auto it = plains_.find(&p);
+	if (it != plains_.end()) {
+		auto keep = it->second; // may be the last owner: destroyed after we stop touching it
+		plains_.erase(it);
+	}
+}
+
+void
+PlainWs::ForEach(const std::function<void(Client &)> &fn) const
+{
+	for (const auto &kv : plains_)
+		fn(*kv.second);
 }
 
 void

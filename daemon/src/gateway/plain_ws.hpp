@@ -6,6 +6,7 @@
 #include <memory>
 #include <string>
 #include <string_view>
+#include <unordered_map>
 
 #include <libwebsockets.h>
 
@@ -33,6 +34,8 @@ class PlainWs final : public Endpoint {
 	void Close(Client &c, int code, const std::string &reason) override;
 	void Drop(Client &c) override;
 	void OnDeadline(Deadline &d) override;
+	void ForEach(const std::function<void(Client &)> &fn) const override;
+	void ForgetAll() override { plains_.clear(); }
 
   private:
 	bool HandleText(const std::shared_ptr<PlainClient> &p, std::string_view text);
@@ -42,6 +45,7 @@ class PlainWs final : public Endpoint {
 	Catchup &catchup_;
 	ClientSends &sends_;
 	const Config &cfg_;
+	std::unordered_map<PlainClient *, std::shared_ptr<PlainClient>> plains_;
 };
 
 } // namespace chat_outboxd
