@@ -31,8 +31,7 @@ Catchup::Catchup(Hub &hub, QueryQueue &queries, const Config &cfg) : hub_(hub), 
 {
 	std::string svc = QuoteIdent(cfg.service);
 	// Functions and operators are schema-qualified: the connection's search_path decides nothing.
-	// created_at as ISO 8601 (to_json), the same text the outbox payload carries.
-	const std::string created = "pg_catalog.to_json(created_at) OPERATOR(pg_catalog.#>>) '{}'";
+	const std::string created = kCreatedAtSql;
 	// A page is at most $3 rows and stops at the row whose body crosses $4 bytes (always at least one
 	// row), so one result never holds more than about --catchup-page-bytes. octet_length reads the
 	// stored size without decompressing; only the rows returned are detoasted. `n` (rows under the

@@ -2,6 +2,7 @@
 #include "gateway/client_send.hpp"
 
 #include "consumer/core/inbox_sql.hpp"
+#include "gateway/core/message_json.hpp"
 #include "gateway/hub.hpp"
 #include "gateway/query_queue.hpp"
 
@@ -9,8 +10,7 @@ namespace chat_outboxd {
 
 ClientSends::ClientSends(Hub &hub, QueryQueue &queries, const Config &cfg) : hub_(hub), queries_(queries), cfg_(cfg)
 {
-	const std::string created = "pg_catalog.to_json(created_at) OPERATOR(pg_catalog.#>>) '{}'";
-	sql_send_ = "SELECT id, chat_id, body, " + created + " FROM " + QuoteIdent(cfg.service) +
+	sql_send_ = std::string("SELECT id, chat_id, body, ") + kCreatedAtSql + " FROM " + QuoteIdent(cfg.service) +
 	            ".send_message($1::bigint, $2::text)";
 }
 
