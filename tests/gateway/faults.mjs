@@ -1,6 +1,6 @@
 // tests/gateway/faults.mjs - malformed, oversized, non-UTF-8, binary and reserved-name frames close
 // only the offending connection (and count in frames_rejected); a healthy client keeps receiving.
-// Also Engine.IO HTTP errors (§6.4) for polling requests.
+// Also Engine.IO HTTP errors for polling requests (docs/protocols/socketio.md, 'Requests and HTTP errors').
 import WebSocket from 'ws';
 import { check, finish, PORT, URL, sioClient, sleep, sql, token, waitFor } from './peer_lib.mjs';
 

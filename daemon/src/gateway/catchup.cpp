@@ -1,11 +1,13 @@
-// daemon/src/gateway/catchup.cpp - replay from the durable inbox for a reconnecting client, the
-// highest seq the gateway knows (put into Socket.IO pids and the /ws welcome), and the bound on the
-// gateway's queries waiting for Postgres.
+// daemon/src/gateway/catchup.cpp - see catchup.hpp.
+#include "gateway/catchup.hpp"
+
 #include <algorithm>
 
-#include "gateway/core/message_json.hpp"
 #include "base/log.hpp"
-#include "gateway/gateway_impl.hpp"
+#include "consumer/core/inbox_sql.hpp"
+#include "gateway/core/message_json.hpp"
+#include "gateway/hub.hpp"
+#include "gateway/query_queue.hpp"
 
 namespace chat_outboxd {
 
@@ -25,68 +27,79 @@ BigintArray(const std::vector<int64_t> &ids)
 
 } // namespace
 
-void
-Gateway::Impl::RunQuery(const std::string &sql, PgParams params, std::function<void(PgResult &&)> cb)
+Catchup::Catchup(Hub &hub, QueryQueue &queries, const Config &cfg) : hub_(hub), queries_(queries), cfg_(cfg)
 {
-	queries_out++;
-	std::weak_ptr<Impl *> self_alive = alive;
-	pg.Query(sql, std::move(params), [this, self_alive, cb = std::move(cb)](PgResult &&r) {
-		if (self_alive.expired())
-			return;
-		queries_out--;
-		cb(std::move(r));
-		// A slot is free: the oldest replay waiting for one goes on.
-		while (!QueryQueueFull() && !catchup_waiting.empty()) {
-			std::shared_ptr<Client> c = catchup_waiting.front().lock();
-			catchup_waiting.pop_front();
-			if (c && !c->closed && c->catchup == Client::Catchup::WaitingSlot)
-				CatchupPage(c);
-		}
-	});
+	std::string svc = QuoteIdent(cfg.service);
+	// Functions and operators are schema-qualified: the connection's search_path decides nothing.
+	const std::string created = kCreatedAtSql;
+	// A page is at most $3 rows and stops at the row whose body crosses $4 bytes (always at least one
+	// row), so one result never holds more than about --catchup-page-bytes. octet_length reads the
+	// stored size without decompressing; only the rows returned are detoasted. `n` (rows under the
+	// row limit) tells the caller whether the byte limit cut the page short.
+	sql_page_ = "SELECT seq, message_id, chat_id, body, " + created + ", n FROM (SELECT *, pg_catalog.sum(len) OVER "
+	            "(ORDER BY seq ROWS UNBOUNDED PRECEDING) OPERATOR(pg_catalog.-) len AS before, pg_catalog.count(*) "
+	            "OVER () AS n FROM (SELECT seq, message_id, chat_id, body, created_at, "
+	            "pg_catalog.octet_length(body)::bigint AS len FROM " + svc +
+	            ".inbox WHERE chat_id OPERATOR(pg_catalog.=) ANY ($1::bigint[]) AND seq OPERATOR(pg_catalog.>) "
+	            "$2::bigint ORDER BY seq LIMIT $3::bigint) page) sized WHERE before OPERATOR(pg_catalog.<) $4::bigint "
+	            "ORDER BY seq";
+	sql_high_seq_ = "SELECT COALESCE(pg_catalog.max(seq), 0) FROM " + svc + ".inbox";
+	queries_.OnSlotFree([this] { OnSlotFree(); });
 }
 
 void
-Gateway::Impl::StartCatchup(const std::shared_ptr<Client> &c, int64_t after)
+Catchup::OnSlotFree()
+{
+	while (!queries_.Full() && !waiting_.empty()) {
+		std::shared_ptr<Client> c = waiting_.front().lock();
+		waiting_.pop_front();
+		if (c && !c->IsClosed() && c->replay == Client::Replay::WaitingSlot)
+			Page(c);
+	}
+}
+
+void
+Catchup::Start(const std::shared_ptr<Client> &c, int64_t after)
 {
 	// Live pushes are held back (SeqGate) until the replay is written, so the client sees seq order.
 	c->gate.BeginReplay();
-	c->catchup_after = after;
-	c->catchup_run++;
-	catchup_runs++;
-	CatchupPage(c);
+	c->replay_after = after;
+	c->replay_run++;
+	hub_.CountCatchupRun();
+	Page(c);
 }
 
-// CatchupPage replays one page, oldest first: at most --catchup-limit rows and about
+// Page replays one page, oldest first: at most --catchup-limit rows and about
 // --catchup-page-bytes of bodies. The next page is read once the client's queue is back under
 // --catchup-page-bytes (Drained), so a client that does not read makes the replay wait instead of
 // filling memory. The replay ends with a page that the row limit did not fill and the byte limit
 // did not cut, asked for after the last time held live messages were dropped (DropHeld): every
 // message committed before that query is in its answer or held.
 void
-Gateway::Impl::CatchupPage(const std::shared_ptr<Client> &c)
+Catchup::Page(const std::shared_ptr<Client> &c)
 {
-	if (QueryQueueFull()) {
-		if (c->catchup != Client::Catchup::WaitingSlot) {
-			c->catchup = Client::Catchup::WaitingSlot;
-			catchup_waiting.push_back(c);
+	if (queries_.Full()) {
+		if (c->replay != Client::Replay::WaitingSlot) {
+			c->replay = Client::Replay::WaitingSlot;
+			waiting_.push_back(c);
 		}
 		return;
 	}
-	c->catchup = Client::Catchup::Querying;
+	c->replay = Client::Replay::Querying;
 	c->reread = false;
 	std::weak_ptr<Client> weak = c;
-	const int64_t page = cfg.catchup_limit;
-	PgParams params{BigintArray(c->joined), std::to_string(c->catchup_after), std::to_string(page),
-	                std::to_string(cfg.catchup_page_bytes)};
-	RunQuery(sql_catchup, std::move(params), [this, weak, page, run = c->catchup_run](PgResult &&r) {
+	const int64_t page = cfg_.catchup_limit;
+	PgParams params{BigintArray(c->joined), std::to_string(c->replay_after), std::to_string(page),
+	                std::to_string(cfg_.catchup_page_bytes)};
+	queries_.Run(sql_page_, std::move(params), [this, weak, page, run = c->replay_run](PgResult &&r) {
 		auto c = weak.lock();
-		if (!c || c->closed || c->catchup != Client::Catchup::Querying || c->catchup_run != run)
+		if (!c || c->IsClosed() || c->replay != Client::Replay::Querying || c->replay_run != run)
 			return;
 		if (!r.ok) {
 			// Without the replay the client would miss messages: make it reconnect and try again.
 			Log(Level::Warning, "gateway: catch-up query failed: %s", r.error.c_str());
-			c->catchup = Client::Catchup::Off;
-			CloseClient(*c, LWS_CLOSE_STATUS_GOINGAWAY, "catch-up unavailable");
+			c->replay = Client::Replay::Off;
+			hub_.Close(*c, LWS_CLOSE_STATUS_GOINGAWAY, "catch-up unavailable");
 			return;
 		}
 		int64_t under_limit = 0; // rows the row limit let through, before the byte cut
@@ -98,49 +111,54 @@ Gateway::Impl::CatchupPage(const std::shared_ptr<Client> &c)
 				continue;
 			if (row[5])
 				JsonInteger(*row[5], &under_limit);
-			c->catchup_after = std::max(c->catchup_after, m.seq);
+			c->replay_after = std::max(c->replay_after, m.seq);
 			m.id = std::move(*row[1]);
 			m.body = std::move(*row[3]);
 			m.created_at = row[4].value_or("");
 			if (!c->gate.Take(m.seq))
 				continue;
-			catchup_messages++;
+			hub_.CountCatchupMessage();
 			FrameRef f = MakeFrame(c->kind == Client::Kind::SocketIo ? SocketIoMessageEvent(m) : PlainMessageFrame(m));
-			if (!Fits(*c, f->Text().size()) && c->held_bytes)
-				DropHeld(*c); // replayed rows go first; the held ones are read again later
-			Enqueue(*c, std::move(f));
-			if (c->closed || c->close_due)
+			if (!hub_.Fits(*c, f->Text().size()) && c->held_bytes)
+				hub_.DropHeld(*c); // replayed rows go first; the held ones are read again later
+			hub_.Enqueue(*c, std::move(f));
+			if (!c->IsOpen())
 				return;
 		}
 		bool more = under_limit >= page || under_limit > static_cast<int64_t>(r.rows.size());
 		r.rows.clear();
 		if (more || c->reread) {
-			c->catchup = Client::Catchup::WaitingDrain;
-			Drained(*c); // reads the next page now if the client keeps up
+			c->replay = Client::Replay::WaitingDrain;
+			hub_.Drained(*c); // reads the next page now if the client keeps up
 			return;
 		}
-		c->catchup = Client::Catchup::Off;
+		c->replay = Client::Replay::Off;
 		c->held_bytes = 0;
 		for (FrameRef &f : c->gate.Finish())
-			Enqueue(*c, std::move(f));
+			hub_.Enqueue(*c, std::move(f));
 	});
 }
 
 void
-Gateway::Impl::LoadHighSeq()
+Catchup::LoadHighSeq()
 {
-	std::weak_ptr<Impl *> self_alive = alive;
-	RunQuery(sql_high_seq, {}, [this, self_alive](PgResult &&r) {
-		if (self_alive.expired() || shutting_down)
+	queries_.Run(sql_high_seq_, {}, [this](PgResult &&r) {
+		if (hub_.ShuttingDown())
 			return;
 		int64_t v = 0;
 		if (r.ok && !r.rows.empty() && !r.rows[0].empty() && r.rows[0][0] && JsonInteger(*r.rows[0][0], &v)) {
-			high_seq = std::max(high_seq, v);
+			hub_.SeenSeq(v);
 			return;
 		}
 		// Until this succeeds pids carry no seq; retry quietly (PgClient logs the outage itself).
-		ScheduleIn(high_seq_retry, 1000);
+		hub_.ScheduleIn(high_seq_retry_, 1000);
 	});
+}
+
+void
+Catchup::OnDeadline(Deadline &)
+{
+	LoadHighSeq();
 }
 
 } // namespace chat_outboxd

@@ -1,56 +1,65 @@
-// daemon/src/gateway/client_send.cpp - a client's send: <service>.send_message() on the gateway's own
-// connection (autocommit, so the ack follows COMMIT and the outbox row is durable).
-#include "base/log.hpp"
-#include "gateway/gateway_impl.hpp"
+// daemon/src/gateway/client_send.cpp - see client_send.hpp.
+#include "gateway/client_send.hpp"
+
+#include "consumer/core/inbox_sql.hpp"
+#include "gateway/core/message_json.hpp"
+#include "gateway/hub.hpp"
+#include "gateway/query_queue.hpp"
 
 namespace chat_outboxd {
 
+ClientSends::ClientSends(Hub &hub, QueryQueue &queries, const Config &cfg) : hub_(hub), queries_(queries), cfg_(cfg)
+{
+	sql_send_ = std::string("SELECT id, chat_id, body, ") + kCreatedAtSql + " FROM " + QuoteIdent(cfg.service) +
+	            ".send_message($1::bigint, $2::text)";
+}
+
 std::optional<nlohmann::json>
-Gateway::Impl::SendRefusal(Client &c, int64_t chat_id, const std::string &body)
+ClientSends::Refusal(Client &c, int64_t chat_id, const std::string &body)
 {
 	// Checked in this order: what is wrong with the request itself first, then what may pass later.
 	std::optional<nlohmann::json> err;
 	if (body.find('\0') != std::string::npos) {
 		// A text value cannot hold U+0000; libpq would cut the body at it and store the rest.
 		err = nlohmann::json::object({{"code", "invalid_body"}, {"message", "body must not contain a NUL character (U+0000)"}});
-	} else if (!Allowed(c, chat_id)) {
+	} else if (!hub_.Allowed(c, chat_id)) {
 		err = nlohmann::json::object({{"message", "forbidden"}});
-	} else if (!c.sends.Take(static_cast<int64_t>(uv_now(loop)), cfg.send_rate, cfg.send_burst)) {
-		sends_limited++;
+	} else if (!c.sends.Take(hub_.NowMs(), cfg_.send_rate, cfg_.send_burst)) {
+		hub_.CountSendLimited();
 		err = nlohmann::json::object(
 		    {{"code", "rate_limited"},
-		     {"message", "more than " + std::to_string(cfg.send_rate) + " sends per second; retry later"},
-		     {"retry_after_ms", c.sends.RetryAfterMs(cfg.send_rate)}});
-	} else if (QueryQueueFull()) {
+		     {"message", "more than " + std::to_string(cfg_.send_rate) + " sends per second; retry later"},
+		     {"retry_after_ms", c.sends.RetryAfterMs(cfg_.send_rate)}});
+	} else if (queries_.Full()) {
 		err = nlohmann::json::object({{"code", "busy"}, {"message", "too many queries waiting for the database; retry later"}});
 	}
 	if (err)
-		sends_failed++;
+		hub_.CountSend(false);
 	return err;
 }
 
 void
-Gateway::Impl::ClientSend(int64_t chat_id, std::string body, std::function<void(nlohmann::json)> done)
+ClientSends::Send(int64_t chat_id, std::string body, std::function<void(nlohmann::json)> done)
 {
-	RunQuery(sql_send, {std::to_string(chat_id), std::move(body)},
-	         [this, chat_id, done = std::move(done)](PgResult &&r) {
-		         if (r.ok && !r.rows.empty() && r.rows[0].size() >= 4 && r.rows[0][0]) {
-			         sends_ok++;
-			         const auto &row = r.rows[0];
-			         nlohmann::json msg = {{"id", *row[0]}, {"chat_id", chat_id}, {"body", row[2].value_or("")}};
-			         msg["created_at"] = row[3] ? nlohmann::json(*row[3]) : nlohmann::json(nullptr);
-			         done({{"ok", true}, {"message", std::move(msg)}});
-			         return;
-		         }
-		         sends_failed++;
-		         nlohmann::json err = {{"message", r.ok ? "send_message returned no row" : r.error}};
-		         if (r.connection_lost && r.sqlstate.empty())
-			         err["message"] = "database unavailable; the message may or may not have been stored";
-		         err["sqlstate"] = r.sqlstate.empty() ? nlohmann::json(nullptr) : nlohmann::json(r.sqlstate);
-		         err["detail"] = r.detail.empty() ? nlohmann::json(nullptr) : nlohmann::json(r.detail);
-		         err["hint"] = r.hint.empty() ? nlohmann::json(nullptr) : nlohmann::json(r.hint);
-		         done({{"ok", false}, {"error", std::move(err)}});
-	         });
+	queries_.Run(sql_send_, {std::to_string(chat_id), std::move(body)},
+	             [this, chat_id, done = std::move(done)](PgResult &&r) {
+		             if (r.ok && !r.rows.empty() && r.rows[0].size() >= 4 && r.rows[0][0]) {
+			             hub_.CountSend(true);
+			             const auto &row = r.rows[0];
+			             nlohmann::json msg = {{"id", *row[0]}, {"chat_id", chat_id}, {"body", row[2].value_or("")}};
+			             msg["created_at"] = row[3] ? nlohmann::json(*row[3]) : nlohmann::json(nullptr);
+			             done({{"ok", true}, {"message", std::move(msg)}});
+			             return;
+		             }
+		             hub_.CountSend(false);
+		             nlohmann::json err = {{"message", r.ok ? "send_message returned no row" : r.error}};
+		             if (r.connection_lost && r.sqlstate.empty())
+			             err["message"] = "database unavailable; the message may or may not have been stored";
+		             err["sqlstate"] = r.sqlstate.empty() ? nlohmann::json(nullptr) : nlohmann::json(r.sqlstate);
+		             err["detail"] = r.detail.empty() ? nlohmann::json(nullptr) : nlohmann::json(r.detail);
+		             err["hint"] = r.hint.empty() ? nlohmann::json(nullptr) : nlohmann::json(r.hint);
+		             done({{"ok", false}, {"error", std::move(err)}});
+	             });
 }
 
 } // namespace chat_outboxd

@@ -1,89 +1,73 @@
-// daemon/src/gateway/deadlines.cpp - drives the gateway's TimerHeap with one libuv timer and routes
-// each due Timer to its handler (see core/timer_heap.hpp for why not lws_sul).
-#include <algorithm>
+// daemon/src/gateway/deadlines.cpp - see deadlines.hpp (and core/timer_heap.hpp for why not lws_sul).
+#include "gateway/deadlines.hpp"
 
-#include "base/log.hpp"
-#include "gateway/gateway_impl.hpp"
+#include <algorithm>
 
 namespace chat_outboxd {
 
-void
-Gateway::Impl::ScheduleIn(Timer &t, int64_t delay_ms)
+Deadlines::Deadlines(uv_loop_t *loop, std::function<void(Deadline &)> fire,
+                     std::function<void(Deadline &, const std::exception &)> fire_failed)
+    : loop_(loop), fire_(std::move(fire)), fire_failed_(std::move(fire_failed)),
+      ticker_(std::make_unique<UvTimer>(loop, "gateway deadlines"))
 {
-	timers.Schedule(&t, static_cast<int64_t>(uv_now(loop)) + std::max<int64_t>(0, delay_ms));
+}
+
+void
+Deadlines::ScheduleIn(Deadline &t, int64_t delay_ms)
+{
+	timers_.Schedule(&t, static_cast<int64_t>(uv_now(loop_)) + std::max<int64_t>(0, delay_ms));
 	// Re-arm only when this deadline comes first: most reschedules (a pong pushing the next ping
 	// 25 s out) leave the earliest deadline where it was and touch libuv not at all.
-	if (ticker_due < 0 || t.due < ticker_due)
+	if (ticker_due_ < 0 || t.due < ticker_due_)
 		ArmTicker();
 }
 
 void
-Gateway::Impl::Cancel(Timer &t)
+Deadlines::Cancel(Deadline &t)
 {
 	// The ticker may now fire early for nothing; OnTick re-arms it then. Cheaper than re-arming
 	// on every cancel.
-	timers.Cancel(&t);
+	timers_.Cancel(&t);
 }
 
 void
-Gateway::Impl::ArmTicker()
+Deadlines::DropAll()
 {
-	if (!ticker || timers.Empty()) {
-		if (ticker)
-			ticker->Stop();
-		ticker_due = -1;
+	// lws_context_destroy still reports each connection closed after this, and its Cancel must then
+	// find an idle node, not an index into a heap that is gone: clear node by node.
+	timers_.Clear();
+	ticker_.reset(); // closes the libuv handle, so the loop can end
+	ticker_due_ = -1;
+}
+
+void
+Deadlines::ArmTicker()
+{
+	if (!ticker_ || timers_.Empty()) {
+		if (ticker_)
+			ticker_->Stop();
+		ticker_due_ = -1;
 		return;
 	}
-	ticker_due = timers.NextDue();
-	int64_t now = static_cast<int64_t>(uv_now(loop));
-	ticker->Start(static_cast<uint64_t>(std::max<int64_t>(0, ticker_due - now)), [this] { OnTick(); });
+	ticker_due_ = timers_.NextDue();
+	int64_t now = static_cast<int64_t>(uv_now(loop_));
+	ticker_->Start(static_cast<uint64_t>(std::max<int64_t>(0, ticker_due_ - now)), [this] { OnTick(); });
 }
 
 void
-Gateway::Impl::OnTick()
+Deadlines::OnTick()
 {
-	ticker_due = -1;
-	int64_t now = static_cast<int64_t>(uv_now(loop));
-	while (TimerNode *n = timers.PopDue(now)) {
-		auto *t = static_cast<Timer *>(n);
+	ticker_due_ = -1;
+	int64_t now = static_cast<int64_t>(uv_now(loop_));
+	while (TimerNode *n = timers_.PopDue(now)) {
+		auto *t = static_cast<Deadline *>(n);
 		try {
-			Fire(*t);
+			fire_(*t);
 		} catch (const std::exception &e) {
-			Log(Level::Warning, "gateway: timer error: %s", e.what());
-			if (t->owner)
-				CloseClient(*t->owner, LWS_CLOSE_STATUS_UNEXPECTED_CONDITION, "internal error");
+			fire_failed_(*t, e);
 		}
 	}
 	ArmTicker();
-}
-
-void
-Gateway::Impl::Fire(Timer &t)
-{
-	switch (t.kind) {
-	case Timer::Kind::Heartbeat: {
-		auto &s = static_cast<Session &>(*t.owner);
-		if (s.close_due && !s.websocket && !s.held_get)
-			DropClient(s); // CloseClient found nobody to tell
-		else if (s.awaiting_pong)
-			OnDeadline(s);
-		else
-			OnPingTimer(s);
-		return;
-	}
-	case Timer::Kind::Expiry:
-		OnTokenExpired(*t.owner);
-		return;
-	case Timer::Kind::Probe:
-		OnProbeTimeout(static_cast<Session &>(*t.owner));
-		return;
-	case Timer::Kind::Keepalive:
-		OnKeepalive(static_cast<PlainClient &>(*t.owner));
-		return;
-	case Timer::Kind::HighSeqRetry:
-		LoadHighSeq();
-		return;
-	}
 }
 
 } // namespace chat_outboxd

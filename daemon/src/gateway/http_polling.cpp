@@ -1,8 +1,10 @@
-// daemon/src/gateway/http_polling.cpp - Engine.IO HTTP long-polling: the handshake GET, held GETs that
-// carry server packets (joined by 0x1E), POSTs that carry client packets, and the §6.4 errors.
-#include "gateway/core/engineio.hpp"
+// daemon/src/gateway/http_polling.cpp - EngineIo's HTTP long-polling transport: the handshake GET,
+// held GETs that carry server packets (joined by 0x1E), POSTs that carry client packets, and the HTTP
+// errors (docs/protocols/socketio.md, 'Polling transport', 'Requests and HTTP errors').
 #include "base/log.hpp"
-#include "gateway/gateway_impl.hpp"
+#include "gateway/core/engineio.hpp"
+#include "gateway/eio_session.hpp"
+#include "gateway/hub.hpp"
 
 namespace chat_outboxd {
 
@@ -15,7 +17,7 @@ constexpr size_t kMaxPollResponse = 1 << 20;
 } // namespace
 
 int
-Gateway::Impl::OnPolling(struct lws *wsi, Conn *c, const QueryArgs &q)
+EngineIo::OnPolling(struct lws *wsi, Conn *c, const QueryArgs &q)
 {
 	std::string method = lws_hdr_total_length(wsi, WSI_TOKEN_GET_URI)       ? "GET"
 	                     : lws_hdr_total_length(wsi, WSI_TOKEN_POST_URI)    ? "POST"
@@ -31,24 +33,23 @@ Gateway::Impl::OnPolling(struct lws *wsi, Conn *c, const QueryArgs &q)
 		return 0;
 	}
 	if (v.kind == eio::RequestKind::Handshake) {
-		auto s = NewSession(false, PeerAddress(wsi));
+		auto s = NewSession(Session::Transport::Polling, PeerAddress(wsi));
 		if (!s) {
 			Respond(wsi, c, 429, kJson, eio::ErrorBody(eio::HttpError::TooManySessions));
 			return 0;
 		}
 		s->query_token = q.Get("token");
 		c->session = nullptr;
-		Respond(wsi, c, 200, kText, eio::OpenPacket(s->sid, true, cfg.ping_interval, cfg.ping_timeout, cfg.max_payload));
+		Respond(wsi, c, 200, kText, eio::OpenPacket(s->sid, true, cfg_.ping_interval, cfg_.ping_timeout, cfg_.max_payload));
 		StartHeartbeat(*s);
 		return 0;
 	}
-	auto it = sessions.find(q.Get("sid"));
-	if (it == sessions.end() || it->second->closed) {
+	std::shared_ptr<Session> s = FindSession(q.Get("sid"));
+	if (!s || s->IsClosed()) {
 		Respond(wsi, c, 400, kJson, eio::ErrorBody(eio::HttpError::SessionUnknown));
 		return 0;
 	}
-	std::shared_ptr<Session> s = it->second;
-	if (s->websocket) { // upgraded: polling on this sid is over
+	if (s->transport == Session::Transport::WebSocket) { // upgraded: polling on this sid is over
 		Respond(wsi, c, 400, kJson, eio::ErrorBody(eio::HttpError::BadRequest));
 		return 0;
 	}
@@ -56,7 +57,7 @@ Gateway::Impl::OnPolling(struct lws *wsi, Conn *c, const QueryArgs &q)
 		if (s->held_get) {
 			// Overlapping GETs are fatal to the session (reference behaviour).
 			Respond(wsi, c, 400, kJson, eio::ErrorBody(eio::HttpError::BadRequest));
-			CloseClient(*s, LWS_CLOSE_STATUS_POLICY_VIOLATION, "overlapping polling GET");
+			Close(*s, LWS_CLOSE_STATUS_POLICY_VIOLATION, "overlapping polling GET");
 			return 0;
 		}
 		c->role = Conn::Role::PollGet;
@@ -64,14 +65,14 @@ Gateway::Impl::OnPolling(struct lws *wsi, Conn *c, const QueryArgs &q)
 		s->held_get = wsi;
 		// Held until there is something to send; the ping guarantees that within pingInterval.
 		lws_set_timeout(wsi, NO_PENDING_TIMEOUT, 0);
-		if (!s->out.Empty() || s->upgrading || s->close_due)
+		if (!s->out.Empty() || s->transport == Session::Transport::Upgrading || s->life == Client::Life::Closing)
 			lws_callback_on_writable(wsi);
 		return 0;
 	}
 	// POST
 	if (s->post_busy) {
 		Respond(wsi, c, 400, kJson, eio::ErrorBody(eio::HttpError::BadRequest));
-		CloseClient(*s, LWS_CLOSE_STATUS_POLICY_VIOLATION, "overlapping polling POST");
+		Close(*s, LWS_CLOSE_STATUS_POLICY_VIOLATION, "overlapping polling POST");
 		return 0;
 	}
 	s->post_busy = true;
@@ -83,11 +84,11 @@ Gateway::Impl::OnPolling(struct lws *wsi, Conn *c, const QueryArgs &q)
 }
 
 int
-Gateway::Impl::OnPollBody(struct lws *, Conn *c, const void *in, size_t len)
+EngineIo::OnPollBody(struct lws *, Conn *c, const void *in, size_t len)
 {
 	if (c->role != Conn::Role::PollPost || c->rx_too_big)
 		return 0;
-	if (c->rx.size() + len > static_cast<size_t>(cfg.max_payload)) {
+	if (c->rx.size() + len > static_cast<size_t>(cfg_.max_payload)) {
 		c->rx_too_big = true;
 		c->rx.clear();
 		c->rx.shrink_to_fit();
@@ -98,7 +99,7 @@ Gateway::Impl::OnPollBody(struct lws *, Conn *c, const void *in, size_t len)
 }
 
 int
-Gateway::Impl::OnPollBodyDone(struct lws *wsi, Conn *c)
+EngineIo::OnPollBodyDone(struct lws *wsi, Conn *c)
 {
 	if (c->role != Conn::Role::PollPost) {
 		if (!c->response_ready)
@@ -109,29 +110,29 @@ Gateway::Impl::OnPollBodyDone(struct lws *wsi, Conn *c)
 	c->session = nullptr;
 	std::string body = std::move(c->rx);
 	c->rx.clear();
-	if (!s || s->closed) {
+	if (!s || s->IsClosed()) {
 		Respond(wsi, c, 400, kJson, eio::ErrorBody(eio::HttpError::SessionUnknown));
 		return 0;
 	}
 	s->post_busy = false;
 	if (c->rx_too_big) {
 		Respond(wsi, c, 413, kJson, eio::ErrorBody(eio::HttpError::BadRequest));
-		Reject(*s, "polling body over --max-payload", LWS_CLOSE_STATUS_MESSAGE_TOO_LARGE);
+		hub_.Reject(*s, "polling body over --max-payload", LWS_CLOSE_STATUS_MESSAGE_TOO_LARGE);
 		return 0;
 	}
 	std::vector<std::string_view> packets;
 	if (!eio::ValidUtf8(body) || !eio::SplitPayload(body, &packets)) {
 		Respond(wsi, c, 400, kJson, eio::ErrorBody(eio::HttpError::BadRequest));
-		Reject(*s, "malformed polling body", LWS_CLOSE_STATUS_POLICY_VIOLATION);
+		hub_.Reject(*s, "malformed polling body", LWS_CLOSE_STATUS_POLICY_VIOLATION);
 		return 0;
 	}
 	for (std::string_view p : packets) {
-		if (!HandleEngineText(s, p, false)) {
+		if (!HandleEngineText(s, p)) {
 			Respond(wsi, c, 400, kJson, eio::ErrorBody(eio::HttpError::BadRequest));
-			Reject(*s, "malformed packet", LWS_CLOSE_STATUS_POLICY_VIOLATION);
+			hub_.Reject(*s, "malformed packet", LWS_CLOSE_STATUS_POLICY_VIOLATION);
 			return 0;
 		}
-		if (s->closed)
+		if (s->IsClosed())
 			break;
 	}
 	Respond(wsi, c, 200, "text/html", "ok");
@@ -139,18 +140,18 @@ Gateway::Impl::OnPollBodyDone(struct lws *wsi, Conn *c)
 }
 
 int
-Gateway::Impl::WritePollResponse(struct lws *wsi, Conn *c)
+EngineIo::WritePollResponse(struct lws *wsi, Conn *c)
 {
 	std::shared_ptr<Session> s = c->session;
 	if (!s)
 		return -1;
 	std::string body;
-	if (s->close_due || s->closed) {
+	if (!s->IsOpen()) {
 		body = "1"; // server-side close, as the reference answers the held GET
 	} else if (!s->out.Empty()) {
 		while (!s->out.Empty() && (body.empty() || body.size() + s->out.Front().Text().size() < kMaxPollResponse))
 			eio::AppendRecord(&body, s->out.Pop()->Text());
-	} else if (s->upgrading) {
+	} else if (s->transport == Session::Transport::Upgrading) {
 		body = "6"; // release the GET so the client can finish the upgrade
 	} else {
 		return 0; // spurious wake-up: keep holding
@@ -158,17 +159,17 @@ Gateway::Impl::WritePollResponse(struct lws *wsi, Conn *c)
 	s->held_get = nullptr;
 	c->session = nullptr;
 	c->role = Conn::Role::Http;
-	bool finish = s->close_due && !s->closed;
-	int rc = WriteHttp(wsi, 200, kText, body, true);
+	bool finish = s->life == Client::Life::Closing;
+	int rc = http_.Write(wsi, 200, kText, body, true);
 	if (finish)
-		DropClient(*s);
+		Drop(*s);
 	else
-		Drained(*s);
+		hub_.Drained(*s);
 	return rc;
 }
 
 void
-Gateway::Impl::OnHttpClosed(struct lws *wsi, Conn *c)
+EngineIo::OnHttpClosed(struct lws *wsi, Conn *c)
 {
 	if (c->session) {
 		if (c->session->held_get == wsi)

@@ -1,26 +1,34 @@
-// daemon/src/gateway/plain_ws.cpp - the plain JSON WebSocket endpoint /ws for clients without Socket.IO:
-// token from ?token= or "Authorization: Bearer", rooms from the token or ?chats=, catch-up from
-// ?since=, and send/join/leave/ping frames (core/plain_ws_protocol.hpp).
+// daemon/src/gateway/plain_ws.cpp - see plain_ws.hpp.
+#include "gateway/plain_ws.hpp"
+
 #include <ctime>
 
+#include "base/log.hpp"
+#include "gateway/catchup.hpp"
+#include "gateway/client_send.hpp"
 #include "gateway/core/gateway_auth.hpp"
 #include "gateway/core/message_json.hpp"
 #include "gateway/core/plain_ws_protocol.hpp"
-#include "base/log.hpp"
-#include "gateway/gateway_impl.hpp"
+#include "gateway/http_io.hpp"
+#include "gateway/hub.hpp"
 
 namespace chat_outboxd {
 
-bool
-Gateway::Impl::OnPlainEstablished(struct lws *wsi, Conn *c)
+PlainWs::PlainWs(Hub &hub, Catchup &catchup, ClientSends &sends, const Config &cfg)
+    : hub_(hub), catchup_(catchup), sends_(sends), cfg_(cfg)
 {
-	auto p = std::make_shared<PlainClient>();
+}
+
+bool
+PlainWs::OnEstablished(struct lws *wsi, Conn *c)
+{
+	auto p = std::make_shared<PlainClient>(*this);
 	p->wsi = wsi;
-	plains[p.get()] = p;
+	plains_[p.get()] = p;
 	c->role = Conn::Role::Plain;
 	c->plain = p;
 	p->heard = true;
-	ScheduleIn(p->keepalive, cfg.ping_interval);
+	hub_.ScheduleIn(p->keepalive, cfg_.ping_interval);
 
 	QueryArgs q = ReadQuery(wsi);
 	std::string token = q.Get("token");
@@ -30,46 +38,122 @@ Gateway::Impl::OnPlainEstablished(struct lws *wsi, Conn *c)
 	if (q.Has("chats")) {
 		std::vector<int64_t> list;
 		if (!ParseChatList(q.Get("chats"), &list)) {
-			CloseClient(*p, kCloseBadRequest, "chats must be comma-separated chat ids");
+			Close(*p, kCloseBadRequest, "chats must be comma-separated chat ids");
 			return true;
 		}
 		requested = std::move(list);
 	}
 	int64_t since = -1;
 	if (q.Has("since") && (!JsonInteger(q.Get("since"), &since) || since < 0)) {
-		CloseClient(*p, kCloseBadRequest, "since must be a seq");
+		Close(*p, kCloseBadRequest, "since must be a seq");
 		return true;
 	}
-	AuthResult ar = Authorize(token, TokenPolicy(cfg), static_cast<int64_t>(std::time(nullptr)), requested);
+	AuthResult ar = Authorize(token, TokenPolicy(cfg_), static_cast<int64_t>(std::time(nullptr)), requested);
 	if (!ar.ok) {
 		Log(Level::Verbose, "gateway: /ws client refused: %s (%s)", ar.message.c_str(), ar.reason.c_str());
-		CloseClient(*p, ar.message == "forbidden" ? kCloseForbidden : kCloseUnauthorized,
+		Close(*p, ar.message == "forbidden" ? kCloseForbidden : kCloseUnauthorized,
 		            ar.message + ": " + ar.reason);
 		return true;
 	}
 	p->gate = SeqGate<FrameRef>(since >= 0 ? since : 0);
 	// welcome.seq is where a client that receives nothing resumes from (?since=).
 	nlohmann::json welcome = {{"type", "welcome"}, {"chats", ar.rooms}};
-	welcome["seq"] = since >= 0 ? since : std::max<int64_t>(high_seq, 0);
-	EnqueueText(*p, DumpJson(welcome));
-	Admit(*p, ar);
+	welcome["seq"] = since >= 0 ? since : std::max<int64_t>(hub_.HighSeq(), 0);
+	hub_.EnqueueText(*p, DumpJson(welcome));
+	hub_.Admit(*p, ar);
 	if (since >= 0 && !p->joined.empty())
-		StartCatchup(p, since);
+		catchup_.Start(p, since);
 	return true;
+}
+
+int
+PlainWs::OnReceive(struct lws *wsi, Conn *c, const void *in, size_t len)
+{
+	std::shared_ptr<PlainClient> p = c->plain;
+	if (p && p->IsOpen())
+		p->heard = true;
+	return hub_.Receive(wsi, p.get(), c->rx, in, len, false,
+	                    [&](std::string_view text) { return HandleText(p, text); });
+}
+
+void
+PlainWs::OnPong(Conn *c)
+{
+	if (c->plain)
+		c->plain->heard = true;
+}
+
+int
+PlainWs::OnWriteable(struct lws *wsi, Conn *c)
+{
+	return hub_.WriteQueued(wsi, c->plain.get());
+}
+
+void
+PlainWs::OnClosed(struct lws *, Conn *c)
+{
+	if (c->plain) {
+		c->plain->wsi = nullptr;
+		Drop(*c->plain);
+	}
+	c->plain = nullptr;
+	c->role = Conn::Role::Http;
+}
+
+void
+PlainWs::Close(Client &c, int code, const std::string &reason)
+{
+	if (hub_.MarkClosing(c, code, reason))
+		c.Kick();
+}
+
+void
+PlainWs::Drop(Client &c)
+{
+	if (c.IsClosed())
+		return;
+	auto &p = static_cast<PlainClient &>(c);
+	hub_.Forget(p);
+	hub_.Cancel(p.keepalive);
+	KillAsync(p.wsi);
+	p.wsi = nullptr;
+	auto it = plains_.find(&p);
+	if (it != plains_.end()) {
+		auto keep = it->second; // may be the last owner: destroyed after we stop touching it
+		plains_.erase(it);
+	}
+}
+
+void
+PlainWs::ForEach(const std::function<void(Client &)> &fn) const
+{
+	for (const auto &kv : plains_)
+		fn(*kv.second);
+}
+
+void
+PlainWs::OnDeadline(Deadline &d)
+{
+	auto &p = static_cast<PlainClient &>(*d.owner);
+	if (d.kind == Deadline::Kind::Keepalive) {
+		OnKeepalive(p);
+	} else if (d.kind == Deadline::Kind::Expiry && p.IsOpen()) {
+		Close(p, kCloseUnauthorized, "token expired");
+	}
 }
 
 // OnKeepalive finds dead /ws peers (no FIN ever arrives from a host that vanished): a WebSocket ping
 // every --ping-interval, and a connection that stayed silent for a whole interval after one is
 // closed. Browsers and WebSocket libraries answer pings by themselves.
 void
-Gateway::Impl::OnKeepalive(PlainClient &p)
+PlainWs::OnKeepalive(PlainClient &p)
 {
-	if (p.closed || p.close_due)
+	if (!p.IsOpen())
 		return;
 	if (!p.heard && p.ping_sent) {
 		Log(Level::Verbose, "gateway: /ws client silent for %lld ms after a ping; closing it",
-		    static_cast<long long>(cfg.ping_interval));
-		CloseClient(p, LWS_CLOSE_STATUS_GOINGAWAY, "ping timeout");
+		    static_cast<long long>(cfg_.ping_interval));
+		Close(p, LWS_CLOSE_STATUS_GOINGAWAY, "ping timeout");
 		return;
 	}
 	p.heard = false;
@@ -77,13 +161,13 @@ Gateway::Impl::OnKeepalive(PlainClient &p)
 	p.ping_due = true;
 	if (p.wsi)
 		lws_callback_on_writable(p.wsi);
-	ScheduleIn(p.keepalive, cfg.ping_interval);
+	hub_.ScheduleIn(p.keepalive, cfg_.ping_interval);
 }
 
 bool
-Gateway::Impl::HandlePlainText(const std::shared_ptr<PlainClient> &p, std::string_view text)
+PlainWs::HandleText(const std::shared_ptr<PlainClient> &p, std::string_view text)
 {
-	if (!p->authed)
+	if (!p->Admitted())
 		return true; // refused and closing: ignore what is still in flight
 	plainws::ClientFrame f;
 	std::string error;
@@ -93,33 +177,33 @@ Gateway::Impl::HandlePlainText(const std::shared_ptr<PlainClient> &p, std::strin
 	}
 	switch (f.type) {
 	case plainws::FrameType::Ping:
-		EnqueueText(*p, DumpJson({{"type", "pong"}, {"ref", f.ref}}));
+		hub_.EnqueueText(*p, DumpJson({{"type", "pong"}, {"ref", f.ref}}));
 		return true;
 	case plainws::FrameType::Join:
-		if (Join(*p, f.chat_id))
-			EnqueueText(*p, plainws::AckFrame(f.ref, {{"ok", true}}));
+		if (hub_.Join(*p, f.chat_id))
+			hub_.EnqueueText(*p, plainws::AckFrame(f.ref, {{"ok", true}}));
 		else
-			EnqueueText(*p, plainws::ErrorFrame(f.ref, {{"message", "forbidden"}}));
+			hub_.EnqueueText(*p, plainws::ErrorFrame(f.ref, {{"message", "forbidden"}}));
 		return true;
 	case plainws::FrameType::Leave:
-		Leave(*p, f.chat_id);
-		EnqueueText(*p, plainws::AckFrame(f.ref, {{"ok", true}}));
+		hub_.Leave(*p, f.chat_id);
+		hub_.EnqueueText(*p, plainws::AckFrame(f.ref, {{"ok", true}}));
 		return true;
 	case plainws::FrameType::Send: {
-		if (auto refusal = SendRefusal(*p, f.chat_id, f.body)) {
-			EnqueueText(*p, plainws::ErrorFrame(f.ref, std::move(*refusal)));
+		if (auto refusal = sends_.Refusal(*p, f.chat_id, f.body)) {
+			hub_.EnqueueText(*p, plainws::ErrorFrame(f.ref, std::move(*refusal)));
 			return true;
 		}
 		std::weak_ptr<PlainClient> weak = p;
 		nlohmann::json ref = f.ref;
-		ClientSend(f.chat_id, std::move(f.body), [this, weak, ref](nlohmann::json result) {
+		sends_.Send(f.chat_id, std::move(f.body), [this, weak, ref](nlohmann::json result) {
 			auto live = weak.lock();
-			if (!live || live->closed)
+			if (!live || live->IsClosed())
 				return;
 			if (result.value("ok", false))
-				EnqueueText(*live, plainws::AckFrame(ref, {{"message", result["message"]}}));
+				hub_.EnqueueText(*live, plainws::AckFrame(ref, {{"message", result["message"]}}));
 			else
-				EnqueueText(*live, plainws::ErrorFrame(ref, result["error"]));
+				hub_.EnqueueText(*live, plainws::ErrorFrame(ref, result["error"]));
 		});
 		return true;
 	}

@@ -1,43 +1,27 @@
-// daemon/src/gateway/sio_handler.cpp - Socket.IO packets on the "/" namespace: CONNECT with JWT auth and
-// connection-state recovery, the join/leave/send events with acks, DISCONNECT.
+// daemon/src/gateway/sio_handler.cpp - see sio_handler.hpp.
+#include "gateway/sio_handler.hpp"
+
 #include <ctime>
 
+#include "base/log.hpp"
+#include "gateway/catchup.hpp"
+#include "gateway/client_send.hpp"
 #include "gateway/core/engineio.hpp"
 #include "gateway/core/gateway_auth.hpp"
 #include "gateway/core/message_json.hpp"
+#include "gateway/core/recovery.hpp"
 #include "gateway/core/socketio.hpp"
-#include "base/log.hpp"
-#include "gateway/gateway_impl.hpp"
+#include "gateway/hub.hpp"
 
 namespace chat_outboxd {
 
-namespace {
-
-// A pid we hand out is "<random>.<highest inbox seq at connect>": a client that got no message
-// before it lost the connection sends no offset, and the pid still says where to resume from.
-bool
-SeqFromPid(const std::string &pid, int64_t *seq)
+SioNamespace::SioNamespace(Hub &hub, Catchup &catchup, ClientSends &sends, const Config &cfg)
+    : hub_(hub), catchup_(catchup), sends_(sends), cfg_(cfg)
 {
-	size_t dot = pid.rfind('.');
-	if (dot == std::string::npos)
-		return false;
-	return JsonInteger(pid.substr(dot + 1), seq);
 }
 
 bool
-UsablePid(const nlohmann::json &v)
-{
-	if (!v.is_string())
-		return false;
-	const std::string &s = v.get_ref<const std::string &>();
-	return !s.empty() && s.size() <= 64 &&
-	       s.find_first_not_of("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_.") == std::string::npos;
-}
-
-} // namespace
-
-bool
-Gateway::Impl::HandleSocketIo(const std::shared_ptr<Session> &s, std::string_view text)
+SioNamespace::HandlePacket(const std::shared_ptr<Session> &s, std::string_view text)
 {
 	sio::Packet p;
 	std::string error;
@@ -47,16 +31,16 @@ Gateway::Impl::HandleSocketIo(const std::shared_ptr<Session> &s, std::string_vie
 	}
 	switch (p.type) {
 	case sio::PacketType::Connect:
-		OnSioConnect(s, p.data, p.nsp);
+		OnConnect(s, p.data, p.nsp);
 		return true;
 	case sio::PacketType::Disconnect:
 		// The socket leaves; the client closes the transport itself once no namespace is left.
-		if (p.nsp == "/" && s->authed)
+		if (p.nsp == "/" && s->Admitted())
 			EndSocket(*s);
 		return true;
 	case sio::PacketType::Event:
-		if (p.nsp == "/" && s->authed)
-			OnSioEvent(s, p.data, p.ack_id);
+		if (p.nsp == "/" && s->Admitted())
+			OnEvent(s, p.data, p.ack_id);
 		return true; // events for namespaces the socket is not in are ignored, like the reference
 	case sio::PacketType::Ack:
 		return true; // the server never asks for acks
@@ -66,18 +50,31 @@ Gateway::Impl::HandleSocketIo(const std::shared_ptr<Session> &s, std::string_vie
 }
 
 void
-Gateway::Impl::OnSioConnect(const std::shared_ptr<Session> &s, const nlohmann::json &auth, const std::string &nsp)
+SioNamespace::EndSocket(Session &s)
+{
+	hub_.LeaveAll(s);
+	s.allowed.clear();
+	hub_.Cancel(s.expiry);
+	s.replay = Client::Replay::Off;
+	s.gate.Abandon();
+	s.held_bytes = 0;
+	s.reread = false;
+	s.socket_id.clear();
+	s.pings_before_connect = 0;
+	hub_.SetAuthed(s, false);
+}
+
+void
+SioNamespace::OnConnect(const std::shared_ptr<Session> &s, const nlohmann::json &auth, const std::string &nsp)
 {
 	if (nsp != "/") {
-		EnqueueText(*s, "4" + sio::EncodeConnectError(nsp, "Invalid namespace", nullptr));
+		hub_.EnqueueText(*s, "4" + sio::EncodeConnectError(nsp, "Invalid namespace", nullptr));
 		return;
 	}
-	if (s->authed)
+	if (s->Admitted())
 		return; // a second CONNECT for "/" on one session changes nothing
 	std::string token = s->query_token;
 	std::optional<std::vector<int64_t>> requested;
-	int64_t resume = -1;
-	std::string pid;
 	if (auth.is_object()) {
 		auto t = auth.find("token");
 		if (t != auth.end() && t->is_string())
@@ -86,51 +83,39 @@ Gateway::Impl::OnSioConnect(const std::shared_ptr<Session> &s, const nlohmann::j
 		if (chats != auth.end() && !chats->is_null()) {
 			std::vector<int64_t> list;
 			if (!ChatListFromJson(*chats, &list)) {
-				EnqueueText(*s, "4" + sio::EncodeConnectError("/", "forbidden", {{"reason", "auth.chats must be an array of chat ids"}}));
+				hub_.EnqueueText(*s, "4" + sio::EncodeConnectError("/", "forbidden", {{"reason", "auth.chats must be an array of chat ids"}}));
 				return;
 			}
 			requested = std::move(list);
 		}
-		auto pid_it = auth.find("pid");
-		if (pid_it != auth.end() && UsablePid(*pid_it))
-			pid = pid_it->get<std::string>();
-		auto offset = auth.find("offset");
-		auto since = auth.find("since");
-		int64_t v = 0;
-		if (offset != auth.end() && JsonInteger(*offset, &v) && v >= 0)
-			resume = v;
-		else if (since != auth.end() && JsonInteger(*since, &v) && v >= 0)
-			resume = v;
-		else if (!pid.empty() && SeqFromPid(pid, &v) && v >= 0)
-			resume = v;
 	}
-	AuthResult ar = Authorize(token, TokenPolicy(cfg), static_cast<int64_t>(std::time(nullptr)), requested);
+	sio::Resume resume = sio::ReadResume(auth);
+	AuthResult ar = Authorize(token, TokenPolicy(cfg_), static_cast<int64_t>(std::time(nullptr)), requested);
 	if (!ar.ok) {
 		Log(Level::Verbose, "gateway: session %s refused: %s (%s)", s->sid.c_str(), ar.message.c_str(),
 		    ar.reason.c_str());
-		EnqueueText(*s, "4" + sio::EncodeConnectError("/", ar.message, {{"reason", ar.reason}}));
+		hub_.EnqueueText(*s, "4" + sio::EncodeConnectError("/", ar.message, {{"reason", ar.reason}}));
 		return;
 	}
 	s->socket_id = eio::RandomId(20);
-	if (pid.empty())
-		pid = eio::RandomId(16) + (high_seq >= 0 ? "." + std::to_string(high_seq) : "");
-	s->gate = SeqGate<FrameRef>(resume >= 0 ? resume : 0);
-	EnqueueText(*s, "4" + sio::EncodeConnectOk("/", s->socket_id, pid));
-	Admit(*s, ar);
-	if (resume >= 0 && !s->joined.empty())
-		StartCatchup(s, resume);
+	if (resume.pid.empty())
+		resume.pid = sio::MakePid(eio::RandomId(16), hub_.HighSeq());
+	s->gate = SeqGate<FrameRef>(resume.after >= 0 ? resume.after : 0);
+	hub_.EnqueueText(*s, "4" + sio::EncodeConnectOk("/", s->socket_id, resume.pid));
+	hub_.Admit(*s, ar);
+	if (resume.after >= 0 && !s->joined.empty())
+		catchup_.Start(s, resume.after);
 }
 
 void
-Gateway::Impl::SioAck(Session &s, std::optional<uint64_t> ack, nlohmann::json value)
+SioNamespace::Ack(Session &s, std::optional<uint64_t> ack, nlohmann::json value)
 {
 	if (ack)
-		EnqueueText(s, "4" + sio::EncodeAck("/", *ack, nlohmann::json::array({std::move(value)})));
+		hub_.EnqueueText(s, "4" + sio::EncodeAck("/", *ack, nlohmann::json::array({std::move(value)})));
 }
 
 void
-Gateway::Impl::OnSioEvent(const std::shared_ptr<Session> &s, const nlohmann::json &args,
-                           std::optional<uint64_t> ack)
+SioNamespace::OnEvent(const std::shared_ptr<Session> &s, const nlohmann::json &args, std::optional<uint64_t> ack)
 {
 	const std::string &name = args[0].get_ref<const std::string &>();
 	const nlohmann::json arg = args.size() > 1 ? args[1] : nlohmann::json();
@@ -138,42 +123,42 @@ Gateway::Impl::OnSioEvent(const std::shared_ptr<Session> &s, const nlohmann::jso
 	bool has_chat = arg.is_object() && arg.contains("chat_id") && JsonInteger(arg["chat_id"], &chat);
 	if (name == "join") {
 		if (!has_chat)
-			SioAck(*s, ack, {{"error", "chat_id must be an integer"}});
-		else if (Join(*s, chat))
-			SioAck(*s, ack, {{"ok", true}});
+			Ack(*s, ack, {{"error", "chat_id must be an integer"}});
+		else if (hub_.Join(*s, chat))
+			Ack(*s, ack, {{"ok", true}});
 		else
-			SioAck(*s, ack, {{"error", "forbidden"}});
+			Ack(*s, ack, {{"error", "forbidden"}});
 		return;
 	}
 	if (name == "leave") {
 		if (!has_chat) {
-			SioAck(*s, ack, {{"error", "chat_id must be an integer"}});
+			Ack(*s, ack, {{"error", "chat_id must be an integer"}});
 			return;
 		}
-		Leave(*s, chat);
-		SioAck(*s, ack, {{"ok", true}});
+		hub_.Leave(*s, chat);
+		Ack(*s, ack, {{"ok", true}});
 		return;
 	}
 	if (name == "send") {
 		auto body = arg.is_object() ? arg.find("body") : arg.end();
 		if (!has_chat || body == arg.end() || !body->is_string()) {
-			sends_failed++;
-			SioAck(*s, ack, {{"ok", false}, {"error", {{"message", "send needs {chat_id, body}"}}}});
+			hub_.CountSend(false);
+			Ack(*s, ack, {{"ok", false}, {"error", {{"message", "send needs {chat_id, body}"}}}});
 			return;
 		}
-		if (auto refusal = SendRefusal(*s, chat, body->get_ref<const std::string &>())) {
-			SioAck(*s, ack, {{"ok", false}, {"error", std::move(*refusal)}});
+		if (auto refusal = sends_.Refusal(*s, chat, body->get_ref<const std::string &>())) {
+			Ack(*s, ack, {{"ok", false}, {"error", std::move(*refusal)}});
 			return;
 		}
 		std::weak_ptr<Session> weak = s;
-		ClientSend(chat, body->get<std::string>(), [this, weak, ack](nlohmann::json result) {
+		sends_.Send(chat, body->get<std::string>(), [this, weak, ack](nlohmann::json result) {
 			auto live = weak.lock();
-			if (live && !live->closed)
-				SioAck(*live, ack, std::move(result));
+			if (live && !live->IsClosed())
+				Ack(*live, ack, std::move(result));
 		});
 		return;
 	}
-	SioAck(*s, ack, {{"error", "unknown event"}});
+	Ack(*s, ack, {{"error", "unknown event"}});
 }
 
 } // namespace chat_outboxd

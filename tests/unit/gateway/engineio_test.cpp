@@ -126,6 +126,16 @@ TEST(EngineIo, CorsOriginAllowedOnlyForListedOrigins)
 	EXPECT_TRUE(CorsOriginAllowed("https://anything.example", {"*"}));
 }
 
+TEST(EngineIo, CorsOriginsSettingIsACommaSeparatedList)
+{
+	EXPECT_EQ(ParseCorsOrigins(""), std::vector<std::string>{});
+	EXPECT_EQ(ParseCorsOrigins("*"), std::vector<std::string>{"*"});
+	EXPECT_EQ(ParseCorsOrigins("https://a.example, http://localhost:3000"),
+	          (std::vector<std::string>{"https://a.example", "http://localhost:3000"}));
+	EXPECT_EQ(ParseCorsOrigins(" https://a.example ,,  , https://b.example,"),
+	          (std::vector<std::string>{"https://a.example", "https://b.example"}));
+}
+
 TEST(EngineIo, CorsAllowHeadersEchoesOnlyHeaderNameLists)
 {
 	EXPECT_EQ(CorsAllowHeaders("content-type, x-app-token"), "content-type, x-app-token");
@@ -137,4 +147,19 @@ TEST(EngineIo, CorsAllowHeadersEchoesOnlyHeaderNameLists)
 	EXPECT_EQ(CorsAllowHeaders("x(a)"), "");
 	EXPECT_EQ(CorsAllowHeaders(std::string(1025, 'a')), "");
 	EXPECT_EQ(CorsAllowHeaders(std::string(1024, 'a')), std::string(1024, 'a'));
+}
+
+TEST(EngineIo, UpgradeProbeSteps)
+{
+	EXPECT_EQ(OnProbeText(Transport::Probing, "2probe"), ProbeStep::Answer);
+	EXPECT_EQ(OnProbeText(Transport::Upgrading, "5"), ProbeStep::Complete);
+	// Each step only in its phase: a second "2probe", a "5" before the probe was answered, and
+	// anything on a probe of a session that is not upgrading are faults.
+	EXPECT_EQ(OnProbeText(Transport::Upgrading, "2probe"), ProbeStep::Fault);
+	EXPECT_EQ(OnProbeText(Transport::Probing, "5"), ProbeStep::Fault);
+	EXPECT_EQ(OnProbeText(Transport::Polling, "2probe"), ProbeStep::Fault);
+	EXPECT_EQ(OnProbeText(Transport::WebSocket, "5"), ProbeStep::Fault);
+	EXPECT_EQ(OnProbeText(Transport::Probing, "2"), ProbeStep::Fault);
+	EXPECT_EQ(OnProbeText(Transport::Probing, "2probe "), ProbeStep::Fault);
+	EXPECT_EQ(OnProbeText(Transport::Upgrading, "40"), ProbeStep::Fault);
 }

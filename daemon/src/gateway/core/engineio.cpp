@@ -194,6 +194,37 @@ CorsOriginAllowed(std::string_view origin, const std::vector<std::string> &allow
 	return false;
 }
 
+std::vector<std::string>
+ParseCorsOrigins(std::string_view setting)
+{
+	std::vector<std::string> origins;
+	size_t start = 0;
+	while (start <= setting.size()) {
+		size_t comma = setting.find(',', start);
+		if (comma == std::string_view::npos)
+			comma = setting.size();
+		std::string_view o = setting.substr(start, comma - start);
+		while (!o.empty() && o.front() == ' ')
+			o.remove_prefix(1);
+		while (!o.empty() && o.back() == ' ')
+			o.remove_suffix(1);
+		if (!o.empty())
+			origins.emplace_back(o);
+		start = comma + 1;
+	}
+	return origins;
+}
+
+ProbeStep
+OnProbeText(Transport t, std::string_view text)
+{
+	if (text == "2probe" && t == Transport::Probing)
+		return ProbeStep::Answer;
+	if (text == "5" && t == Transport::Upgrading)
+		return ProbeStep::Complete;
+	return ProbeStep::Fault;
+}
+
 std::string
 RandomId(size_t len)
 {

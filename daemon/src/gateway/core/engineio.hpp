@@ -1,5 +1,5 @@
 // daemon/src/gateway/core/engineio.hpp - the Engine.IO protocol 4 codec: packets, polling payloads, the
-// handshake, HTTP error bodies and request classification (see shared/design/socketio-protocol.md).
+// handshake, HTTP error bodies, request classification and the upgrade's steps (docs/protocols/socketio.md).
 //
 // Pure functions over text; the gateway's I/O layer owns sessions and transports.
 #pragma once
@@ -44,7 +44,8 @@ std::string OpenPacket(const std::string &sid, bool offer_websocket, int64_t pin
 // ValidUtf8 is strict RFC 3629 UTF-8: no overlongs, no surrogates, nothing above U+10FFFF.
 bool ValidUtf8(std::string_view s);
 
-// The HTTP-level error codes of the reference server (protocol notes §6.4).
+// The HTTP-level error codes of the reference server (docs/protocols/socketio.md,
+// 'Requests and HTTP errors').
 enum class HttpError {
 	None = -1,
 	TransportUnknown = 0,
@@ -80,13 +81,30 @@ struct Verdict {
 // Classify applies the protocol's request rules (EIO version, transport, method, sid).
 Verdict Classify(const Request &req);
 
-// CORS preflight answers (§6.2): the methods polling uses, and the request headers a browser asks
-// to send, echoed back when they form a plain header-name list (anything else gets no allowance).
+// CORS preflight answers (docs/protocols/socketio.md, 'CORS'): the methods polling uses, and the
+// request headers a browser asks to send, echoed back when they form a plain header-name list
+// (anything else gets no allowance).
 constexpr const char *kCorsAllowMethods = "GET, POST, OPTIONS";
 std::string CorsAllowHeaders(std::string_view requested);
 // CorsOriginAllowed: an Origin gets CORS headers only when --cors-origins lists it exactly, or
 // lists "*".
 bool CorsOriginAllowed(std::string_view origin, const std::vector<std::string> &allowed);
+// ParseCorsOrigins splits --cors-origins: comma-separated, spaces around each trimmed, empty ones dropped.
+std::vector<std::string> ParseCorsOrigins(std::string_view setting);
+
+// Transport: what carries a session, and where an upgrade stands (docs/protocols/socketio.md, 'Upgrade').
+//   Polling:   HTTP long-polling.
+//   Probing:   a WebSocket (the probe) was opened for the upgrade; "2probe" has not come yet.
+//   Upgrading: "2probe" was answered "3probe"; held GETs are released with a noop ("6") so the client
+//              can send "5" on the probe.
+//   WebSocket: one WebSocket carries everything, from the start or after "5"; polling is refused.
+// A probe is accepted only in Polling; one that fails or times out goes back to Polling.
+enum class Transport : uint8_t { Polling, Probing, Upgrading, WebSocket };
+
+// ProbeStep is what a text frame on the probe WebSocket does: Answer ("2probe" while Probing: reply
+// "3probe", now Upgrading), Complete ("5" while Upgrading: now WebSocket), or Fault (anything else).
+enum class ProbeStep : uint8_t { Answer, Complete, Fault };
+ProbeStep OnProbeText(Transport t, std::string_view text);
 
 // RandomId returns `len` characters of URL-safe base64 alphabet from a CSPRNG.
 std::string RandomId(size_t len);

@@ -1,0 +1,45 @@
+// daemon/src/gateway/catchup.hpp - replays from the durable inbox: a catch-up for a client that
+// reconnects with an offset, and the reading-on of a client that fell behind live delivery; and the
+// highest seq the gateway knows (put into Socket.IO pids and the /ws welcome).
+#pragma once
+
+#include <cstdint>
+#include <deque>
+#include <memory>
+#include <string>
+
+#include "base/core/config.hpp"
+#include "gateway/clients.hpp"
+
+namespace chat_outboxd {
+
+class Hub;
+class QueryQueue;
+
+class Catchup {
+  public:
+	Catchup(Hub &hub, QueryQueue &queries, const Config &cfg);
+	Catchup(const Catchup &) = delete;
+	Catchup &operator=(const Catchup &) = delete;
+
+	// Start replays every message of c's rooms with seq > after, before any live one.
+	void Start(const std::shared_ptr<Client> &c, int64_t after);
+	// Page reads the next page of c's replay (or waits in line for a --query-queue slot).
+	void Page(const std::shared_ptr<Client> &c);
+	// LoadHighSeq asks for the highest inbox seq, and again a second later until it gets it.
+	void LoadHighSeq();
+	void OnDeadline(Deadline &d); // the retry of LoadHighSeq
+
+  private:
+	// OnSlotFree: the oldest replays waiting for a --query-queue slot go on.
+	void OnSlotFree();
+
+	Hub &hub_;
+	QueryQueue &queries_;
+	const Config &cfg_;
+	std::string sql_page_, sql_high_seq_;
+	std::deque<std::weak_ptr<Client>> waiting_; // replays waiting for a --query-queue slot
+	Deadline high_seq_retry_{Deadline::Kind::HighSeqRetry, nullptr};
+};
+
+} // namespace chat_outboxd

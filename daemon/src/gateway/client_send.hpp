@@ -1,0 +1,38 @@
+// daemon/src/gateway/client_send.hpp - a client's send: the checks before any SQL, then
+// <service>.send_message() on the gateway's own connection (autocommit, so the ack follows COMMIT
+// and the outbox row is durable).
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <optional>
+#include <string>
+
+#include <nlohmann/json.hpp>
+
+#include "base/core/config.hpp"
+#include "gateway/clients.hpp"
+
+namespace chat_outboxd {
+
+class Hub;
+class QueryQueue;
+
+class ClientSends {
+  public:
+	ClientSends(Hub &hub, QueryQueue &queries, const Config &cfg);
+
+	// Refusal is the error a send gets before any SQL (empty when it may go to Postgres): a NUL in
+	// the body, a chat outside the token, over --send-rate, or --query-queue full.
+	std::optional<nlohmann::json> Refusal(Client &c, int64_t chat_id, const std::string &body);
+	// Send stores the message; done gets {ok:true,message:{..}} or {ok:false,error:{..}}.
+	void Send(int64_t chat_id, std::string body, std::function<void(nlohmann::json)> done);
+
+  private:
+	Hub &hub_;
+	QueryQueue &queries_;
+	const Config &cfg_;
+	std::string sql_send_;
+};
+
+} // namespace chat_outboxd

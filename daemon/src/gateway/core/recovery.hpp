@@ -1,0 +1,27 @@
+// daemon/src/gateway/core/recovery.hpp - Socket.IO connection-state recovery as the gateway does it
+// (docs/protocols/socketio.md, 'Connection-state recovery'): where a CONNECT asks to resume from, and
+// the pid handed out in the CONNECT reply.
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+#include <nlohmann/json.hpp>
+
+namespace chat_outboxd::sio {
+
+struct Resume {
+	std::string pid;  // the client's pid when it is usable (handed back as is), else empty
+	int64_t after = -1; // replay every message with a higher seq; -1: no replay
+};
+
+// ReadResume reads a CONNECT's auth: auth.offset (what socket.io-client sends), else auth.since (an
+// app's own offset), else the seq inside a pid we issued. Negative or malformed values count as absent.
+Resume ReadResume(const nlohmann::json &auth);
+
+// MakePid is "<random>.<high_seq>" (the highest inbox seq at connect), so a client that received
+// nothing before it lost the connection still resumes from there; only random while no seq is known
+// (high_seq < 0).
+std::string MakePid(const std::string &random, int64_t high_seq);
+
+} // namespace chat_outboxd::sio

@@ -1,0 +1,130 @@
+// daemon/src/gateway/http_io.cpp - see http_io.hpp.
+#include "gateway/http_io.hpp"
+
+#include <cstring>
+
+#include "gateway/core/engineio.hpp"
+
+namespace chat_outboxd {
+
+std::string
+QueryArgs::Get(std::string_view key) const
+{
+	for (const auto &kv : items)
+		if (kv.first == key)
+			return kv.second;
+	return "";
+}
+
+bool
+QueryArgs::Has(std::string_view key) const
+{
+	for (const auto &kv : items)
+		if (kv.first == key)
+			return true;
+	return false;
+}
+
+QueryArgs
+ReadQuery(struct lws *wsi)
+{
+	// lws stores each argument urldecoded as its own fragment ("k=v").
+	QueryArgs q;
+	char buf[8192];
+	for (int i = 0; i < 64; i++) {
+		int n = lws_hdr_copy_fragment(wsi, buf, sizeof buf, WSI_TOKEN_HTTP_URI_ARGS, i);
+		if (n < 0)
+			break;
+		std::string_view frag(buf, static_cast<size_t>(n));
+		size_t eq = frag.find('=');
+		if (eq == std::string_view::npos)
+			q.items.emplace_back(std::string(frag), "");
+		else
+			q.items.emplace_back(std::string(frag.substr(0, eq)), std::string(frag.substr(eq + 1)));
+	}
+	return q;
+}
+
+std::string
+Header(struct lws *wsi, enum lws_token_indexes token)
+{
+	int len = lws_hdr_total_length(wsi, token);
+	if (len <= 0)
+		return "";
+	std::string s(static_cast<size_t>(len) + 1, '\0');
+	if (lws_hdr_copy(wsi, &s[0], len + 1, token) < 0)
+		return "";
+	s.resize(static_cast<size_t>(len));
+	return s;
+}
+
+std::string
+PeerAddress(struct lws *wsi)
+{
+	char buf[64] = {};
+	const char *p = lws_get_peer_simple(wsi, buf, sizeof buf);
+	return p ? std::string(p) : std::string();
+}
+
+void
+Respond(struct lws *wsi, Conn *c, int status, const char *content_type, std::string body)
+{
+	c->response_ready = true;
+	c->status = status;
+	c->content_type = content_type;
+	c->body = std::move(body);
+	lws_callback_on_writable(wsi);
+}
+
+HttpWriter::HttpWriter(const std::string &cors_origins) : cors_origins_(eio::ParseCorsOrigins(cors_origins)) {}
+
+int
+HttpWriter::Write(struct lws *wsi, int status, const char *content_type, std::string_view body, bool cors) const
+{
+	constexpr size_t kHeaderSpace = 4096; // room for an echoed origin and preflight header list
+	std::string buf(LWS_PRE + kHeaderSpace + body.size(), '\0');
+	auto *start = reinterpret_cast<unsigned char *>(&buf[LWS_PRE]);
+	unsigned char *p = start, *end = start + kHeaderSpace;
+	std::string len = std::to_string(body.size());
+	// CORS only for /socket.io/ and only for an origin in --cors-origins; /metrics and /healthz never.
+	std::string origin = cors ? Header(wsi, WSI_TOKEN_ORIGIN) : std::string();
+	if (!origin.empty() && !eio::CorsOriginAllowed(origin, cors_origins_))
+		origin.clear();
+	auto add = [&](enum lws_token_indexes t, const std::string &v) {
+		return lws_add_http_header_by_token(wsi, t, reinterpret_cast<const unsigned char *>(v.data()),
+		                                    static_cast<int>(v.size()), &p, end) == 0;
+	};
+	auto add_named = [&](const char *name, const std::string &v) {
+		return lws_add_http_header_by_name(wsi, reinterpret_cast<const unsigned char *>(name),
+		                                   reinterpret_cast<const unsigned char *>(v.data()),
+		                                   static_cast<int>(v.size()), &p, end) == 0;
+	};
+	bool ok = lws_add_http_header_status(wsi, static_cast<unsigned>(status), &p, end) == 0 &&
+	          add(WSI_TOKEN_HTTP_CONTENT_TYPE, content_type) && add(WSI_TOKEN_HTTP_CONTENT_LENGTH, len) &&
+	          add(WSI_TOKEN_HTTP_CACHE_CONTROL, "no-store");
+	// Browsers on another origin need CORS for polling; credentials require the exact origin, and
+	// a response that echoes it varies with it.
+	if (ok && !origin.empty())
+		ok = add_named("access-control-allow-origin:", origin) &&
+		     add_named("access-control-allow-credentials:", "true") && add_named("vary:", "Origin");
+	// A preflight (OPTIONS with Access-Control-Request-*) must also name what the real request may use.
+	if (ok && !origin.empty() && lws_hdr_total_length(wsi, WSI_TOKEN_OPTIONS_URI) > 0) {
+		ok = add_named("access-control-allow-methods:", eio::kCorsAllowMethods);
+		std::string allow = eio::CorsAllowHeaders(Header(wsi, WSI_TOKEN_HTTP_AC_REQUEST_HEADERS));
+		if (ok && !allow.empty())
+			ok = add_named("access-control-allow-headers:", allow);
+	}
+	if (ok)
+		ok = lws_finalize_http_header(wsi, &p, end) == 0;
+	if (!ok)
+		return -1;
+	// Headers and body leave in one raw write: lws' HTTP_FINAL accounting is not needed here, we
+	// sent Content-Length ourselves.
+	std::memcpy(p, body.data(), body.size());
+	size_t total = static_cast<size_t>(p - start) + body.size();
+	if (lws_write(wsi, start, total, LWS_WRITE_HTTP_HEADERS) != static_cast<int>(total))
+		return -1;
+	return lws_http_transaction_completed(wsi) ? -1 : 0;
+}
+
+} // namespace chat_outboxd

@@ -1,0 +1,150 @@
+// daemon/src/gateway/hub.hpp - the centre of the gateway. The Hub owns the rooms, delivery (inbox
+// messages from the consumer, each client's seq gate and byte budget), the deadlines, the counts of
+// admitted and unauthenticated clients, and the counters /metrics shows. The endpoints (EngineIo,
+// PlainWs) own their clients and what their protocol adds, and are reached through Endpoint; Catchup
+// reads the inbox for clients that replay.
+#pragma once
+
+#include <algorithm>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <unordered_map>
+#include <vector>
+
+#include <uv.h>
+
+#include "base/core/config.hpp"
+#include "base/core/metrics.hpp"
+#include "consumer/delivery.hpp"
+#include "gateway/clients.hpp"
+#include "gateway/core/gateway_auth.hpp"
+#include "gateway/core/rooms.hpp"
+#include "gateway/deadlines.hpp"
+
+namespace chat_outboxd {
+
+class Catchup;
+class QueryQueue;
+
+class Hub {
+  public:
+	Hub(uv_loop_t *loop, const Config &cfg, Metrics &metrics, const QueryQueue &queries);
+	Hub(const Hub &) = delete;
+	Hub &operator=(const Hub &) = delete;
+	// SetCatchup: who reads the next replay page once a client has read its queue down.
+	void SetCatchup(Catchup *c) { catchup = c; }
+
+	// --- who is connected
+	// AddEndpoint: an endpoint whose clients shutdown and /metrics see.
+	void AddEndpoint(Endpoint &e) { endpoints.push_back(&e); }
+	std::vector<std::shared_ptr<Client>> AllClients() const;
+	// ForgetClients lets go of every client without closing them (shutdown, after lws let go).
+	void ForgetClients();
+	size_t ClientCount() const { return client_count; }
+
+	// --- admission
+	// PendingFull: a new session from peer would pass --max-unauthenticated(-per-address).
+	bool PendingFull(const std::string &peer) const;
+	// RefuseSession counts a refused handshake; the log says so once per run of refusals.
+	void RefuseSession(const std::string &peer);
+	void SessionAccepted() { refusing_sessions = false; }
+	// SetPending counts s in or out of the unauthenticated sessions.
+	void SetPending(Session &s, bool pending);
+	// SetAuthed is the one place a client is counted in or out of clients_connected.
+	void SetAuthed(Client &c, bool authed);
+	// Admit puts an authorized client in its rooms and ends its grant when its token expires.
+	void Admit(Client &c, const AuthResult &auth);
+	bool Allowed(const Client &c, int64_t chat) const;
+	bool Join(Client &c, int64_t chat);
+	void Leave(Client &c, int64_t chat);
+	void LeaveAll(Client &c);
+
+	// --- delivery
+	// Deliver pushes committed inbox messages, in seq order, to their rooms.
+	void Deliver(const std::vector<InboxMessage> &messages);
+	int64_t HighSeq() const { return high_seq; }
+	void SeenSeq(int64_t seq) { high_seq = std::max(high_seq, seq); }
+	// Enqueue writes f to c now when its WebSocket keeps up, else queues it (a client that lets more
+	// than --client-queue-bytes + kControlSlack wait is closed "too slow").
+	void Enqueue(Client &c, FrameRef f);
+	void EnqueueText(Client &c, std::string_view text) { Enqueue(c, MakeFrame(text)); }
+	// Fits: a frame of that size may be written now, or queued within --client-queue-bytes.
+	bool Fits(Client &c, size_t bytes);
+	// DropHeld frees the live messages c holds during its replay; the replay reads them again.
+	void DropHeld(Client &c);
+	// Drained runs after frames left c's queue: a replay waiting for the client to read goes on.
+	void Drained(Client &c);
+	// WriteQueued serves a writeable callback of c's WebSocket: the close frame of a closing client,
+	// else what the transport owes and the queued frames. Returns what the lws callback returns.
+	int WriteQueued(struct lws *wsi, Client *c);
+	// Receive assembles a WebSocket message from c into rx and hands the whole text to handle; it
+	// refuses binary frames, messages over --max-payload and invalid UTF-8, closing only this
+	// connection. probe: wsi is an upgrade probe, whose faults leave its session alone.
+	int Receive(struct lws *wsi, Client *c, std::string &rx, const void *in, size_t len, bool probe,
+	            const std::function<bool(std::string_view)> &handle);
+
+	// --- closing
+	// MarkClosing moves an Open client to Closing with code and reason; false if it was not Open.
+	bool MarkClosing(Client &c, int code, const std::string &reason);
+	void Close(Client &c, int code, const std::string &reason) { c.endpoint.Close(c, code, reason); }
+	void Drop(Client &c) { c.endpoint.Drop(c); }
+	// Forget is the part of Endpoint::Drop every kind shares: Closed, out of rooms and counts, its
+	// queue and replay freed.
+	void Forget(Client &c);
+	// DropCurrent drops c from inside wsi's own callback, which returns -1 so lws closes wsi itself.
+	void DropCurrent(struct lws *wsi, Client *c);
+	// Reject counts a bad client frame and closes that client.
+	void Reject(Client &c, const char *why, int code);
+
+	// --- deadlines
+	void ScheduleIn(Deadline &d, int64_t delay_ms) { deadlines.ScheduleIn(d, delay_ms); }
+	void Cancel(Deadline &d) { deadlines.Cancel(d); }
+	void DropDeadlines() { deadlines.DropAll(); }
+	int64_t NowMs() const { return static_cast<int64_t>(uv_now(loop)); }
+
+	// --- counters and state for /metrics and /healthz
+	void CountCatchupRun() { catchup_runs++; }
+	void CountCatchupMessage() { catchup_messages++; }
+	void CountSend(bool ok) { ok ? sends_ok++ : sends_failed++; }
+	void CountSendLimited() { sends_limited++; }
+	void CountFrameRejected() { metrics.frames_rejected++; }
+	bool ShuttingDown() const { return shutting_down; }
+	void SetShuttingDown() { shutting_down = true; }
+	// HealthJson and MetricsText are the bodies of /healthz and /metrics (http_routes.cpp).
+	std::string HealthJson(int *status) const;
+	std::string MetricsText() const;
+
+  private:
+	// Offer hands a live message to c: sent, held during its replay, left to the replay when c is too
+	// far behind, or dropped as already sent.
+	void Offer(Client &c, int64_t seq, const FrameRef &f);
+	// FallBehind stops queueing live messages for c and makes it read on from the inbox.
+	void FallBehind(Client &c);
+	void CloseTooSlow(Client &c);
+	bool WriteFrame(struct lws *wsi, const Frame &f);
+	void Fire(Deadline &d);
+	void UpdateClientGauge();
+
+	// Fields are named as the figures /healthz and /metrics print (HealthJson, MetricsText).
+	uv_loop_t *loop;
+	const Config &cfg;
+	Metrics &metrics;
+	const QueryQueue &queries;
+	Catchup *catchup = nullptr;
+	std::vector<Endpoint *> endpoints;
+	Rooms<Client> rooms;
+	size_t client_count = 0;
+	size_t pending_total = 0; // Engine.IO sessions without a namespace socket
+	std::unordered_map<std::string, size_t> pending_by_peer;
+	bool refusing_sessions = false; // a refusal was logged; cleared when a session is accepted
+	int64_t high_seq = -1; // highest inbox seq known (-1 until the first query answers)
+	uint64_t frames_pushed = 0, catchup_runs = 0, catchup_messages = 0, sends_ok = 0, sends_failed = 0;
+	uint64_t sends_limited = 0, sessions_refused = 0, clients_too_slow = 0, fell_behind = 0;
+	bool shutting_down = false;
+	Deadlines deadlines;
+};
+
+} // namespace chat_outboxd

@@ -1,0 +1,51 @@
+// daemon/src/gateway/plain_ws.hpp - the plain JSON WebSocket endpoint /ws for clients without
+// Socket.IO: token from ?token= or "Authorization: Bearer", rooms from the token or ?chats=, catch-up
+// from ?since=, send/join/leave/ping frames (core/plain_ws_protocol.hpp) and a keepalive.
+#pragma once
+
+#include <memory>
+#include <string>
+#include <string_view>
+#include <unordered_map>
+
+#include <libwebsockets.h>
+
+#include "base/core/config.hpp"
+#include "gateway/clients.hpp"
+
+namespace chat_outboxd {
+
+class Catchup;
+class ClientSends;
+class Hub;
+
+class PlainWs final : public Endpoint {
+  public:
+	PlainWs(Hub &hub, Catchup &catchup, ClientSends &sends, const Config &cfg);
+
+	// OnEstablished authorizes a new /ws connection (a refusal is a close frame); false closes wsi.
+	bool OnEstablished(struct lws *wsi, Conn *c);
+	int OnReceive(struct lws *wsi, Conn *c, const void *in, size_t len);
+	void OnPong(Conn *c);
+	int OnWriteable(struct lws *wsi, Conn *c);
+	void OnClosed(struct lws *wsi, Conn *c);
+
+	// --- Endpoint
+	void Close(Client &c, int code, const std::string &reason) override;
+	void Drop(Client &c) override;
+	void OnDeadline(Deadline &d) override;
+	void ForEach(const std::function<void(Client &)> &fn) const override;
+	void ForgetAll() override { plains_.clear(); }
+
+  private:
+	bool HandleText(const std::shared_ptr<PlainClient> &p, std::string_view text);
+	void OnKeepalive(PlainClient &p);
+
+	Hub &hub_;
+	Catchup &catchup_;
+	ClientSends &sends_;
+	const Config &cfg_;
+	std::unordered_map<PlainClient *, std::shared_ptr<PlainClient>> plains_;
+};
+
+} // namespace chat_outboxd

@@ -1,0 +1,26 @@
+// daemon/src/gateway/query_queue.cpp - see query_queue.hpp.
+#include "gateway/query_queue.hpp"
+
+namespace chat_outboxd {
+
+QueryQueue::QueryQueue(PgClient &pg, const Config &cfg)
+    : pg_(pg), cfg_(cfg), alive_(std::make_shared<QueryQueue *>(this))
+{
+}
+
+void
+QueryQueue::Run(const std::string &sql, PgParams params, std::function<void(PgResult &&)> cb)
+{
+	out_++;
+	std::weak_ptr<QueryQueue *> self_alive = alive_;
+	pg_.Query(sql, std::move(params), [this, self_alive, cb = std::move(cb)](PgResult &&r) {
+		if (self_alive.expired())
+			return;
+		out_--;
+		cb(std::move(r));
+		if (on_slot_free_)
+			on_slot_free_();
+	});
+}
+
+} // namespace chat_outboxd

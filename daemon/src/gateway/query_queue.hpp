@@ -1,0 +1,37 @@
+// daemon/src/gateway/query_queue.hpp - the gateway's one way to Postgres (its own connection): counts
+// the queries handed to PgClient and not answered yet, which --query-queue bounds.
+#pragma once
+
+#include <functional>
+#include <memory>
+#include <string>
+
+#include "base/core/config.hpp"
+#include "net/pg_client.hpp"
+
+namespace chat_outboxd {
+
+class QueryQueue {
+  public:
+	QueryQueue(PgClient &pg, const Config &cfg);
+	QueryQueue(const QueryQueue &) = delete;
+	QueryQueue &operator=(const QueryQueue &) = delete;
+
+	// Run sends sql; cb runs with the answer unless the gateway is gone by then, and on_slot_free
+	// runs after it.
+	void Run(const std::string &sql, PgParams params, std::function<void(PgResult &&)> cb);
+	// Full: --query-queue queries are out. A send is refused then; a replay page waits for a slot.
+	bool Full() const { return out_ >= static_cast<size_t>(cfg_.query_queue); }
+	size_t Waiting() const { return out_; }
+	// OnSlotFree sets what runs each time an answer came back (the replays waiting for a slot).
+	void OnSlotFree(std::function<void()> fn) { on_slot_free_ = std::move(fn); }
+
+  private:
+	PgClient &pg_;
+	const Config &cfg_;
+	size_t out_ = 0;
+	std::function<void()> on_slot_free_;
+	std::shared_ptr<QueryQueue *> alive_; // weak copies tell Postgres callbacks whether we still exist
+};
+
+} // namespace chat_outboxd
