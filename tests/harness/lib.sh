@@ -12,6 +12,11 @@
 #   harness_pg_start [port] [conf...]   initdb (as an unprivileged user when run as root),
 #                                       shared_preload_libraries=chat_outbox, database "chat",
 #                                       CREATE EXTENSION; sets $PG_PORT $PGURL (libpq URI)
+#                                       With HARNESS_PG_MANAGED=1, a managed service's setup instead:
+#                                       empty shared_preload_libraries, no extension, database "chat"
+#                                       owned by the non-superuser role chat_owner, which runs
+#                                       sql/managed/chat_outbox_managed.sql; $PGURL connects as
+#                                       chat_owner, $PG_SUPER_URL as postgres (the provider's admin)
 #   harness_psql <sql>                  psql -XAtq against $PGURL, stops on error
 #   relay_status <column> [url]         that column of chat_outbox.status for service consumers
 #   rcli <args...>                      redis-cli against this test's Redis (with $REDIS_CLI_AUTH)
@@ -158,17 +163,31 @@ harness_pg_start() {
 port = $PG_PORT
 listen_addresses = '127.0.0.1'
 unix_socket_directories = '$PG_SOCKDIR'
-shared_preload_libraries = 'chat_outbox'
-chat_outbox.database = 'chat'
-chat_outbox.redis_url = '${REDIS_URL:-redis://127.0.0.1:6379}'
 max_connections = 300
 fsync = on
 log_line_prefix = '%m [%p] %b '
 CONF
+	if [ "${HARNESS_PG_MANAGED:-0}" != 1 ]; then
+		cat >>"$PG_DATA/postgresql.conf" <<CONF
+shared_preload_libraries = 'chat_outbox'
+chat_outbox.database = 'chat'
+chat_outbox.redis_url = '${REDIS_URL:-redis://127.0.0.1:6379}'
+CONF
+	fi
 	for line in "$@"; do echo "$line" >>"$PG_DATA/postgresql.conf"; done
 	harness_pg_ctl -w start >/dev/null
-	PGURL="postgresql://postgres@127.0.0.1:$PG_PORT/chat"
-	export PGURL PG_PORT
+	PG_SUPER_URL="postgresql://postgres@127.0.0.1:$PG_PORT/chat"
+	PGURL=$PG_SUPER_URL
+	if [ "${HARNESS_PG_MANAGED:-0}" = 1 ]; then
+		harness_as_pg "$PG_BIN/psql" -XAtq -v ON_ERROR_STOP=1 -h "$PG_SOCKDIR" -p "$PG_PORT" -U postgres -d postgres \
+			-c "CREATE ROLE chat_owner LOGIN" -c "CREATE DATABASE chat OWNER chat_owner" >/dev/null
+		PGURL="postgresql://chat_owner@127.0.0.1:$PG_PORT/chat"
+		psql -XAtq -v ON_ERROR_STOP=1 "$PGURL" -f "$H_ROOT/sql/managed/chat_outbox_managed.sql" >"$H_DIR/install.log" 2>&1 ||
+			{ cat "$H_DIR/install.log" >&2; return 1; }
+		export PGURL PG_PORT PG_SUPER_URL
+		return
+	fi
+	export PGURL PG_PORT PG_SUPER_URL
 	harness_as_pg "$PG_BIN/psql" -XAtq -h "$PG_SOCKDIR" -p "$PG_PORT" -U postgres -d postgres \
 		-c "CREATE DATABASE chat" >/dev/null
 	harness_psql "CREATE EXTENSION chat_outbox"

@@ -1,0 +1,2 @@
+# tests/managed/tests.cmake - chat_outbox without our library: the plain-SQL install and the external relay.
+add_shell_test(managed.install managed/install.sh 60)
