@@ -4,6 +4,7 @@
 #     assert.sh    fail, expect_eq
 #     daemon.sh    the one way to start chat-outboxd (daemon_env, daemon_start, daemon_stop, ...)
 #     bullmq.sh    a real bullmq producer/observer (peer, peer_bg, wait_counts)
+#     relay.sh     the one way to start chat-outbox-relay, the relay of the managed install
 #
 #   harness_init <name>                 scratch dir $H_DIR ($H_TMP/<name>, default build/test-tmp),
 #                                       a short socket dir $H_SOCK under /tmp, traps cleanup
@@ -16,7 +17,8 @@
 #                                       empty shared_preload_libraries, no extension, database "chat"
 #                                       owned by the non-superuser role chat_owner, which runs
 #                                       sql/managed/chat_outbox_managed.sql; $PGURL connects as
-#                                       chat_owner, $PG_SUPER_URL as postgres (the provider's admin)
+#                                       chat_owner, $PG_SUPER_URL as postgres (the provider's admin);
+#                                       HARNESS_MANAGED_RELAY=1 also starts a chat-outbox-relay
 #   harness_psql <sql>                  psql -XAtq against $PGURL, stops on error
 #   relay_status <column> [url]         that column of chat_outbox.status for service consumers
 #   rcli <args...>                      redis-cli against this test's Redis (with $REDIS_CLI_AUTH)
@@ -50,6 +52,8 @@ PY
 
 harness_init() {
 	H_NAME=$1
+	# the same suite in managed mode gets its own scratch dir, so both modes can run at once
+	[ "${HARNESS_PG_MANAGED:-0}" != 1 ] || H_NAME=$1-managed
 	H_DIR=${H_TMP:-$H_ROOT/build/test-tmp}/$H_NAME
 	rm -rf "$H_DIR"
 	mkdir -p "$H_DIR"
@@ -185,6 +189,7 @@ CONF
 		psql -XAtq -v ON_ERROR_STOP=1 "$PGURL" -f "$H_ROOT/sql/managed/chat_outbox_managed.sql" >"$H_DIR/install.log" 2>&1 ||
 			{ cat "$H_DIR/install.log" >&2; return 1; }
 		export PGURL PG_PORT PG_SUPER_URL
+		[ "${HARNESS_MANAGED_RELAY:-0}" != 1 ] || relay_start harness
 		return
 	fi
 	export PGURL PG_PORT PG_SUPER_URL
@@ -204,3 +209,4 @@ export NODE_PATH=$H_ROOT/tests/node_modules
 . "$H_ROOT/tests/harness/assert.sh"
 . "$H_ROOT/tests/harness/daemon.sh"
 . "$H_ROOT/tests/harness/bullmq.sh"
+. "$H_ROOT/tests/harness/relay.sh"

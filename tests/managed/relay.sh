@@ -10,7 +10,6 @@
 # after 1-4, in the order the one sender stored them (outbox id order).
 set -euo pipefail
 . "$(dirname "$0")/../harness/lib.sh"
-. "$H_ROOT/tests/managed/relay_harness.sh"
 relay_managed_env managed-relay
 HERE=$H_ROOT/tests/extension
 PROCESSED=$H_DIR/processed.txt
