@@ -12,7 +12,7 @@ Options()
 {
 	static const std::vector<RelayOption> opts = {
 		{"database-url", "string", "libpq connection string or URI of the chat database (the role that ran the managed install)"},
-		{"redis-url", "string", "redis://[[user]:password@]host[:port][/db] or unix:///path", 0, 0, true},
+		{"redis-url", "string", "redis://[[user]:password@]host[:port][/db] or unix:///path (logged without its password)"},
 		{"prefix", "string", "BullMQ key prefix"},
 		{"batch-size", "int", "outbox rows per batch: one claim-and-mark statement and one Lua call", 1, 5000},
 		{"poll-interval", "int", "ms between passes when no notification arrives (the fallback wake-up)", 10, 3600000},

@@ -3,7 +3,7 @@
 // Each setting is the flag --<name> and the environment variable CHAT_OUTBOX_RELAY_<NAME> (upper
 // case, '-' -> '_'); a flag wins over the environment, which wins over the default. --help and the
 // README's table come from Options(). A value outside its range stops the start with a message
-// naming the setting (never a secret's value).
+// naming the setting; string values are never echoed (the Redis URL may hold a password).
 #pragma once
 
 #include <cstdint>
@@ -28,7 +28,6 @@ struct RelayOption {
 	const char *help;
 	int64_t min = 0;
 	int64_t max = 0; // for an int: its range
-	bool secret = false;
 };
 
 const std::vector<RelayOption> &Options();
