@@ -4,3 +4,4 @@ add_shell_test(managed.relay managed/relay.sh 180)
 # Suites written for the extension that need nothing of it but its API, run against the managed install.
 add_shell_test(managed.extension.relay_e2e managed/in_managed_mode.sh 180 ARGS extension/relay_e2e.sh)
 add_shell_test(managed.daemon.relay_to_inbox managed/in_managed_mode.sh 180 ARGS daemon/relay_to_inbox.sh)
+add_shell_test(managed.switch_modes managed/switch_modes.sh 180)
