@@ -178,6 +178,8 @@ main(int argc, char **argv)
 					if (f.lost)
 						throw;
 					service_failed(svc.name, &st, f.what());
+				} catch (const std::exception &e) {
+					service_failed(svc.name, &st, e.what()); // e.g. a row the batch encoder refuses
 				}
 			}
 			std::string new_state = redis_failed || health.Failing() ? "backing off" : "running";

@@ -70,7 +70,9 @@ OutboxDb::Exec(const std::string &sql, const std::vector<std::string> &params, E
 							   nullptr, 0);
 	if (PQresultStatus(r) == want)
 		return r;
-	std::string why = r ? PQresultErrorMessage(r) : PQerrorMessage(conn_);
+	// the primary message alone: one line, without the statement's text and a caret under it
+	const char *primary = r ? PQresultErrorField(r, PG_DIAG_MESSAGE_PRIMARY) : nullptr;
+	std::string why = primary ? primary : PQerrorMessage(conn_);
 	PQclear(r);
 	while (!why.empty() && why.back() == '\n')
 		why.pop_back();

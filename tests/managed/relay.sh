@@ -6,6 +6,7 @@
 #   3. Two relays at once (a rolling deploy).
 #   4. Redis stopped while sending, then started again: rows wait, one log line each way.
 #   5. A late commit with a lower id than a message already relayed.
+#   6. A service whose outbox is gone: the others go on, its service_error shows why, logged once.
 # After each phase every stored message was processed exactly once (tests/extension/delivery.sh);
 # after 1-4, in the order the one sender stored them (outbox id order).
 set -euo pipefail
@@ -99,6 +100,17 @@ verify_delivered "late commit"
 [ "$(harness_psql "SELECT (SELECT id FROM consumers.outbox WHERE payload ->> 'id' = '$late') < (SELECT id FROM consumers.outbox WHERE payload ->> 'id' = '$early')")" = t ] ||
 	fail "late commit: the late message did not get the lower id"
 echo "ok   late commit: the lower id committed later was relayed too"
+
+# 6. one broken service holds back no other
+harness_psql "SELECT chat_outbox.create_service('aaa_broken')" >/dev/null
+harness_psql "SET client_min_messages = warning; DROP TABLE aaa_broken.outbox CASCADE"
+sent=$(harness_psql "SELECT id FROM consumers.send_message(3, 'past a broken service')")
+harness_wait_for 20 grep -q "$sent" "$PROCESSED"
+harness_wait_for 10 bash -c "[ -n \"\$(psql -XAtq '$PGURL' -c \"SELECT service_error FROM chat_outbox.status WHERE service = 'aaa_broken'\")\" ]"
+echo "ok   a service without its outbox: $(harness_psql "SELECT service_error FROM chat_outbox.status WHERE service = 'aaa_broken'")"
+sleep 1.5 # more rounds run meanwhile: the failure must stay logged once per relay
+[ "$(relay_log_count 'service aaa_broken')" -le 2 ] || fail "broken service logged $(relay_log_count 'service aaa_broken') times"
+verify_delivered "past a broken service"
 
 kill -TERM "$RELAY_PID"
 wait "$RELAY_PID" || fail "relay exited $? on SIGTERM"
