@@ -148,8 +148,12 @@ main(int argc, char **argv)
 				ServiceState &st = services[svc.name];
 				if (st.retry_at > now)
 					continue;
+				int64_t reloads = redis.ScriptReloads();
 				try {
 					PassResult r = db.RunPass(svc, cfg.batch_size, &redis);
+					if (redis.ScriptReloads() != reloads)
+						Log("redis had lost the batch-add script; loaded it again (SCRIPT FLUSH, or a restart or "
+							"failover behind a proxy that kept the connection open); the batch went again");
 					for (const auto &line : r.refusals)
 						Log(line);
 					bool log_it = false;

@@ -136,6 +136,7 @@ RedisLink::AddBatch(const std::string &queue, const JobSpec *jobs, size_t n)
 				Reply loaded(Command({"SCRIPT", "LOAD", BatchAddScript()}));
 				if (loaded->type == REDIS_REPLY_STRING)
 					sha_ = loaded->str;
+				script_reloads_++;
 				continue;
 			}
 			if (r->type == REDIS_REPLY_ERROR)

@@ -43,6 +43,9 @@ class RedisLink {
 	// From the last connect's CONFIG GET: the durability warning ("" when safe) and appendfsync.
 	const std::string &Warning() const { return warning_; }
 	const std::string &Appendfsync() const { return appendfsync_; }
+	// ScriptReloads counts the batches Redis answered NOSCRIPT (SCRIPT FLUSH, a failover behind a
+	// proxy): each loaded the script again and went once more. The caller logs each.
+	int64_t ScriptReloads() const { return script_reloads_; }
 
   private:
 	void Connect();
@@ -57,6 +60,7 @@ class RedisLink {
 	std::string sha_;
 	std::string warning_;
 	std::string appendfsync_;
+	int64_t script_reloads_ = 0;
 };
 
 } // namespace chat_outbox::relay

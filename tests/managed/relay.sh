@@ -6,7 +6,8 @@
 #   3. Two relays at once (a rolling deploy).
 #   4. Redis stopped while sending, then started again: rows wait, one log line each way.
 #   5. A late commit with a lower id than a message already relayed.
-#   6. A service whose outbox is gone: the others go on, its service_error shows why, logged once.
+#   6. SCRIPT FLUSH under the relays: the script is loaded again, logged once.
+#   7. A service whose outbox is gone: the others go on, its service_error shows why, logged once.
 # After each phase every stored message was processed exactly once (tests/extension/delivery.sh);
 # after 1-4, in the order the one sender stored them (outbox id order).
 set -euo pipefail
@@ -101,7 +102,15 @@ verify_delivered "late commit"
 	fail "late commit: the late message did not get the lower id"
 echo "ok   late commit: the lower id committed later was relayed too"
 
-# 6. one broken service holds back no other
+# 6. SCRIPT FLUSH under connected relays: the next batch loads the script again, logged once
+rcli script flush >/dev/null
+sent=$(harness_psql "SELECT id FROM consumers.send_message(3, 'after a script flush')")
+harness_wait_for 20 grep -q "$sent" "$PROCESSED"
+reloads=$(relay_log_count 'lost the batch-add script')
+[ "$reloads" -ge 1 ] && [ "$reloads" -le 2 ] || fail "SCRIPT FLUSH: $reloads reloads logged by two relays"
+echo "ok   SCRIPT FLUSH: the script loaded again ($reloads line(s)), the message relayed"
+
+# 7. one broken service holds back no other
 harness_psql "SELECT chat_outbox.create_service('aaa_broken')" >/dev/null
 harness_psql "SET client_min_messages = warning; DROP TABLE aaa_broken.outbox CASCADE"
 sent=$(harness_psql "SELECT id FROM consumers.send_message(3, 'past a broken service')")
