@@ -143,7 +143,26 @@ main(int argc, char **argv)
 				st->retry_at = now + Backoff(50, 5000).Delay(st->failures++);
 				last_error = why;
 			};
-			auto list = db.Services();
+			// Redis failing for every service: backoff, logged when the outage starts
+			auto redis_failed_with = [&](const RedisFailure &f) {
+				bool log_it = false;
+				delay = health.OnFailure(&log_it);
+				if (log_it)
+					Log(std::string("redis unreachable: ") + f.what() + "; rows wait in the outbox, retrying with backoff");
+				last_error = f.what();
+				redis_failed = true;
+			};
+			// During an outage a round starts by asking Redis itself: a service with nothing to send
+			// never asks it, and must not end an outage the next service would still see.
+			if (health.Failing()) {
+				try {
+					redis.Ping();
+				} catch (const RedisFailure &f) {
+					redis_failed_with(f);
+				}
+			}
+			int64_t relayed = 0;
+			auto list = redis_failed ? std::vector<Service>{} : db.Services();
 			for (const auto &svc : list) {
 				ServiceState &st = services[svc.name];
 				if (st.retry_at > now)
@@ -156,11 +175,7 @@ main(int argc, char **argv)
 							"failover behind a proxy that kept the connection open); the batch went again");
 					for (const auto &line : r.refusals)
 						Log(line);
-					bool log_it = false;
-					int64_t total = 0;
-					health.OnSuccess(r.relayed, !MoreToDrain(r.claimed, cfg.batch_size * kMaxBatches), &log_it, &total);
-					if (log_it)
-						Log("redis back, relayed " + std::to_string(total));
+					relayed += r.relayed;
 					more = more || MoreToDrain(r.claimed, cfg.batch_size * kMaxBatches);
 					if (!st.error.empty()) {
 						Log("service " + svc.name + " relays again");
@@ -169,12 +184,7 @@ main(int argc, char **argv)
 					st = ServiceState{};
 				} catch (const RedisFailure &f) {
 					if (f.kind == RedisFailure::kConnection) {
-						bool log_it = false;
-						delay = health.OnFailure(&log_it);
-						if (log_it)
-							Log(std::string("redis unreachable: ") + f.what() + "; rows wait in the outbox, retrying with backoff");
-						last_error = f.what();
-						redis_failed = true;
+						redis_failed_with(f);
 						break; // every service needs Redis: the round ends here
 					}
 					service_failed(svc.name, &st, f.what());
@@ -185,6 +195,14 @@ main(int argc, char **argv)
 				} catch (const std::exception &e) {
 					service_failed(svc.name, &st, e.what()); // e.g. a row the batch encoder refuses
 				}
+			}
+			if (!redis_failed) {
+				// the round went through: after an outage, "redis back" once the backlog is drained
+				bool log_it = false;
+				int64_t total = 0;
+				health.OnSuccess(relayed, !more, &log_it, &total);
+				if (log_it)
+					Log("redis back, relayed " + std::to_string(total));
 			}
 			std::string new_state = redis_failed || health.Failing() ? "backing off" : "running";
 			if (new_state != state || NowMs() >= next_heartbeat) {

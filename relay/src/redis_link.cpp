@@ -117,6 +117,19 @@ RedisLink::Connect()
 	appendfsync_ = d.appendfsync;
 }
 
+void
+RedisLink::Ping()
+{
+	if (!ctx_)
+		Connect();
+	Reply r(Command({"PING"}));
+	if (r->type == REDIS_REPLY_ERROR) {
+		std::string why = std::string("PING: ") + r->str;
+		Disconnect();
+		throw RedisFailure(RedisFailure::kConnection, why);
+	}
+}
+
 std::vector<std::optional<std::string>>
 RedisLink::AddBatch(const std::string &queue, const JobSpec *jobs, size_t n)
 {

@@ -38,6 +38,10 @@ class RedisLink {
 	// Throws RedisFailure.
 	std::vector<std::optional<std::string>> AddBatch(const std::string &queue, const JobSpec *jobs, size_t n);
 
+	// Ping connects when needed and asks Redis for PONG: whether Redis is back after an outage,
+	// asked before a round rather than concluded from passes that had nothing to send. Throws RedisFailure.
+	void Ping();
+
 	void Disconnect();
 	bool Connected() const { return ctx_ != nullptr; }
 	// From the last connect's CONFIG GET: the durability warning ("" when safe) and appendfsync.
