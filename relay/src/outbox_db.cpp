@@ -195,6 +195,8 @@ OutboxDb::Heartbeat(const std::string &relay_id, const std::string &state, const
 int64_t
 OutboxDb::Purge(const std::vector<Service> &services)
 {
+	// rows of relays gone for a day (a default relay id names a pid, so each restart adds one)
+	Result(Exec("DELETE FROM chat_outbox.relays WHERE heartbeat_at < now() - interval '1 day'", {}, PGRES_COMMAND_OK));
 	Result s(Exec("SELECT extract(epoch FROM retention)::int, extract(epoch FROM inbox_retention)::int "
 				  "FROM chat_outbox.settings", {}, PGRES_TUPLES_OK));
 	if (PQntuples(s.get()) == 0)

@@ -61,7 +61,8 @@ class OutboxDb {
 	void Heartbeat(const std::string &relay_id, const std::string &state, const std::string &last_error,
 				   const std::string &redis_warning, const std::string &appendfsync);
 	// Purge deletes sent outbox rows and received inbox rows past chat_outbox.settings' retentions,
-	// 1,000 rows per statement, until a statement finds fewer; returns the rows deleted.
+	// 1,000 rows per statement, until a statement finds fewer; returns the rows deleted. Also
+	// forgets relays silent for a day (their rows of chat_outbox.relays).
 	int64_t Purge(const std::vector<Service> &services);
 	// WaitForWake returns once a notification arrived (true) or after timeout_ms (false); a signal
 	// ends it early too. Notifications already received count at once.
