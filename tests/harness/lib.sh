@@ -4,6 +4,7 @@
 #     assert.sh    fail, expect_eq
 #     daemon.sh    the one way to start chat-outboxd (daemon_env, daemon_start, daemon_stop, ...)
 #     bullmq.sh    a real bullmq producer/observer (peer, peer_bg, wait_counts)
+#     relay.sh     the one way to start chat-outbox-relay, the relay of the managed install
 #
 #   harness_init <name>                 scratch dir $H_DIR ($H_TMP/<name>, default build/test-tmp),
 #                                       a short socket dir $H_SOCK under /tmp, traps cleanup
@@ -12,6 +13,12 @@
 #   harness_pg_start [port] [conf...]   initdb (as an unprivileged user when run as root),
 #                                       shared_preload_libraries=chat_outbox, database "chat",
 #                                       CREATE EXTENSION; sets $PG_PORT $PGURL (libpq URI)
+#                                       With HARNESS_PG_MANAGED=1, a managed service's setup instead:
+#                                       empty shared_preload_libraries, no extension, database "chat"
+#                                       owned by the non-superuser role chat_owner, which runs
+#                                       sql/managed/chat_outbox_managed.sql; $PGURL connects as
+#                                       chat_owner, $PG_SUPER_URL as postgres (the provider's admin);
+#                                       HARNESS_MANAGED_RELAY=1 also starts a chat-outbox-relay
 #   harness_psql <sql>                  psql -XAtq against $PGURL, stops on error
 #   relay_status <column> [url]         that column of chat_outbox.status for service consumers
 #   rcli <args...>                      redis-cli against this test's Redis (with $REDIS_CLI_AUTH)
@@ -45,6 +52,8 @@ PY
 
 harness_init() {
 	H_NAME=$1
+	# the same suite in managed mode gets its own scratch dir, so both modes can run at once
+	[ "${HARNESS_PG_MANAGED:-0}" != 1 ] || H_NAME=$1-managed
 	H_DIR=${H_TMP:-$H_ROOT/build/test-tmp}/$H_NAME
 	rm -rf "$H_DIR"
 	mkdir -p "$H_DIR"
@@ -158,17 +167,32 @@ harness_pg_start() {
 port = $PG_PORT
 listen_addresses = '127.0.0.1'
 unix_socket_directories = '$PG_SOCKDIR'
-shared_preload_libraries = 'chat_outbox'
-chat_outbox.database = 'chat'
-chat_outbox.redis_url = '${REDIS_URL:-redis://127.0.0.1:6379}'
 max_connections = 300
 fsync = on
 log_line_prefix = '%m [%p] %b '
 CONF
+	if [ "${HARNESS_PG_MANAGED:-0}" != 1 ]; then
+		cat >>"$PG_DATA/postgresql.conf" <<CONF
+shared_preload_libraries = 'chat_outbox'
+chat_outbox.database = 'chat'
+chat_outbox.redis_url = '${REDIS_URL:-redis://127.0.0.1:6379}'
+CONF
+	fi
 	for line in "$@"; do echo "$line" >>"$PG_DATA/postgresql.conf"; done
 	harness_pg_ctl -w start >/dev/null
-	PGURL="postgresql://postgres@127.0.0.1:$PG_PORT/chat"
-	export PGURL PG_PORT
+	PG_SUPER_URL="postgresql://postgres@127.0.0.1:$PG_PORT/chat"
+	PGURL=$PG_SUPER_URL
+	if [ "${HARNESS_PG_MANAGED:-0}" = 1 ]; then
+		harness_as_pg "$PG_BIN/psql" -XAtq -v ON_ERROR_STOP=1 -h "$PG_SOCKDIR" -p "$PG_PORT" -U postgres -d postgres \
+			-c "CREATE ROLE chat_owner LOGIN" -c "CREATE DATABASE chat OWNER chat_owner" >/dev/null
+		PGURL="postgresql://chat_owner@127.0.0.1:$PG_PORT/chat"
+		psql -XAtq -v ON_ERROR_STOP=1 "$PGURL" -f "$H_ROOT/sql/managed/chat_outbox_managed.sql" >"$H_DIR/install.log" 2>&1 ||
+			{ cat "$H_DIR/install.log" >&2; return 1; }
+		export PGURL PG_PORT PG_SUPER_URL
+		[ "${HARNESS_MANAGED_RELAY:-0}" != 1 ] || relay_start harness
+		return
+	fi
+	export PGURL PG_PORT PG_SUPER_URL
 	harness_as_pg "$PG_BIN/psql" -XAtq -h "$PG_SOCKDIR" -p "$PG_PORT" -U postgres -d postgres \
 		-c "CREATE DATABASE chat" >/dev/null
 	harness_psql "CREATE EXTENSION chat_outbox"
@@ -185,3 +209,4 @@ export NODE_PATH=$H_ROOT/tests/node_modules
 . "$H_ROOT/tests/harness/assert.sh"
 . "$H_ROOT/tests/harness/daemon.sh"
 . "$H_ROOT/tests/harness/bullmq.sh"
+. "$H_ROOT/tests/harness/relay.sh"

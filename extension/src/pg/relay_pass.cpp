@@ -25,6 +25,7 @@
  */
 #include "pg/relay_pass.hpp"
 
+#include "core/relay_sql.hpp"
 #include "pg/guc.hpp"
 
 static RelayService relay_services[CHAT_OUTBOX_MAX_SERVICES];
@@ -98,11 +99,6 @@ RelayServiceFor(const char *name, const char *queue)
  * a function's SET clause: the caller's settings are back when ResetPlanner(level) runs, or when
  * the transaction aborts.
  */
-static const char *const relay_planner_settings[][2] = {{"enable_sort", "off"},
-														  {"enable_seqscan", "off"},
-														  {"enable_bitmapscan", "off"},
-														  {"plan_cache_mode", "force_generic_plan"}};
-
 static int
 UseIndexOrder(void)
 {
@@ -111,7 +107,7 @@ UseIndexOrder(void)
 	if (IsBackgroundWorker)
 		return -1;				/* the relay worker has them for its whole session */
 	level = NewGUCNestLevel();
-	for (const auto &setting : relay_planner_settings)
+	for (const auto &setting : chat_outbox::relay_sql::kPlannerSettings)
 		(void) set_config_option(setting[0], setting[1], PGC_USERSET, PGC_S_SESSION, GUC_ACTION_SAVE, true, 0, false);
 	return level;
 }
@@ -126,7 +122,7 @@ ResetPlanner(int level)
 void
 RelayUseIndexOrderForSession(void)
 {
-	for (const auto &setting : relay_planner_settings)
+	for (const auto &setting : chat_outbox::relay_sql::kPlannerSettings)
 		SetConfigOption(setting[0], setting[1], PGC_SUSET, PGC_S_OVERRIDE);
 }
 
@@ -159,31 +155,18 @@ PreparePlans(RelayService *svc)
 	 * aggregate, then a nested loop) the plan is up to the planner, and it is slower too
 	 * (docs/relay-benchmarks.md).
 	 */
-	svc->claim_plan = KeepPlan("UPDATE %s.outbox SET sent_at = pg_catalog.now() "
-							   "WHERE sent_at IS NULL AND id OPERATOR(pg_catalog.=) ANY (ARRAY(SELECT id FROM %s.outbox "
-							   "WHERE sent_at IS NULL AND refused IS NULL AND id OPERATOR(pg_catalog.>) $2 ORDER BY id LIMIT $1 FOR UPDATE)) "
-							   "RETURNING id, event, payload::pg_catalog.text, payload OPERATOR(pg_catalog.->>) 'id'",
-							   schema, 2, claim_args);
+	svc->claim_plan = KeepPlan(chat_outbox::relay_sql::kClaim, schema, 2, claim_args);
 	/* a row Redis could not take goes back to unsent, with the reason, and is not claimed again */
-	svc->refuse_plan = KeepPlan("UPDATE %s.outbox SET sent_at = NULL, refused = $2 WHERE id OPERATOR(pg_catalog.=) $1",
-								schema, 2, refuse_args);
+	svc->refuse_plan = KeepPlan(chat_outbox::relay_sql::kRefuse, schema, 2, refuse_args);
 	/*
 	 * The purge looks at the $2 oldest rows by id and deletes those sent before the cutoff. Filtering
 	 * before the LIMIT would walk every younger row in search of $2 old ones: each round would end
 	 * with a scan of the whole retention window (with the default 1d and a steady stream, millions
 	 * of rows every 10 s) while relaying waits behind it.
 	 */
-	svc->purge_plan = KeepPlan("DELETE FROM %s.outbox WHERE id OPERATOR(pg_catalog.=) ANY (ARRAY("
-							   "SELECT id FROM (SELECT id, sent_at FROM %s.outbox ORDER BY id LIMIT $2) oldest "
-							   "WHERE sent_at OPERATOR(pg_catalog.<) "
-							   "(pg_catalog.now() OPERATOR(pg_catalog.-) pg_catalog.make_interval(secs => $1))))",
-							   schema, 2, purge_args);
+	svc->purge_plan = KeepPlan(chat_outbox::relay_sql::kPurgeSent, schema, 2, purge_args);
 	/* the inbox the same way, by seq (its unique index), so a round's work is bounded by $2 rows */
-	svc->inbox_purge_plan = KeepPlan("DELETE FROM %s.inbox WHERE seq OPERATOR(pg_catalog.=) ANY (ARRAY("
-									 "SELECT seq FROM (SELECT seq, received_at FROM %s.inbox ORDER BY seq LIMIT $2) oldest "
-									 "WHERE received_at OPERATOR(pg_catalog.<) "
-									 "(pg_catalog.now() OPERATOR(pg_catalog.-) pg_catalog.make_interval(secs => $1))))",
-									 schema, 2, purge_args);
+	svc->inbox_purge_plan = KeepPlan(chat_outbox::relay_sql::kPurgeInbox, schema, 2, purge_args);
 }
 
 static int

@@ -1,0 +1,49 @@
+// extension/src/core/relay_sql.hpp - the relay's statements, shared by the in-database relay
+// (extension/src/pg/relay_pass.cpp, through SPI) and the external relay (relay/, through libpq).
+//
+// Each is a printf format whose every %s is the service's schema, already quoted as an identifier;
+// $n are the statement's parameters. One text for both relays, so they claim, mark, refuse and
+// purge the same way (docs/extension.md, 'How the relay works').
+#pragma once
+
+namespace chat_outbox::relay_sql {
+
+// Claims and marks the next batch in one statement: $1 int4 batch size, $2 int8 the last id of the
+// pass's previous batch (or the lowest bigint). Plain FOR UPDATE, not SKIP LOCKED: a second relay
+// waits for the first instead of sending later rows ahead of earlier ones. id = ANY(ARRAY(subquery)),
+// not id IN (subquery): the locking subquery becomes an InitPlan that runs exactly once, and the
+// update is one index scan over exactly those ids. RETURNING follows the update's order, not the ids':
+// the caller sorts the rows by id.
+constexpr const char kClaim[] =
+	"UPDATE %s.outbox SET sent_at = pg_catalog.now() "
+	"WHERE sent_at IS NULL AND id OPERATOR(pg_catalog.=) ANY (ARRAY(SELECT id FROM %s.outbox "
+	"WHERE sent_at IS NULL AND refused IS NULL AND id OPERATOR(pg_catalog.>) $2 ORDER BY id LIMIT $1 FOR UPDATE)) "
+	"RETURNING id, event, payload::pg_catalog.text, payload OPERATOR(pg_catalog.->>) 'id'";
+
+// A row Redis could not take goes back to unsent, with the reason ($2 text), and is not claimed again.
+constexpr const char kRefuse[] = "UPDATE %s.outbox SET sent_at = NULL, refused = $2 WHERE id OPERATOR(pg_catalog.=) $1";
+
+// Deletes, among the $2 (int4) oldest rows by id, those sent more than $1 (int4) seconds ago: the
+// work of one round is bounded by $2 rows, not by the rows younger than the retention.
+constexpr const char kPurgeSent[] =
+	"DELETE FROM %s.outbox WHERE id OPERATOR(pg_catalog.=) ANY (ARRAY("
+	"SELECT id FROM (SELECT id, sent_at FROM %s.outbox ORDER BY id LIMIT $2) oldest "
+	"WHERE sent_at OPERATOR(pg_catalog.<) "
+	"(pg_catalog.now() OPERATOR(pg_catalog.-) pg_catalog.make_interval(secs => $1))))";
+
+// The inbox the same way, by seq (its unique index).
+constexpr const char kPurgeInbox[] =
+	"DELETE FROM %s.inbox WHERE seq OPERATOR(pg_catalog.=) ANY (ARRAY("
+	"SELECT seq FROM (SELECT seq, received_at FROM %s.inbox ORDER BY seq LIMIT $2) oldest "
+	"WHERE received_at OPERATOR(pg_catalog.<) "
+	"(pg_catalog.now() OPERATOR(pg_catalog.-) pg_catalog.make_interval(secs => $1))))";
+
+// The planner settings the claim and the purges run with: they make them walk the partial index
+// in id order whatever the statistics say. A backlog built faster than autovacuum analyzes looks
+// tiny to the planner, which then sorts the whole backlog for every batch.
+constexpr const char *const kPlannerSettings[][2] = {{"enable_sort", "off"},
+													 {"enable_seqscan", "off"},
+													 {"enable_bitmapscan", "off"},
+													 {"plan_cache_mode", "force_generic_plan"}};
+
+} // namespace chat_outbox::relay_sql

@@ -1,0 +1,163 @@
+// relay/src/core/relay_config.cpp - see relay_config.hpp.
+#include "core/relay_config.hpp"
+
+#include <cctype>
+#include <cerrno>
+#include <cstdlib>
+
+namespace chat_outbox::relay {
+
+const std::vector<RelayOption> &
+Options()
+{
+	static const std::vector<RelayOption> opts = {
+		{"database-url", "string", "libpq connection string or URI of the chat database (the role that ran the managed install)"},
+		{"redis-url", "string", "redis://[[user]:password@]host[:port][/db] or unix:///path (logged without its password)"},
+		{"prefix", "string", "BullMQ key prefix"},
+		{"batch-size", "int", "outbox rows per batch: one claim-and-mark statement and one Lua call", 1, 5000},
+		{"poll-interval", "int", "ms between passes when no notification arrives (the fallback wake-up)", 10, 3600000},
+		{"redis-timeout", "int", "ms one Redis connect or batch may take before the pass is rolled back", 10, 600000},
+		{"relay-id", "string", "this relay's row in chat_outbox.relays (default <hostname>:<pid>)"},
+	};
+	return opts;
+}
+
+std::string
+EnvName(const char *name)
+{
+	std::string env = "CHAT_OUTBOX_RELAY_";
+	for (const char *p = name; *p; p++)
+		env.push_back(*p == '-' ? '_' : static_cast<char>(std::toupper(static_cast<unsigned char>(*p))));
+	return env;
+}
+
+namespace {
+
+std::string *
+StringField(RelayConfig *cfg, const std::string &name)
+{
+	if (name == "database-url")
+		return &cfg->database_url;
+	if (name == "redis-url")
+		return &cfg->redis_url;
+	if (name == "prefix")
+		return &cfg->prefix;
+	if (name == "relay-id")
+		return &cfg->relay_id;
+	return nullptr;
+}
+
+int64_t *
+IntField(RelayConfig *cfg, const std::string &name)
+{
+	if (name == "batch-size")
+		return &cfg->batch_size;
+	if (name == "poll-interval")
+		return &cfg->poll_interval;
+	if (name == "redis-timeout")
+		return &cfg->redis_timeout;
+	return nullptr;
+}
+
+bool
+Set(RelayConfig *cfg, const RelayOption &opt, const std::string &value, const std::string &source, std::string *error)
+{
+	if (std::string(opt.type) == "string") {
+		*StringField(cfg, opt.name) = value;
+		return true;
+	}
+	char *end = nullptr;
+	errno = 0;
+	long long v = value.empty() ? 0 : std::strtoll(value.c_str(), &end, 10);
+	if (value.empty() || *end != '\0' || errno != 0) {
+		*error = source + ": \"" + value + "\" is not a number";
+		return false;
+	}
+	if (v < opt.min || v > opt.max) {
+		*error = source + ": " + value + " is out of range (" + std::to_string(opt.min) + " to " + std::to_string(opt.max) + ")";
+		return false;
+	}
+	*IntField(cfg, opt.name) = v;
+	return true;
+}
+
+const RelayOption *
+Find(const std::string &name)
+{
+	for (const auto &opt : Options())
+		if (name == opt.name)
+			return &opt;
+	return nullptr;
+}
+
+} // namespace
+
+bool
+ParseRelayConfig(const std::vector<std::string> &args, const std::vector<std::string> &env, RelayConfig *cfg,
+				 bool *help, std::string *error)
+{
+	*help = false;
+	for (const auto &opt : Options()) {
+		std::string key = EnvName(opt.name) + "=";
+		for (const auto &e : env)
+			if (e.compare(0, key.size(), key) == 0 && !Set(cfg, opt, e.substr(key.size()), EnvName(opt.name), error))
+				return false;
+	}
+	for (size_t i = 0; i < args.size(); i++) {
+		const std::string &a = args[i];
+		if (a == "--help" || a == "-h") {
+			*help = true;
+			continue;
+		}
+		if (a.compare(0, 2, "--") != 0) {
+			*error = "unexpected argument \"" + a + "\"";
+			return false;
+		}
+		std::string name = a.substr(2), value;
+		size_t eq = name.find('=');
+		bool inline_value = eq != std::string::npos;
+		if (inline_value) {
+			value = name.substr(eq + 1);
+			name.resize(eq);
+		}
+		const RelayOption *opt = Find(name);
+		if (!opt) {
+			*error = "unknown flag --" + name;
+			return false;
+		}
+		if (!inline_value) {
+			if (i + 1 >= args.size()) {
+				*error = "--" + name + " needs a value";
+				return false;
+			}
+			value = args[++i];
+		}
+		if (!Set(cfg, *opt, value, "--" + name, error))
+			return false;
+	}
+	return true;
+}
+
+std::string
+Usage()
+{
+	RelayConfig defaults;
+	std::string out = "usage: chat-outbox-relay [--flag value]...\n"
+					  "Relays every service's outbox of a managed chat_outbox install to BullMQ (docs/managed.md).\n";
+	for (const auto &opt : Options()) {
+		std::string def;
+		if (auto *s = StringField(&defaults, opt.name))
+			def = *s;
+		else
+			def = std::to_string(*IntField(&defaults, opt.name));
+		out += "  --" + std::string(opt.name) + " (" + EnvName(opt.name) + ")";
+		if (!def.empty())
+			out += " [" + def + "]";
+		if (std::string(opt.type) == "int")
+			out += " {" + std::to_string(opt.min) + ".." + std::to_string(opt.max) + "}";
+		out += "\n      " + std::string(opt.help) + "\n";
+	}
+	return out;
+}
+
+} // namespace chat_outbox::relay

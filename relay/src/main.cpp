@@ -1,0 +1,244 @@
+// relay/src/main.cpp - chat-outbox-relay: the relay as a process, for a managed install
+// (sql/managed/chat_outbox_managed.sql) on a Postgres that cannot load our library.
+//
+// Round after round: every service's pass (outbox_db.cpp), then wait for a notification on the
+// outbox triggers' channel or the poll interval, whichever comes first. A full pass goes again at
+// once. Redis failing for everyone backs off (50 ms doubling to 5 s) and is logged once when it
+// starts and once when it ends; one service failing (a dropped table, a queue Redis refuses) is
+// recorded in the status view, logged once per change, retried with its own backoff, and the
+// others go on. Postgres lost: reconnect with the same backoff. SIGTERM or SIGINT: finish the
+// pass in progress, then exit 0. Nothing is kept in memory across transactions; any number of
+// relays may run at once (their claims wait for each other in id order).
+#include <signal.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <csignal>
+#include <cstdio>
+#include <ctime>
+#include <map>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "core/relay_config.hpp"
+#include "core/relay_health.hpp"
+#include "outbox_db.hpp"
+#include "redis_link.hpp"
+
+namespace {
+
+volatile std::sig_atomic_t stop_requested = 0;
+
+void
+OnStop(int)
+{
+	stop_requested = 1;
+}
+
+void
+Log(const std::string &line)
+{
+	char stamp[32];
+	std::time_t now = std::time(nullptr);
+	std::strftime(stamp, sizeof stamp, "%Y-%m-%dT%H:%M:%SZ", std::gmtime(&now));
+	std::fprintf(stderr, "%s chat-outbox-relay[%d]: %s\n", stamp, static_cast<int>(getpid()), line.c_str());
+	std::fflush(stderr);
+}
+
+int64_t
+NowMs()
+{
+	using namespace std::chrono;
+	return duration_cast<milliseconds>(steady_clock::now().time_since_epoch()).count();
+}
+
+// Sleep waits ms, or less when a stop is requested.
+void
+Sleep(int64_t ms)
+{
+	int64_t until = NowMs() + ms;
+	while (!stop_requested && NowMs() < until)
+		std::this_thread::sleep_for(std::chrono::milliseconds(std::min<int64_t>(50, until - NowMs())));
+}
+
+struct ServiceState {
+	std::string error; // the failure recorded in the status view, "" while it relays
+	int64_t failures = 0;
+	int64_t retry_at = 0;
+};
+
+} // namespace
+
+int
+main(int argc, char **argv)
+{
+	using namespace chat_outbox;
+	using namespace chat_outbox::relay;
+
+	std::vector<std::string> args(argv + 1, argv + argc), env;
+	for (char **e = environ; *e; e++)
+		env.emplace_back(*e);
+	RelayConfig cfg;
+	bool help = false;
+	std::string error;
+	if (!ParseRelayConfig(args, env, &cfg, &help, &error)) {
+		std::fprintf(stderr, "chat-outbox-relay: %s\n%s", error.c_str(), Usage().c_str());
+		return 2;
+	}
+	if (help) {
+		std::fputs(Usage().c_str(), stdout);
+		return 0;
+	}
+	auto url = ParseRedisUrl(cfg.redis_url, &error);
+	if (!url) {
+		std::fprintf(stderr, "chat-outbox-relay: --redis-url: %s\n", error.c_str());
+		return 2;
+	}
+	if (cfg.prefix.empty() || cfg.prefix.find(':') != std::string::npos) {
+		std::fprintf(stderr, "chat-outbox-relay: --prefix must be non-empty and contain no ':'\n");
+		return 2;
+	}
+	if (cfg.relay_id.empty()) {
+		char host[256] = "";
+		gethostname(host, sizeof host - 1);
+		cfg.relay_id = std::string(host) + ":" + std::to_string(getpid());
+	}
+	struct sigaction sa = {};
+	sa.sa_handler = OnStop; // no SA_RESTART: a wait returns at once
+	sigaction(SIGTERM, &sa, nullptr);
+	sigaction(SIGINT, &sa, nullptr);
+	signal(SIGPIPE, SIG_IGN);
+
+	OutboxDb db(cfg.database_url);
+	RedisLink redis(*url, cfg.redis_timeout, cfg.prefix);
+	RelayHealth health;      // Redis, for every service
+	Backoff pg_backoff(50, 5000);
+	bool pg_down = false;
+	std::map<std::string, ServiceState> services;
+	std::string last_error, state = "starting";
+	int64_t next_heartbeat = 0, next_purge = 0;
+	Log("relaying to " + url->Redacted() + " (prefix " + cfg.prefix + "), relay id " + cfg.relay_id);
+
+	while (!stop_requested) {
+		try {
+			if (!db.Connected()) {
+				db.Connect();
+				if (pg_down)
+					Log("postgres back");
+				pg_down = false;
+				pg_backoff.Reset();
+				next_heartbeat = 0;
+			}
+			int64_t now = NowMs();
+			bool more = false, redis_failed = false;
+			int64_t delay = 0;
+			// one service failing: recorded and logged once per change, retried with its own backoff
+			auto service_failed = [&](const std::string &name, ServiceState *st, const std::string &why) {
+				if (st->error != why) {
+					Log("service " + name + ": " + why + "; the other services go on");
+					db.RecordServiceError(name, why);
+				}
+				st->error = why;
+				st->retry_at = now + Backoff(50, 5000).Delay(st->failures++);
+				last_error = why;
+			};
+			// Redis failing for every service: backoff, logged when the outage starts
+			auto redis_failed_with = [&](const RedisFailure &f) {
+				bool log_it = false;
+				delay = health.OnFailure(&log_it);
+				if (log_it)
+					Log(std::string("redis unreachable: ") + f.what() + "; rows wait in the outbox, retrying with backoff");
+				last_error = f.what();
+				redis_failed = true;
+			};
+			// During an outage a round starts by asking Redis itself: a service with nothing to send
+			// never asks it, and must not end an outage the next service would still see.
+			if (health.Failing()) {
+				try {
+					redis.Ping();
+				} catch (const RedisFailure &f) {
+					redis_failed_with(f);
+				}
+			}
+			int64_t relayed = 0;
+			auto list = redis_failed ? std::vector<Service>{} : db.Services();
+			for (const auto &svc : list) {
+				ServiceState &st = services[svc.name];
+				if (st.retry_at > now)
+					continue;
+				int64_t reloads = redis.ScriptReloads();
+				try {
+					PassResult r = db.RunPass(svc, cfg.batch_size, &redis);
+					if (redis.ScriptReloads() != reloads)
+						Log("redis had lost the batch-add script; loaded it again (SCRIPT FLUSH, or a restart or "
+							"failover behind a proxy that kept the connection open); the batch went again");
+					for (const auto &line : r.refusals)
+						Log(line);
+					relayed += r.relayed;
+					more = more || MoreToDrain(r.claimed, cfg.batch_size * kMaxBatches);
+					if (!st.error.empty()) {
+						Log("service " + svc.name + " relays again");
+						db.RecordServiceError(svc.name, "");
+					}
+					st = ServiceState{};
+				} catch (const RedisFailure &f) {
+					if (f.kind == RedisFailure::kConnection) {
+						redis_failed_with(f);
+						break; // every service needs Redis: the round ends here
+					}
+					service_failed(svc.name, &st, f.what());
+				} catch (const PgFailure &f) {
+					if (f.lost)
+						throw;
+					service_failed(svc.name, &st, f.what());
+				} catch (const std::exception &e) {
+					service_failed(svc.name, &st, e.what()); // e.g. a row the batch encoder refuses
+				}
+			}
+			if (!redis_failed) {
+				// the round went through: after an outage, "redis back" once the backlog is drained
+				bool log_it = false;
+				int64_t total = 0;
+				health.OnSuccess(relayed, !more, &log_it, &total);
+				if (log_it)
+					Log("redis back, relayed " + std::to_string(total));
+			}
+			std::string new_state = redis_failed || health.Failing() ? "backing off" : "running";
+			if (new_state != state || NowMs() >= next_heartbeat) {
+				state = new_state;
+				db.Heartbeat(cfg.relay_id, state, last_error, redis.Warning(), redis.Appendfsync());
+				next_heartbeat = NowMs() + 1000;
+			}
+			if (!redis_failed && NowMs() >= next_purge) {
+				db.Purge(list);
+				next_purge = NowMs() + 5000;
+			}
+			if (stop_requested || (more && !redis_failed))
+				continue;
+			if (redis_failed) {
+				Sleep(delay);
+				continue;
+			}
+			// wait for a notification or the poll interval, writing the heartbeat every second meanwhile
+			int64_t until = NowMs() + cfg.poll_interval;
+			while (!stop_requested && NowMs() < until) {
+				int64_t wait = std::max<int64_t>(0, std::min(until, next_heartbeat) - NowMs());
+				if (db.WaitForWake(wait))
+					break;
+				if (NowMs() >= next_heartbeat) {
+					db.Heartbeat(cfg.relay_id, state, last_error, redis.Warning(), redis.Appendfsync());
+					next_heartbeat = NowMs() + 1000;
+				}
+			}
+		} catch (const PgFailure &f) {
+			if (!pg_down)
+				Log(std::string("postgres unreachable: ") + f.what() + "; retrying with backoff");
+			pg_down = true;
+			db.Disconnect();
+			Sleep(pg_backoff.Next());
+		}
+	}
+	Log("stopping");
+	return 0;
+}

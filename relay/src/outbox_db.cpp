@@ -1,0 +1,265 @@
+// relay/src/outbox_db.cpp - see outbox_db.hpp.
+#include "outbox_db.hpp"
+
+#include <sys/select.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <climits>
+#include <memory>
+
+#include "core/job_id.hpp"
+#include "core/relay_sql.hpp"
+
+namespace chat_outbox::relay {
+
+namespace {
+
+struct ResultFree {
+	void operator()(PGresult *r) const { PQclear(r); }
+};
+using Result = std::unique_ptr<PGresult, ResultFree>;
+
+struct Row {
+	int64_t id;
+	std::string event, payload, payload_id;
+	bool has_payload_id;
+};
+
+} // namespace
+
+void
+OutboxDb::Disconnect()
+{
+	if (conn_)
+		PQfinish(conn_);
+	conn_ = nullptr;
+}
+
+void
+OutboxDb::Connect()
+{
+	Disconnect();
+	conn_ = PQconnectdb(conninfo_.c_str());
+	if (PQstatus(conn_) != CONNECTION_OK) {
+		std::string why = PQerrorMessage(conn_);
+		Disconnect();
+		while (!why.empty() && why.back() == '\n')
+			why.pop_back();
+		throw PgFailure(true, "connect: " + why);
+	}
+	std::string setup = std::string("LISTEN ") + kChannel + ";";
+	for (const auto &s : relay_sql::kPlannerSettings)
+		setup += std::string("SET ") + s[0] + " = " + s[1] + ";";
+	Result r(PQexec(conn_, setup.c_str()));
+	if (PQresultStatus(r.get()) != PGRES_COMMAND_OK) {
+		std::string why = PQresultErrorMessage(r.get());
+		Disconnect();
+		throw PgFailure(true, "session setup: " + why);
+	}
+}
+
+PGresult *
+OutboxDb::Exec(const std::string &sql, const std::vector<std::string> &params, ExecStatusType want)
+{
+	std::vector<const char *> values;
+	for (const auto &p : params)
+		values.push_back(p.c_str());
+	PGresult *r = PQexecParams(conn_, sql.c_str(), static_cast<int>(values.size()), nullptr, values.data(), nullptr,
+							   nullptr, 0);
+	if (PQresultStatus(r) == want)
+		return r;
+	// the primary message alone: one line, without the statement's text and a caret under it
+	const char *primary = r ? PQresultErrorField(r, PG_DIAG_MESSAGE_PRIMARY) : nullptr;
+	std::string why = primary ? primary : PQerrorMessage(conn_);
+	PQclear(r);
+	while (!why.empty() && why.back() == '\n')
+		why.pop_back();
+	bool lost = PQstatus(conn_) != CONNECTION_OK;
+	if (lost)
+		Disconnect();
+	throw PgFailure(lost, why);
+}
+
+std::string
+OutboxDb::Statement(const char *format, const std::string &service)
+{
+	char *quoted = PQescapeIdentifier(conn_, service.data(), service.size());
+	if (!quoted)
+		throw PgFailure(false, PQerrorMessage(conn_));
+	std::string schema = quoted;
+	PQfreemem(quoted);
+	std::string sql = format;
+	for (size_t at = sql.find("%s"); at != std::string::npos; at = sql.find("%s", at + schema.size()))
+		sql.replace(at, 2, schema);
+	return sql;
+}
+
+std::vector<Service>
+OutboxDb::Services()
+{
+	Result r(Exec("SELECT name, queue FROM chat_outbox.services ORDER BY name", {}, PGRES_TUPLES_OK));
+	std::vector<Service> out;
+	for (int i = 0; i < PQntuples(r.get()); i++)
+		out.push_back({PQgetvalue(r.get(), i, 0), PQgetvalue(r.get(), i, 1)});
+	return out;
+}
+
+PassResult
+OutboxDb::RunPass(const Service &svc, int64_t batch_size, RedisLink *redis)
+{
+	PassResult result;
+	Result(Exec("BEGIN", {}, PGRES_COMMAND_OK));
+	try {
+		const std::string claim = Statement(relay_sql::kClaim, svc.name);
+		const std::string refuse = Statement(relay_sql::kRefuse, svc.name);
+		std::string after = std::to_string(LLONG_MIN);
+		int64_t last_id = 0;
+		std::vector<std::pair<int64_t, std::string>> refused;
+		for (int b = 0; b < kMaxBatches; b++) {
+			Result r(Exec(claim, {std::to_string(batch_size), after}, PGRES_TUPLES_OK));
+			int n = PQntuples(r.get());
+			if (n == 0)
+				break;
+			std::vector<Row> rows(n);
+			for (int i = 0; i < n; i++) {
+				rows[i].id = std::stoll(PQgetvalue(r.get(), i, 0));
+				rows[i].event = PQgetvalue(r.get(), i, 1);
+				rows[i].payload = PQgetvalue(r.get(), i, 2);
+				rows[i].has_payload_id = !PQgetisnull(r.get(), i, 3);
+				rows[i].payload_id = PQgetvalue(r.get(), i, 3);
+			}
+			std::sort(rows.begin(), rows.end(), [](const Row &x, const Row &y) { return x.id < y.id; });
+			std::vector<std::string> ids(n);
+			std::vector<JobSpec> jobs(n);
+			for (int i = 0; i < n; i++) {
+				ids[i] = ChooseJobId(rows[i].has_payload_id ? rows[i].payload_id.c_str() : nullptr, svc.name, rows[i].id);
+				jobs[i] = {ids[i], rows[i].event, rows[i].payload};
+			}
+			auto verdicts = redis->AddBatch(svc.queue, jobs.data(), jobs.size());
+			for (int i = 0; i < n; i++)
+				if (verdicts[i])
+					refused.emplace_back(rows[i].id, *verdicts[i]);
+			last_id = rows[n - 1].id;
+			after = std::to_string(last_id);
+			result.claimed += n;
+			if (n < batch_size)
+				break;
+		}
+		// a row Redis refused alone stays unsent with its reason; the rows after it are relayed
+		for (const auto &[id, reason] : refused) {
+			Result(Exec(refuse, {std::to_string(id), reason}, PGRES_COMMAND_OK));
+			result.refusals.push_back("refused outbox row " + std::to_string(id) + " of " + svc.name + ": " + reason +
+									  " (it stays unsent; free the key, then UPDATE " + svc.name +
+									  ".outbox SET refused = NULL WHERE id = " + std::to_string(id) + ")");
+		}
+		result.relayed = result.claimed - static_cast<int64_t>(refused.size());
+		if (result.relayed > 0)
+			Result(Exec("INSERT INTO chat_outbox.relay_progress AS p (service, last_relayed_id, last_relayed_at, relayed_total) "
+						"VALUES ($1, $2, now(), $3) ON CONFLICT (service) DO UPDATE SET last_relayed_id = EXCLUDED.last_relayed_id, "
+						"last_relayed_at = EXCLUDED.last_relayed_at, relayed_total = p.relayed_total + EXCLUDED.relayed_total, "
+						"service_error = NULL",
+						{svc.name, std::to_string(last_id), std::to_string(result.relayed)}, PGRES_COMMAND_OK));
+		Result(Exec("COMMIT", {}, PGRES_COMMAND_OK));
+	} catch (...) {
+		if (conn_)
+			PQclear(PQexec(conn_, "ROLLBACK"));
+		throw;
+	}
+	return result;
+}
+
+void
+OutboxDb::RecordServiceError(const std::string &service, const std::string &error)
+{
+	Result(Exec("INSERT INTO chat_outbox.relay_progress AS p (service, service_error) VALUES ($1, NULLIF($2, '')) "
+				"ON CONFLICT (service) DO UPDATE SET service_error = EXCLUDED.service_error",
+				{service, error}, PGRES_COMMAND_OK));
+}
+
+void
+OutboxDb::Heartbeat(const std::string &relay_id, const std::string &state, const std::string &last_error,
+					const std::string &redis_warning, const std::string &appendfsync)
+{
+	Result(Exec("INSERT INTO chat_outbox.relays AS r (relay, pid, state, heartbeat_at, last_error, last_error_at, redis_warning, "
+				"redis_appendfsync) VALUES ($1, $2, $3, now(), NULLIF($4, ''), CASE WHEN $4 <> '' THEN now() END, "
+				"NULLIF($5, ''), NULLIF($6, '')) ON CONFLICT (relay) DO UPDATE SET pid = EXCLUDED.pid, state = EXCLUDED.state, "
+				"heartbeat_at = now(), last_error = coalesce(EXCLUDED.last_error, r.last_error), "
+				"last_error_at = CASE WHEN EXCLUDED.last_error IS DISTINCT FROM r.last_error AND EXCLUDED.last_error IS NOT NULL "
+				"THEN now() ELSE r.last_error_at END, redis_warning = EXCLUDED.redis_warning, "
+				"redis_appendfsync = coalesce(EXCLUDED.redis_appendfsync, r.redis_appendfsync)",
+				{relay_id, std::to_string(getpid()), state, last_error, redis_warning, appendfsync}, PGRES_COMMAND_OK));
+}
+
+int64_t
+OutboxDb::Purge(const std::vector<Service> &services)
+{
+	// rows of relays gone for a day (a default relay id names a pid, so each restart adds one)
+	Result(Exec("DELETE FROM chat_outbox.relays WHERE heartbeat_at < now() - interval '1 day'", {}, PGRES_COMMAND_OK));
+	Result s(Exec("SELECT extract(epoch FROM retention)::int, extract(epoch FROM inbox_retention)::int "
+				  "FROM chat_outbox.settings", {}, PGRES_TUPLES_OK));
+	if (PQntuples(s.get()) == 0)
+		return 0;
+	const std::string retention[2] = {PQgetvalue(s.get(), 0, 0), PQgetvalue(s.get(), 0, 1)};
+	const char *formats[2] = {relay_sql::kPurgeSent, relay_sql::kPurgeInbox};
+	constexpr int kLimit = 1000;
+	int64_t total = 0;
+	for (const auto &svc : services)
+		for (int k = 0; k < 2; k++) {
+			if (retention[k] == "0")
+				continue;
+			const std::string sql = Statement(formats[k], svc.name);
+			for (int round = 0; round < 100; round++) {
+				int deleted;
+				try {
+					Result r(Exec(sql, {retention[k], std::to_string(kLimit)}, PGRES_COMMAND_OK));
+					deleted = std::atoi(PQcmdTuples(r.get()));
+				} catch (const PgFailure &f) {
+					if (f.lost)
+						throw;
+					break; // a service without its table: its pass reports it
+				}
+				total += deleted;
+				if (deleted < kLimit)
+					break;
+			}
+		}
+	return total;
+}
+
+bool
+OutboxDb::DrainNotifications()
+{
+	bool any = false;
+	PQconsumeInput(conn_);
+	while (PGnotify *n = PQnotifies(conn_)) {
+		any = true;
+		PQfreemem(n);
+	}
+	return any;
+}
+
+bool
+OutboxDb::WaitForWake(int64_t timeout_ms)
+{
+	if (!conn_)
+		return false;
+	if (DrainNotifications())
+		return true;
+	int fd = PQsocket(conn_);
+	fd_set in;
+	FD_ZERO(&in);
+	FD_SET(fd, &in);
+	struct timeval tv = {static_cast<time_t>(timeout_ms / 1000), static_cast<suseconds_t>((timeout_ms % 1000) * 1000)};
+	int rc = select(fd + 1, &in, nullptr, nullptr, &tv);
+	if (rc <= 0)
+		return false; // timeout, or a signal (the caller checks its stop flag)
+	if (!PQconsumeInput(conn_)) {
+		Disconnect();
+		throw PgFailure(true, "connection lost while waiting");
+	}
+	return DrainNotifications();
+}
+
+} // namespace chat_outbox::relay

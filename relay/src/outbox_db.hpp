@@ -1,0 +1,80 @@
+// relay/src/outbox_db.hpp - chat-outbox-relay's Postgres side: one libpq connection.
+//
+// The pass is the extension's (extension/src/pg/relay_pass.cpp), with the same statements
+// (extension/src/core/relay_sql.hpp): in one transaction per service, claim and mark a batch, add
+// it to Redis in one Lua call, up to kMaxBatches batches; COMMIT only once Redis acknowledged every
+// batch, ROLLBACK on any failure, so the rows are unsent again. Nothing is held across transactions.
+#pragma once
+
+#include <libpq-fe.h>
+
+#include <cstdint>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "redis_link.hpp"
+
+namespace chat_outbox::relay {
+
+// PgFailure: a statement failed. lost = the connection is gone (every service waits, reconnect);
+// otherwise it is about the statement's service (a dropped table) and the others go on.
+struct PgFailure : std::runtime_error {
+	bool lost;
+	PgFailure(bool l, const std::string &what) : std::runtime_error(what), lost(l) {}
+};
+
+struct Service {
+	std::string name;
+	std::string queue;
+};
+
+struct PassResult {
+	int64_t relayed = 0;           // rows now in Redis
+	int64_t claimed = 0;           // rows claimed, refused ones included (a full pass: go again)
+	std::vector<std::string> refusals; // one log line per refused row
+};
+
+// The extension's pass size: a backlog drains in transactions of up to this many batches.
+constexpr int kMaxBatches = 8;
+// The notification channel of sql/managed (its wake_relay and services_changed triggers).
+constexpr const char kChannel[] = "chat_outbox_relay";
+
+class OutboxDb {
+  public:
+	explicit OutboxDb(std::string conninfo) : conninfo_(std::move(conninfo)) {}
+	~OutboxDb() { Disconnect(); }
+	OutboxDb(const OutboxDb &) = delete;
+	OutboxDb &operator=(const OutboxDb &) = delete;
+
+	// Connect opens the session: LISTEN on kChannel, the relay's planner settings. Throws PgFailure.
+	void Connect();
+	void Disconnect();
+	bool Connected() const { return conn_ != nullptr; }
+
+	std::vector<Service> Services();
+	// RunPass relays one service; throws RedisFailure or PgFailure after rolling back.
+	PassResult RunPass(const Service &svc, int64_t batch_size, RedisLink *redis);
+	// RecordServiceError sets (or clears, with "") the service's service_error in the status view.
+	void RecordServiceError(const std::string &service, const std::string &error);
+	// Heartbeat writes this relay's row of chat_outbox.relays.
+	void Heartbeat(const std::string &relay_id, const std::string &state, const std::string &last_error,
+				   const std::string &redis_warning, const std::string &appendfsync);
+	// Purge deletes sent outbox rows and received inbox rows past chat_outbox.settings' retentions,
+	// 1,000 rows per statement, until a statement finds fewer; returns the rows deleted. Also
+	// forgets relays silent for a day (their rows of chat_outbox.relays).
+	int64_t Purge(const std::vector<Service> &services);
+	// WaitForWake returns once a notification arrived (true) or after timeout_ms (false); a signal
+	// ends it early too. Notifications already received count at once.
+	bool WaitForWake(int64_t timeout_ms);
+
+  private:
+	PGresult *Exec(const std::string &sql, const std::vector<std::string> &params, ExecStatusType want);
+	bool DrainNotifications();
+	std::string Statement(const char *format, const std::string &service);
+
+	std::string conninfo_;
+	PGconn *conn_ = nullptr;
+};
+
+} // namespace chat_outbox::relay

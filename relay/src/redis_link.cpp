@@ -1,0 +1,172 @@
+// relay/src/redis_link.cpp - see redis_link.hpp.
+#include "redis_link.hpp"
+
+#include <sys/time.h>
+
+#include <chrono>
+#include <cstring>
+#include <memory>
+
+#include "redis_handshake.hpp"
+#include "redis_safety.hpp"
+#include "redis_script.hpp"
+
+namespace chat_outbox::relay {
+
+namespace {
+
+struct ReplyFree {
+	void operator()(redisReply *r) const { freeReplyObject(r); }
+};
+using Reply = std::unique_ptr<redisReply, ReplyFree>;
+
+int64_t
+NowMs()
+{
+	using namespace std::chrono;
+	return duration_cast<milliseconds>(system_clock::now().time_since_epoch()).count();
+}
+
+} // namespace
+
+RedisLink::RedisLink(RedisUrl url, int64_t timeout_ms, std::string prefix)
+	: url_(std::move(url)), timeout_ms_(timeout_ms), prefix_(std::move(prefix))
+{
+}
+
+RedisLink::~RedisLink() { Disconnect(); }
+
+void
+RedisLink::Disconnect()
+{
+	if (ctx_)
+		redisFree(ctx_);
+	ctx_ = nullptr;
+}
+
+void
+RedisLink::FailConnection(const std::string &what)
+{
+	std::string why = what;
+	if (ctx_ && ctx_->err)
+		why += std::string(": ") + (ctx_->errstr[0] ? ctx_->errstr : "connection closed");
+	Disconnect();
+	throw RedisFailure(RedisFailure::kConnection, why);
+}
+
+redisReply *
+RedisLink::Roundtrip(const std::string &resp)
+{
+	void *reply = nullptr;
+	if (redisAppendFormattedCommand(ctx_, resp.data(), resp.size()) != REDIS_OK || redisGetReply(ctx_, &reply) != REDIS_OK ||
+		!reply)
+		FailConnection("batch add");
+	return static_cast<redisReply *>(reply);
+}
+
+redisReply *
+RedisLink::Command(const std::vector<std::string> &argv)
+{
+	std::vector<const char *> args;
+	std::vector<size_t> lens;
+	for (const auto &a : argv) {
+		args.push_back(a.data());
+		lens.push_back(a.size());
+	}
+	auto *r = static_cast<redisReply *>(redisCommandArgv(ctx_, static_cast<int>(args.size()), args.data(), lens.data()));
+	if (!r)
+		FailConnection(argv[0]);
+	return r;
+}
+
+void
+RedisLink::Connect()
+{
+	struct timeval tv = {static_cast<time_t>(timeout_ms_ / 1000), static_cast<suseconds_t>((timeout_ms_ % 1000) * 1000)};
+	ctx_ = url_.unix_socket.empty() ? redisConnectWithTimeout(url_.host.c_str(), url_.port, tv)
+									: redisConnectUnixWithTimeout(url_.unix_socket.c_str(), tv);
+	if (!ctx_)
+		throw RedisFailure(RedisFailure::kConnection, "connect: out of memory");
+	if (ctx_->err)
+		FailConnection("connect");
+	redisSetTimeout(ctx_, tv);
+	for (const auto &cmd : HandshakeCommands(url_)) {
+		Reply r(Command(cmd));
+		if (r->type == REDIS_REPLY_ERROR) {
+			std::string why = cmd[0] + ": " + r->str;
+			Disconnect();
+			throw RedisFailure(RedisFailure::kConnection, why);
+		}
+	}
+	Reply loaded(Command({"SCRIPT", "LOAD", BatchAddScript()}));
+	if (loaded->type != REDIS_REPLY_STRING) {
+		std::string why = std::string("SCRIPT LOAD: ") + (loaded->type == REDIS_REPLY_ERROR ? loaded->str : "unexpected reply");
+		Disconnect();
+		throw RedisFailure(RedisFailure::kConnection, why);
+	}
+	sha_ = loaded->str;
+	RedisDurability d;
+	std::string *fields[] = {&d.appendonly, &d.maxmemory_policy, &d.appendfsync};
+	const char *names[] = {"appendonly", "maxmemory-policy", "appendfsync"};
+	for (int i = 0; i < 3; i++) {
+		Reply r(Command({"CONFIG", "GET", names[i]}));
+		if (r->type == REDIS_REPLY_ARRAY && r->elements == 2 && r->element[1]->type == REDIS_REPLY_STRING)
+			*fields[i] = r->element[1]->str;
+	}
+	warning_ = RedisSafetyWarning(d);
+	appendfsync_ = d.appendfsync;
+}
+
+void
+RedisLink::Ping()
+{
+	if (!ctx_)
+		Connect();
+	Reply r(Command({"PING"}));
+	if (r->type == REDIS_REPLY_ERROR) {
+		std::string why = std::string("PING: ") + r->str;
+		Disconnect();
+		throw RedisFailure(RedisFailure::kConnection, why);
+	}
+}
+
+std::vector<std::optional<std::string>>
+RedisLink::AddBatch(const std::string &queue, const JobSpec *jobs, size_t n)
+{
+	// A connection that sat idle may have been closed by a Redis restart or CLIENT KILL: that is
+	// not an outage, so a batch that fails on a reused connection goes once more on a new one.
+	// Sending twice is safe: the second add of an id is a BullMQ duplicate.
+	bool reused = ctx_ != nullptr;
+	for (int attempt = 0;; attempt++) {
+		try {
+			if (!ctx_)
+				Connect();
+			std::string request;
+			EncodeBatchAdd(prefix_, queue, jobs, n, NowMs(), sha_, &request);
+			Reply r(Roundtrip(request));
+			if (r->type == REDIS_REPLY_ERROR && IsNoScriptError(r->str) && attempt < 2) {
+				// SCRIPT FLUSH, or a failover behind a proxy that kept the connection: load it again
+				Reply loaded(Command({"SCRIPT", "LOAD", BatchAddScript()}));
+				if (loaded->type == REDIS_REPLY_STRING)
+					sha_ = loaded->str;
+				script_reloads_++;
+				continue;
+			}
+			if (r->type == REDIS_REPLY_ERROR)
+				throw RedisFailure(RedisFailure::kService, std::string("batch add: ") + r->str);
+			if (r->type != REDIS_REPLY_ARRAY || r->elements != n)
+				FailConnection("batch add: unexpected reply");
+			std::vector<std::optional<std::string>> out(n);
+			for (size_t i = 0; i < n; i++)
+				if (r->element[i]->type == REDIS_REPLY_STRING)
+					out[i] = std::string(r->element[i]->str, r->element[i]->len);
+			return out;
+		} catch (const RedisFailure &f) {
+			if (f.kind != RedisFailure::kConnection || !reused || attempt > 0 || std::strstr(f.what(), "temporarily unavailable"))
+				throw;
+			reused = false;
+		}
+	}
+}
+
+} // namespace chat_outbox::relay

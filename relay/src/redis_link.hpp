@@ -1,0 +1,70 @@
+// relay/src/redis_link.hpp - chat-outbox-relay's Redis connection: blocking hiredis with a timeout.
+//
+// One connection, the handshake of common/redis_handshake (AUTH, SELECT), SCRIPT LOAD of the
+// extension's batch-add script and the durability check; then one EVALSHA per batch, encoded by
+// EncodeBatchAdd, the extension's own encoder. Nothing is kept between batches but the connection.
+#pragma once
+
+#include <hiredis/hiredis.h>
+
+#include <cstdint>
+#include <optional>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "core/bullmq_batch_add.hpp"
+#include "redis_url.hpp"
+
+namespace chat_outbox::relay {
+
+// RedisFailure: the batch did not go through; the caller rolls back. kService is about one queue
+// (Redis answered the batch with an error: NOPERM, a queue key of the wrong type; nothing of it was
+// written), kConnection about every service (unreachable, timeout, answer lost).
+struct RedisFailure : std::runtime_error {
+	enum Kind { kConnection, kService } kind;
+	RedisFailure(Kind k, const std::string &what) : std::runtime_error(what), kind(k) {}
+};
+
+class RedisLink {
+  public:
+	RedisLink(RedisUrl url, int64_t timeout_ms, std::string prefix);
+	~RedisLink();
+	RedisLink(const RedisLink &) = delete;
+	RedisLink &operator=(const RedisLink &) = delete;
+
+	// AddBatch adds jobs[0..n) to `queue` in one Lua call, connecting first when needed. Returns,
+	// per job in order, nullopt (created or a duplicate) or why Redis refused that job alone.
+	// Throws RedisFailure.
+	std::vector<std::optional<std::string>> AddBatch(const std::string &queue, const JobSpec *jobs, size_t n);
+
+	// Ping connects when needed and asks Redis for PONG: whether Redis is back after an outage,
+	// asked before a round rather than concluded from passes that had nothing to send. Throws RedisFailure.
+	void Ping();
+
+	void Disconnect();
+	bool Connected() const { return ctx_ != nullptr; }
+	// From the last connect's CONFIG GET: the durability warning ("" when safe) and appendfsync.
+	const std::string &Warning() const { return warning_; }
+	const std::string &Appendfsync() const { return appendfsync_; }
+	// ScriptReloads counts the batches Redis answered NOSCRIPT (SCRIPT FLUSH, a failover behind a
+	// proxy): each loaded the script again and went once more. The caller logs each.
+	int64_t ScriptReloads() const { return script_reloads_; }
+
+  private:
+	void Connect();
+	redisReply *Command(const std::vector<std::string> &argv); // caller frees; throws kConnection
+	redisReply *Roundtrip(const std::string &resp);            // caller frees; throws kConnection
+	[[noreturn]] void FailConnection(const std::string &what);
+
+	RedisUrl url_;
+	int64_t timeout_ms_;
+	std::string prefix_;
+	redisContext *ctx_ = nullptr;
+	std::string sha_;
+	std::string warning_;
+	std::string appendfsync_;
+	int64_t script_reloads_ = 0;
+};
+
+} // namespace chat_outbox::relay

@@ -1,0 +1,8 @@
+#!/usr/bin/env bash
+# tests/managed/in_managed_mode.sh <suite> [args...] - run a suite written for the extension in
+# managed mode: a Postgres with an empty shared_preload_libraries and no extension, set up by a
+# non-superuser owner with sql/managed/chat_outbox_managed.sql, and one chat-outbox-relay as the
+# relay (tests/harness/lib.sh: HARNESS_PG_MANAGED, HARNESS_MANAGED_RELAY). <suite> is relative to tests/.
+set -euo pipefail
+export HARNESS_PG_MANAGED=1 HARNESS_MANAGED_RELAY=1
+exec bash "$(cd "$(dirname "$0")/.." && pwd)/$1" "${@:2}"

@@ -1,0 +1,132 @@
+#!/usr/bin/env bash
+# tests/managed/relay.sh - chat-outbox-relay on a managed install: every message once, in order.
+#   1. send_message -> a real bullmq Worker: jobId = message id, in send order, woken by NOTIFY
+#      (the poll interval is set to an hour, so only the notification can wake the relay in time).
+#   2. The relay SIGKILLed mid-stream and started again.
+#   3. Two relays at once (a rolling deploy).
+#   4. Redis stopped while sending, then started again: rows wait, one log line each way.
+#   5. A late commit with a lower id than a message already relayed.
+#   6. SCRIPT FLUSH under the relays: the script is loaded again, logged once.
+#   7. A service whose outbox is gone: the others go on, its service_error shows why, logged once.
+# After each phase every stored message was processed exactly once (tests/extension/delivery.sh);
+# after 1-4, in the order the one sender stored them (outbox id order).
+set -euo pipefail
+. "$(dirname "$0")/../harness/lib.sh"
+relay_managed_env managed-relay
+HERE=$H_ROOT/tests/extension
+PROCESSED=$H_DIR/processed.txt
+: >"$PROCESSED"
+cd "$H_ROOT/tests"
+. "$HERE/delivery.sh"
+
+# processed job ids in the order the Worker took them (first time each) must be the outbox order
+verify_order() {
+	harness_psql "SELECT payload ->> 'id' FROM consumers.outbox ORDER BY id" >"$H_DIR/outbox-order.txt"
+	awk '!seen[$0]++' "$PROCESSED" >"$H_DIR/processed-order.txt"
+	diff -q "$H_DIR/outbox-order.txt" "$H_DIR/processed-order.txt" >/dev/null ||
+		fail "$1: processed out of outbox order: $(diff "$H_DIR/outbox-order.txt" "$H_DIR/processed-order.txt" | head -5)"
+	echo "ok   $1: processed in outbox order"
+}
+
+node "$HERE/consume.mjs" "$PROCESSED" >"$H_DIR/consumer.log" 2>&1 &
+harness_track $!
+harness_wait_for 20 grep -q ready "$H_DIR/consumer.log"
+
+# 1. end to end, woken by the notification alone
+relay_start one --poll-interval 3600000
+harness_wait_value 10 = running relay_status relay_state
+node "$HERE/send.mjs" 100 e2e 2 >"$H_DIR/sender1.log" 2>&1
+verify_delivered "end to end"
+verify_order "end to end"
+job=$(harness_psql "SELECT id FROM consumers.messages ORDER BY created_at LIMIT 1")
+expect_eq "job data of message $job" "$(harness_psql "SELECT payload::text FROM consumers.outbox WHERE payload ->> 'id' = '$job'")" \
+	"$(rcli hget "bull:chat-messages:$job" data)"
+expect_eq "status: relay's pid" "$RELAY_PID" "$(relay_status worker_pid)"
+expect_eq "status: unsent" 0 "$(relay_status unsent)"
+[ "$(relay_status last_relayed_id)" = "$(harness_psql "SELECT max(id) FROM consumers.outbox")" ] || fail "last_relayed_id"
+
+# 2. SIGKILL mid-stream
+before=$(stored)
+node "$HERE/send.mjs" 300 crash 5 >"$H_DIR/sender2.log" 2>&1 &
+sender=$!
+harness_track $sender
+harness_wait_for 20 stored_at_least $((before + 80))
+kill -9 "$RELAY_PID"
+harness_wait_for 20 stored_at_least $((before + 160))
+relay_start one-again --poll-interval 3600000
+wait $sender
+verify_delivered "relay SIGKILLed mid-stream"
+verify_order "relay SIGKILLed mid-stream"
+
+# 3. two relays at once
+relay_start two --poll-interval 100
+node "$HERE/send.mjs" 300 two 2 >"$H_DIR/sender3.log" 2>&1
+verify_delivered "two relays at once"
+verify_order "two relays at once"
+[ "$(harness_psql "SELECT count(*) FROM chat_outbox.relays WHERE relay IN ('one-again', 'two') AND heartbeat_at > now() - interval '5 s'")" -eq 2 ] ||
+	fail "two relays: not both heartbeating"
+
+# 4. Redis down and back; a service with nothing to send is relayed before consumers in each round,
+# and must not make the outage look over (no "redis back" between two "redis unreachable")
+harness_psql "SELECT chat_outbox.create_service('aaa_idle')" >/dev/null
+before=$(stored)
+node "$HERE/send.mjs" 200 outage 10 >"$H_DIR/sender4.log" 2>&1 &
+sender=$!
+harness_track $sender
+harness_wait_for 20 stored_at_least $((before + 30))
+harness_redis_stop
+harness_wait_value 20 = 'backing off' relay_status relay_state
+sleep 3 # the outage: sends go on meanwhile
+unsent=$(relay_status unsent)
+[ "$unsent" -gt 0 ] || fail "outage: no rows waited in the outbox"
+echo "ok   outage: $unsent rows waiting, relay backing off ($(relay_status last_error))"
+harness_redis_start_again
+wait $sender
+verify_delivered "redis down and back"
+verify_order "redis down and back"
+harness_wait_for 10 bash -c "cat '$H_DIR'/relay-*.log | grep -q 'redis back, relayed'"
+[ "$(relay_log_count 'redis unreachable')" -le 2 ] || fail "outage logged $(relay_log_count 'redis unreachable') times by two relays"
+echo "ok   outage logged once per relay"
+
+# 5. a late commit with a lower id
+( printf "BEGIN;\nSELECT id FROM consumers.send_message(9, 'late');\n"
+	until [ -f "$H_DIR/commit-late" ]; do sleep 0.05; done
+	printf "COMMIT;\n" ) | psql -XAtq -v ON_ERROR_STOP=1 "$PGURL" >"$H_DIR/late.out" &
+late_session=$!
+harness_wait_for 10 test -s "$H_DIR/late.out"
+early=$(harness_psql "SELECT id FROM consumers.send_message(9, 'early')")
+harness_wait_for 20 grep -q "$early" "$PROCESSED"
+touch "$H_DIR/commit-late"
+wait $late_session
+late=$(head -1 "$H_DIR/late.out")
+verify_delivered "late commit"
+[ "$(harness_psql "SELECT (SELECT id FROM consumers.outbox WHERE payload ->> 'id' = '$late') < (SELECT id FROM consumers.outbox WHERE payload ->> 'id' = '$early')")" = t ] ||
+	fail "late commit: the late message did not get the lower id"
+echo "ok   late commit: the lower id committed later was relayed too"
+
+# 6. SCRIPT FLUSH under connected relays: the next batch loads the script again, logged once
+# both relays connected to the restarted Redis first (a relay that connects later loads the script anyway)
+both_running() { [ "$(harness_psql "SELECT count(*) FROM chat_outbox.relays WHERE relay IN ('one-again', 'two') AND state = 'running'")" = 2 ]; }
+harness_wait_for 20 both_running
+rcli script flush >/dev/null
+sent=$(harness_psql "SELECT id FROM consumers.send_message(3, 'after a script flush')")
+harness_wait_for 20 grep -q "$sent" "$PROCESSED"
+reloads=$(relay_log_count 'lost the batch-add script')
+[ "$reloads" -ge 1 ] && [ "$reloads" -le 2 ] || fail "SCRIPT FLUSH: $reloads reloads logged by two relays"
+echo "ok   SCRIPT FLUSH: the script loaded again ($reloads line(s)), the message relayed"
+
+# 7. one broken service holds back no other
+harness_psql "SELECT chat_outbox.create_service('aaa_broken')" >/dev/null
+harness_psql "SET client_min_messages = warning; DROP TABLE aaa_broken.outbox CASCADE"
+sent=$(harness_psql "SELECT id FROM consumers.send_message(3, 'past a broken service')")
+harness_wait_for 20 grep -q "$sent" "$PROCESSED"
+harness_wait_for 10 bash -c "[ -n \"\$(psql -XAtq '$PGURL' -c \"SELECT service_error FROM chat_outbox.status WHERE service = 'aaa_broken'\")\" ]"
+echo "ok   a service without its outbox: $(harness_psql "SELECT service_error FROM chat_outbox.status WHERE service = 'aaa_broken'")"
+sleep 1.5 # more rounds run meanwhile: the failure must stay logged once per relay
+[ "$(relay_log_count 'service aaa_broken')" -le 2 ] || fail "broken service logged $(relay_log_count 'service aaa_broken') times"
+verify_delivered "past a broken service"
+
+kill -TERM "$RELAY_PID"
+wait "$RELAY_PID" || fail "relay exited $? on SIGTERM"
+grep -q stopping "$H_DIR/relay-two.log" || fail "relay did not stop cleanly"
+echo "ok   SIGTERM: relay stopped with status 0"
