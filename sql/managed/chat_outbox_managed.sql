@@ -50,6 +50,7 @@ CREATE TABLE chat_outbox.relay_progress (
 -- UPDATE chat_outbox.services SET queue = ... applies without a restart.
 CREATE TABLE chat_outbox.services (
 	name text PRIMARY KEY CHECK (name OPERATOR(pg_catalog.~) '^[a-z_][a-z0-9_]{0,47}$'),
+	-- a BullMQ queue name (the rule of common/bullmq/queue_keys.hpp, IsValidName: non-empty, no ':'),
 	-- at most 255 bytes: the relay keeps the name in a 256-byte buffer and would truncate a longer one
 	queue text NOT NULL UNIQUE CHECK (queue OPERATOR(pg_catalog.<>) '' AND pg_catalog.strpos(queue, ':') OPERATOR(pg_catalog.=) 0
 		AND pg_catalog.octet_length(queue) OPERATOR(pg_catalog.<=) 255),
