@@ -5,6 +5,8 @@
 #include <cerrno>
 #include <cstdlib>
 
+#include "cli_flags.hpp"
+
 namespace chat_outbox::relay {
 
 const std::vector<RelayOption> &
@@ -103,38 +105,13 @@ ParseRelayConfig(const std::vector<std::string> &args, const std::vector<std::st
 			if (e.compare(0, key.size(), key) == 0 && !Set(cfg, opt, e.substr(key.size()), EnvName(opt.name), error))
 				return false;
 	}
-	for (size_t i = 0; i < args.size(); i++) {
-		const std::string &a = args[i];
-		if (a == "--help" || a == "-h") {
-			*help = true;
-			continue;
-		}
-		if (a.compare(0, 2, "--") != 0) {
-			*error = "unexpected argument \"" + a + "\"";
+	std::vector<chat_outbox::CliFlag> flags;
+	auto known = [](std::string_view name) { return Find(std::string(name)) != nullptr; };
+	if (!chat_outbox::SplitFlags(args, known, &flags, help, error))
+		return false;
+	for (const auto &flag : flags)
+		if (!Set(cfg, *Find(flag.name), flag.value, "--" + flag.name, error))
 			return false;
-		}
-		std::string name = a.substr(2), value;
-		size_t eq = name.find('=');
-		bool inline_value = eq != std::string::npos;
-		if (inline_value) {
-			value = name.substr(eq + 1);
-			name.resize(eq);
-		}
-		const RelayOption *opt = Find(name);
-		if (!opt) {
-			*error = "unknown flag --" + name;
-			return false;
-		}
-		if (!inline_value) {
-			if (i + 1 >= args.size()) {
-				*error = "--" + name + " needs a value";
-				return false;
-			}
-			value = args[++i];
-		}
-		if (!Set(cfg, *opt, value, "--" + name, error))
-			return false;
-	}
 	return true;
 }
 

@@ -7,6 +7,8 @@
 #include <cstring>
 #include <map>
 
+#include "cli_flags.hpp"
+
 namespace chat_outboxd {
 
 namespace {
@@ -225,39 +227,19 @@ ParseConfig(const std::vector<std::string> &args, const std::vector<std::string>
 			if (kv.compare(0, eq, EnvName(f.option.name)) == 0 && eq == EnvName(f.option.name).size())
 				given[f.option.name] = kv.substr(eq + 1);
 	}
-	for (size_t i = 0; i < args.size(); i++) {
-		const std::string &a = args[i];
-		if (a == "--help" || a == "-h") {
-			*help = true;
-			return true;
-		}
-		if (a.rfind("--", 0) != 0) {
-			*error = "unexpected argument '" + a + "'";
-			return false;
-		}
-		std::string name = a.substr(2), value;
-		size_t eq = name.find('=');
-		bool inline_value = eq != std::string::npos;
-		if (inline_value) {
-			value = name.substr(eq + 1);
-			name = name.substr(0, eq);
-		}
-		bool known = false;
+	std::vector<chat_outbox::CliFlag> flags;
+	auto known = [](std::string_view name) {
 		for (const auto &f : Fields())
-			known = known || name == f.option.name;
-		if (!known) {
-			*error = "unknown option --" + name + " (see --help)";
-			return false;
-		}
-		if (!inline_value) {
-			if (i + 1 >= args.size()) {
-				*error = "--" + name + " needs a value";
-				return false;
-			}
-			value = args[++i];
-		}
-		given[name] = value;
-	}
+			if (name == f.option.name)
+				return true;
+		return false;
+	};
+	if (!chat_outbox::SplitFlags(args, known, &flags, help, error))
+		return false;
+	if (*help)
+		return true;
+	for (auto &flag : flags) // flags win over the environment; a later flag over an earlier one
+		given[flag.name] = std::move(flag.value);
 	for (const auto &f : Fields()) {
 		auto it = given.find(f.option.name);
 		if (it != given.end() && !Assign(f, it->second, cfg, error))
