@@ -109,11 +109,11 @@ RelayServiceBit(const char *service)
 	return i < 0 ? PG_UINT32_MAX : (uint32) 1 << i;
 }
 
-void
-RelayRecordBatch(const char *service, int64 last_id, int64 count)
+/* UpdateSlot runs update on the slot of `service` under the mutex; nothing when no slot is free. */
+template <typename Update>
+static void
+UpdateSlot(const char *service, Update update)
 {
-	TimestampTz now = GetCurrentTimestamp();
-	RelayServiceSlot *slot = nullptr;
 	int			i;
 
 	if (!relay_shared)
@@ -121,27 +121,26 @@ RelayRecordBatch(const char *service, int64 last_id, int64 count)
 	SpinLockAcquire(&relay_shared->mutex);
 	i = FindSlot(service);
 	if (i >= 0)
-		slot = &relay_shared->services[i];
-	if (slot) {
+		update(&relay_shared->services[i]);
+	SpinLockRelease(&relay_shared->mutex);
+}
+
+void
+RelayRecordBatch(const char *service, int64 last_id, int64 count)
+{
+	TimestampTz now = GetCurrentTimestamp();
+
+	UpdateSlot(service, [&](RelayServiceSlot *slot) {
 		slot->last_id = last_id;
 		slot->last_at = now;
 		slot->relayed_total += count;
-	}
-	SpinLockRelease(&relay_shared->mutex);
+	});
 }
 
 void
 RelaySetServiceError(const char *service, const char *error)
 {
-	int			i;
-
-	if (!relay_shared)
-		return;
-	SpinLockAcquire(&relay_shared->mutex);
-	i = FindSlot(service);
-	if (i >= 0)
-		strlcpy(relay_shared->services[i].error, error, CHAT_OUTBOX_ERRLEN);
-	SpinLockRelease(&relay_shared->mutex);
+	UpdateSlot(service, [&](RelayServiceSlot *slot) { strlcpy(slot->error, error, CHAT_OUTBOX_ERRLEN); });
 }
 
 const char *
