@@ -27,7 +27,7 @@ expect_eq "inbox order = queue order" "" "$(diff "$H_DIR/ids.txt" "$H_DIR/seq.tx
 # Idle, the daemon has its next fetch queued behind its BZPOPMIN. That fetch runs when a job
 # arrives, so it must stamp processedOn with the time it runs (Redis's clock), not the time it was
 # queued: a job added after the daemon blocked would otherwise look processed before it existed.
-idle_blocked() { rcli CLIENT LIST | grep -q 'cmd=bzpopmin'; }
+idle_blocked() { rcli CLIENT LIST | grep 'cmd=bzpopmin' >/dev/null; }
 harness_wait_for 20 idle_blocked
 late=$(peer add $Q 1 8)
 wait_counts $Q "c.completed === $N + 1 && c.active === 0" 30 >/dev/null

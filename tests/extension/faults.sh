@@ -62,7 +62,7 @@ new_pid=$(harness_psql "SELECT pid FROM pg_stat_activity WHERE backend_type = 'c
 harness_psql "ALTER SYSTEM SET chat_outbox.redis_timeout = '60s'" && harness_psql "SELECT pg_reload_conf()" >/dev/null
 kill -STOP "$(cat "$REDIS_PIDFILE")"
 harness_psql "SELECT consumers.send_message(1, 'while redis hangs')" >/dev/null
-relay_waits_on_redis() { psql -XAtq "$PGURL" -c "SELECT 1 FROM pg_stat_activity WHERE backend_type = 'chat_outbox relay' AND wait_event = 'Extension'" | grep -q 1; }
+relay_waits_on_redis() { psql -XAtq "$PGURL" -c "SELECT 1 FROM pg_stat_activity WHERE backend_type = 'chat_outbox relay' AND wait_event = 'Extension'" | grep 1 >/dev/null; }
 harness_wait_for 10 relay_waits_on_redis
 harness_psql "ALTER SYSTEM SET chat_outbox.relay_enabled = off" && harness_psql "SELECT pg_reload_conf()" >/dev/null
 harness_wait_value 10 = paused relay_status relay_state ||

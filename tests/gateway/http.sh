@@ -8,7 +8,7 @@
 gateway_start gateway-http --cors-origins http://app.example,https://other.example
 cd "$(dirname "$0")"
 url=$DAEMON_URL
-healthz_has() { curl -s "$url/healthz" | grep -q "$1"; }
+healthz_has() { curl -s "$url/healthz" | grep "$1" >/dev/null; }
 healthz_code() { curl -s -o /dev/null -w '%{http_code}' "$url/healthz"; }
 
 harness_wait_for 20 bash -c "curl -s $url/healthz | grep -q '\"redis\":true,\"postgres\":true.*\"redis_appendfsync\":\"'"
@@ -28,7 +28,7 @@ harness_redis_stop
 REDIS_EXTRA_ARGS="--appendfsync always" harness_redis_start_again
 harness_wait_for 30 bash -c "curl -s $url/healthz | grep -q '\"redis\":true,.*\"redis_appendfsync\":\"always\"'" ||
 	fail "healthz after a restart with appendfsync always: $(curl -s $url/healthz)"
-curl -s "$url/metrics" | grep -qx 'chat_outboxd_redis_appendfsync{setting="always"} 1' || fail "appendfsync always in /metrics"
+curl -s "$url/metrics" | grep -x 'chat_outboxd_redis_appendfsync{setting="always"} 1' >/dev/null || fail "appendfsync always in /metrics"
 [ "$(curl -s "$url/metrics" | grep -c '^chat_outboxd_redis_appendfsync{')" = 1 ] || fail "more than one appendfsync sample"
 echo "ok   appendfsync always shows in /healthz and /metrics after Redis restarts with it"
 

@@ -31,6 +31,9 @@
 # Logs stay in $H_DIR and are printed on failure.
 # Unix sockets live in $H_SOCK, never in $H_DIR: a socket path may not exceed 107 bytes, and a
 # checkout in a deep folder (a CI runner's workspace) would push $H_DIR past that.
+# Rule under pipefail: never end a pipe in `grep -q` (it exits at the first match, the writer gets
+# SIGPIPE when it writes on, and the pipe fails although the line was there); write
+# `producer | grep PATTERN >/dev/null`, which reads to the end.
 
 set -euo pipefail
 
