@@ -2,7 +2,8 @@
 // (sql/managed/chat_outbox_managed.sql) on a Postgres that cannot load our library.
 //
 // Round after round: every service's pass (outbox_db.cpp), then wait for a notification on the
-// outbox triggers' channel or the poll interval, whichever comes first. A full pass goes again at
+// outbox triggers' channel, a wake-up from the logical replication stream (--wake logical,
+// wake_logical.cpp) or the poll interval, whichever comes first. A full pass goes again at
 // once. Redis failing for everyone backs off (50 ms doubling to 5 s) and is logged once when it
 // starts and once when it ends; one service failing (a dropped table, a queue Redis refuses) is
 // recorded in the status view, logged once per change, retried with its own backoff, and the
@@ -17,6 +18,7 @@
 #include <cstdio>
 #include <ctime>
 #include <map>
+#include <memory>
 #include <string>
 #include <thread>
 #include <vector>
@@ -25,6 +27,7 @@
 #include "core/relay_health.hpp"
 #include "outbox_db.hpp"
 #include "redis_link.hpp"
+#include "wake_logical.hpp"
 
 namespace {
 
@@ -118,7 +121,11 @@ main(int argc, char **argv)
 	std::map<std::string, ServiceState> services;
 	std::string last_error, state = "starting";
 	int64_t next_heartbeat = 0, next_purge = 0;
-	Log("relaying to " + url->Redacted() + " (prefix " + cfg.prefix + "), relay id " + cfg.relay_id);
+	std::unique_ptr<LogicalWake> logical;
+	if (cfg.wake == "logical")
+		logical = std::make_unique<LogicalWake>(cfg.database_url, Log);
+	Log("relaying to " + url->Redacted() + " (prefix " + cfg.prefix + "), relay id " + cfg.relay_id + ", woken by " +
+		(logical ? "NOTIFY and logical decoding" : "NOTIFY"));
 
 	while (!stop_requested) {
 		try {
@@ -220,11 +227,17 @@ main(int argc, char **argv)
 				Sleep(delay);
 				continue;
 			}
-			// wait for a notification or the poll interval, writing the heartbeat every second meanwhile
+			// wait for a notification, a logical wake-up or the poll interval, writing the heartbeat
+			// every second meanwhile
 			int64_t until = NowMs() + cfg.poll_interval;
 			while (!stop_requested && NowMs() < until) {
-				int64_t wait = std::max<int64_t>(0, std::min(until, next_heartbeat) - NowMs());
-				if (db.WaitForWake(wait))
+				if (logical && logical->Poll(NowMs()))
+					break;
+				int64_t wake_at = std::min(until, next_heartbeat);
+				if (logical)
+					wake_at = std::min(wake_at, logical->NextMs());
+				int64_t wait = std::max<int64_t>(0, wake_at - NowMs());
+				if (db.WaitForWake(wait, logical ? logical->Socket() : -1))
 					break;
 				if (NowMs() >= next_heartbeat) {
 					db.Heartbeat(cfg.relay_id, state, last_error, redis.Warning(), redis.Appendfsync());

@@ -241,7 +241,7 @@ OutboxDb::DrainNotifications()
 }
 
 bool
-OutboxDb::WaitForWake(int64_t timeout_ms)
+OutboxDb::WaitForWake(int64_t timeout_ms, int also_fd)
 {
 	if (!conn_)
 		return false;
@@ -251,10 +251,12 @@ OutboxDb::WaitForWake(int64_t timeout_ms)
 	fd_set in;
 	FD_ZERO(&in);
 	FD_SET(fd, &in);
+	if (also_fd >= 0)
+		FD_SET(also_fd, &in);
 	struct timeval tv = {static_cast<time_t>(timeout_ms / 1000), static_cast<suseconds_t>((timeout_ms % 1000) * 1000)};
-	int rc = select(fd + 1, &in, nullptr, nullptr, &tv);
-	if (rc <= 0)
-		return false; // timeout, or a signal (the caller checks its stop flag)
+	int rc = select(std::max(fd, also_fd) + 1, &in, nullptr, nullptr, &tv);
+	if (rc <= 0 || !FD_ISSET(fd, &in))
+		return false; // timeout, a signal (the caller checks its stop flag), or also_fd
 	if (!PQconsumeInput(conn_)) {
 		Disconnect();
 		throw PgFailure(true, "connection lost while waiting");

@@ -64,9 +64,10 @@ class OutboxDb {
 	// 1,000 rows per statement, until a statement finds fewer; returns the rows deleted. Also
 	// forgets relays silent for a day (their rows of chat_outbox.relays).
 	int64_t Purge(const std::vector<Service> &services);
-	// WaitForWake returns once a notification arrived (true) or after timeout_ms (false); a signal
-	// ends it early too. Notifications already received count at once.
-	bool WaitForWake(int64_t timeout_ms);
+	// WaitForWake returns once a notification arrived (true) or after timeout_ms (false); a signal,
+	// or something to read on also_fd (another wake-up's socket, -1 for none), ends it early too.
+	// Notifications already received count at once.
+	bool WaitForWake(int64_t timeout_ms, int also_fd = -1);
 
   private:
 	PGresult *Exec(const std::string &sql, const std::vector<std::string> &params, ExecStatusType want);

@@ -14,10 +14,14 @@ CREATE TABLE chat_outbox.settings (
 	only_row boolean PRIMARY KEY DEFAULT true CHECK (only_row),
 	max_body_bytes int NOT NULL DEFAULT 65536 CHECK (max_body_bytes BETWEEN 1 AND 268435456),
 	retention interval NOT NULL DEFAULT '1 day' CHECK (retention >= '0'),
-	inbox_retention interval NOT NULL DEFAULT '0' CHECK (inbox_retention >= '0')
+	inbox_retention interval NOT NULL DEFAULT '0' CHECK (inbox_retention >= '0'),
+	-- how an outbox insert wakes the relays: 'notify' (pg_notify; serializes the commits that
+	-- notify) or 'wal' (a transactional logical decoding message, read by relays started with
+	-- --wake logical; costs a commit nothing but one small WAL record)
+	wake text NOT NULL DEFAULT 'notify' CHECK (wake IN ('notify', 'wal'))
 );
 INSERT INTO chat_outbox.settings DEFAULT VALUES;
-COMMENT ON TABLE chat_outbox.settings IS 'max_body_bytes (send_message, publish_event), retention and inbox_retention (the relay''s purge); 0 keeps rows.';
+COMMENT ON TABLE chat_outbox.settings IS 'max_body_bytes (send_message, publish_event), retention and inbox_retention (the relay''s purge; 0 keeps rows), wake (notify or wal: how an outbox insert wakes the relays).';
 
 -- What the extension keeps in shared memory, written by the external relays instead.
 -- One row per relay process: its heartbeat, state and last error.
@@ -70,14 +74,20 @@ CREATE TRIGGER services_changed AFTER INSERT OR UPDATE OR DELETE ON chat_outbox.
 	FOR EACH STATEMENT EXECUTE FUNCTION chat_outbox.services_changed();
 
 -- The statement-level trigger on every outbox: notes the insert so the relay is woken when the
--- transaction commits (never before, never on rollback): a NOTIFY the relay LISTENs for.
+-- transaction commits (never before, never on rollback): a NOTIFY the relay LISTENs for, or a
+-- logical decoding message its replication stream reads (chat_outbox.settings.wake).
 CREATE FUNCTION chat_outbox.wake_relay() RETURNS trigger
 	LANGUAGE plpgsql
 AS $wake$
 BEGIN
-	-- delivered when the transaction commits, never on rollback; one per transaction (equal
-	-- notifications of one transaction are folded into one)
-	PERFORM pg_catalog.pg_notify('chat_outbox_relay', '');
+	-- Both are delivered when the transaction commits, never on rollback. A notification takes a
+	-- database-wide lock at COMMIT (commits that notify are serialized); a logical decoding
+	-- message is one WAL record, read by the relays' logical replication streams (--wake logical).
+	IF (SELECT s.wake FROM chat_outbox.settings s) = 'wal' THEN
+		PERFORM pg_catalog.pg_logical_emit_message(true, 'chat_outbox_relay', '');
+	ELSE
+		PERFORM pg_catalog.pg_notify('chat_outbox_relay', '');
+	END IF;
 	RETURN NULL;
 END
 $wake$;

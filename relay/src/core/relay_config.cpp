@@ -20,6 +20,7 @@ Options()
 		{"poll-interval", "int", "ms between passes when no notification arrives (the fallback wake-up)", 10, 3600000},
 		{"redis-timeout", "int", "ms one Redis connect or batch may take before the pass is rolled back", 10, 600000},
 		{"relay-id", "string", "this relay's row in chat_outbox.relays (default <hostname>:<pid>)"},
+		{"wake", "string", "notify (LISTEN) or logical (LISTEN and a logical replication stream, for chat_outbox.settings.wake = 'wal')"},
 	};
 	return opts;
 }
@@ -46,6 +47,8 @@ StringField(RelayConfig *cfg, const std::string &name)
 		return &cfg->prefix;
 	if (name == "relay-id")
 		return &cfg->relay_id;
+	if (name == "wake")
+		return &cfg->wake;
 	return nullptr;
 }
 
@@ -65,6 +68,10 @@ bool
 Set(RelayConfig *cfg, const RelayOption &opt, const std::string &value, const std::string &source, std::string *error)
 {
 	if (std::string(opt.type) == "string") {
+		if (std::string(opt.name) == "wake" && value != "notify" && value != "logical") {
+			*error = source + ": \"" + value + "\" is neither notify nor logical";
+			return false;
+		}
 		*StringField(cfg, opt.name) = value;
 		return true;
 	}
