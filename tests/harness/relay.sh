@@ -6,10 +6,12 @@
 #   relay_managed_env <test>       harness_init, Redis, and a managed Postgres (HARNESS_PG_MANAGED=1)
 # With HARNESS_PG_MANAGED=1 and HARNESS_MANAGED_RELAY=1, harness_pg_start starts one relay itself,
 # so a suite written for the extension runs unchanged in managed mode (tests/managed/in_managed_mode.sh).
+# With HARNESS_MANAGED_WAKE=logical every relay is started with --wake logical (a flag overrides it).
 CHAT_OUTBOX_RELAY=${CHAT_OUTBOX_RELAY:-${BUILD_DIR:-$H_ROOT/build}/relay/chat-outbox-relay}
 
 relay_start() {
 	CHAT_OUTBOX_RELAY_DATABASE_URL=$PGURL CHAT_OUTBOX_RELAY_REDIS_URL=${REDIS_URL:-redis://127.0.0.1:6379} \
+		CHAT_OUTBOX_RELAY_WAKE=${HARNESS_MANAGED_WAKE:-notify} \
 		"$CHAT_OUTBOX_RELAY" --relay-id "$1" "${@:2}" >>"$H_DIR/relay-$1.log" 2>&1 &
 	RELAY_PID=$!
 	harness_track "$RELAY_PID"

@@ -1,6 +1,8 @@
 # tests/managed/tests.cmake - chat_outbox without our library: the plain-SQL install and the external relay.
 add_shell_test(managed.install managed/install.sh 60)
 add_shell_test(managed.relay managed/relay.sh 180)
+add_shell_test(managed.relay.logical managed/relay.sh 180 ARGS --logical)
+add_shell_test(managed.wake_logical managed/wake_logical.sh 120)
 # Suites written for the extension that need nothing of it but its API, run against the managed install.
 add_shell_test(managed.extension.relay_e2e managed/in_managed_mode.sh 180 ARGS extension/relay_e2e.sh)
 add_shell_test(managed.daemon.relay_to_inbox managed/in_managed_mode.sh 180 ARGS daemon/relay_to_inbox.sh)
