@@ -39,29 +39,8 @@ SELECT event, payload ? 'id' AS has_id FROM consumers.publish_event('order.paid'
 -- the status view: backlog per service; no relay has reported yet
 SELECT service, queue, unsent, relay_state, worker_pid FROM chat_outbox.status ORDER BY service;
 
--- grant_service: a role sees exactly its own schema
-SELECT chat_outbox.grant_service('consumers', 'consumers_app');
-SELECT chat_outbox.grant_service('consumers', 'consumers_daemon', receiver => true);
-SELECT chat_outbox.grant_service('nope', 'consumers_app');
-\echo :LAST_ERROR_SQLSTATE
-SET ROLE consumers_app;
-SELECT chat_id, body FROM consumers.send_message(100, 'from consumers_app');
-INSERT INTO consumers.outbox (event, payload) VALUES ('message.created', '{}');
-\echo :LAST_ERROR_SQLSTATE
-INSERT INTO consumers.inbox (message_id, chat_id, body) VALUES ('00000000-0000-4000-8000-000000000002', 1, 'x');
-\echo :LAST_ERROR_SQLSTATE
-SELECT count(*) FROM workers.messages;
-\echo :LAST_ERROR_SQLSTATE
-SELECT * FROM workers.send_message(1, 'impostor');
-\echo :LAST_ERROR_SQLSTATE
+\ir ../regress/sql/shared/roles_grants.sql
+-- nor may it change the settings (only the owner may)
 UPDATE chat_outbox.settings SET max_body_bytes = 1000000;
 \echo :LAST_ERROR_SQLSTATE
-RESET ROLE;
-SET ROLE consumers_daemon;
-INSERT INTO consumers.inbox (message_id, chat_id, body, created_at)
-	VALUES ('00000000-0000-4000-8000-000000000002', 1, 'received', now())
-	ON CONFLICT (message_id) DO NOTHING RETURNING seq > 0 AS seq_from_database;
-INSERT INTO consumers.inbox (message_id, chat_id, body, seq) OVERRIDING SYSTEM VALUE
-	VALUES ('00000000-0000-4000-8000-000000000003', 1, 'forged', 1000000);
-\echo :LAST_ERROR_SQLSTATE
-RESET ROLE;
+\ir ../regress/sql/shared/roles_receiver.sql
