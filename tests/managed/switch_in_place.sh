@@ -5,7 +5,9 @@
 #      in-database relay turned off. The schema is then what a fresh managed install makes.
 #   2. managed install -> extension: the in-database relay turned on, CREATE EXTENSION chat_outbox
 #      VERSION 'managed' and ALTER EXTENSION chat_outbox UPDATE TO '1.0' in one transaction,
-#      chat-outbox-relay stopped. The schema is then what a fresh CREATE EXTENSION makes.
+#      chat-outbox-relay stopped, the managed install's own tables dropped. The schema is then what
+#      a fresh CREATE EXTENSION makes.
+# No send fails during either switch.
 # A real bullmq Worker records every processed job and every `duplicated` event: at the end every
 # stored message was processed exactly once, in outbox order, and no job was added twice.
 set -euo pipefail
@@ -79,6 +81,7 @@ set_relay_enabled on
 super_db chat -c "BEGIN" -c "CREATE EXTENSION chat_outbox VERSION 'managed'" -c "ALTER EXTENSION chat_outbox UPDATE TO '1.0'" -c "COMMIT"
 kill -TERM "$RELAY_PID"
 wait "$RELAY_PID" || fail "chat-outbox-relay exited $? on SIGTERM"
+harness_psql "DROP TABLE chat_outbox.settings, chat_outbox.relays, chat_outbox.relay_progress"
 at=$(stored)
 harness_wait_for 30 stored_at_least $((at + 200))
 harness_wait_value 30 = running relay_status relay_state
@@ -86,6 +89,10 @@ echo "ok   managed install -> extension in place: $(stored) stored, the in-datab
 same_schema_as "managed install -> extension" fresh_extension
 
 wait $sender
+# no send failed: the sender retries a failed call, and logs it
+failed=$(grep -c retrying "$H_DIR/sender.log" || true)
+[ "$failed" -eq 0 ] || fail "$failed sends failed during the switches: $(grep -m3 retrying "$H_DIR/sender.log")"
+echo "ok   no send failed during the switches"
 verify_delivered "both switches under traffic"
 expect_eq "jobs added twice (duplicated events)" 0 "$(wc -l <"$DUPLICATED")"
 harness_psql "SELECT payload ->> 'id' FROM consumers.outbox ORDER BY id" >"$H_DIR/outbox-order.txt"
