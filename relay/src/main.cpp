@@ -124,7 +124,22 @@ main(int argc, char **argv)
 	std::unique_ptr<LogicalWake> logical;
 	if (cfg.wake == "logical")
 		logical = std::make_unique<LogicalWake>(cfg.database_url, Log);
-	Log("relaying to " + url->Redacted() + " (prefix " + cfg.prefix + "), relay id " + cfg.relay_id + ", woken by " +
+	// pause waits ms (a Redis backoff) while still answering the logical stream: a walsender left
+	// unanswered holds up a shutdown of Postgres until wal_sender_timeout. Wake-ups are dropped: the
+	// next round runs anyway.
+	auto pause = [&](int64_t ms) {
+		int64_t until = NowMs() + ms;
+		while (!stop_requested && NowMs() < until) {
+			if (!logical || !db.Connected()) {
+				Sleep(until - NowMs());
+				return;
+			}
+			logical->Poll(NowMs());
+			int64_t wait = std::max<int64_t>(0, std::min(until, logical->NextMs()) - NowMs());
+			db.WaitForWake(wait, logical->Socket());
+		}
+	};
+		Log("relaying to " + url->Redacted() + " (prefix " + cfg.prefix + "), relay id " + cfg.relay_id + ", woken by " +
 		(logical ? "NOTIFY and logical decoding" : "NOTIFY"));
 
 	while (!stop_requested) {
@@ -224,7 +239,7 @@ main(int argc, char **argv)
 			if (stop_requested || (more && !redis_failed))
 				continue;
 			if (redis_failed) {
-				Sleep(delay);
+				pause(delay);
 				continue;
 			}
 			// wait for a notification, a logical wake-up or the poll interval, writing the heartbeat
@@ -249,6 +264,8 @@ main(int argc, char **argv)
 				Log(std::string("postgres unreachable: ") + f.what() + "; retrying with backoff");
 			pg_down = true;
 			db.Disconnect();
+			if (logical)
+				logical->Drop();
 			Sleep(pg_backoff.Next());
 		}
 	}

@@ -41,6 +41,14 @@ LogicalWake::Close()
 }
 
 void
+LogicalWake::Drop()
+{
+	Close();
+	state_ = State::kDown;
+	retry_at_ = 0;
+}
+
+void
 LogicalWake::Fail(const std::string &why, int64_t now_ms)
 {
 	Close();

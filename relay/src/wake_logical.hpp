@@ -38,6 +38,9 @@ class LogicalWake {
 	int Socket() const;
 	int64_t NextMs() const;
 	bool Streaming() const { return state_ == State::kStreaming; }
+	// Drop closes the stream at once, silently (the relay lost Postgres and says so itself): a
+	// walsender whose client is gone ends, and cannot hold up a shutdown. Poll opens it again.
+	void Drop();
 
   private:
 	enum class State {

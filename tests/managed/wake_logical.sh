@@ -6,8 +6,12 @@
 #      processed once, in order.
 #   3. Its slot is temporary and reports what it read: its confirmed position reaches the WAL
 #      position after the sends, so a running relay holds no WAL.
-#   4. The relay SIGKILLed: its slot is gone, so a relay that is gone holds no WAL either.
-#   5. The owner without REPLICATION: the relay logs the stream's failure once over several
+#   4. pg_ctl restart -m fast while the relay backs off from a Redis outage finishes (with
+#      wal_sender_timeout = 0, a walsender waiting for a relay that does not answer would hold the
+#      shutdown forever), and the relay streams again: a message sent after the restart arrives,
+#      woken by the stream alone.
+#   5. The relay SIGKILLed: its slot is gone, so a relay that is gone holds no WAL either.
+#   6. The owner without REPLICATION: the relay logs the stream's failure once over several
 #      attempts, relays by its poll, and streams again once REPLICATION is granted back.
 set -euo pipefail
 export HARNESS_MANAGED_WAKE=logical
@@ -52,17 +56,32 @@ confirmed() { [ "$(super "SELECT confirmed_flush_lsn >= '$after' FROM pg_replica
 harness_wait_for 20 confirmed || fail "the slot's confirmed position stayed behind $after"
 echo "ok   the slot's confirmed position reached $after"
 
-# 4. a relay that is gone holds no slot
+# 4. a fast restart of Postgres during a Redis outage does not wait for the relay's stream (a
+# walsender waits at shutdown until its client confirmed everything, here without a timeout, and a
+# relay backing off from Redis must still answer it), and the stream comes back
+super "ALTER SYSTEM SET wal_sender_timeout = 0"
+super "SELECT pg_reload_conf()" >/dev/null
+harness_redis_stop
+harness_psql "SELECT consumers.send_message(6, 'during the outage')" >/dev/null
+harness_wait_value 20 = 'backing off' relay_status relay_state
+harness_pg_ctl -t 20 -w restart -m fast >/dev/null || fail "pg_ctl restart -m fast did not finish within 20 s under the relay"
+harness_redis_start_again
+harness_wait_value 30 -ge 2 relay_log_count "logical wake-up streaming"
+sent=$(harness_psql "SELECT id FROM consumers.send_message(6, 'after a restart')")
+harness_wait_for 20 grep -q "$sent" "$PROCESSED"
+verify_delivered "woken by the stream after a restart"
+
+# 5. a relay that is gone holds no slot
 kill -9 "$RELAY_PID"
 harness_wait_value 20 = 0 slots
 echo "ok   SIGKILLed relay: its slot is gone"
 
-# 5. no REPLICATION: logged once, relayed by the poll; back when granted
+# 6. no REPLICATION: logged once, relayed by the poll; back when granted
 super "ALTER ROLE chat_owner NOREPLICATION"
 relay_start two --poll-interval 200
 refusals() { grep -c 'must be superuser or replication role' "$H_DIR/postgres.log" || true; }
 harness_wait_value 30 -ge 2 refusals
-expect_eq "stream failures logged" 1 "$(relay_log_count 'logical wake-up unavailable')"
+expect_eq "stream failures logged" 1 "$(grep -c 'logical wake-up unavailable' "$H_DIR/relay-two.log" || true)"
 harness_psql "SELECT consumers.send_message(5, 'polled')" >/dev/null
 verify_delivered "relayed by the poll while the stream is refused"
 super "ALTER ROLE chat_owner REPLICATION"
