@@ -25,6 +25,11 @@ UPDATE chat_outbox.settings SET max_body_bytes = DEFAULT;
 UPDATE chat_outbox.settings SET wake = 'smoke signals';
 \echo :LAST_ERROR_SQLSTATE
 SELECT count(*) - :before AS written_by_bad_input FROM consumers.messages WHERE body <> 'éééé';
+-- with wal, a send writes a logical decoding message, which works at any wal_level (this one's is replica)
+SHOW wal_level;
+UPDATE chat_outbox.settings SET wake = 'wal';
+SELECT body FROM consumers.send_message(3, 'woken through the WAL');
+UPDATE chat_outbox.settings SET wake = DEFAULT;
 SELECT publish_event FROM consumers.publish_event('', '{}');
 \echo :LAST_ERROR_SQLSTATE
 SELECT publish_event FROM consumers.publish_event('x', NULL);
