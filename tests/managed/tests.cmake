@@ -13,5 +13,6 @@ add_shell_test(managed.daemon.crash_never_fails managed/in_managed_mode.sh 180 A
 add_shell_test(managed.daemon.duplicates managed/in_managed_mode.sh 120 ARGS daemon/duplicates.sh)
 add_shell_test(managed.daemon.stalled_recovery managed/in_managed_mode.sh 180 ARGS daemon/stalled_recovery.sh)
 add_shell_test(managed.gateway.catchup managed/in_managed_mode.sh 180 ARGS gateway/catchup.sh)
+add_shell_test(managed.extension.hostile_ids managed/in_managed_mode.sh 180 ARGS extension/hostile_ids.sh)
 add_shell_test(managed.config_doc managed/config_doc.sh 30)
 add_shell_test(managed.retention managed/retention.sh 90)
