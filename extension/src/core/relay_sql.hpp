@@ -13,12 +13,21 @@ namespace chat_outbox::relay_sql {
 // waits for the first instead of sending later rows ahead of earlier ones. id = ANY(ARRAY(subquery)),
 // not id IN (subquery): the locking subquery becomes an InitPlan that runs exactly once, and the
 // update is one index scan over exactly those ids. RETURNING follows the update's order, not the ids':
-// the caller sorts the rows by id.
+// the caller sorts the rows by id. The last column is the text of the payload's chat_id when it is
+// a JSON number (common/partitions.hpp, ChatIdOfJson, reads it), else NULL.
 constexpr const char kClaim[] =
 	"UPDATE %s.outbox SET sent_at = pg_catalog.now() "
 	"WHERE sent_at IS NULL AND id OPERATOR(pg_catalog.=) ANY (ARRAY(SELECT id FROM %s.outbox "
 	"WHERE sent_at IS NULL AND refused IS NULL AND id OPERATOR(pg_catalog.>) $2 ORDER BY id LIMIT $1 FOR UPDATE)) "
-	"RETURNING id, event, payload::pg_catalog.text, payload OPERATOR(pg_catalog.->>) 'id'";
+	"RETURNING id, event, payload::pg_catalog.text, payload OPERATOR(pg_catalog.->>) 'id', "
+	"CASE WHEN pg_catalog.jsonb_typeof(payload OPERATOR(pg_catalog.->) 'chat_id') OPERATOR(pg_catalog.=) 'number' "
+	"THEN payload OPERATOR(pg_catalog.->>) 'chat_id' END";
+
+// The service's partition count ($1 text: the service), read in the pass's transaction after its
+// first claim: a relay that claimed rows reads a count at least as new as the one any relay before
+// it relayed under (their claims wait for each other), which keeps a layout change in order.
+constexpr const char kWantedPartitions[] =
+	"SELECT partitions FROM chat_outbox.services WHERE name OPERATOR(pg_catalog.=) $1";
 
 // A row Redis could not take goes back to unsent, with the reason ($2 text), and is not claimed again.
 constexpr const char kRefuse[] = "UPDATE %s.outbox SET sent_at = NULL, refused = $2 WHERE id OPERATOR(pg_catalog.=) $1";

@@ -15,6 +15,7 @@ typedef struct RelayService
 	SPIPlanPtr	purge_plan;
 	SPIPlanPtr	refuse_plan;	/* unmarks a row Redis refused and records why */
 	SPIPlanPtr	inbox_purge_plan;
+	SPIPlanPtr	partitions_plan;	/* reads the service's partition count */
 	int			failures;		/* passes of this service that failed in a row (FAILURE_SERVICE) */
 	TimestampTz retry_at;		/* while failing: its next pass, not before */
 	int			purge_failures[2];	/* outbox, inbox purges of this service that failed in a row */

@@ -207,12 +207,17 @@ RunServiceWork(RelayService *svc, ServiceWork work, SinkFailure *failure)
 	return n;
 }
 
-/* ServiceDue: a failing service waits out its own backoff; the others are not held by it. */
+/*
+ * ServiceDue: a failing service waits out its own backoff, and one whose partition count change
+ * waits for the old queues looks again LAYOUT_RECHECK_MS later; the others are not held by it.
+ */
 static bool
 ServiceDue(const RelayService *svc)
 {
-	return svc->failures == 0 || GetCurrentTimestamp() >= svc->retry_at;
+	return svc->retry_at == 0 || GetCurrentTimestamp() >= svc->retry_at;
 }
+
+#define LAYOUT_RECHECK_MS 200
 
 /* ServiceFailed logs once when a service starts failing, and backs that service off (50 ms -> 5 s). */
 static void
@@ -231,6 +236,7 @@ ServiceFailed(RelayService *svc, const SinkFailure *failure)
 static void
 ServiceWorks(RelayService *svc)
 {
+	svc->retry_at = 0;
 	if (svc->failures == 0)
 		return;
 	ereport(LOG, (errmsg("chat_outbox relay: service \"%s\" relays again", svc->name)));
@@ -430,6 +436,13 @@ RelayRound(void)
 		if (!ServiceDue(svc))
 			continue;			/* retried at a full round once its backoff is over */
 		n = RunServiceWork(svc, WORK_PASS, &failure);
+		if (n < 0 && failure.kind == FAILURE_LAYOUT_WAIT) {
+			/* rolled back; the status view shows the wait (RelaySetServiceLayout). Looked at again
+			 * soon, and at every full round: once the old queues are empty the change goes through. */
+			svc->retry_at = TimestampTzPlusMilliseconds(GetCurrentTimestamp(), LAYOUT_RECHECK_MS);
+			still_full |= worker_services[i].bit;
+			continue;
+		}
 		if (n < 0 && failure.kind == FAILURE_SERVICE) {
 			ServiceFailed(svc, &failure);
 			continue;
