@@ -17,6 +17,7 @@
 #include <cstdio>
 #include <ctime>
 #include <map>
+#include <memory>
 #include <string>
 #include <thread>
 #include <vector>
@@ -24,6 +25,7 @@
 #include "core/relay_config.hpp"
 #include "core/relay_health.hpp"
 #include "outbox_db.hpp"
+#include "partitions.hpp"
 #include "redis_link.hpp"
 
 namespace {
@@ -90,8 +92,8 @@ main(int argc, char **argv)
 		std::fputs(Usage().c_str(), stdout);
 		return 0;
 	}
-	auto url = ParseRedisUrl(cfg.redis_url, &error);
-	if (!url) {
+	auto urls = ParseShardList(cfg.redis_url, &error);
+	if (!urls) {
 		std::fprintf(stderr, "chat-outbox-relay: --redis-url: %s\n", error.c_str());
 		return 2;
 	}
@@ -111,14 +113,21 @@ main(int argc, char **argv)
 	signal(SIGPIPE, SIG_IGN);
 
 	OutboxDb db(cfg.database_url);
-	RedisLink redis(*url, cfg.redis_timeout, cfg.prefix);
+	RedisShards shards;
+	std::vector<std::string> redacted;
+	for (const auto &url : *urls) {
+		shards.push_back(std::make_unique<RedisLink>(url, cfg.redis_timeout, cfg.prefix));
+		redacted.push_back(url.Redacted());
+	}
+	RedisLink &redis = *shards[0]; // its durability warning is the one shown
 	RelayHealth health;      // Redis, for every service
 	Backoff pg_backoff(50, 5000);
 	bool pg_down = false;
 	std::map<std::string, ServiceState> services;
+	std::map<std::string, std::string> layouts; // per service: what its layout was last recorded as
 	std::string last_error, state = "starting";
 	int64_t next_heartbeat = 0, next_purge = 0;
-	Log("relaying to " + url->Redacted() + " (prefix " + cfg.prefix + "), relay id " + cfg.relay_id);
+	Log("relaying to " + RedactedShardList(*urls) + " (prefix " + cfg.prefix + "), relay id " + cfg.relay_id);
 
 	while (!stop_requested) {
 		try {
@@ -156,7 +165,8 @@ main(int argc, char **argv)
 			// never asks it, and must not end an outage the next service would still see.
 			if (health.Failing()) {
 				try {
-					redis.Ping();
+					for (auto &shard : shards)
+						shard->Ping();
 				} catch (const RedisFailure &f) {
 					redis_failed_with(f);
 				}
@@ -167,14 +177,32 @@ main(int argc, char **argv)
 				ServiceState &st = services[svc.name];
 				if (st.retry_at > now)
 					continue;
-				int64_t reloads = redis.ScriptReloads();
+				int64_t reloads = 0;
+				for (auto &shard : shards)
+					reloads += shard->ScriptReloads();
 				try {
-					PassResult r = db.RunPass(svc, cfg.batch_size, &redis);
-					if (redis.ScriptReloads() != reloads)
+					PassResult r = db.RunPass(svc, cfg.batch_size, shards, cfg.prefix);
+					for (auto &shard : shards)
+						reloads -= shard->ScriptReloads();
+					if (reloads != 0)
 						Log("redis had lost the batch-add script; loaded it again (SCRIPT FLUSH, or a restart or "
 							"failover behind a proxy that kept the connection open); the batch went again");
 					for (const auto &line : r.refusals)
 						Log(line);
+					if (!r.layout_switched.empty())
+						Log(r.layout_switched);
+					// the layout in the status view, written when it changes (a wait, a switch, the first pass)
+					std::string layout = r.layout ? std::to_string(r.layout) + " " + r.layout_wait : "";
+					if (!layout.empty() && layouts[svc.name] != layout) {
+						if (!r.layout_wait.empty())
+							Log("service " + svc.name + ": " + r.layout_wait);
+						db.RecordLayout(svc.name, r.layout, r.layout_wait);
+						layouts[svc.name] = layout;
+					}
+					if (!r.layout_wait.empty()) {
+						st.retry_at = now + 200; // looked at again soon: the change goes through once the old queues are empty
+						continue;
+					}
 					relayed += r.relayed;
 					more = more || MoreToDrain(r.claimed, cfg.batch_size * kMaxBatches);
 					if (!st.error.empty()) {
@@ -207,7 +235,7 @@ main(int argc, char **argv)
 			std::string new_state = redis_failed || health.Failing() ? "backing off" : "running";
 			if (new_state != state || NowMs() >= next_heartbeat) {
 				state = new_state;
-				db.Heartbeat(cfg.relay_id, state, last_error, redis.Warning(), redis.Appendfsync());
+				db.Heartbeat(cfg.relay_id, state, last_error, redis.Warning(), redis.Appendfsync(), redacted);
 				next_heartbeat = NowMs() + 1000;
 			}
 			if (!redis_failed && NowMs() >= next_purge) {
@@ -227,7 +255,7 @@ main(int argc, char **argv)
 				if (db.WaitForWake(wait))
 					break;
 				if (NowMs() >= next_heartbeat) {
-					db.Heartbeat(cfg.relay_id, state, last_error, redis.Warning(), redis.Appendfsync());
+					db.Heartbeat(cfg.relay_id, state, last_error, redis.Warning(), redis.Appendfsync(), redacted);
 					next_heartbeat = NowMs() + 1000;
 				}
 			}
