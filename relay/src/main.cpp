@@ -64,6 +64,13 @@ Sleep(int64_t ms)
 		std::this_thread::sleep_for(std::chrono::milliseconds(std::min<int64_t>(50, until - NowMs())));
 }
 
+// A shard other than shard 0 that failed: its partitions wait, the others go on. Shard 0 holds the
+// layout keys, so its failure is every service's (RelayHealth), as with a single Redis.
+struct ShardOutage {
+	int64_t failures = 0; // in a row; 0 = up
+	int64_t until = 0;    // not tried again before
+};
+
 struct ServiceState {
 	std::string error; // the failure recorded in the status view, "" while it relays
 	int64_t failures = 0;
@@ -125,6 +132,8 @@ main(int argc, char **argv)
 	bool pg_down = false;
 	std::map<std::string, ServiceState> services;
 	std::map<std::string, std::string> layouts; // per service: what its layout was last recorded as
+	std::map<std::string, int> last_layout;     // per service: the count its last pass relayed under
+	std::vector<ShardOutage> outages(shards.size());
 	std::string last_error, state = "starting";
 	int64_t next_heartbeat = 0, next_purge = 0;
 	Log("relaying to " + RedactedShardList(*urls) + " (prefix " + cfg.prefix + "), relay id " + cfg.relay_id);
@@ -165,11 +174,32 @@ main(int argc, char **argv)
 			// never asks it, and must not end an outage the next service would still see.
 			if (health.Failing()) {
 				try {
-					for (auto &shard : shards)
-						shard->Ping();
+					shards[0]->Ping();
 				} catch (const RedisFailure &f) {
 					redis_failed_with(f);
 				}
+			}
+			// a shard out of its backoff is asked whether it is back; down[s] while it is not
+			std::vector<bool> down(shards.size(), false);
+			auto shard_failed = [&](int s, const std::string &why) {
+				if (outages[s].failures == 0)
+					Log("redis shard " + std::to_string(s) + " unreachable: " + why +
+						"; rows of the partitions on it wait in the outbox, the other shards' partitions are relayed; "
+						"retrying with backoff");
+				outages[s].until = NowMs() + Backoff(50, 5000).Delay(outages[s].failures++);
+				last_error = why;
+			};
+			for (size_t s = 1; s < shards.size(); s++) {
+				if (outages[s].failures > 0 && NowMs() >= outages[s].until) {
+					try {
+						shards[s]->Ping();
+						Log("redis shard " + std::to_string(s) + " back");
+						outages[s] = ShardOutage{};
+					} catch (const RedisFailure &f) {
+						shard_failed(static_cast<int>(s), f.what());
+					}
+				}
+				down[s] = outages[s].failures > 0;
 			}
 			int64_t relayed = 0;
 			auto list = redis_failed ? std::vector<Service>{} : db.Services();
@@ -181,7 +211,9 @@ main(int argc, char **argv)
 				for (auto &shard : shards)
 					reloads += shard->ScriptReloads();
 				try {
-					PassResult r = db.RunPass(svc, cfg.batch_size, shards, cfg.prefix);
+					PassResult r = db.RunPass(svc, cfg.batch_size, shards, cfg.prefix, down, last_layout[svc.name]);
+					if (r.layout > 0)
+						last_layout[svc.name] = r.layout;
 					for (auto &shard : shards)
 						reloads -= shard->ScriptReloads();
 					if (reloads != 0)
@@ -211,6 +243,13 @@ main(int argc, char **argv)
 					}
 					st = ServiceState{};
 				} catch (const RedisFailure &f) {
+					if (f.kind == RedisFailure::kConnection && f.shard > 0) {
+						// rolled back; the next pass, at once, leaves that shard's partitions out
+						shard_failed(f.shard, f.what());
+						down[f.shard] = true;
+						more = true;
+						continue;
+					}
 					if (f.kind == RedisFailure::kConnection) {
 						redis_failed_with(f);
 						break; // every service needs Redis: the round ends here

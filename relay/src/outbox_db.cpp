@@ -111,13 +111,28 @@ OutboxDb::Services()
 
 namespace {
 
+// OnShard runs a call on shard s; a connection failure is marked as that shard's.
+template <typename F>
+auto
+OnShard(int s, int nshards, F &&call)
+{
+	try {
+		return call();
+	} catch (RedisFailure &f) {
+		if (f.kind != RedisFailure::kConnection || nshards == 1)
+			throw;
+		throw RedisFailure(RedisFailure::kConnection, "shard " + std::to_string(s) + ": " + f.what(), s);
+	}
+}
+
+
 // ChooseLayout: the partition count a pass relays under, decided after its first claim (as the
 // extension's relay_pass.cpp does, docs/architecture.md 'Changing the number of partitions'): the
 // layout key's count on shard 0, or the service's new count once the old layout's queues hold no
 // job (SET before any job goes under it). nullopt while they still do (*wait says what it waits for).
 std::optional<int>
 ChooseLayout(const std::string &queue, int wanted, RedisShards &shards, const std::string &prefix, std::string *wait,
-			 std::string *switched, int *current_out)
+			 std::string *switched, int *current_out, const std::vector<bool> &down)
 {
 	auto value = shards[0]->Get(LayoutKey(prefix, queue));
 	auto current = ParseLayout(value);
@@ -129,8 +144,12 @@ ChooseLayout(const std::string &queue, int wanted, RedisShards &shards, const st
 	if (*current != wanted)
 		for (size_t s = 0; s < shards.size(); s++) {
 			auto keys = QueueJobsKeys(prefix, queue, *current, static_cast<int>(s), static_cast<int>(shards.size()));
-			if (!keys.empty())
-				jobs += shards[s]->EvalInteger(QueueJobsScript(), keys);
+			if (keys.empty())
+				continue;
+			if (down[s])
+				throw RedisFailure(RedisFailure::kConnection, "shard " + std::to_string(s) + " is down", static_cast<int>(s));
+			jobs += OnShard(static_cast<int>(s), static_cast<int>(shards.size()),
+							[&] { return shards[s]->EvalInteger(QueueJobsScript(), keys); });
 		}
 	switch (NextLayoutStep(*current, wanted, jobs)) {
 		case LayoutStep::kRelay:
@@ -150,9 +169,16 @@ ChooseLayout(const std::string &queue, int wanted, RedisShards &shards, const st
 } // namespace
 
 PassResult
-OutboxDb::RunPass(const Service &svc, int64_t batch_size, RedisShards &shards, const std::string &prefix)
+OutboxDb::RunPass(const Service &svc, int64_t batch_size, RedisShards &shards, const std::string &prefix,
+				  const std::vector<bool> &down, int last_layout)
 {
 	PassResult result;
+	const int nshards = static_cast<int>(shards.size());
+	std::string excluded = "{";
+	for (int p = 0; p < std::max(last_layout, 1); p++)
+		if (down[ShardOf(p, nshards)])
+			excluded += (excluded.size() > 1 ? "," : "") + std::to_string(p);
+	excluded += "}";
 	Result(Exec("BEGIN", {}, PGRES_COMMAND_OK));
 	try {
 		const std::string claim = Statement(relay_sql::kClaim, svc.name);
@@ -160,9 +186,9 @@ OutboxDb::RunPass(const Service &svc, int64_t batch_size, RedisShards &shards, c
 		std::string after = std::to_string(LLONG_MIN);
 		int64_t last_id = 0;
 		std::vector<std::pair<int64_t, std::string>> refused;
-		const int nshards = static_cast<int>(shards.size());
 		for (int b = 0; b < kMaxBatches; b++) {
-			Result r(Exec(claim, {std::to_string(batch_size), after}, PGRES_TUPLES_OK));
+			Result r(Exec(claim, {std::to_string(batch_size), after, std::to_string(std::max(last_layout, 1)), excluded},
+						  PGRES_TUPLES_OK));
 			int n = PQntuples(r.get());
 			if (n == 0)
 				break;
@@ -170,7 +196,7 @@ OutboxDb::RunPass(const Service &svc, int64_t batch_size, RedisShards &shards, c
 				Result w(Exec(relay_sql::kWantedPartitions, {svc.name}, PGRES_TUPLES_OK));
 				int wanted = PQntuples(w.get()) == 1 ? std::atoi(PQgetvalue(w.get(), 0, 0)) : 1;
 				auto layout = ChooseLayout(svc.queue, wanted, shards, prefix, &result.layout_wait, &result.layout_switched,
-										   &result.layout);
+										   &result.layout, down);
 				if (!layout) {
 					Result(Exec("ROLLBACK", {}, PGRES_COMMAND_OK));
 					return result;
@@ -204,8 +230,12 @@ OutboxDb::RunPass(const Service &svc, int64_t batch_size, RedisShards &shards, c
 			}
 			// one Lua call per partition of the batch, on the partition's shard
 			for (const auto &call : PlanCalls(parts, nshards)) {
-				auto verdicts = shards[call.shard]->AddBatch(PartitionQueue(svc.queue, result.layout, call.partition),
-															 jobs.data() + call.first, call.n);
+				if (down[call.shard]) // left out under another count than this pass relays under
+					throw RedisFailure(RedisFailure::kConnection, "shard " + std::to_string(call.shard) + " is down", call.shard);
+				auto verdicts = OnShard(call.shard, nshards, [&] {
+					return shards[call.shard]->AddBatch(PartitionQueue(svc.queue, result.layout, call.partition),
+														jobs.data() + call.first, call.n);
+				});
 				for (size_t i = 0; i < call.n; i++)
 					if (verdicts[i])
 						refused.emplace_back(sorted[call.first + i].id, *verdicts[i]);

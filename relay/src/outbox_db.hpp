@@ -64,7 +64,11 @@ class OutboxDb {
 	// partition on its shard; throws RedisFailure or PgFailure after rolling back. A failure on
 	// any shard rolls the whole pass back. While a change of the service's partition count waits
 	// for the old layout's queues, it rolls back and returns layout_wait.
-	PassResult RunPass(const Service &svc, int64_t batch_size, RedisShards &shards, const std::string &prefix);
+	// down[s]: shard s is down; the claim leaves out the rows of the partitions it holds under
+	// last_layout (the count the service's last pass relayed under, 0 = unknown), so the other
+	// shards' partitions go on; a pass that would still need a down shard throws kConnection.
+	PassResult RunPass(const Service &svc, int64_t batch_size, RedisShards &shards, const std::string &prefix,
+					   const std::vector<bool> &down, int last_layout);
 	// RecordLayout writes the count a service is relayed under and what a change waits for ("" none).
 	void RecordLayout(const std::string &service, int layout, const std::string &change);
 	// RecordServiceError sets (or clears, with "") the service's service_error in the status view.

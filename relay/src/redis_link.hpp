@@ -23,7 +23,8 @@ namespace chat_outbox::relay {
 // written), kConnection about every service (unreachable, timeout, answer lost).
 struct RedisFailure : std::runtime_error {
 	enum Kind { kConnection, kService } kind;
-	RedisFailure(Kind k, const std::string &what) : std::runtime_error(what), kind(k) {}
+	int shard = 0; // of a kConnection: the shard that failed (outbox_db.cpp sets it)
+	RedisFailure(Kind k, const std::string &what, int s = 0) : std::runtime_error(what), kind(k), shard(s) {}
 };
 
 class RedisLink {

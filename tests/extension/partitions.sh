@@ -6,6 +6,8 @@
 #   2. a live change from 1 to 4 partitions while messages are sent: the relay waits (and
 #      chat_outbox.status says so) until the old queue is empty, then relays under 4; every chat's
 #      messages arrive once and in order across the change.
+#   3. one shard down: the other shard's partitions keep relaying; the down shard's rows go once it
+#      is back; every chat's messages once and in order.
 # Runs against the extension, and in managed mode (tests/managed/in_managed_mode.sh) against chat-outbox-relay.
 set -euo pipefail
 . "$(dirname "$0")/../harness/lib.sh"
@@ -68,4 +70,15 @@ check "$(q "SELECT partitions || ' ' || layout || ' ' || coalesce(layout_change,
 check "$(grep -c '^live-q ' "$H_DIR/live.txt")" 100 "jobs relayed under 1 partition"
 echo "ok   live change 1 -> 4: 300 messages of 10 chats once and in order across it"
 
+# 3. one shard down
+shard1_kill
+for r in 6 7 8; do send_round parts "$r" "${CHATS[@]}"; done
+on_shard0() { grep -cE '^parts-q-p[02] .* [0-9-]+:[678]$' "$H_DIR/parts.txt" || true; }
+harness_wait_value 30 -eq 15 on_shard0 || fail "shard 0's partitions: $(on_shard0) of 15 rows relayed while shard 1 is down"
+check "$(grep -cE ':[678]$' "$H_DIR/parts.txt")" 15 "only shard 0's partitions relayed while shard 1 is down"
+echo "ok   shard 1 down: shard 0's partitions relay on"
+shard1_start
+harness_wait_value 60 -ge 80 lines "$H_DIR/parts.txt" || fail "parts: $(lines "$H_DIR/parts.txt") of 80 after shard 1 came back"
+python3 "$H_ROOT/tests/extension/partitions_check.py" "$H_DIR/parts.txt" parts-q 2 8 || fail "parts after the outage: see above"
+echo "ok   shard 1 back: its rows went, every chat once and in order"
 echo PASS

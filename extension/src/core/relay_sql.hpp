@@ -9,7 +9,10 @@
 namespace chat_outbox::relay_sql {
 
 // Claims and marks the next batch in one statement: $1 int4 batch size, $2 int8 the last id of the
-// pass's previous batch (or the lowest bigint). Plain FOR UPDATE, not SKIP LOCKED: a second relay
+// pass's previous batch (or the lowest bigint), $3 int4 a partition count and $4 int4[] partitions
+// (under that count, chat_outbox.chat_partition) whose rows are left unclaimed: those on a Redis
+// shard that is down. With $4 empty the partition is not computed at all. A chat's rows are all in
+// one partition, so leaving some out never lets a chat's later row pass an earlier one. Plain FOR UPDATE, not SKIP LOCKED: a second relay
 // waits for the first instead of sending later rows ahead of earlier ones. id = ANY(ARRAY(subquery)),
 // not id IN (subquery): the locking subquery becomes an InitPlan that runs exactly once, and the
 // update is one index scan over exactly those ids. RETURNING follows the update's order, not the ids':
@@ -18,7 +21,10 @@ namespace chat_outbox::relay_sql {
 constexpr const char kClaim[] =
 	"UPDATE %s.outbox SET sent_at = pg_catalog.now() "
 	"WHERE sent_at IS NULL AND id OPERATOR(pg_catalog.=) ANY (ARRAY(SELECT id FROM %s.outbox "
-	"WHERE sent_at IS NULL AND refused IS NULL AND id OPERATOR(pg_catalog.>) $2 ORDER BY id LIMIT $1 FOR UPDATE)) "
+	"WHERE sent_at IS NULL AND refused IS NULL AND id OPERATOR(pg_catalog.>) $2 "
+	"AND (pg_catalog.cardinality($4::pg_catalog.int4[]) OPERATOR(pg_catalog.=) 0 "
+	"OR chat_outbox.chat_partition(payload, $3::pg_catalog.int4) OPERATOR(pg_catalog.<>) ALL ($4::pg_catalog.int4[])) "
+	"ORDER BY id LIMIT $1 FOR UPDATE)) "
 	"RETURNING id, event, payload::pg_catalog.text, payload OPERATOR(pg_catalog.->>) 'id', "
 	"CASE WHEN pg_catalog.jsonb_typeof(payload OPERATOR(pg_catalog.->) 'chat_id') OPERATOR(pg_catalog.=) 'number' "
 	"THEN payload OPERATOR(pg_catalog.->>) 'chat_id' END";

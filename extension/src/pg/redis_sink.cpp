@@ -20,6 +20,7 @@
 #include <string_view>
 #include <vector>
 
+#include "backoff.hpp"
 #include "core/bullmq_batch_add.hpp"
 #include "core/job_id.hpp"
 #include "core/partition_layout.hpp"
@@ -103,6 +104,10 @@ struct RedisSink
 	std::vector<chat_outbox::JobSpec> jobs;
 
 	bool		timed_out = false;	/* the last failure was a timeout, not a closed connection */
+
+	/* a shard other than shard 0 that failed: its outage (RedisSinkShardUp) */
+	int			down_failures = 0;	/* failures in a row; 0 = up */
+	TimestampTz down_until = 0; /* not tried again before */
 };
 
 /*
@@ -116,15 +121,47 @@ static char *shards_guc = nullptr;
 
 static void SinkDisconnect(RedisSink &sink);
 
+/* SinkShardDown starts or extends a shard's backoff; the first failure of an outage is logged. */
+static void
+SinkShardDown(RedisSink &sink, const char *why)
+{
+	if (sink.down_failures == 0)
+		ereport(LOG, (errmsg("chat_outbox relay: redis shard %d unreachable: %s", sink.index, why),
+					  errdetail("Rows of the partitions on this shard stay in the outbox; the other shards' partitions "
+								"are relayed. Retrying with backoff up to 5 s.")));
+	sink.down_until = TimestampTzPlusMilliseconds(GetCurrentTimestamp(),
+												   chat_outbox::Backoff(50, 5000).Delay(sink.down_failures));
+	sink.down_failures++;
+}
+
+/* SinkShardBack ends a shard's outage once it is connected again. */
+static void
+SinkShardBack(RedisSink &sink)
+{
+	if (sink.down_failures > 0)
+		ereport(LOG, (errmsg("chat_outbox relay: redis shard %d back", sink.index)));
+	sink.down_failures = 0;
+	sink.down_until = 0;
+}
+
+bool
+RedisSinkShardUp(int shard)
+{
+	return sinks[shard].down_failures == 0 || GetCurrentTimestamp() >= sinks[shard].down_until;
+}
+
 static void
 SinkFail(RedisSink &sink, SinkFailure *failure, const char *what, const char *why)
 {
 	failure->kind = FAILURE_CONNECTION;
+	failure->shard = sink.index;
 	if (nshards > 1)
 		snprintf(failure->message, sizeof failure->message, "shard %d: %s: %s", sink.index, what, why);
 	else
 		snprintf(failure->message, sizeof failure->message, "%s: %s", what, why);
 	SinkDisconnect(sink);
+	if (sink.index > 0)
+		SinkShardDown(sink, failure->message);
 }
 
 static void
@@ -391,6 +428,7 @@ SinkEnsureConnected(RedisSink &sink, SinkFailure *failure)
 	socklen_t	len = sizeof soerr;
 
 	failure->kind = FAILURE_CONNECTION;
+	failure->shard = 0;
 	failure->message[0] = '\0';
 	if (sink.state == SinkState::kIdle || sink.state == SinkState::kInFlight)
 		return true;
@@ -417,6 +455,7 @@ SinkEnsureConnected(RedisSink &sink, SinkFailure *failure)
 	if (!SinkHandshake(sink, deadline, failure))
 		return false;
 	sink.state = SinkState::kIdle;
+	SinkShardBack(sink);
 	return true;
 }
 
@@ -430,14 +469,16 @@ RedisSinkEnsureConnected(SinkFailure *failure)
 	char		error[CHAT_OUTBOX_ERRLEN];
 
 	failure->kind = FAILURE_CONNECTION;
+	failure->shard = 0;
 	failure->message[0] = '\0';
 	if (!ParseShards(error, sizeof error)) {
 		snprintf(failure->message, sizeof failure->message, "invalid chat_outbox.redis_url: %s", error);
 		return false;
 	}
 	for (int i = 0; i < nshards; i++)
-		if (!SinkEnsureConnected(sinks[i], failure))
-			return false;
+		if (RedisSinkShardUp(i) && !SinkEnsureConnected(sinks[i], failure) && i == 0)
+			return false; /* a failed shard > 0 is down now (SinkFail): the round goes on without it */
+	failure->message[0] = '\0';
 	return true;
 }
 
@@ -486,6 +527,7 @@ RedisSinkSend(int shard, const char *service, const char *queue, int partitions,
 	TimestampTz deadline;
 
 	failure->kind = FAILURE_CONNECTION;
+	failure->shard = 0;
 	failure->message[0] = '\0';
 	sink.timed_out = false;
 	/* an ERROR between the last Send and its Await left a reply unread: the stream is out of step */
@@ -657,6 +699,7 @@ SinkQuery(RedisSink &sink, SinkFailure *failure)
 	redisReply *r;
 
 	failure->kind = FAILURE_CONNECTION;
+	failure->shard = 0;
 	failure->message[0] = '\0';
 	if (sink.state == SinkState::kInFlight)
 		SinkDisconnect(sink);

@@ -26,6 +26,8 @@ typedef enum FailureKind
 	FAILURE_SERVICE,			/* this service only: Redis refused its batch (NOPERM, a queue key of the
 								 * wrong type) or its SQL failed (a dropped table); the others go on */
 	FAILURE_INTERRUPTED,		/* a signal cut the exchange short: not Redis' fault */
+	FAILURE_SHARD,				/* a shard other than shard 0 failed: the pass is rolled back and the shard
+								 * backs off; the service's next pass leaves its partitions out */
 	FAILURE_LAYOUT_WAIT			/* not a failure: a change of the service's partition count waits for the
 								 * old layout's queues to drain; the pass relayed nothing (roll back) */
 } FailureKind;
@@ -33,6 +35,7 @@ typedef enum FailureKind
 typedef struct SinkFailure
 {
 	FailureKind kind;
+	int			shard;			/* FAILURE_CONNECTION, FAILURE_SHARD: the shard that failed */
 	char		message[CHAT_OUTBOX_ERRLEN];
 } SinkFailure;
 
@@ -52,6 +55,13 @@ extern bool redis_sink_latch_seen;
  */
 bool		RedisSinkEnsureConnected(SinkFailure *failure);
 int			RedisSinkShards(void);
+/*
+ * A shard other than shard 0 that fails is down for a backoff (50 ms doubling to 5 s, logged once
+ * per outage): RedisSinkShardUp is false meanwhile, RedisSinkEnsureConnected leaves it alone, and
+ * passes leave its partitions' rows unclaimed. Shard 0 holds the layout keys, so its failure is
+ * every service's (FAILURE_CONNECTION), as with a single Redis.
+ */
+bool		RedisSinkShardUp(int shard);
 
 /* One Lua call of a batch: rows [first, first + n) go to partition `partition`'s queue. */
 typedef struct SinkCall

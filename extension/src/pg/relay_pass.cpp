@@ -148,7 +148,7 @@ static void
 PreparePlans(RelayService *svc)
 {
 	const char *schema = quote_identifier(svc->name);
-	Oid			claim_args[2] = {INT4OID, INT8OID};
+	Oid			claim_args[4] = {INT4OID, INT8OID, INT4OID, INT4ARRAYOID};
 	Oid			purge_args[2] = {INT4OID, INT4OID};
 	Oid			refuse_args[2] = {INT8OID, TEXTOID};
 	Oid			partitions_args[1] = {TEXTOID};
@@ -161,7 +161,7 @@ PreparePlans(RelayService *svc)
 	 * aggregate, then a nested loop) the plan is up to the planner, and it is slower too
 	 * (docs/relay-benchmarks.md).
 	 */
-	svc->claim_plan = KeepPlan(chat_outbox::relay_sql::kClaim, schema, 2, claim_args);
+	svc->claim_plan = KeepPlan(chat_outbox::relay_sql::kClaim, schema, 4, claim_args);
 	/* a row Redis could not take goes back to unsent, with the reason, and is not claimed again */
 	svc->refuse_plan = KeepPlan(chat_outbox::relay_sql::kRefuse, schema, 2, refuse_args);
 	/*
@@ -201,9 +201,9 @@ TextOf(Datum d, int *len)
  * the current context, so they stay valid until the caller frees the tuptable and resets the context.
  */
 static int
-ClaimAndMark(RelayService *svc, int batch_size, int64 after, OutboxRow **rows_out)
+ClaimAndMark(RelayService *svc, int batch_size, int64 after, Datum excluded, OutboxRow **rows_out)
 {
-	Datum		args[2] = {Int32GetDatum(batch_size), Int64GetDatum(after)};
+	Datum		args[4] = {Int32GetDatum(batch_size), Int64GetDatum(after), Int32GetDatum(Max(svc->layout, 1)), excluded};
 	int			planner_level = UseIndexOrder();
 	int			ret = SPI_execute_plan(svc->claim_plan, args, nullptr, false, 0);
 	int			n;
@@ -322,6 +322,7 @@ ChooseLayout(RelayService *svc, SinkFailure *failure)
 			break;
 	}
 	RelaySetServiceLayout(svc->name, current, "");
+	svc->layout = current;
 	return current;
 }
 
@@ -371,11 +372,40 @@ SendBatch(RelayService *svc, int layout, OutboxRow *rows, int n, bool *sent, Sin
 				shard_calls[k++] = calls[c];
 		if (k == 0)
 			continue;
+		if (!RedisSinkShardUp(s)) {
+			/* the claim left this shard's partitions out under another count than the pass relays under */
+			failure->kind = FAILURE_SHARD;
+			failure->shard = s;
+			snprintf(failure->message, sizeof failure->message, "redis shard %d is down", s);
+			return false;
+		}
 		if (!RedisSinkSend(s, svc->name, svc->queue, layout, shard_calls, k, rows, failure))
 			return false;
 		sent[s] = true;
 	}
 	return true;
+}
+
+/*
+ * ExcludedPartitions: the partitions (under the count the service was last relayed under) whose
+ * shard is down, as an int4[] for the claim; empty when every shard is up.
+ */
+static Datum
+ExcludedPartitions(RelayService *svc)
+{
+	int			nshards = RedisSinkShards();
+	int			n = Max(svc->layout, 1);
+	Datum	   *parts = (Datum *) palloc(sizeof(Datum) * n);
+	int			k = 0;
+
+	for (int p = 0; p < n && nshards > 1; p++) {
+		int			shard = 0;
+
+		chat_outbox::CallCpp([&] { shard = chat_outbox::ShardOf(p, nshards); });
+		if (!RedisSinkShardUp(shard))
+			parts[k++] = Int32GetDatum(p);
+	}
+	return PointerGetDatum(construct_array(parts, k, INT4OID, sizeof(int32), true, TYPALIGN_INT));
 }
 
 /* AwaitBatch reads the replies of every shard with a batch in flight, even after one failed. */
@@ -420,6 +450,7 @@ RelayPass(RelayService *svc, int batch_size, int64 **ids_out, SinkFailure *failu
 	bool		ok = true;
 	int			layout = 0;
 	List	   *refusals = NIL;
+	Datum		excluded;
 
 	PreparePlans(svc);
 	if (!RedisSinkEnsureConnected(failure)) {
@@ -430,12 +461,13 @@ RelayPass(RelayService *svc, int batch_size, int64 **ids_out, SinkFailure *failu
 		ids = (int64 *) SPI_palloc(sizeof(int64) * batch_size * RELAY_PASS_MAX_BATCHES);
 		*ids_out = ids;
 	}
+	excluded = ExcludedPartitions(svc);
 	for (int b = 0; b < RELAY_PASS_MAX_BATCHES; b++) {
 		OutboxRow  *rows;
 		int			n;
 
 		MemoryContextSwitchTo(batch_cxt);
-		n = ClaimAndMark(svc, batch_size, last_id, &rows); /* Redis runs the previous batch meanwhile */
+		n = ClaimAndMark(svc, batch_size, last_id, excluded, &rows); /* Redis runs the previous batch meanwhile */
 		MemoryContextSwitchTo(outer_cxt);
 		if (n > 0 && layout == 0) {
 			/* the first batch, before anything is in flight */
@@ -470,6 +502,8 @@ RelayPass(RelayService *svc, int batch_size, int64 **ids_out, SinkFailure *failu
 			ok = false;
 	}
 	MemoryContextDelete(batch_cxt);
+	if (!ok && failure->kind == FAILURE_CONNECTION && failure->shard > 0)
+		failure->kind = FAILURE_SHARD; /* that shard is down now (redis_sink.cpp): the next pass leaves it out */
 	if (!ok)
 		return -1;
 	RefuseRows(svc, refusals);

@@ -443,6 +443,14 @@ RelayRound(void)
 			still_full |= worker_services[i].bit;
 			continue;
 		}
+		if (n < 0 && failure.kind == FAILURE_SHARD) {
+			/* rolled back; the shard backs off (logged by the sink) and the next pass, at once, leaves
+			 * its partitions out, so the other shards' partitions go on */
+			RelaySetError(failure.message);
+			still_full |= worker_services[i].bit;
+			more = true;
+			continue;
+		}
 		if (n < 0 && failure.kind == FAILURE_SERVICE) {
 			ServiceFailed(svc, &failure);
 			continue;
