@@ -465,9 +465,11 @@ RelayPass(RelayService *svc, int batch_size, int64 **ids_out, SinkFailure *failu
 	for (int b = 0; b < RELAY_PASS_MAX_BATCHES; b++) {
 		OutboxRow  *rows;
 		int			n;
+		SPITupleTable *claimed;
 
 		MemoryContextSwitchTo(batch_cxt);
 		n = ClaimAndMark(svc, batch_size, last_id, excluded, &rows); /* Redis runs the previous batch meanwhile */
+		claimed = SPI_tuptable; /* the rows point into it; ChooseLayout's query makes another */
 		MemoryContextSwitchTo(outer_cxt);
 		if (n > 0 && layout == 0) {
 			/* the first batch, before anything is in flight */
@@ -489,7 +491,7 @@ RelayPass(RelayService *svc, int batch_size, int64 **ids_out, SinkFailure *failu
 		for (int i = 0; ok && ids && i < n; i++)
 			ids[total + i] = rows[i].id;
 		total += n;
-		SPI_freetuptable(SPI_tuptable);
+		SPI_freetuptable(claimed);
 		MemoryContextReset(batch_cxt);
 		if (!ok || n < batch_size)
 			break;
