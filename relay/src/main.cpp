@@ -223,11 +223,13 @@ main(int argc, char **argv)
 						Log(line);
 					if (!r.layout_switched.empty())
 						Log(r.layout_switched);
-					// the layout in the status view, written when it changes (a wait, a switch, the first pass)
+					// the layout in the status view, written when it changes (a wait and its job count, a
+					// switch, the first pass); a wait is logged once, when it starts
 					std::string layout = r.layout ? std::to_string(r.layout) + " " + r.layout_wait : "";
 					if (!layout.empty() && layouts[svc.name] != layout) {
-						if (!r.layout_wait.empty())
-							Log("service " + svc.name + ": " + r.layout_wait);
+						bool was_waiting = layouts[svc.name].find("waiting") != std::string::npos;
+						if (!r.layout_wait.empty() && !was_waiting)
+							Log("service " + svc.name + ": " + r.layout_wait + "; relaying it once they are done");
 						db.RecordLayout(svc.name, r.layout, r.layout_wait);
 						layouts[svc.name] = layout;
 					}

@@ -131,7 +131,7 @@ OnShard(int s, int nshards, F &&call)
 // layout key's count on shard 0, or the service's new count once the old layout's queues hold no
 // job (SET before any job goes under it). nullopt while they still do (*wait says what it waits for).
 std::optional<int>
-ChooseLayout(const std::string &queue, int wanted, RedisShards &shards, const std::string &prefix, std::string *wait,
+ChooseLayout(const std::string &service, const std::string &queue, int wanted, RedisShards &shards, const std::string &prefix, std::string *wait,
 			 std::string *switched, int *current_out, const std::vector<bool> &down)
 {
 	auto value = shards[0]->Get(LayoutKey(prefix, queue));
@@ -159,7 +159,7 @@ ChooseLayout(const std::string &queue, int wanted, RedisShards &shards, const st
 			return std::nullopt;
 		case LayoutStep::kSwitch:
 			shards[0]->Set(LayoutKey(prefix, queue), std::to_string(wanted));
-			*switched = "service " + queue + " is relayed to " + std::to_string(wanted) + " partition(s) now, " +
+			*switched = "service " + service + " is relayed to " + std::to_string(wanted) + " partition(s) now, " +
 						std::to_string(*current) + " before (the queues of the old layout were empty)";
 			return wanted;
 	}
@@ -195,7 +195,7 @@ OutboxDb::RunPass(const Service &svc, int64_t batch_size, RedisShards &shards, c
 			if (result.layout == 0) {
 				Result w(Exec(relay_sql::kWantedPartitions, {svc.name}, PGRES_TUPLES_OK));
 				int wanted = PQntuples(w.get()) == 1 ? std::atoi(PQgetvalue(w.get(), 0, 0)) : 1;
-				auto layout = ChooseLayout(svc.queue, wanted, shards, prefix, &result.layout_wait, &result.layout_switched,
+				auto layout = ChooseLayout(svc.name, svc.queue, wanted, shards, prefix, &result.layout_wait, &result.layout_switched,
 										   &result.layout, down);
 				if (!layout) {
 					Result(Exec("ROLLBACK", {}, PGRES_COMMAND_OK));

@@ -311,6 +311,11 @@ ChooseLayout(RelayService *svc, SinkFailure *failure)
 						sizeof failure->message);
 			});
 			RelaySetServiceLayout(svc->name, current, failure->message);
+			if (!svc->layout_waiting)
+				ereport(LOG, (errmsg("chat_outbox relay: service \"%s\": %s", svc->name, failure->message),
+							  errdetail("Its rows wait in the outbox; it is relayed under the new count once those jobs "
+										"are done.")));
+			svc->layout_waiting = true;
 			return 0;
 		case chat_outbox::LayoutStep::kSwitch:
 			if (!RedisSinkSetLayout(svc->queue, wanted, failure))
@@ -323,6 +328,7 @@ ChooseLayout(RelayService *svc, SinkFailure *failure)
 	}
 	RelaySetServiceLayout(svc->name, current, "");
 	svc->layout = current;
+	svc->layout_waiting = false;
 	return current;
 }
 
