@@ -411,7 +411,7 @@ COMMENT ON VIEW chat_outbox.status IS 'Per outbox: backlog, last relayed id and 
 
 -- Per partition of every service: its queue and Redis shard (the rules of common/partitions.hpp:
 -- <queue> alone with one partition, else <queue>-p<partition>; shard = partition mod shards), its
--- backlog and lag. Which consumer works a partition is the daemons' (their /metrics).
+-- backlog and lag. Which consumer works a partition is the daemons' to show (leases in Redis), not this view's.
 CREATE VIEW chat_outbox.partition_status AS
 	SELECT s.name AS service,
 		b.partition,
