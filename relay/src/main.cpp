@@ -211,9 +211,7 @@ main(int argc, char **argv)
 				for (auto &shard : shards)
 					reloads += shard->ScriptReloads();
 				try {
-					PassResult r = db.RunPass(svc, cfg.batch_size, shards, cfg.prefix, down, last_layout[svc.name]);
-					if (r.layout > 0)
-						last_layout[svc.name] = r.layout;
+					PassResult r = db.RunPass(svc, cfg.batch_size, shards, cfg.prefix, down, &last_layout[svc.name]);
 					for (auto &shard : shards)
 						reloads -= shard->ScriptReloads();
 					if (reloads != 0)
@@ -246,10 +244,15 @@ main(int argc, char **argv)
 					st = ServiceState{};
 				} catch (const RedisFailure &f) {
 					if (f.kind == RedisFailure::kConnection && f.shard > 0) {
-						// rolled back; the next pass, at once, leaves that shard's partitions out
+						// rolled back. A shard that just failed: the next pass, at once, leaves its
+						// partitions out. One that was down already (a change of the count needs every
+						// shard of the old layout): this service looks again a little later.
+						if (down[f.shard])
+							st.retry_at = now + 200;
+						else
+							more = true;
 						shard_failed(f.shard, f.what());
 						down[f.shard] = true;
-						more = true;
 						continue;
 					}
 					if (f.kind == RedisFailure::kConnection) {

@@ -170,12 +170,13 @@ ChooseLayout(const std::string &service, const std::string &queue, int wanted, R
 
 PassResult
 OutboxDb::RunPass(const Service &svc, int64_t batch_size, RedisShards &shards, const std::string &prefix,
-				  const std::vector<bool> &down, int last_layout)
+				  const std::vector<bool> &down, int *last_layout)
 {
 	PassResult result;
 	const int nshards = static_cast<int>(shards.size());
 	std::string excluded = "{";
-	for (int p = 0; p < std::max(last_layout, 1); p++)
+	const int basis = std::max(*last_layout, 1);
+	for (int p = 0; p < basis; p++)
 		if (down[ShardOf(p, nshards)])
 			excluded += (excluded.size() > 1 ? "," : "") + std::to_string(p);
 	excluded += "}";
@@ -187,7 +188,7 @@ OutboxDb::RunPass(const Service &svc, int64_t batch_size, RedisShards &shards, c
 		int64_t last_id = 0;
 		std::vector<std::pair<int64_t, std::string>> refused;
 		for (int b = 0; b < kMaxBatches; b++) {
-			Result r(Exec(claim, {std::to_string(batch_size), after, std::to_string(std::max(last_layout, 1)), excluded},
+			Result r(Exec(claim, {std::to_string(batch_size), after, std::to_string(basis), excluded},
 						  PGRES_TUPLES_OK));
 			int n = PQntuples(r.get());
 			if (n == 0)
@@ -198,10 +199,12 @@ OutboxDb::RunPass(const Service &svc, int64_t batch_size, RedisShards &shards, c
 				auto layout = ChooseLayout(svc.name, svc.queue, wanted, shards, prefix, &result.layout_wait, &result.layout_switched,
 										   &result.layout, down);
 				if (!layout) {
+					*last_layout = result.layout;
 					Result(Exec("ROLLBACK", {}, PGRES_COMMAND_OK));
 					return result;
 				}
 				result.layout = *layout;
+				*last_layout = *layout;
 			}
 			std::vector<Row> rows(n);
 			for (int i = 0; i < n; i++) {

@@ -65,10 +65,12 @@ class OutboxDb {
 	// any shard rolls the whole pass back. While a change of the service's partition count waits
 	// for the old layout's queues, it rolls back and returns layout_wait.
 	// down[s]: shard s is down; the claim leaves out the rows of the partitions it holds under
-	// last_layout (the count the service's last pass relayed under, 0 = unknown), so the other
-	// shards' partitions go on; a pass that would still need a down shard throws kConnection.
+	// *last_layout (the count the service's last pass chose, 0 = unknown), so the other shards'
+	// partitions go on; a pass that would still need a down shard throws kConnection. The pass
+	// sets *last_layout as soon as it chose a count, so a pass that failed on a down shard has
+	// told the next one which partitions to leave out.
 	PassResult RunPass(const Service &svc, int64_t batch_size, RedisShards &shards, const std::string &prefix,
-					   const std::vector<bool> &down, int last_layout);
+					   const std::vector<bool> &down, int *last_layout);
 	// RecordLayout writes the count a service is relayed under and what a change waits for ("" none).
 	void RecordLayout(const std::string &service, int layout, const std::string &change);
 	// RecordServiceError sets (or clears, with "") the service's service_error in the status view.

@@ -701,6 +701,12 @@ SinkQuery(RedisSink &sink, SinkFailure *failure)
 	failure->kind = FAILURE_CONNECTION;
 	failure->shard = 0;
 	failure->message[0] = '\0';
+	if (!RedisSinkShardUp(sink.index)) {
+		/* not tried before its backoff ends */
+		failure->shard = sink.index;
+		snprintf(failure->message, sizeof failure->message, "redis shard %d is down", sink.index);
+		return nullptr;
+	}
 	if (sink.state == SinkState::kInFlight)
 		SinkDisconnect(sink);
 	if (!SinkEnsureConnected(sink, failure))

@@ -218,6 +218,19 @@ ServiceDue(const RelayService *svc)
 }
 
 #define LAYOUT_RECHECK_MS 200
+#define SHARD_DOWN_RECHECK_MS 200
+
+/* ShardsUp: bit s set while shard s is not backing off (redis_sink.cpp). */
+static uint32
+ShardsUp(void)
+{
+	uint32		up = 0;
+
+	for (int s = 0; s < RedisSinkShards(); s++)
+		if (RedisSinkShardUp(s))
+			up |= (uint32) 1 << s;
+	return up;
+}
 
 /* ServiceFailed logs once when a service starts failing, and backs that service off (50 ms -> 5 s). */
 static void
@@ -408,6 +421,7 @@ RelayRound(void)
 	SinkFailure failure;
 	bool		more = false;
 	int64		relayed = 0;
+	uint32		up;
 	bool		log_it;
 	int64		total;
 	uint32		todo = pg_atomic_exchange_u32(&relay_shared->dirty_services, 0) | still_full;
@@ -435,6 +449,7 @@ RelayRound(void)
 		svc = RelayServiceFind(worker_services[i].name);
 		if (!ServiceDue(svc))
 			continue;			/* retried at a full round once its backoff is over */
+		up = ShardsUp();
 		n = RunServiceWork(svc, WORK_PASS, &failure);
 		if (n < 0 && failure.kind == FAILURE_LAYOUT_WAIT) {
 			/* rolled back; the status view shows the wait (RelaySetServiceLayout). Looked at again
@@ -444,11 +459,18 @@ RelayRound(void)
 			continue;
 		}
 		if (n < 0 && failure.kind == FAILURE_SHARD) {
-			/* rolled back; the shard backs off (logged by the sink) and the next pass, at once, leaves
-			 * its partitions out, so the other shards' partitions go on */
+			/*
+			 * Rolled back; the shard backs off (logged by the sink). One that just failed: the next
+			 * pass, at once, leaves its partitions out, so the other shards' partitions go on. One
+			 * that was down already (a change of the count needs every shard of the old layout):
+			 * this service looks again SHARD_DOWN_RECHECK_MS later.
+			 */
 			RelaySetError(failure.message);
 			still_full |= worker_services[i].bit;
-			more = true;
+			if (up & ((uint32) 1 << failure.shard))
+				more = true;
+			else
+				svc->retry_at = TimestampTzPlusMilliseconds(GetCurrentTimestamp(), SHARD_DOWN_RECHECK_MS);
 			continue;
 		}
 		if (n < 0 && failure.kind == FAILURE_SERVICE) {
