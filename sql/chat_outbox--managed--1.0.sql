@@ -50,11 +50,15 @@ CREATE OR REPLACE FUNCTION chat_outbox.relay_worker_status(
 
 CREATE OR REPLACE FUNCTION chat_outbox.relay_service_status(
 	OUT service text, OUT last_relayed_id bigint, OUT last_relayed_at timestamptz, OUT relayed_total bigint,
-	OUT service_error text)
+	OUT service_error text, OUT layout int, OUT layout_change text)
 	RETURNS SETOF record
 	LANGUAGE c AS 'MODULE_PATHNAME', 'chat_outbox_relay_service_status';
 
-CREATE OR REPLACE FUNCTION chat_outbox.create_service(name text, queue text DEFAULT NULL) RETURNS void
+CREATE OR REPLACE FUNCTION chat_outbox.relay_redis_shards(OUT shard int, OUT redis text)
+	RETURNS SETOF record
+	LANGUAGE c AS 'MODULE_PATHNAME', 'chat_outbox_relay_redis_shards';
+
+CREATE OR REPLACE FUNCTION chat_outbox.create_service(name text, queue text DEFAULT NULL, partitions int DEFAULT 1) RETURNS void
 	LANGUAGE plpgsql
 	SET search_path = pg_catalog, pg_temp
 AS $create$
@@ -87,6 +91,7 @@ BEGIN
 				DETAIL = format('The queue name is %s bytes; the limit is 255 bytes.', octet_length(q)),
 				HINT = 'Use a shorter queue name.';
 	END IF;
+	PERFORM chat_outbox.check_partitions(partitions);
 
 	EXECUTE format($ddl$
 		CREATE SCHEMA %1$I;
@@ -204,7 +209,7 @@ BEGIN
 		REVOKE ALL ON FUNCTION %1$I.publish_event(text, jsonb) FROM PUBLIC;
 	$fn$, name);
 
-	INSERT INTO chat_outbox.services (name, queue) VALUES (create_service.name, q);
+	INSERT INTO chat_outbox.services (name, queue, partitions) VALUES (create_service.name, q, create_service.partitions);
 END
 $create$;
 

@@ -36,7 +36,8 @@ QueueKeyNames()
 	static const std::vector<std::string_view> names = {
 	    "active",      "wait",     "waiting-children", "paused", "id",      "delayed", "prioritized", "stalled-check",
 	    "completed",   "failed",   "stalled",          "repeat", "limiter", "meta",    "events",      "pc",
-	    "marker",      "de",       "dn",               "metrics", "waiting", "delay",  "priority"};
+	    "marker",      "de",       "dn",               "metrics", "waiting", "delay",  "priority",
+	    kPartitionsKeyName};
 	return names;
 }
 

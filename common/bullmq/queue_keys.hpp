@@ -27,9 +27,13 @@ bool IsValidName(std::string_view name) noexcept;
 // `<what> is empty` or `<what> "<name>" contains ':'`.
 std::string NameProblem(std::string_view what, std::string_view name);
 
+// kPartitionsKeyName: our own key under a queue, the layout key (common/partitions.hpp, LayoutKey).
+constexpr char kPartitionsKeyName[] = "partitions";
+
 // QueueKeyNames lists every name BullMQ 6 puts directly under "<prefix>:<queue>:" for the queue
 // itself: QueueKeys (active, wait, paused, ...), the names its scripts build (metrics, dn), the
-// state name "waiting" its getters turn into a key, and the legacy keys it migrates (delay, priority).
+// state name "waiting" its getters turn into a key, and the legacy keys it migrates (delay, priority);
+// and ours (kPartitionsKeyName).
 const std::vector<std::string_view> &QueueKeyNames();
 
 // MayNameQueueKey (the relay's rule for the ids it chooses): true when `id` is made of lower-case

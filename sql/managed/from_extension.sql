@@ -46,7 +46,8 @@ CREATE TABLE chat_outbox.relays (
 	last_error text,
 	last_error_at timestamptz,
 	redis_warning text,
-	redis_appendfsync text
+	redis_appendfsync text,
+	redis_shards text[] -- its --redis-url list in order, each URL without its password
 );
 COMMENT ON TABLE chat_outbox.relays IS 'chat-outbox-relay processes: each updates its row at least every second; one silent for 10 s counts as stopped.';
 -- One row per service: what the relays relayed last, written in the pass's own transaction.
@@ -55,7 +56,9 @@ CREATE TABLE chat_outbox.relay_progress (
 	last_relayed_id bigint,
 	last_relayed_at timestamptz,
 	relayed_total bigint NOT NULL DEFAULT 0,
-	service_error text
+	service_error text,
+	layout int, -- the partition count the relays relay the service under (the layout key in Redis)
+	layout_change text -- while a change of the count waits for the old layout's queues to drain: what it waits for
 );
 
 -- the settings the extension read from chat_outbox.* (retentions in seconds)
@@ -106,15 +109,27 @@ $status$;
 
 CREATE OR REPLACE FUNCTION chat_outbox.relay_service_status(
 	OUT service text, OUT last_relayed_id bigint, OUT last_relayed_at timestamptz, OUT relayed_total bigint,
-	OUT service_error text)
+	OUT service_error text, OUT layout int, OUT layout_change text)
 	RETURNS SETOF record
 	LANGUAGE sql STABLE
 	SET search_path = pg_catalog, pg_temp
 AS $status$
-	SELECT service, last_relayed_id, last_relayed_at, relayed_total, service_error FROM chat_outbox.relay_progress
+	SELECT service, last_relayed_id, last_relayed_at, relayed_total, service_error, layout, layout_change
+	FROM chat_outbox.relay_progress
 $status$;
 
-CREATE OR REPLACE FUNCTION chat_outbox.create_service(name text, queue text DEFAULT NULL) RETURNS void
+CREATE OR REPLACE FUNCTION chat_outbox.relay_redis_shards(OUT shard int, OUT redis text)
+	RETURNS SETOF record
+	LANGUAGE sql STABLE
+	SET search_path = pg_catalog, pg_temp
+AS $shards$
+	-- the shards of the relay heard from last
+	SELECT (t.i - 1)::int, t.u
+	FROM (SELECT redis_shards FROM chat_outbox.relays ORDER BY heartbeat_at DESC LIMIT 1) r,
+		unnest(r.redis_shards) WITH ORDINALITY AS t(u, i)
+$shards$;
+
+CREATE OR REPLACE FUNCTION chat_outbox.create_service(name text, queue text DEFAULT NULL, partitions int DEFAULT 1) RETURNS void
 	LANGUAGE plpgsql
 	SET search_path = pg_catalog, pg_temp
 AS $create$
@@ -147,6 +162,7 @@ BEGIN
 				DETAIL = format('The queue name is %s bytes; the limit is 255 bytes.', octet_length(q)),
 				HINT = 'Use a shorter queue name.';
 	END IF;
+	PERFORM chat_outbox.check_partitions(partitions);
 
 	EXECUTE format($ddl$
 		CREATE SCHEMA %1$I;
@@ -264,7 +280,7 @@ BEGIN
 		REVOKE ALL ON FUNCTION %1$I.publish_event(text, jsonb) FROM PUBLIC;
 	$fn$, name);
 
-	INSERT INTO chat_outbox.services (name, queue) VALUES (create_service.name, q);
+	INSERT INTO chat_outbox.services (name, queue, partitions) VALUES (create_service.name, q, create_service.partitions);
 END
 $create$;
 

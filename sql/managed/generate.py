@@ -64,7 +64,8 @@ CREATE TABLE chat_outbox.relays (
 	last_error text,
 	last_error_at timestamptz,
 	redis_warning text,
-	redis_appendfsync text
+	redis_appendfsync text,
+	redis_shards text[] -- its --redis-url list in order, each URL without its password
 );
 COMMENT ON TABLE chat_outbox.relays IS 'chat-outbox-relay processes: each updates its row at least every second; one silent for 10 s counts as stopped.';
 -- One row per service: what the relays relayed last, written in the pass's own transaction.
@@ -73,7 +74,9 @@ CREATE TABLE chat_outbox.relay_progress (
 	last_relayed_id bigint,
 	last_relayed_at timestamptz,
 	relayed_total bigint NOT NULL DEFAULT 0,
-	service_error text
+	service_error text,
+	layout int, -- the partition count the relays relay the service under (the layout key in Redis)
+	layout_change text -- while a change of the count waits for the old layout's queues to drain: what it waits for
 );
 """
 
@@ -121,15 +124,28 @@ $status$;"""
 
 SERVICE_STATUS = """CREATE FUNCTION chat_outbox.relay_service_status(
 	OUT service text, OUT last_relayed_id bigint, OUT last_relayed_at timestamptz, OUT relayed_total bigint,
-	OUT service_error text)
+	OUT service_error text, OUT layout int, OUT layout_change text)
 	RETURNS SETOF record
 	LANGUAGE sql STABLE
 	SET search_path = pg_catalog, pg_temp
 AS $status$
-	SELECT service, last_relayed_id, last_relayed_at, relayed_total, service_error FROM chat_outbox.relay_progress
+	SELECT service, last_relayed_id, last_relayed_at, relayed_total, service_error, layout, layout_change
+	FROM chat_outbox.relay_progress
 $status$;"""
 
 MAX_BYTES_HINT = ("or raise chat_outbox.max_body_bytes.", "or raise max_body_bytes in chat_outbox.settings.")
+
+REDIS_SHARDS = """CREATE FUNCTION chat_outbox.relay_redis_shards(OUT shard int, OUT redis text)
+	RETURNS SETOF record
+	LANGUAGE sql STABLE
+	SET search_path = pg_catalog, pg_temp
+AS $shards$
+	-- the shards of the relay heard from last
+	SELECT (t.i - 1)::int, t.u
+	FROM (SELECT redis_shards FROM chat_outbox.relays ORDER BY heartbeat_at DESC LIMIT 1) r,
+		unnest(r.redis_shards) WITH ORDINALITY AS t(u, i)
+$shards$;"""
+
 MAX_BYTES_DECL = ("max_bytes int := coalesce(pg_catalog.current_setting('chat_outbox.max_body_bytes', true), '65536')::int;",
                   "max_bytes int := coalesce((SELECT s.max_body_bytes FROM chat_outbox.settings s), 65536);")
 
@@ -169,6 +185,8 @@ def generate():
                       WORKER_STATUS, 1, "relay_worker_status")
     text = replace_re(text, r"^CREATE FUNCTION chat_outbox\.relay_service_status\(.*?LANGUAGE c AS [^;]*;",
                       SERVICE_STATUS, 1, "relay_service_status")
+    text = replace_re(text, r"^CREATE FUNCTION chat_outbox\.relay_redis_shards\(.*?LANGUAGE c AS [^;]*;",
+                      REDIS_SHARDS, 1, "relay_redis_shards")
     # Extension member tables only: without an extension pg_dump dumps every table's data anyway.
     text = replace_re(text, r"^-- Created by this script, these tables.*\Z", "", 1, "pg_extension_config_dump")
     if re.search(r"LANGUAGE c\b|MODULE_PATHNAME|pg_extension_config_dump", text):
@@ -199,7 +217,8 @@ def sql_literal(s):
 
 # The functions the two modes define differently, by name, and the per-service functions whose
 # bodies differ only in where the body limit comes from.
-SWAPPED = ["services_changed", "wake_relay", "relay_worker_status", "relay_service_status", "create_service"]
+SWAPPED = ["services_changed", "wake_relay", "relay_worker_status", "relay_service_status", "relay_redis_shards",
+           "create_service"]
 
 
 def function_of(text, name):

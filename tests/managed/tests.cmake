@@ -16,3 +16,4 @@ add_shell_test(managed.gateway.catchup managed/in_managed_mode.sh 180 ARGS gatew
 add_shell_test(managed.extension.hostile_ids managed/in_managed_mode.sh 180 ARGS extension/hostile_ids.sh)
 add_shell_test(managed.config_doc managed/config_doc.sh 30)
 add_shell_test(managed.retention managed/retention.sh 90)
+add_shell_test(managed.extension.partitions managed/in_managed_mode.sh 120 ARGS extension/partitions.sh)

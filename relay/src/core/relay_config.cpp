@@ -14,7 +14,7 @@ Options()
 {
 	static const std::vector<RelayOption> opts = {
 		{"database-url", "string", "libpq connection string or URI of the chat database (the role that ran the managed install)"},
-		{"redis-url", "string", "redis://[[user]:password@]host[:port][/db] or unix:///path (logged without its password)"},
+		{"redis-url", "string", "redis://[[user]:password@]host[:port][/db] or unix:///path (logged without its password); several, separated by spaces, are shards: partition p on shard p mod their number"},
 		{"prefix", "string", "BullMQ key prefix"},
 		{"batch-size", "int", "outbox rows per batch: one claim-and-mark statement and one Lua call", 1, 5000},
 		{"poll-interval", "int", "ms between passes when no notification arrives (the fallback wake-up)", 10, 3600000},
