@@ -1,0 +1,121 @@
+// tests/gateway/bus.mjs <phase> - any number of gateways per service: a client on any instance is
+// shown every message of its chats once, in order, whichever instance consumed it.
+//   spread     three daemons competing on one queue; on each, a Socket.IO client (default
+//              transports), a websocket-only Socket.IO client and a /ws client; messages sent
+//              through consumers.send_message (the relay).
+//   interrupt  one consuming daemon and one gateway-only daemon (--consume off) whose bus
+//              subscription is killed again and again (CLIENT KILL TYPE pubsub) while messages flow:
+//              it fills what it missed from the inbox. Then a row no consumer publishes (written
+//              straight into the inbox) reaches both through the quiet-bus check.
+import pg from 'pg';
+import { execFileSync } from 'node:child_process';
+import { Daemon } from '../harness/daemon.mjs';
+import { env } from '../harness/check.mjs';
+import { check, finish, sleep, sioClient, token, waitFor, wsClient, messagesOf } from './peer_lib.mjs';
+
+const phase = process.argv[2];
+const ports = env('BUS_PORTS').split(',').map(Number);
+const db = new pg.Client({ connectionString: env('PGURL') });
+await db.connect();
+
+const daemon = (i, extra = []) => new Daemon({
+	name: `chat-outboxd ${i}`, port: ports[i],
+	flags: ['--service', 'workers', '--queue', 'chat-messages', '--identity', `workers-${i}`, ...extra],
+});
+
+// Client wraps the three kinds behind one shape: kind, chats, and the messages it was shown.
+function client(kind, port, chats) {
+	const url = `http://127.0.0.1:${port}`;
+	if (kind === 'ws') {
+		const w = wsClient(`?token=${token(chats)}`, {}, port);
+		return { kind, port, chats, shown: () => messagesOf(w), ready: () => w.frames.length > 0, close: () => w.close() };
+	}
+	const s = sioClient({ auth: { token: token(chats) }, ...(kind === 'websocket' ? { transports: ['websocket'] } : {}) }, url);
+	return { kind, port, chats, shown: () => s.messages, ready: () => s.connected, close: () => s.close() };
+}
+
+// sendAll sends rounds of one message per chat, one transaction per round, a short pause between
+// rounds (so the relay pushes many small batches and the competing consumers share them), and returns
+// the bodies each chat must show, in order.
+async function sendAll(chats, rounds, tag) {
+	const want = new Map(chats.map((c) => [c, []]));
+	for (let n = 0; n < rounds; n++) {
+		await db.query('BEGIN');
+		for (const c of chats) {
+			const body = `${tag} c${c} n${n}`;
+			await db.query('SELECT consumers.send_message($1, $2)', [c, body]);
+			want.get(c).push(body);
+		}
+		await db.query('COMMIT');
+		await sleep(25);
+	}
+	return want;
+}
+
+// checkShown: every client was shown exactly its chats' messages, each once, in order per chat and in
+// seq order overall.
+async function checkShown(what, clients, want) {
+	const total = (c) => c.chats.reduce((n, chat) => n + want.get(chat).length, 0);
+	await waitFor(`${what}: every client shown everything`, () => clients.every((c) => c.shown().length >= total(c)), 20000);
+	await sleep(300); // anything shown twice would have arrived by now
+	for (const c of clients) {
+		const shown = c.shown();
+		const perChat = c.chats.map((chat) => {
+			const got = shown.filter((m) => Number(m.chat_id) === chat).map((m) => m.body);
+			return { chat, ok: JSON.stringify(got) === JSON.stringify(want.get(chat)), got: got.length };
+		});
+		const seqs = shown.map((m) => Number(m.seq));
+		check(`${what}: ${c.kind} client on :${c.port} shown every message of chats ${c.chats} once, in order`,
+			shown.length === total(c) && perChat.every((p) => p.ok) && seqs.every((s, i) => i === 0 || s > seqs[i - 1]),
+			`want ${total(c)}, shown ${shown.length}; per chat ${perChat.map((p) => `${p.chat}:${p.got}${p.ok ? '' : '!'}`).join(' ')}`);
+	}
+}
+
+if (phase === 'spread') {
+	const daemons = [daemon(0), daemon(1), daemon(2)];
+	await Promise.all(daemons.map((d) => d.start()));
+	const clients = [];
+	for (const d of daemons) {
+		clients.push(client('default', d.port, [1, 2]), client('websocket', d.port, [2, 3]), client('ws', d.port, [1, 3]));
+	}
+	await waitFor('clients connected', () => clients.every((c) => c.ready()));
+	const want = await sendAll([1, 2, 3], 30, 'spread');
+	await checkShown('three gateways', clients, want);
+	for (const c of clients) c.close();
+	await Promise.all(daemons.map((d) => d.stop()));
+} else if (phase === 'interrupt') {
+	const consumer = daemon(0);
+	const gateway = daemon(1, ['--consume', 'off']);
+	await Promise.all([consumer.start(), gateway.start()]);
+	const clients = [client('websocket', gateway.port, [1, 2]), client('ws', gateway.port, [1, 2]),
+		client('websocket', consumer.port, [1, 2])];
+	await waitFor('clients connected', () => clients.every((c) => c.ready()));
+	let killing = true;
+	let kills = 0;
+	const killer = (async () => {
+		while (killing) {
+			execFileSync('redis-cli', ['-p', env('REDIS_PORT'), 'CLIENT', 'KILL', 'TYPE', 'pubsub']);
+			kills++;
+			await sleep(30);
+		}
+	})();
+	const want = await sendAll([1, 2], 40, 'interrupt');
+	killing = false;
+	await killer;
+	await checkShown(`bus killed ${kills} times`, clients, want);
+	check('the gateway-only instance filled gaps from the inbox', (await gateway.metric('chat_outboxd_bus_fills_total')) > 0);
+
+	// A row no consumer hands to its gateway: written into the inbox directly. Only the quiet-bus
+	// check finds it, on both instances.
+	const before = clients.map((c) => c.shown().length);
+	await db.query("INSERT INTO workers.inbox (message_id, chat_id, body, created_at) VALUES (gen_random_uuid(), 1, 'quiet', now())");
+	want.get(1).push('quiet');
+	await checkShown('a row nobody published', clients, want);
+	check('it was not shown twice', clients.every((c, i) => c.shown().length === before[i] + 1));
+	for (const c of clients) c.close();
+	await Promise.all([consumer.stop(), gateway.stop()]);
+} else {
+	throw new Error(`unknown phase ${phase}`);
+}
+await db.end();
+finish();
