@@ -7,6 +7,11 @@
 //              subscription is killed again and again (CLIENT KILL TYPE pubsub) while messages flow:
 //              it fills what it missed from the inbox. Then a row no consumer publishes (written
 //              straight into the inbox) reaches both through the quiet-bus check.
+//   haproxy    (run by haproxy.sh) two consuming daemons behind HAProxy with the documented
+//              configuration: long-polling clients (pinned by HAProxy's cookie) and default clients
+//              spread over both are shown everything once, in order; behind a frontend without
+//              stickiness a long-polling client is told it failed (connect_error), it is never
+//              connected and silently short of messages.
 import pg from 'pg';
 import { execFileSync } from 'node:child_process';
 import { Daemon } from '../harness/daemon.mjs';
@@ -23,7 +28,7 @@ const daemon = (i, extra = []) => new Daemon({
 	flags: ['--service', 'workers', '--queue', 'chat-messages', '--identity', `workers-${i}`, ...extra],
 });
 
-// Client wraps the three kinds behind one shape: kind, chats, and the messages it was shown.
+// Client wraps the kinds behind one shape: kind, chats, and the messages it was shown.
 function client(kind, port, chats) {
 	const url = `http://127.0.0.1:${port}`;
 	if (kind === 'ws') {
@@ -32,6 +37,15 @@ function client(kind, port, chats) {
 	}
 	const s = sioClient({ auth: { token: token(chats) }, ...(kind === 'websocket' ? { transports: ['websocket'] } : {}) }, url);
 	return { kind, port, chats, shown: () => s.messages, ready: () => s.connected, close: () => s.close() };
+}
+
+// viaProxy: a Socket.IO client through HAProxy; withCredentials keeps HAProxy's cookie (Node's
+// engine.io-client has a cookie jar only then; a browser on the same origin sends it anyway).
+function viaProxy(kind, url, chats) {
+	const s = sioClient({ auth: { token: token(chats) }, withCredentials: true, ...(kind === 'polling' ? { transports: ['polling'] } : {}) }, url);
+	s.disconnects = [];
+	s.on('disconnect', (reason) => s.disconnects.push(reason));
+	return { kind: `${kind} via haproxy`, port: new URL(url).port, chats, socket: s, shown: () => s.messages, ready: () => s.connected, close: () => s.close() };
 }
 
 // sendAll sends rounds of one message per chat, one transaction per round, a short pause between
@@ -114,6 +128,36 @@ if (phase === 'spread') {
 	check('it was not shown twice', clients.every((c, i) => c.shown().length === before[i] + 1));
 	for (const c of clients) c.close();
 	await Promise.all([consumer.stop(), gateway.stop()]);
+} else if (phase === 'haproxy') {
+	const daemons = [daemon(0), daemon(1)];
+	await Promise.all(daemons.map((d) => d.start()));
+	const sticky = env('STICKY_URL');
+	// HAProxy marks an instance up after its check passes; its cookie on a /healthz answer names the
+	// instance that answered.
+	const seen = new Set();
+	await waitFor('haproxy to route to both instances', async () => {
+		const r = await fetch(`${sticky}/healthz`);
+		if (r.status === 200) seen.add(/CHATGW=(\w+)/.exec(r.headers.get('set-cookie') || '')?.[1]);
+		return seen.has('gw1') && seen.has('gw2');
+	}, 15000, 100);
+	const clients = [];
+	for (let i = 0; i < 6; i++) clients.push(viaProxy('polling', sticky, [1, 2]));
+	for (let i = 0; i < 2; i++) clients.push(viaProxy('default', sticky, [1, 2]));
+	await waitFor('clients connected through haproxy', () => clients.every((c) => c.ready()), 15000);
+	const spread = await Promise.all(daemons.map((d) => d.metric('chat_outboxd_clients_connected')));
+	check('haproxy spread the clients over both instances', spread.every((n) => n > 0), spread.join(' + '));
+	const want = await sendAll([1, 2], 20, 'haproxy');
+	await checkShown('sticky haproxy', clients, want);
+	check('no client through haproxy was disconnected', clients.every((c) => c.socket.disconnects.length === 0),
+		clients.map((c) => c.socket.disconnects.join('/')).join(' '));
+	for (const c of clients) c.close();
+
+	const lost = viaProxy('polling', env('PLAIN_URL'), [1, 2]);
+	const told = await waitFor('a polling client without stickiness to be told', () => lost.socket.errors.length > 0 || lost.socket.disconnects.length > 0, 15000);
+	check('without stickiness a long-polling client gets an error, not a silent session',
+		told && !lost.socket.connected, `errors: ${lost.socket.errors.map((e) => e.message).join('; ')} disconnects: ${lost.socket.disconnects.join('; ')}`);
+	lost.close();
+	await Promise.all(daemons.map((d) => d.stop()));
 } else {
 	throw new Error(`unknown phase ${phase}`);
 }

@@ -28,3 +28,5 @@ add_shell_test(gateway.memory_bounds gateway/memory_bounds.sh 180)
 add_shell_test(gateway.bus_spread gateway/bus.sh 120 ARGS spread)
 # a gateway whose bus subscription is killed fills from the inbox; a row nobody published still arrives
 add_shell_test(gateway.bus_interrupt gateway/bus.sh 120 ARGS interrupt)
+# long-polling clients behind a real HAProxy with the documented configuration (docs/haproxy.cfg)
+add_shell_test(gateway.bus_haproxy gateway/haproxy.sh 120)
