@@ -13,9 +13,9 @@ sticky=$(harness_free_port)
 plain=$(harness_free_port)
 cfg=$H_DIR/haproxy.cfg
 # The documented file, with this test's addresses; then a second frontend without stickiness.
-sed -e "s/127.0.0.1:8080/127.0.0.1:$sticky/" -e "s/127.0.0.1:8081/127.0.0.1:${ports[0]}/" \
-	-e "s/127.0.0.1:8082/127.0.0.1:${ports[1]}/" "$H_ROOT/docs/haproxy.cfg" >"$cfg"
-grep "127.0.0.1:${ports[1]}" "$cfg" >/dev/null || fail "docs/haproxy.cfg no longer has the lines this test replaces"
+sed -e "s/bind :8080/bind 127.0.0.1:$sticky/" -e "s/10.0.0.1:8080/127.0.0.1:${ports[0]}/" \
+	-e "s/10.0.0.2:8080/127.0.0.1:${ports[1]}/" "$H_ROOT/docs/haproxy.cfg" >"$cfg"
+grep "bind 127.0.0.1:$sticky" "$cfg" >/dev/null && grep "127.0.0.1:${ports[1]}" "$cfg" >/dev/null || fail "docs/haproxy.cfg no longer has the lines this test replaces"
 cat >>"$cfg" <<CFG
 
 frontend no_stickiness
@@ -27,6 +27,9 @@ backend round_robin
     server gw1 127.0.0.1:${ports[0]}
     server gw2 127.0.0.1:${ports[1]}
 CFG
+# The README shows the same file.
+missing=$(grep -v '^#' "$H_ROOT/docs/haproxy.cfg" | grep -v '^$' | grep -vxFf "$H_ROOT/README.md" || true)
+[ -z "$missing" ] || fail "README.md's HAProxy example differs from docs/haproxy.cfg in: $missing"
 haproxy -c -f "$cfg" >>"$H_DIR/haproxy.log" 2>&1 || fail "haproxy refuses $cfg"
 haproxy -db -f "$cfg" >>"$H_DIR/haproxy.log" 2>&1 &
 harness_track $!
