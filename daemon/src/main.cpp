@@ -150,7 +150,7 @@ Run(int argc, char **argv)
 	}
 	const bool consume = cfg.consume == "on";
 	const std::string client_name = ConnectionName(cfg.prefix, cfg.queue, cfg.identity);
-	d->ws->StartBus(*url, chat_outbox::bullmq::BusChannel(cfg.prefix, cfg.queue), client_name + ":bus", !consume);
+	d->ws->StartBus({*url}, chat_outbox::bullmq::BusChannel(cfg.prefix, cfg.queue), client_name + ":bus", !consume);
 	if (consume) {
 		// The consumer hands its rows to the publisher, which publishes them on the bus and hands them on
 		// to this daemon's gateway.

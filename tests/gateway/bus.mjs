@@ -6,14 +6,15 @@
 //   interrupt  one consuming daemon and one gateway-only daemon (--consume off) whose bus
 //              subscription is killed again and again (CLIENT KILL TYPE pubsub) while messages flow:
 //              it fills what it missed from the inbox. Then a row no consumer publishes (written
-//              straight into the inbox) reaches both through the quiet-bus check.
+//              straight into the inbox) reaches both through the quiet-bus check. Then Redis is
+//              restarted while messages are sent: all of them reach every client once, in order.
 //   haproxy    (run by haproxy.sh) two consuming daemons behind HAProxy with the documented
 //              configuration: long-polling clients (pinned by HAProxy's cookie) and default clients
 //              spread over both are shown everything once, in order; behind a frontend without
 //              stickiness a long-polling client is told it failed (connect_error), it is never
 //              connected and silently short of messages.
 import pg from 'pg';
-import { execFileSync } from 'node:child_process';
+import { execFileSync, execSync } from 'node:child_process';
 import { Daemon } from '../harness/daemon.mjs';
 import { env } from '../harness/check.mjs';
 import { check, finish, sleep, sioClient, token, waitFor, wsClient, messagesOf } from './peer_lib.mjs';
@@ -126,6 +127,16 @@ if (phase === 'spread') {
 	want.get(1).push('quiet');
 	await checkShown('a row nobody published', clients, want);
 	check('it was not shown twice', clients.every((c, i) => c.shown().length === before[i] + 1));
+
+	// Redis restarted while messages are sent: they wait in the outbox, then flow while the
+	// subscriptions come back; whatever a gateway's bus missed meanwhile it reads from the inbox.
+	execFileSync('redis-cli', ['-p', env('REDIS_PORT'), 'shutdown']);
+	const more = await sendAll([1, 2], 10, 'restart');
+	execSync(env('REDIS_START'));
+	for (const chat of [1, 2]) want.get(chat).push(...more.get(chat));
+	await checkShown('Redis restarted', clients, want);
+	check('both subscriptions came back', (await gateway.metric('chat_outboxd_bus_subscribed')) === 1 &&
+		(await consumer.metric('chat_outboxd_bus_subscribed')) === 1);
 	for (const c of clients) c.close();
 	await Promise.all([consumer.stop(), gateway.stop()]);
 } else if (phase === 'haproxy') {

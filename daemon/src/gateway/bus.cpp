@@ -18,7 +18,7 @@ Bus::Bus(uv_loop_t *loop, const Config &cfg, Hub &hub, QueryQueue &queries, Metr
       quiet_timer_(loop, "bus quiet check"), alive_(std::make_shared<Bus *>(this))
 {
 	const std::string inbox = QuoteIdent(cfg.service) + ".inbox";
-	sql_high_ = "SELECT COALESCE(pg_catalog.max(seq), 0) FROM " + inbox;
+	sql_high_ = InboxHighWaterSql(cfg.service);
 	sql_fill_ = std::string("SELECT seq, message_id, chat_id, body, ") + kCreatedAtSql + " FROM " + inbox +
 	            " WHERE seq OPERATOR(pg_catalog.>) $1::bigint AND seq OPERATOR(pg_catalog.<=) $2::bigint"
 	            " ORDER BY seq LIMIT " +
@@ -28,14 +28,17 @@ Bus::Bus(uv_loop_t *loop, const Config &cfg, Hub &hub, QueryQueue &queries, Metr
 Bus::~Bus() = default;
 
 void
-Bus::Start(const chat_outbox::RedisUrl &url, const std::string &channel, const std::string &client_name,
+Bus::Start(const std::vector<chat_outbox::RedisUrl> &urls, const std::string &channel, const std::string &client_name,
            bool redis_health)
 {
 	channel_ = channel;
 	redis_health_ = redis_health;
-	sub_ = std::make_unique<RedisSubscriber>(loop_, url, client_name);
-	sub_->Subscribe(channel_, [this](const std::string &, const std::string &payload) { OnMessage(payload); },
-	                [this] { OnSubscribed(); });
+	for (const chat_outbox::RedisUrl &url : urls) {
+		subs_.push_back(std::make_unique<RedisSubscriber>(loop_, url, client_name));
+		subs_.back()->Subscribe(channel_,
+		                        [this](const std::string &, const std::string &payload) { OnMessage(payload); },
+		                        [this] { OnSubscribed(); });
+	}
 	quiet_timer_.Start(kQuietCheckMs, [this] { OnQuietTick(); }, kQuietCheckMs);
 	CheckInbox(); // the start of the order, even while Redis is away
 }
@@ -74,20 +77,26 @@ Bus::OnMessage(const std::string &payload)
 void
 Bus::OnSubscribed()
 {
-	metrics_.bus_subscribed = true;
-	if (redis_health_)
-		metrics_.redis_up = true;
+	UpdateSubscribed();
 	// Whatever was published while we were not subscribed is only in the inbox now.
 	CheckInbox();
 }
 
 void
+Bus::UpdateSubscribed()
+{
+	bool all = !subs_.empty();
+	for (auto &sub : subs_)
+		all = all && sub->Subscribed(channel_);
+	metrics_.bus_subscribed = all;
+	if (redis_health_)
+		metrics_.redis_up = all;
+}
+
+void
 Bus::OnQuietTick()
 {
-	bool subscribed = sub_ && sub_->Subscribed(channel_);
-	metrics_.bus_subscribed = subscribed;
-	if (redis_health_)
-		metrics_.redis_up = subscribed;
+	UpdateSubscribed();
 	if (!heard_ || order_.GetState() == BusOrder::State::Waiting)
 		CheckInbox();
 	heard_ = false;
@@ -182,15 +191,13 @@ void
 Bus::Close(std::function<void()> done)
 {
 	closed_ = true;
-	auto left = std::make_shared<int>(2);
+	auto left = std::make_shared<size_t>(subs_.size() + 1);
 	auto one = [left, done = std::move(done)] {
 		if (--*left == 0 && done)
 			done();
 	};
-	if (sub_)
-		sub_->Close(one);
-	else
-		one();
+	for (auto &sub : subs_)
+		sub->Close(one);
 	CloseAll(one, fill_timer_, quiet_timer_);
 }
 

@@ -49,10 +49,11 @@ class Bus {
 	Bus(const Bus &) = delete;
 	Bus &operator=(const Bus &) = delete;
 
-	// Start subscribes to channel on url. redis_health: this daemon has no consumer, so /healthz's
-	// redis figure is the bus subscription.
-	void Start(const chat_outbox::RedisUrl &url, const std::string &channel, const std::string &client_name,
-	           bool redis_health);
+	// Start subscribes to channel on every Redis in urls (with several shards, each consumer publishes
+	// on its own shard). redis_health: this daemon has no consumer, so /healthz's redis figure is the
+	// bus subscription (up when every subscription is confirmed).
+	void Start(const std::vector<chat_outbox::RedisUrl> &urls, const std::string &channel,
+	           const std::string &client_name, bool redis_health);
 	// Own takes the rows this daemon's consumer committed (in seq order).
 	void Own(std::vector<InboxMessage> rows);
 	// Close ends the subscription and the timers; done runs when their handles are closed.
@@ -61,6 +62,8 @@ class Bus {
   private:
 	void OnMessage(const std::string &payload);
 	void OnSubscribed();
+	// UpdateSubscribed sets the subscribed gauge (and /healthz's redis with redis_health).
+	void UpdateSubscribed();
 	// CheckInbox reads the inbox's max(seq): the start of the order, or a Notice.
 	void CheckInbox();
 	void OnQuietTick();
@@ -76,7 +79,7 @@ class Bus {
 	QueryQueue &queries_;
 	Metrics &metrics_;
 	BusOrder order_{kBusBufferBytes, kGapGraceMs};
-	std::unique_ptr<RedisSubscriber> sub_;
+	std::vector<std::unique_ptr<RedisSubscriber>> subs_; // one per Redis shard
 	std::string channel_;
 	bool redis_health_ = false;
 	bool checking_ = false;    // a max(seq) query is out

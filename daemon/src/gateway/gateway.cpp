@@ -427,11 +427,11 @@ Gateway::Deliver(const std::vector<InboxMessage> &messages)
 }
 
 void
-Gateway::StartBus(const chat_outbox::RedisUrl &url, const std::string &channel, const std::string &client_name,
-                  bool redis_health)
+Gateway::StartBus(const std::vector<chat_outbox::RedisUrl> &urls, const std::string &channel,
+                  const std::string &client_name, bool redis_health)
 {
 	impl_->bus_started = true;
-	impl_->bus.Start(url, channel, client_name, redis_health);
+	impl_->bus.Start(urls, channel, client_name, redis_health);
 }
 
 void
