@@ -122,7 +122,8 @@ Bus::CheckInbox()
 				fill_timer_.Start(kStartRetryMs, [this] { CheckInbox(); });
 			return;
 		}
-		hub_.SeenSeq(high);
+		// Not Hub::SeenSeq: the seq a new client's pid carries is what was handed on, so a client that
+		// connects while a fill is out resumes from before the rows it brings.
 		Hand(order_.Start(high, Now()));
 	});
 }
