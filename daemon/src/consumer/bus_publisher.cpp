@@ -1,6 +1,9 @@
 // daemon/src/consumer/bus_publisher.cpp - see bus_publisher.hpp.
 #include "consumer/bus_publisher.hpp"
 
+#include <algorithm>
+#include <iterator>
+
 #include "base/log.hpp"
 #include "base/wall_clock.hpp"
 #include "gateway/core/bus_codec.hpp"
@@ -10,7 +13,12 @@ namespace chat_outboxd {
 void
 BusPublisher::Deliver(const std::vector<InboxMessage> &messages)
 {
-	for (std::string &payload : EncodeBus(messages, WallMs())) {
+	bool all_own = std::none_of(messages.begin(), messages.end(), [](const InboxMessage &m) { return m.other_writer; });
+	std::vector<InboxMessage> own; // copied only when other writers' rows must be left out
+	if (!all_own)
+		std::copy_if(messages.begin(), messages.end(), std::back_inserter(own),
+		             [](const InboxMessage &m) { return !m.other_writer; });
+	for (std::string &payload : EncodeBus(all_own ? messages : own, WallMs())) {
 		cmd_.Command({"PUBLISH", channel_, std::move(payload)}, [this](const RedisValue *r, const std::string &err) {
 			if (r && !r->IsError()) {
 				metrics_.bus_published++;

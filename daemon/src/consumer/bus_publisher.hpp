@@ -3,7 +3,8 @@
 // service shows it too (docs/architecture.md, "The bus").
 //
 // It sits between the consumer and its gateway as a MessageSink; the consumer calls it after the
-// inbox commit, so nothing uncommitted is ever published. A PUBLISH that fails is counted and the
+// inbox commit, so nothing uncommitted is ever published. Rows of other writers that the inbox write
+// brought back (InboxMessage::other_writer) go to the own gateway only: their writer publishes them. A PUBLISH that fails is counted and the
 // run of failures logged once: the gateways notice the missing seqs and read them from the inbox.
 #pragma once
 
