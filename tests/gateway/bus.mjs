@@ -2,7 +2,7 @@
 // shown every message of its chats once, in order, whichever instance consumed it.
 //   spread     three daemons competing on one queue; on each, a Socket.IO client (default
 //              transports), a websocket-only Socket.IO client and a /ws client; messages sent
-//              through consumers.send_message (the relay).
+//              through consumers.send_message (the relay); then 20 kB messages (bus notices).
 //   interrupt  one consuming daemon and one gateway-only daemon (--consume off) whose bus
 //              subscription is killed again and again (CLIENT KILL TYPE pubsub) while messages flow:
 //              it fills what it missed from the inbox. Then a row no consumer publishes (written
@@ -52,12 +52,12 @@ function viaProxy(kind, url, chats) {
 // sendAll sends rounds of one message per chat, one transaction per round, a short pause between
 // rounds (so the relay pushes many small batches and the competing consumers share them), and returns
 // the bodies each chat must show, in order.
-async function sendAll(chats, rounds, tag) {
+async function sendAll(chats, rounds, tag, pad = 0) {
 	const want = new Map(chats.map((c) => [c, []]));
 	for (let n = 0; n < rounds; n++) {
 		await db.query('BEGIN');
 		for (const c of chats) {
-			const body = `${tag} c${c} n${n}`;
+			const body = `${tag} c${c} n${n}${'x'.repeat(pad)}`;
 			await db.query('SELECT consumers.send_message($1, $2)', [c, body]);
 			want.get(c).push(body);
 		}
@@ -96,6 +96,13 @@ if (phase === 'spread') {
 	await waitFor('clients connected', () => clients.every((c) => c.ready()));
 	const want = await sendAll([1, 2, 3], 30, 'spread');
 	await checkShown('three gateways', clients, want);
+	// Bodies over the bus' row bound travel as notices: every other gateway reads them from the inbox.
+	const big = await sendAll([1, 2, 3], 3, 'big', 20000);
+	for (const chat of [1, 2, 3]) want.get(chat).push(...big.get(chat));
+	await checkShown('20 kB messages', clients, want);
+	const fillRows = (await Promise.all(daemons.map((d) => d.metric('chat_outboxd_bus_fill_rows_total')))).reduce((a, b) => a + b, 0);
+	// (a gateway may also get one from its own consumer, which hands on other writers' rows)
+	check('gateways read 20 kB messages from the inbox', fillRows > 0, `${fillRows} rows read`);
 	for (const c of clients) c.close();
 	await Promise.all(daemons.map((d) => d.stop()));
 } else if (phase === 'interrupt') {
