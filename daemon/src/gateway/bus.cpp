@@ -165,8 +165,11 @@ Bus::RunFill(const BusOrder::Fill &fill)
 		if (alive.expired() || closed_)
 			return;
 		if (!r.ok) {
-			Log(Level::Verbose, "bus: reading seq %lld..%lld from the inbox failed: %s (retrying)",
-			    static_cast<long long>(fill.after + 1), static_cast<long long>(fill.upto), r.error.c_str());
+			if (!fill_failing_)
+				Log(Level::Warning, "bus: reading seq %lld..%lld from the inbox failed: %s (retrying every %lld ms)",
+				    static_cast<long long>(fill.after + 1), static_cast<long long>(fill.upto), r.error.c_str(),
+				    static_cast<long long>(kFillRetryMs));
+			fill_failing_ = true;
 			order_.FillFailed(Now(), kFillRetryMs);
 			Pump();
 			return;
@@ -182,6 +185,9 @@ Bus::RunFill(const BusOrder::Fill &fill)
 			m.created_at = row[4].value_or("");
 			rows.push_back(std::move(m));
 		}
+		if (fill_failing_)
+			Log(Level::Notice, "bus: reading from the inbox again");
+		fill_failing_ = false;
 		bool complete = static_cast<int64_t>(r.rows.size()) < kFillPage;
 		metrics_.bus_fill_rows += rows.size();
 		Hand(order_.Filled(fill, std::move(rows), complete, Now()));

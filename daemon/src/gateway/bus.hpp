@@ -85,6 +85,7 @@ class Bus {
 	bool checking_ = false;    // a max(seq) query is out
 	bool heard_ = false;       // a bus message came since the last quiet tick
 	bool closed_ = false;
+	bool fill_failing_ = false; // a failed fill was logged; cleared (and said) by the next success
 	std::string sql_high_, sql_fill_;
 	UvTimer fill_timer_, quiet_timer_;
 	std::shared_ptr<Bus *> alive_; // weak copies tell query callbacks whether we still exist
