@@ -184,6 +184,7 @@ Run(int argc, char **argv)
 		    chat_outbox::bullmq::BusChannel(cfg.prefix, cfg.queue).c_str());
 		Metrics *m = &d->metrics;
 		d->pg_gateway->OnStateChange([m](bool up) { m->postgres_up = up; });
+		d->cmd->Start(); // for Redis' durability settings in /healthz and /metrics; nothing else uses it here
 	}
 
 	uv_run(loop, UV_RUN_DEFAULT);

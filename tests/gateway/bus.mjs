@@ -109,6 +109,14 @@ if (phase === 'spread') {
 	const consumer = daemon(0);
 	const gateway = daemon(1, ['--consume', 'off']);
 	await Promise.all([consumer.start(), gateway.start()]);
+	let health = {};
+	await waitFor('the gateway-only instance healthy', async () => {
+		health = await (await fetch(`http://127.0.0.1:${gateway.port}/healthz`)).json();
+		return health.status === 'ok' && health.redis_appendfsync !== null;
+	});
+	check('a gateway-only instance reports its bus subscription, Postgres and Redis\' settings in /healthz',
+		health.status === 'ok' && health.redis === true && health.postgres === true && health.redis_appendfsync === 'everysec',
+		JSON.stringify(health));
 	const clients = [client('websocket', gateway.port, [1, 2]), client('ws', gateway.port, [1, 2]),
 		client('websocket', consumer.port, [1, 2])];
 	await waitFor('clients connected', () => clients.every((c) => c.ready()));
