@@ -8,13 +8,12 @@
 #include "gateway/core/bus_codec.hpp"
 #include "gateway/core/message_json.hpp"
 #include "gateway/hub.hpp"
-#include "gateway/query_queue.hpp"
 #include "net/redis_subscriber.hpp"
 
 namespace chat_outboxd {
 
-Bus::Bus(uv_loop_t *loop, const Config &cfg, Hub &hub, QueryQueue &queries, Metrics &metrics)
-    : loop_(loop), cfg_(cfg), hub_(hub), queries_(queries), metrics_(metrics), fill_timer_(loop, "bus fill"),
+Bus::Bus(uv_loop_t *loop, const Config &cfg, Hub &hub, PgClient &pg, Metrics &metrics)
+    : loop_(loop), cfg_(cfg), hub_(hub), pg_(pg), metrics_(metrics), fill_timer_(loop, "bus fill"),
       quiet_timer_(loop, "bus quiet check"), alive_(std::make_shared<Bus *>(this))
 {
 	const std::string inbox = QuoteIdent(cfg.service) + ".inbox";
@@ -109,7 +108,7 @@ Bus::CheckInbox()
 		return;
 	checking_ = true;
 	std::weak_ptr<Bus *> alive = alive_;
-	queries_.Run(sql_high_, {}, [this, alive](PgResult &&r) {
+	pg_.Query(sql_high_, {}, [this, alive](PgResult &&r) {
 		if (alive.expired())
 			return;
 		checking_ = false;
@@ -161,7 +160,7 @@ Bus::RunFill(const BusOrder::Fill &fill)
 	metrics_.bus_buffer_overflows = order_.Overflows();
 	std::weak_ptr<Bus *> alive = alive_;
 	PgParams params{std::to_string(fill.after), std::to_string(fill.upto)};
-	queries_.Run(sql_fill_, std::move(params), [this, alive, fill](PgResult &&r) {
+	pg_.Query(sql_fill_, std::move(params), [this, alive, fill](PgResult &&r) {
 		if (alive.expired() || closed_)
 			return;
 		if (!r.ok) {

@@ -3,7 +3,7 @@
 // daemon's own consumer or read from the inbox, to the Hub through one BusOrder, so the Hub sees
 // each seq once and in order, whichever instance consumed it.
 //
-// It reads the inbox (by seq, through the gateway's QueryQueue) when the order finds a gap that does
+// It reads the inbox (by seq, on the gateway's Postgres connection) when the order finds a gap that does
 // not close within kGapGraceMs, after every (re)subscribe, when a bus message was unreadable, and
 // every kQuietCheckMs in which no bus message came, when the inbox's max(seq) is past what it
 // handed on (the last rows published before an outage, or a publish that failed, are found so).
@@ -22,12 +22,12 @@
 #include "base/uv_timer.hpp"
 #include "consumer/delivery.hpp"
 #include "gateway/core/bus_order.hpp"
+#include "net/pg_client.hpp"
 #include "redis_url.hpp"
 
 namespace chat_outboxd {
 
 class Hub;
-class QueryQueue;
 class RedisSubscriber;
 
 // kGapGraceMs: how long a gap may wait for its rows (the bus and a consumer race by milliseconds)
@@ -44,7 +44,9 @@ constexpr int64_t kStartRetryMs = 100;
 
 class Bus {
   public:
-	Bus(uv_loop_t *loop, const Config &cfg, Hub &hub, QueryQueue &queries, Metrics &metrics);
+	// pg is the gateway's connection. The bus' reads do not count against --query-queue (which bounds
+	// what clients make the gateway ask): there is at most one max(seq) read and one fill out at a time.
+	Bus(uv_loop_t *loop, const Config &cfg, Hub &hub, PgClient &pg, Metrics &metrics);
 	~Bus();
 	Bus(const Bus &) = delete;
 	Bus &operator=(const Bus &) = delete;
@@ -76,7 +78,7 @@ class Bus {
 	uv_loop_t *loop_;
 	const Config &cfg_;
 	Hub &hub_;
-	QueryQueue &queries_;
+	PgClient &pg_;
 	Metrics &metrics_;
 	BusOrder order_{kBusBufferBytes, kGapGraceMs};
 	std::vector<std::unique_ptr<RedisSubscriber>> subs_; // one per Redis shard

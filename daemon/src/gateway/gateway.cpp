@@ -140,7 +140,7 @@ Gateway::Impl::Callback(struct lws *wsi, enum lws_callback_reasons reason, void 
 Gateway::Impl::Impl(uv_loop_t *l, const Config &c, PgClient &pg, Metrics &metrics)
     : loop(l), cfg(c), queries(pg, c), hub(l, c, metrics, queries), catchup(hub, queries, c), sends(hub, queries, c),
       http(c.cors_origins), sio(hub, catchup, sends, c), engine(hub, sio, http, c), plain(hub, catchup, sends, c),
-      routes(hub, engine, http, c), bus(l, c, hub, queries, metrics)
+      routes(hub, engine, http, c), bus(l, c, hub, pg, metrics)
 {
 	hub.SetCatchup(&catchup);
 	hub.AddEndpoint(engine);
