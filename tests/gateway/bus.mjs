@@ -2,7 +2,8 @@
 // shown every message of its chats once, in the inbox's seq order, whichever instance consumed it.
 //   spread     three daemons competing on one queue; on each, a Socket.IO client (default
 //              transports), a websocket-only Socket.IO client and a /ws client; messages sent
-//              through consumers.send_message (the relay); then 20 kB messages (bus notices).
+//              through consumers.send_message (the relay); then 20 kB messages (bus notices); then a
+//              /ws client of one instance resumes (?since=) on another.
 //   interrupt  one consuming daemon and one gateway-only daemon (--consume off) whose bus
 //              subscription is killed again and again (CLIENT KILL TYPE pubsub) while messages flow:
 //              it fills what it missed from the inbox. Then a row no consumer publishes (written
@@ -30,10 +31,10 @@ const daemon = (i, extra = []) => new Daemon({
 });
 
 // Client wraps the kinds behind one shape: kind, chats, and the messages it was shown.
-function client(kind, port, chats) {
+function client(kind, port, chats, since = null) {
 	const url = `http://127.0.0.1:${port}`;
 	if (kind === 'ws') {
-		const w = wsClient(`?token=${token(chats)}`, {}, port);
+		const w = wsClient(`?token=${token(chats)}${since === null ? '' : `&since=${since}`}`, {}, port);
 		return { kind, port, chats, shown: () => messagesOf(w), ready: () => w.frames.length > 0, close: () => w.close() };
 	}
 	const s = sioClient({ auth: { token: token(chats) }, ...(kind === 'websocket' ? { transports: ['websocket'] } : {}) }, url);
@@ -111,6 +112,17 @@ if (phase === 'spread') {
 	const fillRows = (await Promise.all(daemons.map((d) => d.metric('chat_outboxd_bus_fill_rows_total')))).reduce((a, b) => a + b, 0);
 	// (a gateway may also get one from its own consumer, which hands on other writers' rows)
 	check('gateways read 20 kB messages from the inbox', fillRows > 0, `${fillRows} rows read`);
+
+	// Resuming on another instance: a /ws client of the first one comes back to the third from the seq of
+	// the 10th message it was shown, and gets the rest, once, in order.
+	const first = clients[2].shown();
+	const resumed = client('ws', daemons[2].port, [1, 3], Number(first[9].seq));
+	await waitFor('the resumed client to catch up', () => resumed.shown().length >= first.length - 10);
+	await sleep(300);
+	check('a /ws client resumes on another instance with everything after its seq, once, in order',
+		JSON.stringify(resumed.shown().map((m) => m.id)) === JSON.stringify(first.slice(10).map((m) => m.id)),
+		`${resumed.shown().length} of ${first.length - 10}`);
+	resumed.close();
 	for (const c of clients) c.close();
 	await Promise.all(daemons.map((d) => d.stop()));
 } else if (phase === 'interrupt') {
