@@ -12,6 +12,12 @@ QueueKey(std::string_view prefix, std::string_view queue, std::string_view suffi
 	return k;
 }
 
+std::string
+BusChannel(std::string_view prefix, std::string_view queue)
+{
+	return QueueKey(prefix, queue, "bus");
+}
+
 const char kNameRule[] = "BullMQ joins and splits its keys on ':', so a prefix or queue name must be non-empty and have no ':'";
 
 bool

@@ -15,6 +15,12 @@ namespace chat_outbox::bullmq {
 // QueueKey returns "<prefix>:<queue>:<suffix>" (suffix is a key name or a job id).
 std::string QueueKey(std::string_view prefix, std::string_view queue, std::string_view suffix);
 
+// BusChannel returns "<prefix>:<queue>:bus", the Redis pub/sub channel on which the consumers of one
+// service's queue publish the inbox rows they hand to their gateway, and every gateway of that
+// service listens (docs/architecture.md, "The bus"). A channel is not a key: it shares no namespace
+// with job ids.
+std::string BusChannel(std::string_view prefix, std::string_view queue);
+
 // kNameRule says why IsValidName refuses a name, for messages.
 extern const char kNameRule[];
 

@@ -18,6 +18,7 @@
 #include <uv.h>
 
 #include "consumer/bullmq_consumer.hpp"
+#include "consumer/bus_publisher.hpp"
 #include "consumer/core/bullmq_identity.hpp"
 #include "base/core/config.hpp"
 #include "base/core/metrics.hpp"
@@ -46,7 +47,8 @@ struct Daemon {
 	std::unique_ptr<RedisConn> cmd, blocking;
 	std::unique_ptr<RedisSafetyCheck> redis_safety;
 	std::unique_ptr<Gateway> ws;
-	std::unique_ptr<BullmqConsumer> consumer;
+	std::unique_ptr<BusPublisher> publisher;
+	std::unique_ptr<BullmqConsumer> consumer; // none with --consume off
 	UvSignal sigterm{"signal"}, sigint{"signal"};
 	bool shutting_down = false;
 	int exit_code = 0;
@@ -60,14 +62,18 @@ struct Daemon {
 		Log(Level::Notice, "shutting down%s", code ? "" : ": finishing the batch in flight");
 		sigterm.Close();
 		sigint.Close();
-		consumer->Stop([this] {
+		auto rest = [this] {
 			ws->Shutdown([this] {
 				cmd->Close(nullptr);
 				blocking->Close(nullptr);
 				pg_inbox->Close(nullptr);
 				pg_gateway->Close(nullptr);
 			});
-		});
+		};
+		if (consumer)
+			consumer->Stop(rest);
+		else
+			rest();
 	}
 
 	void OnSignal(int signum)
@@ -142,8 +148,17 @@ Run(int argc, char **argv)
 		fprintf(stderr, "chat-outboxd: --listen %s: %s\n", cfg.listen.c_str(), error.c_str());
 		return 2;
 	}
-	d->consumer = std::make_unique<BullmqConsumer>(loop, cfg, *d->cmd, *d->blocking, *d->pg_inbox, *d->ws,
-	                                               d->metrics);
+	const bool consume = cfg.consume == "on";
+	const std::string client_name = ConnectionName(cfg.prefix, cfg.queue, cfg.identity);
+	d->ws->StartBus({*url}, chat_outbox::bullmq::BusChannel(cfg.prefix, cfg.queue), client_name + ":bus", !consume);
+	if (consume) {
+		// The consumer hands its rows to the publisher, which publishes them on the bus and hands them on
+		// to this daemon's gateway.
+		d->publisher = std::make_unique<BusPublisher>(*d->cmd, chat_outbox::bullmq::BusChannel(cfg.prefix, cfg.queue),
+		                                              *d->ws, d->metrics);
+		d->consumer = std::make_unique<BullmqConsumer>(loop, cfg, *d->cmd, *d->blocking, *d->pg_inbox, *d->publisher,
+		                                               d->metrics);
+	}
 
 	Daemon *daemon = d.get();
 	d->sigterm.Start(loop, SIGTERM, [daemon](int sig) { daemon->OnSignal(sig); });
@@ -158,11 +173,19 @@ Run(int argc, char **argv)
 	else
 		Log(Level::Notice, "web client: %s/index.html is missing; / answers 404 (see --web-root)", cfg.web_root.c_str());
 	d->pg_gateway->Start();
-	d->consumer->Start([](int code) {
-		// Refusing to run is not a shutdown: nothing was fetched, so there is nothing to finish.
-		Log(Level::Warning, "exiting with code %d", code);
-		_exit(code);
-	});
+	if (d->consumer) {
+		d->consumer->Start([](int code) {
+			// Refusing to run is not a shutdown: nothing was fetched, so there is nothing to finish.
+			Log(Level::Warning, "exiting with code %d", code);
+			_exit(code);
+		});
+	} else {
+		Log(Level::Notice, "--consume off: a gateway only, showing what the other instances consume (bus %s)",
+		    chat_outbox::bullmq::BusChannel(cfg.prefix, cfg.queue).c_str());
+		Metrics *m = &d->metrics;
+		d->pg_gateway->OnStateChange([m](bool up) { m->postgres_up = up; });
+		d->cmd->Start(); // for Redis' durability settings in /healthz and /metrics; nothing else uses it here
+	}
 
 	uv_run(loop, UV_RUN_DEFAULT);
 	// Whatever a component left open (it should not) is closed here so the loop can end cleanly.

@@ -7,6 +7,7 @@
 
 #include "base/log.hpp"
 #include "base/uv_timer.hpp"
+#include "gateway/bus.hpp"
 #include "gateway/catchup.hpp"
 #include "gateway/client_send.hpp"
 #include "gateway/core/engineio.hpp"
@@ -85,6 +86,8 @@ struct Gateway::Impl {
 	EngineIo engine;
 	PlainWs plain;
 	HttpRoutes routes;
+	Bus bus;
+	bool bus_started = false;
 	std::unique_ptr<UvTimer> shutdown_timer;
 	std::function<void()> on_shutdown_done;
 };
@@ -137,7 +140,7 @@ Gateway::Impl::Callback(struct lws *wsi, enum lws_callback_reasons reason, void 
 Gateway::Impl::Impl(uv_loop_t *l, const Config &c, PgClient &pg, Metrics &metrics)
     : loop(l), cfg(c), queries(pg, c), hub(l, c, metrics, queries), catchup(hub, queries, c), sends(hub, queries, c),
       http(c.cors_origins), sio(hub, catchup, sends, c), engine(hub, sio, http, c), plain(hub, catchup, sends, c),
-      routes(hub, engine, http, c)
+      routes(hub, engine, http, c), bus(l, c, hub, pg, metrics)
 {
 	hub.SetCatchup(&catchup);
 	hub.AddEndpoint(engine);
@@ -285,6 +288,7 @@ Gateway::Impl::BeginShutdown(std::function<void()> done)
 		return;
 	}
 	hub.SetShuttingDown();
+	bus.Close(nullptr);
 	std::vector<std::shared_ptr<Client>> all = hub.AllClients();
 	Log(Level::Notice, "gateway: closing %zu client connection(s)", all.size());
 	// A transport close (not a Socket.IO DISCONNECT) so clients reconnect, to another instance.
@@ -413,10 +417,21 @@ void
 Gateway::Deliver(const std::vector<InboxMessage> &messages)
 {
 	try {
-		impl_->hub.Deliver(messages);
+		if (impl_->bus_started)
+			impl_->bus.Own(messages);
+		else
+			impl_->hub.Deliver(messages);
 	} catch (const std::exception &e) {
 		Log(Level::Warning, "gateway: delivery failed: %s", e.what());
 	}
+}
+
+void
+Gateway::StartBus(const std::vector<chat_outbox::RedisUrl> &urls, const std::string &channel,
+                  const std::string &client_name, bool redis_health)
+{
+	impl_->bus_started = true;
+	impl_->bus.Start(urls, channel, client_name, redis_health);
 }
 
 void
