@@ -36,7 +36,8 @@
 # checkout in a deep folder (a CI runner's workspace) would push $H_DIR past that.
 # Rule under pipefail: never end a pipe in `grep -q` (it exits at the first match, the writer gets
 # SIGPIPE when it writes on, and the pipe fails although the line was there); write
-# `producer | grep PATTERN >/dev/null`, which reads to the end.
+# `producer | grep PATTERN >/dev/null`, which reads to the end. The same holds for `| head`: use
+# `grep -m N` or `find -print -quit` instead.
 
 set -euo pipefail
 
