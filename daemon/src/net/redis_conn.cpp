@@ -1,11 +1,8 @@
 // daemon/src/net/redis_conn.cpp - see redis_conn.hpp.
 //
-// For developers: hiredis' own libuv adapter (0.14) ignores a uv_poll error status, and libuv
-// reports a refused or reset socket exactly that way (status < 0, poll stopped), so hiredis would
-// never learn the connect failed and the connection would hang until our deadline. The small
-// adapter below hands such an event to hiredis as readable + writable; hiredis then reads the
-// socket error itself and runs the usual connect/disconnect callbacks. Every handle is a UvPoll or
-// UvTimer (base/uv_handle.hpp) and every callback from hiredis or libuv runs through CallFromC.
+// For developers: the context is watched by our own libuv adapter (net/hiredis_uv.hpp). Every
+// handle is a UvPoll or UvTimer (base/uv_handle.hpp) and every callback from hiredis or libuv runs
+// through CallFromC.
 #include "net/redis_conn.hpp"
 
 #include <list>
@@ -16,6 +13,7 @@
 #include "backoff.hpp"
 #include "base/c_boundary.hpp"
 #include "base/uv_timer.hpp"
+#include "net/hiredis_uv.hpp"
 #include "redis_handshake.hpp"
 
 namespace chat_outboxd {
@@ -26,111 +24,6 @@ uint64_t
 NowMs(uv_loop_t *loop)
 {
 	return uv_now(loop);
-}
-
-RedisValue
-Convert(const redisReply *r)
-{
-	RedisValue v;
-	switch (r->type) {
-	case REDIS_REPLY_INTEGER:
-		v.type = RedisValue::Type::Integer;
-		v.integer = r->integer;
-		break;
-	case REDIS_REPLY_STRING:
-		v.type = RedisValue::Type::String;
-		v.str.assign(r->str, r->len);
-		break;
-	case REDIS_REPLY_STATUS:
-		v.type = RedisValue::Type::Status;
-		v.str.assign(r->str, r->len);
-		break;
-	case REDIS_REPLY_ERROR:
-		v.type = RedisValue::Type::Error;
-		v.str.assign(r->str, r->len);
-		break;
-	case REDIS_REPLY_ARRAY:
-		v.type = RedisValue::Type::Array;
-		v.elements.reserve(r->elements);
-		for (size_t i = 0; i < r->elements; i++)
-			v.elements.push_back(Convert(r->element[i]));
-		break;
-	default:
-		break;
-	}
-	return v;
-}
-
-// --- the libuv adapter (see the file comment) ------------------------------------------------
-
-// UvEvents lives until its poll handle is closed: hiredis may free the context (and call UvCleanup)
-// inside redisAsyncHandleRead, and UvOnPoll still reads p->ac after that.
-struct UvEvents {
-	redisAsyncContext *ac;
-	UvPoll poll{"redis"};
-	int events = 0;
-};
-
-void
-UvOnPoll(UvEvents *p, int status, int events)
-{
-	if (status < 0)
-		events = UV_READABLE | UV_WRITABLE;
-	if (p->ac && (events & UV_READABLE))
-		redisAsyncHandleRead(p->ac);
-	if (p->ac && (events & UV_WRITABLE))
-		redisAsyncHandleWrite(p->ac);
-}
-
-void
-UvUpdate(UvEvents *p)
-{
-	if (p->events)
-		p->poll.Start(p->events, [p](int status, int events) { UvOnPoll(p, status, events); });
-	else
-		p->poll.Stop();
-}
-
-// UvWatch<flag, on> is hiredis' addRead / delRead / addWrite / delWrite.
-template <int kFlag, bool kOn>
-void
-UvWatch(void *d) noexcept
-{
-	CallFromC("redis", "the event adapter", [d] {
-		auto *p = static_cast<UvEvents *>(d);
-		if (kOn)
-			p->events |= kFlag;
-		else
-			p->events &= ~kFlag;
-		UvUpdate(p);
-	});
-}
-
-void
-UvCleanup(void *d) noexcept
-{
-	CallFromC("redis", "the event adapter", [d] {
-		auto *p = static_cast<UvEvents *>(d);
-		p->ac = nullptr;
-		p->poll.Close([p] { delete p; });
-	});
-}
-
-bool
-UvAttach(redisAsyncContext *ac, uv_loop_t *loop)
-{
-	auto *p = new UvEvents{ac};
-	if (!p->poll.Open(loop, ac->c.fd)) {
-		delete p;
-		return false;
-	}
-	ac->ev.data = p;
-	ac->ev.addRead = UvWatch<UV_READABLE, true>;
-	ac->ev.delRead = UvWatch<UV_READABLE, false>;
-	ac->ev.addWrite = UvWatch<UV_WRITABLE, true>;
-	ac->ev.delWrite = UvWatch<UV_WRITABLE, false>;
-	ac->ev.cleanup = UvCleanup;
-	return true;
 }
 
 } // namespace
@@ -174,26 +67,12 @@ struct RedisConn::Impl {
 
 	void Connect()
 	{
-		redisAsyncContext *c = url.unix_socket.empty() ? redisAsyncConnect(url.host.c_str(), url.port)
-		                                               : redisAsyncConnectUnix(url.unix_socket.c_str());
+		std::string why;
+		redisAsyncContext *c = OpenContext(loop, url, this, OnConnect, OnDisconnect, &why);
 		if (!c) {
-			Gone("out of memory");
-			return;
-		}
-		if (c->err) {
-			std::string why = c->errstr;
-			redisAsyncFree(c);
 			ScheduleRetry(why);
 			return;
 		}
-		c->data = this;
-		if (!UvAttach(c, loop)) {
-			redisAsyncFree(c);
-			ScheduleRetry("cannot watch the socket");
-			return;
-		}
-		redisAsyncSetConnectCallback(c, OnConnect);
-		redisAsyncSetDisconnectCallback(c, OnDisconnect);
 		ac = c;
 		connect_deadline = NowMs(loop) + static_cast<uint64_t>(timeout_ms);
 	}
@@ -331,7 +210,7 @@ struct RedisConn::Impl {
 					call->cb(nullptr, why);
 				return;
 			}
-			RedisValue v = Convert(static_cast<redisReply *>(r));
+			RedisValue v = ConvertReply(static_cast<const redisReply *>(r));
 			if (call->cb)
 				call->cb(&v, "");
 		});
