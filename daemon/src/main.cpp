@@ -25,6 +25,7 @@
 #include "base/uv_handle.hpp"
 #include "net/pg_client.hpp"
 #include "net/redis_conn.hpp"
+#include "net/redis_subscriber.hpp"
 #include "net/redis_safety_check.hpp"
 #include "bullmq/queue_keys.hpp"
 #include "redis_url.hpp"
@@ -43,7 +44,8 @@ struct Daemon {
 	Metrics metrics;
 	StateLog redis_log{"redis"};
 	std::unique_ptr<PgClient> pg_inbox, pg_gateway;
-	std::unique_ptr<RedisConn> cmd, blocking;
+	std::unique_ptr<RedisConn> cmd, blocking, gateway_redis;
+	std::unique_ptr<RedisSubscriber> bus;
 	std::unique_ptr<RedisSafetyCheck> redis_safety;
 	std::unique_ptr<Gateway> ws;
 	std::unique_ptr<BullmqConsumer> consumer;
@@ -63,6 +65,8 @@ struct Daemon {
 		consumer->Stop([this] {
 			ws->Shutdown([this] {
 				cmd->Close(nullptr);
+				gateway_redis->Close(nullptr);
+				bus->Close(nullptr);
 				blocking->Close(nullptr);
 				pg_inbox->Close(nullptr);
 				pg_gateway->Close(nullptr);
@@ -137,7 +141,14 @@ Run(int argc, char **argv)
 	                                          ConnectionName(cfg.prefix, cfg.queue, cfg.identity) + ":blocking",
 	                                          kRedisTimeoutMs, nullptr);
 	d->redis_safety = std::make_unique<RedisSafetyCheck>(*d->cmd, d->metrics);
-	d->ws = std::make_unique<Gateway>(loop, cfg, *d->pg_gateway, d->metrics);
+	// The gateway's own Redis connections: commands (presence, read mirrors, PUBLISH) and the chats'
+	// events channels, so conversation events never wait behind the consumer's commands.
+	d->gateway_redis = std::make_unique<RedisConn>(loop, *url, "redis (gateway)",
+	                                               ConnectionName(cfg.prefix, cfg.queue, cfg.identity) + ":gateway",
+	                                               kRedisTimeoutMs, nullptr);
+	d->bus = std::make_unique<RedisSubscriber>(loop, *url, ConnectionName(cfg.prefix, cfg.queue, cfg.identity) + ":events",
+	                                           kRedisTimeoutMs);
+	d->ws = std::make_unique<Gateway>(loop, cfg, *d->pg_gateway, d->metrics, *d->gateway_redis, *d->bus);
 	if (!d->ws->Start(&error)) {
 		fprintf(stderr, "chat-outboxd: --listen %s: %s\n", cfg.listen.c_str(), error.c_str());
 		return 2;
@@ -158,6 +169,7 @@ Run(int argc, char **argv)
 	else
 		Log(Level::Notice, "web client: %s/index.html is missing; / answers 404 (see --web-root)", cfg.web_root.c_str());
 	d->pg_gateway->Start();
+	d->gateway_redis->Start();
 	d->consumer->Start([](int code) {
 		// Refusing to run is not a shutdown: nothing was fetched, so there is nothing to finish.
 		Log(Level::Warning, "exiting with code %d", code);

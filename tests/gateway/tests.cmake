@@ -24,3 +24,6 @@ gateway_peer_test(gateway.timeouts timeouts.mjs 120 --upgrade-timeout 500 --ping
 # clients that never read, unauthenticated handshakes, a flooding sender, a full query queue: bounded
 # memory, and the clients that behave get everything
 add_shell_test(gateway.memory_bounds gateway/memory_bounds.sh 180)
+# the conversation events between the two services' daemons: history, read receipts, presence,
+# typing, shown/sent, bad input and floods (Socket.IO and /ws)
+add_shell_test(gateway.conversation gateway/conversation.sh 120)

@@ -8,20 +8,11 @@
 using namespace chat_outboxd;
 using nlohmann::json;
 
-TEST(ChatKeys, NamesAndTheirPattern)
+TEST(ChatKeys, Names)
 {
 	EXPECT_EQ(ChatEventsChannel("bull", 42), "bull:chat_outbox:chat:42:events");
-	EXPECT_EQ(ChatEventsPattern("bull"), "bull:chat_outbox:chat:*:events");
-	EXPECT_EQ(ChatEventsPattern("a*b"), "a\\*b:chat_outbox:chat:*:events");
 	EXPECT_EQ(ChatPresenceKey("bull", -3), "bull:chat_outbox:chat:-3:presence");
 	EXPECT_EQ(ChatReadsKey("bull", 42), "bull:chat_outbox:chat:42:reads");
-	int64_t chat = 0;
-	EXPECT_TRUE(ChatOfEventsChannel("bull", "bull:chat_outbox:chat:-3:events", &chat));
-	EXPECT_EQ(chat, -3);
-	EXPECT_FALSE(ChatOfEventsChannel("bull", "bull:chat_outbox:chat::events", &chat));
-	EXPECT_FALSE(ChatOfEventsChannel("bull", "bull:chat_outbox:chat:042:events", &chat));
-	EXPECT_FALSE(ChatOfEventsChannel("bull", "bull:chat_outbox:chat:4x:events", &chat));
-	EXPECT_FALSE(ChatOfEventsChannel("other", "bull:chat_outbox:chat:4:events", &chat));
 }
 
 TEST(Conversation, Identity)

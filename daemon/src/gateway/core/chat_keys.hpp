@@ -11,10 +11,6 @@ namespace chat_outboxd {
 
 // <prefix>:chat_outbox:chat:<chat>:events - pub/sub channel of the chat's events.
 std::string ChatEventsChannel(std::string_view prefix, int64_t chat);
-// The PSUBSCRIBE pattern matching every chat's events channel (glob characters in the prefix escaped).
-std::string ChatEventsPattern(std::string_view prefix);
-// ChatOfEventsChannel reads the chat id back from a channel name; false for any other name.
-bool ChatOfEventsChannel(std::string_view prefix, std::string_view channel, int64_t *chat);
 // <prefix>:chat_outbox:chat:<chat>:presence - sorted set of present clients, score = expiry (ms).
 std::string ChatPresenceKey(std::string_view prefix, int64_t chat);
 // <prefix>:chat_outbox:chat:<chat>:reads - hash of every user's last read cursor.
