@@ -57,6 +57,31 @@ Members(const RedisValue *reply)
 Presence::Presence(ConvContext &ctx)
     : ctx_(ctx), instance_(ctx.cfg.identity + "@" + std::to_string(WallMs())), timer_(ctx.loop, "presence refresh")
 {
+	ctx_.redis.OnReady([this, alive = ctx_.conv.Alive()] {
+		if (auto a = alive.lock(); a && *a)
+			Resync();
+	});
+}
+
+std::map<int64_t, std::vector<std::string>>
+Presence::LocalMembers() const
+{
+	std::map<int64_t, std::vector<std::string>> by_chat;
+	for (const auto &c : ctx_.hub.AllClients()) {
+		if (!c->IsOpen() || !c->Admitted() || !Conversation::Identified(*c))
+			continue;
+		for (int64_t chat : c->joined)
+			by_chat[chat].push_back(conv::PresenceMember(ctx_.conv.User(*c), instance_, c->serial));
+	}
+	return by_chat;
+}
+
+void
+Presence::Resync()
+{
+	for (auto &[chat, members] : LocalMembers())
+		for (const std::string &m : members)
+			Change(chat, "add", m, nullptr);
 }
 
 void
@@ -103,24 +128,18 @@ Presence::List(int64_t chat, const Conversation::Reply &reply)
 	});
 }
 
-// Refresh renews this gateway's members: one ZADD XX per chat with every local present client.
+// Refresh renews this gateway's members: one ZADD per chat with every local present client.
 void
 Presence::Refresh()
 {
-	std::map<int64_t, std::vector<std::string>> by_chat;
-	for (const auto &c : ctx_.hub.AllClients()) {
-		if (!c->IsOpen() || !c->Admitted() || !Conversation::Identified(*c))
-			continue;
-		for (int64_t chat : c->joined)
-			by_chat[chat].push_back(conv::PresenceMember(ctx_.conv.User(*c), instance_, c->serial));
-	}
+	auto by_chat = LocalMembers();
 	if (by_chat.empty()) {
 		timer_.Stop();
 		return;
 	}
 	std::string expiry = std::to_string(WallMs() + kTtlMs);
 	for (auto &[chat, members] : by_chat) {
-		std::vector<std::string> argv = {"ZADD", ChatPresenceKey(ctx_.cfg.prefix, chat), "XX"};
+		std::vector<std::string> argv = {"ZADD", ChatPresenceKey(ctx_.cfg.prefix, chat)};
 		for (std::string &m : members) {
 			argv.push_back(expiry);
 			argv.push_back(std::move(m));

@@ -3,7 +3,9 @@
 // so every gateway of every service shows the same list and a killed gateway's clients expire.
 #pragma once
 
+#include <map>
 #include <memory>
+#include <vector>
 #include <string>
 
 #include "base/uv_timer.hpp"
@@ -29,7 +31,12 @@ class Presence {
 	// Change runs the presence script: op "add", "rem" or "" (only drop expired members).
 	void Change(int64_t chat, const std::string &op, const std::string &member,
 	            std::function<void(const RedisValue *reply)> done);
+	// Refresh renews every local member (ZADD, so a member Redis lost comes back); Resync, after each
+	// (re)connect of the gateway's Redis connection, adds them through the script, which publishes
+	// the list when it changed: a client admitted while Redis was unreachable is announced then.
 	void Refresh();
+	void Resync();
+	std::map<int64_t, std::vector<std::string>> LocalMembers() const;
 
 	ConvContext &ctx_;
 	// This process' name in its members: the identity and the start time, so a restarted daemon with the

@@ -101,7 +101,8 @@ Receipts::SendChatState(const std::shared_ptr<Client> &c, int64_t chat, nlohmann
 		auto a = alive.lock();
 		if (!live || !live->IsOpen() || !a || !*a)
 			return;
-		nlohmann::json state = {{"chat_id", chat}, {"unread", nullptr}, {"my_read", nullptr}, {"users", std::move(users)}};
+		nlohmann::json state = {{"chat_id", chat}, {"me", conv::UserJson(ctx_.conv.User(*live))}, {"unread", nullptr},
+		                        {"my_read", nullptr}, {"users", std::move(users)}};
 		if (r.ok && !r.rows.empty() && r.rows[0].size() >= 3) {
 			const auto &row = r.rows[0];
 			int64_t unread = 0, seq = 0;
