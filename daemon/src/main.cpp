@@ -1,7 +1,8 @@
 // daemon/src/main.cpp - chat-outboxd: settings, the loop, and the order things start and stop in.
 //
-// Start: settings (exit 2 on a bad one, before any connection) -> Postgres x2, Redis x2, the
-// gateway (Gateway) and the consumer, all on one uv loop.
+// Start: settings (exit 2 on a bad one, before any connection) -> Postgres x2, Redis x2 for the
+// consumer and x2 for the gateway (commands, and the chats' events channels), the gateway (Gateway)
+// and the consumer, all on one uv loop.
 // SIGTERM/SIGINT: the consumer stops fetching and finishes its batch (inbox commit + complete),
 // then the gateway closes its clients, then Redis and Postgres close; exit 0, whatever state the
 // servers and the clients are in. Every handle of ours is a UvHandle (base/uv_handle.hpp), closed
