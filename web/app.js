@@ -99,6 +99,12 @@
 	const sortKey = (li) => (li.dataset.createdAt || '~') + ' ' + (li.dataset.id || '~');
 	function place(li) {
 		const key = sortKey(li);
+		// History pages come newest first, each message older than all shown: at the front at once.
+		const first = list.firstElementChild;
+		if (first && first !== li && key < sortKey(first)) {
+			list.insertBefore(li, first);
+			return;
+		}
 		let before = null;
 		for (let n = list.lastElementChild; n; n = n.previousElementSibling) {
 			if (n === li) continue;
@@ -398,7 +404,9 @@
 	own.on('presence', (p) => {
 		const s = chatState.get(p.chat_id);
 		if (!s) return;
-		s.users = p.users;
+		const k = userKey(p.user);
+		s.users = s.users.filter((u) => userKey(u) !== k);
+		if (p.present) s.users = [...s.users, p.user].sort((a, b) => (userKey(a) < userKey(b) ? -1 : 1));
 		if (p.chat_id === chat) renderPresence();
 	});
 	own.on('typing', (t) => {

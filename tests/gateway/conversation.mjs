@@ -101,15 +101,22 @@ try {
 	await waitUntil('both users in presence', async () => names((await carl.ask('presence', { chat_id: CHAT })).users) ===
 		'consumers:carl:Carl,workers:wanda:Wanda', 10000);
 	check('presence: both users, across the two services', true);
+	const wandaEvents = () => carl.of('presence').filter((p) => p.user.sub === 'wanda').length;
+	const wandaBefore = wandaEvents();
 	const wanda2 = client(workers, { sub: 'wanda', name: 'Wanda' });
 	await connected(wanda2);
-	await waitUntil('a second tab', () => carl.of('presence').length > 0 &&
-		carl.of('presence').at(-1).users.length === 2, 10000, 10);
-	check('presence: a second tab of the same user counts once', names(carl.of('presence').at(-1).users) === 'consumers:carl:Carl,workers:wanda:Wanda');
+	await waitUntil('the second tab\'s chat_state', () => wanda2.of('chat_state').some((s) => s.chat_id === CHAT), 10000, 10);
+	check('presence: a second tab of the same user counts once (no event, the same list)', wandaEvents() === wandaBefore &&
+		names((await carl.ask('presence', { chat_id: CHAT })).users) === 'consumers:carl:Carl,workers:wanda:Wanda');
 	wanda2.close();
 	await sleep(300);
-	check('presence: closing one of two tabs keeps the user', names((await carl.ask('presence', { chat_id: CHAT })).users) ===
-		'consumers:carl:Carl,workers:wanda:Wanda');
+	check('presence: closing one of two tabs keeps the user', wandaEvents() === wandaBefore &&
+		names((await carl.ask('presence', { chat_id: CHAT })).users) === 'consumers:carl:Carl,workers:wanda:Wanda');
+	const anon = client(consumers, { sub: 'dora', name: 'Dora' });
+	await waitUntil('Dora announced to Wanda', () => wanda.of('presence').some((p) => p.user.sub === 'dora' && p.present === true), 10000, 10);
+	anon.close();
+	await waitUntil('Dora gone at Wanda', () => wanda.of('presence').some((p) => p.user.sub === 'dora' && p.present === false), 10000, 10);
+	check('presence: a user who joins and leaves is announced to the other side, with present true then false', true);
 
 	// ---- typing
 	check('typing: acked', (await wanda.ask('typing', { chat_id: CHAT })).ok === true);

@@ -169,12 +169,15 @@ Conversation::OnBus(int64_t chat, const std::string &payload)
 	data["chat_id"] = chat;
 	switch (e.event) {
 	case conv::Event::Presence: {
-		std::vector<std::string> members;
-		if (auto m = data.find("members"); m != data.end() && m->is_array())
-			for (const auto &v : *m)
-				if (v.is_string())
-					members.push_back(v.get<std::string>());
-		Broadcast(chat, "presence", {{"chat_id", chat}, {"users", conv::PresenceUsers(members)}});
+		// One user appeared or left: a small event, whatever the room's size (the list is in chat_state).
+		auto m = data.find("member");
+		auto present = data.find("present");
+		if (m == data.end() || !m->is_string() || present == data.end() || !present->is_boolean())
+			return;
+		nlohmann::json users = conv::PresenceUsers({m->get<std::string>()});
+		if (users.size() != 1)
+			return;
+		Broadcast(chat, "presence", {{"chat_id", chat}, {"user", users[0]}, {"present", present->get<bool>()}});
 		return;
 	}
 	case conv::Event::Typing: {

@@ -14,17 +14,28 @@ namespace chat_outboxd {
 namespace {
 
 // KEYS[1] the chat's presence set. ARGV: now (ms), expiry (ms), op (add, rem or none), member,
-// channel, service, key ttl (ms). Drops expired members, applies op, and publishes the remaining
-// members when anything changed; returns them.
+// channel, service, key ttl (ms). Drops expired members and applies op; for every user (service and
+// sub, the members' first two fields) who appeared or disappeared with that, publishes one presence
+// event naming one of their members; returns the members left.
 const chat_outbox::RedisScript &
 PresenceScript()
 {
 	static const chat_outbox::RedisScript s = chat_outbox::MakeRedisScript("chat presence", R"lua(
-local changed = redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', '(' .. ARGV[1])
+local function users(members)
+  local u = {}
+  for _, m in ipairs(members) do
+    local a = string.find(m, '\t', 1, true)
+    local b = a and string.find(m, '\t', a + 1, true)
+    if b then u[string.sub(m, 1, b - 1)] = m end
+  end
+  return u
+end
+local before = users(redis.call('ZRANGE', KEYS[1], 0, -1))
+redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', '(' .. ARGV[1])
 if ARGV[3] == 'add' then
-  changed = changed + redis.call('ZADD', KEYS[1], ARGV[2], ARGV[4])
+  redis.call('ZADD', KEYS[1], ARGV[2], ARGV[4])
 elseif ARGV[3] == 'rem' then
-  changed = changed + redis.call('ZREM', KEYS[1], ARGV[4])
+  redis.call('ZREM', KEYS[1], ARGV[4])
 end
 local members = redis.call('ZRANGE', KEYS[1], 0, -1)
 if #members == 0 then
@@ -32,10 +43,13 @@ if #members == 0 then
 else
   redis.call('PEXPIRE', KEYS[1], ARGV[7])
 end
-if changed > 0 then
-  local list = cjson.encode(members)
-  if #members == 0 then list = '[]' end
-  redis.call('PUBLISH', ARGV[5], '{"event":"presence","service":' .. cjson.encode(ARGV[6]) .. ',"data":{"members":' .. list .. '}}')
+local after = users(members)
+local head = '{"event":"presence","service":' .. cjson.encode(ARGV[6]) .. ',"data":{"member":'
+for k, m in pairs(after) do
+  if not before[k] then redis.call('PUBLISH', ARGV[5], head .. cjson.encode(m) .. ',"present":true}}') end
+end
+for k, m in pairs(before) do
+  if not after[k] then redis.call('PUBLISH', ARGV[5], head .. cjson.encode(m) .. ',"present":false}}') end
 end
 return members
 )lua");

@@ -34,7 +34,7 @@ nlohmann::json RateLimited(int64_t retry_after_ms);
 struct Rate {
 	int64_t per_second, burst;
 };
-constexpr Rate kHistoryRate{10, 20};
+constexpr Rate kHistoryRate{20, 40};
 constexpr Rate kReadRate{5, 20};
 constexpr Rate kTypingRate{2, 5};
 constexpr Rate kPresenceRate{5, 10};
