@@ -59,6 +59,7 @@
 	const chatState = new Map(chats.map((c) => [c, {
 		next: null, more: true, loading: false, loaded: false, refreshing: false,
 		unread: 0, myRead: 0, reads: new Map(), users: [], typing: new Map(),
+		newest: null, // the received message with the highest seq: what a read report names
 	}]));
 	const userKey = (u) => `${u.service}\t${u.sub}`;
 	const isMe = (u) => u && u.service === myService && u.sub === (claim.sub || '');
@@ -97,20 +98,25 @@
 	let duplicates = 0;
 
 	const sortKey = (li) => (li.dataset.createdAt || '~') + ' ' + (li.dataset.id || '~');
+	// order holds the list's elements in display order with their keys, so placing one is a binary
+	// search, whatever the length of the history (messages of one transaction share a created_at).
+	const order = [];
 	function place(li) {
-		const key = sortKey(li);
-		// History pages come newest first, each message older than all shown: at the front at once.
-		const first = list.firstElementChild;
-		if (first && first !== li && key < sortKey(first)) {
-			list.insertBefore(li, first);
-			return;
+		if (li.placed) {
+			const at = order.indexOf(li);
+			if (at >= 0) order.splice(at, 1);
 		}
-		let before = null;
-		for (let n = list.lastElementChild; n; n = n.previousElementSibling) {
-			if (n === li) continue;
-			if (sortKey(n) <= key) break;
-			before = n;
+		li.placed = true;
+		const key = (li.key = sortKey(li));
+		let lo = 0, hi = order.length;
+		while (lo < hi) {
+			const mid = (lo + hi) >> 1;
+			if (order[mid].key <= key) lo = mid + 1;
+			else hi = mid;
 		}
+		while (order[lo] && order[lo].parentNode !== list) order.splice(lo, 1); // removed meanwhile
+		const before = order[lo] || null;
+		order.splice(lo, 0, li);
 		if (li.nextElementSibling !== before || li.parentNode !== list) list.insertBefore(li, before);
 	}
 	const nearEnd = () => main.scrollHeight - main.scrollTop - main.clientHeight < 120;
@@ -160,6 +166,8 @@
 		if (existing) return existing;
 		const li = element(mine, m.chat_id, m.body);
 		setMessage(li, m);
+		const s = chatState.get(m.chat_id);
+		if (!mine && s && (!s.newest || m.seq > Number(s.newest.dataset.seq))) s.newest = li;
 		if (mine) {
 			setState(li, 'sent');
 			if (shownIds.has(m.id)) setState(li, 'shown');
@@ -243,12 +251,6 @@
 		clearTimeout(readTimer);
 		readTimer = setTimeout(reportRead, 150);
 	}
-	function newestReceived(c) {
-		let best = null;
-		for (const li of list.querySelectorAll(`li.theirs[data-chat="${c}"]`))
-			if (!best || Number(li.dataset.seq) > Number(best.dataset.seq)) best = li;
-		return best;
-	}
 	function inView(li) {
 		const r = li.getBoundingClientRect(), v = main.getBoundingClientRect();
 		return r.bottom > v.top && r.top < v.bottom;
@@ -256,7 +258,7 @@
 	async function reportRead() {
 		if (document.visibilityState !== 'visible' || !own.connected || !claim.sub) return;
 		const s = chatState.get(chat);
-		const li = newestReceived(chat);
+		const li = s.newest;
 		if (!li || Number(li.dataset.seq) <= s.myRead || !inView(li)) return;
 		const c = chat, seq = Number(li.dataset.seq);
 		const ack = await own.timeout(REQUEST_TIMEOUT_MS).emitWithAck('read', { chat_id: c, seq }).catch(() => null);
@@ -268,12 +270,15 @@
 	}
 	document.addEventListener('visibilitychange', maybeRead);
 
-	// renderReads puts "read by <name>" on the message up to which each other participant has read.
+	// renderReads puts "read by <name>" on the message up to which each other participant has read;
+	// only the elements marked before are cleared, so a long history costs nothing here.
+	let marked = [];
 	function renderReads() {
-		for (const el of list.querySelectorAll(`li[data-chat="${chat}"] .readby`)) {
-			el.textContent = '';
-			delete el.parentElement.parentElement.dataset.readBy;
+		for (const li of marked) {
+			li.querySelector('.readby').textContent = '';
+			delete li.dataset.readBy;
 		}
+		marked = [];
 		const names = new Map();
 		for (const r of chatState.get(chat).reads.values()) {
 			if (isMe(r.user) || !byId.has(r.message_id)) continue;
@@ -283,6 +288,7 @@
 			const li = byId.get(id);
 			li.dataset.readBy = who.join(', ');
 			li.querySelector('.readby').textContent = `read by ${who.join(', ')}`;
+			marked.push(li);
 		}
 		// What the other side has read reached it: this side's messages up to there are shown, also
 		// those loaded from history (which carries no delivery state).

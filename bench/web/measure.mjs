@@ -101,15 +101,20 @@ try {
 	s.close();
 	const hp = await open(workers, 'reader', 'Reader', 'Workers', 'Consumers', DEEP);
 	await hp.waitForFunction(() => Number(document.body.dataset.historyPages || 0) >= 1, { timeout: 20000 });
+	const m0 = await hp.metrics();
 	const tb = performance.now();
+	let scrolls = 0;
 	for (;;) {
+		scrolls++;
 		const state = await hp.$eval('#older', (e) => e.dataset.state);
 		if (state === 'start') break;
 		await hp.$eval('#scroller', (m) => { m.scrollTop = 0; m.dispatchEvent(new Event('scroll')); });
 		await sleep(5);
 	}
 	const shownCount = await hp.$$eval('#messages > li', (l) => l.length);
-	console.log(`history, the page scrolled to its top until the beginning: ${shownCount} messages, ${await hp.evaluate(() => document.body.dataset.historyPages)} pages in ${(performance.now() - tb).toFixed(0)} ms`);
+	const m1 = await hp.metrics();
+	const d = (k) => ((m1[k] - m0[k]) * 1000).toFixed(0);
+	console.log(`history, the page scrolled to its top until the beginning: ${shownCount} messages, ${await hp.evaluate(() => document.body.dataset.historyPages)} pages in ${(performance.now() - tb).toFixed(0)} ms (${scrolls} scrolls; the page's main thread: script ${d('ScriptDuration')} ms, layout ${d('LayoutDuration')} ms, style ${d('RecalcStyleDuration')} ms, tasks ${d('TaskDuration')} ms)`);
 	await hp.browserContext().close();
 
 	// ---- 3. memory per connected client
@@ -117,22 +122,24 @@ try {
 	const before = rssKb(workers.proc.pid);
 	const clients = [];
 	for (let i = 0; i < 1000; i++) {
-		const c = io(`http://127.0.0.1:${workers.port}`, { auth: { token: token([CHAT], { sub: `user-${i}`, name: `User ${i}` }) }, transports: ['websocket'] });
+		// Each in a chat of its own (a 1:1 conversation): its subscription, presence set and chat_state are its own.
+		const c = io(`http://127.0.0.1:${workers.port}`, { auth: { token: token([1000 + i], { sub: `user-${i}`, name: `User ${i}` }) }, transports: ['websocket'] });
+		c.chat = 1000 + i;
 		c.states = 0;
 		c.on('chat_state', () => c.states++);
 		clients.push(c);
 		if (i % 50 === 49) await waitUntil('connected', () => clients.every((x) => x.connected), 30000, 20);
 	}
 	await waitUntil('chat_state for all', () => clients.every((c) => c.states >= 1), 60000, 50);
-	await Promise.all(clients.map((c) => c.timeout(30000).emitWithAck('history', { chat_id: CHAT, limit: 50 })));
+	await Promise.all(clients.map((c) => c.timeout(30000).emitWithAck('history', { chat_id: c.chat, limit: 50 })));
 	await sleep(2000);
 	const after = rssKb(workers.proc.pid);
-	console.log(`memory: 1,000 socket.io-clients as a page (sub, chat_state, presence, one history page of 50): RSS ${before} -> ${after} kB, ${((after - before) / 1000).toFixed(1)} kB per client`);
+	console.log(`memory: 1,000 socket.io-clients as a page (sub, a chat each, chat_state, presence, one history page): RSS ${before} -> ${after} kB, ${((after - before) / 1000).toFixed(1)} kB per client`);
 	for (const c of clients) c.close();
 	await sleep(3000);
 	const base2 = rssKb(workers.proc.pid);
 	const pages = [];
-	for (let i = 0; i < 20; i++) pages.push(await open(workers, `page-${i}`, `Page ${i}`, 'Workers', 'Consumers'));
+	for (let i = 0; i < 20; i++) pages.push(await open(workers, `page-${i}`, `Page ${i}`, 'Workers', 'Consumers', 3000 + i));
 	await sleep(2000);
 	const after2 = rssKb(workers.proc.pid);
 	console.log(`memory: 20 Chromium pages: RSS ${base2} -> ${after2} kB, ${((after2 - base2) / 20).toFixed(1)} kB per page`);
