@@ -117,8 +117,16 @@ try {
 	console.log(`history, the page scrolled to its top until the beginning: ${shownCount} messages, ${await hp.evaluate(() => document.body.dataset.historyPages)} pages in ${(performance.now() - tb).toFixed(0)} ms (${scrolls} scrolls; the page's main thread: script ${d('ScriptDuration')} ms, layout ${d('LayoutDuration')} ms, style ${d('RecalcStyleDuration')} ms, tasks ${d('TaskDuration')} ms)`);
 	await hp.browserContext().close();
 
-	// ---- 3. memory per connected client
+	// ---- 3. memory per connected client (pages first: memory the 1,000 clients freed would hide theirs)
 	await sleep(1000);
+	const base = rssKb(workers.proc.pid);
+	const pages = [];
+	for (let i = 0; i < 20; i++) pages.push(await open(workers, `page-${i}`, `Page ${i}`, 'Workers', 'Consumers', 3000 + i));
+	await sleep(2000);
+	const withPages = rssKb(workers.proc.pid);
+	console.log(`memory: 20 Chromium pages, a chat each: RSS ${base} -> ${withPages} kB, ${((withPages - base) / 20).toFixed(1)} kB per page`);
+	for (const p of pages) await p.browserContext().close();
+	await sleep(3000);
 	const before = rssKb(workers.proc.pid);
 	const clients = [];
 	for (let i = 0; i < 1000; i++) {
@@ -136,14 +144,6 @@ try {
 	const after = rssKb(workers.proc.pid);
 	console.log(`memory: 1,000 socket.io-clients as a page (sub, a chat each, chat_state, presence, one history page): RSS ${before} -> ${after} kB, ${((after - before) / 1000).toFixed(1)} kB per client`);
 	for (const c of clients) c.close();
-	await sleep(3000);
-	const base2 = rssKb(workers.proc.pid);
-	const pages = [];
-	for (let i = 0; i < 20; i++) pages.push(await open(workers, `page-${i}`, `Page ${i}`, 'Workers', 'Consumers', 3000 + i));
-	await sleep(2000);
-	const after2 = rssKb(workers.proc.pid);
-	console.log(`memory: 20 Chromium pages: RSS ${base2} -> ${after2} kB, ${((after2 - base2) / 20).toFixed(1)} kB per page`);
-	for (const p of pages) await p.browserContext().close();
 } finally {
 	await browser.close().catch(() => {});
 	await Promise.allSettled([workers.stop(), consumers.stop()]);
