@@ -31,9 +31,9 @@ class Presence {
 	// Change runs the presence script: op "add", "rem" or "" (only drop expired members).
 	void Change(int64_t chat, const std::string &op, const std::string &member,
 	            std::function<void(const RedisValue *reply)> done);
-	// Refresh renews every local member (ZADD, so a member Redis lost comes back); Resync, after each
-	// (re)connect of the gateway's Redis connection, adds them through the script, which publishes
-	// the list when it changed: a client admitted while Redis was unreachable is announced then.
+	// Refresh renews every local member that is still in the set; Resync, after each (re)connect of
+	// the gateway's Redis connection, adds them all through the script, which counts them and announces
+	// their users: a client admitted while Redis was unreachable, or a member Redis lost, comes back.
 	void Refresh();
 	void Resync();
 	std::map<int64_t, std::vector<std::string>> LocalMembers() const;

@@ -12,6 +12,7 @@ TEST(ChatKeys, Names)
 {
 	EXPECT_EQ(ChatEventsChannel("bull", 42), "bull:chat_outbox:chat:42:events");
 	EXPECT_EQ(ChatPresenceKey("bull", -3), "bull:chat_outbox:chat:-3:presence");
+	EXPECT_EQ(ChatPresenceUsersKey("bull", 42), "bull:chat_outbox:chat:42:presence_users");
 	EXPECT_EQ(ChatReadsKey("bull", 42), "bull:chat_outbox:chat:42:reads");
 }
 

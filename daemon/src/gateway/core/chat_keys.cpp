@@ -26,6 +26,12 @@ ChatPresenceKey(std::string_view prefix, int64_t chat)
 }
 
 std::string
+ChatPresenceUsersKey(std::string_view prefix, int64_t chat)
+{
+	return Root(prefix) + std::to_string(chat) + ":presence_users";
+}
+
+std::string
 ChatReadsKey(std::string_view prefix, int64_t chat)
 {
 	return Root(prefix) + std::to_string(chat) + ":reads";

@@ -13,6 +13,8 @@ namespace chat_outboxd {
 std::string ChatEventsChannel(std::string_view prefix, int64_t chat);
 // <prefix>:chat_outbox:chat:<chat>:presence - sorted set of present clients, score = expiry (ms).
 std::string ChatPresenceKey(std::string_view prefix, int64_t chat);
+// <prefix>:chat_outbox:chat:<chat>:presence_users - hash: each present user's count of members.
+std::string ChatPresenceUsersKey(std::string_view prefix, int64_t chat);
 // <prefix>:chat_outbox:chat:<chat>:reads - hash of every user's last read cursor.
 std::string ChatReadsKey(std::string_view prefix, int64_t chat);
 
