@@ -16,7 +16,7 @@ import { receivingDaemon, postgres, env, sleep } from '../faults/procs.mjs';
 import { waitUntil as waitFor } from '../harness/check.mjs';
 import { token as signFor } from '../harness/jwt.mjs';
 
-const CHAT = 42;
+const CHAT = 42, OTHER_CHAT = 43;
 const DEADLINE_MS = 20000;
 const H_DIR = env('H_DIR');
 const HISTORY = 300;
@@ -29,8 +29,8 @@ function check(cond, what) {
 	console.log(`ok: ${what}`);
 }
 
-function pageUrl(own, sub, name, side, other) {
-	const token = signFor([CHAT], { sub, ttlSeconds: 600, name });
+function pageUrl(own, sub, name, side, other, chats = [CHAT]) {
+	const token = signFor(chats, { sub, ttlSeconds: 600, name });
 	const hash = new URLSearchParams({ token, side, other });
 	return `http://127.0.0.1:${own.port}/#${hash}`;
 }
@@ -115,11 +115,19 @@ try {
 	const both = 'Carl Öberg (Consumers) | Wanda (Workers)';
 	await waitDom(wp, 'presence: both users on Workers\' page', (w) => [...document.querySelectorAll('#presence > li')].map((l) => l.textContent).sort().join(' | ') === w, both);
 	await waitDom(cp, 'presence: both users on Consumers\' page', (w) => [...document.querySelectorAll('#presence > li')].map((l) => l.textContent).sort().join(' | ') === w, both);
+	// Carl's second tab has a token for two chats: unread counts per chat in the chat selector.
 	const tab2 = await contexts.Consumers.newPage();
-	await tab2.goto(pageUrl(consumers, 'consumers-user', 'Carl Öberg', 'Consumers', 'Workers'));
+	await tab2.goto(pageUrl(consumers, 'consumers-user', 'Carl Öberg', 'Consumers', 'Workers', [CHAT, OTHER_CHAT]));
 	await connState(tab2, '#conn', 'connected');
 	await waitDom(tab2, 'the second tab sees both users', (w) => [...document.querySelectorAll('#presence > li')].map((l) => l.textContent).sort().join(' | ') === w, both);
 	check(await presence(wp) === both, 'presence: two tabs of one user count once');
+	await postgres.query('SELECT workers.send_message($1, $2)', [OTHER_CHAT, 'for the other chat']);
+	await waitDom(tab2, 'unread: the chat not in view counts the message that arrived there',
+		(c) => document.querySelector(`#chat option[value="${c}"]`)?.dataset.unread === '1' &&
+			/1 unread/.test(document.querySelector(`#chat option[value="${c}"]`).textContent), OTHER_CHAT);
+	await tab2.select('#chat', String(OTHER_CHAT));
+	await hasBody(tab2, 'switching to it shows the message', 'for the other chat', false);
+	await waitDom(tab2, 'and, read, its unread count goes back to 0', (c) => document.querySelector(`#chat option[value="${c}"]`).dataset.unread === '0', OTHER_CHAT);
 	await tab2.close();
 	await sleep(500);
 	check(await presence(wp) === both, 'presence: closing one of two tabs keeps the user');
