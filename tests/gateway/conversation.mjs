@@ -4,11 +4,13 @@
 //    end, only for chats in the token, clear errors for bad arguments;
 //  - read receipts: stored, never backwards, broadcast to the other side with the message id, given
 //    in chat_state on join (with the unread count), and durable across a daemon restart;
-//  - presence across the two services: both users, two tabs count once, a closed page drops out;
+//  - presence across the two services: both users, two tabs count once, a closed page drops out,
+//    a client of a killed daemon drops out when its member expires;
 //  - typing crosses to the other side and not to the typist; `shown` and `sent` reach the sender's side;
 //  - bad input: unknown chat, malformed arguments, floods of typing and read get error acks, on both
 //    protocols, and a flooding client does not delay another client's typing or history.
 import { io } from 'socket.io-client';
+import { execFileSync } from 'node:child_process';
 import WebSocket from 'ws';
 import { receivingDaemon, postgres, env, sleep } from '../faults/procs.mjs';
 import { check, finish, waitFor, waitUntil } from '../harness/check.mjs';
@@ -177,7 +179,10 @@ try {
 	flooder.close();
 	await waitUntil('the flooder out of presence', async () => !names((await wanda.ask('presence', { chat_id: CHAT })).users).includes('flooder'), 10000, 50);
 
-	// ---- durable across a restart: the cursor is given on join after the workers daemon restarts
+	// ---- durable across a restart: the cursor is given on join after the workers daemon restarts.
+	// Kim is only on the workers daemon and does not reconnect: her member outlives the kill until it expires.
+	const kim = io(`http://127.0.0.1:${workers.port}`, { auth: { token: token([CHAT], { sub: 'kim', name: 'Kim' }) }, transports: ['websocket'], reconnection: false });
+	await waitUntil('Kim announced to Carl', () => carl.of('presence').some((p) => p.user.sub === 'kim' && p.present), 10000, 10);
 	await workers.stop('SIGKILL');
 	await workers.start();
 	await waitUntil('Wanda back', () => wanda.connected, 20000, 20);
@@ -188,6 +193,20 @@ try {
 	check('chat_state: every user\'s last cursor (reads)', after.reads.some((r) => r.user.sub === 'wanda' && r.seq === inbox[99].seq));
 	const backAfter = await wanda.ask('read', { chat_id: CHAT, seq: inbox[5].seq });
 	check('read: still never backwards after the restart', backAfter.seq === inbox[99].seq && backAfter.moved === false);
+
+	// ---- timeout: the killed daemon renews Kim no more. Her member's expiry is moved into the past (what
+	// 30 s without renewal does); the next presence request in the chat drops her and announces it.
+	check('presence: a client of a killed daemon stays until its member expires',
+		names((await carl.ask('presence', { chat_id: CHAT })).users).includes('workers:kim:Kim'));
+	const key = `bull:chat_outbox:chat:${CHAT}:presence`;
+	const rcli = (...a) => execFileSync('redis-cli', ['-p', env('REDIS_PORT'), ...a]).toString().trim();
+	const kims = rcli('ZRANGE', key, '0', '-1').split('\n').filter((m) => m.split('\t')[1] === 'kim');
+	for (const m of kims) rcli('ZADD', key, 'XX', String(Date.now() - 1000), m);
+	const afterExpiry = names((await carl.ask('presence', { chat_id: CHAT })).users);
+	await waitUntil('Kim gone at Carl', () => carl.of('presence').some((p) => p.user.sub === 'kim' && p.present === false), 10000, 10);
+	check('presence: once expired, dropped from the list and announced as gone to both sides',
+		!afterExpiry.includes('kim') && kims.length === 1, `${afterExpiry}; ${kims.length} member(s)`);
+	kim.close();
 
 	// ---- a closed page drops out of presence
 	carl.close();
