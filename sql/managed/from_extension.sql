@@ -195,6 +195,19 @@ BEGIN
 			seq bigint GENERATED ALWAYS AS IDENTITY UNIQUE
 		);
 		CREATE INDEX inbox_chat_seq ON %1$I.inbox (chat_id, seq);
+		-- history pages a chat's sent messages newest first by (created_at, id)
+		CREATE INDEX messages_chat_created ON %1$I.messages (chat_id, created_at, id);
+
+		-- How far each user of this service has read each chat: the seq of an inbox row of the chat.
+		-- Written only by mark_read(), which never moves it backwards.
+		CREATE TABLE %1$I.read_cursors (
+			chat_id bigint NOT NULL,
+			user_id text NOT NULL CHECK (user_id OPERATOR(pg_catalog.<>) '' AND pg_catalog.octet_length(user_id) OPERATOR(pg_catalog.<=) 200),
+			seq bigint NOT NULL,
+			message_id uuid NOT NULL,
+			updated_at timestamptz NOT NULL DEFAULT pg_catalog.now(),
+			PRIMARY KEY (chat_id, user_id)
+		);
 	$ddl$, name);
 
 	-- send_message and publish_event are the only way roles write the outbox (grant_service gives
@@ -278,6 +291,46 @@ BEGIN
 		END
 		$body$;
 		REVOKE ALL ON FUNCTION %1$I.publish_event(text, jsonb) FROM PUBLIC;
+
+		-- mark_read: user_id has read chat_id up to inbox seq `seq`. The cursor becomes the highest
+		-- inbox row of the chat at or below it (so it always names a received message), and only if
+		-- that is above the stored one: a cursor never moves backwards. Returns the cursor now stored
+		-- (NULLs when there is none) and whether this call moved it.
+		CREATE FUNCTION %1$I.mark_read(chat_id bigint, user_id text, seq bigint,
+			OUT cursor_seq bigint, OUT cursor_message_id uuid, OUT cursor_created_at timestamptz, OUT moved boolean)
+			LANGUAGE plpgsql SECURITY DEFINER
+		AS $body$
+		#variable_conflict use_variable
+		DECLARE
+			s bigint;
+			m uuid;
+		BEGIN
+			IF chat_id IS NULL OR user_id IS NULL OR seq IS NULL THEN
+				RAISE EXCEPTION 'chat_id, user_id and seq must not be null'
+					USING ERRCODE = '22004', HINT = 'Call mark_read(chat_id, user_id, seq).';
+			END IF;
+			IF user_id OPERATOR(pg_catalog.=) '' OR pg_catalog.octet_length(user_id) OPERATOR(pg_catalog.>) 200 THEN
+				RAISE EXCEPTION 'user_id must be 1 to 200 bytes'
+					USING ERRCODE = '22023', DETAIL = 'The user is the token''s sub.';
+			END IF;
+			SELECT i.seq, i.message_id INTO s, m FROM %1$I.inbox i
+				WHERE i.chat_id OPERATOR(pg_catalog.=) chat_id AND i.seq OPERATOR(pg_catalog.<=) seq
+				ORDER BY i.seq DESC LIMIT 1;
+			moved := false;
+			IF s IS NOT NULL THEN
+				INSERT INTO %1$I.read_cursors AS r (chat_id, user_id, seq, message_id) VALUES (chat_id, user_id, s, m)
+					ON CONFLICT ON CONSTRAINT read_cursors_pkey DO UPDATE
+						SET seq = EXCLUDED.seq, message_id = EXCLUDED.message_id, updated_at = pg_catalog.now()
+						WHERE r.seq OPERATOR(pg_catalog.<) EXCLUDED.seq
+					RETURNING true INTO moved;
+				moved := coalesce(moved, false);
+			END IF;
+			SELECT r.seq, r.message_id, i.created_at INTO cursor_seq, cursor_message_id, cursor_created_at
+				FROM %1$I.read_cursors r LEFT JOIN %1$I.inbox i ON i.message_id OPERATOR(pg_catalog.=) r.message_id
+				WHERE r.chat_id OPERATOR(pg_catalog.=) chat_id AND r.user_id OPERATOR(pg_catalog.=) user_id;
+		END
+		$body$;
+		REVOKE ALL ON FUNCTION %1$I.mark_read(bigint, text, bigint) FROM PUBLIC;
 	$fn$, name);
 
 	INSERT INTO chat_outbox.services (name, queue, partitions) VALUES (create_service.name, q, create_service.partitions);

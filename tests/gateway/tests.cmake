@@ -30,3 +30,6 @@ add_shell_test(gateway.bus_spread gateway/bus.sh 120 ARGS spread)
 add_shell_test(gateway.bus_interrupt gateway/bus.sh 120 ARGS interrupt)
 # long-polling clients behind a real HAProxy with the documented configuration (docs/haproxy.cfg)
 add_shell_test(gateway.bus_haproxy gateway/haproxy.sh 120)
+# the conversation events between the two services' daemons: history, read receipts, presence,
+# typing, shown/sent, bad input and floods (Socket.IO and /ws)
+add_shell_test(gateway.conversation gateway/conversation.sh 120)

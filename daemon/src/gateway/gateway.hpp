@@ -17,11 +17,18 @@
 #include "redis_url.hpp"
 
 namespace chat_outboxd {
+class RedisConn;
+class RedisSubscriber;
+} // namespace chat_outboxd
+
+namespace chat_outboxd {
 
 class Gateway : public MessageSink {
   public:
-	// pg is the gateway's own connection, used for catch-up reads and client sends.
-	Gateway(uv_loop_t *loop, const Config &cfg, PgClient &pg, Metrics &metrics);
+	// pg is the gateway's own connection, used for catch-up reads, history, read cursors and client
+	// sends; redis (commands and PUBLISH) and chat_events (the chats' events channels) carry the conversation
+	// events between gateways (docs/gateway.md, "Conversations").
+	Gateway(uv_loop_t *loop, const Config &cfg, PgClient &pg, Metrics &metrics, RedisConn &redis, RedisSubscriber &chat_events);
 	~Gateway() override;
 
 	// Start binds cfg.listen; false with *error when the address cannot be used.
