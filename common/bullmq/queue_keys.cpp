@@ -36,7 +36,10 @@ QueueKeyNames()
 	static const std::vector<std::string_view> names = {
 	    "active",      "wait",     "waiting-children", "paused", "id",      "delayed", "prioritized", "stalled-check",
 	    "completed",   "failed",   "stalled",          "repeat", "limiter", "meta",    "events",      "pc",
-	    "marker",      "de",       "dn",               "metrics", "waiting", "delay",  "priority"};
+	    "marker",      "de",       "dn",               "metrics", "waiting", "delay",  "priority",
+	    // chat_outbox's own keys under a queue (common/partitions.hpp): the layout, the consumers'
+	    // members registry and a partition's lease
+	    "partitions",  "members",  "lease"};
 	return names;
 }
 
