@@ -1,10 +1,11 @@
 // daemon/src/main.cpp - chat-outboxd: settings, the loop, and the order things start and stop in.
 //
-// Start: settings (exit 2 on a bad one, before any connection) -> Postgres x2, Redis x2, the
-// gateway (Gateway) and the consumer, all on one uv loop.
-// SIGTERM/SIGINT: the consumer stops fetching and finishes its batch (inbox commit + complete),
-// then the gateway closes its clients, then Redis and Postgres close; exit 0, whatever state the
-// servers and the clients are in. Every handle of ours is a UvHandle (base/uv_handle.hpp), closed
+// Start: settings (exit 2 on a bad one, before any connection) -> the gateway's Postgres, the
+// gateway (Gateway) and the partition manager (one Redis connection per shard, and per partition
+// it holds a BullMQ consumer with its own Redis and Postgres connections), all on one uv loop.
+// SIGTERM/SIGINT: every partition's consumer stops fetching and finishes its batch (inbox commit +
+// complete), its lease is released and the daemon leaves the members; then the gateway closes its
+// clients, then Postgres closes; exit 0, whatever state the servers and the clients are in. Every handle of ours is a UvHandle (base/uv_handle.hpp), closed
 // once by its owner; what is still open when the loop ends is closed by CloseLeftovers, through its
 // owner's box, so no handle is ever closed twice. Exit 3: another live daemon holds our identity.
 #include <csignal>
@@ -17,16 +18,17 @@
 
 #include <uv.h>
 
-#include "consumer/bullmq_consumer.hpp"
 #include "consumer/core/bullmq_identity.hpp"
+#include "consumer/core/partition_calls.hpp"
+#include "consumer/partition_manager.hpp"
 #include "base/core/config.hpp"
 #include "base/core/metrics.hpp"
 #include "base/log.hpp"
 #include "base/uv_handle.hpp"
 #include "net/pg_client.hpp"
-#include "net/redis_conn.hpp"
 #include "net/redis_safety_check.hpp"
 #include "bullmq/queue_keys.hpp"
+#include "partitions.hpp"
 #include "redis_url.hpp"
 #include "gateway/gateway.hpp"
 
@@ -35,18 +37,14 @@ extern char **environ;
 namespace chat_outboxd {
 namespace {
 
-constexpr int64_t kRedisTimeoutMs = 10000;
-
 struct Daemon {
 	uv_loop_t loop;
 	Config cfg;
 	Metrics metrics;
-	StateLog redis_log{"redis"};
-	std::unique_ptr<PgClient> pg_inbox, pg_gateway;
-	std::unique_ptr<RedisConn> cmd, blocking;
+	std::unique_ptr<PgClient> pg_gateway;
 	std::unique_ptr<RedisSafetyCheck> redis_safety;
 	std::unique_ptr<Gateway> ws;
-	std::unique_ptr<BullmqConsumer> consumer;
+	std::unique_ptr<PartitionManager> consumer;
 	UvSignal sigterm{"signal"}, sigint{"signal"};
 	bool shutting_down = false;
 	int exit_code = 0;
@@ -60,14 +58,7 @@ struct Daemon {
 		Log(Level::Notice, "shutting down%s", code ? "" : ": finishing the batch in flight");
 		sigterm.Close();
 		sigint.Close();
-		consumer->Stop([this] {
-			ws->Shutdown([this] {
-				cmd->Close(nullptr);
-				blocking->Close(nullptr);
-				pg_inbox->Close(nullptr);
-				pg_gateway->Close(nullptr);
-			});
-		});
+		consumer->Stop([this] { ws->Shutdown([this] { pg_gateway->Close(nullptr); }); });
 	}
 
 	void OnSignal(int signum)
@@ -105,9 +96,24 @@ Run(int argc, char **argv)
 	}
 	if (cfg.identity.empty())
 		cfg.identity = cfg.service + "@" + HostName();
-	auto url = chat_outbox::ParseRedisUrl(cfg.redis_url, &error);
-	if (!url) {
-		fprintf(stderr, "chat-outboxd: --redis-url: %s\n", error.c_str());
+	std::vector<chat_outbox::RedisUrl> shards;
+	std::string shard_list;
+	for (const std::string &text : chat_outbox::SplitRedisUrls(cfg.redis_url)) {
+		auto url = chat_outbox::ParseRedisUrl(text, &error);
+		if (!url) {
+			fprintf(stderr, "chat-outboxd: --redis-url: %s\n", error.c_str());
+			return 2;
+		}
+		shard_list += (shard_list.empty() ? "" : " ") + url->Redacted();
+		shards.push_back(*url);
+	}
+	if (shards.empty()) {
+		fprintf(stderr, "chat-outboxd: --redis-url is empty\n");
+		return 2;
+	}
+	std::vector<int64_t> left_out;
+	if (!ParsePartitionList(cfg.leave_partitions, &left_out, &error)) {
+		fprintf(stderr, "chat-outboxd: %s\n", error.c_str());
 		return 2;
 	}
 	error = chat_outbox::bullmq::NameProblem("--prefix", cfg.prefix);
@@ -128,28 +134,23 @@ Run(int argc, char **argv)
 	d->cfg = cfg;
 	uv_loop_init(&d->loop);
 	uv_loop_t *loop = &d->loop;
-	d->pg_inbox = std::make_unique<PgClient>(loop, cfg.database_url, "chat-outboxd " + cfg.service + " inbox");
 	d->pg_gateway = std::make_unique<PgClient>(loop, cfg.database_url, "chat-outboxd " + cfg.service + " gateway");
-	d->cmd = std::make_unique<RedisConn>(loop, *url, "redis (commands)",
-	                                     ConnectionName(cfg.prefix, cfg.queue, cfg.identity), kRedisTimeoutMs,
-	                                     &d->redis_log);
-	d->blocking = std::make_unique<RedisConn>(loop, *url, "redis (blocking)",
-	                                          ConnectionName(cfg.prefix, cfg.queue, cfg.identity) + ":blocking",
-	                                          kRedisTimeoutMs, nullptr);
-	d->redis_safety = std::make_unique<RedisSafetyCheck>(*d->cmd, d->metrics);
+	// /healthz's "postgres" is the gateway's connection: a daemon holding no partition has no other.
+	Metrics *metrics = &d->metrics;
+	d->pg_gateway->OnStateChange([metrics](bool up) { metrics->postgres_up = up; });
 	d->ws = std::make_unique<Gateway>(loop, cfg, *d->pg_gateway, d->metrics);
 	if (!d->ws->Start(&error)) {
 		fprintf(stderr, "chat-outboxd: --listen %s: %s\n", cfg.listen.c_str(), error.c_str());
 		return 2;
 	}
-	d->consumer = std::make_unique<BullmqConsumer>(loop, cfg, *d->cmd, *d->blocking, *d->pg_inbox, *d->ws,
-	                                               d->metrics);
+	d->consumer = std::make_unique<PartitionManager>(loop, cfg, shards, *d->ws, d->metrics);
+	d->redis_safety = std::make_unique<RedisSafetyCheck>(d->consumer->Shard0(), d->metrics);
 
 	Daemon *daemon = d.get();
 	d->sigterm.Start(loop, SIGTERM, [daemon](int sig) { daemon->OnSignal(sig); });
 	d->sigint.Start(loop, SIGINT, [daemon](int sig) { daemon->OnSignal(sig); });
 	Log(Level::Notice, "chat-outboxd starting: service %s, queue %s, redis %s, listen %s, identity %s",
-	    cfg.service.c_str(), cfg.queue.c_str(), url->Redacted().c_str(), cfg.listen.c_str(), cfg.identity.c_str());
+	    cfg.service.c_str(), cfg.queue.c_str(), shard_list.c_str(), cfg.listen.c_str(), cfg.identity.c_str());
 	// Said once at start, so an operator who sees 404 at / knows why.
 	if (cfg.web_root.empty())
 		Log(Level::Notice, "web client: not served (--web-root is empty)");

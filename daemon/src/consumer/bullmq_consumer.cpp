@@ -71,39 +71,70 @@ struct BullmqConsumer::Impl {
 	Life life = Life::CheckingIdentity;
 	RedisStep redis = RedisStep::Idle;
 	bool recovery_owed = false; // a fetch reply may have been lost: take back what our identity holds
+	std::optional<ConsumerLease> lease;
+	bool takeover_owed = false; // under a lease: the first recovery takes back earlier holders' jobs
 
-	Impl(uv_loop_t *l, const Config &c, RedisConn &cm, RedisConn &bl, PgClient &p, MessageSink &s, Metrics &m)
+	Impl(uv_loop_t *l, const Config &c, RedisConn &cm, RedisConn &bl, PgClient &p, MessageSink &s, Metrics &m,
+	     std::optional<ConsumerLease> ls)
 	    : loop(l), cfg(c), cmd(cm), blk(bl), pg(p), metrics(m), keys(c.prefix, c.queue),
 	      token_prefix(c.identity + ":" + NewUuid() + ":"), inbox(l, p, cfg, s, m),
 	      stalled(l, cm, keys, c.stalled_interval, m), extend_timer(l, "extend-locks"), idle_timer(l, "fetch-idle"),
-	      script_retry_timer(l, "script-retry"), stop_timer(l, "stop-deadline")
+	      script_retry_timer(l, "script-retry"), stop_timer(l, "stop-deadline"), lease(std::move(ls)),
+	      takeover_owed(lease.has_value())
 	{
 		inbox.OnAttempt([this] { Prefetch(); });
 	}
 
 	bool Live() const { return life == Life::Running || life == Life::Stopping; }
 
+	// MayStart: a new fetch or batch may begin. Under a lease, only while the lease is surely ours.
+	bool MayStart() const { return !lease || lease->valid(); }
+	const std::string &LeaseHolder() const
+	{
+		static const std::string none;
+		return lease ? lease->holder : none;
+	}
+
+	// FencedOut: the reply is the lease fence's refusal; the manager learns the lease is gone.
+	bool FencedOut(const RedisValue *r)
+	{
+		if (!r || !r->IsError() || !IsNoLease(r->str))
+			return false;
+		if (lease && lease->on_lost)
+			lease->on_lost();
+		return true;
+	}
+
 	// --- wiring ---------------------------------------------------------------------------
 
 	void Start()
 	{
 		// Redis is "up" only while both connections are: an idle command connection may learn of a
-		// lost server only at its next command, the blocking one learns at once.
-		cmd.OnReady([this] {
-			metrics.redis_up = blk.Ready();
+		// lost server only at its next command, the blocking one learns at once. Under a lease the
+		// partition manager reports health instead (one daemon, several consumers).
+		bool health = !lease;
+		cmd.OnReady([this, health] {
+			if (health)
+				metrics.redis_up = blk.Ready();
 			OnCommandReady();
 		});
-		cmd.OnDown([this] {
-			metrics.redis_up = false;
+		cmd.OnDown([this, health] {
+			if (health)
+				metrics.redis_up = false;
 			recovery_owed = true; // a fetch reply may have been lost with the connection
 		});
-		blk.OnReady([this] {
-			metrics.redis_up = cmd.Ready();
+		blk.OnReady([this, health] {
+			if (health)
+				metrics.redis_up = cmd.Ready();
 			Pump();
 		});
-		blk.OnDown([this] { metrics.redis_up = false; });
-		pg.OnStateChange([this](bool up) {
-			metrics.postgres_up = up;
+		blk.OnDown([this, health] {
+			if (health)
+				metrics.redis_up = false;
+		});
+		pg.OnStateChange([this, health](bool up) {
+			if (health)
+				metrics.postgres_up = up;
 			if (up) {
 				inbox.OnConnected();
 				Pump();
@@ -174,6 +205,10 @@ struct BullmqConsumer::Impl {
 			// before any recovery: a recovery would take these jobs, which we still hold, back to wait
 			std::vector<Job> jobs = std::move(*prefetched);
 			prefetched.reset();
+			if (!MayStart()) { // the lease's next holder takes them back
+				MaybeFinishStop();
+				return;
+			}
 			StartBatch(std::move(jobs));
 			return;
 		}
@@ -181,7 +216,7 @@ struct BullmqConsumer::Impl {
 			MaybeFinishStop();
 			return;
 		}
-		if (!cmd.Ready() || !pg.Connected())
+		if (!cmd.Ready() || !pg.Connected() || !MayStart())
 			return;
 		if (recovery_owed) {
 			if (finishing.empty()) // a recovery would take their jobs back before their scripts ran
@@ -194,11 +229,13 @@ struct BullmqConsumer::Impl {
 	void Recover()
 	{
 		redis = RedisStep::Recovering;
-		cmd.Eval(RecoverIdentityCall(keys, WallMs(), cfg.identity), [this](const RedisValue *r, const std::string &) {
+		bool takeover = takeover_owed;
+		auto call = RecoverIdentityCall(keys, WallMs(), cfg.identity, takeover, LeaseHolder());
+		cmd.Eval(call, [this, takeover](const RedisValue *r, const std::string &) {
 			redis = RedisStep::Idle;
 			if (!Live())
 				return;
-			if (!r) {
+			if (!r || FencedOut(r)) {
 				MaybeFinishStop();
 				return; // OnCommandReady pumps again
 			}
@@ -208,9 +245,12 @@ struct BullmqConsumer::Impl {
 				return;
 			}
 			recovery_owed = false;
+			if (takeover)
+				takeover_owed = false;
 			if (!r->elements.empty())
-				Log(Level::Notice, "took back %zu job(s) left active by an earlier run of '%s'", r->elements.size(),
-				    cfg.identity.c_str());
+				Log(Level::Notice, "took back %zu job(s) left active by %s", r->elements.size(),
+				    takeover ? ("an earlier holder of " + cfg.queue).c_str()
+				             : ("an earlier run of '" + cfg.identity + "'").c_str());
 			Pump();
 		});
 	}
@@ -219,7 +259,8 @@ struct BullmqConsumer::Impl {
 	{
 		uint64_t first = token_n;
 		token_n += static_cast<uint64_t>(cfg.batch_size);
-		return FetchCall(keys, now_ms, token_prefix, first, cfg.lock_duration, cfg.batch_size, cfg.identity);
+		return FetchCall(keys, now_ms, token_prefix, first, cfg.lock_duration, cfg.batch_size, cfg.identity,
+		                 LeaseHolder());
 	}
 
 	void Fetch()
@@ -238,6 +279,10 @@ struct BullmqConsumer::Impl {
 			MaybeFinishStop();
 			return;
 		}
+		if (FencedOut(r)) {
+			MaybeFinishStop();
+			return;
+		}
 		FetchResult fr;
 		std::string error;
 		if (!DecodeFetchReply(*r, &fr, &error)) {
@@ -250,6 +295,10 @@ struct BullmqConsumer::Impl {
 			if (!fr.jobs.empty())
 				prefetched = std::move(fr.jobs);
 			return; // the batch's end pumps
+		}
+		if (!fr.jobs.empty() && !MayStart()) { // fetched under the lease, which may be another's by now
+			MaybeFinishStop();
+			return;
 		}
 		if (fr.jobs.empty()) {
 			if (life == Life::Stopping)
@@ -330,7 +379,8 @@ struct BullmqConsumer::Impl {
 	// costs one empty fetch, and the message in flight waits for none of it.
 	void Prefetch()
 	{
-		if (prefetched || redis != RedisStep::Idle || recovery_owed || life != Life::Running || !cmd.Ready())
+		if (prefetched || redis != RedisStep::Idle || recovery_owed || life != Life::Running || !cmd.Ready() ||
+		    !MayStart())
 			return;
 		Fetch();
 	}
@@ -605,10 +655,11 @@ struct BullmqConsumer::Impl {
 };
 
 BullmqConsumer::BullmqConsumer(uv_loop_t *loop, const Config &cfg, RedisConn &cmd, RedisConn &blocking, PgClient &pg,
-                               MessageSink &sink, Metrics &metrics)
-    : impl_(std::make_unique<Impl>(loop, cfg, cmd, blocking, pg, sink, metrics))
+                               MessageSink &sink, Metrics &metrics, std::optional<ConsumerLease> lease)
+    : impl_(std::make_unique<Impl>(loop, cfg, cmd, blocking, pg, sink, metrics, std::move(lease)))
 {
 }
+
 
 BullmqConsumer::~BullmqConsumer() = default;
 

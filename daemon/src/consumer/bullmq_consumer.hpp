@@ -15,6 +15,7 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <string>
 
 #include <uv.h>
@@ -27,11 +28,23 @@
 
 namespace chat_outboxd {
 
+// ConsumerLease: the consumer works one partition under its lease (consumer/partition_manager.hpp).
+// Its fetch and recovery scripts are fenced in Redis by the lease's value; `valid` is asked before
+// anything new starts (a fetch, a batch), and a fenced script that finds the lease gone calls on_lost.
+// The manager then reports the redis_up/postgres_up figures, and the first recovery takes back
+// every earlier holder's jobs.
+struct ConsumerLease {
+	std::string holder;
+	std::function<bool()> valid;
+	std::function<void()> on_lost;
+};
+
 class BullmqConsumer {
   public:
 	// cmd runs scripts; blocking waits on the marker with BZPOPMIN; pg is the inbox connection.
+	// cfg.queue is the queue consumed (a partition's queue under a lease).
 	BullmqConsumer(uv_loop_t *loop, const Config &cfg, RedisConn &cmd, RedisConn &blocking, PgClient &pg,
-	               MessageSink &sink, Metrics &metrics);
+	               MessageSink &sink, Metrics &metrics, std::optional<ConsumerLease> lease = std::nullopt);
 	~BullmqConsumer();
 
 	// on_fatal(exit code) is called when the daemon must not go on (another live daemon has our identity).

@@ -37,10 +37,24 @@ struct Metrics {
 	// Redis's appendfsync (always, everysec, no): how much an AOF can lose on a crash. Empty until
 	// read, and when CONFIG GET is refused.
 	std::string redis_appendfsync;
+	// Partitions (consumer/partition_manager.hpp): the service's count as the layout key says, and
+	// the lease of every partition this daemon holds or is acquiring, draining or releasing.
+	struct PartitionLease {
+		int64_t partition = 0;
+		std::string queue;
+		const char *lease = ""; // LeaseStateName
+	};
+	int64_t partitions = 0; // 0 until the layout is first read
+	std::vector<PartitionLease> partition_leases;
+	uint64_t leases_acquired = 0;
+	uint64_t leases_lost = 0;
 	Histogram batch_size{{1, 2, 5, 10, 20, 50, 100, 200, 500, 1000}};
 	Histogram lag_seconds{{0.0005, 0.001, 0.002, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10}};
 
 	std::string RenderPrometheus() const;
+	// PartitionsJson: partition_leases as /healthz prints them,
+	// [{"partition":0,"queue":"q-p0","lease":"held"},...].
+	std::string PartitionsJson() const;
 };
 
 } // namespace chat_outboxd
