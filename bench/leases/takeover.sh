@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # bench/leases/takeover.sh - how long a SIGKILLed consumer's partitions wait for another (docs/benchmarks.md).
-# Two chat-outboxd share 4 partitions of one queue (one Redis). KILLS times: freeze one daemon (SIGSTOP),
-# add one job to each of its partitions, SIGKILL it (t0), then measure
+# Two chat-outboxd share 4 partitions of one queue (one Redis). KILLS times: freeze one daemon (SIGSTOP: t0,
+# the moment it stops renewing), add one job to each of its partitions, SIGKILL it, then measure from t0
 #   lease: until the survivor holds every lease (polled every 10 ms),
 #   job:   until the jobs added to the killed daemon's partitions are in the inbox;
 # then restart the killed daemon (same identity) and wait for the 2/2 split again.
@@ -34,10 +34,10 @@ for i in $(seq 1 "$KILLS"); do
 	mine=()
 	for k in 0 1 2 3; do [ "$(lease $k)" != "$victim" ] || mine+=("$k"); done
 	kill -STOP "${!pid_var}"
+	t0=$(now_ms)
 	before=$(inbox_count workers)
 	for k in "${mine[@]}"; do peer add "$Q-p$k" 1 "$k" >/dev/null; done
 	kill -KILL "${!pid_var}"
-	t0=$(now_ms)
 	while [ "$(held_by $survivor)" != 4 ]; do sleep 0.01; done
 	t_lease=$(($(now_ms) - t0))
 	while [ "$(inbox_count workers)" -lt $((before + ${#mine[@]})) ]; do sleep 0.01; done

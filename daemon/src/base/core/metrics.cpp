@@ -104,8 +104,8 @@ Metrics::RenderPrometheus() const
 		out += "chat_outboxd_partition_owned{partition=\"" + std::to_string(p.partition) + "\",queue=\"" +
 		       LabelValue(p.queue) + "\"} " + (state == "held" || state == "draining" ? "1" : "0") + "\n";
 	}
-	out += "# HELP chat_outboxd_partition_lease The lease state, as the label, of each partition this daemon holds "
-	       "or is acquiring, draining or releasing.\n"
+	out += "# HELP chat_outboxd_partition_lease The lease state, as the label, of each partition this daemon is "
+	       "assigned or still holds.\n"
 	       "# TYPE chat_outboxd_partition_lease gauge\n";
 	for (const auto &p : partition_leases)
 		out += "chat_outboxd_partition_lease{partition=\"" + std::to_string(p.partition) + "\",queue=\"" +
@@ -118,7 +118,7 @@ Metrics::RenderPrometheus() const
 std::string
 Metrics::PartitionsJson() const
 {
-	nlohmann::json out = nlohmann::json::array();
+	nlohmann::ordered_json out = nlohmann::ordered_json::array();
 	for (const auto &p : partition_leases)
 		out.push_back({{"partition", p.partition}, {"queue", p.queue}, {"lease", p.lease}});
 	return out.dump();

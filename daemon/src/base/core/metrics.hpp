@@ -38,7 +38,7 @@ struct Metrics {
 	// read, and when CONFIG GET is refused.
 	std::string redis_appendfsync;
 	// Partitions (consumer/partition_manager.hpp): the service's count as the layout key says, and
-	// the lease of every partition this daemon holds or is acquiring, draining or releasing.
+	// the lease of every partition this daemon is assigned or still holds.
 	struct PartitionLease {
 		int64_t partition = 0;
 		std::string queue;
