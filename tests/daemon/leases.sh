@@ -106,12 +106,7 @@ echo "after d3 joined: d2 holds 2, d3 holds 2"
 wait_inbox workers "$(total)" 30
 
 # SIGTERM: both exit 0, releasing every lease and deregistering.
-kill -TERM "$PID_d2" "$PID_d3"
-for p in "$PID_d2" "$PID_d3"; do
-	harness_wait_for 20 daemon_gone "$p" || fail "daemon $p did not stop after SIGTERM"
-	set +e; wait "$p"; rc=$?; set -e
-	expect_eq "exit code after SIGTERM" 0 "$rc"
-done
+daemons_stop "$PID_d2" "$PID_d3"
 for k in 0 1 2 3; do
 	expect_eq "lease of partition $k after SIGTERM" "" "$(lease $k)"
 	expect_eq "active jobs of partition $k" 0 "$(shard_cli $k LLEN "bull:$Q-p$k:active")"

@@ -40,11 +40,6 @@ curl -s "$url/metrics" | grep -x 'chat_outboxd_partition_owned{partition="0",que
 	fail "metrics of $holder lack the owned partition"
 curl -s "$url/metrics" | grep -x 'chat_outboxd_partitions 2' >/dev/null || fail "metrics of $holder lack the partition count"
 
-kill -TERM "$PID_d1" "$PID_d2"
-for p in "$PID_d1" "$PID_d2"; do
-	harness_wait_for 20 daemon_gone "$p" || fail "daemon $p did not stop after SIGTERM"
-	set +e; wait "$p"; rc=$?; set -e
-	expect_eq "exit code after SIGTERM" 0 "$rc"
-done
+daemons_stop "$PID_d1" "$PID_d2"
 expect_eq "lease of partition 0 after SIGTERM" 0 "$(rcli EXISTS "bull:$Q-p0:lease")"
 echo "PASS"
