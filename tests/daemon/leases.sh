@@ -5,7 +5,8 @@
 # (SIGSTOP) past its lease ttl while working: the other takes its partitions over, and once resumed
 # it finds its leases lost, stops, and gets its share back by a clean handover. It is then SIGKILLed
 # mid-stream: the other takes over again (the takeover time is printed). A third joins and gets
-# its share; SIGTERM hands everything back: no job left active, no lease, no member left.
+# its share; the layout goes to two partitions and the daemons follow it; SIGTERM hands everything
+# back: no job left active, no lease, no member left.
 # Throughout, no partition's active jobs are locked by two daemons at once (one script per
 # partition reads every lock atomically), and every job reaches the inbox once, in queue order per chat.
 . "$(dirname "$0")/../harness/lib.sh"
@@ -103,6 +104,23 @@ add 200
 harness_wait_value 30 -eq 2 held_by d3
 harness_wait_value 30 -eq 2 held_by d2
 echo "after d3 joined: d2 holds 2, d3 holds 2"
+wait_inbox workers "$(total)" 30
+
+# The relay changes the layout to two partitions once the old queues are drained (here by hand): the
+# daemons follow it, release partitions 2 and 3, and work t-leases-p0 and -p1 (chat k on k mod 2).
+rcli SET "bull:$Q:partitions" 2 >/dev/null
+gone_23() { [ -z "$(lease 2)$(lease 3)" ]; }
+harness_wait_for 20 gone_23
+harness_wait_value 20 -eq 1 held_by d2
+harness_wait_value 20 -eq 1 held_by d3
+echo "after the layout went to 2 partitions: d2 and d3 hold one each"
+add2() { # the partitions of the two-partition layout, chats 0 and 1
+	peer add "$Q-p0" "$1" 0 >>"$H_DIR/ids-0.txt" &
+	local first=$!
+	REDIS_URL=$R2_URL peer add "$Q-p1" "$1" 1 >>"$H_DIR/ids-1.txt"
+	wait $first
+}
+add2 200
 wait_inbox workers "$(total)" 30
 
 # SIGTERM: both exit 0, releasing every lease and deregistering.

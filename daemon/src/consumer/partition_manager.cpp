@@ -33,6 +33,7 @@ namespace {
 
 constexpr int64_t kRedisTimeoutMs = 10000;
 constexpr int64_t kStopDeadlineMs = 15000; // longer than a consumer's own stop deadline
+constexpr int64_t kRetryMarginMs = 5;      // an acquire retried this long after the other's lease ends
 
 enum class Phase {
 	CheckingIdentity, // refusing to run beside a live daemon with our identity
@@ -80,7 +81,8 @@ struct PartitionManager::Impl {
 	std::vector<int64_t> left_out;
 	StateLog redis_log{"redis"};
 	std::vector<std::unique_ptr<RedisConn>> conns; // one per shard: members, layout and leases
-	UvTimer tick_timer, stop_timer;
+	UvTimer tick_timer, stop_timer, retry_timer;
+	int64_t retry_due = 0; // monotonic ms retry_timer fires at
 	std::map<std::string, Slot> slots; // by partition queue name
 	std::vector<std::unique_ptr<Worker>> retired; // stopped and closed; freed at the next tick
 	std::vector<std::string> members;
@@ -94,7 +96,7 @@ struct PartitionManager::Impl {
 
 	Impl(uv_loop_t *l, const Config &c, std::vector<chat_outbox::RedisUrl> u, MessageSink &s, Metrics &m)
 	    : loop(l), cfg(c), urls(std::move(u)), sink(s), metrics(m), timing(LeaseTimingFor(c.lease_ttl)),
-	      tick_timer(l, "lease-tick"), stop_timer(l, "lease-stop")
+	      tick_timer(l, "lease-tick"), stop_timer(l, "lease-stop"), retry_timer(l, "lease-retry")
 	{
 		std::string error;
 		ParsePartitionList(cfg.leave_partitions, &left_out, &error); // checked by main before
@@ -174,11 +176,13 @@ struct PartitionManager::Impl {
 		for (auto &[queue, slot] : slots)
 			if (RenewsLease(slot.state) && now >= slot.valid_until)
 				Event(queue, LeaseEvent::Expired);
-		if (phase == Phase::Running)
-			SendHeartbeat();
+		// renewals first: our member entry then outlives the leases renewed in the same tick, so a
+		// member that sees us gone finds our leases gone too (or about to go: RetryAfter)
 		for (auto &[queue, slot] : slots)
 			if (RenewsLease(slot.state))
 				Renew(queue, slot);
+		if (phase == Phase::Running)
+			SendHeartbeat();
 		StepAll();
 	}
 
@@ -345,16 +349,34 @@ struct PartitionManager::Impl {
 		                     [this, queue, sent](const RedisValue *r, const std::string &) {
 			                     if (phase == Phase::Stopped)
 				                     return;
-			                     std::optional<bool> won = r ? DecodeFlag(*r) : std::nullopt;
-			                     if (r && !won)
+			                     std::optional<AcquireResult> res = r ? DecodeAcquire(*r) : std::nullopt;
+			                     if (r && !res)
 				                     Log(Level::Verbose, "lease acquire of %s failed: %s", queue.c_str(),
 				                         r->IsError() ? r->str.c_str() : "unexpected reply");
 			                     auto it = slots.find(queue);
-			                     if (won && *won && it != slots.end())
+			                     if (res && res->won && it != slots.end())
 				                     it->second.valid_until = ValidUntil(sent, timing.ttl_ms);
-			                     Event(queue, !won ? LeaseEvent::AcquireUnknown
-			                                       : *won ? LeaseEvent::AcquireWon : LeaseEvent::AcquireRefused);
+			                     if (res && !res->won)
+				                     RetryAfter(res->left_ms);
+			                     Event(queue, !res ? LeaseEvent::AcquireUnknown
+			                                       : res->won ? LeaseEvent::AcquireWon : LeaseEvent::AcquireRefused);
 		                     });
+	}
+
+	// RetryAfter: a lease we want expires in left_ms, sooner than the next tick (its holder died and
+	// its member entry went first): try again right after it, not a tick later.
+	void RetryAfter(int64_t left_ms)
+	{
+		if (left_ms >= timing.tick_ms)
+			return;
+		int64_t due = MonotonicMs() + left_ms + kRetryMarginMs;
+		if (retry_timer.Active() && due >= retry_due)
+			return;
+		retry_due = due;
+		retry_timer.Start(static_cast<uint64_t>(left_ms + kRetryMarginMs), [this] {
+			if (phase == Phase::Running)
+				StepAll();
+		});
 	}
 
 	void Renew(const std::string &queue, Slot &s)
@@ -530,7 +552,7 @@ struct PartitionManager::Impl {
 		*left += conns.size() + 1;
 		for (auto &c : conns)
 			c->Close(one);
-		CloseAll(one, tick_timer, stop_timer);
+		CloseAll(one, tick_timer, stop_timer, retry_timer);
 		one();
 	}
 };

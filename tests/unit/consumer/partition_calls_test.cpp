@@ -39,6 +39,20 @@ TEST(PartitionCalls, DecodeHeartbeat)
 	EXPECT_FALSE(DecodeHeartbeat(RedisValue::Arr({RedisValue::Arr({RedisValue::Int(1)}), RedisValue()}), &hb, &err));
 }
 
+TEST(PartitionCalls, Acquire)
+{
+	auto won = DecodeAcquire(RedisValue::Int(1));
+	ASSERT_TRUE(won);
+	EXPECT_TRUE(won->won);
+	auto refused = DecodeAcquire(RedisValue::Int(-1234));
+	ASSERT_TRUE(refused);
+	EXPECT_FALSE(refused->won);
+	EXPECT_EQ(refused->left_ms, 1234);
+	EXPECT_EQ(DecodeAcquire(RedisValue::Int(0))->left_ms, 0);
+	EXPECT_FALSE(DecodeAcquire(RedisValue::Int(2)));
+	EXPECT_FALSE(DecodeAcquire(RedisValue::Err("WRONGTYPE")));
+}
+
 TEST(PartitionCalls, Flags)
 {
 	EXPECT_EQ(DecodeFlag(RedisValue::Int(1)), true);

@@ -61,9 +61,10 @@ const char *LeaseStateName(LeaseState state); // "free", "acquiring", ...
 //   tick      = ttl / 3: renewals, the member heartbeat and the assignment check; two ticks may
 //               fail before the ttl runs out;
 //   member    = ttl: a member not heard of for a ttl is dead, like its leases;
-//   takeover  = ttl + tick: the longest a SIGKILLed holder's partition waits for a live member to
-//               acquire it (its last renewal ends at most a ttl later, and the new holder looks at
-//               most a tick after that), plus the new consumer's connect and start.
+//   takeover  = ttl + tick: the longest a SIGKILLed holder's partition waits, counted from the
+//               holder's last tick, for a live member to acquire it (its leases and member entry
+//               run out a ttl after that tick, and the new holder looks at most a tick later), plus
+//               the new consumer's connect and start.
 struct LeaseTiming {
 	int64_t ttl_ms;
 	int64_t tick_ms;

@@ -28,7 +28,7 @@ const char kLeave[] = R"LUA(
 return redis.call('ZREM', KEYS[1], ARGV[1])
 )LUA";
 
-// KEYS: lease. ARGV: identity ttlMs.
+// KEYS: lease. ARGV: identity ttlMs. Returns 1 (ours), else minus the ms the other's lease has left.
 const char kAcquire[] = R"LUA(
 local v = redis.call('GET', KEYS[1])
 if v == false then
@@ -39,7 +39,9 @@ if v == ARGV[1] then
   redis.call('PEXPIRE', KEYS[1], ARGV[2])
   return 1
 end
-return 0
+local left = redis.call('PTTL', KEYS[1])
+if left < 0 then left = 0 end
+return -left
 )LUA";
 
 // KEYS: lease. ARGV: identity ttlMs.
@@ -142,6 +144,16 @@ DecodeHeartbeat(const RedisValue &reply, Heartbeat *out, std::string *error)
 		return false;
 	}
 	return true;
+}
+
+std::optional<AcquireResult>
+DecodeAcquire(const RedisValue &reply)
+{
+	if (reply.type != RedisValue::Type::Integer || reply.integer > 1)
+		return std::nullopt;
+	if (reply.integer == 1)
+		return AcquireResult{true, 0};
+	return AcquireResult{false, -reply.integer};
 }
 
 std::optional<bool>

@@ -28,7 +28,7 @@ ScriptCall HeartbeatCall(const std::string &prefix, const std::string &queue, co
 // LeaveCall: deregister `identity` (SIGTERM, after every lease is released).
 ScriptCall LeaveCall(const std::string &prefix, const std::string &queue, const std::string &identity);
 // AcquireCall: SET NX PX, or a fresh ttl when the lease is already ours (a restart under the same
-// identity, or a reply that was lost). 1 = ours, 0 = another's.
+// identity, or a reply that was lost). Decoded by DecodeAcquire.
 ScriptCall AcquireCall(const std::string &prefix, const std::string &partition_queue, const std::string &identity,
                        int64_t ttl_ms);
 // RenewCall: a fresh ttl only while the lease holds our identity. 1 = renewed, 0 = not ours.
@@ -45,7 +45,15 @@ struct Heartbeat {
 // DecodeHeartbeat reads HeartbeatCall's reply; false with *error on an error or a malformed reply.
 bool DecodeHeartbeat(const RedisValue &reply, Heartbeat *out, std::string *error);
 
-// DecodeFlag reads a 1/0 reply of the lease calls; nullopt on an error or anything else.
+struct AcquireResult {
+	bool won = false;
+	int64_t left_ms = 0; // not won: the ms the other's lease has left (0: none, or about to go)
+};
+
+// DecodeAcquire reads AcquireCall's reply; nullopt on an error or anything else.
+std::optional<AcquireResult> DecodeAcquire(const RedisValue &reply);
+
+// DecodeFlag reads a 1/0 reply of the renew and release calls; nullopt on an error or anything else.
 std::optional<bool> DecodeFlag(const RedisValue &reply);
 
 // ParsePartitionList reads --leave-partitions: partition numbers separated by ',' or whitespace.
