@@ -162,8 +162,16 @@ struct BullmqConsumer::Impl {
 		Pump();
 	}
 
+	// CheckOurIdentity refuses to run beside a live daemon with our identity. Under a lease the
+	// partition manager checked that once for the daemon, and the lease (its value is our identity)
+	// keeps the partition to one consumer: a check per partition could only trip over this
+	// daemon's own earlier consumer of the partition, whose connection Redis may not have dropped yet.
 	void CheckOurIdentity()
 	{
+		if (lease) {
+			StartRunning();
+			return;
+		}
 		std::string name = ConnectionName(cfg.prefix, cfg.queue, cfg.identity);
 		CheckIdentity(cmd, name, [this](IdentityCheck result, int64_t other) {
 			if (life != Life::CheckingIdentity)
@@ -184,13 +192,18 @@ struct BullmqConsumer::Impl {
 				});
 				return;
 			}
-			life = Life::Running;
-			recovery_owed = true;
-			Log(Level::Notice, "consuming %s%s as '%s' into %s.inbox", keys.Base().c_str(), "*",
-			    cfg.identity.c_str(), cfg.service.c_str());
-			stalled.Start();
-			Pump();
+			StartRunning();
 		});
+	}
+
+	void StartRunning()
+	{
+		life = Life::Running;
+		recovery_owed = true;
+		Log(Level::Notice, "consuming %s%s as '%s' into %s.inbox", keys.Base().c_str(), "*", cfg.identity.c_str(),
+		    cfg.service.c_str());
+		stalled.Start();
+		Pump();
 	}
 
 	// --- the fetch loop ---------------------------------------------------------------------
