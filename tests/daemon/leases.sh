@@ -4,7 +4,8 @@
 # real bullmq Queue to t-leases-p<k> with chat k. Two daemons split the partitions. One is paused
 # (SIGSTOP) past its lease ttl while working: the other takes its partitions over, and once resumed
 # it finds its leases lost, stops, and gets its share back by a clean handover. It is then SIGKILLed
-# mid-stream: the other takes over again (the takeover time is printed). A third joins and gets
+# mid-stream: the other takes over again (the takeover time is printed). Redis shard 1 is SIGKILLed and
+# restarted: its partitions' leases are lost and taken again. A third joins and gets
 # its share; the layout goes to two partitions and the daemons follow it; SIGTERM hands everything
 # back: no job left active, no lease, no member left.
 # Throughout, no partition's active jobs are locked by two daemons at once (one script per
@@ -17,10 +18,13 @@ TTL=2000
 # shard 1: a second Redis, stopped by pid on exit
 R2_PORT=$(harness_free_port)
 mkdir -p "$H_DIR/redis2"
-redis-server --port "$R2_PORT" --bind 127.0.0.1 --dir "$H_DIR/redis2" --appendonly yes --save '' --daemonize yes \
-	--pidfile "$H_DIR/redis2/redis.pid" --logfile "$H_DIR/redis2.log" >/dev/null
-harness_wait_for 10 redis-cli -p "$R2_PORT" ping
-harness_track "$(cat "$H_DIR/redis2/redis.pid")"
+r2_start() {
+	redis-server --port "$R2_PORT" --bind 127.0.0.1 --dir "$H_DIR/redis2" --appendonly yes --save '' --daemonize yes \
+		--pidfile "$H_DIR/redis2/redis.pid" --logfile "$H_DIR/redis2.log" >/dev/null
+	harness_wait_for 10 redis-cli -p "$R2_PORT" ping
+	harness_track "$(cat "$H_DIR/redis2/redis.pid")"
+}
+r2_start
 R2_URL=redis://127.0.0.1:$R2_PORT
 r2cli() { redis-cli -p "$R2_PORT" "$@"; }
 shard_cli() { if [ $(($1 % 2)) = 0 ]; then rcli "${@:2}"; else r2cli "${@:2}"; fi; }
@@ -52,7 +56,8 @@ return n'
 watch() {
 	while :; do
 		for k in 0 1 2 3; do
-			n=$(shard_cli $k EVAL "$OWNERS" 1 "bull:$Q-p$k:active" "bull:$Q-p$k:" 2>/dev/null || echo 0)
+			n=$(shard_cli $k EVAL "$OWNERS" 1 "bull:$Q-p$k:active" "bull:$Q-p$k:" 2>/dev/null || true)
+			case $n in ''|*[!0-9]*) continue ;; esac # the shard is down or loading
 			[ "$n" -le 1 ] || echo "partition $k: $n owners" >>"$H_DIR/violations.txt"
 		done
 		sleep 0.05
@@ -96,6 +101,16 @@ t0=$(date +%s%N)
 harness_wait_value 30 -eq 4 held_by d2
 echo "takeover after SIGKILL: $((($(date +%s%N) - t0) / 1000000)) ms (lease ttl $TTL ms)"
 add 200
+wait_inbox workers "$(total)" 30
+
+# Redis shard 1 is SIGKILLed mid-stream for longer than the ttl and restarts from its AOF: d2 loses the
+# leases of partitions 1 and 3 while it is down, and takes them again once it is back.
+add 200
+kill -KILL "$(cat "$H_DIR/redis2/redis.pid")"
+harness_wait_for 20 grep -q "lease lost" "$H_DIR/d2.log"
+r2_start
+harness_wait_value 30 -eq 4 held_by d2
+echo "shard 1 restarted: d2 holds all four again"
 wait_inbox workers "$(total)" 30
 
 # A third daemon joins: it gets its share, taken from d2 by a clean handover.

@@ -79,8 +79,8 @@ struct PartitionManager::Impl {
 	Metrics &metrics;
 	LeaseTiming timing;
 	std::vector<int64_t> left_out;
-	StateLog redis_log{"redis"};
-	std::vector<std::unique_ptr<RedisConn>> conns; // one per shard: members, layout and leases
+	std::vector<std::unique_ptr<StateLog>> redis_logs; // per shard: "redis", or "redis shard <i>" of several
+	std::vector<std::unique_ptr<RedisConn>> conns;     // one per shard: members, layout and leases
 	UvTimer tick_timer, stop_timer, retry_timer;
 	int64_t retry_due = 0; // monotonic ms retry_timer fires at
 	std::map<std::string, Slot> slots; // by partition queue name
@@ -101,9 +101,12 @@ struct PartitionManager::Impl {
 		std::string error;
 		ParsePartitionList(cfg.leave_partitions, &left_out, &error); // checked by main before
 		std::string name = ConnectionName(cfg.prefix, cfg.queue, cfg.identity) + ":leases";
-		for (size_t i = 0; i < urls.size(); i++)
-			conns.push_back(std::make_unique<RedisConn>(loop, urls[i], "redis shard " + std::to_string(i), name,
-			                                            kRedisTimeoutMs, &redis_log));
+		for (size_t i = 0; i < urls.size(); i++) {
+			std::string shard = urls.size() == 1 ? "redis" : "redis shard " + std::to_string(i);
+			redis_logs.push_back(std::make_unique<StateLog>(shard));
+			conns.push_back(
+			    std::make_unique<RedisConn>(loop, urls[i], shard, name, kRedisTimeoutMs, redis_logs.back().get()));
+		}
 	}
 
 	// --- wiring -------------------------------------------------------------------------------
