@@ -1,7 +1,9 @@
 // daemon/src/consumer/bullmq_consumer.cpp - see bullmq_consumer.hpp for the cycle; this file is its state machine.
 //
 // The state, and the rules it keeps:
-//   - `life`: the identity check, running, stopping (finishing what is held), stopped;
+//   - `life`: connecting, running, stopping (finishing what is held), stopped;
+//   - under its partition's lease: nothing new (a fetch, a batch) starts unless the lease is surely
+//     ours, and the fetch and recovery scripts are fenced by it in Redis;
 //   - `redis`: what the command side is doing for the fetch loop. Recovering, fetching and waiting
 //     (BZPOPMIN with the fetch queued behind it) exclude one another by being one value;
 //   - the inbox stage holds at most one batch (queue order to clients); `prefetched` is the batch
@@ -23,7 +25,6 @@
 #include "consumer/core/batch.hpp"
 #include "consumer/core/bullmq_calls.hpp"
 #include "consumer/core/bullmq_identity.hpp"
-#include "consumer/identity_guard.hpp"
 #include "consumer/inbox_stage.hpp"
 #include "consumer/stalled_checker.hpp"
 
@@ -35,7 +36,7 @@ constexpr int64_t kStopDeadlineMs = 10000; // longest a SIGTERM waits for a batc
 constexpr double kMaxBlockSeconds = 5.0;   // BZPOPMIN timeout, as bullmq's drainDelay
 
 enum class Life {
-	CheckingIdentity, // refusing to run beside a live daemon with our identity
+	Connecting, // until the command connection is first ready
 	Running,
 	Stopping, // no new work; finishing the batches held
 	Stopped,  // timers closed; every late reply is ignored
@@ -66,42 +67,34 @@ struct BullmqConsumer::Impl {
 	std::optional<std::vector<Job>> prefetched;
 	std::vector<BatchPtr> finishing;
 	std::vector<std::function<void()>> after_reconnect; // finishing steps whose reply was lost
-	std::function<void(int)> on_fatal;
 	std::function<void()> stop_done;
-	Life life = Life::CheckingIdentity;
+	Life life = Life::Connecting;
 	RedisStep redis = RedisStep::Idle;
 	bool recovery_owed = false; // a fetch reply may have been lost: take back what our identity holds
-	std::optional<ConsumerLease> lease;
-	bool takeover_owed = false; // under a lease: the first recovery takes back earlier holders' jobs
+	ConsumerLease lease;
+	bool takeover_owed = true; // the first recovery takes back earlier holders' jobs
 
 	Impl(uv_loop_t *l, const Config &c, RedisConn &cm, RedisConn &bl, PgClient &p, MessageSink &s, Metrics &m,
-	     std::optional<ConsumerLease> ls)
+	     ConsumerLease ls)
 	    : loop(l), cfg(c), cmd(cm), blk(bl), pg(p), metrics(m), keys(c.prefix, c.queue),
 	      token_prefix(c.identity + ":" + NewUuid() + ":"), inbox(l, p, cfg, s, m),
 	      stalled(l, cm, keys, c.stalled_interval, m), extend_timer(l, "extend-locks"), idle_timer(l, "fetch-idle"),
-	      script_retry_timer(l, "script-retry"), stop_timer(l, "stop-deadline"), lease(std::move(ls)),
-	      takeover_owed(lease.has_value())
+	      script_retry_timer(l, "script-retry"), stop_timer(l, "stop-deadline"), lease(std::move(ls))
 	{
 		inbox.OnAttempt([this] { Prefetch(); });
 	}
 
 	bool Live() const { return life == Life::Running || life == Life::Stopping; }
 
-	// MayStart: a new fetch or batch may begin. Under a lease, only while the lease is surely ours.
-	bool MayStart() const { return !lease || lease->valid(); }
-	const std::string &LeaseHolder() const
-	{
-		static const std::string none;
-		return lease ? lease->holder : none;
-	}
+	// MayStart: a new fetch or batch may begin: only while the lease is surely ours.
+	bool MayStart() const { return lease.valid(); }
 
 	// FencedOut: the reply is the lease fence's refusal; the manager learns the lease is gone.
 	bool FencedOut(const RedisValue *r)
 	{
 		if (!r || !r->IsError() || !IsNoLease(r->str))
 			return false;
-		if (lease && lease->on_lost)
-			lease->on_lost();
+		lease.on_lost();
 		return true;
 	}
 
@@ -109,32 +102,14 @@ struct BullmqConsumer::Impl {
 
 	void Start()
 	{
-		// Redis is "up" only while both connections are: an idle command connection may learn of a
-		// lost server only at its next command, the blocking one learns at once. Under a lease the
-		// partition manager reports health instead (one daemon, several consumers).
-		bool health = !lease;
-		cmd.OnReady([this, health] {
-			if (health)
-				metrics.redis_up = blk.Ready();
-			OnCommandReady();
-		});
-		cmd.OnDown([this, health] {
-			if (health)
-				metrics.redis_up = false;
+		// The partition manager reports the daemon's health (redis_up, postgres_up): a daemon runs
+		// several consumers, or none.
+		cmd.OnReady([this] { OnCommandReady(); });
+		cmd.OnDown([this] {
 			recovery_owed = true; // a fetch reply may have been lost with the connection
 		});
-		blk.OnReady([this, health] {
-			if (health)
-				metrics.redis_up = cmd.Ready();
-			Pump();
-		});
-		blk.OnDown([this, health] {
-			if (health)
-				metrics.redis_up = false;
-		});
-		pg.OnStateChange([this, health](bool up) {
-			if (health)
-				metrics.postgres_up = up;
+		blk.OnReady([this] { Pump(); });
+		pg.OnStateChange([this](bool up) {
 			if (up) {
 				inbox.OnConnected();
 				Pump();
@@ -149,8 +124,8 @@ struct BullmqConsumer::Impl {
 
 	void OnCommandReady()
 	{
-		if (life == Life::CheckingIdentity) {
-			CheckOurIdentity();
+		if (life == Life::Connecting) {
+			StartRunning();
 			return;
 		}
 		if (!Live())
@@ -160,40 +135,6 @@ struct BullmqConsumer::Impl {
 		for (auto &s : steps)
 			s();
 		Pump();
-	}
-
-	// CheckOurIdentity refuses to run beside a live daemon with our identity. Under a lease the
-	// partition manager checked that once for the daemon, and the lease (its value is our identity)
-	// keeps the partition to one consumer: a check per partition could only trip over this
-	// daemon's own earlier consumer of the partition, whose connection Redis may not have dropped yet.
-	void CheckOurIdentity()
-	{
-		if (lease) {
-			StartRunning();
-			return;
-		}
-		std::string name = ConnectionName(cfg.prefix, cfg.queue, cfg.identity);
-		CheckIdentity(cmd, name, [this](IdentityCheck result, int64_t other) {
-			if (life != Life::CheckingIdentity)
-				return;
-			if (result == IdentityCheck::Clash) {
-				Log(Level::Warning,
-				    "another chat-outboxd with identity '%s' is running on queue %s (redis client %lld); "
-				    "refusing to run",
-				    cfg.identity.c_str(), cfg.queue.c_str(), static_cast<long long>(other));
-				if (on_fatal)
-					on_fatal(3);
-				return;
-			}
-			if (result == IdentityCheck::Unknown) {
-				idle_timer.Start(1000, [this] {
-					if (cmd.Ready())
-						OnCommandReady();
-				});
-				return;
-			}
-			StartRunning();
-		});
 	}
 
 	void StartRunning()
@@ -243,7 +184,7 @@ struct BullmqConsumer::Impl {
 	{
 		redis = RedisStep::Recovering;
 		bool takeover = takeover_owed;
-		auto call = RecoverIdentityCall(keys, WallMs(), cfg.identity, takeover, LeaseHolder());
+		auto call = RecoverIdentityCall(keys, WallMs(), cfg.identity, takeover, lease.holder);
 		cmd.Eval(call, [this, takeover](const RedisValue *r, const std::string &) {
 			redis = RedisStep::Idle;
 			if (!Live())
@@ -273,7 +214,7 @@ struct BullmqConsumer::Impl {
 		uint64_t first = token_n;
 		token_n += static_cast<uint64_t>(cfg.batch_size);
 		return FetchCall(keys, now_ms, token_prefix, first, cfg.lock_duration, cfg.batch_size, cfg.identity,
-		                 LeaseHolder());
+		                 lease.holder);
 	}
 
 	void Fetch()
@@ -668,7 +609,7 @@ struct BullmqConsumer::Impl {
 };
 
 BullmqConsumer::BullmqConsumer(uv_loop_t *loop, const Config &cfg, RedisConn &cmd, RedisConn &blocking, PgClient &pg,
-                               MessageSink &sink, Metrics &metrics, std::optional<ConsumerLease> lease)
+                               MessageSink &sink, Metrics &metrics, ConsumerLease lease)
     : impl_(std::make_unique<Impl>(loop, cfg, cmd, blocking, pg, sink, metrics, std::move(lease)))
 {
 }
@@ -677,9 +618,8 @@ BullmqConsumer::BullmqConsumer(uv_loop_t *loop, const Config &cfg, RedisConn &cm
 BullmqConsumer::~BullmqConsumer() = default;
 
 void
-BullmqConsumer::Start(std::function<void(int)> on_fatal)
+BullmqConsumer::Start()
 {
-	impl_->on_fatal = std::move(on_fatal);
 	impl_->Start();
 }
 

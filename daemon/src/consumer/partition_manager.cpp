@@ -450,7 +450,7 @@ struct PartitionManager::Impl {
 		lease.on_lost = [this, queue] { Event(queue, LeaseEvent::RenewRefused); };
 		w->consumer = std::make_unique<BullmqConsumer>(loop, w->cfg, *w->cmd, *w->blk, *w->pg, sink, metrics, lease);
 		s.worker = std::move(w);
-		s.worker->consumer->Start(on_fatal);
+		s.worker->consumer->Start();
 	}
 
 	// StopWorker stops the consumer (it fetches nothing more and finishes what it holds), closes its
