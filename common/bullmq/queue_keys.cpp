@@ -43,7 +43,9 @@ QueueKeyNames()
 	    "active",      "wait",     "waiting-children", "paused", "id",      "delayed", "prioritized", "stalled-check",
 	    "completed",   "failed",   "stalled",          "repeat", "limiter", "meta",    "events",      "pc",
 	    "marker",      "de",       "dn",               "metrics", "waiting", "delay",  "priority",
-	    kPartitionsKeyName};
+	    // chat_outbox's own keys under a queue: the layout (kPartitionsKeyName, common/partitions.hpp),
+	    // the consumers' members registry and a partition's lease
+	    kPartitionsKeyName, "members", "lease"};
 	return names;
 }
 

@@ -38,8 +38,8 @@ constexpr char kPartitionsKeyName[] = "partitions";
 
 // QueueKeyNames lists every name BullMQ 6 puts directly under "<prefix>:<queue>:" for the queue
 // itself: QueueKeys (active, wait, paused, ...), the names its scripts build (metrics, dn), the
-// state name "waiting" its getters turn into a key, and the legacy keys it migrates (delay, priority);
-// and ours (kPartitionsKeyName).
+// state name "waiting" its getters turn into a key, the legacy keys it migrates (delay, priority),
+// and chat_outbox's own keys under a queue: partitions (the layout, kPartitionsKeyName), members and lease.
 const std::vector<std::string_view> &QueueKeyNames();
 
 // MayNameQueueKey (the relay's rule for the ids it chooses): true when `id` is made of lower-case

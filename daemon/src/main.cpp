@@ -1,11 +1,14 @@
 // daemon/src/main.cpp - chat-outboxd: settings, the loop, and the order things start and stop in.
 //
-// Start: settings (exit 2 on a bad one, before any connection) -> Postgres x2, Redis x2 for the
-// consumer and x2 for the gateway (commands, and the chats' events channels), the gateway (Gateway)
-// and the consumer, all on one uv loop.
-// SIGTERM/SIGINT: the consumer stops fetching and finishes its batch (inbox commit + complete),
-// then the gateway closes its clients, then Redis and Postgres close; exit 0, whatever state the
-// servers and the clients are in. Every handle of ours is a UvHandle (base/uv_handle.hpp), closed
+// Start: settings (exit 2 on a bad one, before any connection) -> the gateway's Postgres and its
+// two Redis connections on shard 0 (commands and PUBLISH; the chats' events channels), the gateway
+// (Gateway) with its bus subscription, and the partition manager (one Redis connection per shard,
+// and per partition it holds a BullMQ consumer with its own Redis and Postgres connections), all on
+// one uv loop. With --consume off there is no partition manager: a gateway only.
+// SIGTERM/SIGINT: every partition's consumer stops fetching and finishes its batch (inbox commit +
+// complete), its lease is released and the daemon leaves the members; then the gateway closes its
+// clients, then Redis and Postgres close; exit 0, whatever state the servers and the clients are in.
+// Every handle of ours is a UvHandle (base/uv_handle.hpp), closed
 // once by its owner; what is still open when the loop ends is closed by CloseLeftovers, through its
 // owner's box, so no handle is ever closed twice. Exit 3: another live daemon holds our identity.
 #include <csignal>
@@ -18,9 +21,10 @@
 
 #include <uv.h>
 
-#include "consumer/bullmq_consumer.hpp"
 #include "consumer/bus_publisher.hpp"
 #include "consumer/core/bullmq_identity.hpp"
+#include "consumer/core/partition_calls.hpp"
+#include "consumer/partition_manager.hpp"
 #include "base/core/config.hpp"
 #include "base/core/metrics.hpp"
 #include "base/log.hpp"
@@ -30,6 +34,7 @@
 #include "net/redis_subscriber.hpp"
 #include "net/redis_safety_check.hpp"
 #include "bullmq/queue_keys.hpp"
+#include "partitions.hpp"
 #include "redis_url.hpp"
 #include "gateway/gateway.hpp"
 
@@ -44,14 +49,13 @@ struct Daemon {
 	uv_loop_t loop;
 	Config cfg;
 	Metrics metrics;
-	StateLog redis_log{"redis"};
-	std::unique_ptr<PgClient> pg_inbox, pg_gateway;
-	std::unique_ptr<RedisConn> cmd, blocking, gateway_redis;
+	std::unique_ptr<PgClient> pg_gateway;
+	std::unique_ptr<RedisConn> gateway_redis;
 	std::unique_ptr<RedisSubscriber> chat_events;
 	std::unique_ptr<RedisSafetyCheck> redis_safety;
 	std::unique_ptr<Gateway> ws;
 	std::unique_ptr<BusPublisher> publisher;
-	std::unique_ptr<BullmqConsumer> consumer; // none with --consume off
+	std::unique_ptr<PartitionManager> consumer; // none with --consume off
 	UvSignal sigterm{"signal"}, sigint{"signal"};
 	bool shutting_down = false;
 	int exit_code = 0;
@@ -67,11 +71,8 @@ struct Daemon {
 		sigint.Close();
 		auto rest = [this] {
 			ws->Shutdown([this] {
-				cmd->Close(nullptr);
 				gateway_redis->Close(nullptr);
 				chat_events->Close(nullptr);
-				blocking->Close(nullptr);
-				pg_inbox->Close(nullptr);
 				pg_gateway->Close(nullptr);
 			});
 		};
@@ -116,9 +117,16 @@ Run(int argc, char **argv)
 	}
 	if (cfg.identity.empty())
 		cfg.identity = cfg.service + "@" + HostName();
-	auto url = chat_outbox::ParseRedisUrl(cfg.redis_url, &error);
-	if (!url) {
+	auto parsed_shards = chat_outbox::ParseShardList(cfg.redis_url, &error);
+	if (!parsed_shards) {
 		fprintf(stderr, "chat-outboxd: --redis-url: %s\n", error.c_str());
+		return 2;
+	}
+	const std::vector<chat_outbox::RedisUrl> shards = *parsed_shards;
+	const std::string shard_list = chat_outbox::RedactedShardList(shards);
+	std::vector<int64_t> left_out;
+	if (!ParsePartitionList(cfg.leave_partitions, &left_out, &error)) {
+		fprintf(stderr, "chat-outboxd: %s\n", error.c_str());
 		return 2;
 	}
 	error = chat_outbox::bullmq::NameProblem("--prefix", cfg.prefix);
@@ -139,44 +147,38 @@ Run(int argc, char **argv)
 	d->cfg = cfg;
 	uv_loop_init(&d->loop);
 	uv_loop_t *loop = &d->loop;
-	d->pg_inbox = std::make_unique<PgClient>(loop, cfg.database_url, "chat-outboxd " + cfg.service + " inbox");
 	d->pg_gateway = std::make_unique<PgClient>(loop, cfg.database_url, "chat-outboxd " + cfg.service + " gateway");
-	d->cmd = std::make_unique<RedisConn>(loop, *url, "redis (commands)",
-	                                     ConnectionName(cfg.prefix, cfg.queue, cfg.identity), kRedisTimeoutMs,
-	                                     &d->redis_log);
-	d->blocking = std::make_unique<RedisConn>(loop, *url, "redis (blocking)",
-	                                          ConnectionName(cfg.prefix, cfg.queue, cfg.identity) + ":blocking",
-	                                          kRedisTimeoutMs, nullptr);
-	d->redis_safety = std::make_unique<RedisSafetyCheck>(*d->cmd, d->metrics);
-	// The gateway's own Redis connections: commands (presence, read mirrors, PUBLISH) and the chats'
-	// events channels, so conversation events never wait behind the consumer's commands.
-	d->gateway_redis = std::make_unique<RedisConn>(loop, *url, "redis (gateway)",
-	                                               ConnectionName(cfg.prefix, cfg.queue, cfg.identity) + ":gateway",
+	// /healthz's "postgres" is the gateway's connection: a daemon holding no partition has no other.
+	Metrics *metrics = &d->metrics;
+	d->pg_gateway->OnStateChange([metrics](bool up) { metrics->postgres_up = up; });
+	const std::string client_name = ConnectionName(cfg.prefix, cfg.queue, cfg.identity);
+	// The gateway's own Redis connections on shard 0: commands (presence, read mirrors, PUBLISH of the
+	// bus and the chats' events) and the chats' events channels, so they never wait behind a
+	// consumer's commands. The Redis safety check reads shard 0 through the first.
+	d->gateway_redis = std::make_unique<RedisConn>(loop, shards[0], "redis (gateway)", client_name + ":gateway",
 	                                               kRedisTimeoutMs, nullptr);
-	d->chat_events = std::make_unique<RedisSubscriber>(loop, *url, ConnectionName(cfg.prefix, cfg.queue, cfg.identity) + ":events",
-	                                           kRedisTimeoutMs);
+	d->chat_events = std::make_unique<RedisSubscriber>(loop, shards[0], client_name + ":events", kRedisTimeoutMs);
+	d->redis_safety = std::make_unique<RedisSafetyCheck>(*d->gateway_redis, d->metrics);
 	d->ws = std::make_unique<Gateway>(loop, cfg, *d->pg_gateway, d->metrics, *d->gateway_redis, *d->chat_events);
 	if (!d->ws->Start(&error)) {
 		fprintf(stderr, "chat-outboxd: --listen %s: %s\n", cfg.listen.c_str(), error.c_str());
 		return 2;
 	}
 	const bool consume = cfg.consume == "on";
-	const std::string client_name = ConnectionName(cfg.prefix, cfg.queue, cfg.identity);
-	d->ws->StartBus({*url}, chat_outbox::bullmq::BusChannel(cfg.prefix, cfg.queue), client_name + ":bus", !consume);
+	const std::string bus_channel = chat_outbox::bullmq::BusChannel(cfg.prefix, cfg.queue);
+	d->ws->StartBus({shards[0]}, bus_channel, client_name + ":bus", !consume);
 	if (consume) {
-		// The consumer hands its rows to the publisher, which publishes them on the bus and hands them on
-		// to this daemon's gateway.
-		d->publisher = std::make_unique<BusPublisher>(*d->cmd, chat_outbox::bullmq::BusChannel(cfg.prefix, cfg.queue),
-		                                              *d->ws, d->metrics);
-		d->consumer = std::make_unique<BullmqConsumer>(loop, cfg, *d->cmd, *d->blocking, *d->pg_inbox, *d->publisher,
-		                                               d->metrics);
+		// Every partition's consumer hands its rows to the publisher, which publishes them on the bus
+		// (shard 0) and hands them on to this daemon's gateway.
+		d->publisher = std::make_unique<BusPublisher>(*d->gateway_redis, bus_channel, *d->ws, d->metrics);
+		d->consumer = std::make_unique<PartitionManager>(loop, cfg, shards, *d->publisher, d->metrics);
 	}
 
 	Daemon *daemon = d.get();
 	d->sigterm.Start(loop, SIGTERM, [daemon](int sig) { daemon->OnSignal(sig); });
 	d->sigint.Start(loop, SIGINT, [daemon](int sig) { daemon->OnSignal(sig); });
 	Log(Level::Notice, "chat-outboxd starting: service %s, queue %s, redis %s, listen %s, identity %s",
-	    cfg.service.c_str(), cfg.queue.c_str(), url->Redacted().c_str(), cfg.listen.c_str(), cfg.identity.c_str());
+	    cfg.service.c_str(), cfg.queue.c_str(), shard_list.c_str(), cfg.listen.c_str(), cfg.identity.c_str());
 	// Said once at start, so an operator who sees 404 at / knows why.
 	if (cfg.web_root.empty())
 		Log(Level::Notice, "web client: not served (--web-root is empty)");
@@ -194,10 +196,7 @@ Run(int argc, char **argv)
 		});
 	} else {
 		Log(Level::Notice, "--consume off: a gateway only, showing what the other instances consume (bus %s)",
-		    chat_outbox::bullmq::BusChannel(cfg.prefix, cfg.queue).c_str());
-		Metrics *m = &d->metrics;
-		d->pg_gateway->OnStateChange([m](bool up) { m->postgres_up = up; });
-		d->cmd->Start(); // for Redis' durability settings in /healthz and /metrics; nothing else uses it here
+		    bus_channel.c_str());
 	}
 
 	uv_run(loop, UV_RUN_DEFAULT);

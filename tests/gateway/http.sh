@@ -11,9 +11,10 @@ url=$DAEMON_URL
 healthz_has() { curl -s "$url/healthz" | grep "$1" >/dev/null; }
 healthz_code() { curl -s -o /dev/null -w '%{http_code}' "$url/healthz"; }
 
-harness_wait_for 20 bash -c "curl -s $url/healthz | grep -q '\"redis\":true,\"postgres\":true.*\"redis_appendfsync\":\"'"
+harness_wait_for 20 bash -c "curl -s $url/healthz | grep -q '\"redis\":true,\"postgres\":true.*\"redis_appendfsync\":\".*\"lease\":\"held\"'"
 body=$(curl -s -w ' %{http_code}' "$url/healthz")
-[[ $body == '{"status":"ok","redis":true,"postgres":true,"clients":0,"redis_appendfsync":"everysec"} 200' ]] || fail "healthz: $body"
+[[ $body == '{"status":"ok","redis":true,"postgres":true,"clients":0,"redis_appendfsync":"everysec","partitions":[{"partition":0,"queue":"chat-messages","lease":"held"}]} 200' ]] ||
+	fail "healthz: $body"
 echo "ok   /healthz 200: $body"
 
 ctype=$(curl -s -o "$H_DIR/metrics.txt" -w '%{content_type} %{http_code}' "$url/metrics")

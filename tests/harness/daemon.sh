@@ -13,6 +13,7 @@
 #   daemon_wait_healthy             until $DAEMON_URL/healthz answers 200
 #   daemon_wait_consuming <log>     until the daemon logged that it consumes
 #   daemon_stop                     SIGTERM to $DAEMON_PID, wait up to 10 s; returns its exit status
+#   daemons_stop <pid...>           SIGTERM to each at once; each must exit 0 within 20 s
 #   daemon_duplicates_logged <log>  the duplicates the daemon's inbox commit lines report, summed
 #   inbox_count <service>           rows in <service>.inbox
 #   wait_inbox <service> <n> [s]    poll until the inbox holds n rows (default 30 s)
@@ -68,6 +69,16 @@ daemon_stop() {
 	kill -TERM "$DAEMON_PID"
 	harness_wait_for 10 daemon_gone "$DAEMON_PID" || fail "chat-outboxd did not stop within 10 s of SIGTERM"
 	wait "$DAEMON_PID"
+}
+
+daemons_stop() {
+	local pid rc
+	kill -TERM "$@"
+	for pid in "$@"; do
+		harness_wait_for 20 daemon_gone "$pid" || fail "chat-outboxd $pid did not stop within 20 s of SIGTERM"
+		set +e; wait "$pid"; rc=$?; set -e
+		expect_eq "exit code of $pid after SIGTERM" 0 "$rc"
+	done
 }
 
 daemon_duplicates_logged() {

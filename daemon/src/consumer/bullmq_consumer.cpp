@@ -1,7 +1,9 @@
 // daemon/src/consumer/bullmq_consumer.cpp - see bullmq_consumer.hpp for the cycle; this file is its state machine.
 //
 // The state, and the rules it keeps:
-//   - `life`: the identity check, running, stopping (finishing what is held), stopped;
+//   - `life`: connecting, running, stopping (finishing what is held), stopped;
+//   - under its partition's lease: nothing new (a fetch, a batch) starts unless the lease is surely
+//     ours, and the fetch and recovery scripts are fenced by it in Redis;
 //   - `redis`: what the command side is doing for the fetch loop. Recovering, fetching and waiting
 //     (BZPOPMIN with the fetch queued behind it) exclude one another by being one value;
 //   - the inbox stage holds at most one batch (queue order to clients); `prefetched` is the batch
@@ -23,7 +25,6 @@
 #include "consumer/core/batch.hpp"
 #include "consumer/core/bullmq_calls.hpp"
 #include "consumer/core/bullmq_identity.hpp"
-#include "consumer/identity_guard.hpp"
 #include "consumer/inbox_stage.hpp"
 #include "consumer/stalled_checker.hpp"
 
@@ -35,7 +36,7 @@ constexpr int64_t kStopDeadlineMs = 10000; // longest a SIGTERM waits for a batc
 constexpr double kMaxBlockSeconds = 5.0;   // BZPOPMIN timeout, as bullmq's drainDelay
 
 enum class Life {
-	CheckingIdentity, // refusing to run beside a live daemon with our identity
+	Connecting, // until the command connection is first ready
 	Running,
 	Stopping, // no new work; finishing the batches held
 	Stopped,  // timers closed; every late reply is ignored
@@ -66,44 +67,49 @@ struct BullmqConsumer::Impl {
 	std::optional<std::vector<Job>> prefetched;
 	std::vector<BatchPtr> finishing;
 	std::vector<std::function<void()>> after_reconnect; // finishing steps whose reply was lost
-	std::function<void(int)> on_fatal;
 	std::function<void()> stop_done;
-	Life life = Life::CheckingIdentity;
+	Life life = Life::Connecting;
 	RedisStep redis = RedisStep::Idle;
 	bool recovery_owed = false; // a fetch reply may have been lost: take back what our identity holds
+	ConsumerLease lease;
+	bool takeover_owed = true; // the first recovery takes back earlier holders' jobs
 
-	Impl(uv_loop_t *l, const Config &c, RedisConn &cm, RedisConn &bl, PgClient &p, MessageSink &s, Metrics &m)
+	Impl(uv_loop_t *l, const Config &c, RedisConn &cm, RedisConn &bl, PgClient &p, MessageSink &s, Metrics &m,
+	     ConsumerLease ls)
 	    : loop(l), cfg(c), cmd(cm), blk(bl), pg(p), metrics(m), keys(c.prefix, c.queue),
 	      token_prefix(c.identity + ":" + NewUuid() + ":"), inbox(l, p, cfg, s, m),
 	      stalled(l, cm, keys, c.stalled_interval, m), extend_timer(l, "extend-locks"), idle_timer(l, "fetch-idle"),
-	      script_retry_timer(l, "script-retry"), stop_timer(l, "stop-deadline")
+	      script_retry_timer(l, "script-retry"), stop_timer(l, "stop-deadline"), lease(std::move(ls))
 	{
 		inbox.OnAttempt([this] { Prefetch(); });
 	}
 
 	bool Live() const { return life == Life::Running || life == Life::Stopping; }
 
+	// MayStart: a new fetch or batch may begin: only while the lease is surely ours.
+	bool MayStart() const { return lease.valid(); }
+
+	// FencedOut: the reply is the lease fence's refusal; the manager learns the lease is gone.
+	bool FencedOut(const RedisValue *r)
+	{
+		if (!r || !r->IsError() || !IsNoLease(r->str))
+			return false;
+		lease.on_lost();
+		return true;
+	}
+
 	// --- wiring ---------------------------------------------------------------------------
 
 	void Start()
 	{
-		// Redis is "up" only while both connections are: an idle command connection may learn of a
-		// lost server only at its next command, the blocking one learns at once.
-		cmd.OnReady([this] {
-			metrics.redis_up = blk.Ready();
-			OnCommandReady();
-		});
+		// The partition manager reports the daemon's health (redis_up, postgres_up): a daemon runs
+		// several consumers, or none.
+		cmd.OnReady([this] { OnCommandReady(); });
 		cmd.OnDown([this] {
-			metrics.redis_up = false;
 			recovery_owed = true; // a fetch reply may have been lost with the connection
 		});
-		blk.OnReady([this] {
-			metrics.redis_up = cmd.Ready();
-			Pump();
-		});
-		blk.OnDown([this] { metrics.redis_up = false; });
+		blk.OnReady([this] { Pump(); });
 		pg.OnStateChange([this](bool up) {
-			metrics.postgres_up = up;
 			if (up) {
 				inbox.OnConnected();
 				Pump();
@@ -118,8 +124,8 @@ struct BullmqConsumer::Impl {
 
 	void OnCommandReady()
 	{
-		if (life == Life::CheckingIdentity) {
-			CheckOurIdentity();
+		if (life == Life::Connecting) {
+			StartRunning();
 			return;
 		}
 		if (!Live())
@@ -131,35 +137,14 @@ struct BullmqConsumer::Impl {
 		Pump();
 	}
 
-	void CheckOurIdentity()
+	void StartRunning()
 	{
-		std::string name = ConnectionName(cfg.prefix, cfg.queue, cfg.identity);
-		CheckIdentity(cmd, name, [this](IdentityCheck result, int64_t other) {
-			if (life != Life::CheckingIdentity)
-				return;
-			if (result == IdentityCheck::Clash) {
-				Log(Level::Warning,
-				    "another chat-outboxd with identity '%s' is running on queue %s (redis client %lld); "
-				    "refusing to run",
-				    cfg.identity.c_str(), cfg.queue.c_str(), static_cast<long long>(other));
-				if (on_fatal)
-					on_fatal(3);
-				return;
-			}
-			if (result == IdentityCheck::Unknown) {
-				idle_timer.Start(1000, [this] {
-					if (cmd.Ready())
-						OnCommandReady();
-				});
-				return;
-			}
-			life = Life::Running;
-			recovery_owed = true;
-			Log(Level::Notice, "consuming %s%s as '%s' into %s.inbox", keys.Base().c_str(), "*",
-			    cfg.identity.c_str(), cfg.service.c_str());
-			stalled.Start();
-			Pump();
-		});
+		life = Life::Running;
+		recovery_owed = true;
+		Log(Level::Notice, "consuming %s%s as '%s' into %s.inbox", keys.Base().c_str(), "*", cfg.identity.c_str(),
+		    cfg.service.c_str());
+		stalled.Start();
+		Pump();
 	}
 
 	// --- the fetch loop ---------------------------------------------------------------------
@@ -174,6 +159,10 @@ struct BullmqConsumer::Impl {
 			// before any recovery: a recovery would take these jobs, which we still hold, back to wait
 			std::vector<Job> jobs = std::move(*prefetched);
 			prefetched.reset();
+			if (!MayStart()) { // the lease's next holder takes them back
+				MaybeFinishStop();
+				return;
+			}
 			StartBatch(std::move(jobs));
 			return;
 		}
@@ -181,7 +170,7 @@ struct BullmqConsumer::Impl {
 			MaybeFinishStop();
 			return;
 		}
-		if (!cmd.Ready() || !pg.Connected())
+		if (!cmd.Ready() || !pg.Connected() || !MayStart())
 			return;
 		if (recovery_owed) {
 			if (finishing.empty()) // a recovery would take their jobs back before their scripts ran
@@ -194,11 +183,13 @@ struct BullmqConsumer::Impl {
 	void Recover()
 	{
 		redis = RedisStep::Recovering;
-		cmd.Eval(RecoverIdentityCall(keys, WallMs(), cfg.identity), [this](const RedisValue *r, const std::string &) {
+		bool takeover = takeover_owed;
+		auto call = RecoverIdentityCall(keys, WallMs(), cfg.identity, takeover, lease.holder);
+		cmd.Eval(call, [this, takeover](const RedisValue *r, const std::string &) {
 			redis = RedisStep::Idle;
 			if (!Live())
 				return;
-			if (!r) {
+			if (!r || FencedOut(r)) {
 				MaybeFinishStop();
 				return; // OnCommandReady pumps again
 			}
@@ -208,9 +199,12 @@ struct BullmqConsumer::Impl {
 				return;
 			}
 			recovery_owed = false;
+			if (takeover)
+				takeover_owed = false;
 			if (!r->elements.empty())
-				Log(Level::Notice, "took back %zu job(s) left active by an earlier run of '%s'", r->elements.size(),
-				    cfg.identity.c_str());
+				Log(Level::Notice, "took back %zu job(s) left active by %s", r->elements.size(),
+				    takeover ? ("an earlier holder of " + cfg.queue).c_str()
+				             : ("an earlier run of '" + cfg.identity + "'").c_str());
 			Pump();
 		});
 	}
@@ -219,7 +213,8 @@ struct BullmqConsumer::Impl {
 	{
 		uint64_t first = token_n;
 		token_n += static_cast<uint64_t>(cfg.batch_size);
-		return FetchCall(keys, now_ms, token_prefix, first, cfg.lock_duration, cfg.batch_size, cfg.identity);
+		return FetchCall(keys, now_ms, token_prefix, first, cfg.lock_duration, cfg.batch_size, cfg.identity,
+		                 lease.holder);
 	}
 
 	void Fetch()
@@ -238,6 +233,10 @@ struct BullmqConsumer::Impl {
 			MaybeFinishStop();
 			return;
 		}
+		if (FencedOut(r)) {
+			MaybeFinishStop();
+			return;
+		}
 		FetchResult fr;
 		std::string error;
 		if (!DecodeFetchReply(*r, &fr, &error)) {
@@ -250,6 +249,10 @@ struct BullmqConsumer::Impl {
 			if (!fr.jobs.empty())
 				prefetched = std::move(fr.jobs);
 			return; // the batch's end pumps
+		}
+		if (!fr.jobs.empty() && !MayStart()) { // fetched under the lease, which may be another's by now
+			MaybeFinishStop();
+			return;
 		}
 		if (fr.jobs.empty()) {
 			if (life == Life::Stopping)
@@ -330,7 +333,8 @@ struct BullmqConsumer::Impl {
 	// costs one empty fetch, and the message in flight waits for none of it.
 	void Prefetch()
 	{
-		if (prefetched || redis != RedisStep::Idle || recovery_owed || life != Life::Running || !cmd.Ready())
+		if (prefetched || redis != RedisStep::Idle || recovery_owed || life != Life::Running || !cmd.Ready() ||
+		    !MayStart())
 			return;
 		Fetch();
 	}
@@ -605,17 +609,17 @@ struct BullmqConsumer::Impl {
 };
 
 BullmqConsumer::BullmqConsumer(uv_loop_t *loop, const Config &cfg, RedisConn &cmd, RedisConn &blocking, PgClient &pg,
-                               MessageSink &sink, Metrics &metrics)
-    : impl_(std::make_unique<Impl>(loop, cfg, cmd, blocking, pg, sink, metrics))
+                               MessageSink &sink, Metrics &metrics, ConsumerLease lease)
+    : impl_(std::make_unique<Impl>(loop, cfg, cmd, blocking, pg, sink, metrics, std::move(lease)))
 {
 }
+
 
 BullmqConsumer::~BullmqConsumer() = default;
 
 void
-BullmqConsumer::Start(std::function<void(int)> on_fatal)
+BullmqConsumer::Start()
 {
-	impl_->on_fatal = std::move(on_fatal);
 	impl_->Start();
 }
 

@@ -27,15 +27,26 @@
 
 namespace chat_outboxd {
 
+// ConsumerLease: the consumer works one partition under its lease (consumer/partition_manager.hpp).
+// Its fetch and recovery scripts are fenced in Redis by the lease's value (holder); `valid` is asked
+// before anything new starts (a fetch, a batch), and a fenced script that finds the lease gone calls
+// on_lost. Its first recovery takes back every earlier holder's jobs. The manager reports the
+// daemon's health figures (redis_up, postgres_up) and checks its identity.
+struct ConsumerLease {
+	std::string holder;
+	std::function<bool()> valid;
+	std::function<void()> on_lost;
+};
+
 class BullmqConsumer {
   public:
-	// cmd runs scripts; blocking waits on the marker with BZPOPMIN; pg is the inbox connection.
+	// cmd runs scripts; blocking waits on the marker with BZPOPMIN; pg is the inbox connection;
+	// cfg.queue is the partition's queue.
 	BullmqConsumer(uv_loop_t *loop, const Config &cfg, RedisConn &cmd, RedisConn &blocking, PgClient &pg,
-	               MessageSink &sink, Metrics &metrics);
+	               MessageSink &sink, Metrics &metrics, ConsumerLease lease);
 	~BullmqConsumer();
 
-	// on_fatal(exit code) is called when the daemon must not go on (another live daemon has our identity).
-	void Start(std::function<void(int)> on_fatal);
+	void Start();
 	// Stop takes no new batch, finishes the one in flight (or gives up after a deadline while a
 	// server is down), closes the consumer's timers and then calls done.
 	void Stop(std::function<void()> done);

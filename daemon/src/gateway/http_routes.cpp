@@ -43,7 +43,8 @@ Hub::HealthJson(int *status) const
 	return std::string("{\"status\":\"") + (up ? "ok" : "unavailable") + "\",\"redis\":" +
 	       (metrics.redis_up ? "true" : "false") + ",\"postgres\":" + (metrics.postgres_up ? "true" : "false") +
 	       ",\"clients\":" + std::to_string(client_count) + ",\"redis_appendfsync\":" +
-	       (metrics.redis_appendfsync.empty() ? "null" : "\"" + metrics.redis_appendfsync + "\"") + "}";
+	       (metrics.redis_appendfsync.empty() ? "null" : "\"" + metrics.redis_appendfsync + "\"") +
+	       ",\"partitions\":" + metrics.PartitionsJson() + "}";
 }
 
 std::string

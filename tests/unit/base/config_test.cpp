@@ -196,3 +196,21 @@ TEST(Config, WebRootDefaultsToTheInstalledClientAndEmptyServesNothing)
 	ASSERT_TRUE(Parse({"--service", "w", "--jwt-secret", "0123456789abcdef0123456789abcdef"}, {"CHAT_OUTBOXD_WEB_ROOT=/srv/chat"}, &from_env, &err)) << err;
 	EXPECT_EQ(from_env.web_root, "/srv/chat");
 }
+
+TEST(Config, LeaseSettings)
+{
+	Config cfg;
+	std::string err;
+	ASSERT_TRUE(Parse({"--service", "w", "--jwt-secret", kSecret}, {}, &cfg, &err)) << err;
+	EXPECT_EQ(cfg.lease_ttl, 5000);
+	EXPECT_EQ(cfg.leave_partitions, "");
+	ASSERT_TRUE(Parse({"--service", "w", "--jwt-secret", kSecret, "--lease-ttl", "300", "--leave-partitions", "1,3",
+	                   "--redis-url", "redis://a:1/0 redis://b:2/0"},
+	                  {}, &cfg, &err))
+	    << err;
+	EXPECT_EQ(cfg.lease_ttl, 300);
+	EXPECT_EQ(cfg.leave_partitions, "1,3");
+	EXPECT_EQ(cfg.redis_url, "redis://a:1/0 redis://b:2/0");
+	EXPECT_FALSE(Parse({"--service", "w", "--jwt-secret", kSecret, "--lease-ttl", "299"}, {}, &cfg, &err));
+	EXPECT_NE(err.find("--lease-ttl must be from 300"), std::string::npos) << err;
+}

@@ -29,3 +29,23 @@ TEST(Metrics, AppendfsyncIsOneSampleLabelledWithTheSetting)
 	EXPECT_EQ(Count(after, "\nchat_outboxd_redis_appendfsync{"), 1);
 	EXPECT_EQ(Count(after, "# TYPE chat_outboxd_redis_appendfsync gauge\n"), 1);
 }
+
+TEST(Metrics, PartitionsOwnedAndLeaseStates)
+{
+	Metrics m;
+	m.partitions = 4;
+	m.partition_leases = {{0, "q-p0", "held"}, {2, "q-p2", "draining"}, {3, "q\"-p3", "acquiring"}};
+	std::string text = m.RenderPrometheus();
+	EXPECT_NE(text.find("\nchat_outboxd_partitions 4\n"), std::string::npos) << text;
+	EXPECT_NE(text.find("\nchat_outboxd_partition_owned{partition=\"0\",queue=\"q-p0\"} 1\n"), std::string::npos);
+	EXPECT_NE(text.find("\nchat_outboxd_partition_owned{partition=\"2\",queue=\"q-p2\"} 1\n"), std::string::npos);
+	// a label value is escaped as the text format asks
+	EXPECT_NE(text.find("\nchat_outboxd_partition_owned{partition=\"3\",queue=\"q\\\"-p3\"} 0\n"), std::string::npos);
+	EXPECT_NE(text.find("\nchat_outboxd_partition_lease{partition=\"2\",queue=\"q-p2\",state=\"draining\"} 1\n"),
+	          std::string::npos);
+	EXPECT_EQ(Count(text, "# TYPE chat_outboxd_partition_lease gauge\n"), 1);
+	EXPECT_EQ(m.PartitionsJson(), R"([{"partition":0,"queue":"q-p0","lease":"held"},)"
+	                              R"({"partition":2,"queue":"q-p2","lease":"draining"},)"
+	                              R"({"partition":3,"queue":"q\"-p3","lease":"acquiring"}])");
+	EXPECT_EQ(Metrics().PartitionsJson(), "[]");
+}

@@ -34,7 +34,8 @@ TEST(QueueKeys, NoJobIdNamesAQueueKey)
 	}
 	for (const char *name : {"wait", "paused", "meta", "events", "marker", "active", "id", "delayed", "prioritized",
 							 "completed", "failed", "stalled", "stalled-check", "limiter", "pc", "repeat", "de",
-							 "metrics", "waiting-children", "waiting", "priority", "delay", "dn"})
+							 "metrics", "waiting-children", "waiting", "priority", "delay", "dn", "partitions", "members",
+							 "lease"})
 		EXPECT_TRUE(std::find(QueueKeyNames().begin(), QueueKeyNames().end(), name) != QueueKeyNames().end())
 			<< name;
 	EXPECT_TRUE(!IsValidJobId("some-future-key") && !IsValidJobId("-"));

@@ -11,8 +11,13 @@ TEST(BullmqCalls, FetchKeysAndArgs)
 	ScriptCall c = FetchCall(q, 1000, "w:u:", 41, 30000, 100, "w");
 	EXPECT_EQ(c.script, &FetchScript());
 	EXPECT_EQ(c.keys.front(), "bull:chat-messages:wait");
-	EXPECT_EQ(c.keys.back(), "bull:chat-messages:limiter");
-	EXPECT_EQ(c.args, (std::vector<std::string>{"bull:chat-messages:", "1000", "w:u:", "41", "30000", "100", "w"}));
+	EXPECT_EQ(c.keys[8], "bull:chat-messages:limiter");
+	EXPECT_EQ(c.keys.back(), "bull:chat-messages:lease");
+	EXPECT_EQ(c.args, (std::vector<std::string>{"bull:chat-messages:", "1000", "w:u:", "41", "30000", "100", "w", ""}));
+	ScriptCall fenced = FetchCall(q, 1000, "w:u:", 41, 30000, 100, "w", "w");
+	EXPECT_EQ(fenced.args.back(), "w");
+	EXPECT_TRUE(IsNoLease("NOLEASE the lease bull:q:lease is not held by w"));
+	EXPECT_FALSE(IsNoLease("ERR NOLEASE"));
 }
 
 TEST(BullmqCalls, FinishGroups)
@@ -43,7 +48,10 @@ TEST(BullmqCalls, ExtendStalledRecover)
 	EXPECT_EQ(s.args[2], "30000");
 	EXPECT_EQ(s.args.back(), "9007199254740991"); // the check never fails a job for stalling
 	ScriptCall r = RecoverIdentityCall(q, 5, "workers@h");
-	EXPECT_EQ(r.args.back(), "workers@h:");
+	EXPECT_EQ(r.keys.back(), "bull:q:lease");
+	EXPECT_EQ(r.args, (std::vector<std::string>{"bull:q:", "5", "workers@h:", "0", ""}));
+	ScriptCall t = RecoverIdentityCall(q, 5, "workers@h", true, "workers@h");
+	EXPECT_EQ(t.args, (std::vector<std::string>{"bull:q:", "5", "workers@h:", "1", "workers@h"}));
 }
 
 TEST(BullmqCalls, ScriptsHaveDistinctShas)

@@ -40,7 +40,10 @@ Fields()
 	     &Config::service, nullptr},
 	    {{"queue", "string", "BullMQ queue to consume", false, false}, &Config::queue, nullptr},
 	    {{"prefix", "string", "BullMQ key prefix", false, false}, &Config::prefix, nullptr},
-	    {{"redis-url", "string", "redis://[[user]:password@]host[:port][/db] or unix:///path", false, true},
+	    {{"redis-url", "string",
+	      "redis://[[user]:password@]host[:port][/db] or unix:///path; several, separated by spaces, are shards: "
+	      "partition p lives on the (p mod count)-th, counted from 0 (the same list, in the same order, as the relay's)",
+	      false, true},
 	     &Config::redis_url, nullptr},
 	    {{"database-url", "string", "libpq connection string or URI of the chat database", false, true},
 	     &Config::database_url, nullptr},
@@ -53,9 +56,11 @@ Fields()
 	     &Config::jwt_audience, nullptr},
 	    {{"jwt-issuer", "string", "when set, a client token's iss must be exactly this value", false, false},
 	     &Config::jwt_issuer, nullptr},
-	    {{"identity", "string", "consumer identity, unique per live daemon; a restart with the same identity takes "
-	                            "back its jobs at once, under another one (a pod with a new hostname) the stalled "
-	                            "check does after --lock-duration (default <service>@<hostname>)",
+	    {{"identity", "string", "consumer identity, unique per live daemon: its name among the service's consumers "
+	                            "and in its partition leases; a restart with the same identity takes back its "
+	                            "leases and jobs at once, under another one (a pod with a new hostname) a live "
+	                            "daemon takes them over once the leases expire (--lease-ttl) (default "
+	                            "<service>@<hostname>)",
 	      false, false},
 	     &Config::identity, nullptr},
 	    {{"consume", "string", "off: run as a gateway only, consuming no jobs; its clients are shown what the "
@@ -71,6 +76,16 @@ Fields()
 	    {{"max-stalled-count", "int", "starts a job may lose to crashes before each new start logs a warning (a job "
 	                              "is never failed for stalling)", false, false, 0, kNoLimit}, nullptr,
 	     &Config::max_stalled_count},
+	    {{"lease-ttl", "int",
+	      "partition lease time-to-live, ms: renewed every third of it; a dead consumer's partitions are taken "
+	      "over within about 4/3 of it",
+	      false, false, 300, kMaxMs},
+	     nullptr, &Config::lease_ttl},
+	    {{"leave-partitions", "string",
+	      "partitions no chat-outboxd of the service consumes (left to another consumer, e.g. a bullmq Worker), "
+	      "separated by ',' or spaces; give every daemon of the service the same list",
+	      false, false},
+	     &Config::leave_partitions, nullptr},
 	    {{"remove-on-complete", "int", "completed jobs kept (0 = remove at once, -1 = keep all)", false, false, -1,
 	      kNoLimit},
 	     nullptr, &Config::remove_on_complete},

@@ -3,6 +3,8 @@
 
 #include <cstdio>
 
+#include <nlohmann/json.hpp>
+
 namespace chat_outboxd {
 
 namespace {
@@ -20,6 +22,23 @@ Counter(std::string *out, const char *name, const char *help, const char *type, 
 {
 	*out += std::string("# HELP ") + name + " " + help + "\n# TYPE " + name + " " + type + "\n" + name + " " + Num(v) +
 	        "\n";
+}
+
+// LabelValue escapes a label value as the text format asks: backslash, double quote, newline.
+std::string
+LabelValue(const std::string &v)
+{
+	std::string out;
+	for (char c : v) {
+		if (c == '\\' || c == '"')
+			out.push_back('\\');
+		if (c == '\n') {
+			out += "\\n";
+			continue;
+		}
+		out.push_back(c);
+	}
+	return out;
 }
 
 } // namespace
@@ -64,7 +83,8 @@ Metrics::RenderPrometheus() const
 	        frames_rejected);
 	Counter(&out, "chat_outboxd_clients_connected", "Connected clients.", "gauge", clients_connected);
 	Counter(&out, "chat_outboxd_redis_up", "1 when the Redis connections are up.", "gauge", redis_up ? 1 : 0);
-	Counter(&out, "chat_outboxd_postgres_up", "1 when the Postgres connection is up.", "gauge", postgres_up ? 1 : 0);
+	Counter(&out, "chat_outboxd_postgres_up", "1 when the gateway's Postgres connection is up.", "gauge",
+	        postgres_up ? 1 : 0);
 	Counter(&out, "chat_outboxd_redis_durable", "0 when Redis runs without appendonly or may evict jobs.", "gauge",
 	        redis_durable ? 1 : 0);
 	out += "# HELP chat_outboxd_redis_appendfsync Redis's appendfsync setting, as the label (unknown: not read).\n"
@@ -87,9 +107,37 @@ Metrics::RenderPrometheus() const
 	Counter(&out, "chat_outboxd_bus_subscribed", "1 while this gateway's bus subscription is confirmed.", "gauge",
 	        bus_subscribed ? 1 : 0);
 	bus_lag_seconds.Render("chat_outboxd_bus_lag_seconds", "Bus message publish to receipt by this gateway.", &out);
+	Counter(&out, "chat_outboxd_partitions", "Partitions of the service's queue (its layout key; 0 = not read yet).",
+	        "gauge", static_cast<uint64_t>(partitions));
+	Counter(&out, "chat_outboxd_leases_acquired_total", "Partition leases this daemon acquired.", "counter",
+	        leases_acquired);
+	Counter(&out, "chat_outboxd_leases_lost_total", "Partition leases this daemon lost (not released by it).",
+	        "counter", leases_lost);
+	out += "# HELP chat_outboxd_partition_owned 1 for a partition this daemon works (lease held or draining).\n"
+	       "# TYPE chat_outboxd_partition_owned gauge\n";
+	for (const auto &p : partition_leases) {
+		std::string state = p.lease;
+		out += "chat_outboxd_partition_owned{partition=\"" + std::to_string(p.partition) + "\",queue=\"" +
+		       LabelValue(p.queue) + "\"} " + (state == "held" || state == "draining" ? "1" : "0") + "\n";
+	}
+	out += "# HELP chat_outboxd_partition_lease The lease state, as the label, of each partition this daemon is "
+	       "assigned or still holds.\n"
+	       "# TYPE chat_outboxd_partition_lease gauge\n";
+	for (const auto &p : partition_leases)
+		out += "chat_outboxd_partition_lease{partition=\"" + std::to_string(p.partition) + "\",queue=\"" +
+		       LabelValue(p.queue) + "\",state=\"" + p.lease + "\"} 1\n";
 	batch_size.Render("chat_outboxd_batch_size", "Jobs per fetched batch.", &out);
 	lag_seconds.Render("chat_outboxd_lag_seconds", "Message creation to push to clients.", &out);
 	return out;
+}
+
+std::string
+Metrics::PartitionsJson() const
+{
+	nlohmann::ordered_json out = nlohmann::ordered_json::array();
+	for (const auto &p : partition_leases)
+		out.push_back({{"partition", p.partition}, {"queue", p.queue}, {"lease", p.lease}});
+	return out.dump();
 }
 
 } // namespace chat_outboxd

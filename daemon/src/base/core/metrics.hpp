@@ -55,10 +55,24 @@ struct Metrics {
 	uint64_t bus_buffer_overflows = 0; // gaps whose buffered rows passed the bound (read again)
 	bool bus_subscribed = false;
 	Histogram bus_lag_seconds{LagBuckets()};
+	// Partitions (consumer/partition_manager.hpp): the service's count as the layout key says, and
+	// the lease of every partition this daemon is assigned or still holds.
+	struct PartitionLease {
+		int64_t partition = 0;
+		std::string queue;
+		const char *lease = ""; // LeaseStateName
+	};
+	int64_t partitions = 0; // 0 until the layout is first read
+	std::vector<PartitionLease> partition_leases;
+	uint64_t leases_acquired = 0;
+	uint64_t leases_lost = 0;
 	Histogram batch_size{{1, 2, 5, 10, 20, 50, 100, 200, 500, 1000}};
 	Histogram lag_seconds{LagBuckets()};
 
 	std::string RenderPrometheus() const;
+	// PartitionsJson: partition_leases as /healthz prints them,
+	// [{"partition":0,"queue":"q-p0","lease":"held"},...].
+	std::string PartitionsJson() const;
 };
 
 } // namespace chat_outboxd

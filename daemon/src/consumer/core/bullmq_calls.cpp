@@ -35,12 +35,13 @@ StackTrace(const std::string &line)
 
 ScriptCall
 FetchCall(const QueueKeys &q, int64_t now_ms, const std::string &token_prefix, uint64_t first_n, int64_t lock_ms,
-          int64_t max_jobs, const std::string &worker_name)
+          int64_t max_jobs, const std::string &worker_name, const std::string &lease_holder)
 {
 	ScriptCall c = Call(FetchScript(), q,
-	                    {"wait", "active", "prioritized", "delayed", "meta", "events", "marker", "pc", "limiter"}, now_ms);
+	                    {"wait", "active", "prioritized", "delayed", "meta", "events", "marker", "pc", "limiter", "lease"},
+	                    now_ms);
 	c.args.insert(c.args.end(), {token_prefix, std::to_string(first_n), std::to_string(lock_ms),
-	                             std::to_string(max_jobs), worker_name});
+	                             std::to_string(max_jobs), worker_name, lease_holder});
 	return c;
 }
 
@@ -101,11 +102,19 @@ StalledCheckCall(const QueueKeys &q, int64_t now_ms, int64_t stalled_interval_ms
 }
 
 ScriptCall
-RecoverIdentityCall(const QueueKeys &q, int64_t now_ms, const std::string &identity)
+RecoverIdentityCall(const QueueKeys &q, int64_t now_ms, const std::string &identity, bool takeover,
+                    const std::string &lease_holder)
 {
-	ScriptCall c = Call(RecoverIdentityScript(), q, {"active", "wait", "events", "meta", "marker", "stalled"}, now_ms);
-	c.args.push_back(identity + ":");
+	ScriptCall c =
+	    Call(RecoverIdentityScript(), q, {"active", "wait", "events", "meta", "marker", "stalled", "lease"}, now_ms);
+	c.args.insert(c.args.end(), {identity + ":", takeover ? "1" : "0", lease_holder});
 	return c;
+}
+
+bool
+IsNoLease(const std::string &error)
+{
+	return error.rfind("NOLEASE", 0) == 0;
 }
 
 } // namespace chat_outboxd

@@ -57,8 +57,11 @@ struct HeldLock {
 // behind a blocking command, which runs when the block ends, not when it was sent.
 constexpr int64_t kRedisClock = -1;
 
+// lease_holder, when not empty, fences the fetch and the recovery by the partition's lease (the
+// key "lease" under the queue): the script answers NOLEASE and does nothing unless the lease holds it.
 ScriptCall FetchCall(const QueueKeys &q, int64_t now_ms, const std::string &token_prefix, uint64_t first_n,
-                     int64_t lock_ms, int64_t max_jobs, const std::string &worker_name);
+                     int64_t lock_ms, int64_t max_jobs, const std::string &worker_name,
+                     const std::string &lease_holder = "");
 ScriptCall CompleteCall(const QueueKeys &q, int64_t now_ms, const std::vector<CompleteItem> &items);
 ScriptCall FailCall(const QueueKeys &q, int64_t now_ms, const std::vector<FailItem> &items);
 ScriptCall RetryCall(const QueueKeys &q, int64_t now_ms, const std::vector<RetryItem> &items);
@@ -66,7 +69,11 @@ ScriptCall ExtendLocksCall(const QueueKeys &q, int64_t now_ms, int64_t lock_ms, 
 // StalledCheckCall never lets the check fail a job: a consumer's crash may delay a message, never
 // drop it (the limit it passes is one no count reaches).
 ScriptCall StalledCheckCall(const QueueKeys &q, int64_t now_ms, int64_t stalled_interval_ms);
-ScriptCall RecoverIdentityCall(const QueueKeys &q, int64_t now_ms, const std::string &identity);
+// takeover: also take back the jobs of any earlier holder of the partition's lease (bullmq_scripts.cpp).
+ScriptCall RecoverIdentityCall(const QueueKeys &q, int64_t now_ms, const std::string &identity, bool takeover = false,
+                               const std::string &lease_holder = "");
+// IsNoLease: the error reply of a script fenced by a lease we no longer hold.
+bool IsNoLease(const std::string &error);
 
 // StackTrace is the `stacktrace` field: a JSON array of strings, as bullmq readers parse it.
 std::string StackTrace(const std::string &line);

@@ -27,6 +27,13 @@ if nowMs == '' then -- kRedisClock: the call waited behind a BZPOPMIN, so the cl
   nowMs = t[1] .. string.format('%03d', math.floor(tonumber(t[2]) / 1000))
 end
 local now = tonumber(nowMs)
+-- checkLease(key, holder): with a holder (a consumer sharing partitions by leases), the script runs
+-- only while the partition's lease holds exactly that value; the error leaves Redis untouched
+local function checkLease(key, holder)
+  if holder ~= '' and redis.pcall('GET', key) ~= holder then
+    error({err = 'NOLEASE the lease ' .. key .. ' is not held by ' .. holder})
+  end
+end
 -- checkTypes({key, ...}): each fixed key a script touches must be absent or of its own type
 -- (checkType). Every script runs it before its first write, and every later command acts on a checked
 -- key (or reads a job's key with pcall), so a script that fails leaves Redis as it was: Redis does
@@ -174,8 +181,11 @@ local function drainedEvent(waitKey, activeKey, prioKey, eventsKey)
 end
 )LUA";
 
-// KEYS: wait active prioritized delayed meta events marker pc limiter
-// ARGV: base now tokenPrefix firstN lockMs maxJobs workerName
+// KEYS: wait active prioritized delayed meta events marker pc limiter lease
+// ARGV: base now tokenPrefix firstN lockMs maxJobs workerName leaseHolder
+// A leaseHolder (not empty) fences the fetch: when the lease key does not hold exactly that value,
+// nothing is taken and the reply is the error NOLEASE (a consumer whose partition went to another
+// takes no job, even a fetch that waited behind its BZPOPMIN while the process was paused).
 // Returns {nextDelayedDueMs, rateLimitedForMs} when nothing was taken, else
 // {nextDelayedDueMs, rateLimitedForMs, {field names}, id, token, {values of those fields}, id, ...}
 //
@@ -187,6 +197,7 @@ end
 const char kFetch[] = R"LUA(
 local waitKey, activeKey, prioKey, delayedKey = KEYS[1], KEYS[2], KEYS[3], KEYS[4]
 local metaKey, eventsKey, markerKey, pcKey, limiterKey = KEYS[5], KEYS[6], KEYS[7], KEYS[8], KEYS[9]
+checkLease(KEYS[10], ARGV[8])
 local n = tonumber(ARGV[4])
 local maxJobs = tonumber(ARGV[6])
 checkTypes({waitKey, activeKey, prioKey, delayedKey, metaKey, eventsKey, markerKey, pcKey, limiterKey})
@@ -514,19 +525,32 @@ end
 return requeued
 )LUA";
 
-// KEYS: active wait events meta marker stalled
-// ARGV: base now tokenPrefix ("<identity>:"). Returns the requeued ids, oldest last.
+// KEYS: active wait events meta marker stalled lease
+// ARGV: base now tokenPrefix ("<identity>:") takeover(0/1) leaseHolder
+// Returns the requeued ids, oldest last.
+// takeover 1 (a consumer that has just acquired the partition's lease) also requeues every active
+// job without a lock and every job locked by any chat-outboxd (tokens "<identity>:<run>:<n>", two
+// ':'; a bullmq Worker's are "<uuid>:<n>"): they were fetched by an earlier holder of the lease,
+// so they come before anything this holder will fetch. The lease fence as in the fetch.
 const char kRecover[] = R"LUA(
 local activeKey, waitKey, eventsKey, metaKey, markerKey, stalledKey = KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5], KEYS[6]
 checkTypes({activeKey, waitKey, eventsKey, metaKey, markerKey, stalledKey})
+checkLease(KEYS[7], ARGV[5])
 local qMeta = queueMeta(metaKey)
-local prefix = ARGV[3]
+local prefix, takeover = ARGV[3], ARGV[4] == '1'
+local function ours(owner)
+  if owner == false then return takeover end -- no lock: nobody works it
+  if type(owner) ~= 'string' then return false end -- a lock key of another type is nobody's lock
+  if string.sub(owner, 1, #prefix) == prefix then return true end
+  local _, colons = string.gsub(owner, ':', '')
+  return takeover and colons == 2
+end
 local out = {}
 local active = rcall('LRANGE', activeKey, 0, -1)
 for _, id in ipairs(active) do
   local lockKey = base .. id .. ':lock'
-  local owner = redis.pcall('GET', lockKey) -- a lock key of another type is nobody's lock
-  if type(owner) == 'string' and string.sub(owner, 1, #prefix) == prefix then
+  local owner = redis.pcall('GET', lockKey)
+  if ours(owner) then
     rcall('DEL', lockKey)
     rcall('LREM', activeKey, 1, id)
     rcall('SREM', stalledKey, id)

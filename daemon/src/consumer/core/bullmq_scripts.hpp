@@ -29,7 +29,8 @@ const LuaScript &ExtendLocksScript();
 // (docs/protocols/bullmq.md, 'Stalled jobs').
 const LuaScript &StalledCheckScript();
 // RecoverIdentityScript requeues, at the front and in queue order, the active jobs whose lock
-// belongs to our identity (a predecessor killed before it could finish them).
+// belongs to our identity (a predecessor killed before it could finish them), and on a takeover
+// of a partition's lease those of every earlier holder.
 const LuaScript &RecoverIdentityScript();
 
 } // namespace chat_outboxd

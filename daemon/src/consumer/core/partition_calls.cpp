@@ -1,0 +1,193 @@
+// daemon/src/consumer/core/partition_calls.cpp - see partition_calls.hpp.
+#include "consumer/core/partition_calls.hpp"
+
+#include <algorithm>
+
+#include "bullmq/queue_keys.hpp"
+#include "partitions.hpp"
+
+namespace chat_outboxd {
+
+namespace {
+
+using chat_outbox::bullmq::QueueKey;
+
+// KEYS: members layout. ARGV: identity memberTtlMs. Scores are expiry times on Redis's clock, so
+// every consumer judges liveness by one clock. The ZSET expires with its last member.
+const char kHeartbeat[] = R"LUA(
+local t = redis.call('TIME')
+local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+local ttl = tonumber(ARGV[2])
+redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', now)
+redis.call('ZADD', KEYS[1], now + ttl, ARGV[1])
+redis.call('PEXPIRE', KEYS[1], ttl)
+return {redis.call('ZRANGE', KEYS[1], 0, -1), redis.call('GET', KEYS[2])}
+)LUA";
+
+// KEYS: members. ARGV: identity.
+const char kLeave[] = R"LUA(
+return redis.call('ZREM', KEYS[1], ARGV[1])
+)LUA";
+
+// KEYS: lease. ARGV: identity ttlMs. Returns 1 (ours), else minus the ms the other's lease has left.
+const char kAcquire[] = R"LUA(
+local v = redis.call('GET', KEYS[1])
+if v == false then
+  redis.call('SET', KEYS[1], ARGV[1], 'NX', 'PX', ARGV[2])
+  return 1
+end
+if v == ARGV[1] then
+  redis.call('PEXPIRE', KEYS[1], ARGV[2])
+  return 1
+end
+local left = redis.call('PTTL', KEYS[1])
+if left < 0 then left = 0 end
+return -left
+)LUA";
+
+// KEYS: lease. ARGV: identity ttlMs.
+const char kRenew[] = R"LUA(
+if redis.call('GET', KEYS[1]) ~= ARGV[1] then return 0 end
+redis.call('PEXPIRE', KEYS[1], ARGV[2])
+return 1
+)LUA";
+
+// KEYS: lease. ARGV: identity.
+const char kRelease[] = R"LUA(
+if redis.call('GET', KEYS[1]) ~= ARGV[1] then return 0 end
+redis.call('DEL', KEYS[1])
+return 1
+)LUA";
+
+// Each script once per process: a ScriptCall points at it.
+#define CHAT_OUTBOXD_SCRIPT(fn, name, source)                                                                  \
+	const chat_outbox::RedisScript &fn()                                                                       \
+	{                                                                                                          \
+		static const chat_outbox::RedisScript s = chat_outbox::MakeRedisScript(name, source);                 \
+		return s;                                                                                              \
+	}
+CHAT_OUTBOXD_SCRIPT(HeartbeatScript, "members-heartbeat", kHeartbeat)
+CHAT_OUTBOXD_SCRIPT(LeaveScript, "members-leave", kLeave)
+CHAT_OUTBOXD_SCRIPT(AcquireScript, "lease-acquire", kAcquire)
+CHAT_OUTBOXD_SCRIPT(RenewScript, "lease-renew", kRenew)
+CHAT_OUTBOXD_SCRIPT(ReleaseScript, "lease-release", kRelease)
+#undef CHAT_OUTBOXD_SCRIPT
+
+ScriptCall
+Make(const chat_outbox::RedisScript &script, std::vector<std::string> keys, std::vector<std::string> args)
+{
+	ScriptCall c;
+	c.script = &script;
+	c.keys = std::move(keys);
+	c.args = std::move(args);
+	return c;
+}
+
+} // namespace
+
+ScriptCall
+HeartbeatCall(const std::string &prefix, const std::string &queue, const std::string &identity, int64_t member_ttl_ms)
+{
+	return Make(HeartbeatScript(), {QueueKey(prefix, queue, "members"), chat_outbox::LayoutKey(prefix, queue)},
+	            {identity, std::to_string(member_ttl_ms)});
+}
+
+ScriptCall
+LeaveCall(const std::string &prefix, const std::string &queue, const std::string &identity)
+{
+	return Make(LeaveScript(), {QueueKey(prefix, queue, "members")}, {identity});
+}
+
+ScriptCall
+AcquireCall(const std::string &prefix, const std::string &partition_queue, const std::string &identity, int64_t ttl_ms)
+{
+	return Make(AcquireScript(), {QueueKey(prefix, partition_queue, "lease")},
+	            {identity, std::to_string(ttl_ms)});
+}
+
+ScriptCall
+RenewCall(const std::string &prefix, const std::string &partition_queue, const std::string &identity, int64_t ttl_ms)
+{
+	return Make(RenewScript(), {QueueKey(prefix, partition_queue, "lease")}, {identity, std::to_string(ttl_ms)});
+}
+
+ScriptCall
+ReleaseCall(const std::string &prefix, const std::string &partition_queue, const std::string &identity)
+{
+	return Make(ReleaseScript(), {QueueKey(prefix, partition_queue, "lease")}, {identity});
+}
+
+bool
+DecodeHeartbeat(const RedisValue &reply, Heartbeat *out, std::string *error)
+{
+	*out = Heartbeat();
+	if (reply.IsError()) {
+		*error = reply.str;
+		return false;
+	}
+	if (!reply.IsArray() || reply.elements.size() != 2 || !reply.elements[0].IsArray()) {
+		*error = "members heartbeat: malformed reply";
+		return false;
+	}
+	for (const RedisValue &m : reply.elements[0].elements) {
+		if (m.type != RedisValue::Type::String) {
+			*error = "members heartbeat: malformed reply";
+			return false;
+		}
+		out->members.push_back(m.str);
+	}
+	std::sort(out->members.begin(), out->members.end());
+	const RedisValue &layout = reply.elements[1];
+	if (layout.type == RedisValue::Type::String)
+		out->layout = layout.str;
+	else if (!layout.IsNil()) {
+		*error = "members heartbeat: malformed reply";
+		return false;
+	}
+	return true;
+}
+
+std::optional<AcquireResult>
+DecodeAcquire(const RedisValue &reply)
+{
+	if (reply.type != RedisValue::Type::Integer || reply.integer > 1)
+		return std::nullopt;
+	if (reply.integer == 1)
+		return AcquireResult{true, 0};
+	return AcquireResult{false, -reply.integer};
+}
+
+std::optional<bool>
+DecodeFlag(const RedisValue &reply)
+{
+	if (reply.type != RedisValue::Type::Integer || (reply.integer != 0 && reply.integer != 1))
+		return std::nullopt;
+	return reply.integer == 1;
+}
+
+bool
+ParsePartitionList(const std::string &text, std::vector<int64_t> *out, std::string *error)
+{
+	out->clear();
+	size_t i = 0;
+	while (i < text.size()) {
+		char c = text[i];
+		if (c == ',' || c == ' ' || c == '\t') {
+			i++;
+			continue;
+		}
+		int64_t v = 0;
+		size_t start = i;
+		while (i < text.size() && text[i] >= '0' && text[i] <= '9' && i - start < 6)
+			v = v * 10 + (text[i++] - '0');
+		if (i == start || (i < text.size() && text[i] != ',' && text[i] != ' ' && text[i] != '\t')) {
+			*error = "--leave-partitions must list partition numbers separated by ',' or spaces, got '" + text + "'";
+			return false;
+		}
+		if (std::find(out->begin(), out->end(), v) == out->end())
+			out->push_back(v);
+	}
+	return true;
+}
+
+} // namespace chat_outboxd
