@@ -3,13 +3,16 @@
 
 #include <sys/time.h>
 
+#include <algorithm>
 #include <chrono>
+#include <cstdio>
 #include <cstring>
 #include <memory>
 
 #include "redis_handshake.hpp"
 #include "redis_safety.hpp"
 #include "redis_script.hpp"
+#include "redis_sentinel.hpp"
 
 namespace chat_outbox::relay {
 
@@ -83,8 +86,22 @@ void
 RedisLink::Connect()
 {
 	struct timeval tv = {static_cast<time_t>(timeout_ms_ / 1000), static_cast<suseconds_t>((timeout_ms_ % 1000) * 1000)};
-	ctx_ = url_.unix_socket.empty() ? redisConnectWithTimeout(url_.host.c_str(), url_.port, tv)
-									: redisConnectUnixWithTimeout(url_.unix_socket.c_str(), tv);
+	RedisUrl target = url_;
+	if (url_.IsSentinel()) {
+		// every connect of a sentinel URL asks the sentinels first: that is how a failover is followed
+		std::string why;
+		auto master = DiscoverMaster(url_, std::min<int64_t>(timeout_ms_, 1000), &sentinel_cursor_, &why);
+		if (!master)
+			throw RedisFailure(RedisFailure::kConnection, "sentinel discovery: " + why);
+		std::string found = master->host + ":" + std::to_string(master->port);
+		if (found != master_)
+			std::fprintf(stderr, "chat-outbox-relay: redis master '%s' is at %s%s%s\n", url_.master_name.c_str(),
+						 found.c_str(), master_.empty() ? "" : ", was ", master_.c_str());
+		master_ = found;
+		target = AtMaster(url_, *master);
+	}
+	ctx_ = target.unix_socket.empty() ? redisConnectWithTimeout(target.host.c_str(), target.port, tv)
+									  : redisConnectUnixWithTimeout(target.unix_socket.c_str(), tv);
 	if (!ctx_)
 		throw RedisFailure(RedisFailure::kConnection, "connect: out of memory");
 	if (ctx_->err)
@@ -96,6 +113,15 @@ RedisLink::Connect()
 			std::string why = cmd[0] + ": " + r->str;
 			Disconnect();
 			throw RedisFailure(RedisFailure::kConnection, why);
+		}
+	}
+	if (url_.IsSentinel()) {
+		Reply role(Command(MasterCheckCommand()));
+		if (role->type != REDIS_REPLY_ARRAY || role->elements == 0 || role->element[0]->type != REDIS_REPLY_STRING ||
+			!RoleIsMaster(role->element[0]->str)) {
+			sentinel_cursor_++; // that sentinel is stale: ask the next one
+			Disconnect();
+			throw RedisFailure(RedisFailure::kConnection, "ROLE: " + master_ + " is not the master (yet)");
 		}
 	}
 	Reply loaded(Command({"SCRIPT", "LOAD", BatchAddScript()}));

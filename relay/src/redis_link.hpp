@@ -59,6 +59,8 @@ class RedisLink {
 
 	RedisUrl url_;
 	int64_t timeout_ms_;
+	size_t sentinel_cursor_ = 0;
+	std::string master_; // redis-sentinel:// only: "host:port" last discovered
 	std::string prefix_;
 	redisContext *ctx_ = nullptr;
 	std::string sha_;

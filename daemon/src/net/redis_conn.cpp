@@ -17,6 +17,7 @@
 #include "base/c_boundary.hpp"
 #include "base/uv_timer.hpp"
 #include "redis_handshake.hpp"
+#include "redis_sentinel.hpp"
 
 namespace chat_outboxd {
 
@@ -143,8 +144,19 @@ struct RedisConn::Impl {
 		std::list<Call *>::iterator it;
 	};
 
+	// A redis-sentinel:// URL connects in two phases (common/redis_sentinel has the rule):
+	// kAskSentinel asks url.sentinels[cursor] for the master, kMaster connects to the address it gave
+	// and checks ROLE. Every loss of the master connection goes back to kAskSentinel; a failed
+	// sentinel moves the cursor on. A plain URL is always kMaster.
+	enum class Phase { kAskSentinel, kMaster };
+
 	uv_loop_t *loop;
 	chat_outbox::RedisUrl url;
+	chat_outbox::RedisUrl target; // where Connect goes in kMaster: url itself, or url at the discovered master
+	Phase phase = Phase::kMaster;
+	size_t sentinel_cursor = 0;
+	bool switching = false; // the sentinel's context is closed on purpose, to connect to the master
+	std::string master;     // "host:port" of the last discovered master, for the log
 	std::string role, client_name;
 	int64_t timeout_ms;
 	StateLog *state_log;
@@ -161,7 +173,8 @@ struct RedisConn::Impl {
 	std::function<void()> on_down;
 
 	Impl(uv_loop_t *l, chat_outbox::RedisUrl u, std::string r, std::string n, int64_t t, StateLog *s)
-	    : loop(l), url(std::move(u)), role(std::move(r)), client_name(std::move(n)), timeout_ms(t), state_log(s),
+	    : loop(l), url(std::move(u)), target(url), phase(url.IsSentinel() ? Phase::kAskSentinel : Phase::kMaster),
+	      role(std::move(r)), client_name(std::move(n)), timeout_ms(t), state_log(s),
 	      retry_timer(l, "redis reconnect"), watchdog(l, "redis watchdog"), defer_timer(l, "redis deferred failures")
 	{
 	}
@@ -174,8 +187,13 @@ struct RedisConn::Impl {
 
 	void Connect()
 	{
-		redisAsyncContext *c = url.unix_socket.empty() ? redisAsyncConnect(url.host.c_str(), url.port)
-		                                               : redisAsyncConnectUnix(url.unix_socket.c_str());
+		redisAsyncContext *c;
+		if (phase == Phase::kAskSentinel) {
+			const chat_outbox::RedisEndpoint &s = url.sentinels[sentinel_cursor % url.sentinels.size()];
+			c = redisAsyncConnect(s.host.c_str(), s.port);
+		} else
+			c = target.unix_socket.empty() ? redisAsyncConnect(target.host.c_str(), target.port)
+			                               : redisAsyncConnectUnix(target.unix_socket.c_str());
 		if (!c) {
 			Gone("out of memory");
 			return;
@@ -210,7 +228,10 @@ struct RedisConn::Impl {
 				return;
 			}
 			self->connect_deadline = 0;
-			self->Handshake();
+			if (self->phase == Phase::kAskSentinel)
+				self->AskSentinel();
+			else
+				self->Handshake();
 		});
 	}
 
@@ -235,6 +256,19 @@ struct RedisConn::Impl {
 		connect_deadline = 0;
 		if (closing)
 			return;
+		if (switching) {
+			switching = false;
+			retry_timer.Start(0, [this] {
+				if (!ac && !closing)
+					Connect();
+			});
+			return;
+		}
+		if (url.IsSentinel()) {
+			if (phase == Phase::kAskSentinel)
+				sentinel_cursor++; // this sentinel failed: the next one
+			phase = Phase::kAskSentinel;
+		}
 		if (was_ready && on_down)
 			on_down();
 		ScheduleRetry(why);
@@ -254,11 +288,58 @@ struct RedisConn::Impl {
 		});
 	}
 
-	// Handshake pipelines the shared handshake (AUTH, SELECT), CLIENT SETNAME and CLIENT ID; the
-	// last reply makes us ready.
+	// AskSentinel pipelines SentinelQueryCommands; the address in the last reply becomes the
+	// target, and the sentinel's context is closed to connect there.
+	void AskSentinel()
+	{
+		auto cmds = chat_outbox::SentinelQueryCommands(url);
+		auto failed = std::make_shared<bool>(false);
+		for (size_t i = 0; i < cmds.size(); i++) {
+			bool last = i + 1 == cmds.size();
+			std::string what = cmds[i][0];
+			Send(cmds[i],
+			     [this, last, what, failed](const RedisValue *r, const std::string &) {
+				     if (*failed)
+					     return;
+				     std::string why;
+				     if (!r || r->IsError()) {
+					     *failed = true;
+					     if (r)
+						     DropContext("sentinel " + what + " failed: " + r->str);
+					     return;
+				     }
+				     if (!last)
+					     return;
+				     std::vector<std::string> elements;
+				     for (const auto &e : r->elements)
+					     elements.push_back(e.str);
+				     auto m = chat_outbox::MasterFromReply(r->type == RedisValue::Type::Nil, elements, url.master_name,
+				                                           &why);
+				     if (!m) {
+					     DropContext("sentinel " + why);
+					     return;
+				     }
+				     std::string found = m->host + ":" + std::to_string(m->port);
+				     if (found != master)
+					     Log(Level::Notice, "%s: redis master '%s' is at %s%s%s", role.c_str(), url.master_name.c_str(),
+					         found.c_str(), master.empty() ? "" : ", was ", master.c_str());
+				     master = found;
+				     target = chat_outbox::AtMaster(url, *m);
+				     phase = Phase::kMaster;
+				     switching = true;
+				     DropContext("connecting to the master");
+			     },
+			     timeout_ms);
+		}
+	}
+
+	// Handshake pipelines the shared handshake (AUTH, SELECT), ROLE (when the address came from a
+	// sentinel, which may be stale), CLIENT SETNAME and CLIENT ID; the last reply makes us ready.
 	void Handshake()
 	{
-		std::vector<std::vector<std::string>> cmds = chat_outbox::HandshakeCommands(url);
+		std::vector<std::vector<std::string>> cmds = chat_outbox::HandshakeCommands(target);
+		if (url.IsSentinel())
+			cmds.push_back(chat_outbox::MasterCheckCommand());
 		cmds.push_back({"CLIENT", "SETNAME", client_name});
 		cmds.push_back({"CLIENT", "ID"});
 		auto failed = std::make_shared<bool>(false);
@@ -275,6 +356,12 @@ struct RedisConn::Impl {
 					     Log(Level::Debug, "%s: %s", role.c_str(), why.c_str());
 					     if (r)
 						     DropContext(why);
+					     return;
+				     }
+				     if (what == "ROLE" && (r->elements.empty() || !chat_outbox::RoleIsMaster(r->elements[0].str))) {
+					     *failed = true;
+					     sentinel_cursor++; // that sentinel is stale: ask the next one
+					     DropContext("ROLE: " + master + " is not the master (yet)");
 					     return;
 				     }
 				     if (!last)

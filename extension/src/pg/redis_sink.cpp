@@ -16,6 +16,7 @@
 
 #include <hiredis/hiredis.h>
 
+#include <algorithm>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -28,6 +29,7 @@
 #include "pg/guc.hpp"
 #include "redis_handshake.hpp"
 #include "redis_script.hpp"
+#include "redis_sentinel.hpp"
 #include "redis_url.hpp"
 
 bool		redis_sink_latch_seen = false;
@@ -100,6 +102,10 @@ struct RedisSink
 	std::vector<chat_outbox::JobSpec> jobs;
 
 	bool		timed_out = false;	/* the last failure was a timeout, not a closed connection */
+
+	/* redis-sentinel:// only: where discovery starts, and the master last found (for the log) */
+	size_t		sentinel_cursor = 0;
+	char		master[300] = "";
 };
 
 static RedisSink sink;
@@ -253,6 +259,42 @@ ParseTarget(const char *url, char *error, size_t error_size)
 	return ok;
 }
 
+/*
+ * SinkDiscoverMaster points sink.url at the master the sentinels name (common/redis_sentinel). It
+ * blocks: each sentinel gets at most min(chat_outbox.redis_timeout, 1 s) to connect and answer, so a
+ * signal waits at most that long per sentinel. A master that differs from the last one is logged once.
+ */
+static bool
+SinkDiscoverMaster(SinkFailure *failure)
+{
+	char		error[CHAT_OUTBOX_ERRLEN] = "";
+	char		found[sizeof sink.master] = "";
+	bool		ok = false;
+
+	chat_outbox::CallCpp([&] {
+		std::string why;
+		auto master = chat_outbox::DiscoverMaster(sink.url, std::min(chat_outbox_redis_timeout, 1000),
+												  &sink.sentinel_cursor, &why);
+		if (!master) {
+			strlcpy(error, why.c_str(), sizeof error);
+			return;
+		}
+		snprintf(found, sizeof found, "%s:%d", master->host.c_str(), master->port);
+		sink.url = chat_outbox::AtMaster(sink.url, *master);
+		ok = true;
+	});
+	if (!ok) {
+		SinkFail(failure, "sentinel discovery", error);
+		return false;
+	}
+	if (strcmp(found, sink.master) != 0) {
+		ereport(LOG, (errmsg("chat_outbox relay: redis master \"%s\" is at %s%s%s", sink.url.master_name.c_str(), found,
+							 sink.master[0] ? ", was " : "", sink.master)));
+		strlcpy(sink.master, found, sizeof sink.master);
+	}
+	return true;
+}
+
 /* SinkReadHandshakeReply reads one reply of the handshake; an error reply fails the connection, named by `what`. */
 static redisReply *
 SinkReadHandshakeReply(const char *what, TimestampTz deadline, SinkFailure *failure)
@@ -283,6 +325,8 @@ SinkHandshake(TimestampTz deadline, SinkFailure *failure)
 	chat_outbox::CallCpp([&] {
 		sink.handshake.clear();
 		sink.handshake_commands = chat_outbox::HandshakeCommands(sink.url);
+		if (sink.url.IsSentinel())
+			sink.handshake_commands.push_back(chat_outbox::MasterCheckCommand());
 		for (const auto &argv : sink.handshake_commands) {
 			chat_outbox::RespCommand command(&sink.handshake, argv.size());
 			for (const auto &arg : argv)
@@ -297,9 +341,21 @@ SinkHandshake(TimestampTz deadline, SinkFailure *failure)
 		return false;
 
 	for (size_t i = 0; i < sink.handshake_commands.size(); i++) {
+		bool		is_role = sink.url.IsSentinel() && i + 1 == sink.handshake_commands.size();
+		bool		master = false;
+
 		if (!(r = SinkReadHandshakeReply(sink.handshake_commands[i][0].c_str(), deadline, failure)))
 			return false;
+		if (is_role)
+			master = r->type == REDIS_REPLY_ARRAY && r->elements > 0 && r->element[0]->type == REDIS_REPLY_STRING &&
+				chat_outbox::RoleIsMaster(r->element[0]->str);
 		freeReplyObject(r);
+		if (is_role && !master) {
+			/* a stale sentinel named a replica (or a demoted master): ask the next one */
+			sink.sentinel_cursor++;
+			SinkFail(failure, "ROLE", "the address the sentinel named is not the master (yet)");
+			return false;
+		}
 	}
 	if (!(r = SinkReadHandshakeReply("SCRIPT LOAD", deadline, failure)))
 		return false;
@@ -346,6 +402,8 @@ RedisSinkEnsureConnected(SinkFailure *failure)
 		SinkFail(failure, "invalid chat_outbox.redis_url", error);
 		return false;
 	}
+	if (sink.url.IsSentinel() && !SinkDiscoverMaster(failure))
+		return false;
 	deadline = TimestampTzPlusMilliseconds(GetCurrentTimestamp(), chat_outbox_redis_timeout);
 	sink.ctx = sink.url.unix_socket.empty() ? redisConnectNonBlock(sink.url.host.c_str(), sink.url.port)
 											: redisConnectUnixNonBlock(sink.url.unix_socket.c_str());

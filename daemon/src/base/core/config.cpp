@@ -40,7 +40,7 @@ Fields()
 	     &Config::service, nullptr},
 	    {{"queue", "string", "BullMQ queue to consume", false, false}, &Config::queue, nullptr},
 	    {{"prefix", "string", "BullMQ key prefix", false, false}, &Config::prefix, nullptr},
-	    {{"redis-url", "string", "redis://[[user]:password@]host[:port][/db] or unix:///path", false, true},
+	    {{"redis-url", "string", "redis://[[user]:password@]host[:port][/db], unix:///path or redis-sentinel://[[user]:password@]host:port[,host:port...]/master[?db=N]", false, true},
 	     &Config::redis_url, nullptr},
 	    {{"database-url", "string", "libpq connection string or URI of the chat database", false, true},
 	     &Config::database_url, nullptr},
