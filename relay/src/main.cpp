@@ -111,7 +111,7 @@ main(int argc, char **argv)
 	signal(SIGPIPE, SIG_IGN);
 
 	OutboxDb db(cfg.database_url);
-	RedisLink redis(*url, cfg.redis_timeout, cfg.prefix);
+	RedisLink redis(*url, cfg.redis_timeout, cfg.prefix, cfg.redis_min_replicas);
 	RelayHealth health;      // Redis, for every service
 	Backoff pg_backoff(50, 5000);
 	bool pg_down = false;

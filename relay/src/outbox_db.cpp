@@ -147,6 +147,9 @@ OutboxDb::RunPass(const Service &svc, int64_t batch_size, RedisLink *redis)
 			if (n < batch_size)
 				break;
 		}
+		// the marks commit only once the pass's jobs are on enough replicas to survive a failover
+		if (result.claimed > 0)
+			redis->ConfirmReplicated();
 		// a row Redis refused alone stays unsent with its reason; the rows after it are relayed
 		for (const auto &[id, reason] : refused) {
 			Result(Exec(refuse, {std::to_string(id), reason}, PGRES_COMMAND_OK));

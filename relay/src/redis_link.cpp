@@ -32,8 +32,8 @@ NowMs()
 
 } // namespace
 
-RedisLink::RedisLink(RedisUrl url, int64_t timeout_ms, std::string prefix)
-	: url_(std::move(url)), timeout_ms_(timeout_ms), prefix_(std::move(prefix))
+RedisLink::RedisLink(RedisUrl url, int64_t timeout_ms, std::string prefix, int64_t min_replicas)
+	: url_(std::move(url)), timeout_ms_(timeout_ms), min_replicas_(min_replicas), prefix_(std::move(prefix))
 {
 }
 
@@ -141,6 +141,28 @@ RedisLink::Connect()
 	}
 	warning_ = RedisSafetyWarning(d);
 	appendfsync_ = d.appendfsync;
+}
+
+void
+RedisLink::ConfirmReplicated()
+{
+	if (min_replicas_ <= 0)
+		return;
+	if (!ctx_)
+		FailConnection("WAIT: not connected");
+	int64_t wait_ms = std::max<int64_t>(timeout_ms_ / 2, 1); // never 0: WAIT 0 blocks for ever
+	Reply r(Command({"WAIT", std::to_string(min_replicas_), std::to_string(wait_ms)}));
+	if (r->type != REDIS_REPLY_INTEGER) {
+		std::string why = std::string("WAIT: ") + (r->type == REDIS_REPLY_ERROR ? r->str : "unexpected reply");
+		Disconnect();
+		throw RedisFailure(RedisFailure::kConnection, why);
+	}
+	if (r->integer < min_replicas_) {
+		std::string why = "WAIT: " + std::to_string(r->integer) + " of " + std::to_string(min_replicas_) +
+						  " replicas acknowledged the pass within " + std::to_string(wait_ms) + " ms (--redis-min-replicas)";
+		Disconnect();
+		throw RedisFailure(RedisFailure::kConnection, why);
+	}
 }
 
 void

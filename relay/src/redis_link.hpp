@@ -28,7 +28,7 @@ struct RedisFailure : std::runtime_error {
 
 class RedisLink {
   public:
-	RedisLink(RedisUrl url, int64_t timeout_ms, std::string prefix);
+	RedisLink(RedisUrl url, int64_t timeout_ms, std::string prefix, int64_t min_replicas = 0);
 	~RedisLink();
 	RedisLink(const RedisLink &) = delete;
 	RedisLink &operator=(const RedisLink &) = delete;
@@ -37,6 +37,11 @@ class RedisLink {
 	// per job in order, nullopt (created or a duplicate) or why Redis refused that job alone.
 	// Throws RedisFailure.
 	std::vector<std::optional<std::string>> AddBatch(const std::string &queue, const JobSpec *jobs, size_t n);
+
+	// ConfirmReplicated runs WAIT <min_replicas> <timeout/2> after a pass's batches, when
+	// min_replicas > 0: fewer acknowledgements throw kConnection (the connection is dropped), so the
+	// caller rolls the pass back and its rows go again.
+	void ConfirmReplicated();
 
 	// Ping connects when needed and asks Redis for PONG: whether Redis is back after an outage,
 	// asked before a round rather than concluded from passes that had nothing to send. Throws RedisFailure.
@@ -59,6 +64,7 @@ class RedisLink {
 
 	RedisUrl url_;
 	int64_t timeout_ms_;
+	int64_t min_replicas_;
 	size_t sentinel_cursor_ = 0;
 	std::string master_; // redis-sentinel:// only: "host:port" last discovered
 	std::string prefix_;

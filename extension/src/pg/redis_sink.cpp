@@ -610,3 +610,43 @@ RedisSinkAwait(int *created, List **refusals, SinkFailure *failure)
 		RedisSinkDisconnect();
 	return false;
 }
+
+bool
+RedisSinkWaitReplicas(int replicas, SinkFailure *failure)
+{
+	TimestampTz deadline = TimestampTzPlusMilliseconds(GetCurrentTimestamp(), chat_outbox_redis_timeout);
+	int			wait_ms = Max(chat_outbox_redis_timeout / 2, 1); /* never 0: WAIT 0 blocks for ever */
+	redisReply *r;
+	long long	acks;
+	char		why[CHAT_OUTBOX_ERRLEN];
+
+	failure->kind = FAILURE_CONNECTION;
+	failure->message[0] = '\0';
+	if (sink.state != SinkState::kIdle) {
+		SinkFail(failure, "WAIT", "the connection is not idle");
+		return false;
+	}
+	chat_outbox::CallCpp([&] {
+		sink.handshake.clear();
+		chat_outbox::RespCommand(&sink.handshake, 3).Arg("WAIT").Arg(std::to_string(replicas)).Arg(std::to_string(wait_ms));
+	});
+	if (!SinkAppend(sink.handshake, failure) || !SinkFlush(deadline, failure))
+		return false;
+	if (!(r = SinkRead(deadline, failure)))
+		return false;
+	if (r->type != REDIS_REPLY_INTEGER) {
+		strlcpy(why, r->type == REDIS_REPLY_ERROR ? r->str : "unexpected reply", sizeof why);
+		freeReplyObject(r);
+		SinkFail(failure, "WAIT", why);
+		return false;
+	}
+	acks = r->integer;
+	freeReplyObject(r);
+	if (acks < replicas) {
+		snprintf(why, sizeof why, "%lld of %d replicas acknowledged the pass within %d ms (chat_outbox.redis_min_replicas)",
+				 acks, replicas, wait_ms);
+		SinkFail(failure, "WAIT", why);
+		return false;
+	}
+	return true;
+}

@@ -49,6 +49,13 @@ bool		RedisSinkEnsureConnected(SinkFailure *failure);
 bool		RedisSinkSend(const char *service, const char *queue, const OutboxRow *rows, int n, SinkFailure *failure);
 /* Each refused row of the batch is appended to *refusals (palloc'd in the current memory context). */
 bool		RedisSinkAwait(int *created, List **refusals, SinkFailure *failure);
+/*
+ * RedisSinkWaitReplicas runs WAIT <replicas> <redis_timeout / 2> once every batch of the pass has
+ * been answered (the sink is idle): true when at least `replicas` replicas acknowledged every write
+ * this connection made. Fewer is a FAILURE_CONNECTION (the connection is dropped, and a sentinel URL
+ * re-discovers its master): the caller rolls back so the rows go again.
+ */
+bool		RedisSinkWaitReplicas(int replicas, SinkFailure *failure);
 void		RedisSinkDisconnect(void);
 const char *RedisSinkWarning(void);
 /* RedisSinkAppendfsync: Redis' appendfsync at the last connect ("" when CONFIG GET was refused). */

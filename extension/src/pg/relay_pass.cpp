@@ -10,6 +10,9 @@
  *      Each row is written once (not locked, then updated), and exactly the returned rows are
  *      marked, so no row committed in between can be marked without being sent.
  *   2. push: one EVALSHA adds the batch as BullMQ jobs, in id order, jobId = message id.
+ *   3. with chat_outbox.redis_min_replicas > 0, once every batch is answered: WAIT for that many
+ *      replicas, and fail the pass (roll back) when fewer acknowledge. One WAIT covers every write
+ *      the connection made, so one per pass is enough.
  * The marks are not visible to anyone until the caller commits, and the caller commits only after
  * Redis has acknowledged every batch. If Redis fails, or its answer is lost, the caller rolls back
  * and the rows are unsent again; if the commit is lost after the push, the rows go again. Either
@@ -304,6 +307,9 @@ RelayPass(RelayService *svc, int batch_size, int64 **ids_out, SinkFailure *failu
 	}
 	if (in_flight)
 		ok = RedisSinkAwait(&created, &refusals, failure);
+	/* the marks commit only once the pass's jobs are on enough replicas to survive a failover */
+	if (ok && total > 0 && chat_outbox_redis_min_replicas > 0)
+		ok = RedisSinkWaitReplicas(chat_outbox_redis_min_replicas, failure);
 	MemoryContextDelete(batch_cxt);
 	if (!ok)
 		return -1;
