@@ -15,6 +15,7 @@
 // outbox row stays unsent.
 import { execSync } from 'node:child_process';
 import { receivingDaemon, Sender, watcher, postgres, waitUntil, sleep, env } from '../faults/procs.mjs';
+import { shownOnce, finish } from './verdict.mjs';
 
 const CHAT = 31;
 const port = Number(env('DAEMON_PORT'));
@@ -80,14 +81,9 @@ await waitUntil('the outbox to drain', async () => (await postgres.query(
 	'SELECT count(*)::int AS n FROM consumers.outbox WHERE sent_at IS NULL'))[0].n === 0, 20000).catch((e) => say(e.message));
 await sleep(500); // a late duplicate would show up here
 
-const shownIds = client.seen.map((m) => m.id);
-const lost = [...saved.entries()].filter(([, id]) => !shownIds.includes(id)).map(([n]) => n);
-const twice = [...new Set(shownIds.filter((id, i) => shownIds.indexOf(id) !== i))].map((id) => byId.get(id));
-const order = client.seen.map((m) => byId.get(m.id));
-const outOfOrder = order.some((n, i) => i > 0 && n < order[i - 1]);
+const verdict = shownOnce({ saved, byId, seen: client.seen });
 const [{ unsent }] = await postgres.query('SELECT count(*)::int AS unsent FROM consumers.outbox WHERE sent_at IS NULL');
-say(`saved ${saved.size}, shown ${shownIds.length}; lost: ${lost.join(' ') || 'none'}; twice: ${twice.join(' ') || 'none'}; ` +
-	`order: ${outOfOrder ? order.join(' ') : 'kept'}; unsent: ${unsent}`);
+say(`saved ${saved.size}, ${verdict.text}; unsent: ${unsent}`);
 
 client.socket.close();
 await sender.stop();
@@ -95,13 +91,6 @@ await daemon.stop('SIGTERM');
 
 const failures = [];
 if (saved.size !== 30) failures.push(`saved ${saved.size} of 30`);
-if (lost.length) failures.push(`lost messages ${lost.join(' ')}`);
-if (twice.length) failures.push(`shown twice: ${twice.join(' ')}`);
-if (outOfOrder) failures.push('shown out of order');
+failures.push(...verdict.failures);
 if (unsent) failures.push(`${unsent} rows unsent`);
-if (failures.length) {
-	console.log(`FAIL: ${failures.join('; ')}`);
-	process.exit(1);
-}
-console.log('PASS');
-process.exit(0);
+finish(failures);
