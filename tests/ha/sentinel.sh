@@ -1,9 +1,10 @@
 # tests/ha/sentinel.sh - a Redis master, one replica and three sentinels on loopback, for the HA
 # suites (sourced after tests/harness/lib.sh).
 #   sentinel_env <name>    harness_init, the master ($REDIS_PORT, $REDIS_PIDFILE as for
-#                          harness_redis_start), a replica ($REPLICA_PORT, $REPLICA_PIDFILE), three
-#                          sentinels watching master "mymaster" ($SENTINEL_PORTS), and
-#                          $REDIS_URL = the redis-sentinel:// URL naming them
+#                          harness_redis_start), a replica ($REPLICA_PORT, $REPLICA_PIDFILE; with
+#                          HA_REPLICAS=n, n replicas, all in $REPLICA_PORTS), three sentinels watching
+#                          master "mymaster" ($SENTINEL_PORTS), and $REDIS_URL = the redis-sentinel://
+#                          URL naming them. Node <port> keeps its data and pidfile in $H_DIR/redis-<port>.
 #   sentinel_master_port   the port the sentinels name as master now
 #   redis_start_node <port> <dir> [args...]  one redis-server in the background, tracked for cleanup
 # Sentinels decide within about a second (down-after-milliseconds 1000) so a failover fits a test.
@@ -24,17 +25,22 @@ sentinel_master_port() {
 
 sentinel_env() {
 	harness_init "$1"
+	local replicas=${HA_REPLICAS:-1} port
 	REDIS_PORT=$(harness_free_port)
-	REPLICA_PORT=$(harness_free_port)
-	REDIS_DIR=$H_DIR/redis-master
-	REPLICA_DIR=$H_DIR/redis-replica
+	REDIS_DIR=$H_DIR/redis-$REDIS_PORT
 	redis_start_node "$REDIS_PORT" "$REDIS_DIR"
 	REDIS_PIDFILE=$REDIS_DIR/redis.pid
-	redis_start_node "$REPLICA_PORT" "$REPLICA_DIR" --replicaof 127.0.0.1 "$REDIS_PORT"
-	REPLICA_PIDFILE=$REPLICA_DIR/redis.pid
-	harness_wait_for 10 sh -c "redis-cli -p $REDIS_PORT INFO replication | grep -q '^connected_slaves:1'"
+	REPLICA_PORTS=""
+	for ((r = 0; r < replicas; r++)); do
+		port=$(harness_free_port)
+		redis_start_node "$port" "$H_DIR/redis-$port" --replicaof 127.0.0.1 "$REDIS_PORT"
+		REPLICA_PORTS="$REPLICA_PORTS${REPLICA_PORTS:+ }$port"
+	done
+	REPLICA_PORT=${REPLICA_PORTS%% *}
+	REPLICA_PIDFILE=$H_DIR/redis-$REPLICA_PORT/redis.pid
+	harness_wait_for 10 sh -c "redis-cli -p $REDIS_PORT INFO replication | grep -q '^connected_slaves:$replicas'"
 	SENTINEL_PORTS=""
-	local hosts="" port conf
+	local hosts="" conf
 	for i in 1 2 3; do
 		port=$(harness_free_port)
 		conf=$H_DIR/sentinel-$i.conf # sentinels rewrite their config: one writable file each
@@ -56,9 +62,9 @@ CONF
 	done
 	# every sentinel has found the replica and the other sentinels before anything is decided
 	for port in $SENTINEL_PORTS; do
-		harness_wait_value 20 = 1 sh -c "redis-cli -p $port SENTINEL replicas mymaster | grep -c '^$REPLICA_PORT\$' || true"
+		harness_wait_value 20 = "$replicas" sh -c "redis-cli -p $port SENTINEL replicas mymaster | grep -c '^name\$' || true"
 		harness_wait_value 20 = 2 sh -c "redis-cli -p $port SENTINEL sentinels mymaster | grep -c '^runid\$' || true"
 	done
 	REDIS_URL="redis-sentinel://$hosts/mymaster"
-	export REDIS_PORT REDIS_PIDFILE REPLICA_PORT REPLICA_PIDFILE REDIS_DIR SENTINEL_PORTS REDIS_URL
+	export REDIS_PORT REDIS_PIDFILE REPLICA_PORT REPLICA_PORTS REPLICA_PIDFILE REDIS_DIR SENTINEL_PORTS REDIS_URL
 }
