@@ -461,9 +461,9 @@ RelayRound(void)
 /*
  * WaitWhileStandby returns at once on a primary. On a standby (RecoveryInProgress: streaming or
  * archive recovery, Patroni's replica) nothing can be marked sent, so the worker does not touch
- * Redis or the outboxes: it says so once, shows "standby", and checks every
- * min(poll_interval, 1 s) (a signal cuts the wait short). After a promotion the same session can
- * write, and relaying starts at the next check.
+ * Redis or the outboxes: it says so once, shows "standby", and checks every 100 ms (a shared
+ * memory read; a signal cuts the wait short), so a promotion costs at most that before the first
+ * pass. After a promotion the same session can write, and relaying starts at the next check.
  */
 static void
 WaitWhileStandby(void)
@@ -474,7 +474,7 @@ WaitWhileStandby(void)
 	RedisSinkDisconnect();
 	RelaySetState(RELAY_STANDBY);
 	while (RecoveryInProgress()) {
-		WaitForWork(Min(chat_outbox_poll_interval, 1000));
+		WaitForWork(100);
 		ReloadIfPending();
 	}
 	ereport(LOG, (errmsg("chat_outbox relay: this server was promoted; relaying")));
