@@ -196,6 +196,8 @@ main(int argc, char **argv)
 					service_failed(svc.name, &st, e.what()); // e.g. a row the batch encoder refuses
 				}
 			}
+			if (std::string notice = redis.TakeNotice(); !notice.empty())
+				Log(notice);
 			if (!redis_failed) {
 				// the round went through: after an outage, "redis back" once the backlog is drained
 				bool log_it = false;

@@ -5,7 +5,6 @@
 
 #include <algorithm>
 #include <chrono>
-#include <cstdio>
 #include <cstring>
 #include <memory>
 
@@ -95,8 +94,7 @@ RedisLink::Connect()
 			throw RedisFailure(RedisFailure::kConnection, "sentinel discovery: " + why);
 		std::string found = master->host + ":" + std::to_string(master->port);
 		if (found != master_)
-			std::fprintf(stderr, "chat-outbox-relay: redis master '%s' is at %s%s%s\n", url_.master_name.c_str(),
-						 found.c_str(), master_.empty() ? "" : ", was ", master_.c_str());
+			notice_ = "redis master '" + url_.master_name + "' is at " + found + (master_.empty() ? "" : ", was " + master_);
 		master_ = found;
 		target = AtMaster(url_, *master);
 	}

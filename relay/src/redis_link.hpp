@@ -11,6 +11,7 @@
 #include <optional>
 #include <stdexcept>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "core/bullmq_batch_add.hpp"
@@ -55,6 +56,9 @@ class RedisLink {
 	// ScriptReloads counts the batches Redis answered NOSCRIPT (SCRIPT FLUSH, a failover behind a
 	// proxy): each loaded the script again and went once more. The caller logs each.
 	int64_t ScriptReloads() const { return script_reloads_; }
+	// TakeNotice returns, once, what the caller should log about the connection ("" if nothing):
+	// with a redis-sentinel:// URL, the master's address when discovery finds a new one.
+	std::string TakeNotice() { return std::exchange(notice_, std::string()); }
 
   private:
 	void Connect();
@@ -67,6 +71,7 @@ class RedisLink {
 	int64_t min_replicas_;
 	size_t sentinel_cursor_ = 0;
 	std::string master_; // redis-sentinel:// only: "host:port" last discovered
+	std::string notice_;
 	std::string prefix_;
 	redisContext *ctx_ = nullptr;
 	std::string sha_;

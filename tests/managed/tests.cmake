@@ -12,3 +12,4 @@ add_shell_test(managed.daemon.stalled_recovery managed/in_managed_mode.sh 180 AR
 add_shell_test(managed.gateway.catchup managed/in_managed_mode.sh 180 ARGS gateway/catchup.sh)
 add_shell_test(managed.config_doc managed/config_doc.sh 30)
 add_shell_test(managed.retention managed/retention.sh 90)
+add_shell_test(managed.ha.redis_failover managed/in_managed_mode.sh 120 ARGS ha/redis_failover.sh)
