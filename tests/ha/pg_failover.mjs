@@ -3,7 +3,9 @@
 //   1. messages 1-10 are sent on the primary and shown; the standby's relay says `standby`;
 //   2. the primary's relay is paused (relay_enabled = off), messages 11-20 are committed there and
 //      wait in its outbox (and, by synchronous replication, in the standby's);
-//   3. the primary is stopped (immediate: a crash); a send to it now fails with an error the sender sees;
+//   3. the primary is stopped (immediate: a crash); a send to it now fails with an error the sender sees,
+//      and ten sends a socket.io client makes through the gateway meanwhile are each acked either
+//      committed (then the new primary has them) or refused with an error;
 //   4. the standby is promoted (pg_ctl promote): its relay starts relaying, chat-outboxd (given both
 //      hosts with target_session_attrs=read-write) reconnects to it; messages 22-30 are sent there.
 // Fails if a committed message is lost, one is shown twice or out of order, or a row stays unsent.
@@ -68,6 +70,13 @@ say('messages 11-20 committed on the primary, not relayed');
 
 execSync(env('PG_STOP_PRIMARY'), { stdio: 'ignore' });
 say('primary stopped (immediate)');
+// a client sends through the gateway during the failover: each send is acked committed or refused
+const gatewaySends = [];
+for (let i = 1; i <= 10; i++) {
+	gatewaySends.push(client.socket.timeout(30000).emitWithAck('send', { chat_id: CHAT, body: `gateway ${i}` })
+		.catch((e) => ({ noAck: String(e) })));
+	await sleep(30);
+}
 await send(primaryUrl, 21);
 execSync(env('PG_PROMOTE_STANDBY'), { stdio: 'ignore' });
 say('standby promoted');
@@ -82,6 +91,12 @@ await sleep(500); // a late duplicate would show up here
 
 const verdict = shownOnce({ saved, byId, seen: client.seen });
 const [{ unsent }] = await query(standbyUrl, 'SELECT count(*)::int AS unsent FROM consumers.outbox WHERE sent_at IS NULL');
+const acks = await Promise.all(gatewaySends);
+const ackedIds = acks.filter((a) => a.ok).map((a) => a.message.id);
+const [{ kept }] = await query(standbyUrl, 'SELECT count(*)::int AS kept FROM workers.messages WHERE id = ANY($1::uuid[])', [ackedIds]);
+const unanswered = acks.filter((a) => !a.ok && !a.error);
+say(`gateway sends during the failover: ${ackedIds.length} committed (${kept} found on the new primary), ` +
+	`${acks.length - ackedIds.length - unanswered.length} refused with an error, ${unanswered.length} without an answer`);
 say(`committed ${saved.size}, refused ${refused.length}, ${verdict.text}; unsent: ${unsent}`);
 
 client.socket.close();
@@ -91,5 +106,7 @@ const failures = [];
 if (saved.size !== 29) failures.push(`committed ${saved.size} sends, expected 29 (1-20, 22-30)`);
 if (refused.length !== 1 || !refused[0].startsWith('21:')) failures.push(`refused sends: ${refused.join('; ') || 'none'} (expected 21 only)`);
 failures.push(...verdict.failures);
+if (unanswered.length) failures.push(`gateway sends without an ack or an error: ${JSON.stringify(unanswered)}`);
+if (kept !== ackedIds.length) failures.push(`gateway sends acked committed but missing on the new primary: ${ackedIds.length - kept}`);
 if (unsent) failures.push(`${unsent} rows unsent`);
 finish(failures);
