@@ -75,7 +75,7 @@ say('old master started again, queue resumed');
 await sendRange(26, 30);
 
 const ids = () => [...saved.values()];
-await waitUntil('every message to be shown', () => ids().every((id) => client.seen.some((m) => m.id === id)), 40000)
+await waitUntil('every message to be shown', () => ids().every((id) => client.seen.some((m) => m.id === id)), 60000)
 	.catch((e) => say(e.message));
 await waitUntil('the outbox to drain', async () => (await postgres.query(
 	'SELECT count(*)::int AS n FROM consumers.outbox WHERE sent_at IS NULL'))[0].n === 0, 20000).catch((e) => say(e.message));
