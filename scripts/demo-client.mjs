@@ -14,16 +14,16 @@ const arg = (name) => process.argv[process.argv.indexOf(`--${name}`) + 1];
 const CHAT = 42;
 const secret = arg('secret');
 
-// The web client's link for one side: its own daemon serves the page; the other side's daemon is its
-// peer (where its own messages are shown). The token rides in the fragment, which browsers never send.
-function webUrl(side, other, own, peer, name) {
+// The web client's link for one side: its own daemon serves the page and is its one connection. The
+// token rides in the fragment, which browsers never send.
+function webUrl(side, other, own, name) {
 	const token = signToken({ sub: `demo-${side.toLowerCase()}`, chats: [CHAT], ttlSeconds: 8 * 3600, name }, secret);
-	return `${own}/#${new URLSearchParams({ token, side, other, peer })}`;
+	return `${own}/#${new URLSearchParams({ token, side, other })}`;
 }
 function printUrls() {
 	console.log('\nOpen the chat in a browser (tokens valid 8 hours; `scripts/demo.sh urls` prints fresh ones):');
-	console.log(`  Workers side:   ${webUrl('Workers', 'Consumers', arg('workers'), arg('consumers'), 'Wanda (Workers)')}`);
-	console.log(`  Consumers side: ${webUrl('Consumers', 'Workers', arg('consumers'), arg('workers'), 'Carl (Consumers)')}`);
+	console.log(`  Workers side:   ${webUrl('Workers', 'Consumers', arg('workers'), 'Wanda')}`);
+	console.log(`  Consumers side: ${webUrl('Consumers', 'Workers', arg('consumers'), 'Carl')}`);
 }
 if (process.argv.includes('--urls-only')) {
 	printUrls();

@@ -75,16 +75,17 @@ psql -XAtq "$PGURL" -c "CREATE EXTENSION IF NOT EXISTS chat_outbox"
 
 # One daemon per receiving service: Workers reads consumers' queue, Consumers reads workers' queue.
 # Each also serves the web client (build/web, made by the CMake build) at /.
-start_daemon() { # name queue port origin-allowed-by-CORS
+start_daemon() { # name queue port
 	[ -f "$RUN/$1.pid" ] && kill -0 "$(cat "$RUN/$1.pid")" 2>/dev/null && return 0
 	CHAT_OUTBOXD_JWT_SECRET=$SECRET build/daemon/chat-outboxd --service "$1" --queue "$2" \
 		--listen "127.0.0.1:$3" --database-url "$PGURL" --redis-url "redis://127.0.0.1:$REDIS_PORT" \
-		--web-root "$ROOT/build/web" --cors-origins "$4" >"$RUN/$1.log" 2>&1 &
+		--web-root "$ROOT/build/web" >"$RUN/$1.log" 2>&1 &
 	echo $! >"$RUN/$1.pid"
 }
-# Each side's page also watches the other side's daemon (web client `peer`): a cross-origin connection.
-start_daemon workers chat-messages "$WORKERS_PORT" "http://127.0.0.1:$CONSUMERS_PORT"
-start_daemon consumers chat-replies "$CONSUMERS_PORT" "http://127.0.0.1:$WORKERS_PORT"
+# Each page talks only to its own side's daemon; the two daemons share presence, typing, read receipts
+# and "shown" through Redis (docs/gateway.md, "Conversations").
+start_daemon workers chat-messages "$WORKERS_PORT"
+start_daemon consumers chat-replies "$CONSUMERS_PORT"
 
 node scripts/demo-client.mjs --pg "$PGURL" --secret "$SECRET" \
 	--workers "http://127.0.0.1:$WORKERS_PORT" --consumers "http://127.0.0.1:$CONSUMERS_PORT"

@@ -1,17 +1,24 @@
-// web/app.js - the chat page. One person on one side (service) of the chat:
+// web/app.js - the chat page. One person on one side (service) of the chat, one connection: the
+// gateway that served the page (docs/gateway.md, "Conversations").
 //  - `token` (JWT from the backend) is the grant: its `chats` are the chats shown, `sub`/`name` the user.
-//  - The page connects to its own side's gateway (this origin): `send` stores a message with
-//    <side>.send_message, and `message` events bring what the OTHER side sent (this side's inbox).
-//  - A message this side sends travels to the other side's inbox, which this side's gateway never
-//    serves. With `peer` = the other side's gateway URL, the page also watches that gateway (read
-//    only), which shows this side's messages arriving there ("shown") and their history.
+//  - History: `history` pages through what this side received and what its users sent, newest first,
+//    on open and whenever the list is scrolled to its top; live: `message` (received) and `sent`
+//    (sent by this side, any tab), deduplicated by id.
+//  - A message this page sends: sending -> sent (ack) -> shown (`shown`: the other side's gateway
+//    pushed it), or failed with the error and a Retry button.
+//  - Presence, typing, read receipts (this page reports how far it has read what is on screen) and
+//    unread counts per chat.
 // Parameters come from the URL fragment (never sent to the server) or the query:
-//   #token=<jwt>&side=Workers&other=Consumers&peer=http://host:port&chat=42
-// (peer_token: a token for the peer when its gateway has another secret; default: token)
+//   #token=<jwt>&side=Workers&other=Consumers&chat=42
 'use strict';
 
 (function () {
 	const SEND_TIMEOUT_MS = 10000;
+	const REQUEST_TIMEOUT_MS = 10000;
+	const PAGE = 50;               // messages per history request
+	const TYPING_EVERY_MS = 2000;  // at most one typing report this often while the user types
+	const TYPING_SHOWN_MS = 5000;  // another user's typing shows this long after their last report
+	const PRESENCE_EVERY_MS = 15000;
 	const params = new URLSearchParams(location.search);
 	for (const [k, v] of new URLSearchParams(location.hash.slice(1))) params.set(k, v);
 	const $ = (id) => document.getElementById(id);
@@ -40,44 +47,80 @@
 	const chats = claim.chats.map(Number);
 	let chat = chats.includes(Number(params.get('chat'))) ? Number(params.get('chat')) : chats[0];
 	const user = claim.name || claim.sub || 'anonymous';
+	let myService = null; // learnt from chat_state.me
 	$('user').textContent = `${user} · ${side}`;
-	document.title = `${user} · chat ${chat}`;
-	$('title').textContent = `Chat ${chat}`;
-	if (chats.length > 1) {
-		for (const c of chats) $('chat').add(new Option(`chat ${c}`, String(c), false, c === chat));
-		$('chat-pick').hidden = false;
-		$('chat').addEventListener('change', () => {
-			chat = Number($('chat').value);
-			$('title').textContent = `Chat ${chat}`;
-			document.title = `${user} · chat ${chat}`;
-			for (const li of $('messages').children) li.hidden = Number(li.dataset.chat) !== chat;
-		});
-	}
 
 	function problem(text) {
 		$('problem').textContent = text;
 		$('problem').hidden = !text;
 	}
 
+	// ---- per chat: history paging, unread count, read cursors, presence, typing ----
+	const chatState = new Map(chats.map((c) => [c, {
+		next: null, more: true, loading: false, loaded: false, refreshing: false,
+		unread: 0, myRead: 0, reads: new Map(), users: [], typing: new Map(),
+		newest: null, // the received message with the highest seq: what a read report names
+	}]));
+	const userKey = (u) => `${u.service}\t${u.sub}`;
+	const isMe = (u) => u && u.service === myService && u.sub === (claim.sub || '');
+	const sideOf = (u) => (u.service === myService ? side : other);
+	const nameOf = (u) => u.name || u.sub;
+
+	function showChat() {
+		$('title').textContent = `Chat ${chat}`;
+		document.title = `${user} · chat ${chat}`;
+		for (const li of list.children) li.hidden = Number(li.dataset.chat) !== chat;
+		renderPresence();
+		renderTyping();
+		renderReads();
+		renderOlder();
+		const s = chatState.get(chat);
+		if (!s.loaded && own.connected) loadOlder(chat);
+		scrollToEnd();
+		maybeRead();
+	}
+
+	function renderUnread() {
+		if (chats.length < 2) return;
+		for (const opt of $('chat').options) {
+			const s = chatState.get(Number(opt.value));
+			opt.dataset.unread = String(s.unread);
+			opt.textContent = `chat ${opt.value}${s.unread ? ` · ${s.unread >= 1000 ? '1000+' : s.unread} unread` : ''}`;
+		}
+	}
+
 	// ---- messages: one <li> per message id, ordered by created_at (then id) ----
 	const list = $('messages');
+	const main = $('scroller');
 	const byId = new Map(); // message id -> <li>
-	let duplicates = 0; // a message id delivered twice by one gateway (the protocol promises never)
-	const seenFrom = { own: new Set(), peer: new Set() };
+	const liveIn = new Set(); // ids pushed as `message`: the gateway promises each once
+	const shownIds = new Set(); // ids the other side's gateway pushed (`shown`)
+	let duplicates = 0;
 
 	const sortKey = (li) => (li.dataset.createdAt || '~') + ' ' + (li.dataset.id || '~');
+	// order holds the list's elements in display order with their keys, so placing one is a binary
+	// search, whatever the length of the history (messages of one transaction share a created_at).
+	const order = [];
 	function place(li) {
-		const key = sortKey(li);
-		let before = null;
-		for (let n = list.lastElementChild; n; n = n.previousElementSibling) {
-			if (n === li) continue;
-			if (sortKey(n) <= key) break;
-			before = n;
+		if (li.placed) {
+			const at = order.indexOf(li);
+			if (at >= 0) order.splice(at, 1);
 		}
+		li.placed = true;
+		const key = (li.key = sortKey(li));
+		let lo = 0, hi = order.length;
+		while (lo < hi) {
+			const mid = (lo + hi) >> 1;
+			if (order[mid].key <= key) lo = mid + 1;
+			else hi = mid;
+		}
+		while (order[lo] && order[lo].parentNode !== list) order.splice(lo, 1); // removed meanwhile
+		const before = order[lo] || null;
+		order.splice(lo, 0, li);
 		if (li.nextElementSibling !== before || li.parentNode !== list) list.insertBefore(li, before);
-		const main = list.parentElement;
-		if (main.scrollHeight - main.scrollTop - main.clientHeight < 120) main.scrollTop = main.scrollHeight;
 	}
+	const nearEnd = () => main.scrollHeight - main.scrollTop - main.clientHeight < 120;
+	const scrollToEnd = () => { main.scrollTop = main.scrollHeight; };
 
 	function timeOf(iso) {
 		const d = new Date(iso);
@@ -89,7 +132,7 @@
 		li.className = mine ? 'msg mine' : 'msg theirs';
 		li.dataset.chat = String(chatId);
 		li.hidden = chatId !== chat;
-		li.innerHTML = '<div class="body"></div><div class="meta"><span class="from"></span><time></time><span class="state"></span></div>';
+		li.innerHTML = '<div class="body"></div><div class="meta"><span class="from"></span><time></time><span class="state"></span><span class="readby"></span></div>';
 		li.querySelector('.body').textContent = body;
 		li.querySelector('.from').textContent = mine ? side : other;
 		return li;
@@ -98,13 +141,14 @@
 	function setMessage(li, m) {
 		li.dataset.id = m.id;
 		li.dataset.createdAt = m.created_at || '';
+		if (m.seq !== null && m.seq !== undefined) li.dataset.seq = String(m.seq);
 		li.querySelector('time').textContent = timeOf(m.created_at);
 		if (m.created_at) li.querySelector('time').dateTime = m.created_at;
 		byId.set(m.id, li);
 	}
 
-	// States of a message this page sends: sending -> sent (ack: stored with its outbox row) -> shown
-	// (seen in the other side's gateway); or failed (with the error and a retry button).
+	// States of a message this side sent: sending -> sent (ack: stored with its outbox row) -> shown
+	// (the other side's gateway pushed it); or failed (with the error and a retry button).
 	const STATE_TEXT = { sending: 'sending…', sent: 'sent', shown: `shown to ${other}`, failed: 'failed' };
 	function setState(li, state, detail) {
 		li.dataset.state = state;
@@ -116,91 +160,300 @@
 		li.querySelector('button.retry')?.remove();
 	}
 
-	function received(from, m) {
-		if (seenFrom[from].has(m.id)) {
+	// add shows a message from history or live once; returns its element.
+	function add(m, mine) {
+		const existing = byId.get(m.id);
+		if (existing) return existing;
+		const li = element(mine, m.chat_id, m.body);
+		setMessage(li, m);
+		const s = chatState.get(m.chat_id);
+		if (!mine && s && (!s.newest || m.seq > Number(s.newest.dataset.seq))) s.newest = li;
+		if (mine) {
+			setState(li, 'sent');
+			if (shownIds.has(m.id)) setState(li, 'shown');
+		}
+		place(li);
+		return li;
+	}
+
+	// ---- history: newest page on open, older ones when scrolled to the top ----
+	function renderOlder() {
+		const s = chatState.get(chat);
+		const el = $('older');
+		el.dataset.state = s.loading ? 'loading' : !s.loaded ? 'idle' : s.more ? 'more' : 'start';
+		el.textContent = s.loading ? 'loading older messages…' : s.loaded && !s.more ? 'the beginning of this chat' : '';
+	}
+
+	async function history(c, next) {
+		return own.timeout(REQUEST_TIMEOUT_MS).emitWithAck('history', {
+			chat_id: c, limit: PAGE, before_seq: next ? next.before_seq : null, before_sent: next ? next.before_sent : null,
+		}).catch(() => null);
+	}
+
+	function showPage(ack) {
+		// Keep what is on screen where it is while older messages go in above it.
+		const fromEnd = main.scrollHeight - main.scrollTop;
+		const wasNearEnd = nearEnd();
+		for (const m of ack.messages) add(m, m.dir === 'out');
+		if (wasNearEnd) scrollToEnd();
+		else main.scrollTop = main.scrollHeight - fromEnd;
+	}
+
+	async function loadOlder(c) {
+		const s = chatState.get(c);
+		if (s.loading || (s.loaded && !s.more)) return;
+		s.loading = true;
+		renderOlder();
+		const ack = await history(c, s.loaded ? s.next : null);
+		s.loading = false;
+		if (!ack || !ack.ok) {
+			renderOlder();
+			problem(`history: ${ack ? ack.error.message : 'no answer'}`);
+			return;
+		}
+		problem('');
+		s.next = ack.next;
+		s.more = ack.more;
+		s.loaded = true;
+		document.body.dataset.historyPages = String(Number(document.body.dataset.historyPages || 0) + 1);
+		showPage(ack);
+		renderOlder();
+		renderReads();
+		// A page that does not fill the screen cannot be scrolled: fetch on.
+		if (c === chat && s.more && main.scrollHeight <= main.clientHeight) loadOlder(c);
+		maybeRead();
+	}
+
+	// refreshNewest fills in the newest page (after a reconnect, or a `shown` for a message this page
+	// never saw, such as one sent by another program): the older pages' cursor stays.
+	async function refreshNewest(c) {
+		const s = chatState.get(c);
+		if (s.refreshing || !s.loaded) return;
+		s.refreshing = true;
+		const ack = await history(c, null);
+		s.refreshing = false;
+		if (ack && ack.ok) {
+			showPage(ack);
+			renderReads();
+			maybeRead();
+		}
+	}
+
+	main.addEventListener('scroll', () => {
+		if (main.scrollTop < 80) loadOlder(chat);
+		maybeRead();
+	});
+
+	// ---- read receipts ----
+	// What is on screen is read: the newest received message of the chat shown counts once it is in view.
+	let readTimer = null;
+	function maybeRead() {
+		clearTimeout(readTimer);
+		readTimer = setTimeout(reportRead, 150);
+	}
+	function inView(li) {
+		const r = li.getBoundingClientRect(), v = main.getBoundingClientRect();
+		return r.bottom > v.top && r.top < v.bottom;
+	}
+	async function reportRead() {
+		if (document.visibilityState !== 'visible' || !own.connected || !claim.sub) return;
+		const s = chatState.get(chat);
+		const li = s.newest;
+		if (!li || Number(li.dataset.seq) <= s.myRead || !inView(li)) return;
+		const c = chat, seq = Number(li.dataset.seq);
+		const ack = await own.timeout(REQUEST_TIMEOUT_MS).emitWithAck('read', { chat_id: c, seq }).catch(() => null);
+		if (ack && ack.ok && ack.seq !== null) {
+			chatState.get(c).myRead = Math.max(chatState.get(c).myRead, ack.seq);
+			chatState.get(c).unread = 0;
+			renderUnread();
+		}
+	}
+	document.addEventListener('visibilitychange', maybeRead);
+
+	// renderReads puts "read by <name>" on the message up to which each other participant has read;
+	// only the elements marked before are cleared, so a long history costs nothing here.
+	let marked = [];
+	function renderReads() {
+		for (const li of marked) {
+			li.querySelector('.readby').textContent = '';
+			delete li.dataset.readBy;
+		}
+		marked = [];
+		const names = new Map();
+		for (const r of chatState.get(chat).reads.values()) {
+			if (isMe(r.user) || !byId.has(r.message_id)) continue;
+			names.set(r.message_id, [...(names.get(r.message_id) || []), nameOf(r.user)]);
+		}
+		for (const [id, who] of names) {
+			const li = byId.get(id);
+			li.dataset.readBy = who.join(', ');
+			li.querySelector('.readby').textContent = `read by ${who.join(', ')}`;
+			marked.push(li);
+		}
+		// What the other side has read reached it: this side's messages up to there are shown, also
+		// those loaded from history (which carries no delivery state).
+		let upTo = '';
+		for (const r of chatState.get(chat).reads.values())
+			if (r.user.service !== myService && r.created_at && r.created_at > upTo) upTo = r.created_at;
+		if (upTo)
+			for (const li of list.querySelectorAll(`li.mine[data-chat="${chat}"][data-state="sent"]`))
+				if (li.dataset.createdAt && li.dataset.createdAt <= upTo) setState(li, 'shown');
+	}
+
+	// ---- presence and typing ----
+	function renderPresence() {
+		const ul = $('presence');
+		ul.replaceChildren(...chatState.get(chat).users.map((u) => {
+			const li = document.createElement('li');
+			li.dataset.user = userKey(u);
+			li.textContent = `${nameOf(u)} (${sideOf(u)})`;
+			if (isMe(u)) li.className = 'me';
+			return li;
+		}));
+	}
+
+	function renderTyping() {
+		const s = chatState.get(chat), now = Date.now();
+		for (const [k, t] of s.typing) if (t.until <= now) s.typing.delete(k);
+		const who = [...s.typing.values()].map((t) => nameOf(t.user));
+		$('typing').textContent = who.length ? `${who.join(', ')} ${who.length > 1 ? 'are' : 'is'} typing…` : '';
+		$('typing').dataset.who = who.join(', ');
+	}
+	setInterval(renderTyping, 500);
+
+	let lastTyping = 0;
+	$('body').addEventListener('input', () => {
+		if (!$('body').value.trim() || !own.connected || !claim.sub || Date.now() - lastTyping < TYPING_EVERY_MS) return;
+		lastTyping = Date.now();
+		own.emit('typing', { chat_id: chat, typing: true });
+	});
+
+	// ---- the connection ----
+	let connState = 'connecting', missed = 0;
+	const indicator = $('conn');
+	const showConn = (s, text) => {
+		connState = s;
+		indicator.dataset.state = s;
+		indicator.textContent = text;
+	};
+	// On its first connect the socket gets no replay (history comes page by page); after that
+	// socket.io-client's recovery pid and offset replay what was missed while disconnected.
+	const own = io(location.origin, {
+		auth: (cb) => cb({ token }),
+		reconnectionDelay: 250,
+		reconnectionDelayMax: 2000,
+	});
+	own.on('connect', () => {
+		if (connState === 'reconnecting') {
+			missed = 0;
+			showConn('back', `back · ${own.recovered ? 'missed messages filled in' : 'reloaded'}`);
+			for (const c of chats) refreshNewest(c);
+		} else showConn('connected', 'connected');
+		if (!chatState.get(chat).loaded) loadOlder(chat);
+		sendButton();
+	});
+	own.on('message', (m) => {
+		if (liveIn.has(m.id)) {
 			duplicates++;
 			document.body.dataset.duplicates = String(duplicates);
 			return;
 		}
-		seenFrom[from].add(m.id);
-		const existing = byId.get(m.id);
-		if (from === 'peer') {
-			// One of this side's messages, as the other side's gateway shows it.
-			if (existing) {
-				if (existing.dataset.state === 'sent') setState(existing, 'shown');
-				return;
-			}
-			const li = element(true, m.chat_id, m.body);
-			setMessage(li, m);
-			li.dataset.seq = String(m.seq);
-			setState(li, 'shown');
-			place(li);
+		liveIn.add(m.id);
+		if (connState === 'back') {
+			missed++;
+			indicator.textContent = `back · ${missed} new since reconnecting`;
+		}
+		const end = nearEnd();
+		const fresh = !byId.has(m.id);
+		add(m, false);
+		const s = chatState.get(m.chat_id);
+		if (s) {
+			// A message from the other side ends its typing indicator.
+			for (const [k, t] of s.typing) if (!isMe(t.user) && t.user.service !== myService) s.typing.delete(k);
+			if (fresh && m.seq > s.myRead) s.unread++;
+			renderUnread();
+			renderTyping();
+		}
+		if (end) scrollToEnd();
+		maybeRead();
+	});
+	own.on('sent', (m) => {
+		const end = nearEnd();
+		add(m, true);
+		if (end) scrollToEnd();
+	});
+	own.on('shown', (e) => {
+		let unknown = false;
+		for (const { id } of e.messages) {
+			shownIds.add(id);
+			const li = byId.get(id);
+			if (!li) unknown = true;
+			else if (li.classList.contains('mine') && li.dataset.state === 'sent') setState(li, 'shown');
+		}
+		if (unknown) refreshNewest(e.chat_id);
+	});
+	own.on('chat_state', (st) => {
+		const s = chatState.get(st.chat_id);
+		if (!s) return;
+		myService = st.me.service;
+		if (st.unread !== null) s.unread = st.unread;
+		s.myRead = st.my_read ? st.my_read.seq : 0;
+		for (const r of st.reads) s.reads.set(userKey(r.user), r);
+		s.users = st.users;
+		renderUnread();
+		if (st.chat_id === chat) {
+			renderPresence();
+			renderReads();
+		}
+		maybeRead();
+	});
+	own.on('presence', (p) => {
+		const s = chatState.get(p.chat_id);
+		if (!s) return;
+		const k = userKey(p.user);
+		s.users = s.users.filter((u) => userKey(u) !== k);
+		if (p.present) s.users = [...s.users, p.user].sort((a, b) => (userKey(a) < userKey(b) ? -1 : 1));
+		if (p.chat_id === chat) renderPresence();
+	});
+	own.on('typing', (t) => {
+		const s = chatState.get(t.chat_id);
+		if (!s || isMe(t.user)) return;
+		if (t.typing) s.typing.set(userKey(t.user), { user: t.user, until: Date.now() + TYPING_SHOWN_MS });
+		else s.typing.delete(userKey(t.user));
+		if (t.chat_id === chat) renderTyping();
+	});
+	own.on('read', (r) => {
+		const s = chatState.get(r.chat_id);
+		if (!s) return;
+		s.reads.set(userKey(r.user), r);
+		if (isMe(r.user)) s.myRead = Math.max(s.myRead, r.seq);
+		if (r.chat_id === chat) renderReads();
+	});
+	// The presence list is re-read now and then: members of a gateway that was killed expire without an event.
+	setInterval(async () => {
+		if (!own.connected) return;
+		const ack = await own.timeout(REQUEST_TIMEOUT_MS).emitWithAck('presence', { chat_id: chat }).catch(() => null);
+		if (ack && ack.ok) {
+			chatState.get(ack.chat_id).users = ack.users;
+			if (ack.chat_id === chat) renderPresence();
+		}
+	}, PRESENCE_EVERY_MS);
+	own.on('disconnect', (reason) => {
+		if (reason === 'io server disconnect') showConn('expired', 'token expired: open a fresh link');
+		else if (reason !== 'io client disconnect') showConn('reconnecting', 'reconnecting…');
+		sendButton();
+	});
+	own.io.on('reconnect_attempt', () => {
+		if (connState !== 'reconnecting') showConn('reconnecting', 'reconnecting…');
+	});
+	own.on('connect_error', (err) => {
+		if (own.active) {
+			if (connState !== 'connecting') showConn('reconnecting', 'reconnecting…');
 			return;
 		}
-		if (existing) return;
-		const li = element(false, m.chat_id, m.body);
-		setMessage(li, m);
-		li.dataset.seq = String(m.seq);
-		place(li);
-	}
-
-	// ---- connections ----
-	// auth is a function so each (re)connect sends the highest seq this socket has shown: 0 at first,
-	// which replays the chats' whole inbox (until history paging exists). After the first connect
-	// socket.io-client adds its recovery pid and offset, which the gateway prefers; `since` covers a
-	// reconnect before any message arrived.
-	function connect(url, from, indicator, token) {
-		let state = 'connecting', missed = 0, lastSeq = 0;
-		const show = (s, text) => {
-			state = s;
-			indicator.dataset.state = s;
-			indicator.textContent = text;
-		};
-		const label = from === 'own' ? '' : `${other} gateway: `;
-		const socket = io(url, {
-			auth: (cb) => cb({ token, since: lastSeq }),
-			reconnectionDelay: 250,
-			reconnectionDelayMax: 2000,
-		});
-		socket.on('connect', () => {
-			if (state === 'reconnecting') {
-				missed = 0;
-				show('back', `${label}back · ${socket.recovered ? 'missed messages filled in' : 'reloaded'}`);
-			} else show('connected', `${label}connected`);
-			if (from === 'own') sendButton();
-		});
-		socket.on('message', (m) => {
-			if (m.seq > lastSeq) lastSeq = m.seq;
-			if (state === 'back') {
-				missed++;
-				indicator.textContent = `${label}back · ${missed} new since reconnecting`;
-			}
-			received(from, m);
-		});
-		socket.on('disconnect', (reason) => {
-			if (reason === 'io server disconnect') show('expired', `${label}token expired: open a fresh link`);
-			else if (reason !== 'io client disconnect') show('reconnecting', `${label}reconnecting…`);
-			if (from === 'own') sendButton();
-		});
-		socket.io.on('reconnect_attempt', () => {
-			if (state !== 'reconnecting') show('reconnecting', `${label}reconnecting…`);
-		});
-		socket.on('connect_error', (err) => {
-			if (socket.active) {
-				if (state !== 'connecting') show('reconnecting', `${label}reconnecting…`);
-				return;
-			}
-			const why = err.data && err.data.reason ? ` (${err.data.reason})` : '';
-			show('refused', `${label}refused: ${err.message}${why}`);
-		});
-		return socket;
-	}
-
-	const own = connect(location.origin, 'own', $('conn'), token);
-	if (params.get('peer')) {
-		$('peer-conn').hidden = false;
-		connect(params.get('peer'), 'peer', $('peer-conn'), params.get('peer_token') || token);
-	}
+		const why = err.data && err.data.reason ? ` (${err.data.reason})` : '';
+		showConn('refused', `refused: ${err.message}${why}`);
+	});
 
 	// ---- sending ----
 	function sendButton() {
@@ -216,16 +469,13 @@
 				const e = (ack && ack.error) || {};
 				return fail(li, body, chatId, [e.message || 'refused', e.sqlstate && `(${e.sqlstate})`, e.hint].filter(Boolean).join(' '));
 			}
-			const shownAlready = byId.get(ack.message.id);
-			if (shownAlready && shownAlready !== li) {
-				// The other side's gateway was faster than our ack: keep one element, with the full story.
-				shownAlready.dataset.states = 'sending sent shown';
-				li.remove();
-				return;
-			}
+			const already = byId.get(ack.message.id);
+			if (already && already !== li) already.remove(); // it came as `sent` first: keep this element, with its story
 			setMessage(li, ack.message);
 			setState(li, 'sent');
+			if (shownIds.has(ack.message.id)) setState(li, 'shown');
 			place(li);
+			renderReads();
 		});
 	}
 
@@ -244,8 +494,11 @@
 		const body = $('body').value;
 		if (!body.trim()) return;
 		$('body').value = '';
+		if (lastTyping && own.connected && claim.sub) own.emit('typing', { chat_id: chat, typing: false });
+		lastTyping = 0;
 		const li = element(true, chat, body);
 		place(li);
+		scrollToEnd();
 		send(li, body, chat);
 	});
 	$('body').addEventListener('keydown', (ev) => {
@@ -254,5 +507,15 @@
 			$('send').requestSubmit();
 		}
 	});
+
+	if (chats.length > 1) {
+		for (const c of chats) $('chat').add(new Option(`chat ${c}`, String(c), false, c === chat));
+		$('chat-pick').hidden = false;
+		$('chat').addEventListener('change', () => {
+			chat = Number($('chat').value);
+			showChat();
+		});
+	}
+	showChat();
 	sendButton();
 })();

@@ -12,6 +12,12 @@ QueueKey(std::string_view prefix, std::string_view queue, std::string_view suffi
 	return k;
 }
 
+std::string
+BusChannel(std::string_view prefix, std::string_view queue)
+{
+	return QueueKey(prefix, queue, "bus");
+}
+
 const char kNameRule[] = "BullMQ joins and splits its keys on ':', so a prefix or queue name must be non-empty and have no ':'";
 
 bool
@@ -36,7 +42,8 @@ QueueKeyNames()
 	static const std::vector<std::string_view> names = {
 	    "active",      "wait",     "waiting-children", "paused", "id",      "delayed", "prioritized", "stalled-check",
 	    "completed",   "failed",   "stalled",          "repeat", "limiter", "meta",    "events",      "pc",
-	    "marker",      "de",       "dn",               "metrics", "waiting", "delay",  "priority"};
+	    "marker",      "de",       "dn",               "metrics", "waiting", "delay",  "priority",
+	    kPartitionsKeyName};
 	return names;
 }
 

@@ -15,6 +15,12 @@ namespace chat_outbox::bullmq {
 // QueueKey returns "<prefix>:<queue>:<suffix>" (suffix is a key name or a job id).
 std::string QueueKey(std::string_view prefix, std::string_view queue, std::string_view suffix);
 
+// BusChannel returns "<prefix>:<queue>:bus", the Redis pub/sub channel on which the consumers of one
+// service's queue publish the inbox rows they hand to their gateway, and every gateway of that
+// service listens (docs/architecture.md, "The bus"). A channel is not a key: it shares no namespace
+// with job ids.
+std::string BusChannel(std::string_view prefix, std::string_view queue);
+
 // kNameRule says why IsValidName refuses a name, for messages.
 extern const char kNameRule[];
 
@@ -27,9 +33,13 @@ bool IsValidName(std::string_view name) noexcept;
 // `<what> is empty` or `<what> "<name>" contains ':'`.
 std::string NameProblem(std::string_view what, std::string_view name);
 
+// kPartitionsKeyName: our own key under a queue, the layout key (common/partitions.hpp, LayoutKey).
+constexpr char kPartitionsKeyName[] = "partitions";
+
 // QueueKeyNames lists every name BullMQ 6 puts directly under "<prefix>:<queue>:" for the queue
 // itself: QueueKeys (active, wait, paused, ...), the names its scripts build (metrics, dn), the
-// state name "waiting" its getters turn into a key, and the legacy keys it migrates (delay, priority).
+// state name "waiting" its getters turn into a key, and the legacy keys it migrates (delay, priority);
+// and ours (kPartitionsKeyName).
 const std::vector<std::string_view> &QueueKeyNames();
 
 // MayNameQueueKey (the relay's rule for the ids it chooses): true when `id` is made of lower-case

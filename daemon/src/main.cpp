@@ -1,7 +1,8 @@
 // daemon/src/main.cpp - chat-outboxd: settings, the loop, and the order things start and stop in.
 //
-// Start: settings (exit 2 on a bad one, before any connection) -> Postgres x2, Redis x2, the
-// gateway (Gateway) and the consumer, all on one uv loop.
+// Start: settings (exit 2 on a bad one, before any connection) -> Postgres x2, Redis x2 for the
+// consumer and x2 for the gateway (commands, and the chats' events channels), the gateway (Gateway)
+// and the consumer, all on one uv loop.
 // SIGTERM/SIGINT: the consumer stops fetching and finishes its batch (inbox commit + complete),
 // then the gateway closes its clients, then Redis and Postgres close; exit 0, whatever state the
 // servers and the clients are in. Every handle of ours is a UvHandle (base/uv_handle.hpp), closed
@@ -18,6 +19,7 @@
 #include <uv.h>
 
 #include "consumer/bullmq_consumer.hpp"
+#include "consumer/bus_publisher.hpp"
 #include "consumer/core/bullmq_identity.hpp"
 #include "base/core/config.hpp"
 #include "base/core/metrics.hpp"
@@ -25,6 +27,7 @@
 #include "base/uv_handle.hpp"
 #include "net/pg_client.hpp"
 #include "net/redis_conn.hpp"
+#include "net/redis_subscriber.hpp"
 #include "net/redis_safety_check.hpp"
 #include "bullmq/queue_keys.hpp"
 #include "redis_url.hpp"
@@ -43,10 +46,12 @@ struct Daemon {
 	Metrics metrics;
 	StateLog redis_log{"redis"};
 	std::unique_ptr<PgClient> pg_inbox, pg_gateway;
-	std::unique_ptr<RedisConn> cmd, blocking;
+	std::unique_ptr<RedisConn> cmd, blocking, gateway_redis;
+	std::unique_ptr<RedisSubscriber> chat_events;
 	std::unique_ptr<RedisSafetyCheck> redis_safety;
 	std::unique_ptr<Gateway> ws;
-	std::unique_ptr<BullmqConsumer> consumer;
+	std::unique_ptr<BusPublisher> publisher;
+	std::unique_ptr<BullmqConsumer> consumer; // none with --consume off
 	UvSignal sigterm{"signal"}, sigint{"signal"};
 	bool shutting_down = false;
 	int exit_code = 0;
@@ -60,14 +65,20 @@ struct Daemon {
 		Log(Level::Notice, "shutting down%s", code ? "" : ": finishing the batch in flight");
 		sigterm.Close();
 		sigint.Close();
-		consumer->Stop([this] {
+		auto rest = [this] {
 			ws->Shutdown([this] {
 				cmd->Close(nullptr);
+				gateway_redis->Close(nullptr);
+				chat_events->Close(nullptr);
 				blocking->Close(nullptr);
 				pg_inbox->Close(nullptr);
 				pg_gateway->Close(nullptr);
 			});
-		});
+		};
+		if (consumer)
+			consumer->Stop(rest);
+		else
+			rest();
 	}
 
 	void OnSignal(int signum)
@@ -137,13 +148,29 @@ Run(int argc, char **argv)
 	                                          ConnectionName(cfg.prefix, cfg.queue, cfg.identity) + ":blocking",
 	                                          kRedisTimeoutMs, nullptr);
 	d->redis_safety = std::make_unique<RedisSafetyCheck>(*d->cmd, d->metrics);
-	d->ws = std::make_unique<Gateway>(loop, cfg, *d->pg_gateway, d->metrics);
+	// The gateway's own Redis connections: commands (presence, read mirrors, PUBLISH) and the chats'
+	// events channels, so conversation events never wait behind the consumer's commands.
+	d->gateway_redis = std::make_unique<RedisConn>(loop, *url, "redis (gateway)",
+	                                               ConnectionName(cfg.prefix, cfg.queue, cfg.identity) + ":gateway",
+	                                               kRedisTimeoutMs, nullptr);
+	d->chat_events = std::make_unique<RedisSubscriber>(loop, *url, ConnectionName(cfg.prefix, cfg.queue, cfg.identity) + ":events",
+	                                           kRedisTimeoutMs);
+	d->ws = std::make_unique<Gateway>(loop, cfg, *d->pg_gateway, d->metrics, *d->gateway_redis, *d->chat_events);
 	if (!d->ws->Start(&error)) {
 		fprintf(stderr, "chat-outboxd: --listen %s: %s\n", cfg.listen.c_str(), error.c_str());
 		return 2;
 	}
-	d->consumer = std::make_unique<BullmqConsumer>(loop, cfg, *d->cmd, *d->blocking, *d->pg_inbox, *d->ws,
-	                                               d->metrics);
+	const bool consume = cfg.consume == "on";
+	const std::string client_name = ConnectionName(cfg.prefix, cfg.queue, cfg.identity);
+	d->ws->StartBus({*url}, chat_outbox::bullmq::BusChannel(cfg.prefix, cfg.queue), client_name + ":bus", !consume);
+	if (consume) {
+		// The consumer hands its rows to the publisher, which publishes them on the bus and hands them on
+		// to this daemon's gateway.
+		d->publisher = std::make_unique<BusPublisher>(*d->cmd, chat_outbox::bullmq::BusChannel(cfg.prefix, cfg.queue),
+		                                              *d->ws, d->metrics);
+		d->consumer = std::make_unique<BullmqConsumer>(loop, cfg, *d->cmd, *d->blocking, *d->pg_inbox, *d->publisher,
+		                                               d->metrics);
+	}
 
 	Daemon *daemon = d.get();
 	d->sigterm.Start(loop, SIGTERM, [daemon](int sig) { daemon->OnSignal(sig); });
@@ -158,11 +185,20 @@ Run(int argc, char **argv)
 	else
 		Log(Level::Notice, "web client: %s/index.html is missing; / answers 404 (see --web-root)", cfg.web_root.c_str());
 	d->pg_gateway->Start();
-	d->consumer->Start([](int code) {
-		// Refusing to run is not a shutdown: nothing was fetched, so there is nothing to finish.
-		Log(Level::Warning, "exiting with code %d", code);
-		_exit(code);
-	});
+	d->gateway_redis->Start();
+	if (d->consumer) {
+		d->consumer->Start([](int code) {
+			// Refusing to run is not a shutdown: nothing was fetched, so there is nothing to finish.
+			Log(Level::Warning, "exiting with code %d", code);
+			_exit(code);
+		});
+	} else {
+		Log(Level::Notice, "--consume off: a gateway only, showing what the other instances consume (bus %s)",
+		    chat_outbox::bullmq::BusChannel(cfg.prefix, cfg.queue).c_str());
+		Metrics *m = &d->metrics;
+		d->pg_gateway->OnStateChange([m](bool up) { m->postgres_up = up; });
+		d->cmd->Start(); // for Redis' durability settings in /healthz and /metrics; nothing else uses it here
+	}
 
 	uv_run(loop, UV_RUN_DEFAULT);
 	// Whatever a component left open (it should not) is closed here so the loop can end cleanly.

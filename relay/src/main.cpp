@@ -2,7 +2,8 @@
 // (sql/managed/chat_outbox_managed.sql) on a Postgres that cannot load our library.
 //
 // Round after round: every service's pass (outbox_db.cpp), then wait for a notification on the
-// outbox triggers' channel or the poll interval, whichever comes first. A full pass goes again at
+// outbox triggers' channel, a wake-up from the logical replication stream (--wake logical,
+// wake_logical.cpp) or the poll interval, whichever comes first. A full pass goes again at
 // once. Redis failing for everyone backs off (50 ms doubling to 5 s) and is logged once when it
 // starts and once when it ends; one service failing (a dropped table, a queue Redis refuses) is
 // recorded in the status view, logged once per change, retried with its own backoff, and the
@@ -17,6 +18,7 @@
 #include <cstdio>
 #include <ctime>
 #include <map>
+#include <memory>
 #include <string>
 #include <thread>
 #include <vector>
@@ -24,7 +26,9 @@
 #include "core/relay_config.hpp"
 #include "core/relay_health.hpp"
 #include "outbox_db.hpp"
+#include "partitions.hpp"
 #include "redis_link.hpp"
+#include "wake_logical.hpp"
 
 namespace {
 
@@ -62,6 +66,13 @@ Sleep(int64_t ms)
 		std::this_thread::sleep_for(std::chrono::milliseconds(std::min<int64_t>(50, until - NowMs())));
 }
 
+// A shard other than shard 0 that failed: its partitions wait, the others go on. Shard 0 holds the
+// layout keys, so its failure is every service's (RelayHealth), as with a single Redis.
+struct ShardOutage {
+	int64_t failures = 0; // in a row; 0 = up
+	int64_t until = 0;    // not tried again before
+};
+
 struct ServiceState {
 	std::string error; // the failure recorded in the status view, "" while it relays
 	int64_t failures = 0;
@@ -90,8 +101,8 @@ main(int argc, char **argv)
 		std::fputs(Usage().c_str(), stdout);
 		return 0;
 	}
-	auto url = ParseRedisUrl(cfg.redis_url, &error);
-	if (!url) {
+	auto urls = ParseShardList(cfg.redis_url, &error);
+	if (!urls) {
 		std::fprintf(stderr, "chat-outbox-relay: --redis-url: %s\n", error.c_str());
 		return 2;
 	}
@@ -111,14 +122,42 @@ main(int argc, char **argv)
 	signal(SIGPIPE, SIG_IGN);
 
 	OutboxDb db(cfg.database_url);
-	RedisLink redis(*url, cfg.redis_timeout, cfg.prefix, cfg.redis_min_replicas);
+	RedisShards shards;
+	std::vector<std::string> redacted;
+	for (const auto &url : *urls) {
+		shards.push_back(std::make_unique<RedisLink>(url, cfg.redis_timeout, cfg.prefix, cfg.redis_min_replicas));
+		redacted.push_back(url.Redacted());
+	}
+	RedisLink &redis = *shards[0]; // its durability warning is the one shown
 	RelayHealth health;      // Redis, for every service
 	Backoff pg_backoff(50, 5000);
 	bool pg_down = false;
 	std::map<std::string, ServiceState> services;
+	std::map<std::string, std::string> layouts; // per service: what its layout was last recorded as
+	std::map<std::string, int> last_layout;     // per service: the count its last pass relayed under
+	std::vector<ShardOutage> outages(shards.size());
 	std::string last_error, state = "starting";
 	int64_t next_heartbeat = 0, next_purge = 0;
-	Log("relaying to " + url->Redacted() + " (prefix " + cfg.prefix + "), relay id " + cfg.relay_id);
+	std::unique_ptr<LogicalWake> logical;
+	if (cfg.wake == "logical")
+		logical = std::make_unique<LogicalWake>(cfg.database_url, Log);
+	// pause waits ms (a Redis backoff) while still answering the logical stream: a walsender left
+	// unanswered holds up a shutdown of Postgres until wal_sender_timeout. Wake-ups are dropped: the
+	// next round runs anyway.
+	auto pause = [&](int64_t ms) {
+		int64_t until = NowMs() + ms;
+		while (!stop_requested && NowMs() < until) {
+			if (!logical || !db.Connected()) {
+				Sleep(until - NowMs());
+				return;
+			}
+			logical->Poll(NowMs());
+			int64_t wait = std::max<int64_t>(0, std::min(until, logical->NextMs()) - NowMs());
+			db.WaitForWake(wait, logical->Socket());
+		}
+	};
+	Log("relaying to " + RedactedShardList(*urls) + " (prefix " + cfg.prefix + "), relay id " + cfg.relay_id +
+	    ", woken by " + (logical ? "NOTIFY and logical decoding" : "NOTIFY"));
 
 	while (!stop_requested) {
 		try {
@@ -156,10 +195,32 @@ main(int argc, char **argv)
 			// never asks it, and must not end an outage the next service would still see.
 			if (health.Failing()) {
 				try {
-					redis.Ping();
+					shards[0]->Ping();
 				} catch (const RedisFailure &f) {
 					redis_failed_with(f);
 				}
+			}
+			// a shard out of its backoff is asked whether it is back; down[s] while it is not
+			std::vector<bool> down(shards.size(), false);
+			auto shard_failed = [&](int s, const std::string &why) {
+				if (outages[s].failures == 0)
+					Log("redis shard " + std::to_string(s) + " unreachable: " + why +
+						"; rows of the partitions on it wait in the outbox, the other shards' partitions are relayed; "
+						"retrying with backoff");
+				outages[s].until = NowMs() + Backoff(50, 5000).Delay(outages[s].failures++);
+				last_error = why;
+			};
+			for (size_t s = 1; s < shards.size(); s++) {
+				if (outages[s].failures > 0 && NowMs() >= outages[s].until) {
+					try {
+						shards[s]->Ping();
+						Log("redis shard " + std::to_string(s) + " back");
+						outages[s] = ShardOutage{};
+					} catch (const RedisFailure &f) {
+						shard_failed(static_cast<int>(s), f.what());
+					}
+				}
+				down[s] = outages[s].failures > 0;
 			}
 			int64_t relayed = 0;
 			auto list = redis_failed ? std::vector<Service>{} : db.Services();
@@ -167,14 +228,34 @@ main(int argc, char **argv)
 				ServiceState &st = services[svc.name];
 				if (st.retry_at > now)
 					continue;
-				int64_t reloads = redis.ScriptReloads();
+				int64_t reloads = 0;
+				for (auto &shard : shards)
+					reloads += shard->ScriptReloads();
 				try {
-					PassResult r = db.RunPass(svc, cfg.batch_size, &redis);
-					if (redis.ScriptReloads() != reloads)
+					PassResult r = db.RunPass(svc, cfg.batch_size, shards, cfg.prefix, down, &last_layout[svc.name]);
+					for (auto &shard : shards)
+						reloads -= shard->ScriptReloads();
+					if (reloads != 0)
 						Log("redis had lost the batch-add script; loaded it again (SCRIPT FLUSH, or a restart or "
 							"failover behind a proxy that kept the connection open); the batch went again");
 					for (const auto &line : r.refusals)
 						Log(line);
+					if (!r.layout_switched.empty())
+						Log(r.layout_switched);
+					// the layout in the status view, written when it changes (a wait and its job count, a
+					// switch, the first pass); a wait is logged once, when it starts
+					std::string layout = r.layout ? std::to_string(r.layout) + " " + r.layout_wait : "";
+					if (!layout.empty() && layouts[svc.name] != layout) {
+						bool was_waiting = layouts[svc.name].find("waiting") != std::string::npos;
+						if (!r.layout_wait.empty() && !was_waiting)
+							Log("service " + svc.name + ": " + r.layout_wait + "; relaying it once they are done");
+						db.RecordLayout(svc.name, r.layout, r.layout_wait);
+						layouts[svc.name] = layout;
+					}
+					if (!r.layout_wait.empty()) {
+						st.retry_at = now + 200; // looked at again soon: the change goes through once the old queues are empty
+						continue;
+					}
 					relayed += r.relayed;
 					more = more || MoreToDrain(r.claimed, cfg.batch_size * kMaxBatches);
 					if (!st.error.empty()) {
@@ -183,6 +264,18 @@ main(int argc, char **argv)
 					}
 					st = ServiceState{};
 				} catch (const RedisFailure &f) {
+					if (f.kind == RedisFailure::kConnection && f.shard > 0) {
+						// rolled back. A shard that just failed: the next pass, at once, leaves its
+						// partitions out. One that was down already (a change of the count needs every
+						// shard of the old layout): this service looks again a little later.
+						if (down[f.shard])
+							st.retry_at = now + 200;
+						else
+							more = true;
+						shard_failed(f.shard, f.what());
+						down[f.shard] = true;
+						continue;
+					}
 					if (f.kind == RedisFailure::kConnection) {
 						redis_failed_with(f);
 						break; // every service needs Redis: the round ends here
@@ -196,8 +289,10 @@ main(int argc, char **argv)
 					service_failed(svc.name, &st, e.what()); // e.g. a row the batch encoder refuses
 				}
 			}
-			if (std::string notice = redis.TakeNotice(); !notice.empty())
-				Log(notice);
+			// a sentinel shard's newly discovered master, once
+			for (size_t s = 0; s < shards.size(); s++)
+				if (std::string notice = shards[s]->TakeNotice(); !notice.empty())
+					Log(shards.size() > 1 ? "shard " + std::to_string(s) + ": " + notice : notice);
 			if (!redis_failed) {
 				// the round went through: after an outage, "redis back" once the backlog is drained
 				bool log_it = false;
@@ -209,7 +304,7 @@ main(int argc, char **argv)
 			std::string new_state = redis_failed || health.Failing() ? "backing off" : "running";
 			if (new_state != state || NowMs() >= next_heartbeat) {
 				state = new_state;
-				db.Heartbeat(cfg.relay_id, state, last_error, redis.Warning(), redis.Appendfsync());
+				db.Heartbeat(cfg.relay_id, state, last_error, redis.Warning(), redis.Appendfsync(), redacted);
 				next_heartbeat = NowMs() + 1000;
 			}
 			if (!redis_failed && NowMs() >= next_purge) {
@@ -219,17 +314,23 @@ main(int argc, char **argv)
 			if (stop_requested || (more && !redis_failed))
 				continue;
 			if (redis_failed) {
-				Sleep(delay);
+				pause(delay);
 				continue;
 			}
-			// wait for a notification or the poll interval, writing the heartbeat every second meanwhile
+			// wait for a notification, a logical wake-up or the poll interval, writing the heartbeat
+			// every second meanwhile
 			int64_t until = NowMs() + cfg.poll_interval;
 			while (!stop_requested && NowMs() < until) {
-				int64_t wait = std::max<int64_t>(0, std::min(until, next_heartbeat) - NowMs());
-				if (db.WaitForWake(wait))
+				if (logical && logical->Poll(NowMs()))
+					break;
+				int64_t wake_at = std::min(until, next_heartbeat);
+				if (logical)
+					wake_at = std::min(wake_at, logical->NextMs());
+				int64_t wait = std::max<int64_t>(0, wake_at - NowMs());
+				if (db.WaitForWake(wait, logical ? logical->Socket() : -1))
 					break;
 				if (NowMs() >= next_heartbeat) {
-					db.Heartbeat(cfg.relay_id, state, last_error, redis.Warning(), redis.Appendfsync());
+					db.Heartbeat(cfg.relay_id, state, last_error, redis.Warning(), redis.Appendfsync(), redacted);
 					next_heartbeat = NowMs() + 1000;
 				}
 			}
@@ -238,6 +339,8 @@ main(int argc, char **argv)
 				Log(std::string("postgres unreachable: ") + f.what() + "; retrying with backoff");
 			pg_down = true;
 			db.Disconnect();
+			if (logical)
+				logical->Drop();
 			Sleep(pg_backoff.Next());
 		}
 	}

@@ -10,7 +10,9 @@
 #include <memory>
 
 #include "core/job_id.hpp"
+#include "core/partition_layout.hpp"
 #include "core/relay_sql.hpp"
+#include "partitions.hpp"
 
 namespace chat_outbox::relay {
 
@@ -25,6 +27,7 @@ struct Row {
 	int64_t id;
 	std::string event, payload, payload_id;
 	bool has_payload_id;
+	int partition; // under the layout the pass relays
 };
 
 } // namespace
@@ -106,10 +109,77 @@ OutboxDb::Services()
 	return out;
 }
 
+namespace {
+
+// OnShard runs a call on shard s; a connection failure is marked as that shard's.
+template <typename F>
+auto
+OnShard(int s, int nshards, F &&call)
+{
+	try {
+		return call();
+	} catch (RedisFailure &f) {
+		if (f.kind != RedisFailure::kConnection || nshards == 1)
+			throw;
+		throw RedisFailure(RedisFailure::kConnection, "shard " + std::to_string(s) + ": " + f.what(), s);
+	}
+}
+
+
+// ChooseLayout: the partition count a pass relays under, decided after its first claim (as the
+// extension's relay_pass.cpp does, docs/architecture.md 'Changing the number of partitions'): the
+// layout key's count on shard 0, or the service's new count once the old layout's queues hold no
+// job (SET before any job goes under it). nullopt while they still do (*wait says what it waits for).
+std::optional<int>
+ChooseLayout(const std::string &service, const std::string &queue, int wanted, RedisShards &shards, const std::string &prefix, std::string *wait,
+			 std::string *switched, int *current_out, const std::vector<bool> &down)
+{
+	auto value = shards[0]->Get(LayoutKey(prefix, queue));
+	auto current = ParseLayout(value);
+	if (!current)
+		throw RedisFailure(RedisFailure::kService, "the layout key of queue " + queue + " holds \"" + value.value_or("") +
+														"\", not a partition count from 1 to " + std::to_string(kMaxPartitions));
+	*current_out = *current;
+	int64_t jobs = 0;
+	if (*current != wanted)
+		for (size_t s = 0; s < shards.size(); s++) {
+			auto keys = QueueJobsKeys(prefix, queue, *current, static_cast<int>(s), static_cast<int>(shards.size()));
+			if (keys.empty())
+				continue;
+			if (down[s])
+				throw RedisFailure(RedisFailure::kConnection, "shard " + std::to_string(s) + " is down", static_cast<int>(s));
+			jobs += OnShard(static_cast<int>(s), static_cast<int>(shards.size()),
+							[&] { return shards[s]->EvalInteger(QueueJobsScript(), keys); });
+		}
+	switch (NextLayoutStep(*current, wanted, jobs)) {
+		case LayoutStep::kRelay:
+			return *current;
+		case LayoutStep::kWait:
+			*wait = LayoutWaitMessage(*current, wanted, jobs);
+			return std::nullopt;
+		case LayoutStep::kSwitch:
+			shards[0]->Set(LayoutKey(prefix, queue), std::to_string(wanted));
+			*switched = "service " + service + " is relayed to " + std::to_string(wanted) + " partition(s) now, " +
+						std::to_string(*current) + " before (the queues of the old layout were empty)";
+			return wanted;
+	}
+	return std::nullopt;
+}
+
+} // namespace
+
 PassResult
-OutboxDb::RunPass(const Service &svc, int64_t batch_size, RedisLink *redis)
+OutboxDb::RunPass(const Service &svc, int64_t batch_size, RedisShards &shards, const std::string &prefix,
+				  const std::vector<bool> &down, int *last_layout)
 {
 	PassResult result;
+	const int nshards = static_cast<int>(shards.size());
+	std::string excluded = "{";
+	const int basis = std::max(*last_layout, 1);
+	for (int p = 0; p < basis; p++)
+		if (down[ShardOf(p, nshards)])
+			excluded += (excluded.size() > 1 ? "," : "") + std::to_string(p);
+	excluded += "}";
 	Result(Exec("BEGIN", {}, PGRES_COMMAND_OK));
 	try {
 		const std::string claim = Statement(relay_sql::kClaim, svc.name);
@@ -117,11 +187,26 @@ OutboxDb::RunPass(const Service &svc, int64_t batch_size, RedisLink *redis)
 		std::string after = std::to_string(LLONG_MIN);
 		int64_t last_id = 0;
 		std::vector<std::pair<int64_t, std::string>> refused;
+		std::vector<bool> written(nshards, false); // the shards this pass sent a batch to
 		for (int b = 0; b < kMaxBatches; b++) {
-			Result r(Exec(claim, {std::to_string(batch_size), after}, PGRES_TUPLES_OK));
+			Result r(Exec(claim, {std::to_string(batch_size), after, std::to_string(basis), excluded},
+						  PGRES_TUPLES_OK));
 			int n = PQntuples(r.get());
 			if (n == 0)
 				break;
+			if (result.layout == 0) {
+				Result w(Exec(relay_sql::kWantedPartitions, {svc.name}, PGRES_TUPLES_OK));
+				int wanted = PQntuples(w.get()) == 1 ? std::atoi(PQgetvalue(w.get(), 0, 0)) : 1;
+				auto layout = ChooseLayout(svc.name, svc.queue, wanted, shards, prefix, &result.layout_wait, &result.layout_switched,
+										   &result.layout, down);
+				if (!layout) {
+					*last_layout = result.layout;
+					Result(Exec("ROLLBACK", {}, PGRES_COMMAND_OK));
+					return result;
+				}
+				result.layout = *layout;
+				*last_layout = *layout;
+			}
 			std::vector<Row> rows(n);
 			for (int i = 0; i < n; i++) {
 				rows[i].id = std::stoll(PQgetvalue(r.get(), i, 0));
@@ -129,27 +214,47 @@ OutboxDb::RunPass(const Service &svc, int64_t batch_size, RedisLink *redis)
 				rows[i].payload = PQgetvalue(r.get(), i, 2);
 				rows[i].has_payload_id = !PQgetisnull(r.get(), i, 3);
 				rows[i].payload_id = PQgetvalue(r.get(), i, 3);
+				rows[i].partition = RowPartition(PQgetisnull(r.get(), i, 4) ? std::nullopt : ChatIdOfJson(PQgetvalue(r.get(), i, 4)),
+												 result.layout);
 			}
 			std::sort(rows.begin(), rows.end(), [](const Row &x, const Row &y) { return x.id < y.id; });
+			last_id = rows[n - 1].id;
+			std::vector<int> parts(n);
+			for (int i = 0; i < n; i++)
+				parts[i] = rows[i].partition;
+			std::vector<Row> sorted;
+			for (size_t i : SortOrder(parts))
+				sorted.push_back(std::move(rows[i]));
 			std::vector<std::string> ids(n);
 			std::vector<JobSpec> jobs(n);
 			for (int i = 0; i < n; i++) {
-				ids[i] = ChooseJobId(rows[i].has_payload_id ? rows[i].payload_id.c_str() : nullptr, svc.name, rows[i].id);
-				jobs[i] = {ids[i], rows[i].event, rows[i].payload};
+				ids[i] = ChooseJobId(sorted[i].has_payload_id ? sorted[i].payload_id.c_str() : nullptr, svc.name, sorted[i].id);
+				jobs[i] = {ids[i], sorted[i].event, sorted[i].payload};
+				parts[i] = sorted[i].partition;
 			}
-			auto verdicts = redis->AddBatch(svc.queue, jobs.data(), jobs.size());
-			for (int i = 0; i < n; i++)
-				if (verdicts[i])
-					refused.emplace_back(rows[i].id, *verdicts[i]);
-			last_id = rows[n - 1].id;
+			// one Lua call per partition of the batch, on the partition's shard
+			for (const auto &call : PlanCalls(parts, nshards)) {
+				if (down[call.shard]) // left out under another count than this pass relays under
+					throw RedisFailure(RedisFailure::kConnection, "shard " + std::to_string(call.shard) + " is down", call.shard);
+				auto verdicts = OnShard(call.shard, nshards, [&] {
+					return shards[call.shard]->AddBatch(PartitionQueue(svc.queue, result.layout, call.partition),
+														jobs.data() + call.first, call.n);
+				});
+				written[call.shard] = true;
+				for (size_t i = 0; i < call.n; i++)
+					if (verdicts[i])
+						refused.emplace_back(sorted[call.first + i].id, *verdicts[i]);
+			}
 			after = std::to_string(last_id);
 			result.claimed += n;
 			if (n < batch_size)
 				break;
 		}
-		// the marks commit only once the pass's jobs are on enough replicas to survive a failover
-		if (result.claimed > 0)
-			redis->ConfirmReplicated();
+		// the marks commit only once the pass's jobs are on enough replicas to survive a failover:
+		// every shard the pass wrote to must have its own writes acknowledged
+		for (int s = 0; s < nshards; s++)
+			if (written[s])
+				OnShard(s, nshards, [&] { shards[s]->ConfirmReplicated(); });
 		// a row Redis refused alone stays unsent with its reason; the rows after it are relayed
 		for (const auto &[id, reason] : refused) {
 			Result(Exec(refuse, {std::to_string(id), reason}, PGRES_COMMAND_OK));
@@ -182,17 +287,37 @@ OutboxDb::RecordServiceError(const std::string &service, const std::string &erro
 }
 
 void
-OutboxDb::Heartbeat(const std::string &relay_id, const std::string &state, const std::string &last_error,
-					const std::string &redis_warning, const std::string &appendfsync)
+OutboxDb::RecordLayout(const std::string &service, int layout, const std::string &change)
 {
+	Result(Exec("INSERT INTO chat_outbox.relay_progress AS p (service, layout, layout_change) VALUES ($1, $2, NULLIF($3, '')) "
+				"ON CONFLICT (service) DO UPDATE SET layout = EXCLUDED.layout, layout_change = EXCLUDED.layout_change",
+				{service, std::to_string(layout), change}, PGRES_COMMAND_OK));
+}
+
+void
+OutboxDb::Heartbeat(const std::string &relay_id, const std::string &state, const std::string &last_error,
+					const std::string &redis_warning, const std::string &appendfsync, const std::vector<std::string> &shards)
+{
+	// the shard list as a text[] literal: each URL quoted, its quotes and backslashes escaped
+	std::string list = "{";
+	for (const auto &url : shards) {
+		list += list.size() > 1 ? ",\"" : "\"";
+		for (char c : url) {
+			if (c == '"' || c == '\\')
+				list += '\\';
+			list += c;
+		}
+		list += '"';
+	}
+	list += "}";
 	Result(Exec("INSERT INTO chat_outbox.relays AS r (relay, pid, state, heartbeat_at, last_error, last_error_at, redis_warning, "
-				"redis_appendfsync) VALUES ($1, $2, $3, now(), NULLIF($4, ''), CASE WHEN $4 <> '' THEN now() END, "
-				"NULLIF($5, ''), NULLIF($6, '')) ON CONFLICT (relay) DO UPDATE SET pid = EXCLUDED.pid, state = EXCLUDED.state, "
+				"redis_appendfsync, redis_shards) VALUES ($1, $2, $3, now(), NULLIF($4, ''), CASE WHEN $4 <> '' THEN now() END, "
+				"NULLIF($5, ''), NULLIF($6, ''), $7::text[]) ON CONFLICT (relay) DO UPDATE SET pid = EXCLUDED.pid, state = EXCLUDED.state, "
 				"heartbeat_at = now(), last_error = coalesce(EXCLUDED.last_error, r.last_error), "
 				"last_error_at = CASE WHEN EXCLUDED.last_error IS DISTINCT FROM r.last_error AND EXCLUDED.last_error IS NOT NULL "
 				"THEN now() ELSE r.last_error_at END, redis_warning = EXCLUDED.redis_warning, "
-				"redis_appendfsync = coalesce(EXCLUDED.redis_appendfsync, r.redis_appendfsync)",
-				{relay_id, std::to_string(getpid()), state, last_error, redis_warning, appendfsync}, PGRES_COMMAND_OK));
+				"redis_appendfsync = coalesce(EXCLUDED.redis_appendfsync, r.redis_appendfsync), redis_shards = EXCLUDED.redis_shards",
+				{relay_id, std::to_string(getpid()), state, last_error, redis_warning, appendfsync, list}, PGRES_COMMAND_OK));
 }
 
 int64_t
@@ -244,7 +369,7 @@ OutboxDb::DrainNotifications()
 }
 
 bool
-OutboxDb::WaitForWake(int64_t timeout_ms)
+OutboxDb::WaitForWake(int64_t timeout_ms, int also_fd)
 {
 	if (!conn_)
 		return false;
@@ -254,10 +379,12 @@ OutboxDb::WaitForWake(int64_t timeout_ms)
 	fd_set in;
 	FD_ZERO(&in);
 	FD_SET(fd, &in);
+	if (also_fd >= 0)
+		FD_SET(also_fd, &in);
 	struct timeval tv = {static_cast<time_t>(timeout_ms / 1000), static_cast<suseconds_t>((timeout_ms % 1000) * 1000)};
-	int rc = select(fd + 1, &in, nullptr, nullptr, &tv);
-	if (rc <= 0)
-		return false; // timeout, or a signal (the caller checks its stop flag)
+	int rc = select(std::max(fd, also_fd) + 1, &in, nullptr, nullptr, &tv);
+	if (rc <= 0 || !FD_ISSET(fd, &in))
+		return false; // timeout, a signal (the caller checks its stop flag), or also_fd
 	if (!PQconsumeInput(conn_)) {
 		Disconnect();
 		throw PgFailure(true, "connection lost while waiting");

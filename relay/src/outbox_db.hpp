@@ -9,6 +9,7 @@
 #include <libpq-fe.h>
 
 #include <cstdint>
+#include <memory>
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -33,7 +34,13 @@ struct PassResult {
 	int64_t relayed = 0;           // rows now in Redis
 	int64_t claimed = 0;           // rows claimed, refused ones included (a full pass: go again)
 	std::vector<std::string> refusals; // one log line per refused row
+	int layout = 0;                    // the partition count the pass relayed under, or waits under (0: it claimed nothing)
+	std::string layout_wait;           // set when a change of the count waits for the old queues: nothing relayed
+	std::string layout_switched;       // a log line when this pass changed the count
 };
+
+// The relay's Redis shards (--redis-url, common/partitions.hpp), shard 0 first.
+using RedisShards = std::vector<std::unique_ptr<RedisLink>>;
 
 // The extension's pass size: a backlog drains in transactions of up to this many batches.
 constexpr int kMaxBatches = 8;
@@ -53,20 +60,32 @@ class OutboxDb {
 	bool Connected() const { return conn_ != nullptr; }
 
 	std::vector<Service> Services();
-	// RunPass relays one service; throws RedisFailure or PgFailure after rolling back.
-	PassResult RunPass(const Service &svc, int64_t batch_size, RedisLink *redis);
+	// RunPass relays one service: each claimed batch split per partition, one Lua call per
+	// partition on its shard; throws RedisFailure or PgFailure after rolling back. A failure on
+	// any shard rolls the whole pass back. While a change of the service's partition count waits
+	// for the old layout's queues, it rolls back and returns layout_wait.
+	// down[s]: shard s is down; the claim leaves out the rows of the partitions it holds under
+	// *last_layout (the count the service's last pass chose, 0 = unknown), so the other shards'
+	// partitions go on; a pass that would still need a down shard throws kConnection. The pass
+	// sets *last_layout as soon as it chose a count, so a pass that failed on a down shard has
+	// told the next one which partitions to leave out.
+	PassResult RunPass(const Service &svc, int64_t batch_size, RedisShards &shards, const std::string &prefix,
+					   const std::vector<bool> &down, int *last_layout);
+	// RecordLayout writes the count a service is relayed under and what a change waits for ("" none).
+	void RecordLayout(const std::string &service, int layout, const std::string &change);
 	// RecordServiceError sets (or clears, with "") the service's service_error in the status view.
 	void RecordServiceError(const std::string &service, const std::string &error);
 	// Heartbeat writes this relay's row of chat_outbox.relays.
 	void Heartbeat(const std::string &relay_id, const std::string &state, const std::string &last_error,
-				   const std::string &redis_warning, const std::string &appendfsync);
+				   const std::string &redis_warning, const std::string &appendfsync, const std::vector<std::string> &shards);
 	// Purge deletes sent outbox rows and received inbox rows past chat_outbox.settings' retentions,
 	// 1,000 rows per statement, until a statement finds fewer; returns the rows deleted. Also
 	// forgets relays silent for a day (their rows of chat_outbox.relays).
 	int64_t Purge(const std::vector<Service> &services);
-	// WaitForWake returns once a notification arrived (true) or after timeout_ms (false); a signal
-	// ends it early too. Notifications already received count at once.
-	bool WaitForWake(int64_t timeout_ms);
+	// WaitForWake returns once a notification arrived (true) or after timeout_ms (false); a signal,
+	// or something to read on also_fd (another wake-up's socket, -1 for none), ends it early too.
+	// Notifications already received count at once.
+	bool WaitForWake(int64_t timeout_ms, int also_fd = -1);
 
   private:
 	PGresult *Exec(const std::string &sql, const std::vector<std::string> &params, ExecStatusType want);

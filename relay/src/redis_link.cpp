@@ -141,6 +141,44 @@ RedisLink::Connect()
 	appendfsync_ = d.appendfsync;
 }
 
+redisReply *
+RedisLink::Checked(const std::vector<std::string> &argv)
+{
+	if (!ctx_)
+		Connect();
+	redisReply *r = Command(argv);
+	if (r->type == REDIS_REPLY_ERROR) {
+		std::string why = argv[0] + ": " + r->str;
+		freeReplyObject(r);
+		throw RedisFailure(RedisFailure::kService, why);
+	}
+	return r;
+}
+
+std::optional<std::string>
+RedisLink::Get(const std::string &key)
+{
+	Reply r(Checked({"GET", key}));
+	if (r->type == REDIS_REPLY_STRING)
+		return std::string(r->str, r->len);
+	return std::nullopt;
+}
+
+void
+RedisLink::Set(const std::string &key, const std::string &value)
+{
+	Reply r(Checked({"SET", key, value}));
+}
+
+int64_t
+RedisLink::EvalInteger(const std::string &script, const std::vector<std::string> &keys)
+{
+	std::vector<std::string> argv = {"EVAL", script, std::to_string(keys.size())};
+	argv.insert(argv.end(), keys.begin(), keys.end());
+	Reply r(Checked(argv));
+	return r->type == REDIS_REPLY_INTEGER ? r->integer : 0;
+}
+
 void
 RedisLink::ConfirmReplicated()
 {

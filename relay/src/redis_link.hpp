@@ -24,7 +24,8 @@ namespace chat_outbox::relay {
 // written), kConnection about every service (unreachable, timeout, answer lost).
 struct RedisFailure : std::runtime_error {
 	enum Kind { kConnection, kService } kind;
-	RedisFailure(Kind k, const std::string &what) : std::runtime_error(what), kind(k) {}
+	int shard = 0; // of a kConnection: the shard that failed (outbox_db.cpp sets it)
+	RedisFailure(Kind k, const std::string &what, int s = 0) : std::runtime_error(what), kind(k), shard(s) {}
 };
 
 class RedisLink {
@@ -43,6 +44,13 @@ class RedisLink {
 	// min_replicas > 0: fewer acknowledgements throw kConnection (the connection is dropped), so the
 	// caller rolls the pass back and its rows go again.
 	void ConfirmReplicated();
+
+	// Get, Set and EvalInteger run one command (connecting first when needed) for the layout of a
+	// service's partitions (common/partitions.hpp): GET (nullopt = no such key), SET, and EVAL of
+	// a script that returns an integer. An error reply throws kService (it is about that queue).
+	std::optional<std::string> Get(const std::string &key);
+	void Set(const std::string &key, const std::string &value);
+	int64_t EvalInteger(const std::string &script, const std::vector<std::string> &keys);
 
 	// Ping connects when needed and asks Redis for PONG: whether Redis is back after an outage,
 	// asked before a round rather than concluded from passes that had nothing to send. Throws RedisFailure.
@@ -63,6 +71,7 @@ class RedisLink {
   private:
 	void Connect();
 	redisReply *Command(const std::vector<std::string> &argv); // caller frees; throws kConnection
+	redisReply *Checked(const std::vector<std::string> &argv); // Command, connecting first; an error reply throws kService
 	redisReply *Roundtrip(const std::string &resp);            // caller frees; throws kConnection
 	[[noreturn]] void FailConnection(const std::string &what);
 

@@ -14,10 +14,14 @@ CREATE TABLE chat_outbox.settings (
 	only_row boolean PRIMARY KEY DEFAULT true CHECK (only_row),
 	max_body_bytes int NOT NULL DEFAULT 65536 CHECK (max_body_bytes BETWEEN 1 AND 268435456),
 	retention interval NOT NULL DEFAULT '1 day' CHECK (retention >= '0'),
-	inbox_retention interval NOT NULL DEFAULT '0' CHECK (inbox_retention >= '0')
+	inbox_retention interval NOT NULL DEFAULT '0' CHECK (inbox_retention >= '0'),
+	-- how an outbox insert wakes the relays: 'notify' (pg_notify; serializes the commits that
+	-- notify) or 'wal' (a transactional logical decoding message, read by relays started with
+	-- --wake logical; costs a commit nothing but one small WAL record)
+	wake text NOT NULL DEFAULT 'notify' CHECK (wake IN ('notify', 'wal'))
 );
 INSERT INTO chat_outbox.settings DEFAULT VALUES;
-COMMENT ON TABLE chat_outbox.settings IS 'max_body_bytes (send_message, publish_event), retention and inbox_retention (the relay''s purge); 0 keeps rows.';
+COMMENT ON TABLE chat_outbox.settings IS 'max_body_bytes (send_message, publish_event), retention and inbox_retention (the relay''s purge; 0 keeps rows), wake (notify or wal: how an outbox insert wakes the relays).';
 
 -- What the extension keeps in shared memory, written by the external relays instead.
 -- One row per relay process: its heartbeat, state and last error.
@@ -29,7 +33,8 @@ CREATE TABLE chat_outbox.relays (
 	last_error text,
 	last_error_at timestamptz,
 	redis_warning text,
-	redis_appendfsync text
+	redis_appendfsync text,
+	redis_shards text[] -- its --redis-url list in order, each URL without its password
 );
 COMMENT ON TABLE chat_outbox.relays IS 'chat-outbox-relay processes: each updates its row at least every second; one silent for 10 s counts as stopped.';
 -- One row per service: what the relays relayed last, written in the pass's own transaction.
@@ -38,7 +43,9 @@ CREATE TABLE chat_outbox.relay_progress (
 	last_relayed_id bigint,
 	last_relayed_at timestamptz,
 	relayed_total bigint NOT NULL DEFAULT 0,
-	service_error text
+	service_error text,
+	layout int, -- the partition count the relays relay the service under (the layout key in Redis)
+	layout_change text -- while a change of the count waits for the old layout's queues to drain: what it waits for
 );
 
 -- The extension's script follows.
@@ -54,7 +61,10 @@ CREATE TABLE chat_outbox.services (
 	-- at most 255 bytes: the relay keeps the name in a 256-byte buffer and would truncate a longer one
 	queue text NOT NULL UNIQUE CHECK (queue OPERATOR(pg_catalog.<>) '' AND pg_catalog.strpos(queue, ':') OPERATOR(pg_catalog.=) 0
 		AND pg_catalog.octet_length(queue) OPERATOR(pg_catalog.<=) 255),
-	created_at timestamptz NOT NULL DEFAULT pg_catalog.now()
+	created_at timestamptz NOT NULL DEFAULT pg_catalog.now(),
+	-- the number of partitions the relay spreads the service's chats over (common/partitions.hpp:
+	-- 1 keeps the queue <queue>, more make queues <queue>-p0 ...); changed with set_partitions()
+	partitions int NOT NULL DEFAULT 1 CHECK (partitions BETWEEN 1 AND 256)
 );
 COMMENT ON TABLE chat_outbox.services IS 'Services whose outbox the chat_outbox relay moves to BullMQ queue <queue>.';
 
@@ -70,19 +80,40 @@ CREATE TRIGGER services_changed AFTER INSERT OR UPDATE OR DELETE ON chat_outbox.
 	FOR EACH STATEMENT EXECUTE FUNCTION chat_outbox.services_changed();
 
 -- The statement-level trigger on every outbox: notes the insert so the relay is woken when the
--- transaction commits (never before, never on rollback): a NOTIFY the relay LISTENs for.
+-- transaction commits (never before, never on rollback): a NOTIFY the relay LISTENs for, or a
+-- logical decoding message its replication stream reads (chat_outbox.settings.wake).
 CREATE FUNCTION chat_outbox.wake_relay() RETURNS trigger
 	LANGUAGE plpgsql
 AS $wake$
 BEGIN
-	-- delivered when the transaction commits, never on rollback; one per transaction (equal
-	-- notifications of one transaction are folded into one)
-	PERFORM pg_catalog.pg_notify('chat_outbox_relay', '');
+	-- Both are delivered when the transaction commits, never on rollback. A notification takes a
+	-- database-wide lock at COMMIT (commits that notify are serialized); a logical decoding
+	-- message is one WAL record, read by the relays' logical replication streams (--wake logical).
+	IF (SELECT s.wake FROM chat_outbox.settings s) = 'wal' THEN
+		PERFORM pg_catalog.pg_logical_emit_message(true, 'chat_outbox_relay', '');
+	ELSE
+		PERFORM pg_catalog.pg_notify('chat_outbox_relay', '');
+	END IF;
 	RETURN NULL;
 END
 $wake$;
 
-CREATE FUNCTION chat_outbox.create_service(name text, queue text DEFAULT NULL) RETURNS void
+-- The range of a service's partition count, with the error create_service() and set_partitions() give.
+CREATE FUNCTION chat_outbox.check_partitions(partitions int) RETURNS void
+	LANGUAGE plpgsql IMMUTABLE
+	SET search_path = pg_catalog, pg_temp
+AS $check$
+BEGIN
+	IF partitions IS NULL OR partitions NOT BETWEEN 1 AND 256 THEN
+		RAISE EXCEPTION 'invalid partition count: %', coalesce(partitions::text, 'NULL')
+			USING ERRCODE = '22023',
+				DETAIL = 'A service has 1 to 256 partitions.',
+				HINT = 'Pass a number from 1 to 256.';
+	END IF;
+END
+$check$;
+
+CREATE FUNCTION chat_outbox.create_service(name text, queue text DEFAULT NULL, partitions int DEFAULT 1) RETURNS void
 	LANGUAGE plpgsql
 	SET search_path = pg_catalog, pg_temp
 AS $create$
@@ -115,6 +146,7 @@ BEGIN
 				DETAIL = format('The queue name is %s bytes; the limit is 255 bytes.', octet_length(q)),
 				HINT = 'Use a shorter queue name.';
 	END IF;
+	PERFORM chat_outbox.check_partitions(partitions);
 
 	EXECUTE format($ddl$
 		CREATE SCHEMA %1$I;
@@ -147,6 +179,19 @@ BEGIN
 			seq bigint GENERATED ALWAYS AS IDENTITY UNIQUE
 		);
 		CREATE INDEX inbox_chat_seq ON %1$I.inbox (chat_id, seq);
+		-- history pages a chat's sent messages newest first by (created_at, id)
+		CREATE INDEX messages_chat_created ON %1$I.messages (chat_id, created_at, id);
+
+		-- How far each user of this service has read each chat: the seq of an inbox row of the chat.
+		-- Written only by mark_read(), which never moves it backwards.
+		CREATE TABLE %1$I.read_cursors (
+			chat_id bigint NOT NULL,
+			user_id text NOT NULL CHECK (user_id OPERATOR(pg_catalog.<>) '' AND pg_catalog.octet_length(user_id) OPERATOR(pg_catalog.<=) 200),
+			seq bigint NOT NULL,
+			message_id uuid NOT NULL,
+			updated_at timestamptz NOT NULL DEFAULT pg_catalog.now(),
+			PRIMARY KEY (chat_id, user_id)
+		);
 	$ddl$, name);
 
 	-- send_message and publish_event are the only way roles write the outbox (grant_service gives
@@ -230,13 +275,82 @@ BEGIN
 		END
 		$body$;
 		REVOKE ALL ON FUNCTION %1$I.publish_event(text, jsonb) FROM PUBLIC;
+
+		-- mark_read: user_id has read chat_id up to inbox seq `seq`. The cursor becomes the highest
+		-- inbox row of the chat at or below it (so it always names a received message), and only if
+		-- that is above the stored one: a cursor never moves backwards. Returns the cursor now stored
+		-- (NULLs when there is none) and whether this call moved it.
+		CREATE FUNCTION %1$I.mark_read(chat_id bigint, user_id text, seq bigint,
+			OUT cursor_seq bigint, OUT cursor_message_id uuid, OUT cursor_created_at timestamptz, OUT moved boolean)
+			LANGUAGE plpgsql SECURITY DEFINER
+		AS $body$
+		#variable_conflict use_variable
+		DECLARE
+			s bigint;
+			m uuid;
+		BEGIN
+			IF chat_id IS NULL OR user_id IS NULL OR seq IS NULL THEN
+				RAISE EXCEPTION 'chat_id, user_id and seq must not be null'
+					USING ERRCODE = '22004', HINT = 'Call mark_read(chat_id, user_id, seq).';
+			END IF;
+			IF user_id OPERATOR(pg_catalog.=) '' OR pg_catalog.octet_length(user_id) OPERATOR(pg_catalog.>) 200 THEN
+				RAISE EXCEPTION 'user_id must be 1 to 200 bytes'
+					USING ERRCODE = '22023', DETAIL = 'The user is the token''s sub.';
+			END IF;
+			SELECT i.seq, i.message_id INTO s, m FROM %1$I.inbox i
+				WHERE i.chat_id OPERATOR(pg_catalog.=) chat_id AND i.seq OPERATOR(pg_catalog.<=) seq
+				ORDER BY i.seq DESC LIMIT 1;
+			moved := false;
+			IF s IS NOT NULL THEN
+				INSERT INTO %1$I.read_cursors AS r (chat_id, user_id, seq, message_id) VALUES (chat_id, user_id, s, m)
+					ON CONFLICT ON CONSTRAINT read_cursors_pkey DO UPDATE
+						SET seq = EXCLUDED.seq, message_id = EXCLUDED.message_id, updated_at = pg_catalog.now()
+						WHERE r.seq OPERATOR(pg_catalog.<) EXCLUDED.seq
+					RETURNING true INTO moved;
+				moved := coalesce(moved, false);
+			END IF;
+			SELECT r.seq, r.message_id, i.created_at INTO cursor_seq, cursor_message_id, cursor_created_at
+				FROM %1$I.read_cursors r LEFT JOIN %1$I.inbox i ON i.message_id OPERATOR(pg_catalog.=) r.message_id
+				WHERE r.chat_id OPERATOR(pg_catalog.=) chat_id AND r.user_id OPERATOR(pg_catalog.=) user_id;
+		END
+		$body$;
+		REVOKE ALL ON FUNCTION %1$I.mark_read(bigint, text, bigint) FROM PUBLIC;
 	$fn$, name);
 
-	INSERT INTO chat_outbox.services (name, queue) VALUES (create_service.name, q);
+	INSERT INTO chat_outbox.services (name, queue, partitions) VALUES (create_service.name, q, create_service.partitions);
 END
 $create$;
-COMMENT ON FUNCTION chat_outbox.create_service(text, text) IS
-	'Creates schema <name> with messages, outbox, inbox and send_message(), relayed to BullMQ queue <queue> (default <name>-messages).';
+COMMENT ON FUNCTION chat_outbox.create_service(text, text, int) IS
+	'Creates schema <name> with messages, outbox, inbox and send_message(), relayed to BullMQ queue <queue> (default <name>-messages), or with partitions > 1 to queues <queue>-p0 ... <queue>-p<partitions-1>.';
+
+-- A live change of the partition count: the relay stops relaying the service until every queue of
+-- the old layout is empty, then SETs the new count in Redis and relays under it (per-chat order
+-- holds across the change; docs/architecture.md, 'Changing the number of partitions').
+CREATE FUNCTION chat_outbox.set_partitions(service text, partitions int) RETURNS void
+	LANGUAGE plpgsql
+	SET search_path = pg_catalog, pg_temp
+AS $set$
+BEGIN
+	PERFORM chat_outbox.check_partitions(partitions);
+	UPDATE chat_outbox.services s SET partitions = set_partitions.partitions WHERE s.name = service;
+	IF NOT FOUND THEN
+		RAISE EXCEPTION 'service "%" does not exist', service
+			USING ERRCODE = '42704', HINT = 'Services are listed in chat_outbox.services.';
+	END IF;
+END
+$set$;
+COMMENT ON FUNCTION chat_outbox.set_partitions(text, int) IS
+	'Changes a service''s partition count; the relay switches once the old layout''s queues are empty (chat_outbox.status shows the wait).';
+
+-- The partition of an outbox row, for the status views and for SQL users: the rule of
+-- common/partitions.hpp (RowPartition of ChatIdOfJson), which places the rows: chat_id mod n taken
+-- non-negative, partition 0 for a payload without an integer chat_id that fits a bigint.
+-- A standard-SQL body: its names are bound when it is created, so it needs no SET clause (and stays inlinable).
+CREATE FUNCTION chat_outbox.chat_partition(payload jsonb, partitions int) RETURNS int
+	LANGUAGE sql IMMUTABLE PARALLEL SAFE
+RETURN CASE WHEN jsonb_typeof(payload -> 'chat_id') = 'number' AND (payload ->> 'chat_id') ~ '^-?[0-9]{1,19}$'
+		AND (payload ->> 'chat_id')::numeric BETWEEN -9223372036854775808 AND 9223372036854775807
+	THEN ((((payload ->> 'chat_id')::bigint % partitions) + partitions) % partitions)::int ELSE 0 END;
 
 CREATE FUNCTION chat_outbox.grant_service(service text, role name, receiver boolean DEFAULT false) RETURNS void
 	LANGUAGE plpgsql
@@ -248,7 +362,7 @@ BEGIN
 			USING ERRCODE = '42704', HINT = 'Create it with chat_outbox.create_service().';
 	END IF;
 	EXECUTE format('GRANT USAGE ON SCHEMA %1$I TO %2$I', service, role);
-	EXECUTE format('GRANT SELECT ON %1$I.messages, %1$I.outbox, %1$I.inbox TO %2$I', service, role);
+	EXECUTE format('GRANT SELECT ON %1$I.messages, %1$I.outbox, %1$I.inbox, %1$I.read_cursors TO %2$I', service, role);
 	EXECUTE format('GRANT EXECUTE ON FUNCTION %1$I.send_message(bigint, text), %1$I.publish_event(text, jsonb) TO %2$I',
 		service, role);
 	-- The role the receiving daemon runs as stores what it receives: it may add inbox rows, but
@@ -257,6 +371,8 @@ BEGIN
 	-- application's role gets no write on any table at all.
 	IF receiver THEN
 		EXECUTE format('GRANT INSERT (message_id, chat_id, body, created_at) ON %1$I.inbox TO %2$I', service, role);
+		-- and it stores its clients' read cursors, only through mark_read's checks
+		EXECUTE format('GRANT EXECUTE ON FUNCTION %1$I.mark_read(bigint, text, bigint) TO %2$I', service, role);
 	END IF;
 END
 $grant$;
@@ -278,13 +394,26 @@ $status$;
 
 CREATE FUNCTION chat_outbox.relay_service_status(
 	OUT service text, OUT last_relayed_id bigint, OUT last_relayed_at timestamptz, OUT relayed_total bigint,
-	OUT service_error text)
+	OUT service_error text, OUT layout int, OUT layout_change text)
 	RETURNS SETOF record
 	LANGUAGE sql STABLE
 	SET search_path = pg_catalog, pg_temp
 AS $status$
-	SELECT service, last_relayed_id, last_relayed_at, relayed_total, service_error FROM chat_outbox.relay_progress
+	SELECT service, last_relayed_id, last_relayed_at, relayed_total, service_error, layout, layout_change
+	FROM chat_outbox.relay_progress
 $status$;
+
+-- The relay's Redis shards in order (chat_outbox.redis_url), each without its password.
+CREATE FUNCTION chat_outbox.relay_redis_shards(OUT shard int, OUT redis text)
+	RETURNS SETOF record
+	LANGUAGE sql STABLE
+	SET search_path = pg_catalog, pg_temp
+AS $shards$
+	-- the shards of the relay heard from last
+	SELECT (t.i - 1)::int, t.u
+	FROM (SELECT redis_shards FROM chat_outbox.relays ORDER BY heartbeat_at DESC LIMIT 1) r,
+		unnest(r.redis_shards) WITH ORDINALITY AS t(u, i)
+$shards$;
 
 -- unsent counts the rows waiting to be relayed; refused ones (kept unsent, skipped) are counted apart
 CREATE FUNCTION chat_outbox.outbox_backlog(service text, OUT unsent bigint, OUT oldest_unsent_age interval,
@@ -303,6 +432,23 @@ EXCEPTION WHEN undefined_table OR invalid_schema_name THEN
 END
 $backlog$;
 
+-- The backlog per partition (chat_partition): one row for each of the service's partitions, empty ones too.
+CREATE FUNCTION chat_outbox.partition_backlog(service text, partitions int, OUT partition int, OUT unsent bigint,
+	OUT oldest_unsent_age interval)
+	RETURNS SETOF record
+	LANGUAGE plpgsql STABLE
+	SET search_path = pg_catalog, pg_temp
+AS $backlog$
+BEGIN
+	RETURN QUERY EXECUTE format('SELECT p.p, coalesce(b.unsent, 0), b.age FROM generate_series(0, $1 - 1) p(p)
+		LEFT JOIN (SELECT chat_outbox.chat_partition(payload, $1) AS p, count(*) AS unsent, now() - min(created_at) AS age
+			FROM %I.outbox WHERE sent_at IS NULL AND refused IS NULL GROUP BY 1) b ON b.p = p.p ORDER BY 1', service)
+		USING partitions;
+EXCEPTION WHEN undefined_table OR invalid_schema_name THEN
+	RETURN; -- a service whose outbox is gone: no rows here, the status view shows why
+END
+$backlog$;
+
 CREATE VIEW chat_outbox.status AS
 	SELECT s.name AS service,
 		s.queue,
@@ -318,14 +464,35 @@ CREATE VIEW chat_outbox.status AS
 		b.refused,
 		b.refused_reason,
 		r.service_error,
-		w.redis_appendfsync
+		w.redis_appendfsync,
+		s.partitions,
+		r.layout,
+		r.layout_change
 	FROM chat_outbox.services s
 	CROSS JOIN LATERAL chat_outbox.outbox_backlog(s.name) b
 	CROSS JOIN chat_outbox.relay_worker_status() w
 	LEFT JOIN chat_outbox.relay_service_status() r ON r.service = s.name;
-COMMENT ON VIEW chat_outbox.status IS 'Per outbox: backlog, last relayed id and time, and the relay worker''s state.';
+COMMENT ON VIEW chat_outbox.status IS 'Per outbox: backlog, last relayed id and time, the relay worker''s state, the partition count asked for and the one relayed under.';
 
-REVOKE ALL ON FUNCTION chat_outbox.create_service(text, text) FROM PUBLIC;
+-- Per partition of every service: its queue and Redis shard (the rules of common/partitions.hpp:
+-- <queue> alone with one partition, else <queue>-p<partition>; shard = partition mod shards), its
+-- backlog and lag. Which consumer works a partition is the daemons' to show (leases in Redis), not this view's.
+CREATE VIEW chat_outbox.partition_status AS
+	SELECT s.name AS service,
+		b.partition,
+		CASE WHEN s.partitions = 1 THEN s.queue ELSE s.queue || '-p' || b.partition END AS queue,
+		b.partition % nullif(sh.shards, 0) AS shard,
+		r.redis,
+		b.unsent,
+		b.oldest_unsent_age
+	FROM chat_outbox.services s
+	CROSS JOIN LATERAL chat_outbox.partition_backlog(s.name, s.partitions) b
+	CROSS JOIN (SELECT count(*)::int AS shards FROM chat_outbox.relay_redis_shards()) sh
+	LEFT JOIN chat_outbox.relay_redis_shards() r ON r.shard = b.partition % nullif(sh.shards, 0);
+COMMENT ON VIEW chat_outbox.partition_status IS 'Per partition of each service: queue, Redis shard, unsent rows and the oldest one''s age.';
+
+REVOKE ALL ON FUNCTION chat_outbox.create_service(text, text, int) FROM PUBLIC;
+REVOKE ALL ON FUNCTION chat_outbox.set_partitions(text, int) FROM PUBLIC;
 REVOKE ALL ON FUNCTION chat_outbox.grant_service(text, name, boolean) FROM PUBLIC;
 
 -- The seed's two services: consumers -> workers on chat-messages, workers -> consumers on chat-replies.

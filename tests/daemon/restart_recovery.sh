@@ -37,7 +37,7 @@ expect_eq "inbox rows" $N "$(inbox_count workers)"
 harness_psql "SELECT message_id FROM workers.inbox ORDER BY seq" >"$H_DIR/seq.txt"
 expect_eq "inbox order = queue order" "" "$(diff "$H_DIR/ids.txt" "$H_DIR/seq.txt" | head -3)"
 # the taken-back jobs (11..30, or 1..30) are the first the second run starts, in their queue order
-grep '^active ' "$H_DIR/events.txt" | head -$held | cut -d' ' -f2 >"$H_DIR/first-active.txt"
+grep -m "$held" '^active ' "$H_DIR/events.txt" | cut -d' ' -f2 >"$H_DIR/first-active.txt"
 expect_eq "retaken in order" "" "$(sed -n $((done_before + 1)),30p "$H_DIR/ids.txt" | diff - "$H_DIR/first-active.txt" | head -3)"
 
 # a second daemon claiming the same identity while the first runs refuses to start

@@ -85,7 +85,7 @@ harness_redis_start_again
 for i in $(seq 31 35); do q "SELECT consumers.send_message(2, 'ordinary $i')" >/dev/null; done
 wait_inbox workers 37 60
 [[ "$(types)" =~ $TYPES_OK ]] || fail "queue key types after the restart: $(types)"
-expect_eq "refused row logged once" 1 "$(grep -c "refused outbox row $refused_id" "$H_DIR/postgres.log")"
+expect_eq "refused row logged once" 1 "$(relay_log_lines "refused outbox row $refused_id")"
 
 # once the key is freed, clearing the mark relays the row (after the chat's later messages)
 rcli DEL "$Q:taken-1" >/dev/null

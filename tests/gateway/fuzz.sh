@@ -14,7 +14,7 @@ targets=$(cd "$root/tests/fuzz" && ls *_fuzz.cpp | sed 's/\.cpp$//')
 cmake --build "$out/build" -j2 --target $targets >"$out/build.log" 2>&1 || { tail -30 "$out/build.log"; exit 1; }
 for t in $targets; do
 	mkdir -p "$out/corpus/$t"
-	bin=$(find "$out/build" -name "$t" -type f -perm -u+x | head -1)
+	bin=$(find "$out/build" -name "$t" -type f -perm -u+x -print -quit)
 	echo "== $t (${seconds}s)"
 	if ! "$bin" -max_total_time="$seconds" -max_len=4096 -timeout=10 -rss_limit_mb=1024 \
 		-artifact_prefix="$out/" "$out/corpus/$t" >"$out/$t.log" 2>&1; then

@@ -31,9 +31,10 @@ export function insertInbox(chat, bodies) {
 		.split('\n').map(Number);
 }
 
-// sioClient opens a Socket.IO client that records every `message` event.
-export function sioClient(opts = {}) {
-	const socket = io(URL, { reconnection: false, ...opts });
+// sioClient opens a Socket.IO client (to url, by default the suite's daemon) that records every
+// `message` event.
+export function sioClient(opts = {}, url = URL) {
+	const socket = io(url, { reconnection: false, ...opts });
 	socket.messages = [];
 	socket.errors = [];
 	socket.on('message', (m, offset) => socket.messages.push({ ...m, offset }));
@@ -41,9 +42,10 @@ export function sioClient(opts = {}) {
 	return socket;
 }
 
-// wsClient opens a plain /ws client that records JSON frames and the close code.
-export function wsClient(query = '', headers = {}) {
-	const ws = new WebSocket(`ws://127.0.0.1:${PORT}/ws${query}`, { headers });
+// wsClient opens a plain /ws client (on port, by default the suite's daemon's) that records JSON
+// frames and the close code.
+export function wsClient(query = '', headers = {}, port = PORT) {
+	const ws = new WebSocket(`ws://127.0.0.1:${port}/ws${query}`, { headers });
 	ws.frames = [];
 	ws.closed = null;
 	ws.on('message', (data) => ws.frames.push(JSON.parse(data.toString())));

@@ -24,3 +24,12 @@ gateway_peer_test(gateway.timeouts timeouts.mjs 120 --upgrade-timeout 500 --ping
 # clients that never read, unauthenticated handshakes, a flooding sender, a full query queue: bounded
 # memory, and the clients that behave get everything
 add_shell_test(gateway.memory_bounds gateway/memory_bounds.sh 180)
+# several daemons of one service: every client on every instance is shown everything once, in order
+add_shell_test(gateway.bus_spread gateway/bus.sh 120 ARGS spread)
+# a gateway whose bus subscription is killed fills from the inbox; a row nobody published still arrives
+add_shell_test(gateway.bus_interrupt gateway/bus.sh 120 ARGS interrupt)
+# long-polling clients behind a real HAProxy with the documented configuration (docs/haproxy.cfg)
+add_shell_test(gateway.bus_haproxy gateway/haproxy.sh 120)
+# the conversation events between the two services' daemons: history, read receipts, presence,
+# typing, shown/sent, bad input and floods (Socket.IO and /ws)
+add_shell_test(gateway.conversation gateway/conversation.sh 120)

@@ -18,7 +18,10 @@
 #                                       owned by the non-superuser role chat_owner, which runs
 #                                       sql/managed/chat_outbox_managed.sql; $PGURL connects as
 #                                       chat_owner, $PG_SUPER_URL as postgres (the provider's admin);
-#                                       HARNESS_MANAGED_RELAY=1 also starts a chat-outbox-relay
+#                                       HARNESS_MANAGED_RELAY=1 also starts a chat-outbox-relay;
+#                                       HARNESS_MANAGED_WAKE=logical: wal_level = logical, chat_owner
+#                                       with REPLICATION, chat_outbox.settings.wake = 'wal', and every
+#                                       relay_start'ed relay woken by logical decoding (--wake logical)
 #   harness_psql <sql>                  psql -XAtq against $PGURL, stops on error
 #   relay_status <column> [url]         that column of chat_outbox.status for service consumers
 #   rcli <args...>                      redis-cli against this test's Redis (with $REDIS_CLI_AUTH)
@@ -33,7 +36,8 @@
 # checkout in a deep folder (a CI runner's workspace) would push $H_DIR past that.
 # Rule under pipefail: never end a pipe in `grep -q` (it exits at the first match, the writer gets
 # SIGPIPE when it writes on, and the pipe fails although the line was there); write
-# `producer | grep PATTERN >/dev/null`, which reads to the end.
+# `producer | grep PATTERN >/dev/null`, which reads to the end. The same holds for `| head`: use
+# `grep -m N` or `find -print -quit` instead.
 
 set -euo pipefail
 
@@ -57,6 +61,7 @@ harness_init() {
 	H_NAME=$1
 	# the same suite in managed mode gets its own scratch dir, so both modes can run at once
 	[ "${HARNESS_PG_MANAGED:-0}" != 1 ] || H_NAME=$1-managed
+	[ "${HARNESS_MANAGED_WAKE:-notify}" != logical ] || H_NAME=$H_NAME-logical
 	H_DIR=${H_TMP:-$H_ROOT/build/test-tmp}/$H_NAME
 	rm -rf "$H_DIR"
 	mkdir -p "$H_DIR"
@@ -181,6 +186,8 @@ chat_outbox.database = 'chat'
 chat_outbox.redis_url = '${REDIS_URL:-redis://127.0.0.1:6379}'
 CONF
 	fi
+	[ "${HARNESS_PG_MANAGED:-0}" != 1 ] || [ "${HARNESS_MANAGED_WAKE:-notify}" != logical ] ||
+		echo "wal_level = logical" >>"$PG_DATA/postgresql.conf"
 	for line in "$@"; do echo "$line" >>"$PG_DATA/postgresql.conf"; done
 	harness_pg_ctl -w start >/dev/null
 	PG_SUPER_URL="postgresql://postgres@127.0.0.1:$PG_PORT/chat"
@@ -191,6 +198,11 @@ CONF
 		PGURL="postgresql://chat_owner@127.0.0.1:$PG_PORT/chat"
 		psql -XAtq -v ON_ERROR_STOP=1 "$PGURL" -f "$H_ROOT/sql/managed/chat_outbox_managed.sql" >"$H_DIR/install.log" 2>&1 ||
 			{ cat "$H_DIR/install.log" >&2; return 1; }
+		if [ "${HARNESS_MANAGED_WAKE:-notify}" = logical ]; then
+			# what a provider's admin grants (RDS: rds_replication; Cloud SQL, Azure: REPLICATION)
+			psql -XAtq -v ON_ERROR_STOP=1 "$PG_SUPER_URL" -c "ALTER ROLE chat_owner REPLICATION" >/dev/null
+			psql -XAtq -v ON_ERROR_STOP=1 "$PGURL" -c "UPDATE chat_outbox.settings SET wake = 'wal'" >/dev/null
+		fi
 		export PGURL PG_PORT PG_SUPER_URL
 		[ "${HARNESS_MANAGED_RELAY:-0}" != 1 ] || relay_start harness
 		return

@@ -1,5 +1,7 @@
 -- tests/managed/api.sql - the managed install's API, run as the database owner (not a superuser).
--- Every SQLSTATE here is the one the extension gives (tests/regress/expected/api.out, roles.out).
+-- What both installs share is tests/regress/sql/shared/*.sql, which the extension's regress test
+-- api.sql runs too; this file adds what is the managed install's own. Every SQLSTATE here is the
+-- one the extension gives (tests/regress/expected/api.out, roles.out).
 \set SHOW_CONTEXT never
 \set VERBOSITY terse
 SELECT rolsuper AS owner_is_superuser FROM pg_roles WHERE rolname = current_user;
@@ -8,27 +10,7 @@ SELECT count(*) AS extensions FROM pg_extension WHERE extname = 'chat_outbox';
 SELECT count(*) AS c_functions FROM pg_proc p JOIN pg_namespace n ON n.oid = p.pronamespace
 	JOIN pg_language l ON l.oid = p.prolang
 WHERE n.nspname IN ('chat_outbox', 'consumers', 'workers') AND l.lanname NOT IN ('sql', 'plpgsql');
-SELECT name, queue FROM chat_outbox.services ORDER BY name;
-SELECT table_schema, table_name, string_agg(column_name || ' ' || data_type, ', ' ORDER BY ordinal_position) AS columns
-FROM information_schema.columns
-WHERE table_schema IN ('consumers', 'workers')
-GROUP BY 1, 2 ORDER BY 1, 2;
-SELECT indexdef FROM pg_indexes WHERE schemaname = 'consumers' ORDER BY indexname;
-SELECT tgname, tgtype FROM pg_trigger WHERE tgrelid = 'consumers.outbox'::regclass;
-
--- send_message returns the stored row and writes its event
-SELECT chat_id, body, id IS NOT NULL AS has_id FROM consumers.send_message(42, 'hi');
-SELECT o.event, o.payload = jsonb_build_object('id', m.id, 'chat_id', m.chat_id, 'body', m.body, 'created_at', m.created_at) AS payload_is_message
-FROM consumers.outbox o JOIN consumers.messages m ON m.id = (o.payload ->> 'id')::uuid;
-
--- bad input: the extension's SQLSTATEs, nothing written
-SELECT count(*) AS before FROM consumers.messages \gset
-SELECT * FROM consumers.send_message(NULL, 'x');
-\echo :LAST_ERROR_SQLSTATE
-SELECT * FROM consumers.send_message(1, NULL);
-\echo :LAST_ERROR_SQLSTATE
-SELECT * FROM consumers.send_message(1, '');
-\echo :LAST_ERROR_SQLSTATE
+\ir ../regress/sql/shared/api_send.sql
 SELECT * FROM consumers.send_message(1, repeat('x', 65537));
 \echo :LAST_ERROR_SQLSTATE
 -- the limit is the settings row's, in bytes; a caller's SET changes nothing
@@ -39,7 +21,15 @@ SELECT * FROM consumers.send_message(1, 'ééééé');
 \echo :LAST_ERROR_SQLSTATE
 RESET chat_outbox.max_body_bytes;
 UPDATE chat_outbox.settings SET max_body_bytes = DEFAULT;
+-- how a send wakes the relays: notify or wal, nothing else
+UPDATE chat_outbox.settings SET wake = 'smoke signals';
+\echo :LAST_ERROR_SQLSTATE
 SELECT count(*) - :before AS written_by_bad_input FROM consumers.messages WHERE body <> 'éééé';
+-- with wal, a send writes a logical decoding message, which works at any wal_level (this one's is replica)
+SHOW wal_level;
+UPDATE chat_outbox.settings SET wake = 'wal';
+SELECT body FROM consumers.send_message(3, 'woken through the WAL');
+UPDATE chat_outbox.settings SET wake = DEFAULT;
 SELECT publish_event FROM consumers.publish_event('', '{}');
 \echo :LAST_ERROR_SQLSTATE
 SELECT publish_event FROM consumers.publish_event('x', NULL);
@@ -48,51 +38,14 @@ SELECT publish_event FROM consumers.publish_event('x', '[1, 2]');
 \echo :LAST_ERROR_SQLSTATE
 SELECT event, payload ? 'id' AS has_id FROM consumers.publish_event('order.paid', '{"n": 1}');
 
--- rollback writes nothing
-SELECT count(*) AS o0 FROM consumers.outbox \gset
-BEGIN;
-SELECT body FROM consumers.send_message(5, 'rolled back');
-ROLLBACK;
-SELECT (SELECT count(*) FROM consumers.outbox) - :o0 AS outbox_added;
-
--- create_service and its checks
-SELECT chat_outbox.create_service('billing', queue => 'billing-messages');
-SELECT chat_id, body FROM billing.send_message(9, 'invoice');
-SELECT chat_outbox.create_service('Bad-Name');
-\echo :LAST_ERROR_SQLSTATE
-SELECT chat_outbox.create_service('bad_queue', queue => 'a:b');
-\echo :LAST_ERROR_SQLSTATE
-SELECT chat_outbox.create_service('billing');
-\echo :LAST_ERROR_SQLSTATE
-SELECT chat_outbox.create_service('too_long_queue', queue => repeat('q', 256));
-\echo :LAST_ERROR_SQLSTATE
+\ir ../regress/sql/shared/api_services.sql
+\set VERBOSITY terse
 
 -- the status view: backlog per service; no relay has reported yet
 SELECT service, queue, unsent, relay_state, worker_pid FROM chat_outbox.status ORDER BY service;
 
--- grant_service: a role sees exactly its own schema
-SELECT chat_outbox.grant_service('consumers', 'consumers_app');
-SELECT chat_outbox.grant_service('consumers', 'consumers_daemon', receiver => true);
-SELECT chat_outbox.grant_service('nope', 'consumers_app');
-\echo :LAST_ERROR_SQLSTATE
-SET ROLE consumers_app;
-SELECT chat_id, body FROM consumers.send_message(100, 'from consumers_app');
-INSERT INTO consumers.outbox (event, payload) VALUES ('message.created', '{}');
-\echo :LAST_ERROR_SQLSTATE
-INSERT INTO consumers.inbox (message_id, chat_id, body) VALUES ('00000000-0000-4000-8000-000000000002', 1, 'x');
-\echo :LAST_ERROR_SQLSTATE
-SELECT count(*) FROM workers.messages;
-\echo :LAST_ERROR_SQLSTATE
-SELECT * FROM workers.send_message(1, 'impostor');
-\echo :LAST_ERROR_SQLSTATE
+\ir ../regress/sql/shared/roles_grants.sql
+-- nor may it change the settings (only the owner may)
 UPDATE chat_outbox.settings SET max_body_bytes = 1000000;
 \echo :LAST_ERROR_SQLSTATE
-RESET ROLE;
-SET ROLE consumers_daemon;
-INSERT INTO consumers.inbox (message_id, chat_id, body, created_at)
-	VALUES ('00000000-0000-4000-8000-000000000002', 1, 'received', now())
-	ON CONFLICT (message_id) DO NOTHING RETURNING seq > 0 AS seq_from_database;
-INSERT INTO consumers.inbox (message_id, chat_id, body, seq) OVERRIDING SYSTEM VALUE
-	VALUES ('00000000-0000-4000-8000-000000000003', 1, 'forged', 1000000);
-\echo :LAST_ERROR_SQLSTATE
-RESET ROLE;
+\ir ../regress/sql/shared/roles_receiver.sql

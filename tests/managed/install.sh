@@ -4,7 +4,8 @@
 #      script today (so the two never drift).
 #   2. A cluster with an empty shared_preload_libraries, a database owned by a role that is not a
 #      superuser, the file run by that role with psql -f (HARNESS_PG_MANAGED=1 in the harness).
-#   3. The API (tests/managed/api.sql): send_message returns the row, every bad input gives the
+#   3. The API (tests/managed/api.sql, with the parts both installs share from
+#      tests/regress/sql/shared/): send_message returns the row, every bad input gives the
 #      extension's SQLSTATE and writes nothing, create_service, grant_service, the status view, no
 #      C function; its output must equal tests/managed/api.expected.
 set -euo pipefail
@@ -19,8 +20,8 @@ echo "ok   installed by a non-superuser owner with psql -f"
 preload=$(psql -XAtq "$PG_SUPER_URL" -c "SHOW shared_preload_libraries")
 [ -z "$preload" ] || fail "shared_preload_libraries is '$preload'"
 # the provider's admin creates the application roles; the owner may act as them (SET ROLE)
-psql -XAtq -v ON_ERROR_STOP=1 "$PG_SUPER_URL" -c "CREATE ROLE consumers_app LOGIN" -c "CREATE ROLE consumers_daemon LOGIN" \
-	-c "GRANT consumers_app, consumers_daemon TO chat_owner"
+psql -XAtq -v ON_ERROR_STOP=1 "$PG_SUPER_URL" -c "CREATE ROLE consumers_app LOGIN" -c "CREATE ROLE workers_app LOGIN" \
+	-c "CREATE ROLE consumers_daemon LOGIN" -c "GRANT consumers_app, workers_app, consumers_daemon TO chat_owner"
 psql -Xa -v ON_ERROR_STOP=0 "$PGURL" -f "$H_ROOT/tests/managed/api.sql" >"$H_DIR/api.out" 2>&1
 # psql prints a file's errors with their line: keep only the message, lines move as the file grows
 sed -i -E 's/^psql:[^:]+:[0-9]+: //' "$H_DIR/api.out"

@@ -2,7 +2,8 @@
 # tests/managed/relay.sh - chat-outbox-relay on a managed install: every message once, in order.
 #   1. send_message -> a real bullmq Worker: jobId = message id, in send order, woken by NOTIFY
 #      (the poll interval is set to an hour, so only the notification can wake the relay in time).
-#   2. The relay SIGKILLed mid-stream and started again.
+#   2. The relay SIGKILLed mid-batch (rows claimed and marked in its open transaction, the Lua call
+#      held by CLIENT PAUSE) and started again.
 #   3. Two relays at once (a rolling deploy).
 #   4. Redis stopped while sending, then started again: rows wait, one log line each way.
 #   5. A late commit with a lower id than a message already relayed.
@@ -10,7 +11,9 @@
 #   7. A service whose outbox is gone: the others go on, its service_error shows why, logged once.
 # After each phase every stored message was processed exactly once (tests/extension/delivery.sh);
 # after 1-4, in the order the one sender stored them (outbox id order).
+# --logical: every relay woken by logical decoding (wake = 'wal', --wake logical) instead of NOTIFY.
 set -euo pipefail
+[ "${1:-}" != --logical ] || export HARNESS_MANAGED_WAKE=logical
 . "$(dirname "$0")/../harness/lib.sh"
 relay_managed_env managed-relay
 HERE=$H_ROOT/tests/extension
@@ -32,8 +35,8 @@ node "$HERE/consume.mjs" "$PROCESSED" >"$H_DIR/consumer.log" 2>&1 &
 harness_track $!
 harness_wait_for 20 grep -q ready "$H_DIR/consumer.log"
 
-# 1. end to end, woken by the notification alone
-relay_start one --poll-interval 3600000
+# 1. end to end, woken by the notification alone (or the logical stream: HARNESS_MANAGED_WAKE=logical)
+relay_start one --poll-interval 3600000 --redis-timeout 30000
 harness_wait_value 10 = running relay_status relay_state
 node "$HERE/send.mjs" 100 e2e 2 >"$H_DIR/sender1.log" 2>&1
 verify_delivered "end to end"
@@ -45,18 +48,28 @@ expect_eq "status: relay's pid" "$RELAY_PID" "$(relay_status worker_pid)"
 expect_eq "status: unsent" 0 "$(relay_status unsent)"
 [ "$(relay_status last_relayed_id)" = "$(harness_psql "SELECT max(id) FROM consumers.outbox")" ] || fail "last_relayed_id"
 
-# 2. SIGKILL mid-stream
+# 2. SIGKILL mid-batch: Redis holds the batch's Lua call (CLIENT PAUSE WRITE) while the relay's
+# transaction has claimed and marked its rows; the kill rolls them back, the next relay sends them
+# again (a job Redis may have taken meanwhile is a BullMQ duplicate, not a second job)
+mid_batch() { # the relay's session: in a transaction that wrote (the claim), waiting for Redis
+	[ "$(harness_psql "SELECT count(*) FROM pg_stat_activity WHERE pid <> pg_backend_pid() AND usename = current_user
+		AND state = 'idle in transaction' AND backend_xid IS NOT NULL")" -ge 1 ]
+}
 before=$(stored)
 node "$HERE/send.mjs" 300 crash 5 >"$H_DIR/sender2.log" 2>&1 &
 sender=$!
 harness_track $sender
 harness_wait_for 20 stored_at_least $((before + 80))
+rcli client pause 30000 write >/dev/null
+harness_wait_for 20 mid_batch
 kill -9 "$RELAY_PID"
+rcli client unpause >/dev/null
+echo "ok   relay SIGKILLed with a claimed batch in flight"
 harness_wait_for 20 stored_at_least $((before + 160))
 relay_start one-again --poll-interval 3600000
 wait $sender
-verify_delivered "relay SIGKILLed mid-stream"
-verify_order "relay SIGKILLed mid-stream"
+verify_delivered "relay SIGKILLed mid-batch"
+verify_order "relay SIGKILLed mid-batch"
 
 # 3. two relays at once
 relay_start two --poll-interval 100
@@ -111,6 +124,8 @@ harness_wait_for 20 both_running
 rcli script flush >/dev/null
 sent=$(harness_psql "SELECT id FROM consumers.send_message(3, 'after a script flush')")
 harness_wait_for 20 grep -q "$sent" "$PROCESSED"
+# the relay logs the reload after its pass commits, which may be after the Worker took the job
+harness_wait_value 10 -ge 1 relay_log_count 'lost the batch-add script'
 reloads=$(relay_log_count 'lost the batch-add script')
 [ "$reloads" -ge 1 ] && [ "$reloads" -le 2 ] || fail "SCRIPT FLUSH: $reloads reloads logged by two relays"
 echo "ok   SCRIPT FLUSH: the script loaded again ($reloads line(s)), the message relayed"

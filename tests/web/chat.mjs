@@ -1,45 +1,45 @@
 // tests/web/chat.mjs - the web client in headless Chromium (puppeteer-core), one browser context per
-// side: Workers' page on the workers daemon, Consumers' page on the consumers daemon, each watching
-// the other side's gateway as its peer. Checks what a person relies on:
-//  - history on open: a message sent before the pages opened is shown (catch-up from seq 0);
+// side: Workers' page on the workers daemon, Consumers' page on the consumers daemon, each with one
+// connection, to its own side's gateway. Checks what a person relies on:
+//  - history: 300 messages (150 each way) sent before the pages opened; the newest page shows on
+//    open, and scrolling up loads the older ones until the beginning: every one once, in order;
+//  - presence shows both users; a second tab of the same user counts once; a closed page drops out;
+//  - typing shows on the other page and disappears by itself;
 //  - a message typed in one page appears in the other, and in the sender's own view as
-//    sending -> sent -> shown;
+//    sending -> sent -> shown; a read receipt appears on it once the other page has it in view;
 //  - the workers daemon is SIGKILLed: its page shows "reconnecting"; messages sent (SQL send_message)
 //    while it is down all appear once, in order, after the restart, and the page shows "back";
 //    a message typed while disconnected fails at once and its retry succeeds after the restart.
 // Screenshots go to $H_DIR. Run through tests/web/chat.sh.
 import puppeteer from 'puppeteer-core';
-import { receivingDaemon, postgres, env } from '../faults/procs.mjs';
+import { receivingDaemon, postgres, env, sleep } from '../faults/procs.mjs';
 import { waitUntil as waitFor } from '../harness/check.mjs';
 import { token as signFor } from '../harness/jwt.mjs';
 
-const CHAT = 42;
+const CHAT = 42, OTHER_CHAT = 43;
 const DEADLINE_MS = 20000;
 const H_DIR = env('H_DIR');
-// Each page also watches the other side's daemon (its `peer`), a cross-origin connection: each daemon
-// allows the other's origin with --cors-origins, as a deployment of the two would.
-const origin = (port) => `http://127.0.0.1:${port}`;
-const web = (peerPort) => ['--web-root', env('WEB_ROOT'), '--cors-origins', origin(peerPort)];
-const workers = receivingDaemon({ service: 'workers', queue: 'chat-messages', port: Number(env('WORKERS_PORT')),
-	extra: web(env('CONSUMERS_PORT')) });
-const consumers = receivingDaemon({ service: 'consumers', queue: 'chat-replies', port: Number(env('CONSUMERS_PORT')),
-	extra: web(env('WORKERS_PORT')) });
+const HISTORY = 300;
+const web = ['--web-root', env('WEB_ROOT')];
+const workers = receivingDaemon({ service: 'workers', queue: 'chat-messages', port: Number(env('WORKERS_PORT')), extra: web });
+const consumers = receivingDaemon({ service: 'consumers', queue: 'chat-replies', port: Number(env('CONSUMERS_PORT')), extra: web });
 
 function check(cond, what) {
 	if (!cond) throw new Error(`FAIL: ${what}`);
 	console.log(`ok: ${what}`);
 }
 
-function pageUrl(own, peer, sub, name, side, other) {
-	const token = signFor([CHAT], { sub, ttlSeconds: 600, name });
-	const hash = new URLSearchParams({ token, side, other, peer: `http://127.0.0.1:${peer.port}` });
+function pageUrl(own, sub, name, side, other, chats = [CHAT]) {
+	const token = signFor(chats, { sub, ttlSeconds: 600, name });
+	const hash = new URLSearchParams({ token, side, other });
 	return `http://127.0.0.1:${own.port}/#${hash}`;
 }
 
 // What a page shows, read from the DOM.
 const shown = (page) => page.$$eval('#messages > li', (lis) => lis.map((li) => ({
 	body: li.querySelector('.body').textContent, mine: li.classList.contains('mine'), id: li.dataset.id,
-	seq: li.dataset.seq, state: li.dataset.state, states: li.dataset.states })));
+	seq: li.dataset.seq, state: li.dataset.state, states: li.dataset.states, readBy: li.dataset.readBy })));
+const presence = (page) => page.$$eval('#presence > li', (lis) => lis.map((li) => li.textContent).sort().join(' | '));
 
 const waitDom = (page, what, fn, ...args) =>
 	page.waitForFunction(fn, { timeout: DEADLINE_MS, polling: 50 }, ...args).then(() => console.log(`ok: ${what}`),
@@ -64,34 +64,81 @@ const browser = await puppeteer.launch({
 });
 try {
 	await Promise.all([workers.start(), consumers.start()]);
-	// History: sent before anyone opened the chat, in Workers' inbox once the relay moved it.
-	await postgres.query('SELECT consumers.send_message($1, $2)', [CHAT, 'history: sent before the pages opened']);
-	await waitFor('the history message in workers.inbox',
-		async () => (await postgres.query('SELECT count(*)::int AS n FROM workers.inbox')).at(0).n === 1, DEADLINE_MS);
+	// History: sent before anyone opened the chat, alternately by each side, each in its own transaction
+	// (so each has its own created_at), in the other side's inbox once the relay moved it.
+	const history = Array.from({ length: HISTORY }, (_, i) => `history ${String(i + 1).padStart(3, '0')} from ${i % 2 ? 'Workers' : 'Consumers'}`);
+	for (const [i, body] of history.entries())
+		await postgres.query(`SELECT ${i % 2 ? 'workers' : 'consumers'}.send_message($1, $2)`, [CHAT, body]);
+	await waitFor('the history in both inboxes', async () => (await postgres.query(
+		'SELECT (SELECT count(*) FROM workers.inbox)::int + (SELECT count(*) FROM consumers.inbox)::int AS n')).at(0).n === HISTORY, DEADLINE_MS);
 
 	const pages = {};
 	const pageErrors = []; // uncaught script errors and CSP violations: the page must have none
-	for (const [side, own, peer, other] of [['Workers', workers, consumers, 'Consumers'], ['Consumers', consumers, workers, 'Workers']]) {
+	const contexts = {};
+	for (const [side, own, other] of [['Workers', workers, 'Consumers'], ['Consumers', consumers, 'Workers']]) {
 		const ctx = await browser.createBrowserContext();
 		const page = await ctx.newPage();
 		await page.setViewport({ width: 760, height: 800 });
 		page.on('pageerror', (e) => pageErrors.push(`[${side}] ${e.message}`));
 		page.on('console', (m) => { if (/Content Security Policy/.test(m.text())) pageErrors.push(`[${side}] ${m.text()}`); });
-		await page.goto(pageUrl(own, peer, `${side.toLowerCase()}-user`, side === 'Workers' ? 'Wanda (Workers)' : 'Carl Öberg (Consumers)', side, other));
+		await page.goto(pageUrl(own, `${side.toLowerCase()}-user`, side === 'Workers' ? 'Wanda' : 'Carl Öberg', side, other));
 		pages[side] = page;
+		contexts[side] = ctx;
 	}
 	const { Workers: wp, Consumers: cp } = pages;
-	for (const p of [wp, cp]) {
-		await connState(p, '#conn', 'connected');
-		await connState(p, '#peer-conn', 'connected');
-	}
+	for (const p of [wp, cp]) await connState(p, '#conn', 'connected');
 	// Loaded from the server, not a file: the served type is right and the library came from our folder.
 	check(await wp.evaluate(() => typeof io === 'function' && document.contentType === 'text/html'), 'index.html and socket.io.min.js served by the daemon');
 
-	check(await wp.$eval('#user', (e) => e.textContent) === 'Wanda (Workers) · Workers' &&
-		await cp.$eval('#user', (e) => e.textContent) === 'Carl Öberg (Consumers) · Consumers', 'each page shows its user\'s name claim and side');
-	await hasBody(wp, 'history shown on open in Workers\' page (catch-up)', 'history: sent before the pages opened', false);
-	await hasBody(cp, 'history of its own side shown in Consumers\' page (peer catch-up)', 'history: sent before the pages opened', true);
+	check(await wp.$eval('#user', (e) => e.textContent) === 'Wanda · Workers' &&
+		await cp.$eval('#user', (e) => e.textContent) === 'Carl Öberg · Consumers', 'each page shows its user\'s name claim and side');
+
+	// History: the newest page on open, with both sides' messages; older ones by scrolling up.
+	await hasBody(wp, 'the newest history shown on open: received', history[HISTORY - 2], false);
+	await hasBody(wp, 'and sent by its own side', history[HISTORY - 1], true);
+	check(!(await shown(wp)).some((m) => m.body === history[0]), 'the oldest history message is not loaded before scrolling up');
+	for (const [side, page] of [['Workers', wp], ['Consumers', cp]]) {
+		for (let i = 0; i < 20 && await page.$eval('#older', (e) => e.dataset.state) !== 'start'; i++) {
+			const before = await page.evaluate(() => Number(document.body.dataset.historyPages || 0));
+			await page.$eval('#scroller', (m) => { m.scrollTop = 0; m.dispatchEvent(new Event('scroll')); });
+			await page.waitForFunction((n) => Number(document.body.dataset.historyPages || 0) > n || document.querySelector('#older').dataset.state === 'start',
+				{ timeout: DEADLINE_MS, polling: 50 }, before);
+		}
+		const bodies = (await shown(page)).map((m) => m.body);
+		check(JSON.stringify(bodies) === JSON.stringify(history), `${side}' page: scrolled up to the beginning, all ${HISTORY} history messages once, in order, no gap (${await page.evaluate(() => document.body.dataset.historyPages)} pages)`);
+		check((await shown(page)).every((m) => m.mine === (m.body.endsWith(side))), `${side}' page: its side's messages on its side, the other side's on the other`);
+	}
+	await wp.$eval('#scroller', (m) => { m.scrollTop = m.scrollHeight; });
+	await cp.$eval('#scroller', (m) => { m.scrollTop = m.scrollHeight; });
+
+	// Presence: both users on both pages; a second tab of Carl counts once, and closing it keeps him.
+	const both = 'Carl Öberg (Consumers) | Wanda (Workers)';
+	await waitDom(wp, 'presence: both users on Workers\' page', (w) => [...document.querySelectorAll('#presence > li')].map((l) => l.textContent).sort().join(' | ') === w, both);
+	await waitDom(cp, 'presence: both users on Consumers\' page', (w) => [...document.querySelectorAll('#presence > li')].map((l) => l.textContent).sort().join(' | ') === w, both);
+	// Carl's second tab has a token for two chats: unread counts per chat in the chat selector.
+	const tab2 = await contexts.Consumers.newPage();
+	await tab2.goto(pageUrl(consumers, 'consumers-user', 'Carl Öberg', 'Consumers', 'Workers', [CHAT, OTHER_CHAT]));
+	await connState(tab2, '#conn', 'connected');
+	await waitDom(tab2, 'the second tab sees both users', (w) => [...document.querySelectorAll('#presence > li')].map((l) => l.textContent).sort().join(' | ') === w, both);
+	check(await presence(wp) === both, 'presence: two tabs of one user count once');
+	await postgres.query('SELECT workers.send_message($1, $2)', [OTHER_CHAT, 'for the other chat']);
+	await waitDom(tab2, 'unread: the chat not in view counts the message that arrived there',
+		(c) => document.querySelector(`#chat option[value="${c}"]`)?.dataset.unread === '1' &&
+			/1 unread/.test(document.querySelector(`#chat option[value="${c}"]`).textContent), OTHER_CHAT);
+	await tab2.select('#chat', String(OTHER_CHAT));
+	await hasBody(tab2, 'switching to it shows the message', 'for the other chat', false);
+	await waitDom(tab2, 'and, read, its unread count goes back to 0', (c) => document.querySelector(`#chat option[value="${c}"]`).dataset.unread === '0', OTHER_CHAT);
+	await tab2.close();
+	await sleep(500);
+	check(await presence(wp) === both, 'presence: closing one of two tabs keeps the user');
+
+	// Typing: shows on the other page, and goes by itself.
+	await wp.type('#body', 'Hi Ca');
+	await waitDom(cp, 'typing: "Wanda is typing…" on Consumers\' page', () => /Wanda is typing/.test(document.querySelector('#typing').textContent));
+	await cp.screenshot({ path: `${H_DIR}/consumers-typing.png` });
+	await waitDom(cp, 'typing: and it disappears by itself', () => document.querySelector('#typing').textContent === '');
+	check(await wp.$eval('#typing', (e) => e.textContent) === '', 'typing: not shown to the typist');
+	await wp.$eval('#body', (e) => { e.value = ''; });
 
 	// A message typed in Workers' page.
 	await typeAndSend(wp, 'Hi Carl, the order is packed.');
@@ -99,6 +146,8 @@ try {
 	await waitDom(wp, 'Workers\' own message goes sending -> sent -> shown',
 		() => [...document.querySelectorAll('#messages > li.mine')].some((li) =>
 			li.querySelector('.body').textContent === 'Hi Carl, the order is packed.' && li.dataset.states === 'sending sent shown'));
+	await waitDom(wp, 'a read receipt appears on it once Consumers\' page has it in view', () => [...document.querySelectorAll('#messages > li.mine')].some((li) =>
+		li.querySelector('.body').textContent === 'Hi Carl, the order is packed.' && li.dataset.readBy === 'Carl Öberg' && /read by Carl Öberg/.test(li.textContent)));
 	// And the reply from Consumers' page.
 	await typeAndSend(cp, 'Thanks Wanda! When does it ship?');
 	await hasBody(wp, 'Consumers\' reply appears in Workers\' page', 'Thanks Wanda! When does it ship?', false);
@@ -120,7 +169,6 @@ try {
 	const killed = await workers.stop('SIGKILL');
 	check(killed.signal === 'SIGKILL', 'workers daemon killed with SIGKILL');
 	await connState(wp, '#conn', 'reconnecting');
-	await connState(cp, '#peer-conn', 'reconnecting');
 	// Typed while disconnected: fails at once (nothing is queued to be sent twice later), retried below.
 	await typeAndSend(wp, 'Are you still there?');
 	await waitDom(wp, 'a message typed while disconnected fails with "not connected" and a retry button',
@@ -133,10 +181,9 @@ try {
 	await connState(wp, '#conn', 'back');
 	await waitDom(wp, 'every message sent while down appears in Workers\' page',
 		(bodies) => bodies.every((b) => [...document.querySelectorAll('#messages > li.theirs .body')].some((e) => e.textContent === b)), whileDown);
-	await waitDom(cp, 'and in Consumers\' page as shown (peer gateway back)',
+	await waitDom(cp, 'and in Consumers\' page as shown (the workers gateway is back)',
 		(bodies) => bodies.every((b) => [...document.querySelectorAll('#messages > li.mine')].some((li) =>
 			li.querySelector('.body').textContent === b && li.dataset.state === 'shown')), whileDown);
-	await connState(cp, '#peer-conn', 'back');
 	await wp.click('#messages > li.mine[data-state="failed"] button.retry');
 	await waitDom(wp, 'its retry goes sending -> sent -> shown', () => [...document.querySelectorAll('#messages > li.mine')].some((li) =>
 		li.querySelector('.body').textContent === 'Are you still there?' && li.dataset.states === 'sending failed sending sent shown'));
@@ -149,20 +196,26 @@ try {
 	for (const [side, page] of [['Workers', wp], ['Consumers', cp]]) {
 		const list = await shown(page);
 		const bodies = list.map((m) => m.body);
-		const want = ['history: sent before the pages opened', 'Hi Carl, the order is packed.', 'Thanks Wanda! When does it ship?', ...whileDown, 'Are you still there?'];
-		check(JSON.stringify(bodies) === JSON.stringify(want), `${side}' page shows the whole conversation once, in order: ${JSON.stringify(bodies)}`);
+		const want = [...history, 'Hi Carl, the order is packed.', 'Thanks Wanda! When does it ship?', ...whileDown, 'Are you still there?'];
+		check(JSON.stringify(bodies) === JSON.stringify(want), `${side}' page shows the whole conversation once, in order (${bodies.length} messages: ${JSON.stringify(bodies.slice(HISTORY - 2))})`);
 		check(await page.evaluate(() => document.body.dataset.duplicates === undefined), `${side}' page received no message twice from a gateway`);
 		const inboxSeqs = list.filter((m) => !m.mine).map((m) => Number(m.seq));
-		check(inboxSeqs.every((s, i) => i === 0 || s > inboxSeqs[i - 1]), `${side}' page: its inbox's messages in seq order ${inboxSeqs}`);
+		check(inboxSeqs.every((s, i) => i === 0 || s > inboxSeqs[i - 1]), `${side}' page: its inbox's ${inboxSeqs.length} messages in seq order`);
 	}
 	// Still usable after the restart: a new message both ways.
 	await typeAndSend(wp, 'Ships tomorrow morning.');
 	await hasBody(cp, 'a message sent after the restart arrives', 'Ships tomorrow morning.', false);
 	await waitDom(wp, 'and reaches shown', () => [...document.querySelectorAll('#messages > li.mine')].some((li) =>
 		li.querySelector('.body').textContent === 'Ships tomorrow morning.' && li.dataset.state === 'shown'));
-	check(pageErrors.length === 0, `no script errors or CSP violations in the pages ${JSON.stringify(pageErrors)}`);
+	await waitDom(wp, 'the read receipt moves on to the newest message', () => [...document.querySelectorAll('#messages > li.mine')].some((li) =>
+		li.querySelector('.body').textContent === 'Ships tomorrow morning.' && li.dataset.readBy === 'Carl Öberg'));
 	await wp.screenshot({ path: `${H_DIR}/workers-back.png` });
 	await cp.screenshot({ path: `${H_DIR}/consumers-back.png` });
+	// A closed page drops out of the other's presence.
+	await cp.close();
+	await waitDom(wp, 'presence: Consumers\' page closed, Carl drops out', () =>
+		[...document.querySelectorAll('#presence > li')].map((l) => l.textContent).join(' | ') === 'Wanda (Workers)');
+	check(pageErrors.length === 0, `no script errors or CSP violations in the pages ${JSON.stringify(pageErrors)}`);
 	console.log('PASS');
 } finally {
 	await browser.close().catch(() => {});

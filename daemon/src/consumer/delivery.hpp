@@ -16,6 +16,10 @@ struct InboxMessage {
 	int64_t chat_id = 0;
 	std::string body;
 	std::string created_at;  // sender's time, ISO 8601 as Postgres prints it (may be empty)
+	// Another writer committed this row, and this daemon saw it in its inbox write: that writer publishes it
+	// on the bus, so this daemon does not (a writer that died before publishing leaves a gap the gateways
+	// fill from the inbox).
+	bool other_writer = false;
 };
 
 class MessageSink {

@@ -48,6 +48,8 @@ ClientSends::Send(int64_t chat_id, std::string body, std::function<void(nlohmann
 			             const auto &row = r.rows[0];
 			             nlohmann::json msg = {{"id", *row[0]}, {"chat_id", chat_id}, {"body", row[2].value_or("")}};
 			             msg["created_at"] = row[3] ? nlohmann::json(*row[3]) : nlohmann::json(nullptr);
+			             if (on_sent_)
+				             on_sent_(msg);
 			             done({{"ok", true}, {"message", std::move(msg)}});
 			             return;
 		             }

@@ -27,12 +27,15 @@ class ClientSends {
 	std::optional<nlohmann::json> Refusal(Client &c, int64_t chat_id, const std::string &body);
 	// Send stores the message; done gets {ok:true,message:{..}} or {ok:false,error:{..}}.
 	void Send(int64_t chat_id, std::string body, std::function<void(nlohmann::json)> done);
+	// OnSent sets what runs with each stored message's {id, chat_id, body, created_at}, before its ack.
+	void OnSent(std::function<void(const nlohmann::json &)> fn) { on_sent_ = std::move(fn); }
 
   private:
 	Hub &hub_;
 	QueryQueue &queries_;
 	const Config &cfg_;
 	std::string sql_send_;
+	std::function<void(const nlohmann::json &)> on_sent_;
 };
 
 } // namespace chat_outboxd

@@ -7,8 +7,10 @@
 
 #include "base/log.hpp"
 #include "base/uv_timer.hpp"
+#include "gateway/bus.hpp"
 #include "gateway/catchup.hpp"
 #include "gateway/client_send.hpp"
+#include "gateway/conversation.hpp"
 #include "gateway/core/engineio.hpp"
 #include "gateway/core/listen_address.hpp"
 #include "gateway/eio_session.hpp"
@@ -38,7 +40,7 @@ LwsLog(int level, const char *line) noexcept
 // counters), the Postgres side (QueryQueue, Catchup, ClientSends), the two client protocols
 // (SioNamespace on EngineIo, PlainWs) and the HTTP routes.
 struct Gateway::Impl {
-	Impl(uv_loop_t *loop, const Config &cfg, PgClient &pg, Metrics &metrics);
+	Impl(uv_loop_t *loop, const Config &cfg, PgClient &pg, Metrics &metrics, RedisConn &redis, RedisSubscriber &chat_events);
 
 	static int Callback(struct lws *wsi, enum lws_callback_reasons reason, void *user, void *in, size_t len) noexcept;
 	int Dispatch(struct lws *wsi, enum lws_callback_reasons reason, Conn **slot, void *in, size_t len);
@@ -80,11 +82,14 @@ struct Gateway::Impl {
 	Hub hub;
 	Catchup catchup;
 	ClientSends sends;
+	Conversation conv;
 	HttpWriter http;
 	SioNamespace sio;
 	EngineIo engine;
 	PlainWs plain;
 	HttpRoutes routes;
+	Bus bus;
+	bool bus_started = false;
 	std::unique_ptr<UvTimer> shutdown_timer;
 	std::function<void()> on_shutdown_done;
 };
@@ -134,12 +139,15 @@ Gateway::Impl::Callback(struct lws *wsi, enum lws_callback_reasons reason, void 
 	return -1;
 }
 
-Gateway::Impl::Impl(uv_loop_t *l, const Config &c, PgClient &pg, Metrics &metrics)
+Gateway::Impl::Impl(uv_loop_t *l, const Config &c, PgClient &pg, Metrics &metrics, RedisConn &redis,
+                       RedisSubscriber &chat_events)
     : loop(l), cfg(c), queries(pg, c), hub(l, c, metrics, queries), catchup(hub, queries, c), sends(hub, queries, c),
-      http(c.cors_origins), sio(hub, catchup, sends, c), engine(hub, sio, http, c), plain(hub, catchup, sends, c),
-      routes(hub, engine, http, c)
+      conv(l, hub, queries, redis, chat_events, c), http(c.cors_origins), sio(hub, catchup, sends, conv, c),
+      engine(hub, sio, http, c), plain(hub, catchup, sends, conv, c), routes(hub, engine, http, c),
+      bus(l, c, hub, pg, metrics)
 {
 	hub.SetCatchup(&catchup);
+	sends.OnSent([this](const nlohmann::json &message) { conv.Sent(message); });
 	hub.AddEndpoint(engine);
 	hub.AddEndpoint(plain);
 }
@@ -285,6 +293,7 @@ Gateway::Impl::BeginShutdown(std::function<void()> done)
 		return;
 	}
 	hub.SetShuttingDown();
+	bus.Close(nullptr);
 	std::vector<std::shared_ptr<Client>> all = hub.AllClients();
 	Log(Level::Notice, "gateway: closing %zu client connection(s)", all.size());
 	// A transport close (not a Socket.IO DISCONNECT) so clients reconnect, to another instance.
@@ -310,6 +319,7 @@ Gateway::Impl::FinishShutdown()
 	// The sessions go below without Endpoint::Drop: forget their deadlines with them (and close the
 	// deadlines' libuv timer, so the loop can end).
 	hub.DropDeadlines();
+	conv.Stop();
 	if (ctx) {
 		// First of two destroys (lws 4.1 on a foreign loop needs both, docs/gateway.md 'How it works'):
 		// this one closes lws' handles on our loop; the second, in
@@ -324,8 +334,9 @@ Gateway::Impl::FinishShutdown()
 	}
 }
 
-Gateway::Gateway(uv_loop_t *loop, const Config &cfg, PgClient &pg, Metrics &metrics)
-    : impl_(std::make_unique<Impl>(loop, cfg, pg, metrics))
+Gateway::Gateway(uv_loop_t *loop, const Config &cfg, PgClient &pg, Metrics &metrics, RedisConn &redis,
+                 RedisSubscriber &chat_events)
+    : impl_(std::make_unique<Impl>(loop, cfg, pg, metrics, redis, chat_events))
 {
 }
 
@@ -413,10 +424,22 @@ void
 Gateway::Deliver(const std::vector<InboxMessage> &messages)
 {
 	try {
-		impl_->hub.Deliver(messages);
+		if (impl_->bus_started)
+			impl_->bus.Own(messages);
+		else
+			impl_->hub.Deliver(messages);
+		impl_->conv.Delivered(messages);
 	} catch (const std::exception &e) {
 		Log(Level::Warning, "gateway: delivery failed: %s", e.what());
 	}
+}
+
+void
+Gateway::StartBus(const std::vector<chat_outbox::RedisUrl> &urls, const std::string &channel,
+                  const std::string &client_name, bool redis_health)
+{
+	impl_->bus_started = true;
+	impl_->bus.Start(urls, channel, client_name, redis_health);
 }
 
 void

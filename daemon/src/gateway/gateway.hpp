@@ -14,17 +14,30 @@
 #include "base/core/metrics.hpp"
 #include "consumer/delivery.hpp"
 #include "net/pg_client.hpp"
+#include "redis_url.hpp"
+
+namespace chat_outboxd {
+class RedisConn;
+class RedisSubscriber;
+} // namespace chat_outboxd
 
 namespace chat_outboxd {
 
 class Gateway : public MessageSink {
   public:
-	// pg is the gateway's own connection, used for catch-up reads and client sends.
-	Gateway(uv_loop_t *loop, const Config &cfg, PgClient &pg, Metrics &metrics);
+	// pg is the gateway's own connection, used for catch-up reads, history, read cursors and client
+	// sends; redis (commands and PUBLISH) and chat_events (the chats' events channels) carry the conversation
+	// events between gateways (docs/gateway.md, "Conversations").
+	Gateway(uv_loop_t *loop, const Config &cfg, PgClient &pg, Metrics &metrics, RedisConn &redis, RedisSubscriber &chat_events);
 	~Gateway() override;
 
 	// Start binds cfg.listen; false with *error when the address cannot be used.
 	bool Start(std::string *error);
+	// StartBus subscribes to the service's bus on every Redis in urls (gateway/bus.hpp): from then on every row, from the
+	// bus, from Deliver or read from the inbox, reaches the clients through one order. redis_health:
+	// no consumer runs here, so /healthz's redis figure is the bus subscription.
+	void StartBus(const std::vector<chat_outbox::RedisUrl> &urls, const std::string &channel,
+	              const std::string &client_name, bool redis_health);
 	// Deliver pushes committed, new inbox messages (in seq order) to rooms chat:<chat_id>.
 	void Deliver(const std::vector<InboxMessage> &messages) override;
 	// Shutdown closes every client cleanly (transport close, so clients reconnect elsewhere),

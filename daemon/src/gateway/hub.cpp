@@ -130,6 +130,9 @@ void
 Hub::Admit(Client &c, const AuthResult &auth)
 {
 	c.allowed = auth.allowed;
+	c.sub = auth.sub;
+	c.name = auth.name;
+	c.serial = ++next_serial;
 	for (int64_t r : auth.rooms)
 		Join(c, r);
 	// A token is a grant until its exp, not for as long as the connection lasts.
@@ -153,6 +156,8 @@ Hub::Join(Client &c, int64_t chat)
 	if (it == c.joined.end() || *it != chat) {
 		c.joined.insert(it, chat);
 		rooms.Join(chat, &c);
+		if (room_change)
+			room_change(c, chat, true);
 	}
 	return true;
 }
@@ -164,15 +169,21 @@ Hub::Leave(Client &c, int64_t chat)
 	if (it != c.joined.end() && *it == chat) {
 		c.joined.erase(it);
 		rooms.Leave(chat, &c);
+		if (room_change)
+			room_change(c, chat, false);
 	}
 }
 
 void
 Hub::LeaveAll(Client &c)
 {
-	for (int64_t chat : c.joined)
+	std::vector<int64_t> left;
+	left.swap(c.joined);
+	for (int64_t chat : left) {
 		rooms.Leave(chat, &c);
-	c.joined.clear();
+		if (room_change)
+			room_change(c, chat, false);
+	}
 }
 
 void

@@ -36,6 +36,11 @@ class Hub {
 	Hub &operator=(const Hub &) = delete;
 	// SetCatchup: who reads the next replay page once a client has read its queue down.
 	void SetCatchup(Catchup *c) { catchup = c; }
+	// OnRoomChange sets what runs after a client joined (true) or left (false) a chat's room, the
+	// client still in its state of the moment (gateway/conversation.*: presence, chat_state).
+	void OnRoomChange(std::function<void(Client &, int64_t chat, bool joined)> fn) { room_change = std::move(fn); }
+	// RoomMembers: the clients in a chat's room (null when none).
+	const Rooms<Client>::Set *RoomMembers(int64_t chat) const { return rooms.Members(chat); }
 
 	// --- who is connected
 	// AddEndpoint: an endpoint whose clients shutdown and /metrics see.
@@ -134,6 +139,8 @@ class Hub {
 	Metrics &metrics;
 	const QueryQueue &queries;
 	Catchup *catchup = nullptr;
+	std::function<void(Client &, int64_t, bool)> room_change;
+	uint64_t next_serial = 0;
 	std::vector<Endpoint *> endpoints;
 	Rooms<Client> rooms;
 	size_t client_count = 0;

@@ -6,6 +6,7 @@
 #include "base/log.hpp"
 #include "gateway/catchup.hpp"
 #include "gateway/client_send.hpp"
+#include "gateway/conversation.hpp"
 #include "gateway/core/gateway_auth.hpp"
 #include "gateway/core/message_json.hpp"
 #include "gateway/core/plain_ws_protocol.hpp"
@@ -14,8 +15,8 @@
 
 namespace chat_outboxd {
 
-PlainWs::PlainWs(Hub &hub, Catchup &catchup, ClientSends &sends, const Config &cfg)
-    : hub_(hub), catchup_(catchup), sends_(sends), cfg_(cfg)
+PlainWs::PlainWs(Hub &hub, Catchup &catchup, ClientSends &sends, Conversation &conv, const Config &cfg)
+    : hub_(hub), catchup_(catchup), sends_(sends), conv_(conv), cfg_(cfg)
 {
 }
 
@@ -189,6 +190,22 @@ PlainWs::HandleText(const std::shared_ptr<PlainClient> &p, std::string_view text
 		hub_.Leave(*p, f.chat_id);
 		hub_.EnqueueText(*p, plainws::AckFrame(f.ref, {{"ok", true}}));
 		return true;
+	case plainws::FrameType::Conversation: {
+		std::weak_ptr<PlainClient> weak = p;
+		nlohmann::json ref = f.ref;
+		conv_.Handle(p, f.name, f.arg, [this, weak, ref](nlohmann::json result) {
+			auto live = weak.lock();
+			if (!live || live->IsClosed())
+				return;
+			if (result.value("ok", false)) {
+				result.erase("ok");
+				hub_.EnqueueText(*live, plainws::AckFrame(ref, result));
+			} else {
+				hub_.EnqueueText(*live, plainws::ErrorFrame(ref, result["error"]));
+			}
+		});
+		return true;
+	}
 	case plainws::FrameType::Send: {
 		if (auto refusal = sends_.Refusal(*p, f.chat_id, f.body)) {
 			hub_.EnqueueText(*p, plainws::ErrorFrame(f.ref, std::move(*refusal)));

@@ -17,11 +17,12 @@ namespace chat_outboxd {
 
 class Catchup;
 class ClientSends;
+class Conversation;
 class Hub;
 
 class PlainWs final : public Endpoint {
   public:
-	PlainWs(Hub &hub, Catchup &catchup, ClientSends &sends, const Config &cfg);
+	PlainWs(Hub &hub, Catchup &catchup, ClientSends &sends, Conversation &conv, const Config &cfg);
 
 	// OnEstablished authorizes a new /ws connection (a refusal is a close frame); false closes wsi.
 	bool OnEstablished(struct lws *wsi, Conn *c);
@@ -44,6 +45,7 @@ class PlainWs final : public Endpoint {
 	Hub &hub_;
 	Catchup &catchup_;
 	ClientSends &sends_;
+	Conversation &conv_;
 	const Config &cfg_;
 	std::unordered_map<PlainClient *, std::shared_ptr<PlainClient>> plains_;
 };

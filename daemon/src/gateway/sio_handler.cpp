@@ -6,6 +6,7 @@
 #include "base/log.hpp"
 #include "gateway/catchup.hpp"
 #include "gateway/client_send.hpp"
+#include "gateway/conversation.hpp"
 #include "gateway/core/engineio.hpp"
 #include "gateway/core/gateway_auth.hpp"
 #include "gateway/core/message_json.hpp"
@@ -15,8 +16,8 @@
 
 namespace chat_outboxd {
 
-SioNamespace::SioNamespace(Hub &hub, Catchup &catchup, ClientSends &sends, const Config &cfg)
-    : hub_(hub), catchup_(catchup), sends_(sends), cfg_(cfg)
+SioNamespace::SioNamespace(Hub &hub, Catchup &catchup, ClientSends &sends, Conversation &conv, const Config &cfg)
+    : hub_(hub), catchup_(catchup), sends_(sends), conv_(conv), cfg_(cfg)
 {
 }
 
@@ -158,7 +159,14 @@ SioNamespace::OnEvent(const std::shared_ptr<Session> &s, const nlohmann::json &a
 		});
 		return;
 	}
-	Ack(*s, ack, {{"error", "unknown event"}});
+	std::weak_ptr<Session> weak = s;
+	auto reply = [this, weak, ack](nlohmann::json result) {
+		auto live = weak.lock();
+		if (live && !live->IsClosed())
+			Ack(*live, ack, std::move(result));
+	};
+	if (!conv_.Handle(s, name, arg, reply))
+		Ack(*s, ack, {{"error", "unknown event"}});
 }
 
 } // namespace chat_outboxd

@@ -17,11 +17,12 @@ namespace chat_outboxd {
 
 class Catchup;
 class ClientSends;
+class Conversation;
 class Hub;
 
 class SioNamespace {
   public:
-	SioNamespace(Hub &hub, Catchup &catchup, ClientSends &sends, const Config &cfg);
+	SioNamespace(Hub &hub, Catchup &catchup, ClientSends &sends, Conversation &conv, const Config &cfg);
 
 	// HandlePacket handles one Socket.IO packet (an Engine.IO message); false = protocol violation.
 	bool HandlePacket(const std::shared_ptr<Session> &s, std::string_view text);
@@ -38,6 +39,7 @@ class SioNamespace {
 	Hub &hub_;
 	Catchup &catchup_;
 	ClientSends &sends_;
+	Conversation &conv_;
 	const Config &cfg_;
 };
 

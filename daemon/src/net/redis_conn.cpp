@@ -1,11 +1,8 @@
 // daemon/src/net/redis_conn.cpp - see redis_conn.hpp.
 //
-// For developers: hiredis' own libuv adapter (0.14) ignores a uv_poll error status, and libuv
-// reports a refused or reset socket exactly that way (status < 0, poll stopped), so hiredis would
-// never learn the connect failed and the connection would hang until our deadline. The small
-// adapter below hands such an event to hiredis as readable + writable; hiredis then reads the
-// socket error itself and runs the usual connect/disconnect callbacks. Every handle is a UvPoll or
-// UvTimer (base/uv_handle.hpp) and every callback from hiredis or libuv runs through CallFromC.
+// For developers: the context is watched by our own libuv adapter (net/hiredis_uv.hpp). Every
+// handle is a UvPoll or UvTimer (base/uv_handle.hpp) and every callback from hiredis or libuv runs
+// through CallFromC.
 #include "net/redis_conn.hpp"
 
 #include <list>
@@ -16,8 +13,8 @@
 #include "backoff.hpp"
 #include "base/c_boundary.hpp"
 #include "base/uv_timer.hpp"
-#include "redis_handshake.hpp"
-#include "redis_sentinel.hpp"
+#include "net/core/sentinel_route.hpp"
+#include "net/hiredis_uv.hpp"
 
 namespace chat_outboxd {
 
@@ -27,111 +24,6 @@ uint64_t
 NowMs(uv_loop_t *loop)
 {
 	return uv_now(loop);
-}
-
-RedisValue
-Convert(const redisReply *r)
-{
-	RedisValue v;
-	switch (r->type) {
-	case REDIS_REPLY_INTEGER:
-		v.type = RedisValue::Type::Integer;
-		v.integer = r->integer;
-		break;
-	case REDIS_REPLY_STRING:
-		v.type = RedisValue::Type::String;
-		v.str.assign(r->str, r->len);
-		break;
-	case REDIS_REPLY_STATUS:
-		v.type = RedisValue::Type::Status;
-		v.str.assign(r->str, r->len);
-		break;
-	case REDIS_REPLY_ERROR:
-		v.type = RedisValue::Type::Error;
-		v.str.assign(r->str, r->len);
-		break;
-	case REDIS_REPLY_ARRAY:
-		v.type = RedisValue::Type::Array;
-		v.elements.reserve(r->elements);
-		for (size_t i = 0; i < r->elements; i++)
-			v.elements.push_back(Convert(r->element[i]));
-		break;
-	default:
-		break;
-	}
-	return v;
-}
-
-// --- the libuv adapter (see the file comment) ------------------------------------------------
-
-// UvEvents lives until its poll handle is closed: hiredis may free the context (and call UvCleanup)
-// inside redisAsyncHandleRead, and UvOnPoll still reads p->ac after that.
-struct UvEvents {
-	redisAsyncContext *ac;
-	UvPoll poll{"redis"};
-	int events = 0;
-};
-
-void
-UvOnPoll(UvEvents *p, int status, int events)
-{
-	if (status < 0)
-		events = UV_READABLE | UV_WRITABLE;
-	if (p->ac && (events & UV_READABLE))
-		redisAsyncHandleRead(p->ac);
-	if (p->ac && (events & UV_WRITABLE))
-		redisAsyncHandleWrite(p->ac);
-}
-
-void
-UvUpdate(UvEvents *p)
-{
-	if (p->events)
-		p->poll.Start(p->events, [p](int status, int events) { UvOnPoll(p, status, events); });
-	else
-		p->poll.Stop();
-}
-
-// UvWatch<flag, on> is hiredis' addRead / delRead / addWrite / delWrite.
-template <int kFlag, bool kOn>
-void
-UvWatch(void *d) noexcept
-{
-	CallFromC("redis", "the event adapter", [d] {
-		auto *p = static_cast<UvEvents *>(d);
-		if (kOn)
-			p->events |= kFlag;
-		else
-			p->events &= ~kFlag;
-		UvUpdate(p);
-	});
-}
-
-void
-UvCleanup(void *d) noexcept
-{
-	CallFromC("redis", "the event adapter", [d] {
-		auto *p = static_cast<UvEvents *>(d);
-		p->ac = nullptr;
-		p->poll.Close([p] { delete p; });
-	});
-}
-
-bool
-UvAttach(redisAsyncContext *ac, uv_loop_t *loop)
-{
-	auto *p = new UvEvents{ac};
-	if (!p->poll.Open(loop, ac->c.fd)) {
-		delete p;
-		return false;
-	}
-	ac->ev.data = p;
-	ac->ev.addRead = UvWatch<UV_READABLE, true>;
-	ac->ev.delRead = UvWatch<UV_READABLE, false>;
-	ac->ev.addWrite = UvWatch<UV_WRITABLE, true>;
-	ac->ev.delWrite = UvWatch<UV_WRITABLE, false>;
-	ac->ev.cleanup = UvCleanup;
-	return true;
 }
 
 } // namespace
@@ -144,19 +36,9 @@ struct RedisConn::Impl {
 		std::list<Call *>::iterator it;
 	};
 
-	// A redis-sentinel:// URL connects in two phases (common/redis_sentinel has the rule):
-	// kAskSentinel asks url.sentinels[cursor] for the master, kMaster connects to the address it gave
-	// and checks ROLE. Every loss of the master connection goes back to kAskSentinel; a failed
-	// sentinel moves the cursor on. A plain URL is always kMaster.
-	enum class Phase { kAskSentinel, kMaster };
-
 	uv_loop_t *loop;
-	chat_outbox::RedisUrl url;
-	chat_outbox::RedisUrl target; // where Connect goes in kMaster: url itself, or url at the discovered master
-	Phase phase = Phase::kMaster;
-	size_t sentinel_cursor = 0;
+	SentinelRoute route;    // a redis-sentinel:// URL asks a sentinel first, then connects to the master
 	bool switching = false; // the sentinel's context is closed on purpose, to connect to the master
-	std::string master;     // "host:port" of the last discovered master, for the log
 	std::string role, client_name;
 	int64_t timeout_ms;
 	StateLog *state_log;
@@ -173,8 +55,7 @@ struct RedisConn::Impl {
 	std::function<void()> on_down;
 
 	Impl(uv_loop_t *l, chat_outbox::RedisUrl u, std::string r, std::string n, int64_t t, StateLog *s)
-	    : loop(l), url(std::move(u)), target(url), phase(url.IsSentinel() ? Phase::kAskSentinel : Phase::kMaster),
-	      role(std::move(r)), client_name(std::move(n)), timeout_ms(t), state_log(s),
+	    : loop(l), route(std::move(u)), role(std::move(r)), client_name(std::move(n)), timeout_ms(t), state_log(s),
 	      retry_timer(l, "redis reconnect"), watchdog(l, "redis watchdog"), defer_timer(l, "redis deferred failures")
 	{
 	}
@@ -187,31 +68,12 @@ struct RedisConn::Impl {
 
 	void Connect()
 	{
-		redisAsyncContext *c;
-		if (phase == Phase::kAskSentinel) {
-			const chat_outbox::RedisEndpoint &s = url.sentinels[sentinel_cursor % url.sentinels.size()];
-			c = redisAsyncConnect(s.host.c_str(), s.port);
-		} else
-			c = target.unix_socket.empty() ? redisAsyncConnect(target.host.c_str(), target.port)
-			                               : redisAsyncConnectUnix(target.unix_socket.c_str());
+		std::string why;
+		redisAsyncContext *c = OpenContext(loop, route.Next(), this, OnConnect, OnDisconnect, &why);
 		if (!c) {
-			Gone("out of memory");
-			return;
-		}
-		if (c->err) {
-			std::string why = c->errstr;
-			redisAsyncFree(c);
 			ScheduleRetry(why);
 			return;
 		}
-		c->data = this;
-		if (!UvAttach(c, loop)) {
-			redisAsyncFree(c);
-			ScheduleRetry("cannot watch the socket");
-			return;
-		}
-		redisAsyncSetConnectCallback(c, OnConnect);
-		redisAsyncSetDisconnectCallback(c, OnDisconnect);
 		ac = c;
 		connect_deadline = NowMs(loop) + static_cast<uint64_t>(timeout_ms);
 	}
@@ -228,7 +90,7 @@ struct RedisConn::Impl {
 				return;
 			}
 			self->connect_deadline = 0;
-			if (self->phase == Phase::kAskSentinel)
+			if (self->route.Asking())
 				self->AskSentinel();
 			else
 				self->Handshake();
@@ -264,11 +126,7 @@ struct RedisConn::Impl {
 			});
 			return;
 		}
-		if (url.IsSentinel()) {
-			if (phase == Phase::kAskSentinel)
-				sentinel_cursor++; // this sentinel failed: the next one
-			phase = Phase::kAskSentinel;
-		}
+		route.Lost();
 		if (was_ready && on_down)
 			on_down();
 		ScheduleRetry(why);
@@ -288,11 +146,11 @@ struct RedisConn::Impl {
 		});
 	}
 
-	// AskSentinel pipelines SentinelQueryCommands; the address in the last reply becomes the
-	// target, and the sentinel's context is closed to connect there.
+	// AskSentinel pipelines the sentinel query; the address in the last reply becomes the target,
+	// and the sentinel's context is closed to connect there.
 	void AskSentinel()
 	{
-		auto cmds = chat_outbox::SentinelQueryCommands(url);
+		auto cmds = route.Commands();
 		auto failed = std::make_shared<bool>(false);
 		for (size_t i = 0; i < cmds.size(); i++) {
 			bool last = i + 1 == cmds.size();
@@ -301,8 +159,7 @@ struct RedisConn::Impl {
 			     [this, last, what, failed](const RedisValue *r, const std::string &) {
 				     if (*failed)
 					     return;
-				     std::string why;
-				     if (!r || r->IsError()) {
+				     if (!r || (!last && r->IsError())) {
 					     *failed = true;
 					     if (r)
 						     DropContext("sentinel " + what + " failed: " + r->str);
@@ -310,22 +167,13 @@ struct RedisConn::Impl {
 				     }
 				     if (!last)
 					     return;
-				     std::vector<std::string> elements;
-				     for (const auto &e : r->elements)
-					     elements.push_back(e.str);
-				     auto m = chat_outbox::MasterFromReply(r->type == RedisValue::Type::Nil, elements, url.master_name,
-				                                           &why);
-				     if (!m) {
-					     DropContext("sentinel " + why);
+				     std::string why, notice;
+				     if (!route.Found(*r, &why, &notice)) {
+					     DropContext(why);
 					     return;
 				     }
-				     std::string found = m->host + ":" + std::to_string(m->port);
-				     if (found != master)
-					     Log(Level::Notice, "%s: redis master '%s' is at %s%s%s", role.c_str(), url.master_name.c_str(),
-					         found.c_str(), master.empty() ? "" : ", was ", master.c_str());
-				     master = found;
-				     target = chat_outbox::AtMaster(url, *m);
-				     phase = Phase::kMaster;
+				     if (!notice.empty())
+					     Log(Level::Notice, "%s: %s", role.c_str(), notice.c_str());
 				     switching = true;
 				     DropContext("connecting to the master");
 			     },
@@ -337,9 +185,7 @@ struct RedisConn::Impl {
 	// sentinel, which may be stale), CLIENT SETNAME and CLIENT ID; the last reply makes us ready.
 	void Handshake()
 	{
-		std::vector<std::vector<std::string>> cmds = chat_outbox::HandshakeCommands(target);
-		if (url.IsSentinel())
-			cmds.push_back(chat_outbox::MasterCheckCommand());
+		std::vector<std::vector<std::string>> cmds = route.Commands();
 		cmds.push_back({"CLIENT", "SETNAME", client_name});
 		cmds.push_back({"CLIENT", "ID"});
 		auto failed = std::make_shared<bool>(false);
@@ -358,10 +204,9 @@ struct RedisConn::Impl {
 						     DropContext(why);
 					     return;
 				     }
-				     if (what == "ROLE" && (r->elements.empty() || !chat_outbox::RoleIsMaster(r->elements[0].str))) {
+				     if (what == "ROLE" && !route.RoleOk(*r)) {
 					     *failed = true;
-					     sentinel_cursor++; // that sentinel is stale: ask the next one
-					     DropContext("ROLE: " + master + " is not the master (yet)");
+					     DropContext("ROLE: " + route.Master() + " is not the master (yet)");
 					     return;
 				     }
 				     if (!last)
@@ -418,7 +263,7 @@ struct RedisConn::Impl {
 					call->cb(nullptr, why);
 				return;
 			}
-			RedisValue v = Convert(static_cast<redisReply *>(r));
+			RedisValue v = ConvertReply(static_cast<const redisReply *>(r));
 			if (call->cb)
 				call->cb(&v, "");
 		});

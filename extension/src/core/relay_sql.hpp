@@ -9,16 +9,31 @@
 namespace chat_outbox::relay_sql {
 
 // Claims and marks the next batch in one statement: $1 int4 batch size, $2 int8 the last id of the
-// pass's previous batch (or the lowest bigint). Plain FOR UPDATE, not SKIP LOCKED: a second relay
+// pass's previous batch (or the lowest bigint), $3 int4 a partition count and $4 int4[] partitions
+// (under that count, chat_outbox.chat_partition) whose rows are left unclaimed: those on a Redis
+// shard that is down. With $4 empty the partition is not computed at all. A chat's rows are all in
+// one partition, so leaving some out never lets a chat's later row pass an earlier one. Plain FOR UPDATE, not SKIP LOCKED: a second relay
 // waits for the first instead of sending later rows ahead of earlier ones. id = ANY(ARRAY(subquery)),
 // not id IN (subquery): the locking subquery becomes an InitPlan that runs exactly once, and the
 // update is one index scan over exactly those ids. RETURNING follows the update's order, not the ids':
-// the caller sorts the rows by id.
+// the caller sorts the rows by id. The last column is the text of the payload's chat_id when it is
+// a JSON number (common/partitions.hpp, ChatIdOfJson, reads it), else NULL.
 constexpr const char kClaim[] =
 	"UPDATE %s.outbox SET sent_at = pg_catalog.now() "
 	"WHERE sent_at IS NULL AND id OPERATOR(pg_catalog.=) ANY (ARRAY(SELECT id FROM %s.outbox "
-	"WHERE sent_at IS NULL AND refused IS NULL AND id OPERATOR(pg_catalog.>) $2 ORDER BY id LIMIT $1 FOR UPDATE)) "
-	"RETURNING id, event, payload::pg_catalog.text, payload OPERATOR(pg_catalog.->>) 'id'";
+	"WHERE sent_at IS NULL AND refused IS NULL AND id OPERATOR(pg_catalog.>) $2 "
+	"AND (pg_catalog.cardinality($4::pg_catalog.int4[]) OPERATOR(pg_catalog.=) 0 "
+	"OR chat_outbox.chat_partition(payload, $3::pg_catalog.int4) OPERATOR(pg_catalog.<>) ALL ($4::pg_catalog.int4[])) "
+	"ORDER BY id LIMIT $1 FOR UPDATE)) "
+	"RETURNING id, event, payload::pg_catalog.text, payload OPERATOR(pg_catalog.->>) 'id', "
+	"CASE WHEN pg_catalog.jsonb_typeof(payload OPERATOR(pg_catalog.->) 'chat_id') OPERATOR(pg_catalog.=) 'number' "
+	"THEN payload OPERATOR(pg_catalog.->>) 'chat_id' END";
+
+// The service's partition count ($1 text: the service), read in the pass's transaction after its
+// first claim: a relay that claimed rows reads a count at least as new as the one any relay before
+// it relayed under (their claims wait for each other), which keeps a layout change in order.
+constexpr const char kWantedPartitions[] =
+	"SELECT partitions FROM chat_outbox.services WHERE name OPERATOR(pg_catalog.=) $1";
 
 // A row Redis could not take goes back to unsent, with the reason ($2 text), and is not claimed again.
 constexpr const char kRefuse[] = "UPDATE %s.outbox SET sent_at = NULL, refused = $2 WHERE id OPERATOR(pg_catalog.=) $1";

@@ -41,7 +41,7 @@ DefineChatOutboxGucs(void)
 							   gettext_noop("The worker relays the outboxes of this one database."),
 							   &chat_outbox_database, "postgres", PGC_POSTMASTER, 0, nullptr, nullptr, nullptr);
 	DefineCustomStringVariable(
-		"chat_outbox.redis_url", gettext_noop("Redis the relay writes BullMQ jobs to."),
+		"chat_outbox.redis_url", gettext_noop("Redis the relay writes BullMQ jobs to: one URL, or several separated by whitespace (shards)."),
 		gettext_noop("redis://[[user]:password@]host[:port][/db], unix:///path?db=N or "
 					 "redis-sentinel://[[user]:password@]host:port[,host:port...]/master[?db=N]. Visible to superusers only."),
 		&chat_outbox_redis_url, "redis://127.0.0.1:6379", PGC_SIGHUP, GUC_SUPERUSER_ONLY, nullptr, nullptr, nullptr);

@@ -21,8 +21,11 @@
 #include <string_view>
 #include <vector>
 
+#include "backoff.hpp"
 #include "core/bullmq_batch_add.hpp"
 #include "core/job_id.hpp"
+#include "core/partition_layout.hpp"
+#include "partitions.hpp"
 #include "redis_safety.hpp"
 #include "core/resp.hpp"
 #include "pg/cpp_boundary.hpp"
@@ -81,19 +84,20 @@ struct RedisSink
 {
 	SinkState	state = SinkState::kDisconnected;
 	redisContext *ctx = nullptr;
+	int			index = 0;		/* its shard number in chat_outbox.redis_url */
 
 	/* the connection's target and what its handshake learned */
-	chat_outbox::RedisUrl url;	/* parsed chat_outbox.redis_url of the connection being set up or in use */
-	char	   *connected_url = nullptr;	/* TopMemoryContext copy of that URL, set once kIdle is reached */
+	chat_outbox::RedisUrl url;	/* this shard's element of chat_outbox.redis_url */
 	char		script_sha[64] = "";	/* the batch-add script's sha ("": send the text with EVAL) */
 	char		warning[CHAT_OUTBOX_ERRLEN] = "";
 	char		appendfsync[32] = "";
 	std::vector<std::vector<std::string>> handshake_commands;	/* HandshakeCommands(url) */
 	std::string handshake;		/* the handshake's (or a reload's SCRIPT LOAD) request bytes */
 
-	/* the batch of the last RedisSinkSend */
+	/* the batch of the last RedisSinkSend: one Lua call per partition of the batch on this shard */
 	std::string request;
-	std::vector<int64_t> row_ids;
+	std::vector<int64_t> row_ids;	/* in request order */
+	std::vector<size_t> call_rows;	/* rows of each call, in request order */
 	bool		may_resend = false; /* sent on a connection that existed before the batch: once more
 									 * on a new one if that connection turns out dead */
 	TimestampTz deadline = 0;	/* set when the wait starts: the time Postgres spent between Send and
@@ -103,23 +107,71 @@ struct RedisSink
 
 	bool		timed_out = false;	/* the last failure was a timeout, not a closed connection */
 
-	/* redis-sentinel:// only: where discovery starts, and the master last found (for the log) */
+	/* a shard other than shard 0 that failed: its outage (RedisSinkShardUp) */
+	int			down_failures = 0;	/* failures in a row; 0 = up */
+	TimestampTz down_until = 0; /* not tried again before */
+
+	/* a redis-sentinel:// shard only: where its discovery starts, and the master it last found (for the log) */
 	size_t		sentinel_cursor = 0;
 	char		master[300] = "";
 };
 
-static RedisSink sink;
+/*
+ * One sink per shard of chat_outbox.redis_url (a whitespace-separated list, common/partitions.hpp),
+ * each with its own connection and state machine as above. shards_guc is the TopMemoryContext
+ * copy of the setting the list was parsed from: a reload that changes it drops every connection.
+ */
+static RedisSink sinks[CHAT_OUTBOX_MAX_SHARDS];
+static int	nshards = 0;
+static char *shards_guc = nullptr;
 
+static void SinkDisconnect(RedisSink &sink);
+
+/* SinkShardDown starts or extends a shard's backoff; the first failure of an outage is logged. */
 static void
-SinkFail(SinkFailure *failure, const char *what, const char *why)
+SinkShardDown(RedisSink &sink, const char *why)
 {
-	failure->kind = FAILURE_CONNECTION;
-	snprintf(failure->message, sizeof failure->message, "%s: %s", what, why);
-	RedisSinkDisconnect();
+	if (sink.down_failures == 0)
+		ereport(LOG, (errmsg("chat_outbox relay: redis shard %d unreachable: %s", sink.index, why),
+					  errdetail("Rows of the partitions on this shard stay in the outbox; the other shards' partitions "
+								"are relayed. Retrying with backoff up to 5 s.")));
+	sink.down_until = TimestampTzPlusMilliseconds(GetCurrentTimestamp(),
+												   chat_outbox::Backoff(50, 5000).Delay(sink.down_failures));
+	sink.down_failures++;
 }
 
-void
-RedisSinkDisconnect(void)
+/* SinkShardBack ends a shard's outage once it is connected again. */
+static void
+SinkShardBack(RedisSink &sink)
+{
+	if (sink.down_failures > 0)
+		ereport(LOG, (errmsg("chat_outbox relay: redis shard %d back", sink.index)));
+	sink.down_failures = 0;
+	sink.down_until = 0;
+}
+
+bool
+RedisSinkShardUp(int shard)
+{
+	return sinks[shard].down_failures == 0 || GetCurrentTimestamp() >= sinks[shard].down_until;
+}
+
+static void
+SinkFail(RedisSink &sink, SinkFailure *failure, const char *what, const char *why)
+{
+	failure->kind = FAILURE_CONNECTION;
+	failure->shard = sink.index;
+	if (nshards > 1)
+		snprintf(failure->message, sizeof failure->message, "shard %d: %s: %s", sink.index, what, why);
+	else
+		snprintf(failure->message, sizeof failure->message, "%s: %s", what, why);
+	SinkDisconnect(sink);
+	if (sink.index > 0)
+		SinkShardDown(sink, failure->message);
+}
+
+static void
+SinkDisconnect(RedisSink &sink)
 {
 	if (sink.ctx)
 		redisFree(sink.ctx);
@@ -127,16 +179,39 @@ RedisSinkDisconnect(void)
 	sink.state = SinkState::kDisconnected;
 }
 
+void
+RedisSinkDisconnect(void)
+{
+	for (int i = 0; i < CHAT_OUTBOX_MAX_SHARDS; i++)
+		SinkDisconnect(sinks[i]);
+}
+
+int
+RedisSinkShards(void)
+{
+	return nshards;
+}
+
+/* the first shard's durability warning, named by its shard when there are several */
 const char *
 RedisSinkWarning(void)
 {
-	return sink.warning;
+	static char warning[CHAT_OUTBOX_ERRLEN];
+
+	for (int i = 0; i < nshards; i++)
+		if (sinks[i].warning[0]) {
+			if (nshards == 1)
+				return sinks[i].warning;
+			snprintf(warning, sizeof warning, "shard %d: %s", i, sinks[i].warning);
+			return warning;
+		}
+	return "";
 }
 
 const char *
 RedisSinkAppendfsync(void)
 {
-	return sink.appendfsync;
+	return nshards > 0 ? sinks[0].appendfsync : "";
 }
 
 static bool
@@ -147,14 +222,14 @@ SinkShouldAbort(void)
 
 /* SinkWait waits for `events` on the Redis socket until `deadline`; false on timeout or signal. */
 static bool
-SinkWait(int events, TimestampTz deadline, SinkFailure *failure)
+SinkWait(RedisSink &sink, int events, TimestampTz deadline, SinkFailure *failure)
 {
 	for (;;) {
 		long		timeout_ms = TimestampDifferenceMilliseconds(GetCurrentTimestamp(), deadline);
 		int			rc;
 
 		if (timeout_ms <= 0) {
-			SinkFail(failure, "timeout", "no answer within chat_outbox.redis_timeout");
+			SinkFail(sink, failure, "timeout", "no answer within chat_outbox.redis_timeout");
 			sink.timed_out = true;
 			return false;
 		}
@@ -164,7 +239,7 @@ SinkWait(int events, TimestampTz deadline, SinkFailure *failure)
 			ResetLatch(MyLatch);
 			redis_sink_latch_seen = true;
 			if (SinkShouldAbort()) {
-				RedisSinkDisconnect(); /* the reply stream is now out of step */
+				SinkDisconnect(sink); /* the reply stream is now out of step */
 				failure->kind = FAILURE_INTERRUPTED;
 				strlcpy(failure->message, "interrupted", sizeof failure->message);
 				return false;
@@ -176,39 +251,39 @@ SinkWait(int events, TimestampTz deadline, SinkFailure *failure)
 }
 
 static bool
-SinkFlush(TimestampTz deadline, SinkFailure *failure)
+SinkFlush(RedisSink &sink, TimestampTz deadline, SinkFailure *failure)
 {
 	int			done = 0;
 
 	for (;;) {
 		if (redisBufferWrite(sink.ctx, &done) == REDIS_ERR) {
-			SinkFail(failure, "write", sink.ctx->errstr);
+			SinkFail(sink, failure, "write", sink.ctx->errstr);
 			return false;
 		}
 		if (done)
 			return true;
-		if (!SinkWait(WL_SOCKET_WRITEABLE, deadline, failure))
+		if (!SinkWait(sink, WL_SOCKET_WRITEABLE, deadline, failure))
 			return false;
 	}
 }
 
 /* SinkRead returns the next reply (caller frees it), or NULL after a failure. */
 static redisReply *
-SinkRead(TimestampTz deadline, SinkFailure *failure)
+SinkRead(RedisSink &sink, TimestampTz deadline, SinkFailure *failure)
 {
 	for (;;) {
 		void	   *reply = nullptr;
 
 		if (redisGetReplyFromReader(sink.ctx, &reply) == REDIS_ERR) {
-			SinkFail(failure, "protocol", sink.ctx->errstr);
+			SinkFail(sink, failure, "protocol", sink.ctx->errstr);
 			return nullptr;
 		}
 		if (reply)
 			return (redisReply *) reply;
-		if (!SinkWait(WL_SOCKET_READABLE, deadline, failure))
+		if (!SinkWait(sink, WL_SOCKET_READABLE, deadline, failure))
 			return nullptr;
 		if (redisBufferRead(sink.ctx) == REDIS_ERR) {
-			SinkFail(failure, "read", sink.ctx->errstr[0] ? sink.ctx->errstr : "connection closed");
+			SinkFail(sink, failure, "read", sink.ctx->errstr[0] ? sink.ctx->errstr : "connection closed");
 			return nullptr;
 		}
 	}
@@ -216,10 +291,10 @@ SinkRead(TimestampTz deadline, SinkFailure *failure)
 
 /* SinkAppend queues already-encoded commands on the connection; SinkFlush sends them. */
 static bool
-SinkAppend(const std::string &commands, SinkFailure *failure)
+SinkAppend(RedisSink &sink, const std::string &commands, SinkFailure *failure)
 {
 	if (redisAppendFormattedCommand(sink.ctx, commands.data(), commands.size()) != REDIS_OK) {
-		SinkFail(failure, "write", "out of memory");
+		SinkFail(sink, failure, "write", "out of memory");
 		return false;
 	}
 	return true;
@@ -227,10 +302,10 @@ SinkAppend(const std::string &commands, SinkFailure *failure)
 
 /* SinkSendBatch writes the batch in sink.request: from kIdle to kInFlight (kDisconnected on failure). */
 static bool
-SinkSendBatch(TimestampTz deadline, SinkFailure *failure)
+SinkSendBatch(RedisSink &sink, TimestampTz deadline, SinkFailure *failure)
 {
 	sink.state = SinkState::kInFlight;
-	return SinkAppend(sink.request, failure) && SinkFlush(deadline, failure);
+	return SinkAppend(sink, sink.request, failure) && SinkFlush(sink, deadline, failure);
 }
 
 /* EncodeScriptLoad appends SCRIPT LOAD of the batch-add script (C++ that may throw: call inside CallCpp). */
@@ -240,35 +315,56 @@ EncodeScriptLoad(std::string *out)
 	chat_outbox::RespCommand(out, 3).Arg("SCRIPT").Arg("LOAD").Arg(chat_outbox::BatchAddScript());
 }
 
-/* ParseTarget parses url into sink.url; false with *error set when it is malformed. */
+/*
+ * ParseShards parses chat_outbox.redis_url into the sinks' urls when it changed since the last
+ * parse (dropping every connection); false with *error set when it is malformed.
+ */
 static bool
-ParseTarget(const char *url, char *error, size_t error_size)
+ParseShards(char *error, size_t error_size)
 {
 	bool		ok = false;
 
+	if (shards_guc && strcmp(shards_guc, chat_outbox_redis_url) == 0)
+		return nshards > 0;
+	RedisSinkDisconnect();
+	nshards = 0;
 	chat_outbox::CallCpp([&] {
 		std::string why;
-		auto parsed = chat_outbox::ParseRedisUrl(url, &why);
-		if (!parsed) {
+		auto parsed = chat_outbox::ParseShardList(chat_outbox_redis_url, &why);
+		if (parsed && parsed->size() > CHAT_OUTBOX_MAX_SHARDS)
+			why = "more than " + std::to_string(CHAT_OUTBOX_MAX_SHARDS) + " Redis URLs";
+		if (!why.empty()) {
 			strlcpy(error, why.c_str(), error_size);
 			return;
 		}
-		sink.url = std::move(*parsed);
+		for (size_t i = 0; i < parsed->size(); i++) {
+			sinks[i].url = (*parsed)[i];
+			sinks[i].index = static_cast<int>(i);
+			sinks[i].sentinel_cursor = 0;
+			sinks[i].master[0] = '\0';
+		}
+		nshards = static_cast<int>(parsed->size());
 		ok = true;
 	});
+	if (shards_guc)
+		pfree(shards_guc);
+	shards_guc = MemoryContextStrdup(TopMemoryContext, chat_outbox_redis_url);
 	return ok;
 }
 
 /*
- * SinkDiscoverMaster points sink.url at the master the sentinels name (common/redis_sentinel). It
- * blocks: each sentinel gets at most min(chat_outbox.redis_timeout, 1 s) to connect and answer, so a
- * signal waits at most that long per sentinel. A master that differs from the last one is logged once.
+ * SinkDiscoverMaster points a sentinel shard's url at the master its sentinels name
+ * (common/redis_sentinel). It blocks: each sentinel gets at most min(chat_outbox.redis_timeout, 1 s)
+ * to connect and answer, so a signal waits at most that long per sentinel. A master that differs
+ * from the shard's last one is logged once.
  */
 static bool
-SinkDiscoverMaster(SinkFailure *failure)
+SinkDiscoverMaster(RedisSink &sink, SinkFailure *failure)
 {
 	char		error[CHAT_OUTBOX_ERRLEN] = "";
 	char		found[sizeof sink.master] = "";
+	char		name[CHAT_OUTBOX_ERRLEN] = "";
+	char		shard[32] = "";
 	bool		ok = false;
 
 	chat_outbox::CallCpp([&] {
@@ -280,15 +376,18 @@ SinkDiscoverMaster(SinkFailure *failure)
 			return;
 		}
 		snprintf(found, sizeof found, "%s:%d", master->host.c_str(), master->port);
+		strlcpy(name, sink.url.master_name.c_str(), sizeof name);
 		sink.url = chat_outbox::AtMaster(sink.url, *master);
 		ok = true;
 	});
 	if (!ok) {
-		SinkFail(failure, "sentinel discovery", error);
+		SinkFail(sink, failure, "sentinel discovery", error);
 		return false;
 	}
 	if (strcmp(found, sink.master) != 0) {
-		ereport(LOG, (errmsg("chat_outbox relay: redis master \"%s\" is at %s%s%s", sink.url.master_name.c_str(), found,
+		if (nshards > 1)
+			snprintf(shard, sizeof shard, " (shard %d)", sink.index);
+		ereport(LOG, (errmsg("chat_outbox relay: redis master \"%s\"%s is at %s%s%s", name, shard, found,
 							 sink.master[0] ? ", was " : "", sink.master)));
 		strlcpy(sink.master, found, sizeof sink.master);
 	}
@@ -297,16 +396,16 @@ SinkDiscoverMaster(SinkFailure *failure)
 
 /* SinkReadHandshakeReply reads one reply of the handshake; an error reply fails the connection, named by `what`. */
 static redisReply *
-SinkReadHandshakeReply(const char *what, TimestampTz deadline, SinkFailure *failure)
+SinkReadHandshakeReply(RedisSink &sink, const char *what, TimestampTz deadline, SinkFailure *failure)
 {
-	redisReply *r = SinkRead(deadline, failure);
+	redisReply *r = SinkRead(sink, deadline, failure);
 	char		why[CHAT_OUTBOX_ERRLEN];
 
 	if (!r || r->type != REDIS_REPLY_ERROR)
 		return r;
 	strlcpy(why, r->str, sizeof why);
 	freeReplyObject(r);
-	SinkFail(failure, what, why);
+	SinkFail(sink, failure, what, why);
 	return nullptr;
 }
 
@@ -315,7 +414,7 @@ SinkReadHandshakeReply(const char *what, TimestampTz deadline, SinkFailure *fail
  * the three CONFIG GETs in one round trip.
  */
 static bool
-SinkHandshake(TimestampTz deadline, SinkFailure *failure)
+SinkHandshake(RedisSink &sink, TimestampTz deadline, SinkFailure *failure)
 {
 	static const char *const config_names[3] = {"appendonly", "maxmemory-policy", "appendfsync"};
 	char		config[3][64] = {"", "", ""};
@@ -337,14 +436,14 @@ SinkHandshake(TimestampTz deadline, SinkFailure *failure)
 			chat_outbox::RespCommand(&sink.handshake, 3).Arg("CONFIG").Arg("GET").Arg(name);
 		strlcpy(expected_sha, chat_outbox::ScriptSha1(chat_outbox::BatchAddScript()).c_str(), sizeof expected_sha);
 	});
-	if (!SinkAppend(sink.handshake, failure) || !SinkFlush(deadline, failure))
+	if (!SinkAppend(sink, sink.handshake, failure) || !SinkFlush(sink, deadline, failure))
 		return false;
 
 	for (size_t i = 0; i < sink.handshake_commands.size(); i++) {
 		bool		is_role = sink.url.IsSentinel() && i + 1 == sink.handshake_commands.size();
 		bool		master = false;
 
-		if (!(r = SinkReadHandshakeReply(sink.handshake_commands[i][0].c_str(), deadline, failure)))
+		if (!(r = SinkReadHandshakeReply(sink, sink.handshake_commands[i][0].c_str(), deadline, failure)))
 			return false;
 		if (is_role)
 			master = r->type == REDIS_REPLY_ARRAY && r->elements > 0 && r->element[0]->type == REDIS_REPLY_STRING &&
@@ -353,15 +452,15 @@ SinkHandshake(TimestampTz deadline, SinkFailure *failure)
 		if (is_role && !master) {
 			/* a stale sentinel named a replica (or a demoted master): ask the next one */
 			sink.sentinel_cursor++;
-			SinkFail(failure, "ROLE", "the address the sentinel named is not the master (yet)");
+			SinkFail(sink, failure, "ROLE", "the address the sentinel named is not the master (yet)");
 			return false;
 		}
 	}
-	if (!(r = SinkReadHandshakeReply("SCRIPT LOAD", deadline, failure)))
+	if (!(r = SinkReadHandshakeReply(sink, "SCRIPT LOAD", deadline, failure)))
 		return false;
 	if (r->type == REDIS_REPLY_STRING && strcmp(r->str, expected_sha) != 0) {
 		freeReplyObject(r);
-		SinkFail(failure, "SCRIPT LOAD", "Redis named the script by another sha1 than its text's");
+		SinkFail(sink, failure, "SCRIPT LOAD", "Redis named the script by another sha1 than its text's");
 		return false;
 	}
 	if (r->type == REDIS_REPLY_STRING)
@@ -369,7 +468,7 @@ SinkHandshake(TimestampTz deadline, SinkFailure *failure)
 	freeReplyObject(r);
 	/* a refused CONFIG GET (a managed Redis) leaves its setting unknown: not a failure */
 	for (int i = 0; i < 3; i++) {
-		if (!(r = SinkRead(deadline, failure)))
+		if (!(r = SinkRead(sink, deadline, failure)))
 			return false;
 		if (r->type == REDIS_REPLY_ARRAY && r->elements == 2 && r->element[1]->type == REDIS_REPLY_STRING)
 			strlcpy(config[i], r->element[1]->str, sizeof config[i]);
@@ -383,8 +482,9 @@ SinkHandshake(TimestampTz deadline, SinkFailure *failure)
 	return true;
 }
 
-bool
-RedisSinkEnsureConnected(SinkFailure *failure)
+/* SinkEnsureConnected connects one shard (kDisconnected -> kIdle); a connected one is left as it is. */
+static bool
+SinkEnsureConnected(RedisSink &sink, SinkFailure *failure)
 {
 	TimestampTz deadline;
 	char		error[CHAT_OUTBOX_ERRLEN];
@@ -392,51 +492,70 @@ RedisSinkEnsureConnected(SinkFailure *failure)
 	socklen_t	len = sizeof soerr;
 
 	failure->kind = FAILURE_CONNECTION;
+	failure->shard = 0;
 	failure->message[0] = '\0';
-	if ((sink.state == SinkState::kIdle || sink.state == SinkState::kInFlight) && sink.connected_url &&
-		strcmp(sink.connected_url, chat_outbox_redis_url) == 0)
+	if (sink.state == SinkState::kIdle || sink.state == SinkState::kInFlight)
 		return true;
-	RedisSinkDisconnect();
-
-	if (!ParseTarget(chat_outbox_redis_url, error, sizeof error)) {
-		SinkFail(failure, "invalid chat_outbox.redis_url", error);
-		return false;
-	}
-	if (sink.url.IsSentinel() && !SinkDiscoverMaster(failure))
+	SinkDisconnect(sink);
+	/* a sentinel shard asks its sentinels on every connect: that is how it follows a failover */
+	if (sink.url.IsSentinel() && !SinkDiscoverMaster(sink, failure))
 		return false;
 	deadline = TimestampTzPlusMilliseconds(GetCurrentTimestamp(), chat_outbox_redis_timeout);
 	sink.ctx = sink.url.unix_socket.empty() ? redisConnectNonBlock(sink.url.host.c_str(), sink.url.port)
 											: redisConnectUnixNonBlock(sink.url.unix_socket.c_str());
 	if (!sink.ctx) {
-		SinkFail(failure, "connect", "out of memory");
+		SinkFail(sink, failure, "connect", "out of memory");
 		return false;
 	}
 	sink.state = SinkState::kConnecting;
 	if (sink.ctx->err) {
 		strlcpy(error, sink.ctx->errstr, sizeof error);
-		SinkFail(failure, "connect", error);
+		SinkFail(sink, failure, "connect", error);
 		return false;
 	}
-	if (!SinkWait(WL_SOCKET_WRITEABLE, deadline, failure))
+	if (!SinkWait(sink, WL_SOCKET_WRITEABLE, deadline, failure))
 		return false;
 	if (getsockopt(sink.ctx->fd, SOL_SOCKET, SO_ERROR, &soerr, &len) != 0 || soerr != 0) {
-		SinkFail(failure, "connect", strerror(soerr ? soerr : errno));
+		SinkFail(sink, failure, "connect", strerror(soerr ? soerr : errno));
 		return false;
 	}
-	if (!SinkHandshake(deadline, failure))
+	if (!SinkHandshake(sink, deadline, failure))
 		return false;
-
-	if (sink.connected_url)
-		pfree(sink.connected_url);
-	sink.connected_url = nullptr;
-	sink.connected_url = MemoryContextStrdup(TopMemoryContext, chat_outbox_redis_url);
 	sink.state = SinkState::kIdle;
+	SinkShardBack(sink);
 	return true;
 }
 
-/* EncodeBatch chooses the job ids and builds the EVALSHA (or EVAL) request in sink.request. */
+/*
+ * RedisSinkEnsureConnected connects every shard of chat_outbox.redis_url (after a reload that
+ * changed it, to the new list). A pass needs all of them: a service's partitions span the shards.
+ */
+bool
+RedisSinkEnsureConnected(SinkFailure *failure)
+{
+	char		error[CHAT_OUTBOX_ERRLEN];
+
+	failure->kind = FAILURE_CONNECTION;
+	failure->shard = 0;
+	failure->message[0] = '\0';
+	if (!ParseShards(error, sizeof error)) {
+		snprintf(failure->message, sizeof failure->message, "invalid chat_outbox.redis_url: %s", error);
+		return false;
+	}
+	for (int i = 0; i < nshards; i++)
+		if (RedisSinkShardUp(i) && !SinkEnsureConnected(sinks[i], failure) && i == 0)
+			return false; /* a failed shard > 0 is down now (SinkFail): the round goes on without it */
+	failure->message[0] = '\0';
+	return true;
+}
+
+/*
+ * EncodeBatch chooses the job ids and builds the request in sink.request: one EVALSHA (or EVAL)
+ * per call, each adding its rows to its partition's queue (common/partitions.hpp, PartitionQueue).
+ */
 static void
-EncodeBatch(const char *service, const char *queue, const OutboxRow *rows, int n)
+EncodeBatch(RedisSink &sink, const char *service, const char *queue, int partitions, const SinkCall *calls,
+			int ncalls, const OutboxRow *rows)
 {
 	TimestampTz now = GetCurrentTimestamp();
 	int64		now_ms = now / 1000 + (int64) (POSTGRES_EPOCH_JDATE - UNIX_EPOCH_JDATE) * SECS_PER_DAY * 1000;
@@ -444,98 +563,122 @@ EncodeBatch(const char *service, const char *queue, const OutboxRow *rows, int n
 
 	chat_outbox::CallCpp([&] {
 		sink.request.clear();
-		sink.job_ids.clear();
-		sink.jobs.clear();
 		sink.row_ids.clear();
-		sink.job_ids.reserve(n);
-		for (int i = 0; i < n; i++)
-			sink.row_ids.push_back(rows[i].id);
-		for (int i = 0; i < n; i++)
-			sink.job_ids.push_back(chat_outbox::ChooseJobId(rows[i].payload_id, service, rows[i].id));
-		for (int i = 0; i < n; i++)
-			sink.jobs.push_back({sink.job_ids[i], std::string_view(rows[i].event, rows[i].event_len),
-								 std::string_view(rows[i].payload, rows[i].payload_len)});
-		chat_outbox::EncodeBatchAdd(prefix, queue, sink.jobs.data(), n, now_ms, sink.script_sha, &sink.request);
+		sink.call_rows.clear();
+		for (int c = 0; c < ncalls; c++) {
+			const OutboxRow *r = rows + calls[c].first;
+			int			n = calls[c].n;
+
+			sink.job_ids.clear();
+			sink.jobs.clear();
+			sink.job_ids.reserve(n);
+			for (int i = 0; i < n; i++)
+				sink.row_ids.push_back(r[i].id);
+			for (int i = 0; i < n; i++)
+				sink.job_ids.push_back(chat_outbox::ChooseJobId(r[i].payload_id, service, r[i].id));
+			for (int i = 0; i < n; i++)
+				sink.jobs.push_back({sink.job_ids[i], std::string_view(r[i].event, r[i].event_len),
+									 std::string_view(r[i].payload, r[i].payload_len)});
+			chat_outbox::EncodeBatchAdd(prefix, chat_outbox::PartitionQueue(queue, partitions, calls[c].partition),
+										sink.jobs.data(), n, now_ms, sink.script_sha, &sink.request);
+			sink.call_rows.push_back(static_cast<size_t>(n));
+		}
 	});
 }
 
 bool
-RedisSinkSend(const char *service, const char *queue, const OutboxRow *rows, int n, SinkFailure *failure)
+RedisSinkSend(int shard, const char *service, const char *queue, int partitions, const SinkCall *calls, int ncalls,
+			  const OutboxRow *rows, SinkFailure *failure)
 {
+	RedisSink  &sink = sinks[shard];
 	TimestampTz deadline;
 
 	failure->kind = FAILURE_CONNECTION;
+	failure->shard = 0;
 	failure->message[0] = '\0';
 	sink.timed_out = false;
 	/* an ERROR between the last Send and its Await left a reply unread: the stream is out of step */
 	if (sink.state == SinkState::kInFlight)
-		RedisSinkDisconnect();
+		SinkDisconnect(sink);
 	sink.may_resend = sink.state == SinkState::kIdle;
-	if (!RedisSinkEnsureConnected(failure))
+	if (!SinkEnsureConnected(sink, failure))
 		return false;
-	EncodeBatch(service, queue, rows, n);
+	EncodeBatch(sink, service, queue, partitions, calls, ncalls, rows);
 	deadline = TimestampTzPlusMilliseconds(GetCurrentTimestamp(), chat_outbox_redis_timeout);
-	if (SinkSendBatch(deadline, failure))
+	if (SinkSendBatch(sink, deadline, failure))
 		return true;
 	/* as in RedisSinkAwait: a connection found dead on reuse is not an outage */
 	if (sink.may_resend && failure->kind != FAILURE_INTERRUPTED && !sink.timed_out &&
 		sink.state == SinkState::kDisconnected) {
 		sink.may_resend = false;
-		if (RedisSinkEnsureConnected(failure) && SinkSendBatch(deadline, failure))
+		if (SinkEnsureConnected(sink, failure) && SinkSendBatch(sink, deadline, failure))
 			return true;
 	}
 	return false;
 }
 
 /*
- * SinkReadBatchReply reads the batch's reply: 1 ok, 0 NOSCRIPT, -1 failed. Once the reply is read
- * whole the sink is kIdle again. An error reply (NOPERM, a queue key of the wrong type) is about this
- * batch only: the connection stays open for the other services, and nothing of the batch was written.
+ * SinkReadBatchReply reads the replies of the request's calls: 1 ok, 0 NOSCRIPT, -1 failed. Every
+ * call's reply is read, whatever the ones before said, so the sink is kIdle again once they are.
+ * An error reply (NOPERM, a queue key of the wrong type) is about this service only: the
+ * connection stays open for the others, and nothing of that call was written. Refusals and
+ * *created count only once every call succeeded (a NOSCRIPT batch goes again whole).
  */
 static int
-SinkReadBatchReply(int *created, List **refusals, SinkFailure *failure)
+SinkReadBatchReply(RedisSink &sink, int *created, List **refusals, SinkFailure *failure)
 {
-	redisReply *r = SinkRead(sink.deadline, failure);
-	size_t		n = sink.row_ids.size();
+	int			rc = 1;
+	size_t		row = 0;
+	int			made = 0;
+	List	   *refused = NIL;
 
-	if (!r)
-		return -1;
+	for (size_t c = 0; c < sink.call_rows.size(); c++) {
+		redisReply *r = SinkRead(sink, sink.deadline, failure);
+		size_t		n = sink.call_rows[c];
+
+		if (!r)
+			return -1;
+		if (r->type == REDIS_REPLY_ERROR && chat_outbox::IsNoScriptError(std::string_view(r->str, r->len))) {
+			if (rc == 1)
+				rc = 0;
+		} else if (r->type == REDIS_REPLY_ERROR) {
+			if (rc != -1) {
+				failure->kind = FAILURE_SERVICE;
+				snprintf(failure->message, sizeof failure->message, "batch add: %s", r->str);
+			}
+			rc = -1;
+		} else if (r->type != REDIS_REPLY_ARRAY || r->elements != n) {
+			freeReplyObject(r);
+			SinkFail(sink, failure, "batch add", "unexpected reply");
+			return -1;
+		} else
+			for (size_t i = 0; i < n; i++) {
+				redisReply *e = r->element[i];
+
+				if (e->type == REDIS_REPLY_INTEGER && e->integer == 1)
+					made++;
+				else if (e->type == REDIS_REPLY_STRING) {
+					SinkRefusal *refusal = (SinkRefusal *) palloc(sizeof(SinkRefusal));
+
+					refusal->row_id = sink.row_ids[row + i];
+					strlcpy(refusal->reason, e->str, sizeof refusal->reason);
+					refused = lappend(refused, refusal);
+				}
+			}
+		freeReplyObject(r);
+		row += n;
+	}
 	sink.state = SinkState::kIdle;
-	if (r->type == REDIS_REPLY_ERROR && chat_outbox::IsNoScriptError(std::string_view(r->str, r->len))) {
-		freeReplyObject(r);
-		return 0;
+	if (rc == 1) {
+		*created += made;
+		*refusals = list_concat(*refusals, refused);
 	}
-	if (r->type == REDIS_REPLY_ERROR) {
-		failure->kind = FAILURE_SERVICE;
-		snprintf(failure->message, sizeof failure->message, "batch add: %s", r->str);
-		freeReplyObject(r);
-		return -1;
-	}
-	if (r->type != REDIS_REPLY_ARRAY || r->elements != n) {
-		freeReplyObject(r);
-		SinkFail(failure, "batch add", "unexpected reply");
-		return -1;
-	}
-	for (size_t i = 0; i < n; i++) {
-		redisReply *e = r->element[i];
-
-		if (e->type == REDIS_REPLY_INTEGER && e->integer == 1)
-			(*created)++;
-		else if (e->type == REDIS_REPLY_STRING) {
-			SinkRefusal *refusal = (SinkRefusal *) palloc(sizeof(SinkRefusal));
-
-			refusal->row_id = sink.row_ids[i];
-			strlcpy(refusal->reason, e->str, sizeof refusal->reason);
-			*refusals = lappend(*refusals, refusal);
-		}
-	}
-	freeReplyObject(r);
-	return 1;
+	return rc;
 }
 
 /* SinkReloadScript loads the script again (a Redis restart or SCRIPT FLUSH dropped it) and re-sends the batch. */
 static bool
-SinkReloadScript(SinkFailure *failure)
+SinkReloadScript(RedisSink &sink, SinkFailure *failure)
 {
 	redisReply *r;
 
@@ -543,14 +686,14 @@ SinkReloadScript(SinkFailure *failure)
 		sink.handshake.clear();
 		EncodeScriptLoad(&sink.handshake);
 	});
-	if (!SinkAppend(sink.handshake, failure) || !SinkSendBatch(sink.deadline, failure))
+	if (!SinkAppend(sink, sink.handshake, failure) || !SinkSendBatch(sink, sink.deadline, failure))
 		return false;
-	r = SinkRead(sink.deadline, failure);
+	r = SinkRead(sink, sink.deadline, failure);
 	if (!r)
 		return false;
 	if (r->type != REDIS_REPLY_STRING) {
 		freeReplyObject(r);
-		SinkFail(failure, "SCRIPT LOAD", "unexpected reply");
+		SinkFail(sink, failure, "SCRIPT LOAD", "unexpected reply");
 		return false;
 	}
 	freeReplyObject(r);
@@ -564,18 +707,19 @@ SinkReloadScript(SinkFailure *failure)
  * more on a new one. Sending twice is safe: the second add of an id is a BullMQ duplicate.
  */
 bool
-RedisSinkAwait(int *created, List **refusals, SinkFailure *failure)
+RedisSinkAwait(int shard, int *created, List **refusals, SinkFailure *failure)
 {
+	RedisSink  &sink = sinks[shard];
 	bool		reloaded = false;
 
 	*created = 0;
 	sink.deadline = TimestampTzPlusMilliseconds(GetCurrentTimestamp(), chat_outbox_redis_timeout);
 	if (sink.state != SinkState::kInFlight) {
-		SinkFail(failure, "batch add", "no batch in flight");
+		SinkFail(sink, failure, "batch add", "no batch in flight");
 		return false;
 	}
 	for (int attempt = 0; attempt < 3; attempt++) {
-		int			rc = SinkReadBatchReply(created, refusals, failure);
+		int			rc = SinkReadBatchReply(sink, created, refusals, failure);
 
 		if (rc == 1) {
 			/* logged only once the batch went through: a reload that fails is an outage, logged as one */
@@ -586,13 +730,13 @@ RedisSinkAwait(int *created, List **refusals, SinkFailure *failure)
 			return true;
 		}
 		if (rc == 0 && attempt < 2) {
-			if (!SinkReloadScript(failure))
+			if (!SinkReloadScript(sink, failure))
 				break;
 			reloaded = true;
 			continue;
 		}
 		if (rc == 0) {
-			SinkFail(failure, "batch add", "script missing after SCRIPT LOAD");
+			SinkFail(sink, failure, "batch add", "script missing after SCRIPT LOAD");
 			break;
 		}
 		if (failure->kind == FAILURE_SERVICE)
@@ -602,42 +746,170 @@ RedisSinkAwait(int *created, List **refusals, SinkFailure *failure)
 			break;
 		/* the idle connection was dead: once more on a new one (its handshake loads the script) */
 		sink.may_resend = false;
-		if (!RedisSinkEnsureConnected(failure) || !SinkSendBatch(sink.deadline, failure))
+		if (!SinkEnsureConnected(sink, failure) || !SinkSendBatch(sink, sink.deadline, failure))
 			break;
 	}
 	/* out of attempts with the last sending's reply unread: never leave kInFlight behind */
 	if (sink.state == SinkState::kInFlight)
-		RedisSinkDisconnect();
+		SinkDisconnect(sink);
 	return false;
 }
 
-bool
-RedisSinkWaitReplicas(int replicas, SinkFailure *failure)
+/*
+ * SinkQuery sends one encoded command on a shard and returns its reply (the caller frees it), or
+ * NULL after a failure. The shard is kIdle before and after: no batch may be in flight on it.
+ */
+static redisReply *
+SinkQuery(RedisSink &sink, SinkFailure *failure)
 {
-	TimestampTz deadline = TimestampTzPlusMilliseconds(GetCurrentTimestamp(), chat_outbox_redis_timeout);
+	TimestampTz deadline;
+	redisReply *r;
+
+	failure->kind = FAILURE_CONNECTION;
+	failure->shard = 0;
+	failure->message[0] = '\0';
+	if (!RedisSinkShardUp(sink.index)) {
+		/* not tried before its backoff ends */
+		failure->shard = sink.index;
+		snprintf(failure->message, sizeof failure->message, "redis shard %d is down", sink.index);
+		return nullptr;
+	}
+	if (sink.state == SinkState::kInFlight)
+		SinkDisconnect(sink);
+	if (!SinkEnsureConnected(sink, failure))
+		return nullptr;
+	deadline = TimestampTzPlusMilliseconds(GetCurrentTimestamp(), chat_outbox_redis_timeout);
+	sink.state = SinkState::kInFlight;
+	if (!SinkAppend(sink, sink.handshake, failure) || !SinkFlush(sink, deadline, failure))
+		return nullptr;
+	r = SinkRead(sink, deadline, failure);
+	if (r)
+		sink.state = SinkState::kIdle;
+	return r;
+}
+
+/* LayoutReplyFailed: an error reply to a layout command is this service's failure (NOPERM, a key of the wrong type). */
+static bool
+LayoutReplyFailed(redisReply *r, const char *what, SinkFailure *failure)
+{
+	if (r->type != REDIS_REPLY_ERROR)
+		return false;
+	failure->kind = FAILURE_SERVICE;
+	snprintf(failure->message, sizeof failure->message, "%s: %s", what, r->str);
+	freeReplyObject(r);
+	return true;
+}
+
+bool
+RedisSinkGetLayout(const char *queue, int *layout, SinkFailure *failure)
+{
+	RedisSink  &sink = sinks[0];
+	redisReply *r;
+	bool		ok = false;
+	char		value[32] = "";
+	bool		absent;
+
+	chat_outbox::CallCpp([&] {
+		sink.handshake.clear();
+		chat_outbox::RespCommand(&sink.handshake, 2).Arg("GET").Arg(chat_outbox::LayoutKey(chat_outbox_bullmq_prefix, queue));
+	});
+	if (!(r = SinkQuery(sink, failure)) || LayoutReplyFailed(r, "reading the layout key", failure))
+		return false;
+	absent = r->type == REDIS_REPLY_NIL;
+	if (r->type == REDIS_REPLY_STRING)
+		strlcpy(value, r->str, sizeof value);
+	freeReplyObject(r);
+	chat_outbox::CallCpp([&] {
+		auto n = chat_outbox::ParseLayout(absent ? std::nullopt : std::optional<std::string>(value));
+		if (n) {
+			*layout = *n;
+			ok = true;
+		}
+	});
+	if (!ok) {
+		failure->kind = FAILURE_SERVICE;
+		snprintf(failure->message, sizeof failure->message,
+				 "the layout key of queue %s holds \"%s\", not a partition count from 1 to %d", queue, value,
+				 chat_outbox::kMaxPartitions);
+	}
+	return ok;
+}
+
+bool
+RedisSinkSetLayout(const char *queue, int partitions, SinkFailure *failure)
+{
+	RedisSink  &sink = sinks[0];
+	redisReply *r;
+
+	chat_outbox::CallCpp([&] {
+		sink.handshake.clear();
+		chat_outbox::RespCommand(&sink.handshake, 3)
+			.Arg("SET")
+			.Arg(chat_outbox::LayoutKey(chat_outbox_bullmq_prefix, queue))
+			.Arg(static_cast<long long>(partitions));
+	});
+	if (!(r = SinkQuery(sink, failure)) || LayoutReplyFailed(r, "writing the layout key", failure))
+		return false;
+	freeReplyObject(r);
+	return true;
+}
+
+bool
+RedisSinkCountJobs(const char *queue, int partitions, int64 *jobs, SinkFailure *failure)
+{
+	*jobs = 0;
+	for (int s = 0; s < nshards; s++) {
+		RedisSink  &sink = sinks[s];
+		redisReply *r;
+		bool		any = false;
+
+		chat_outbox::CallCpp([&] {
+			auto keys = chat_outbox::QueueJobsKeys(chat_outbox_bullmq_prefix, queue, partitions, s, nshards);
+			sink.handshake.clear();
+			any = !keys.empty();
+			chat_outbox::RespCommand cmd(&sink.handshake, 3 + keys.size());
+			cmd.Arg("EVAL").Arg(chat_outbox::QueueJobsScript()).Arg(static_cast<long long>(keys.size()));
+			for (const auto &k : keys)
+				cmd.Arg(k);
+		});
+		if (!any)
+			continue;
+		if (!(r = SinkQuery(sink, failure)) || LayoutReplyFailed(r, "counting the old layout's jobs", failure))
+			return false;
+		if (r->type == REDIS_REPLY_INTEGER)
+			*jobs += r->integer;
+		freeReplyObject(r);
+	}
+	return true;
+}
+
+bool
+RedisSinkWaitReplicas(int shard, int replicas, SinkFailure *failure)
+{
+	RedisSink  &sink = sinks[shard];
 	int			wait_ms = Max(chat_outbox_redis_timeout / 2, 1); /* never 0: WAIT 0 blocks for ever */
 	redisReply *r;
 	long long	acks;
 	char		why[CHAT_OUTBOX_ERRLEN];
 
 	failure->kind = FAILURE_CONNECTION;
+	failure->shard = shard;
 	failure->message[0] = '\0';
+	/* WAIT counts the writes of this connection: a new one would have none to wait for */
 	if (sink.state != SinkState::kIdle) {
-		SinkFail(failure, "WAIT", "the connection is not idle");
+		SinkFail(sink, failure, "WAIT", "the connection is not idle");
 		return false;
 	}
 	chat_outbox::CallCpp([&] {
 		sink.handshake.clear();
 		chat_outbox::RespCommand(&sink.handshake, 3).Arg("WAIT").Arg(std::to_string(replicas)).Arg(std::to_string(wait_ms));
 	});
-	if (!SinkAppend(sink.handshake, failure) || !SinkFlush(deadline, failure))
-		return false;
-	if (!(r = SinkRead(deadline, failure)))
+	if (!(r = SinkQuery(sink, failure)))
 		return false;
 	if (r->type != REDIS_REPLY_INTEGER) {
 		strlcpy(why, r->type == REDIS_REPLY_ERROR ? r->str : "unexpected reply", sizeof why);
 		freeReplyObject(r);
-		SinkFail(failure, "WAIT", why);
+		SinkFail(sink, failure, "WAIT", why);
 		return false;
 	}
 	acks = r->integer;
@@ -645,7 +917,7 @@ RedisSinkWaitReplicas(int replicas, SinkFailure *failure)
 	if (acks < replicas) {
 		snprintf(why, sizeof why, "%lld of %d replicas acknowledged the pass within %d ms (chat_outbox.redis_min_replicas)",
 				 acks, replicas, wait_ms);
-		SinkFail(failure, "WAIT", why);
+		SinkFail(sink, failure, "WAIT", why);
 		return false;
 	}
 	return true;

@@ -5,6 +5,8 @@
 
 #include "pg/relay_shmem.hpp"
 
+#define CHAT_OUTBOX_MAX_SHARDS 16
+
 /* Points into the claim's result tuples: no copy per row. event and payload are not NUL-terminated. */
 typedef struct OutboxRow
 {
@@ -14,6 +16,8 @@ typedef struct OutboxRow
 	const char *payload;	/* JSON text */
 	int			payload_len;
 	const char *payload_id; /* payload->>'id', NUL-terminated, may be NULL */
+	const char *chat_id;		/* payload->'chat_id' as text when a JSON number, else NULL */
+	int			partition;		/* its partition under the layout the pass relays (common/partitions.hpp) */
 } OutboxRow;
 
 typedef enum FailureKind
@@ -21,12 +25,17 @@ typedef enum FailureKind
 	FAILURE_CONNECTION = 0,		/* Redis unreachable, too slow, or its answer lost: every service waits */
 	FAILURE_SERVICE,			/* this service only: Redis refused its batch (NOPERM, a queue key of the
 								 * wrong type) or its SQL failed (a dropped table); the others go on */
-	FAILURE_INTERRUPTED			/* a signal cut the exchange short: not Redis' fault */
+	FAILURE_INTERRUPTED,		/* a signal cut the exchange short: not Redis' fault */
+	FAILURE_SHARD,				/* a shard other than shard 0 failed: the pass is rolled back and the shard
+								 * backs off; the service's next pass leaves its partitions out */
+	FAILURE_LAYOUT_WAIT			/* not a failure: a change of the service's partition count waits for the
+								 * old layout's queues to drain; the pass relayed nothing (roll back) */
 } FailureKind;
 
 typedef struct SinkFailure
 {
 	FailureKind kind;
+	int			shard;			/* FAILURE_CONNECTION, FAILURE_SHARD: the shard that failed */
 	char		message[CHAT_OUTBOX_ERRLEN];
 } SinkFailure;
 
@@ -40,22 +49,55 @@ typedef struct SinkRefusal
 /* True once a latch set was consumed during Redis I/O: the caller must not sleep before another pass. */
 extern bool redis_sink_latch_seen;
 
+/*
+ * chat_outbox.redis_url is a whitespace-separated list of shards (common/partitions.hpp), one
+ * connection each. RedisSinkEnsureConnected connects every one; RedisSinkShards is their number.
+ */
 bool		RedisSinkEnsureConnected(SinkFailure *failure);
+int			RedisSinkShards(void);
+/*
+ * A shard other than shard 0 that fails is down for a backoff (50 ms doubling to 5 s, logged once
+ * per outage): RedisSinkShardUp is false meanwhile, RedisSinkEnsureConnected leaves it alone, and
+ * passes leave its partitions' rows unclaimed. Shard 0 holds the layout keys, so its failure is
+ * every service's (FAILURE_CONNECTION), as with a single Redis.
+ */
+bool		RedisSinkShardUp(int shard);
+
+/* One Lua call of a batch: rows [first, first + n) go to partition `partition`'s queue. */
+typedef struct SinkCall
+{
+	int			partition;
+	int			first;
+	int			n;
+} SinkCall;
+
 /*
  * A batch goes out in two halves so that Postgres can prepare the next batch while Redis runs this
- * one: RedisSinkSend encodes and writes it (the rows may be freed on return), RedisSinkAwait reads
- * its reply. One batch at a time: every Send must be followed by an Await before the next Send.
+ * one: RedisSinkSend encodes and writes a shard's calls (the rows may be freed on return),
+ * RedisSinkAwait reads their replies. One batch per shard at a time: every Send to a shard must be
+ * followed by an Await of that shard before its next Send. Shards run their halves side by side.
  */
-bool		RedisSinkSend(const char *service, const char *queue, const OutboxRow *rows, int n, SinkFailure *failure);
+bool		RedisSinkSend(int shard, const char *service, const char *queue, int partitions, const SinkCall *calls,
+						  int ncalls, const OutboxRow *rows, SinkFailure *failure);
 /* Each refused row of the batch is appended to *refusals (palloc'd in the current memory context). */
-bool		RedisSinkAwait(int *created, List **refusals, SinkFailure *failure);
+bool		RedisSinkAwait(int shard, int *created, List **refusals, SinkFailure *failure);
 /*
- * RedisSinkWaitReplicas runs WAIT <replicas> <redis_timeout / 2> once every batch of the pass has
- * been answered (the sink is idle): true when at least `replicas` replicas acknowledged every write
- * this connection made. Fewer is a FAILURE_CONNECTION (the connection is dropped, and a sentinel URL
- * re-discovers its master): the caller rolls back so the rows go again.
+ * RedisSinkWaitReplicas runs WAIT <replicas> <redis_timeout / 2> on a shard once every batch of the
+ * pass on it has been answered (the shard is idle): true when at least `replicas` replicas
+ * acknowledged every write its connection made. Fewer is a connection failure of that shard (its
+ * connection is dropped, and a sentinel URL re-discovers its master): the caller rolls back so the
+ * rows go again.
  */
-bool		RedisSinkWaitReplicas(int replicas, SinkFailure *failure);
+bool		RedisSinkWaitReplicas(int shard, int replicas, SinkFailure *failure);
+
+/*
+ * The layout key of `queue` on shard 0 (common/partitions.hpp, LayoutKey), and the jobs waiting or
+ * running in the queues of a layout (every shard): what a change of the partition count waits for.
+ * None may run while a batch is in flight.
+ */
+bool		RedisSinkGetLayout(const char *queue, int *layout, SinkFailure *failure);
+bool		RedisSinkSetLayout(const char *queue, int partitions, SinkFailure *failure);
+bool		RedisSinkCountJobs(const char *queue, int partitions, int64 *jobs, SinkFailure *failure);
 void		RedisSinkDisconnect(void);
 const char *RedisSinkWarning(void);
 /* RedisSinkAppendfsync: Redis' appendfsync at the last connect ("" when CONFIG GET was refused). */

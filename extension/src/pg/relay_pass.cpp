@@ -11,8 +11,9 @@
  *      marked, so no row committed in between can be marked without being sent.
  *   2. push: one EVALSHA adds the batch as BullMQ jobs, in id order, jobId = message id.
  *   3. with chat_outbox.redis_min_replicas > 0, once every batch is answered: WAIT for that many
- *      replicas, and fail the pass (roll back) when fewer acknowledge. One WAIT covers every write
- *      the connection made, so one per pass is enough.
+ *      replicas on each shard the pass wrote to, and fail the pass (roll back) when any shard's
+ *      replicas acknowledge fewer. One WAIT covers every write its connection made, so one per
+ *      shard and pass is enough.
  * The marks are not visible to anyone until the caller commits, and the caller commits only after
  * Redis has acknowledged every batch. If Redis fails, or its answer is lost, the caller rolls back
  * and the rows are unsent again; if the commit is lost after the push, the rows go again. Either
@@ -28,7 +29,10 @@
  */
 #include "pg/relay_pass.hpp"
 
+#include "core/partition_layout.hpp"
 #include "core/relay_sql.hpp"
+#include "partitions.hpp"
+#include "pg/cpp_boundary.hpp"
 #include "pg/guc.hpp"
 
 static RelayService relay_services[CHAT_OUTBOX_MAX_SERVICES];
@@ -45,7 +49,9 @@ FreePlans(RelayService *svc)
 		SPI_freeplan(svc->refuse_plan);
 	if (svc->inbox_purge_plan)
 		SPI_freeplan(svc->inbox_purge_plan);
-	svc->claim_plan = svc->purge_plan = svc->refuse_plan = svc->inbox_purge_plan = nullptr;
+	if (svc->partitions_plan)
+		SPI_freeplan(svc->partitions_plan);
+	svc->claim_plan = svc->purge_plan = svc->refuse_plan = svc->inbox_purge_plan = svc->partitions_plan = nullptr;
 }
 
 void
@@ -146,9 +152,10 @@ static void
 PreparePlans(RelayService *svc)
 {
 	const char *schema = quote_identifier(svc->name);
-	Oid			claim_args[2] = {INT4OID, INT8OID};
+	Oid			claim_args[4] = {INT4OID, INT8OID, INT4OID, INT4ARRAYOID};
 	Oid			purge_args[2] = {INT4OID, INT4OID};
 	Oid			refuse_args[2] = {INT8OID, TEXTOID};
+	Oid			partitions_args[1] = {TEXTOID};
 
 	if (svc->claim_plan)
 		return;
@@ -158,7 +165,7 @@ PreparePlans(RelayService *svc)
 	 * aggregate, then a nested loop) the plan is up to the planner, and it is slower too
 	 * (docs/relay-benchmarks.md).
 	 */
-	svc->claim_plan = KeepPlan(chat_outbox::relay_sql::kClaim, schema, 2, claim_args);
+	svc->claim_plan = KeepPlan(chat_outbox::relay_sql::kClaim, schema, 4, claim_args);
 	/* a row Redis could not take goes back to unsent, with the reason, and is not claimed again */
 	svc->refuse_plan = KeepPlan(chat_outbox::relay_sql::kRefuse, schema, 2, refuse_args);
 	/*
@@ -170,6 +177,7 @@ PreparePlans(RelayService *svc)
 	svc->purge_plan = KeepPlan(chat_outbox::relay_sql::kPurgeSent, schema, 2, purge_args);
 	/* the inbox the same way, by seq (its unique index), so a round's work is bounded by $2 rows */
 	svc->inbox_purge_plan = KeepPlan(chat_outbox::relay_sql::kPurgeInbox, schema, 2, purge_args);
+	svc->partitions_plan = KeepPlan(chat_outbox::relay_sql::kWantedPartitions, schema, 1, partitions_args);
 }
 
 static int
@@ -197,9 +205,9 @@ TextOf(Datum d, int *len)
  * the current context, so they stay valid until the caller frees the tuptable and resets the context.
  */
 static int
-ClaimAndMark(RelayService *svc, int batch_size, int64 after, OutboxRow **rows_out)
+ClaimAndMark(RelayService *svc, int batch_size, int64 after, Datum excluded, OutboxRow **rows_out)
 {
-	Datum		args[2] = {Int32GetDatum(batch_size), Int64GetDatum(after)};
+	Datum		args[4] = {Int32GetDatum(batch_size), Int64GetDatum(after), Int32GetDatum(Max(svc->layout, 1)), excluded};
 	int			planner_level = UseIndexOrder();
 	int			ret = SPI_execute_plan(svc->claim_plan, args, nullptr, false, 0);
 	int			n;
@@ -225,6 +233,8 @@ ClaimAndMark(RelayService *svc, int batch_size, int64 after, OutboxRow **rows_ou
 		rows[i].payload = TextOf(SPI_getbinval(tup, desc, 3, &isnull), &rows[i].payload_len);
 		payload_id = SPI_getbinval(tup, desc, 4, &isnull);
 		rows[i].payload_id = isnull ? nullptr : text_to_cstring(DatumGetTextPP(payload_id));
+		rows[i].chat_id = SPI_getvalue(tup, desc, 5);
+		rows[i].partition = 0;
 	}
 	qsort(rows, n, sizeof(OutboxRow), CompareRowIds);
 	*rows_out = rows;
@@ -258,12 +268,184 @@ RefuseRows(RelayService *svc, List *refusals)
 	}
 }
 
+/* ReadWantedPartitions: the service's partition count, as the pass's transaction sees it now. */
+static int
+ReadWantedPartitions(RelayService *svc)
+{
+	Datum		args[1] = {CStringGetTextDatum(svc->name)};
+	int			ret = SPI_execute_plan(svc->partitions_plan, args, nullptr, true, 1);
+	bool		isnull;
+	int			n;
+
+	if (ret != SPI_OK_SELECT || SPI_processed != 1)
+		elog(ERROR, "chat_outbox: reading the partition count of service \"%s\" failed", svc->name);
+	n = DatumGetInt32(SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &isnull));
+	SPI_freetuptable(SPI_tuptable);
+	return isnull ? 1 : n;
+}
+
+/*
+ * ChooseLayout decides, after the pass's first claim, the partition count the pass relays under
+ * (docs/architecture.md, 'Changing the number of partitions'): the count in the layout key on
+ * shard 0, or, when the service now wants another one, the new count once no job waits or runs in
+ * the old layout's queues (the key is SET before any job goes under it). While jobs remain, the
+ * pass fails with FAILURE_LAYOUT_WAIT and relays nothing, so no chat's later rows overtake its
+ * earlier ones in another queue. Returns the count, or 0 with *failure set.
+ */
+static int
+ChooseLayout(RelayService *svc, SinkFailure *failure)
+{
+	int			wanted = ReadWantedPartitions(svc);
+	int			current;
+	int64		jobs = 0;
+	chat_outbox::LayoutStep step = chat_outbox::LayoutStep::kRelay;
+
+	if (!RedisSinkGetLayout(svc->queue, &current, failure))
+		return 0;
+	if (current != wanted && !RedisSinkCountJobs(svc->queue, current, &jobs, failure))
+		return 0;
+	chat_outbox::CallCpp([&] { step = chat_outbox::NextLayoutStep(current, wanted, jobs); });
+	switch (step) {
+		case chat_outbox::LayoutStep::kRelay:
+			break;
+		case chat_outbox::LayoutStep::kWait:
+			failure->kind = FAILURE_LAYOUT_WAIT;
+			chat_outbox::CallCpp([&] {
+				strlcpy(failure->message, chat_outbox::LayoutWaitMessage(current, wanted, jobs).c_str(),
+						sizeof failure->message);
+			});
+			RelaySetServiceLayout(svc->name, current, failure->message);
+			if (!svc->layout_waiting)
+				ereport(LOG, (errmsg("chat_outbox relay: service \"%s\": %s", svc->name, failure->message),
+							  errdetail("Its rows wait in the outbox; it is relayed under the new count once those jobs "
+										"are done.")));
+			svc->layout_waiting = true;
+			return 0;
+		case chat_outbox::LayoutStep::kSwitch:
+			if (!RedisSinkSetLayout(svc->queue, wanted, failure))
+				return 0;
+			ereport(LOG, (errmsg("chat_outbox relay: service \"%s\" is relayed to %d partition(s) now, %d before",
+								 svc->name, wanted, current),
+						  errdetail("The queues of the old layout were empty.")));
+			current = wanted;
+			break;
+	}
+	RelaySetServiceLayout(svc->name, current, "");
+	svc->layout = current;
+	svc->layout_waiting = false;
+	return current;
+}
+
+/*
+ * SendBatch sorts a claimed batch by (partition, id) and sends each shard its calls, one Lua call
+ * per partition present (core/partition_layout.hpp). sent[s] tells which shards now have a batch in
+ * flight. The rows' partitions follow the layout the pass chose.
+ */
+static bool
+SendBatch(RelayService *svc, int layout, OutboxRow *rows, int n, bool *sent, SinkFailure *failure)
+{
+	int			nshards = RedisSinkShards();
+	int		   *order = (int *) palloc(sizeof(int) * n);
+	SinkCall   *calls = (SinkCall *) palloc(sizeof(SinkCall) * n);
+	int		   *call_shard = (int *) palloc(sizeof(int) * n);
+	OutboxRow  *sorted = (OutboxRow *) palloc(sizeof(OutboxRow) * n);
+	SinkCall   *shard_calls = (SinkCall *) palloc(sizeof(SinkCall) * n);
+	int			ncalls = 0;
+
+	chat_outbox::CallCpp([&] {
+		std::vector<int> parts(n);
+		for (int i = 0; i < n; i++)
+			parts[i] = chat_outbox::RowPartition(
+				rows[i].chat_id ? chat_outbox::ChatIdOfJson(rows[i].chat_id) : std::nullopt, layout);
+		std::vector<size_t> perm = chat_outbox::SortOrder(parts);
+		std::vector<int> sorted_parts(n);
+		for (int i = 0; i < n; i++) {
+			order[i] = static_cast<int>(perm[i]);
+			sorted_parts[i] = parts[perm[i]];
+		}
+		for (const auto &c : chat_outbox::PlanCalls(sorted_parts, nshards)) {
+			calls[ncalls] = {c.partition, static_cast<int>(c.first), static_cast<int>(c.n)};
+			call_shard[ncalls++] = c.shard;
+		}
+	});
+	for (int i = 0; i < n; i++)
+		sorted[i] = rows[order[i]];
+	for (int c = 0; c < ncalls; c++)
+		for (int i = calls[c].first; i < calls[c].first + calls[c].n; i++)
+			sorted[i].partition = calls[c].partition;
+	memcpy(rows, sorted, sizeof(OutboxRow) * n); /* push order, which *ids_out reports */
+	for (int s = 0; s < nshards; s++) {
+		int			k = 0;
+
+		for (int c = 0; c < ncalls; c++)
+			if (call_shard[c] == s)
+				shard_calls[k++] = calls[c];
+		if (k == 0)
+			continue;
+		if (!RedisSinkShardUp(s)) {
+			/* the claim left this shard's partitions out under another count than the pass relays under */
+			failure->kind = FAILURE_SHARD;
+			failure->shard = s;
+			snprintf(failure->message, sizeof failure->message, "redis shard %d is down", s);
+			return false;
+		}
+		if (!RedisSinkSend(s, svc->name, svc->queue, layout, shard_calls, k, rows, failure))
+			return false;
+		sent[s] = true;
+	}
+	return true;
+}
+
+/*
+ * ExcludedPartitions: the partitions (under the count the service was last relayed under) whose
+ * shard is down, as an int4[] for the claim; empty when every shard is up.
+ */
+static Datum
+ExcludedPartitions(RelayService *svc)
+{
+	int			nshards = RedisSinkShards();
+	int			n = Max(svc->layout, 1);
+	Datum	   *parts = (Datum *) palloc(sizeof(Datum) * n);
+	int			k = 0;
+
+	for (int p = 0; p < n && nshards > 1; p++) {
+		int			shard = 0;
+
+		chat_outbox::CallCpp([&] { shard = chat_outbox::ShardOf(p, nshards); });
+		if (!RedisSinkShardUp(shard))
+			parts[k++] = Int32GetDatum(p);
+	}
+	return PointerGetDatum(construct_array(parts, k, INT4OID, sizeof(int32), true, TYPALIGN_INT));
+}
+
+/* AwaitBatch reads the replies of every shard with a batch in flight, even after one failed. */
+static bool
+AwaitBatch(bool *sent, List **refusals, SinkFailure *failure)
+{
+	bool		ok = true;
+
+	for (int s = 0; s < CHAT_OUTBOX_MAX_SHARDS; s++) {
+		int			created;
+		SinkFailure f;
+
+		if (!sent[s])
+			continue;
+		sent[s] = false;
+		if (!RedisSinkAwait(s, &created, refusals, ok ? failure : &f))
+			ok = false;
+	}
+	return ok;
+}
+
 /*
  * Every return goes through the end, where the batch context is deleted: a Redis failure stops the
  * loop instead of returning from inside it. The context is a child of the caller's (SPI's
  * procedure context), so an ERROR in between, which longjmps past the end, still frees it with
  * the transaction; it is never current when deleted, and no row outlives it (RedisSinkSend has
  * encoded the rows before it returns).
+ *
+ * A failure on any shard fails the whole pass, and the caller rolls it back: every partition of
+ * the service waits for the shard (docs/extension.md, 'Partitions and shards', says why).
  */
 int
 RelayPass(RelayService *svc, int batch_size, int64 **ids_out, SinkFailure *failure)
@@ -273,44 +455,77 @@ RelayPass(RelayService *svc, int batch_size, int64 **ids_out, SinkFailure *failu
 	int64	   *ids = nullptr;
 	int64		last_id = PG_INT64_MIN;
 	int			total = 0;
+	bool		sent[CHAT_OUTBOX_MAX_SHARDS] = {false};
+	bool		written[CHAT_OUTBOX_MAX_SHARDS] = {false};	/* the shards this pass sent a batch to */
 	bool		in_flight = false;
 	bool		ok = true;
-	int			created;
+	int			layout = 0;
 	List	   *refusals = NIL;
+	Datum		excluded;
 
 	PreparePlans(svc);
+	if (!RedisSinkEnsureConnected(failure)) {
+		MemoryContextDelete(batch_cxt);
+		return -1;
+	}
 	if (ids_out) {
 		ids = (int64 *) SPI_palloc(sizeof(int64) * batch_size * RELAY_PASS_MAX_BATCHES);
 		*ids_out = ids;
 	}
+	excluded = ExcludedPartitions(svc);
 	for (int b = 0; b < RELAY_PASS_MAX_BATCHES; b++) {
 		OutboxRow  *rows;
 		int			n;
+		SPITupleTable *claimed;
 
 		MemoryContextSwitchTo(batch_cxt);
-		n = ClaimAndMark(svc, batch_size, last_id, &rows); /* Redis runs the previous batch meanwhile */
+		n = ClaimAndMark(svc, batch_size, last_id, excluded, &rows); /* Redis runs the previous batch meanwhile */
+		claimed = SPI_tuptable; /* the rows point into it; ChooseLayout's query makes another */
 		MemoryContextSwitchTo(outer_cxt);
+		if (n > 0 && layout == 0) {
+			/* the first batch, before anything is in flight */
+			MemoryContextSwitchTo(batch_cxt);
+			layout = ChooseLayout(svc, failure);
+			MemoryContextSwitchTo(outer_cxt);
+			ok = layout > 0;
+		}
 		if (in_flight)
-			ok = RedisSinkAwait(&created, &refusals, failure);
-		if (ok && n > 0)
-			ok = RedisSinkSend(svc->name, svc->queue, rows, n, failure);
+			ok = AwaitBatch(sent, &refusals, failure) && ok;
+		if (n > 0)
+			last_id = rows[n - 1].id; /* before SendBatch puts them in push order */
+		if (ok && n > 0) {
+			MemoryContextSwitchTo(batch_cxt);
+			ok = SendBatch(svc, layout, rows, n, sent, failure);
+			MemoryContextSwitchTo(outer_cxt);
+			for (int s = 0; s < CHAT_OUTBOX_MAX_SHARDS; s++)
+				written[s] = written[s] || sent[s];
+		}
 		in_flight = ok && n > 0;
 		for (int i = 0; ok && ids && i < n; i++)
 			ids[total + i] = rows[i].id;
-		if (n > 0)
-			last_id = rows[n - 1].id;
 		total += n;
-		SPI_freetuptable(SPI_tuptable);
+		SPI_freetuptable(claimed);
 		MemoryContextReset(batch_cxt);
 		if (!ok || n < batch_size)
 			break;
 	}
-	if (in_flight)
-		ok = RedisSinkAwait(&created, &refusals, failure);
-	/* the marks commit only once the pass's jobs are on enough replicas to survive a failover */
-	if (ok && total > 0 && chat_outbox_redis_min_replicas > 0)
-		ok = RedisSinkWaitReplicas(chat_outbox_redis_min_replicas, failure);
+	/* after a failure too: a shard whose batch went out must have its reply read */
+	if (in_flight || !ok) {
+		SinkFailure f;
+
+		if (!AwaitBatch(sent, &refusals, ok ? failure : &f))
+			ok = false;
+	}
+	/*
+	 * the marks commit only once the pass's jobs are on enough replicas to survive a failover: on
+	 * every shard the pass wrote to, each of which must acknowledge its own writes
+	 */
+	for (int s = 0; ok && total > 0 && chat_outbox_redis_min_replicas > 0 && s < CHAT_OUTBOX_MAX_SHARDS; s++)
+		if (written[s])
+			ok = RedisSinkWaitReplicas(s, chat_outbox_redis_min_replicas, failure);
 	MemoryContextDelete(batch_cxt);
+	if (!ok && failure->kind == FAILURE_CONNECTION && failure->shard > 0)
+		failure->kind = FAILURE_SHARD; /* that shard is down now (redis_sink.cpp): the next pass leaves it out */
 	if (!ok)
 		return -1;
 	RefuseRows(svc, refusals);

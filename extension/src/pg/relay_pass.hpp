@@ -15,6 +15,10 @@ typedef struct RelayService
 	SPIPlanPtr	purge_plan;
 	SPIPlanPtr	refuse_plan;	/* unmarks a row Redis refused and records why */
 	SPIPlanPtr	inbox_purge_plan;
+	SPIPlanPtr	partitions_plan;	/* reads the service's partition count */
+	int			layout;			/* the count its last pass relayed under (0: none yet): which partitions a
+								 * down shard holds */
+	bool		layout_waiting; /* a change of its count waits for the old queues (logged once) */
 	int			failures;		/* passes of this service that failed in a row (FAILURE_SERVICE) */
 	TimestampTz retry_at;		/* while failing: its next pass, not before */
 	int			purge_failures[2];	/* outbox, inbox purges of this service that failed in a row */

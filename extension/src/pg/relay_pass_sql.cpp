@@ -36,6 +36,10 @@ chat_outbox_relay_pass(PG_FUNCTION_ARGS)
 	n = RelayPass(RelayServiceFor(service, queue), chat_outbox_batch_size, &ids, &failure);
 	if (n < 0 && failure.kind == FAILURE_INTERRUPTED)
 		CHECK_FOR_INTERRUPTS(); /* a cancel or terminate request reports itself */
+	if (n < 0 && failure.kind == FAILURE_LAYOUT_WAIT)
+		ereport(ERROR, (errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+						errmsg("service \"%s\" is not relayed yet: %s", service, failure.message),
+						errdetail("The claimed rows stay unsent.")));
 	if (n < 0)
 		ereport(ERROR, (errcode(ERRCODE_CONNECTION_FAILURE),
 						errmsg("%s: %s", failure.kind == FAILURE_SERVICE ? "redis refused the batch" : "redis unreachable",

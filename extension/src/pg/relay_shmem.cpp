@@ -143,6 +143,15 @@ RelaySetServiceError(const char *service, const char *error)
 	UpdateSlot(service, [&](RelayServiceSlot *slot) { strlcpy(slot->error, error, CHAT_OUTBOX_ERRLEN); });
 }
 
+void
+RelaySetServiceLayout(const char *service, int layout, const char *change)
+{
+	UpdateSlot(service, [&](RelayServiceSlot *slot) {
+		slot->layout = layout;
+		strlcpy(slot->layout_change, change, CHAT_OUTBOX_ERRLEN);
+	});
+}
+
 const char *
 RelayStateName(RelayState state)
 {

@@ -30,6 +30,8 @@ typedef struct RelayServiceSlot
 	TimestampTz last_at;
 	int64		relayed_total;
 	char		error[CHAT_OUTBOX_ERRLEN];	/* why its last pass failed; "" when it worked */
+	int			layout;			/* the partition count it was last relayed under; 0 = not yet */
+	char		layout_change[CHAT_OUTBOX_ERRLEN];	/* what a change of the count waits for; "" when none */
 } RelayServiceSlot;
 
 typedef struct RelayShared
@@ -71,6 +73,8 @@ void		RelaySetError(const char *error);
 void		RelaySetRedisWarning(const char *warning, const char *appendfsync);
 /* RelaySetServiceError records why a service's pass failed ("" once it works again). */
 void		RelaySetServiceError(const char *service, const char *error);
+/* RelaySetServiceLayout records the count a service is relayed under and what a change waits for ("" none). */
+void		RelaySetServiceLayout(const char *service, int layout, const char *change);
 void		RelayRecordBatch(const char *service, int64 last_id, int64 count);
 /* RelayServiceBit returns the dirty_services bit of a service (all bits once the slots are full). */
 uint32		RelayServiceBit(const char *service);

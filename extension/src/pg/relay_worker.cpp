@@ -207,11 +207,29 @@ RunServiceWork(RelayService *svc, ServiceWork work, SinkFailure *failure)
 	return n;
 }
 
-/* ServiceDue: a failing service waits out its own backoff; the others are not held by it. */
+/*
+ * ServiceDue: a failing service waits out its own backoff, and one whose partition count change
+ * waits for the old queues looks again LAYOUT_RECHECK_MS later; the others are not held by it.
+ */
 static bool
 ServiceDue(const RelayService *svc)
 {
-	return svc->failures == 0 || GetCurrentTimestamp() >= svc->retry_at;
+	return svc->retry_at == 0 || GetCurrentTimestamp() >= svc->retry_at;
+}
+
+#define LAYOUT_RECHECK_MS 200
+#define SHARD_DOWN_RECHECK_MS 200
+
+/* ShardsUp: bit s set while shard s is not backing off (redis_sink.cpp). */
+static uint32
+ShardsUp(void)
+{
+	uint32		up = 0;
+
+	for (int s = 0; s < RedisSinkShards(); s++)
+		if (RedisSinkShardUp(s))
+			up |= (uint32) 1 << s;
+	return up;
 }
 
 /* ServiceFailed logs once when a service starts failing, and backs that service off (50 ms -> 5 s). */
@@ -231,6 +249,7 @@ ServiceFailed(RelayService *svc, const SinkFailure *failure)
 static void
 ServiceWorks(RelayService *svc)
 {
+	svc->retry_at = 0;
 	if (svc->failures == 0)
 		return;
 	ereport(LOG, (errmsg("chat_outbox relay: service \"%s\" relays again", svc->name)));
@@ -402,6 +421,7 @@ RelayRound(void)
 	SinkFailure failure;
 	bool		more = false;
 	int64		relayed = 0;
+	uint32		up;
 	bool		log_it;
 	int64		total;
 	uint32		todo = pg_atomic_exchange_u32(&relay_shared->dirty_services, 0) | still_full;
@@ -429,7 +449,30 @@ RelayRound(void)
 		svc = RelayServiceFind(worker_services[i].name);
 		if (!ServiceDue(svc))
 			continue;			/* retried at a full round once its backoff is over */
+		up = ShardsUp();
 		n = RunServiceWork(svc, WORK_PASS, &failure);
+		if (n < 0 && failure.kind == FAILURE_LAYOUT_WAIT) {
+			/* rolled back; the status view shows the wait (RelaySetServiceLayout). Looked at again
+			 * soon, and at every full round: once the old queues are empty the change goes through. */
+			svc->retry_at = TimestampTzPlusMilliseconds(GetCurrentTimestamp(), LAYOUT_RECHECK_MS);
+			still_full |= worker_services[i].bit;
+			continue;
+		}
+		if (n < 0 && failure.kind == FAILURE_SHARD) {
+			/*
+			 * Rolled back; the shard backs off (logged by the sink). One that just failed: the next
+			 * pass, at once, leaves its partitions out, so the other shards' partitions go on. One
+			 * that was down already (a change of the count needs every shard of the old layout):
+			 * this service looks again SHARD_DOWN_RECHECK_MS later.
+			 */
+			RelaySetError(failure.message);
+			still_full |= worker_services[i].bit;
+			if (up & ((uint32) 1 << failure.shard))
+				more = true;
+			else
+				svc->retry_at = TimestampTzPlusMilliseconds(GetCurrentTimestamp(), SHARD_DOWN_RECHECK_MS);
+			continue;
+		}
 		if (n < 0 && failure.kind == FAILURE_SERVICE) {
 			ServiceFailed(svc, &failure);
 			continue;

@@ -5,11 +5,18 @@
  * chat_outbox.relay_service_status() one row per service the relay has written to. The view
  * joins them with live counts from each outbox.
  */
-#include "pg/relay_shmem.hpp"
+#include "pg/redis_sink.hpp"
+
+#include <string>
+
+#include "partitions.hpp"
+#include "pg/cpp_boundary.hpp"
+#include "pg/guc.hpp"
 
 extern "C" {
 PG_FUNCTION_INFO_V1(chat_outbox_relay_worker_status);
 PG_FUNCTION_INFO_V1(chat_outbox_relay_service_status);
+PG_FUNCTION_INFO_V1(chat_outbox_relay_redis_shards);
 }
 
 static void
@@ -79,8 +86,8 @@ chat_outbox_relay_service_status(PG_FUNCTION_ARGS)
 	SpinLockRelease(&relay_shared->mutex);
 
 	for (int i = 0; i < n; i++) {
-		Datum		values[5];
-		bool		nulls[5] = {false, false, false, false, false};
+		Datum		values[7];
+		bool		nulls[7] = {false, false, false, false, false, false, false};
 
 		values[0] = CStringGetTextDatum(slots[i].name);
 		values[1] = Int64GetDatum(slots[i].last_id);
@@ -88,8 +95,46 @@ chat_outbox_relay_service_status(PG_FUNCTION_ARGS)
 		values[3] = Int64GetDatum(slots[i].relayed_total);
 		values[4] = CStringGetTextDatum(slots[i].error);
 		nulls[4] = slots[i].error[0] == '\0';
+		values[5] = Int32GetDatum(slots[i].layout);
+		nulls[5] = slots[i].layout == 0;
+		values[6] = CStringGetTextDatum(slots[i].layout_change);
+		nulls[6] = slots[i].layout_change[0] == '\0';
 		/* a slot exists as soon as a commit touched the outbox; nothing relayed yet */
 		nulls[1] = nulls[2] = slots[i].last_at == 0;
+		tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, values, nulls);
+	}
+	return (Datum) 0;
+}
+
+/*
+ * chat_outbox.relay_redis_shards(): the shards of chat_outbox.redis_url in order, without their
+ * passwords, so the partition view can name each partition's Redis to anyone (the setting itself
+ * is superuser-only). A list that does not parse shows no shards (the relay reports why).
+ */
+Datum
+chat_outbox_relay_redis_shards(PG_FUNCTION_ARGS)
+{
+	ReturnSetInfo *rsinfo = (ReturnSetInfo *) fcinfo->resultinfo;
+	char		urls[CHAT_OUTBOX_MAX_SHARDS][CHAT_OUTBOX_ERRLEN];
+	int			n = 0;
+	const char *guc = chat_outbox_redis_url ? chat_outbox_redis_url : "";
+
+	InitMaterializedSRF(fcinfo, 0);
+	chat_outbox::CallCpp([&] {
+		std::string why;
+		auto shards = chat_outbox::ParseShardList(guc, &why);
+		if (!shards)
+			return;
+		for (const auto &url : *shards) {
+			if (n == CHAT_OUTBOX_MAX_SHARDS)
+				break;
+			strlcpy(urls[n++], url.Redacted().c_str(), CHAT_OUTBOX_ERRLEN);
+		}
+	});
+	for (int i = 0; i < n; i++) {
+		Datum		values[2] = {Int32GetDatum(i), CStringGetTextDatum(urls[i])};
+		bool		nulls[2] = {false, false};
+
 		tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, values, nulls);
 	}
 	return (Datum) 0;

@@ -14,13 +14,14 @@ Options()
 {
 	static const std::vector<RelayOption> opts = {
 		{"database-url", "string", "libpq connection string or URI of the chat database (the role that ran the managed install)"},
-		{"redis-url", "string", "redis://[[user]:password@]host[:port][/db], unix:///path or redis-sentinel://[[user]:password@]host:port[,host:port...]/master[?db=N] (logged without its password)"},
+		{"redis-url", "string", "redis://[[user]:password@]host[:port][/db], unix:///path or redis-sentinel://[[user]:password@]host:port[,host:port...]/master[?db=N] (logged without its password); several, separated by spaces, are shards: partition p on shard p mod their number"},
 		{"prefix", "string", "BullMQ key prefix"},
 		{"batch-size", "int", "outbox rows per batch: one claim-and-mark statement and one Lua call", 1, 5000},
 		{"poll-interval", "int", "ms between passes when no notification arrives (the fallback wake-up)", 10, 3600000},
 		{"redis-timeout", "int", "ms one Redis connect or batch may take before the pass is rolled back", 10, 600000},
 		{"redis-min-replicas", "int", "Redis replicas that must acknowledge a pass's jobs (WAIT) before it commits; fewer roll it back", 0, 100},
 		{"relay-id", "string", "this relay's row in chat_outbox.relays (default <hostname>:<pid>)"},
+		{"wake", "string", "notify (LISTEN) or logical (LISTEN and a logical replication stream, for chat_outbox.settings.wake = 'wal')"},
 	};
 	return opts;
 }
@@ -47,6 +48,8 @@ StringField(RelayConfig *cfg, const std::string &name)
 		return &cfg->prefix;
 	if (name == "relay-id")
 		return &cfg->relay_id;
+	if (name == "wake")
+		return &cfg->wake;
 	return nullptr;
 }
 
@@ -68,6 +71,10 @@ bool
 Set(RelayConfig *cfg, const RelayOption &opt, const std::string &value, const std::string &source, std::string *error)
 {
 	if (std::string(opt.type) == "string") {
+		if (std::string(opt.name) == "wake" && value != "notify" && value != "logical") {
+			*error = source + ": \"" + value + "\" is neither notify nor logical";
+			return false;
+		}
 		*StringField(cfg, opt.name) = value;
 		return true;
 	}

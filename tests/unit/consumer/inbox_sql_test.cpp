@@ -89,7 +89,9 @@ TEST(InboxSql, ParsesRowsByKind)
 	ASSERT_EQ(out.others.size(), 1u);
 	EXPECT_EQ(out.others[0].id, "a");
 	EXPECT_EQ(out.others[0].seq, 3);
+	EXPECT_TRUE(out.others[0].other_writer);
 	ASSERT_EQ(out.existing.size(), 1u);
+	EXPECT_FALSE(out.existing[0].other_writer);
 	EXPECT_EQ(out.existing[0].created_at, "2026-11-30T00:00:00Z");
 	ASSERT_EQ(out.inserted.size(), 1u);
 	EXPECT_EQ(out.inserted[0].chat_id, 7);

@@ -54,6 +54,14 @@ TEST(PlainWs, DecodesClientFrames)
 	ASSERT_TRUE(plainws::DecodeClientFrame(R"({"type":"ping"})", &f, &err));
 	EXPECT_TRUE(f.ref.is_null());
 
+	// The conversation's frames pass with the whole frame as their argument, even a bad one: the
+	// conversation's rules answer it with an error frame instead of closing the connection.
+	ASSERT_TRUE(plainws::DecodeClientFrame(R"({"type":"history","ref":9,"chat_id":"x"})", &f, &err));
+	EXPECT_EQ(f.type, plainws::FrameType::Conversation);
+	EXPECT_EQ(f.name, "history");
+	EXPECT_EQ(f.arg["chat_id"], "x");
+	EXPECT_EQ(f.ref, 9);
+	EXPECT_FALSE(plainws::DecodeClientFrame(R"({"type":"read","ref":{}})", &f, &err));
 	EXPECT_FALSE(plainws::DecodeClientFrame("not json", &f, &err));
 	EXPECT_FALSE(plainws::DecodeClientFrame("[1]", &f, &err));
 	EXPECT_FALSE(plainws::DecodeClientFrame(R"({"type":"nuke"})", &f, &err));

@@ -44,6 +44,19 @@ TEST(RelayConfig, RefusesWhatItCannotUse)
 	EXPECT_FALSE(ParseRelayConfig({"--prefix"}, {}, &cfg, &help, &error));
 	EXPECT_FALSE(ParseRelayConfig({}, {"CHAT_OUTBOX_RELAY_POLL_INTERVAL=-1"}, &cfg, &help, &error));
 	EXPECT_NE(error.find("CHAT_OUTBOX_RELAY_POLL_INTERVAL"), std::string::npos) << error;
+	EXPECT_FALSE(ParseRelayConfig({"--wake", "wal"}, {}, &cfg, &help, &error));
+	EXPECT_NE(error.find("--wake"), std::string::npos) << error;
+}
+
+TEST(RelayConfig, WakeIsNotifyUnlessLogicalIsAsked)
+{
+	RelayConfig cfg;
+	bool help = false;
+	std::string error;
+	ASSERT_TRUE(ParseRelayConfig({}, {}, &cfg, &help, &error)) << error;
+	EXPECT_EQ(cfg.wake, "notify");
+	ASSERT_TRUE(ParseRelayConfig({}, {"CHAT_OUTBOX_RELAY_WAKE=logical"}, &cfg, &help, &error)) << error;
+	EXPECT_EQ(cfg.wake, "logical");
 }
 
 TEST(RelayConfig, UsageNamesEverySettingAndItsVariable)

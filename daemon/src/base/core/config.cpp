@@ -58,6 +58,10 @@ Fields()
 	                            "check does after --lock-duration (default <service>@<hostname>)",
 	      false, false},
 	     &Config::identity, nullptr},
+	    {{"consume", "string", "off: run as a gateway only, consuming no jobs; its clients are shown what the "
+	                           "other instances of the service consume, over the bus",
+	      false, false, 0, kNoLimit, "on|off"},
+	     &Config::consume, nullptr},
 	    {{"batch-size", "int", "jobs fetched per round trip", false, false, 1, 5000}, nullptr, &Config::batch_size},
 	    {{"lock-duration", "int", "job lock time-to-live, ms (extended every half of it)", false, false, kMinMs,
 	      kMaxMs},

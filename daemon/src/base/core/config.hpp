@@ -29,6 +29,7 @@ struct Config {
 	std::string jwt_audience;             // empty: tokens' `aud` is not checked
 	std::string jwt_issuer;               // empty: tokens' `iss` is not checked
 	std::string identity;                 // default <service>@<hostname>, set by main
+	std::string consume = "on";           // "off": a gateway only (no consumer; rows come over the bus)
 	int64_t batch_size = 100;             // jobs fetched per round trip
 	int64_t lock_duration = 30000;        // ms
 	int64_t stalled_interval = 30000;     // ms

@@ -71,6 +71,22 @@ Metrics::RenderPrometheus() const
 	       "# TYPE chat_outboxd_redis_appendfsync gauge\n"
 	       "chat_outboxd_redis_appendfsync{setting=\"" +
 	       (redis_appendfsync.empty() ? std::string("unknown") : redis_appendfsync) + "\"} 1\n";
+	Counter(&out, "chat_outboxd_bus_published_total", "Bus messages published by this daemon's consumer.", "counter",
+	        bus_published);
+	Counter(&out, "chat_outboxd_bus_publish_failed_total", "Bus messages whose PUBLISH failed.", "counter",
+	        bus_publish_failed);
+	Counter(&out, "chat_outboxd_bus_received_total", "Bus messages received by this gateway.", "counter",
+	        bus_received);
+	Counter(&out, "chat_outboxd_bus_malformed_total", "Bus messages this gateway could not read.", "counter",
+	        bus_malformed);
+	Counter(&out, "chat_outboxd_bus_fills_total", "Inbox reads by this gateway to fill a gap in the bus.", "counter",
+	        bus_fills);
+	Counter(&out, "chat_outboxd_bus_fill_rows_total", "Rows handed on from those reads.", "counter", bus_fill_rows);
+	Counter(&out, "chat_outboxd_bus_buffer_overflows_total", "Gaps whose buffered rows passed the bound.", "counter",
+	        bus_buffer_overflows);
+	Counter(&out, "chat_outboxd_bus_subscribed", "1 while this gateway's bus subscription is confirmed.", "gauge",
+	        bus_subscribed ? 1 : 0);
+	bus_lag_seconds.Render("chat_outboxd_bus_lag_seconds", "Bus message publish to receipt by this gateway.", &out);
 	batch_size.Render("chat_outboxd_batch_size", "Jobs per fetched batch.", &out);
 	lag_seconds.Render("chat_outboxd_lag_seconds", "Message creation to push to clients.", &out);
 	return out;

@@ -23,6 +23,13 @@ class Histogram {
 	uint64_t count_ = 0;
 };
 
+// LagBuckets: the bounds, in seconds, of every latency histogram.
+inline std::vector<double>
+LagBuckets()
+{
+	return {0.0005, 0.001, 0.002, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10};
+}
+
 struct Metrics {
 	uint64_t jobs_processed = 0;     // completed by this daemon
 	uint64_t messages_delivered = 0; // new inbox rows pushed to the gateway
@@ -37,8 +44,19 @@ struct Metrics {
 	// Redis's appendfsync (always, everysec, no): how much an AOF can lose on a crash. Empty until
 	// read, and when CONFIG GET is refused.
 	std::string redis_appendfsync;
+	// The bus (docs/architecture.md, "The bus"): what this daemon published, what its gateway received
+	// and read from the inbox to fill gaps.
+	uint64_t bus_published = 0;      // PUBLISH commands answered
+	uint64_t bus_publish_failed = 0; // PUBLISH commands that failed (the gateways fill from the inbox)
+	uint64_t bus_received = 0;       // bus messages received
+	uint64_t bus_malformed = 0;      // bus messages that were not ours (ignored; the inbox is read)
+	uint64_t bus_fills = 0;          // inbox reads that filled a gap
+	uint64_t bus_fill_rows = 0;      // rows those reads handed on
+	uint64_t bus_buffer_overflows = 0; // gaps whose buffered rows passed the bound (read again)
+	bool bus_subscribed = false;
+	Histogram bus_lag_seconds{LagBuckets()};
 	Histogram batch_size{{1, 2, 5, 10, 20, 50, 100, 200, 500, 1000}};
-	Histogram lag_seconds{{0.0005, 0.001, 0.002, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10}};
+	Histogram lag_seconds{LagBuckets()};
 
 	std::string RenderPrometheus() const;
 };

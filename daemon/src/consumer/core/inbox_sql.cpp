@@ -226,6 +226,7 @@ ParseInboxRows(PgRows &&rows, InboxRows *out, std::string *error)
 			out->existing.push_back(std::move(m));
 			break;
 		case InboxRowKind::Other:
+			m.other_writer = true;
 			out->others.push_back(std::move(m));
 			break;
 		default:

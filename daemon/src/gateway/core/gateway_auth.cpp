@@ -37,6 +37,8 @@ Authorize(std::string_view token, const jwt::Policy &policy, int64_t now,
 	}
 	r.allowed = claims.chats;
 	r.expires_at = claims.exp;
+	r.sub = claims.sub;
+	r.name = claims.name;
 	if (!requested) {
 		r.rooms = claims.chats;
 	} else {

@@ -22,6 +22,7 @@ struct AuthResult {
 	std::vector<int64_t> allowed; // the token's chats (sorted): what join/send may touch
 	std::vector<int64_t> rooms;   // the chats to join now (sorted)
 	int64_t expires_at = 0;       // the token's exp (unix seconds): the connection ends then
+	std::string sub, name;        // the token's sub and name claims (empty when absent)
 };
 
 // Authorize verifies the token and picks the rooms. A requested chat outside the token refuses the

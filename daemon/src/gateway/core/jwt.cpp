@@ -230,6 +230,10 @@ Verify(std::string_view token, const Policy &policy, int64_t now, Claims *claims
 	auto sub = payload.find("sub");
 	if (sub != payload.end() && sub->is_string())
 		claims->sub = sub->get<std::string>();
+	claims->name.clear();
+	auto name = payload.find("name");
+	if (name != payload.end() && name->is_string())
+		claims->name = name->get<std::string>();
 	return true;
 }
 

@@ -1,7 +1,8 @@
 // daemon/src/gateway/core/jwt.hpp - HS256 JSON Web Tokens: verification of client tokens (and signing,
 // for tests and tooling). Claims used by the gateway: `chats` (array of integer chat ids, required)
 // and `exp` (required), `nbf` (optional), `aud` and `iss` (checked only when the Policy names them),
-// `sub` (optional, read but not used: authorization is by `chats` alone).
+// `sub` and `name` (optional: who the user is in presence, typing and read receipts; authorization is
+// by `chats` alone).
 #pragma once
 
 #include <cstdint>
@@ -14,7 +15,8 @@ namespace chat_outboxd::jwt {
 struct Claims {
 	std::vector<int64_t> chats; // sorted, unique
 	int64_t exp = 0;
-	std::string sub;
+	std::string sub;  // the user (conversation events); empty when absent or not a string
+	std::string name; // the user's name as shown to others; empty when absent or not a string
 };
 
 // Policy is what a token must satisfy besides its time window. The views must outlive the call.

@@ -37,6 +37,13 @@ DecodeClientFrame(std::string_view text, ClientFrame *out, std::string *error)
 		out->type = FrameType::Ping;
 		return true;
 	}
+	if (t == "history" || t == "read" || t == "typing" || t == "presence") {
+		// Their arguments are checked by the conversation's rules, which answer bad ones with an error.
+		out->type = FrameType::Conversation;
+		out->name = t;
+		out->arg = std::move(j);
+		return true;
+	}
 	if (t == "send")
 		out->type = FrameType::Send;
 	else if (t == "join")

@@ -3,6 +3,7 @@
 // Client → server, one JSON object per text frame:
 //   {"type":"send","ref":R,"chat_id":N,"body":"..."}   {"type":"join","ref":R,"chat_id":N}
 //   {"type":"leave","ref":R,"chat_id":N}               {"type":"ping","ref":R}
+//   {"type":"history"|"read"|"typing"|"presence","ref":R,...}: checked by the conversation's rules
 // `ref` is optional and echoed back verbatim (string or number).
 // Server → client: message, ack, error, welcome, pong (see docs/gateway.md).
 #pragma once
@@ -15,13 +16,16 @@
 
 namespace chat_outboxd::plainws {
 
-enum class FrameType { Send, Join, Leave, Ping };
+// Conversation: history, read, typing or presence (gateway/conversation.*), with the frame as its argument.
+enum class FrameType { Send, Join, Leave, Ping, Conversation };
 
 struct ClientFrame {
 	FrameType type = FrameType::Ping;
 	nlohmann::json ref; // null when absent
 	int64_t chat_id = 0;
 	std::string body;
+	std::string name;   // Conversation: the event's name
+	nlohmann::json arg; // Conversation: the whole frame
 };
 
 // DecodeClientFrame: false with *error for anything that is not one of the frames above.

@@ -1,0 +1,210 @@
+// daemon/src/gateway/bus.cpp - see bus.hpp.
+#include "gateway/bus.hpp"
+
+#include "base/log.hpp"
+#include "base/uv_handle.hpp"
+#include "base/wall_clock.hpp"
+#include "consumer/core/inbox_sql.hpp"
+#include "gateway/core/bus_codec.hpp"
+#include "gateway/core/message_json.hpp"
+#include "gateway/hub.hpp"
+#include "net/redis_subscriber.hpp"
+
+namespace chat_outboxd {
+
+Bus::Bus(uv_loop_t *loop, const Config &cfg, Hub &hub, PgClient &pg, Metrics &metrics)
+    : loop_(loop), cfg_(cfg), hub_(hub), pg_(pg), metrics_(metrics), fill_timer_(loop, "bus fill"),
+      quiet_timer_(loop, "bus quiet check"), alive_(std::make_shared<Bus *>(this))
+{
+	const std::string inbox = QuoteIdent(cfg.service) + ".inbox";
+	sql_high_ = InboxHighWaterSql(cfg.service);
+	sql_fill_ = std::string("SELECT seq, message_id, chat_id, body, ") + kCreatedAtSql + " FROM " + inbox +
+	            " WHERE seq OPERATOR(pg_catalog.>) $1::bigint AND seq OPERATOR(pg_catalog.<=) $2::bigint"
+	            " ORDER BY seq LIMIT " +
+	            std::to_string(kFillPage);
+}
+
+Bus::~Bus() = default;
+
+void
+Bus::Start(const std::vector<chat_outbox::RedisUrl> &urls, const std::string &channel, const std::string &client_name,
+           bool redis_health)
+{
+	channel_ = channel;
+	redis_health_ = redis_health;
+	for (const chat_outbox::RedisUrl &url : urls) {
+		subs_.push_back(std::make_unique<RedisSubscriber>(loop_, url, client_name));
+		subs_.back()->Subscribe(channel_,
+		                        [this](const std::string &, const std::string &payload) { OnMessage(payload); },
+		                        [this] { OnSubscribed(); });
+	}
+	quiet_timer_.Start(kQuietCheckMs, [this] { OnQuietTick(); }, kQuietCheckMs);
+	CheckInbox(); // the start of the order, even while Redis is away
+}
+
+void
+Bus::Own(std::vector<InboxMessage> rows)
+{
+	Hand(order_.Offer(std::move(rows), Now()));
+}
+
+void
+Bus::OnMessage(const std::string &payload)
+{
+	heard_ = true;
+	metrics_.bus_received++;
+	auto p = DecodeBus(payload);
+	if (!p) {
+		if (metrics_.bus_malformed++ == 0)
+			Log(Level::Warning, "bus: a message on %s is not ours (ignored; the inbox is read instead)",
+			    channel_.c_str());
+		CheckInbox();
+		return;
+	}
+	int64_t lag_ms = WallMs() - p->published_ms;
+	metrics_.bus_lag_seconds.Observe(lag_ms > 0 ? static_cast<double>(lag_ms) / 1000.0 : 0.0);
+	std::vector<InboxMessage> rows;
+	for (BusEntry &e : p->entries) {
+		if (e.notice)
+			order_.Notice(e.message.seq, Now());
+		else
+			rows.push_back(std::move(e.message));
+	}
+	Hand(order_.Offer(std::move(rows), Now()));
+}
+
+void
+Bus::OnSubscribed()
+{
+	UpdateSubscribed();
+	// Whatever was published while we were not subscribed is only in the inbox now.
+	CheckInbox();
+}
+
+void
+Bus::UpdateSubscribed()
+{
+	bool all = !subs_.empty();
+	for (auto &sub : subs_)
+		all = all && sub->Subscribed(channel_);
+	metrics_.bus_subscribed = all;
+	if (redis_health_)
+		metrics_.redis_up = all;
+}
+
+void
+Bus::OnQuietTick()
+{
+	UpdateSubscribed();
+	if (!heard_ || order_.GetState() == BusOrder::State::Waiting)
+		CheckInbox();
+	heard_ = false;
+}
+
+void
+Bus::CheckInbox()
+{
+	if (checking_ || closed_)
+		return;
+	checking_ = true;
+	std::weak_ptr<Bus *> alive = alive_;
+	pg_.Query(sql_high_, {}, [this, alive](PgResult &&r) {
+		if (alive.expired())
+			return;
+		checking_ = false;
+		int64_t high = 0;
+		if (closed_)
+			return;
+		if (!r.ok || r.rows.empty() || r.rows[0].empty() || !r.rows[0][0] || !JsonInteger(*r.rows[0][0], &high)) {
+			// The next quiet tick asks again (PgClient logs an outage itself); before the start, sooner.
+			if (order_.GetState() == BusOrder::State::Waiting)
+				fill_timer_.Start(kStartRetryMs, [this] { CheckInbox(); });
+			return;
+		}
+		// Not Hub::SeenSeq: the seq a new client's pid carries is what was handed on, so a client that
+		// connects while a fill is out resumes from before the rows it brings.
+		Hand(order_.Start(high, Now()));
+	});
+}
+
+void
+Bus::Hand(std::vector<InboxMessage> rows)
+{
+	if (!rows.empty() && !closed_)
+		hub_.Deliver(rows);
+	Pump();
+}
+
+void
+Bus::Pump()
+{
+	if (closed_)
+		return;
+	if (auto fill = order_.TakeFill(Now())) {
+		fill_timer_.Stop();
+		RunFill(*fill);
+		return;
+	}
+	if (auto at = order_.DueAt()) {
+		int64_t wait = *at - Now();
+		fill_timer_.Start(static_cast<uint64_t>(wait > 0 ? wait : 0), [this] { Pump(); });
+	}
+}
+
+void
+Bus::RunFill(const BusOrder::Fill &fill)
+{
+	metrics_.bus_fills++;
+	Log(Level::Debug, "bus: reading seq %lld..%lld from the inbox", static_cast<long long>(fill.after + 1),
+	    static_cast<long long>(fill.upto));
+	metrics_.bus_buffer_overflows = order_.Overflows();
+	std::weak_ptr<Bus *> alive = alive_;
+	PgParams params{std::to_string(fill.after), std::to_string(fill.upto)};
+	pg_.Query(sql_fill_, std::move(params), [this, alive, fill](PgResult &&r) {
+		if (alive.expired() || closed_)
+			return;
+		if (!r.ok) {
+			if (!fill_failing_)
+				Log(Level::Warning, "bus: reading seq %lld..%lld from the inbox failed: %s (retrying every %lld ms)",
+				    static_cast<long long>(fill.after + 1), static_cast<long long>(fill.upto), r.error.c_str(),
+				    static_cast<long long>(kFillRetryMs));
+			fill_failing_ = true;
+			order_.FillFailed(Now(), kFillRetryMs);
+			Pump();
+			return;
+		}
+		std::vector<InboxMessage> rows;
+		for (auto &row : r.rows) {
+			InboxMessage m;
+			if (row.size() < 5 || !row[0] || !row[1] || !row[2] || !row[3] || !JsonInteger(*row[0], &m.seq) ||
+			    !JsonInteger(*row[2], &m.chat_id))
+				continue;
+			m.id = std::move(*row[1]);
+			m.body = std::move(*row[3]);
+			m.created_at = row[4].value_or("");
+			rows.push_back(std::move(m));
+		}
+		if (fill_failing_)
+			Log(Level::Notice, "bus: reading from the inbox again");
+		fill_failing_ = false;
+		bool complete = static_cast<int64_t>(r.rows.size()) < kFillPage;
+		metrics_.bus_fill_rows += rows.size();
+		Hand(order_.Filled(fill, std::move(rows), complete, Now()));
+	});
+}
+
+void
+Bus::Close(std::function<void()> done)
+{
+	closed_ = true;
+	auto left = std::make_shared<size_t>(subs_.size() + 1);
+	auto one = [left, done = std::move(done)] {
+		if (--*left == 0 && done)
+			done();
+	};
+	for (auto &sub : subs_)
+		sub->Close(one);
+	CloseAll(one, fill_timer_, quiet_timer_);
+}
+
+} // namespace chat_outboxd

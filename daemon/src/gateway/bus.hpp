@@ -1,0 +1,96 @@
+// daemon/src/gateway/bus.hpp - the gateway's side of the bus (docs/architecture.md, "The bus"): it
+// subscribes to the service's bus channel and hands every inbox row, whether from the bus, from this
+// daemon's own consumer or read from the inbox, to the Hub through one BusOrder, so the Hub sees
+// each seq once and in order, whichever instance consumed it.
+//
+// It reads the inbox (by seq, on the gateway's Postgres connection) when the order finds a gap that does
+// not close within kGapGraceMs, after every (re)subscribe, when a bus message was unreadable, and
+// every kQuietCheckMs in which no bus message came, when the inbox's max(seq) is past what it
+// handed on (the last rows published before an outage, or a publish that failed, are found so).
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include <uv.h>
+
+#include "base/core/config.hpp"
+#include "base/core/metrics.hpp"
+#include "base/uv_timer.hpp"
+#include "consumer/delivery.hpp"
+#include "gateway/core/bus_order.hpp"
+#include "net/pg_client.hpp"
+#include "redis_url.hpp"
+
+namespace chat_outboxd {
+
+class Hub;
+class RedisSubscriber;
+
+// kGapGraceMs: how long a gap may wait for its rows (the bus and a consumer race by milliseconds)
+// before the inbox is read. kQuietCheckMs: how often a quiet bus makes the gateway compare the
+// inbox's max(seq) with what it handed on. kBusBufferBytes: bodies buffered behind a gap, at most.
+// kFillPage: rows per fill query. kFillRetryMs: a failed fill is tried again after this.
+constexpr int64_t kGapGraceMs = 100;
+constexpr int64_t kQuietCheckMs = 1000;
+constexpr size_t kBusBufferBytes = 4 * 1024 * 1024;
+constexpr int64_t kFillPage = 200;
+constexpr int64_t kFillRetryMs = 1000;
+// kStartRetryMs: the first max(seq) read is tried again this soon (Postgres may not be connected yet).
+constexpr int64_t kStartRetryMs = 100;
+
+class Bus {
+  public:
+	// pg is the gateway's connection. The bus' reads do not count against --query-queue (which bounds
+	// what clients make the gateway ask): there is at most one max(seq) read and one fill out at a time.
+	Bus(uv_loop_t *loop, const Config &cfg, Hub &hub, PgClient &pg, Metrics &metrics);
+	~Bus();
+	Bus(const Bus &) = delete;
+	Bus &operator=(const Bus &) = delete;
+
+	// Start subscribes to channel on every Redis in urls (with several shards, each consumer publishes
+	// on its own shard). redis_health: this daemon has no consumer, so /healthz's redis figure is the
+	// bus subscription (up when every subscription is confirmed).
+	void Start(const std::vector<chat_outbox::RedisUrl> &urls, const std::string &channel,
+	           const std::string &client_name, bool redis_health);
+	// Own takes the rows this daemon's consumer committed (in seq order).
+	void Own(std::vector<InboxMessage> rows);
+	// Close ends the subscription and the timers; done runs when their handles are closed.
+	void Close(std::function<void()> done);
+
+  private:
+	void OnMessage(const std::string &payload);
+	void OnSubscribed();
+	// UpdateSubscribed sets the subscribed gauge (and /healthz's redis with redis_health).
+	void UpdateSubscribed();
+	// CheckInbox reads the inbox's max(seq): the start of the order, or a Notice.
+	void CheckInbox();
+	void OnQuietTick();
+	// Hand gives rows to the Hub, then sends a fill that is due or arms the timer for one.
+	void Hand(std::vector<InboxMessage> rows);
+	void Pump();
+	void RunFill(const BusOrder::Fill &fill);
+	int64_t Now() const { return static_cast<int64_t>(uv_now(loop_)); }
+
+	uv_loop_t *loop_;
+	const Config &cfg_;
+	Hub &hub_;
+	PgClient &pg_;
+	Metrics &metrics_;
+	BusOrder order_{kBusBufferBytes, kGapGraceMs};
+	std::vector<std::unique_ptr<RedisSubscriber>> subs_; // one per Redis shard
+	std::string channel_;
+	bool redis_health_ = false;
+	bool checking_ = false;    // a max(seq) query is out
+	bool heard_ = false;       // a bus message came since the last quiet tick
+	bool closed_ = false;
+	bool fill_failing_ = false; // a failed fill was logged; cleared (and said) by the next success
+	std::string sql_high_, sql_fill_;
+	UvTimer fill_timer_, quiet_timer_;
+	std::shared_ptr<Bus *> alive_; // weak copies tell query callbacks whether we still exist
+};
+
+} // namespace chat_outboxd

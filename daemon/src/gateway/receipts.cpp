@@ -1,0 +1,135 @@
+// daemon/src/gateway/receipts.cpp - see receipts.hpp.
+#include "gateway/receipts.hpp"
+
+#include "consumer/core/inbox_sql.hpp"
+#include "gateway/core/chat_keys.hpp"
+#include "gateway/core/message_json.hpp"
+#include "gateway/hub.hpp"
+#include "gateway/query_queue.hpp"
+#include "net/redis_conn.hpp"
+#include "redis_script.hpp"
+
+namespace chat_outboxd {
+
+namespace {
+
+// The reads hash keeps each user's highest cursor: a report that arrives late (another gateway, a
+// retry) never lowers it. KEYS[1] the hash; ARGV: field, cursor JSON, its seq, channel, envelope.
+const chat_outbox::RedisScript &
+ReadsScript()
+{
+	static const chat_outbox::RedisScript s = chat_outbox::MakeRedisScript("chat reads", R"lua(
+local cur = redis.call('HGET', KEYS[1], ARGV[1])
+if cur then
+  local ok, d = pcall(cjson.decode, cur)
+  if ok and type(d) == 'table' and tonumber(d.seq) and tonumber(d.seq) >= tonumber(ARGV[3]) then return 0 end
+end
+redis.call('HSET', KEYS[1], ARGV[1], ARGV[2])
+redis.call('PUBLISH', ARGV[4], ARGV[5])
+return 1
+)lua");
+	return s;
+}
+
+constexpr int64_t kUnreadCap = 1000;
+
+nlohmann::json
+OrNull(const std::optional<std::string> &v)
+{
+	return v ? nlohmann::json(*v) : nlohmann::json(nullptr);
+}
+
+} // namespace
+
+Receipts::Receipts(ConvContext &ctx) : ctx_(ctx)
+{
+	std::string svc = QuoteIdent(ctx.cfg.service);
+	sql_mark_ = "SELECT cursor_seq, cursor_message_id, pg_catalog.to_json(cursor_created_at) OPERATOR(pg_catalog.#>>) '{}', "
+	            "moved FROM " + svc + ".mark_read($1::bigint, $2::text, $3::bigint)";
+	// The user's cursor (none without a sub: $2 NULL) and the inbox rows of the chat above it, counted
+	// up to kUnreadCap so the count's cost is bounded.
+	sql_state_ = "SELECT r.seq, r.message_id, (SELECT pg_catalog.count(*) FROM (SELECT 1 FROM " + svc +
+	             ".inbox i WHERE i.chat_id OPERATOR(pg_catalog.=) $1::bigint AND i.seq OPERATOR(pg_catalog.>) "
+	             "COALESCE(r.seq, 0) LIMIT " + std::to_string(kUnreadCap) + ") u) FROM (SELECT 1) one LEFT JOIN " +
+	             svc + ".read_cursors r ON r.chat_id OPERATOR(pg_catalog.=) $1::bigint AND r.user_id OPERATOR(pg_catalog.=) $2::text";
+}
+
+void
+Receipts::Read(const std::shared_ptr<Client> &c, int64_t chat, int64_t seq, const Conversation::Reply &reply)
+{
+	if (ctx_.queries.Full())
+		return reply(conv::Error("busy", "too many queries waiting for the database; retry later"));
+	std::weak_ptr<Client> weak = c;
+	conv::User user = ctx_.conv.User(*c);
+	std::weak_ptr<bool> alive = ctx_.conv.Alive();
+	ctx_.queries.Run(sql_mark_, {std::to_string(chat), c->sub, std::to_string(seq)},
+	                 [this, alive, weak, chat, user, reply](PgResult &&r) {
+		auto live = weak.lock();
+		if (!live || live->IsClosed())
+			return;
+		if (!r.ok || r.rows.empty() || r.rows[0].size() < 4)
+			return reply(conv::Error("unavailable", "the database did not store the read cursor; retry"));
+		const auto &row = r.rows[0];
+		int64_t cursor = 0;
+		bool has = row[0] && JsonInteger(*row[0], &cursor);
+		bool moved = row[3] && *row[3] == "t";
+		reply({{"ok", true}, {"chat_id", chat}, {"seq", has ? nlohmann::json(cursor) : nlohmann::json(nullptr)},
+		       {"message_id", OrNull(row[1])}, {"moved", moved}});
+		if (!moved || !has)
+			return;
+		auto a = alive.lock();
+		if (!a || !*a)
+			return;
+		nlohmann::json event = {{"chat_id", chat}, {"user", conv::UserJson(user)}, {"seq", cursor},
+		                        {"message_id", OrNull(row[1])}, {"created_at", OrNull(row[2])}};
+		chat_outbox::ScriptCall call{&ReadsScript(), {ChatReadsKey(ctx_.cfg.prefix, chat)},
+		                             {user.service + "\t" + user.sub, DumpJson(event), std::to_string(cursor),
+		                              ChatEventsChannel(ctx_.cfg.prefix, chat),
+		                              conv::Envelope(conv::Event::Read, ctx_.cfg.service, event)}};
+		ctx_.redis.Eval(call, [](const RedisValue *, const std::string &) {});
+	});
+}
+
+void
+Receipts::SendChatState(const std::shared_ptr<Client> &c, int64_t chat, nlohmann::json users)
+{
+	std::weak_ptr<Client> weak = c;
+	std::weak_ptr<bool> alive = ctx_.conv.Alive();
+	PgParams params = {std::to_string(chat), Conversation::Identified(*c) ? std::optional<std::string>(c->sub) : std::nullopt};
+	ctx_.queries.Run(sql_state_, std::move(params), [this, alive, weak, chat, users = std::move(users)](PgResult &&r) mutable {
+		auto live = weak.lock();
+		auto a = alive.lock();
+		if (!live || !live->IsOpen() || !a || !*a)
+			return;
+		nlohmann::json state = {{"chat_id", chat}, {"me", conv::UserJson(ctx_.conv.User(*live))}, {"unread", nullptr},
+		                        {"my_read", nullptr}, {"users", std::move(users)}};
+		if (r.ok && !r.rows.empty() && r.rows[0].size() >= 3) {
+			const auto &row = r.rows[0];
+			int64_t unread = 0, seq = 0;
+			if (row[2] && JsonInteger(*row[2], &unread))
+				state["unread"] = unread;
+			if (row[0] && JsonInteger(*row[0], &seq))
+				state["my_read"] = {{"seq", seq}, {"message_id", OrNull(row[1])}};
+		}
+		ctx_.redis.Command({"HVALS", ChatReadsKey(ctx_.cfg.prefix, chat)},
+		                   [this, alive, weak, state = std::move(state)](const RedisValue *reply, const std::string &) mutable {
+			auto live = weak.lock();
+			auto a = alive.lock();
+			if (!live || !live->IsOpen() || !a || !*a)
+				return;
+			nlohmann::json reads = nlohmann::json::array();
+			if (reply && reply->IsArray())
+				for (const RedisValue &v : reply->elements) {
+					nlohmann::json j = nlohmann::json::parse(v.str, nullptr, false);
+					if (j.is_object()) {
+						j.erase("chat_id");
+						reads.push_back(std::move(j));
+					}
+				}
+			state["reads"] = std::move(reads);
+			ctx_.conv.Emit(*live, "chat_state", state);
+		});
+	});
+}
+
+} // namespace chat_outboxd

@@ -1,0 +1,26 @@
+// daemon/src/gateway/receipts.hpp - read receipts: `read` stores a user's cursor with
+// <service>.mark_read() (never backwards), mirrors it in the chat's reads hash in Redis and broadcasts
+// it to both sides; `chat_state` tells a client that joined a chat its unread count, its own cursor,
+// every user's last cursor and who is present.
+#pragma once
+
+#include <memory>
+#include <string>
+
+#include "gateway/conversation.hpp"
+
+namespace chat_outboxd {
+
+class Receipts {
+  public:
+	explicit Receipts(ConvContext &ctx);
+	void Read(const std::shared_ptr<Client> &c, int64_t chat, int64_t seq, const Conversation::Reply &reply);
+	// SendChatState emits `chat_state` for chat to c; users is the presence list read at its join.
+	void SendChatState(const std::shared_ptr<Client> &c, int64_t chat, nlohmann::json users);
+
+  private:
+	ConvContext &ctx_;
+	std::string sql_mark_, sql_state_;
+};
+
+} // namespace chat_outboxd
