@@ -5,7 +5,7 @@ EXTENSION  = chat_outbox
 MODULE_big = chat_outbox
 DATA       = $(wildcard sql/chat_outbox--*.sql)
 
-SRCS = $(wildcard extension/src/pg/*.cpp) $(wildcard extension/src/core/*.cpp) common/redis_url.cpp common/redis_safety.cpp common/redis_handshake.cpp common/redis_script.cpp common/bullmq/queue_keys.cpp common/partitions.cpp
+SRCS = $(wildcard extension/src/pg/*.cpp) $(wildcard extension/src/core/*.cpp) common/redis_url.cpp common/redis_safety.cpp common/redis_handshake.cpp common/redis_sentinel.cpp common/redis_script.cpp common/bullmq/queue_keys.cpp common/partitions.cpp
 OBJS = $(SRCS:.cpp=.o)
 
 PG_CPPFLAGS = -isystem $(shell $(PG_CONFIG) --includedir-server) -Iextension/src -Icommon

@@ -3,16 +3,20 @@
 
 namespace chat_outbox {
 
+std::vector<std::string>
+AuthCommand(const std::string &user, const std::string &password)
+{
+	if (user.empty())
+		return {"AUTH", password};
+	return {"AUTH", user, password};
+}
+
 std::vector<std::vector<std::string>>
 HandshakeCommands(const RedisUrl &url)
 {
 	std::vector<std::vector<std::string>> cmds;
-	if (!url.password.empty()) {
-		if (url.username.empty())
-			cmds.push_back({"AUTH", url.password});
-		else
-			cmds.push_back({"AUTH", url.username, url.password});
-	}
+	if (!url.password.empty())
+		cmds.push_back(AuthCommand(url.username, url.password));
 	if (url.db != 0)
 		cmds.push_back({"SELECT", std::to_string(url.db)});
 	return cmds;

@@ -16,4 +16,7 @@ namespace chat_outbox {
 // with backoff. Each client appends its own commands after these (CLIENT SETNAME, SCRIPT LOAD...).
 std::vector<std::vector<std::string>> HandshakeCommands(const RedisUrl &url);
 
+// AuthCommand: AUTH <user> <password> with an ACL user, AUTH <password> for the default user.
+std::vector<std::string> AuthCommand(const std::string &user, const std::string &password);
+
 } // namespace chat_outbox

@@ -41,6 +41,42 @@ ParseInt(const std::string &s, int lo, int hi, int *out)
 	return true;
 }
 
+// ParseHostPort reads host[:port] or [v6][:port]; *port keeps its default when none is given.
+bool
+ParseHostPort(const std::string &hostport, std::string *host, int *port_out, std::string *error)
+{
+	std::string port;
+	if (!hostport.empty() && hostport[0] == '[') {
+		size_t close = hostport.find(']');
+		if (close == std::string::npos) {
+			*error = "unterminated IPv6 address";
+			return false;
+		}
+		*host = hostport.substr(1, close - 1);
+		if (close + 1 < hostport.size()) {
+			if (hostport[close + 1] != ':') {
+				*error = "junk after IPv6 address";
+				return false;
+			}
+			port = hostport.substr(close + 2);
+		}
+	} else {
+		size_t colon = hostport.find(':');
+		if (colon != std::string::npos) {
+			*host = hostport.substr(0, colon);
+			port = hostport.substr(colon + 1);
+		} else if (!hostport.empty())
+			*host = hostport;
+	}
+	if (host->empty())
+		*host = "127.0.0.1";
+	if (!port.empty() && !ParseInt(port, 1, 65535, port_out)) {
+		*error = "port must be a number from 1 to 65535";
+		return false;
+	}
+	return true;
+}
+
 std::optional<RedisUrl>
 Fail(std::string *error, const std::string &why)
 {
@@ -57,6 +93,18 @@ RedisUrl::Redacted() const
 	std::string auth;
 	if (!username.empty() || !password.empty())
 		auth = username + (password.empty() ? "" : ":***") + "@";
+	if (IsSentinel()) {
+		std::string hosts;
+		for (const auto &e : sentinels) {
+			bool ipv6 = e.host.find(':') != std::string::npos;
+			hosts += (hosts.empty() ? "" : ",") + (ipv6 ? "[" + e.host + "]" : e.host) + ":" + std::to_string(e.port);
+		}
+		std::string q = db ? "?db=" + std::to_string(db) : "";
+		if (!sentinel_password.empty() || !sentinel_username.empty())
+			q += std::string(q.empty() ? "?" : "&") + "sentinel_username=" + sentinel_username +
+			     (sentinel_password.empty() ? "" : "&sentinel_password=***");
+		return "redis-sentinel://" + auth + hosts + "/" + master_name + q;
+	}
 	if (!unix_socket.empty())
 		return "unix://" + auth + unix_socket + (db ? "?db=" + std::to_string(db) : "");
 	bool v6 = host.find(':') != std::string::npos;
@@ -68,9 +116,13 @@ ParseRedisUrl(const std::string &url, std::string *error)
 {
 	RedisUrl r;
 	std::string rest;
-	bool is_unix = false;
+	bool is_unix = false, is_sentinel = false;
 	if (url.rfind("redis://", 0) == 0)
 		rest = url.substr(8);
+	else if (url.rfind("redis-sentinel://", 0) == 0) {
+		rest = url.substr(17);
+		is_sentinel = true;
+	}
 	else if (url.rfind("unix://", 0) == 0) {
 		rest = url.substr(7);
 		is_unix = true;
@@ -78,7 +130,7 @@ ParseRedisUrl(const std::string &url, std::string *error)
 		rest = url.substr(13);
 		is_unix = true;
 	} else
-		return Fail(error, "scheme must be redis:// or unix://");
+		return Fail(error, "scheme must be redis://, redis-sentinel:// or unix://");
 
 	// userinfo ends at the last '@' so passwords may contain '@' when not encoded
 	size_t at = rest.rfind('@');
@@ -99,7 +151,30 @@ ParseRedisUrl(const std::string &url, std::string *error)
 		rest = rest.substr(0, q);
 	}
 
-	if (is_unix) {
+	if (is_sentinel) {
+		size_t slash = rest.find('/');
+		if (slash == std::string::npos || slash + 1 == rest.size())
+			return Fail(error, "a redis-sentinel:// URL names its master after the hosts: redis-sentinel://h1:26379,h2:26379/mymaster");
+		r.master_name = rest.substr(slash + 1);
+		if (r.master_name.find('/') != std::string::npos)
+			return Fail(error, "the master name must not contain '/' (the database goes in ?db=N)");
+		std::string hosts = rest.substr(0, slash);
+		size_t pos = 0;
+		while (pos <= hosts.size()) {
+			size_t comma = hosts.find(',', pos);
+			std::string one = hosts.substr(pos, comma == std::string::npos ? std::string::npos : comma - pos);
+			pos = comma == std::string::npos ? hosts.size() + 1 : comma + 1;
+			if (one.empty())
+				return Fail(error, "empty sentinel address in the host list");
+			RedisEndpoint e;
+			std::string why;
+			if (!ParseHostPort(one, &e.host, &e.port, &why))
+				return Fail(error, why);
+			r.sentinels.push_back(e);
+		}
+		r.host.clear();
+		r.port = 0;
+	} else if (is_unix) {
 		if (rest.empty() || rest[0] != '/')
 			return Fail(error, "unix socket path must be absolute");
 		r.unix_socket = rest;
@@ -110,29 +185,9 @@ ParseRedisUrl(const std::string &url, std::string *error)
 			hostport = rest.substr(0, slash);
 			path = rest.substr(slash + 1);
 		}
-		std::string port;
-		if (!hostport.empty() && hostport[0] == '[') {
-			size_t close = hostport.find(']');
-			if (close == std::string::npos)
-				return Fail(error, "unterminated IPv6 address");
-			r.host = hostport.substr(1, close - 1);
-			if (close + 1 < hostport.size()) {
-				if (hostport[close + 1] != ':')
-					return Fail(error, "junk after IPv6 address");
-				port = hostport.substr(close + 2);
-			}
-		} else {
-			size_t colon = hostport.find(':');
-			if (colon != std::string::npos) {
-				r.host = hostport.substr(0, colon);
-				port = hostport.substr(colon + 1);
-			} else if (!hostport.empty())
-				r.host = hostport;
-		}
-		if (r.host.empty())
-			r.host = "127.0.0.1";
-		if (!port.empty() && !ParseInt(port, 1, 65535, &r.port))
-			return Fail(error, "port must be a number from 1 to 65535");
+		std::string why;
+		if (!ParseHostPort(hostport, &r.host, &r.port, &why))
+			return Fail(error, why);
 		if (!path.empty() && !ParseInt(path, 0, 1000000, &r.db))
 			return Fail(error, "database must be a non-negative number");
 	}
@@ -154,6 +209,10 @@ ParseRedisUrl(const std::string &url, std::string *error)
 			r.password = v;
 		else if (k == "username" || k == "user")
 			r.username = v;
+		else if (is_sentinel && k == "sentinel_password")
+			r.sentinel_password = v;
+		else if (is_sentinel && (k == "sentinel_username" || k == "sentinel_user"))
+			r.sentinel_username = v;
 		else
 			return Fail(error, "unknown query parameter '" + k + "'");
 	}

@@ -5,8 +5,14 @@
 
 #include <optional>
 #include <string>
+#include <vector>
 
 namespace chat_outbox {
+
+struct RedisEndpoint {
+	std::string host;
+	int port = 26379;
+};
 
 struct RedisUrl {
 	std::string host = "127.0.0.1";
@@ -16,12 +22,25 @@ struct RedisUrl {
 	int db = 0;
 	std::string unix_socket; // set for redis+unix:///path or unix:///path
 
+	// Set for redis-sentinel://: the master is found by asking these sentinels (in order) for
+	// master_name; host and port above are then unset until a discovery fills them in a copy.
+	// username/password authenticate to the master; sentinel_username/sentinel_password (query
+	// parameters) to the sentinels, which have their own ACLs.
+	std::vector<RedisEndpoint> sentinels;
+	std::string master_name;
+	std::string sentinel_username;
+	std::string sentinel_password;
+
+	bool IsSentinel() const { return !master_name.empty(); }
 	// Redacted form for logs: the password never reaches a log line.
 	std::string Redacted() const;
 };
 
 // ParseRedisUrl accepts redis://[[user]:password@]host[:port][/db] (percent-encoded user and
-// password, IPv6 in brackets) and unix:///path/to.sock[?db=N]. Returns nullopt and sets *error
+// password, IPv6 in brackets), unix:///path/to.sock[?db=N] and
+// redis-sentinel://[[user]:password@]host[:port][,host[:port]...]/<master name>[?db=N] (port 26379
+// unless given; sentinel_username= and sentinel_password= query parameters authenticate to the
+// sentinels). Returns nullopt and sets *error
 // when the URL is malformed, so callers can report the reason instead of guessing.
 std::optional<RedisUrl> ParseRedisUrl(const std::string &url, std::string *error);
 

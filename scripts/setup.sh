@@ -10,8 +10,8 @@ SUDO=
 PKGS=(
 	build-essential g++ cmake pkg-config python3 ca-certificates
 	postgresql-15 postgresql-server-dev-15 postgresql-client-15 libpq-dev
-	redis-server redis-tools
-	haproxy
+	redis-server redis-tools redis-sentinel
+	patroni etcd-server haproxy
 	libhiredis-dev libuv1-dev libwebsockets-dev libwebsockets-evlib-uv nlohmann-json3-dev libssl-dev
 	libgtest-dev clang
 	gnuplot-nox

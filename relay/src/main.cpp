@@ -125,7 +125,7 @@ main(int argc, char **argv)
 	RedisShards shards;
 	std::vector<std::string> redacted;
 	for (const auto &url : *urls) {
-		shards.push_back(std::make_unique<RedisLink>(url, cfg.redis_timeout, cfg.prefix));
+		shards.push_back(std::make_unique<RedisLink>(url, cfg.redis_timeout, cfg.prefix, cfg.redis_min_replicas));
 		redacted.push_back(url.Redacted());
 	}
 	RedisLink &redis = *shards[0]; // its durability warning is the one shown
@@ -289,6 +289,10 @@ main(int argc, char **argv)
 					service_failed(svc.name, &st, e.what()); // e.g. a row the batch encoder refuses
 				}
 			}
+			// a sentinel shard's newly discovered master, once
+			for (size_t s = 0; s < shards.size(); s++)
+				if (std::string notice = shards[s]->TakeNotice(); !notice.empty())
+					Log(shards.size() > 1 ? "shard " + std::to_string(s) + ": " + notice : notice);
 			if (!redis_failed) {
 				// the round went through: after an outage, "redis back" once the backlog is drained
 				bool log_it = false;

@@ -187,6 +187,7 @@ OutboxDb::RunPass(const Service &svc, int64_t batch_size, RedisShards &shards, c
 		std::string after = std::to_string(LLONG_MIN);
 		int64_t last_id = 0;
 		std::vector<std::pair<int64_t, std::string>> refused;
+		std::vector<bool> written(nshards, false); // the shards this pass sent a batch to
 		for (int b = 0; b < kMaxBatches; b++) {
 			Result r(Exec(claim, {std::to_string(batch_size), after, std::to_string(basis), excluded},
 						  PGRES_TUPLES_OK));
@@ -239,6 +240,7 @@ OutboxDb::RunPass(const Service &svc, int64_t batch_size, RedisShards &shards, c
 					return shards[call.shard]->AddBatch(PartitionQueue(svc.queue, result.layout, call.partition),
 														jobs.data() + call.first, call.n);
 				});
+				written[call.shard] = true;
 				for (size_t i = 0; i < call.n; i++)
 					if (verdicts[i])
 						refused.emplace_back(sorted[call.first + i].id, *verdicts[i]);
@@ -248,6 +250,11 @@ OutboxDb::RunPass(const Service &svc, int64_t batch_size, RedisShards &shards, c
 			if (n < batch_size)
 				break;
 		}
+		// the marks commit only once the pass's jobs are on enough replicas to survive a failover:
+		// every shard the pass wrote to must have its own writes acknowledged
+		for (int s = 0; s < nshards; s++)
+			if (written[s])
+				OnShard(s, nshards, [&] { shards[s]->ConfirmReplicated(); });
 		// a row Redis refused alone stays unsent with its reason; the rows after it are relayed
 		for (const auto &[id, reason] : refused) {
 			Result(Exec(refuse, {std::to_string(id), reason}, PGRES_COMMAND_OK));

@@ -3,6 +3,7 @@
 
 #include <sys/time.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstring>
 #include <memory>
@@ -10,6 +11,7 @@
 #include "redis_handshake.hpp"
 #include "redis_safety.hpp"
 #include "redis_script.hpp"
+#include "redis_sentinel.hpp"
 
 namespace chat_outbox::relay {
 
@@ -29,8 +31,8 @@ NowMs()
 
 } // namespace
 
-RedisLink::RedisLink(RedisUrl url, int64_t timeout_ms, std::string prefix)
-	: url_(std::move(url)), timeout_ms_(timeout_ms), prefix_(std::move(prefix))
+RedisLink::RedisLink(RedisUrl url, int64_t timeout_ms, std::string prefix, int64_t min_replicas)
+	: url_(std::move(url)), timeout_ms_(timeout_ms), min_replicas_(min_replicas), prefix_(std::move(prefix))
 {
 }
 
@@ -83,8 +85,21 @@ void
 RedisLink::Connect()
 {
 	struct timeval tv = {static_cast<time_t>(timeout_ms_ / 1000), static_cast<suseconds_t>((timeout_ms_ % 1000) * 1000)};
-	ctx_ = url_.unix_socket.empty() ? redisConnectWithTimeout(url_.host.c_str(), url_.port, tv)
-									: redisConnectUnixWithTimeout(url_.unix_socket.c_str(), tv);
+	RedisUrl target = url_;
+	if (url_.IsSentinel()) {
+		// every connect of a sentinel URL asks the sentinels first: that is how a failover is followed
+		std::string why;
+		auto master = DiscoverMaster(url_, std::min<int64_t>(timeout_ms_, 1000), &sentinel_cursor_, &why);
+		if (!master)
+			throw RedisFailure(RedisFailure::kConnection, "sentinel discovery: " + why);
+		std::string found = master->host + ":" + std::to_string(master->port);
+		if (found != master_)
+			notice_ = "redis master '" + url_.master_name + "' is at " + found + (master_.empty() ? "" : ", was " + master_);
+		master_ = found;
+		target = AtMaster(url_, *master);
+	}
+	ctx_ = target.unix_socket.empty() ? redisConnectWithTimeout(target.host.c_str(), target.port, tv)
+									  : redisConnectUnixWithTimeout(target.unix_socket.c_str(), tv);
 	if (!ctx_)
 		throw RedisFailure(RedisFailure::kConnection, "connect: out of memory");
 	if (ctx_->err)
@@ -96,6 +111,15 @@ RedisLink::Connect()
 			std::string why = cmd[0] + ": " + r->str;
 			Disconnect();
 			throw RedisFailure(RedisFailure::kConnection, why);
+		}
+	}
+	if (url_.IsSentinel()) {
+		Reply role(Command(MasterCheckCommand()));
+		if (role->type != REDIS_REPLY_ARRAY || role->elements == 0 || role->element[0]->type != REDIS_REPLY_STRING ||
+			!RoleIsMaster(role->element[0]->str)) {
+			sentinel_cursor_++; // that sentinel is stale: ask the next one
+			Disconnect();
+			throw RedisFailure(RedisFailure::kConnection, "ROLE: " + master_ + " is not the master (yet)");
 		}
 	}
 	Reply loaded(Command({"SCRIPT", "LOAD", BatchAddScript()}));
@@ -153,6 +177,28 @@ RedisLink::EvalInteger(const std::string &script, const std::vector<std::string>
 	argv.insert(argv.end(), keys.begin(), keys.end());
 	Reply r(Checked(argv));
 	return r->type == REDIS_REPLY_INTEGER ? r->integer : 0;
+}
+
+void
+RedisLink::ConfirmReplicated()
+{
+	if (min_replicas_ <= 0)
+		return;
+	if (!ctx_)
+		FailConnection("WAIT: not connected");
+	int64_t wait_ms = std::max<int64_t>(timeout_ms_ / 2, 1); // never 0: WAIT 0 blocks for ever
+	Reply r(Command({"WAIT", std::to_string(min_replicas_), std::to_string(wait_ms)}));
+	if (r->type != REDIS_REPLY_INTEGER) {
+		std::string why = std::string("WAIT: ") + (r->type == REDIS_REPLY_ERROR ? r->str : "unexpected reply");
+		Disconnect();
+		throw RedisFailure(RedisFailure::kConnection, why);
+	}
+	if (r->integer < min_replicas_) {
+		std::string why = "WAIT: " + std::to_string(r->integer) + " of " + std::to_string(min_replicas_) +
+						  " replicas acknowledged the pass within " + std::to_string(wait_ms) + " ms (--redis-min-replicas)";
+		Disconnect();
+		throw RedisFailure(RedisFailure::kConnection, why);
+	}
 }
 
 void

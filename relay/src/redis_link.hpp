@@ -11,6 +11,7 @@
 #include <optional>
 #include <stdexcept>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "core/bullmq_batch_add.hpp"
@@ -29,7 +30,7 @@ struct RedisFailure : std::runtime_error {
 
 class RedisLink {
   public:
-	RedisLink(RedisUrl url, int64_t timeout_ms, std::string prefix);
+	RedisLink(RedisUrl url, int64_t timeout_ms, std::string prefix, int64_t min_replicas = 0);
 	~RedisLink();
 	RedisLink(const RedisLink &) = delete;
 	RedisLink &operator=(const RedisLink &) = delete;
@@ -38,6 +39,11 @@ class RedisLink {
 	// per job in order, nullopt (created or a duplicate) or why Redis refused that job alone.
 	// Throws RedisFailure.
 	std::vector<std::optional<std::string>> AddBatch(const std::string &queue, const JobSpec *jobs, size_t n);
+
+	// ConfirmReplicated runs WAIT <min_replicas> <timeout/2> after a pass's batches, when
+	// min_replicas > 0: fewer acknowledgements throw kConnection (the connection is dropped), so the
+	// caller rolls the pass back and its rows go again.
+	void ConfirmReplicated();
 
 	// Get, Set and EvalInteger run one command (connecting first when needed) for the layout of a
 	// service's partitions (common/partitions.hpp): GET (nullopt = no such key), SET, and EVAL of
@@ -58,6 +64,9 @@ class RedisLink {
 	// ScriptReloads counts the batches Redis answered NOSCRIPT (SCRIPT FLUSH, a failover behind a
 	// proxy): each loaded the script again and went once more. The caller logs each.
 	int64_t ScriptReloads() const { return script_reloads_; }
+	// TakeNotice returns, once, what the caller should log about the connection ("" if nothing):
+	// with a redis-sentinel:// URL, the master's address when discovery finds a new one.
+	std::string TakeNotice() { return std::exchange(notice_, std::string()); }
 
   private:
 	void Connect();
@@ -68,6 +77,10 @@ class RedisLink {
 
 	RedisUrl url_;
 	int64_t timeout_ms_;
+	int64_t min_replicas_;
+	size_t sentinel_cursor_ = 0;
+	std::string master_; // redis-sentinel:// only: "host:port" last discovered
+	std::string notice_;
 	std::string prefix_;
 	redisContext *ctx_ = nullptr;
 	std::string sha_;

@@ -13,8 +13,8 @@
 #include "backoff.hpp"
 #include "base/c_boundary.hpp"
 #include "base/uv_timer.hpp"
+#include "net/core/sentinel_route.hpp"
 #include "net/hiredis_uv.hpp"
-#include "redis_handshake.hpp"
 
 namespace chat_outboxd {
 
@@ -37,7 +37,8 @@ struct RedisConn::Impl {
 	};
 
 	uv_loop_t *loop;
-	chat_outbox::RedisUrl url;
+	SentinelRoute route;    // a redis-sentinel:// URL asks a sentinel first, then connects to the master
+	bool switching = false; // the sentinel's context is closed on purpose, to connect to the master
 	std::string role, client_name;
 	int64_t timeout_ms;
 	StateLog *state_log;
@@ -54,7 +55,7 @@ struct RedisConn::Impl {
 	std::function<void()> on_down;
 
 	Impl(uv_loop_t *l, chat_outbox::RedisUrl u, std::string r, std::string n, int64_t t, StateLog *s)
-	    : loop(l), url(std::move(u)), role(std::move(r)), client_name(std::move(n)), timeout_ms(t), state_log(s),
+	    : loop(l), route(std::move(u)), role(std::move(r)), client_name(std::move(n)), timeout_ms(t), state_log(s),
 	      retry_timer(l, "redis reconnect"), watchdog(l, "redis watchdog"), defer_timer(l, "redis deferred failures")
 	{
 	}
@@ -68,7 +69,7 @@ struct RedisConn::Impl {
 	void Connect()
 	{
 		std::string why;
-		redisAsyncContext *c = OpenContext(loop, url, this, OnConnect, OnDisconnect, &why);
+		redisAsyncContext *c = OpenContext(loop, route.Next(), this, OnConnect, OnDisconnect, &why);
 		if (!c) {
 			ScheduleRetry(why);
 			return;
@@ -89,7 +90,10 @@ struct RedisConn::Impl {
 				return;
 			}
 			self->connect_deadline = 0;
-			self->Handshake();
+			if (self->route.Asking())
+				self->AskSentinel();
+			else
+				self->Handshake();
 		});
 	}
 
@@ -114,6 +118,15 @@ struct RedisConn::Impl {
 		connect_deadline = 0;
 		if (closing)
 			return;
+		if (switching) {
+			switching = false;
+			retry_timer.Start(0, [this] {
+				if (!ac && !closing)
+					Connect();
+			});
+			return;
+		}
+		route.Lost();
 		if (was_ready && on_down)
 			on_down();
 		ScheduleRetry(why);
@@ -133,11 +146,46 @@ struct RedisConn::Impl {
 		});
 	}
 
-	// Handshake pipelines the shared handshake (AUTH, SELECT), CLIENT SETNAME and CLIENT ID; the
-	// last reply makes us ready.
+	// AskSentinel pipelines the sentinel query; the address in the last reply becomes the target,
+	// and the sentinel's context is closed to connect there.
+	void AskSentinel()
+	{
+		auto cmds = route.Commands();
+		auto failed = std::make_shared<bool>(false);
+		for (size_t i = 0; i < cmds.size(); i++) {
+			bool last = i + 1 == cmds.size();
+			std::string what = cmds[i][0];
+			Send(cmds[i],
+			     [this, last, what, failed](const RedisValue *r, const std::string &) {
+				     if (*failed)
+					     return;
+				     if (!r || (!last && r->IsError())) {
+					     *failed = true;
+					     if (r)
+						     DropContext("sentinel " + what + " failed: " + r->str);
+					     return;
+				     }
+				     if (!last)
+					     return;
+				     std::string why, notice;
+				     if (!route.Found(*r, &why, &notice)) {
+					     DropContext(why);
+					     return;
+				     }
+				     if (!notice.empty())
+					     Log(Level::Notice, "%s: %s", role.c_str(), notice.c_str());
+				     switching = true;
+				     DropContext("connecting to the master");
+			     },
+			     timeout_ms);
+		}
+	}
+
+	// Handshake pipelines the shared handshake (AUTH, SELECT), ROLE (when the address came from a
+	// sentinel, which may be stale), CLIENT SETNAME and CLIENT ID; the last reply makes us ready.
 	void Handshake()
 	{
-		std::vector<std::vector<std::string>> cmds = chat_outbox::HandshakeCommands(url);
+		std::vector<std::vector<std::string>> cmds = route.Commands();
 		cmds.push_back({"CLIENT", "SETNAME", client_name});
 		cmds.push_back({"CLIENT", "ID"});
 		auto failed = std::make_shared<bool>(false);
@@ -154,6 +202,11 @@ struct RedisConn::Impl {
 					     Log(Level::Debug, "%s: %s", role.c_str(), why.c_str());
 					     if (r)
 						     DropContext(why);
+					     return;
+				     }
+				     if (what == "ROLE" && !route.RoleOk(*r)) {
+					     *failed = true;
+					     DropContext("ROLE: " + route.Master() + " is not the master (yet)");
 					     return;
 				     }
 				     if (!last)

@@ -13,8 +13,8 @@
 #include "base/c_boundary.hpp"
 #include "base/uv_handle.hpp"
 #include "base/uv_timer.hpp"
+#include "net/core/sentinel_route.hpp"
 #include "net/hiredis_uv.hpp"
-#include "redis_handshake.hpp"
 
 namespace chat_outboxd {
 
@@ -27,7 +27,9 @@ constexpr uint64_t kWatchdogMs = 100;
 
 struct RedisSubscriber::Impl {
 	// Down: no context (waiting to connect or to retry); Connecting: TCP connect under way;
-	// Handshaking: AUTH/SELECT/SETNAME sent; Up: handshake done, SUBSCRIBEs sent; Closed: Close ran.
+	// Handshaking: AUTH/SELECT/SETNAME sent (or, to a sentinel, its query); Up: handshake done,
+	// SUBSCRIBEs sent; Closed: Close ran. A redis-sentinel:// URL asks a sentinel first (route), then
+	// connects to the master it named, and asks again after every lost connection.
 	enum class State { Down, Connecting, Handshaking, Up, Closed };
 
 	struct Channel {
@@ -44,7 +46,8 @@ struct RedisSubscriber::Impl {
 	};
 
 	uv_loop_t *loop;
-	chat_outbox::RedisUrl url;
+	SentinelRoute route;
+	bool switching = false; // the sentinel's context is closed on purpose, to connect to the master
 	std::string name;
 	int64_t timeout_ms;
 	StateLog state_log;
@@ -59,7 +62,7 @@ struct RedisSubscriber::Impl {
 	std::map<std::string, Channel> channels;
 
 	Impl(uv_loop_t *l, const chat_outbox::RedisUrl &u, std::string n, int64_t t)
-	    : loop(l), url(u), name(std::move(n)), timeout_ms(t), state_log(name), retry_timer(l, "redis subscriber reconnect"),
+	    : loop(l), route(u), name(std::move(n)), timeout_ms(t), state_log(name), retry_timer(l, "redis subscriber reconnect"),
 	      watchdog(l, "redis subscriber watchdog")
 	{
 	}
@@ -83,7 +86,7 @@ struct RedisSubscriber::Impl {
 		if (state != State::Down)
 			return;
 		std::string why;
-		redisAsyncContext *c = OpenContext(loop, url, this, OnConnect, OnDisconnect, &why);
+		redisAsyncContext *c = OpenContext(loop, route.Next(), this, OnConnect, OnDisconnect, &why);
 		if (!c) {
 			Gone(why);
 			return;
@@ -105,7 +108,7 @@ struct RedisSubscriber::Impl {
 				self->Gone(c->errstr);
 				return;
 			}
-			if (self->url.unix_socket.empty())
+			if (!self->route.Asking() && self->route.Next().unix_socket.empty())
 				redisEnableKeepAlive(&self->ac->c);
 			self->Handshake();
 		});
@@ -126,8 +129,9 @@ struct RedisSubscriber::Impl {
 	void Handshake()
 	{
 		state = State::Handshaking;
-		std::vector<std::vector<std::string>> cmds = chat_outbox::HandshakeCommands(url);
-		cmds.push_back({"CLIENT", "SETNAME", name});
+		std::vector<std::vector<std::string>> cmds = route.Commands();
+		if (!route.Asking())
+			cmds.push_back({"CLIENT", "SETNAME", name});
 		for (size_t i = 0; i < cmds.size(); i++) {
 			auto *step = new HandshakeStep{this, i + 1 == cmds.size(),
 			                               cmds[i][0] == "CLIENT" ? "CLIENT " + cmds[i][1] : cmds[i][0]};
@@ -159,13 +163,30 @@ struct RedisSubscriber::Impl {
 			if (!r || self->ac != c || self->state != State::Handshaking)
 				return;
 			auto *reply = static_cast<redisReply *>(r);
-			if (reply->type == REDIS_REPLY_ERROR) {
+			bool asking = self->route.Asking();
+			if (reply->type == REDIS_REPLY_ERROR && !(asking && step->last)) {
 				std::string why = step->what + " failed: " + std::string(reply->str, reply->len);
 				self->DropContext(why);
 				return;
 			}
+			if (step->what == "ROLE" && !self->route.RoleOk(ConvertReply(reply))) {
+				self->DropContext("ROLE: " + self->route.Master() + " is not the master (yet)");
+				return;
+			}
 			if (!step->last)
 				return;
+			if (asking) {
+				std::string why, notice;
+				if (!self->route.Found(ConvertReply(reply), &why, &notice)) {
+					self->DropContext(why);
+					return;
+				}
+				if (!notice.empty())
+					Log(Level::Notice, "%s: %s", self->name.c_str(), notice.c_str());
+				self->switching = true;
+				self->DropContext("connecting to the master");
+				return;
+			}
 			self->state = State::Up;
 			self->deadline = 0;
 			for (auto &ch : self->channels)
@@ -232,6 +253,12 @@ struct RedisSubscriber::Impl {
 		if (state == State::Closed)
 			return;
 		state = State::Down;
+		if (switching) {
+			switching = false;
+			retry_timer.Start(0, [this] { Connect(); });
+			return;
+		}
+		route.Lost();
 		state_log.Down(why);
 		retry_timer.Start(static_cast<uint64_t>(backoff.Next()), [this] { Connect(); });
 	}

@@ -22,6 +22,7 @@ int			chat_outbox_retention = 86400;
 int			chat_outbox_inbox_retention = 0;
 int			chat_outbox_redis_timeout = 2000;
 int			chat_outbox_min_pass_interval = 5;
+int			chat_outbox_redis_min_replicas = 0;
 
 static bool
 CheckPrefix(char **newval, void **extra, GucSource source)
@@ -41,7 +42,8 @@ DefineChatOutboxGucs(void)
 							   &chat_outbox_database, "postgres", PGC_POSTMASTER, 0, nullptr, nullptr, nullptr);
 	DefineCustomStringVariable(
 		"chat_outbox.redis_url", gettext_noop("Redis the relay writes BullMQ jobs to: one URL, or several separated by whitespace (shards)."),
-		gettext_noop("redis://[[user]:password@]host[:port][/db] or unix:///path?db=N. Visible to superusers only."),
+		gettext_noop("redis://[[user]:password@]host[:port][/db], unix:///path?db=N or "
+					 "redis-sentinel://[[user]:password@]host:port[,host:port...]/master[?db=N]. Visible to superusers only."),
 		&chat_outbox_redis_url, "redis://127.0.0.1:6379", PGC_SIGHUP, GUC_SUPERUSER_ONLY, nullptr, nullptr, nullptr);
 	DefineCustomIntVariable("chat_outbox.batch_size", gettext_noop("Outbox rows per relay batch."),
 							gettext_noop("Each batch is one UPDATE ... RETURNING that claims and marks the rows, and one Redis round trip."),
@@ -78,5 +80,9 @@ DefineChatOutboxGucs(void)
 							gettext_noop("After a pass that relayed more than one row, rows committed within this window "
 										 "share the next pass. A single paced commit is never delayed. 0 turns it off."),
 							&chat_outbox_min_pass_interval, 5, 0, 1000, PGC_SIGHUP, GUC_UNIT_MS, nullptr, nullptr, nullptr);
+	DefineCustomIntVariable("chat_outbox.redis_min_replicas", gettext_noop("Redis replicas a relay pass must reach before it commits."),
+							gettext_noop("After a pass's batches, WAIT for this many replicas' acknowledgements (within half of "
+										 "redis_timeout); fewer roll the pass back, so its rows go again. 0 does not wait."),
+							&chat_outbox_redis_min_replicas, 0, 0, 100, PGC_SIGHUP, 0, nullptr, nullptr, nullptr);
 	MarkGUCPrefixReserved("chat_outbox");
 }

@@ -17,5 +17,6 @@ extern int	chat_outbox_retention;
 extern int	chat_outbox_inbox_retention;
 extern int	chat_outbox_redis_timeout;
 extern int	chat_outbox_min_pass_interval;
+extern int	chat_outbox_redis_min_replicas;
 
 void		DefineChatOutboxGucs(void);

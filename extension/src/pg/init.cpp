@@ -23,7 +23,12 @@ _PG_init(void)
 	BackgroundWorker worker;
 	memset(&worker, 0, sizeof worker);
 	worker.bgw_flags = BGWORKER_SHMEM_ACCESS | BGWORKER_BACKEND_DATABASE_CONNECTION;
-	worker.bgw_start_time = BgWorkerStart_RecoveryFinished;
+	/*
+	 * Started on a hot standby too, where it waits (relay_worker.cpp, WaitWhileStandby) and starts
+	 * relaying as soon as the server is promoted: no postmaster event is needed at the promotion,
+	 * and chat_outbox.status says "standby" meanwhile.
+	 */
+	worker.bgw_start_time = BgWorkerStart_ConsistentState;
 	/* a crash restarts the whole cluster anyway; after an exit, come back quickly */
 	worker.bgw_restart_time = 1;
 	strlcpy(worker.bgw_library_name, "chat_outbox", BGW_MAXLEN);

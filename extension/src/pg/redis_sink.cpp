@@ -16,6 +16,7 @@
 
 #include <hiredis/hiredis.h>
 
+#include <algorithm>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -31,6 +32,7 @@
 #include "pg/guc.hpp"
 #include "redis_handshake.hpp"
 #include "redis_script.hpp"
+#include "redis_sentinel.hpp"
 #include "redis_url.hpp"
 
 bool		redis_sink_latch_seen = false;
@@ -108,6 +110,10 @@ struct RedisSink
 	/* a shard other than shard 0 that failed: its outage (RedisSinkShardUp) */
 	int			down_failures = 0;	/* failures in a row; 0 = up */
 	TimestampTz down_until = 0; /* not tried again before */
+
+	/* a redis-sentinel:// shard only: where its discovery starts, and the master it last found (for the log) */
+	size_t		sentinel_cursor = 0;
+	char		master[300] = "";
 };
 
 /*
@@ -334,6 +340,8 @@ ParseShards(char *error, size_t error_size)
 		for (size_t i = 0; i < parsed->size(); i++) {
 			sinks[i].url = (*parsed)[i];
 			sinks[i].index = static_cast<int>(i);
+			sinks[i].sentinel_cursor = 0;
+			sinks[i].master[0] = '\0';
 		}
 		nshards = static_cast<int>(parsed->size());
 		ok = true;
@@ -342,6 +350,48 @@ ParseShards(char *error, size_t error_size)
 		pfree(shards_guc);
 	shards_guc = MemoryContextStrdup(TopMemoryContext, chat_outbox_redis_url);
 	return ok;
+}
+
+/*
+ * SinkDiscoverMaster points a sentinel shard's url at the master its sentinels name
+ * (common/redis_sentinel). It blocks: each sentinel gets at most min(chat_outbox.redis_timeout, 1 s)
+ * to connect and answer, so a signal waits at most that long per sentinel. A master that differs
+ * from the shard's last one is logged once.
+ */
+static bool
+SinkDiscoverMaster(RedisSink &sink, SinkFailure *failure)
+{
+	char		error[CHAT_OUTBOX_ERRLEN] = "";
+	char		found[sizeof sink.master] = "";
+	char		name[CHAT_OUTBOX_ERRLEN] = "";
+	char		shard[32] = "";
+	bool		ok = false;
+
+	chat_outbox::CallCpp([&] {
+		std::string why;
+		auto master = chat_outbox::DiscoverMaster(sink.url, std::min(chat_outbox_redis_timeout, 1000),
+												  &sink.sentinel_cursor, &why);
+		if (!master) {
+			strlcpy(error, why.c_str(), sizeof error);
+			return;
+		}
+		snprintf(found, sizeof found, "%s:%d", master->host.c_str(), master->port);
+		strlcpy(name, sink.url.master_name.c_str(), sizeof name);
+		sink.url = chat_outbox::AtMaster(sink.url, *master);
+		ok = true;
+	});
+	if (!ok) {
+		SinkFail(sink, failure, "sentinel discovery", error);
+		return false;
+	}
+	if (strcmp(found, sink.master) != 0) {
+		if (nshards > 1)
+			snprintf(shard, sizeof shard, " (shard %d)", sink.index);
+		ereport(LOG, (errmsg("chat_outbox relay: redis master \"%s\"%s is at %s%s%s", name, shard, found,
+							 sink.master[0] ? ", was " : "", sink.master)));
+		strlcpy(sink.master, found, sizeof sink.master);
+	}
+	return true;
 }
 
 /* SinkReadHandshakeReply reads one reply of the handshake; an error reply fails the connection, named by `what`. */
@@ -374,6 +424,8 @@ SinkHandshake(RedisSink &sink, TimestampTz deadline, SinkFailure *failure)
 	chat_outbox::CallCpp([&] {
 		sink.handshake.clear();
 		sink.handshake_commands = chat_outbox::HandshakeCommands(sink.url);
+		if (sink.url.IsSentinel())
+			sink.handshake_commands.push_back(chat_outbox::MasterCheckCommand());
 		for (const auto &argv : sink.handshake_commands) {
 			chat_outbox::RespCommand command(&sink.handshake, argv.size());
 			for (const auto &arg : argv)
@@ -388,9 +440,21 @@ SinkHandshake(RedisSink &sink, TimestampTz deadline, SinkFailure *failure)
 		return false;
 
 	for (size_t i = 0; i < sink.handshake_commands.size(); i++) {
+		bool		is_role = sink.url.IsSentinel() && i + 1 == sink.handshake_commands.size();
+		bool		master = false;
+
 		if (!(r = SinkReadHandshakeReply(sink, sink.handshake_commands[i][0].c_str(), deadline, failure)))
 			return false;
+		if (is_role)
+			master = r->type == REDIS_REPLY_ARRAY && r->elements > 0 && r->element[0]->type == REDIS_REPLY_STRING &&
+				chat_outbox::RoleIsMaster(r->element[0]->str);
 		freeReplyObject(r);
+		if (is_role && !master) {
+			/* a stale sentinel named a replica (or a demoted master): ask the next one */
+			sink.sentinel_cursor++;
+			SinkFail(sink, failure, "ROLE", "the address the sentinel named is not the master (yet)");
+			return false;
+		}
 	}
 	if (!(r = SinkReadHandshakeReply(sink, "SCRIPT LOAD", deadline, failure)))
 		return false;
@@ -433,6 +497,9 @@ SinkEnsureConnected(RedisSink &sink, SinkFailure *failure)
 	if (sink.state == SinkState::kIdle || sink.state == SinkState::kInFlight)
 		return true;
 	SinkDisconnect(sink);
+	/* a sentinel shard asks its sentinels on every connect: that is how it follows a failover */
+	if (sink.url.IsSentinel() && !SinkDiscoverMaster(sink, failure))
+		return false;
 	deadline = TimestampTzPlusMilliseconds(GetCurrentTimestamp(), chat_outbox_redis_timeout);
 	sink.ctx = sink.url.unix_socket.empty() ? redisConnectNonBlock(sink.url.host.c_str(), sink.url.port)
 											: redisConnectUnixNonBlock(sink.url.unix_socket.c_str());
@@ -812,6 +879,46 @@ RedisSinkCountJobs(const char *queue, int partitions, int64 *jobs, SinkFailure *
 		if (r->type == REDIS_REPLY_INTEGER)
 			*jobs += r->integer;
 		freeReplyObject(r);
+	}
+	return true;
+}
+
+bool
+RedisSinkWaitReplicas(int shard, int replicas, SinkFailure *failure)
+{
+	RedisSink  &sink = sinks[shard];
+	int			wait_ms = Max(chat_outbox_redis_timeout / 2, 1); /* never 0: WAIT 0 blocks for ever */
+	redisReply *r;
+	long long	acks;
+	char		why[CHAT_OUTBOX_ERRLEN];
+
+	failure->kind = FAILURE_CONNECTION;
+	failure->shard = shard;
+	failure->message[0] = '\0';
+	/* WAIT counts the writes of this connection: a new one would have none to wait for */
+	if (sink.state != SinkState::kIdle) {
+		SinkFail(sink, failure, "WAIT", "the connection is not idle");
+		return false;
+	}
+	chat_outbox::CallCpp([&] {
+		sink.handshake.clear();
+		chat_outbox::RespCommand(&sink.handshake, 3).Arg("WAIT").Arg(std::to_string(replicas)).Arg(std::to_string(wait_ms));
+	});
+	if (!(r = SinkQuery(sink, failure)))
+		return false;
+	if (r->type != REDIS_REPLY_INTEGER) {
+		strlcpy(why, r->type == REDIS_REPLY_ERROR ? r->str : "unexpected reply", sizeof why);
+		freeReplyObject(r);
+		SinkFail(sink, failure, "WAIT", why);
+		return false;
+	}
+	acks = r->integer;
+	freeReplyObject(r);
+	if (acks < replicas) {
+		snprintf(why, sizeof why, "%lld of %d replicas acknowledged the pass within %d ms (chat_outbox.redis_min_replicas)",
+				 acks, replicas, wait_ms);
+		SinkFail(sink, failure, "WAIT", why);
+		return false;
 	}
 	return true;
 }

@@ -81,6 +81,14 @@ bool		RedisSinkSend(int shard, const char *service, const char *queue, int parti
 						  int ncalls, const OutboxRow *rows, SinkFailure *failure);
 /* Each refused row of the batch is appended to *refusals (palloc'd in the current memory context). */
 bool		RedisSinkAwait(int shard, int *created, List **refusals, SinkFailure *failure);
+/*
+ * RedisSinkWaitReplicas runs WAIT <replicas> <redis_timeout / 2> on a shard once every batch of the
+ * pass on it has been answered (the shard is idle): true when at least `replicas` replicas
+ * acknowledged every write its connection made. Fewer is a connection failure of that shard (its
+ * connection is dropped, and a sentinel URL re-discovers its master): the caller rolls back so the
+ * rows go again.
+ */
+bool		RedisSinkWaitReplicas(int shard, int replicas, SinkFailure *failure);
 
 /*
  * The layout key of `queue` on shard 0 (common/partitions.hpp, LayoutKey), and the jobs waiting or

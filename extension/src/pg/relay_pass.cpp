@@ -10,6 +10,10 @@
  *      Each row is written once (not locked, then updated), and exactly the returned rows are
  *      marked, so no row committed in between can be marked without being sent.
  *   2. push: one EVALSHA adds the batch as BullMQ jobs, in id order, jobId = message id.
+ *   3. with chat_outbox.redis_min_replicas > 0, once every batch is answered: WAIT for that many
+ *      replicas on each shard the pass wrote to, and fail the pass (roll back) when any shard's
+ *      replicas acknowledge fewer. One WAIT covers every write its connection made, so one per
+ *      shard and pass is enough.
  * The marks are not visible to anyone until the caller commits, and the caller commits only after
  * Redis has acknowledged every batch. If Redis fails, or its answer is lost, the caller rolls back
  * and the rows are unsent again; if the commit is lost after the push, the rows go again. Either
@@ -452,6 +456,7 @@ RelayPass(RelayService *svc, int batch_size, int64 **ids_out, SinkFailure *failu
 	int64		last_id = PG_INT64_MIN;
 	int			total = 0;
 	bool		sent[CHAT_OUTBOX_MAX_SHARDS] = {false};
+	bool		written[CHAT_OUTBOX_MAX_SHARDS] = {false};	/* the shards this pass sent a batch to */
 	bool		in_flight = false;
 	bool		ok = true;
 	int			layout = 0;
@@ -492,6 +497,8 @@ RelayPass(RelayService *svc, int batch_size, int64 **ids_out, SinkFailure *failu
 			MemoryContextSwitchTo(batch_cxt);
 			ok = SendBatch(svc, layout, rows, n, sent, failure);
 			MemoryContextSwitchTo(outer_cxt);
+			for (int s = 0; s < CHAT_OUTBOX_MAX_SHARDS; s++)
+				written[s] = written[s] || sent[s];
 		}
 		in_flight = ok && n > 0;
 		for (int i = 0; ok && ids && i < n; i++)
@@ -509,6 +516,13 @@ RelayPass(RelayService *svc, int batch_size, int64 **ids_out, SinkFailure *failu
 		if (!AwaitBatch(sent, &refusals, ok ? failure : &f))
 			ok = false;
 	}
+	/*
+	 * the marks commit only once the pass's jobs are on enough replicas to survive a failover: on
+	 * every shard the pass wrote to, each of which must acknowledge its own writes
+	 */
+	for (int s = 0; ok && total > 0 && chat_outbox_redis_min_replicas > 0 && s < CHAT_OUTBOX_MAX_SHARDS; s++)
+		if (written[s])
+			ok = RedisSinkWaitReplicas(s, chat_outbox_redis_min_replicas, failure);
 	MemoryContextDelete(batch_cxt);
 	if (!ok && failure->kind == FAILURE_CONNECTION && failure->shard > 0)
 		failure->kind = FAILURE_SHARD; /* that shard is down now (redis_sink.cpp): the next pass leaves it out */

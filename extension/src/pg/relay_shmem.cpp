@@ -170,6 +170,8 @@ RelayStateName(RelayState state)
 			return "waiting for extension";
 		case RELAY_WAITING_FOR_DATABASE:
 			return "waiting for database";
+		case RELAY_STANDBY:
+			return "standby";
 	}
 	return "unknown";
 }

@@ -19,7 +19,8 @@ typedef enum RelayState
 	RELAY_BACKING_OFF,
 	RELAY_PAUSED,
 	RELAY_WAITING_FOR_EXTENSION,
-	RELAY_WAITING_FOR_DATABASE
+	RELAY_WAITING_FOR_DATABASE,
+	RELAY_STANDBY				/* the server is a standby (in recovery): relaying starts at promotion */
 } RelayState;
 
 typedef struct RelayServiceSlot

@@ -501,6 +501,31 @@ RelayRound(void)
 	return more ? ROUND_MORE : ROUND_DONE;
 }
 
+/*
+ * WaitWhileStandby returns at once on a primary. On a standby (RecoveryInProgress: streaming or
+ * archive recovery, Patroni's replica) nothing can be marked sent, so the worker does not touch
+ * Redis or the outboxes: it says so once, shows "standby", and checks every 100 ms (a shared
+ * memory read; a signal cuts the wait short), so a promotion costs at most that before the first
+ * pass. After a promotion the same session can write, and relaying starts at the next check.
+ */
+static void
+WaitWhileStandby(void)
+{
+	if (!RecoveryInProgress())
+		return;
+	ereport(LOG, (errmsg("chat_outbox relay: this server is a standby; relaying starts when it is promoted")));
+	RedisSinkDisconnect();
+	RelaySetState(RELAY_STANDBY);
+	while (RecoveryInProgress()) {
+		WaitForWork(100);
+		ReloadIfPending();
+	}
+	ereport(LOG, (errmsg("chat_outbox relay: this server was promoted; relaying")));
+	RelaySetState(RELAY_STARTING);
+	services_stale = true;
+	last_full_round = 0;
+}
+
 typedef enum DatabaseLook
 {
 	DATABASE_MISSING,
@@ -627,6 +652,7 @@ chat_outbox_relay_main(Datum main_arg)
 	for (;;) {
 		CHECK_FOR_INTERRUPTS();
 		ReloadIfPending();
+		WaitWhileStandby();
 		redis_sink_latch_seen = false;
 		if (!chat_outbox_relay_enabled) {
 			RelaySetState(RELAY_PAUSED);

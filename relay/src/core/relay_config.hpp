@@ -20,6 +20,7 @@ struct RelayConfig {
 	int64_t batch_size = 500;      // outbox rows per batch (one claim, one Lua call)
 	int64_t poll_interval = 1000;  // ms: the fallback when no notification comes
 	int64_t redis_timeout = 2000;  // ms: limit for one Redis connect or batch
+	int64_t redis_min_replicas = 0; // replicas a pass's jobs must reach (WAIT) before it commits
 	std::string relay_id;          // this process's row in chat_outbox.relays (default <hostname>:<pid>)
 	std::string wake = "notify";   // "notify": LISTEN only; "logical": also a logical replication stream
 };

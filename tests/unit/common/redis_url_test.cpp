@@ -56,3 +56,57 @@ TEST(RedisUrl, Rejects)
 	EXPECT_FALSE(ParseRedisUrl("redis://h:1/x", &err));
 	EXPECT_FALSE(ParseRedisUrl("redis://:%zz@h", &err));
 }
+
+TEST(RedisUrl, SentinelHostsMasterAndDb)
+{
+	std::string err;
+	auto u = ParseRedisUrl("redis-sentinel://app:pw@10.0.0.1:26380,sentinel-b,[::1]:26381/mymaster?db=2", &err);
+	ASSERT_TRUE(u) << err;
+	EXPECT_TRUE(u->IsSentinel());
+	EXPECT_EQ(u->master_name, "mymaster");
+	ASSERT_EQ(u->sentinels.size(), 3u);
+	EXPECT_EQ(u->sentinels[0].host, "10.0.0.1");
+	EXPECT_EQ(u->sentinels[0].port, 26380);
+	EXPECT_EQ(u->sentinels[1].host, "sentinel-b");
+	EXPECT_EQ(u->sentinels[1].port, 26379);
+	EXPECT_EQ(u->sentinels[2].host, "::1");
+	EXPECT_EQ(u->sentinels[2].port, 26381);
+	EXPECT_EQ(u->username, "app");
+	EXPECT_EQ(u->password, "pw");
+	EXPECT_EQ(u->db, 2);
+	EXPECT_TRUE(u->sentinel_password.empty());
+	EXPECT_EQ(u->Redacted(), "redis-sentinel://app:***@10.0.0.1:26380,sentinel-b:26379,[::1]:26381/mymaster?db=2");
+}
+
+TEST(RedisUrl, SentinelCredentialsAreSeparateAndRedacted)
+{
+	std::string err;
+	auto u = ParseRedisUrl("redis-sentinel://h:1/m?sentinel_username=watch&sentinel_password=s%40c", &err);
+	ASSERT_TRUE(u) << err;
+	EXPECT_EQ(u->sentinel_username, "watch");
+	EXPECT_EQ(u->sentinel_password, "s@c");
+	EXPECT_TRUE(u->password.empty());
+	EXPECT_EQ(u->Redacted().find("s@c"), std::string::npos);
+	EXPECT_NE(u->Redacted().find("sentinel_password=***"), std::string::npos);
+	// sentinel credentials only make sense in a sentinel URL
+	EXPECT_FALSE(ParseRedisUrl("redis://h:1/0?sentinel_password=x", &err));
+	EXPECT_NE(err.find("sentinel_password"), std::string::npos);
+}
+
+TEST(RedisUrl, SentinelRefusals)
+{
+	std::string err;
+	EXPECT_FALSE(ParseRedisUrl("redis-sentinel://h1:26379,h2:26379", &err));
+	EXPECT_NE(err.find("names its master"), std::string::npos) << err;
+	EXPECT_FALSE(ParseRedisUrl("redis-sentinel://h1:26379,h2:26379/", &err));
+	EXPECT_FALSE(ParseRedisUrl("redis-sentinel://h1:26379,,h2/m", &err));
+	EXPECT_NE(err.find("empty sentinel"), std::string::npos) << err;
+	EXPECT_FALSE(ParseRedisUrl("redis-sentinel://h1:99999/m", &err));
+	EXPECT_NE(err.find("port"), std::string::npos) << err;
+	EXPECT_FALSE(ParseRedisUrl("redis-sentinel://h1/m/3", &err));
+	EXPECT_NE(err.find("?db=N"), std::string::npos) << err;
+	// a plain redis:// URL is no sentinel URL
+	auto u = ParseRedisUrl("redis://h:1", &err);
+	ASSERT_TRUE(u) << err;
+	EXPECT_FALSE(u->IsSentinel());
+}

@@ -67,3 +67,16 @@ TEST(RelayConfig, UsageNamesEverySettingAndItsVariable)
 		EXPECT_NE(usage.find(chat_outbox::relay::EnvName(opt.name)), std::string::npos) << opt.name;
 	}
 }
+
+TEST(RelayConfig, RedisMinReplicas)
+{
+	RelayConfig cfg;
+	bool help = false;
+	std::string error;
+	ASSERT_TRUE(ParseRelayConfig({}, {}, &cfg, &help, &error)) << error;
+	EXPECT_EQ(cfg.redis_min_replicas, 0); // no WAIT unless asked
+	ASSERT_TRUE(ParseRelayConfig({}, {"CHAT_OUTBOX_RELAY_REDIS_MIN_REPLICAS=1"}, &cfg, &help, &error)) << error;
+	EXPECT_EQ(cfg.redis_min_replicas, 1);
+	EXPECT_FALSE(ParseRelayConfig({"--redis-min-replicas", "-1"}, {}, &cfg, &help, &error));
+	EXPECT_NE(error.find("out of range"), std::string::npos) << error;
+}

@@ -41,8 +41,10 @@ Fields()
 	    {{"queue", "string", "BullMQ queue to consume", false, false}, &Config::queue, nullptr},
 	    {{"prefix", "string", "BullMQ key prefix", false, false}, &Config::prefix, nullptr},
 	    {{"redis-url", "string",
-	      "redis://[[user]:password@]host[:port][/db] or unix:///path; several, separated by spaces, are shards: "
-	      "partition p lives on the (p mod count)-th, counted from 0 (the same list, in the same order, as the relay's)",
+	      "redis://[[user]:password@]host[:port][/db], unix:///path or "
+	      "redis-sentinel://[[user]:password@]host:port[,host:port...]/master[?db=N]; several, separated by spaces, "
+	      "are shards: partition p lives on the (p mod count)-th, counted from 0 (the same list, in the same order, as "
+	      "the relay's)",
 	      false, true},
 	     &Config::redis_url, nullptr},
 	    {{"database-url", "string", "libpq connection string or URI of the chat database", false, true},

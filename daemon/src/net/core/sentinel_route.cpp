@@ -1,0 +1,80 @@
+// daemon/src/net/core/sentinel_route.cpp - see sentinel_route.hpp.
+#include "net/core/sentinel_route.hpp"
+
+#include "redis_handshake.hpp"
+#include "redis_sentinel.hpp"
+
+namespace chat_outboxd {
+
+SentinelRoute::SentinelRoute(chat_outbox::RedisUrl url)
+    : url_(std::move(url)), target_(url_), phase_(url_.IsSentinel() ? Phase::kAskSentinel : Phase::kMaster)
+{
+}
+
+chat_outbox::RedisUrl
+SentinelRoute::Next() const
+{
+	if (phase_ == Phase::kMaster)
+		return target_;
+	const chat_outbox::RedisEndpoint &s = url_.sentinels[cursor_ % url_.sentinels.size()];
+	chat_outbox::RedisUrl sentinel;
+	sentinel.host = s.host;
+	sentinel.port = s.port;
+	return sentinel;
+}
+
+std::vector<std::vector<std::string>>
+SentinelRoute::Commands() const
+{
+	if (phase_ == Phase::kAskSentinel)
+		return chat_outbox::SentinelQueryCommands(url_);
+	std::vector<std::vector<std::string>> cmds = chat_outbox::HandshakeCommands(target_);
+	if (url_.IsSentinel())
+		cmds.push_back(chat_outbox::MasterCheckCommand());
+	return cmds;
+}
+
+bool
+SentinelRoute::Found(const RedisValue &reply, std::string *why, std::string *notice)
+{
+	if (reply.IsError()) {
+		*why = "sentinel refused: " + reply.str;
+		return false;
+	}
+	std::vector<std::string> elements;
+	for (const auto &e : reply.elements)
+		elements.push_back(e.str);
+	auto m = chat_outbox::MasterFromReply(reply.IsNil(), elements, url_.master_name, why);
+	if (!m) {
+		*why = "sentinel " + *why;
+		return false;
+	}
+	std::string found = m->host + ":" + std::to_string(m->port);
+	if (found != master_)
+		*notice = "redis master '" + url_.master_name + "' is at " + found + (master_.empty() ? "" : ", was " + master_);
+	master_ = found;
+	target_ = chat_outbox::AtMaster(url_, *m);
+	phase_ = Phase::kMaster;
+	return true;
+}
+
+bool
+SentinelRoute::RoleOk(const RedisValue &reply)
+{
+	if (!reply.elements.empty() && chat_outbox::RoleIsMaster(reply.elements[0].str))
+		return true;
+	cursor_++; // that sentinel is stale: ask the next one
+	return false;
+}
+
+void
+SentinelRoute::Lost()
+{
+	if (!url_.IsSentinel())
+		return;
+	if (phase_ == Phase::kAskSentinel)
+		cursor_++; // this sentinel failed: the next one
+	phase_ = Phase::kAskSentinel;
+}
+
+} // namespace chat_outboxd

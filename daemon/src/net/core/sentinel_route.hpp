@@ -1,0 +1,54 @@
+// daemon/src/net/core/sentinel_route.hpp - where an async Redis connection of the daemon goes next.
+//
+// RedisConn and RedisSubscriber share it, so both follow a failover the same way (common/redis_sentinel
+// has the rule). A plain URL always goes to its own address. A redis-sentinel:// URL alternates two
+// phases: asking url.sentinels[cursor] for the master (a short-lived connection: SentinelQuery
+// commands, then Found with the last reply), and connecting to the master it named (the handshake
+// with ROLE, checked by RoleOk). Every lost connection goes back to asking; a sentinel that failed,
+// or named something that is not the master, moves the cursor on.
+//
+// Pure: no I/O, unit-tested without servers.
+#pragma once
+
+#include <cstddef>
+#include <string>
+#include <vector>
+
+#include "net/core/redis_value.hpp"
+#include "redis_url.hpp"
+
+namespace chat_outboxd {
+
+class SentinelRoute {
+  public:
+	explicit SentinelRoute(chat_outbox::RedisUrl url);
+
+	// Asking: the next connection is to a sentinel (Next() is that sentinel's address).
+	bool Asking() const { return phase_ == Phase::kAskSentinel; }
+	// Next: the address to connect to now (a sentinel while Asking, else the master or the plain URL).
+	chat_outbox::RedisUrl Next() const;
+	// Commands: what to send first on the connection to Next(): the sentinel query while Asking, else
+	// the handshake (AUTH, SELECT) and, for a discovered master, ROLE last.
+	std::vector<std::vector<std::string>> Commands() const;
+	// Found takes the reply to the sentinel query's last command. true: the next connection goes to
+	// the master it named (*notice is set when that address is new, for the log). false: *why says
+	// what the sentinel answered.
+	bool Found(const RedisValue &reply, std::string *why, std::string *notice);
+	// RoleOk checks the reply to ROLE; false moves the cursor on (that sentinel was stale).
+	bool RoleOk(const RedisValue &reply);
+	// Lost: the connection ended (or could not be made); the next one asks the sentinels again.
+	void Lost();
+	// Master: "host:port" of the last master found ("" for a plain URL or before the first).
+	const std::string &Master() const { return master_; }
+
+  private:
+	enum class Phase { kAskSentinel, kMaster };
+
+	chat_outbox::RedisUrl url_;
+	chat_outbox::RedisUrl target_; // url_ itself, or url_ at the discovered master
+	Phase phase_;
+	size_t cursor_ = 0;
+	std::string master_;
+};
+
+} // namespace chat_outboxd

@@ -1,0 +1,294 @@
+#!/usr/bin/env bash
+# scripts/cluster.sh - the production topology on one machine, for trying failovers by hand:
+#   etcd (one member), a Patroni pair (PostgreSQL 15 with chat_outbox, synchronous replication),
+#   a Redis master with one replica and three sentinels, and for each service (consumers, workers)
+#   two chat-outboxd gateways behind HAProxy; HAProxy also routes a port to the Postgres primary.
+#
+#   scripts/cluster.sh start    start everything (prints where each part listens)
+#   scripts/cluster.sh status   what runs, Patroni's and Sentinel's view
+#   scripts/cluster.sh stop     stop everything it started (by the pids it recorded)
+#
+# Needs what scripts/setup.sh installs (the extension installed with `make install`, the daemon built in
+# build/) and the Debian packages patroni, etcd-server, haproxy, redis-sentinel. State, logs and pids
+# live in $CLUSTER_DIR (default build/cluster); ports start at $CLUSTER_PORT_BASE (default 27000).
+# Everything listens on 127.0.0.1 and trusts local connections: a demonstration, not a hardened setup.
+set -euo pipefail
+
+ROOT=$(cd "$(dirname "$0")/.." && pwd)
+D=${CLUSTER_DIR:-$ROOT/build/cluster}
+B=${CLUSTER_PORT_BASE:-27000}
+PG_BIN=${PG_BIN:-/usr/lib/postgresql/15/bin}
+PG_USER=${PG_USER:-postgres}
+CHAT_OUTBOXD=${CHAT_OUTBOXD:-$ROOT/build/daemon/chat-outboxd}
+
+ETCD=$((B + 0)) ETCD_PEER=$((B + 1))
+PG=($((B + 10)) $((B + 11))) REST=($((B + 20)) $((B + 21)))
+PG_PRIMARY=$((B + 30)) HAPROXY_STATS=$((B + 31))
+REDIS_MASTER=$((B + 40)) REDIS_REPLICA=$((B + 41))
+SENTINELS=($((B + 50)) $((B + 51)) $((B + 52)))
+# service:queue it consumes:gateway ports:HAProxy port
+SERVICES=("consumers:chat-replies:$((B + 60)),$((B + 61)):$((B + 70))" "workers:chat-messages:$((B + 62)),$((B + 63)):$((B + 71))")
+
+SENTINEL_URL="redis-sentinel://127.0.0.1:${SENTINELS[0]},127.0.0.1:${SENTINELS[1]},127.0.0.1:${SENTINELS[2]}/chat"
+DB_URL="postgresql://postgres@127.0.0.1:${PG[0]},127.0.0.1:${PG[1]}/chat?target_session_attrs=read-write"
+
+as_pg() { if [ "$(id -u)" = 0 ]; then runuser -u "$PG_USER" -- "$@"; else "$@"; fi; }
+alive() { [ -f "$D/pids/$1.pid" ] && kill -0 "$(cat "$D/pids/$1.pid")" 2>/dev/null; }
+
+wait_for() { # wait_for <seconds> <what> <command...>
+	local deadline=$(($(date +%s) + $1)) what=$2
+	shift 2
+	until "$@" >/dev/null 2>&1; do
+		[ "$(date +%s)" -lt "$deadline" ] || { echo "cluster: timed out waiting for $what (logs in $D/log)" >&2; return 1; }
+		sleep 0.2
+	done
+}
+
+# run_bg <name> <command...>: start in the background, log to log/<name>.log, pid in pids/<name>.pid.
+# The command must exec the long-running process (its pid is the one recorded).
+run_bg() {
+	local name=$1
+	shift
+	"$@" >>"$D/log/$name.log" 2>&1 &
+	echo $! >"$D/pids/$name.pid"
+}
+
+start_etcd() {
+	run_bg etcd etcd --name e1 --data-dir "$D/etcd" \
+		--listen-client-urls "http://127.0.0.1:$ETCD" --advertise-client-urls "http://127.0.0.1:$ETCD" \
+		--listen-peer-urls "http://127.0.0.1:$ETCD_PEER" --initial-advertise-peer-urls "http://127.0.0.1:$ETCD_PEER" \
+		--initial-cluster "e1=http://127.0.0.1:$ETCD_PEER"
+	wait_for 20 etcd curl -sf "http://127.0.0.1:$ETCD/health"
+}
+
+start_redis() {
+	local port
+	mkdir -p "$D/redis-master" "$D/redis-replica"
+	run_bg redis-master redis-server --port "$REDIS_MASTER" --bind 127.0.0.1 --dir "$D/redis-master" \
+		--appendonly yes --appendfsync everysec --maxmemory-policy noeviction
+	wait_for 10 "redis master" redis-cli -p "$REDIS_MASTER" ping
+	run_bg redis-replica redis-server --port "$REDIS_REPLICA" --bind 127.0.0.1 --dir "$D/redis-replica" \
+		--appendonly yes --appendfsync everysec --maxmemory-policy noeviction --replicaof 127.0.0.1 "$REDIS_MASTER"
+	for i in 0 1 2; do
+		port=${SENTINELS[$i]}
+		cat >"$D/sentinel-$i.conf" <<CONF
+port $port
+bind 127.0.0.1
+dir $D
+sentinel monitor chat 127.0.0.1 $REDIS_MASTER 2
+sentinel down-after-milliseconds chat 2000
+sentinel failover-timeout chat 10000
+CONF
+		run_bg "sentinel-$i" redis-sentinel "$D/sentinel-$i.conf"
+		wait_for 10 "sentinel $i" redis-cli -p "$port" ping
+	done
+}
+
+patroni_config() { # patroni_config <index>
+	local i=$1 name=pg$(($1 + 1))
+	cat <<YAML
+scope: chat
+name: $name
+restapi:
+  listen: 127.0.0.1:${REST[$i]}
+  connect_address: 127.0.0.1:${REST[$i]}
+etcd3:
+  hosts: 127.0.0.1:$ETCD
+bootstrap:
+  dcs:
+    ttl: 20
+    loop_wait: 2
+    retry_timeout: 5
+    maximum_lag_on_failover: 1048576
+    synchronous_mode: true
+    postgresql:
+      use_pg_rewind: true
+      parameters:
+        wal_log_hints: 'on'
+        max_wal_senders: 10
+        max_replication_slots: 10
+  initdb:
+    - encoding: UTF8
+    - locale: C
+  pg_hba:
+    - local all all trust
+    - host all all 127.0.0.1/32 trust
+    - host replication all 127.0.0.1/32 trust
+postgresql:
+  listen: 127.0.0.1:${PG[$i]}
+  connect_address: 127.0.0.1:${PG[$i]}
+  data_dir: $D/$name
+  bin_dir: $PG_BIN
+  pgpass: $D/$name.pgpass
+  authentication:
+    replication:
+      username: $PG_USER
+    superuser:
+      username: $PG_USER
+  parameters:
+    unix_socket_directories: '$D/sock'
+    shared_preload_libraries: chat_outbox
+    chat_outbox.database: chat
+    chat_outbox.redis_url: '$SENTINEL_URL'
+    chat_outbox.redis_min_replicas: 1
+YAML
+}
+
+start_patroni() {
+	local i
+	mkdir -p "$D/sock"
+	[ "$(id -u)" != 0 ] || chown "$PG_USER" "$D" "$D/sock" "$D/log" "$D/pids"
+	for i in 0 1; do
+		patroni_config $i >"$D/pg$((i + 1)).yml"
+		# sh execs patroni so the recorded pid is patroni's, whichever user runs it
+		run_bg "patroni-$((i + 1))" as_pg sh -c "echo \$\$ >'$D/pids/patroni-$((i + 1)).real'; exec patroni '$D/pg$((i + 1)).yml'"
+	done
+	wait_for 60 "a Patroni leader" sh -c "curl -sf http://127.0.0.1:${REST[0]}/primary || curl -sf http://127.0.0.1:${REST[1]}/primary"
+	for i in 1 2; do cp "$D/pids/patroni-$i.real" "$D/pids/patroni-$i.pid"; done
+}
+
+start_haproxy() {
+	{
+		cat <<CFG
+global
+  maxconn 4000
+defaults
+  timeout connect 2s
+  timeout client 1h
+  timeout server 1h
+  timeout tunnel 1h
+  default-server inter 1s fall 2 rise 1
+listen stats
+  bind 127.0.0.1:$HAPROXY_STATS
+  mode http
+  stats enable
+  stats uri /
+# the Postgres primary: Patroni's REST API answers 200 on /primary only on the leader
+listen postgres-primary
+  bind 127.0.0.1:$PG_PRIMARY
+  mode tcp
+  option httpchk GET /primary
+  http-check expect status 200
+  server pg1 127.0.0.1:${PG[0]} check port ${REST[0]} on-marked-down shutdown-sessions
+  server pg2 127.0.0.1:${PG[1]} check port ${REST[1]} on-marked-down shutdown-sessions
+CFG
+		local s svc ports front n
+		for s in "${SERVICES[@]}"; do
+			IFS=: read -r svc _ ports front <<<"$s"
+			# Socket.IO's polling transport needs every request of a session on one gateway: balance by source
+			printf 'listen gateway-%s\n  bind 127.0.0.1:%s\n  mode http\n  balance source\n  option httpchk GET /healthz\n' "$svc" "$front"
+			n=0
+			for p in ${ports//,/ }; do
+				n=$((n + 1))
+				printf '  server %s-%s 127.0.0.1:%s check\n' "$svc" "$n" "$p"
+			done
+		done
+	} >"$D/haproxy.cfg"
+	run_bg haproxy haproxy -db -f "$D/haproxy.cfg"
+}
+
+create_database() {
+	local url="postgresql://$PG_USER@127.0.0.1:$PG_PRIMARY"
+	wait_for 30 "HAProxy to reach the primary" psql -XAtq "$url/postgres" -c "SELECT 1"
+	psql -XAtq "$url/postgres" -c "SELECT 1 FROM pg_database WHERE datname = 'chat'" | grep 1 >/dev/null ||
+		psql -XAtq "$url/postgres" -c "CREATE DATABASE chat"
+	psql -XAtq "$url/chat" -c "CREATE EXTENSION IF NOT EXISTS chat_outbox"
+}
+
+start_gateways() {
+	local s svc queue ports n
+	for s in "${SERVICES[@]}"; do
+		IFS=: read -r svc queue ports _ <<<"$s"
+		n=0
+		for p in ${ports//,/ }; do
+			n=$((n + 1))
+			run_bg "gateway-$svc-$n" "$CHAT_OUTBOXD" --service "$svc" --queue "$queue" --identity "$svc-$n" \
+				--listen "127.0.0.1:$p" --redis-url "$SENTINEL_URL" --database-url "$DB_URL" --jwt-secret "$(cat "$D/jwt-secret")"
+			wait_for 20 "gateway $svc-$n" curl -sf "http://127.0.0.1:$p/healthz"
+		done
+	done
+}
+
+print_map() {
+	local s svc queue ports front
+	cat <<MAP
+chat_outbox cluster in $D (logs in $D/log)
+  etcd                 127.0.0.1:$ETCD
+  Postgres (Patroni)   pg1 127.0.0.1:${PG[0]} (REST ${REST[0]}), pg2 127.0.0.1:${PG[1]} (REST ${REST[1]}); synchronous_mode on
+                       primary via HAProxy: postgresql://$PG_USER@127.0.0.1:$PG_PRIMARY/chat
+                       patronictl -c $D/pg1.yml list
+  Redis                master 127.0.0.1:$REDIS_MASTER, replica 127.0.0.1:$REDIS_REPLICA
+                       sentinels: $SENTINEL_URL
+MAP
+	for s in "${SERVICES[@]}"; do
+		IFS=: read -r svc queue ports front <<<"$s"
+		printf '  %-20s gateways %s (queue %s), through HAProxy: http://127.0.0.1:%s\n' "$svc" "${ports//,/ and }" "$queue" "$front"
+	done
+	cat <<MAP
+  HAProxy stats        http://127.0.0.1:$HAPROXY_STATS/
+  client tokens        HS256, secret in $D/jwt-secret
+  stop with            scripts/cluster.sh stop
+MAP
+}
+
+cmd_start() {
+	if alive etcd; then
+		echo "cluster: already running (scripts/cluster.sh status, or stop)" >&2
+		exit 1
+	fi
+	command -v patroni etcd haproxy redis-sentinel >/dev/null ||
+		{ echo "cluster: needs patroni, etcd-server, haproxy and redis-sentinel (scripts/setup.sh installs them)" >&2; exit 1; }
+	[ -x "$CHAT_OUTBOXD" ] || { echo "cluster: no $CHAT_OUTBOXD (build first)" >&2; exit 1; }
+	rm -rf "$D"
+	mkdir -p "$D/log" "$D/pids"
+	head -c 32 /dev/urandom | od -An -tx1 | tr -d ' \n' >"$D/jwt-secret"
+	start_etcd
+	start_redis
+	start_patroni
+	start_haproxy
+	create_database
+	start_gateways
+	print_map
+}
+
+cmd_stop() {
+	local f name pid
+	[ -d "$D/pids" ] || { echo "cluster: nothing recorded in $D"; return 0; }
+	# gateways first (they finish their batches), the servers after, etcd last
+	for name in gateway-consumers-1 gateway-consumers-2 gateway-workers-1 gateway-workers-2 haproxy \
+		patroni-1 patroni-2 sentinel-0 sentinel-1 sentinel-2 redis-replica redis-master etcd; do
+		f=$D/pids/$name.pid
+		[ -f "$f" ] || continue
+		pid=$(cat "$f")
+		if kill -0 "$pid" 2>/dev/null; then
+			kill -TERM "$pid"
+			for _ in $(seq 1 150); do kill -0 "$pid" 2>/dev/null || break; sleep 0.2; done
+			kill -0 "$pid" 2>/dev/null && { echo "cluster: $name ($pid) ignored SIGTERM for 30 s; SIGKILL"; kill -KILL "$pid"; }
+		fi
+		rm -f "$f"
+		echo "stopped $name"
+	done
+}
+
+cmd_status() {
+	local f name
+	[ -d "$D/pids" ] || { echo "cluster: not started ($D)"; return 0; }
+	for f in "$D"/pids/*.pid; do
+		[ -f "$f" ] || continue
+		name=$(basename "$f" .pid)
+		if alive "$name"; then echo "running  $name (pid $(cat "$f"))"; else echo "DEAD     $name"; fi
+	done
+	echo "-- Patroni"
+	as_pg patronictl -c "$D/pg1.yml" list 2>/dev/null || echo "(patronictl did not answer)"
+	echo "-- Sentinel: master of 'chat' is $(redis-cli -p "${SENTINELS[0]}" SENTINEL get-master-addr-by-name chat 2>/dev/null | paste -sd:)"
+}
+
+case "${1:-}" in
+start) cmd_start ;;
+stop) cmd_stop ;;
+status) cmd_status ;;
+*)
+	echo "usage: scripts/cluster.sh start|stop|status" >&2
+	exit 2
+	;;
+esac

@@ -1,0 +1,70 @@
+# tests/ha/sentinel.sh - a Redis master, one replica and three sentinels on loopback, for the HA
+# suites (sourced after tests/harness/lib.sh).
+#   sentinel_env <name>    harness_init, the master ($REDIS_PORT, $REDIS_PIDFILE as for
+#                          harness_redis_start), a replica ($REPLICA_PORT, $REPLICA_PIDFILE; with
+#                          HA_REPLICAS=n, n replicas, all in $REPLICA_PORTS), three sentinels watching
+#                          master "mymaster" ($SENTINEL_PORTS), and $REDIS_URL = the redis-sentinel://
+#                          URL naming them. Node <port> keeps its data and pidfile in $H_DIR/redis-<port>.
+#   sentinel_master_port   the port the sentinels name as master now
+#   redis_start_node <port> <dir> [args...]  one redis-server in the background, tracked for cleanup
+# Sentinels decide within about a second (down-after-milliseconds 1000) so a failover fits a test.
+
+redis_start_node() {
+	local port=$1 dir=$2
+	shift 2
+	mkdir -p "$dir"
+	redis-server --port "$port" --bind 127.0.0.1 --dir "$dir" --appendonly yes --appendfsync everysec \
+		--maxmemory-policy noeviction --save '' --pidfile "$dir/redis.pid" --logfile "$dir/redis.log" "$@" &
+	harness_track $!
+	harness_wait_for 10 redis-cli -p "$port" ping
+}
+
+sentinel_master_port() {
+	redis-cli -p "${SENTINEL_PORTS%% *}" SENTINEL get-master-addr-by-name mymaster | sed -n 2p
+}
+
+sentinel_env() {
+	harness_init "$1"
+	local replicas=${HA_REPLICAS:-1} port
+	REDIS_PORT=$(harness_free_port)
+	REDIS_DIR=$H_DIR/redis-$REDIS_PORT
+	redis_start_node "$REDIS_PORT" "$REDIS_DIR"
+	REDIS_PIDFILE=$REDIS_DIR/redis.pid
+	REPLICA_PORTS=""
+	for ((r = 0; r < replicas; r++)); do
+		port=$(harness_free_port)
+		redis_start_node "$port" "$H_DIR/redis-$port" --replicaof 127.0.0.1 "$REDIS_PORT"
+		REPLICA_PORTS="$REPLICA_PORTS${REPLICA_PORTS:+ }$port"
+	done
+	REPLICA_PORT=${REPLICA_PORTS%% *}
+	REPLICA_PIDFILE=$H_DIR/redis-$REPLICA_PORT/redis.pid
+	harness_wait_for 10 sh -c "redis-cli -p $REDIS_PORT INFO replication | grep -q '^connected_slaves:$replicas'"
+	SENTINEL_PORTS=""
+	local hosts="" conf
+	for i in 1 2 3; do
+		port=$(harness_free_port)
+		conf=$H_DIR/sentinel-$i.conf # sentinels rewrite their config: one writable file each
+		cat >"$conf" <<CONF
+port $port
+bind 127.0.0.1
+dir $H_DIR
+logfile $H_DIR/sentinel-$i.log
+sentinel monitor mymaster 127.0.0.1 $REDIS_PORT 2
+sentinel down-after-milliseconds mymaster 1000
+sentinel failover-timeout mymaster 10000
+sentinel parallel-syncs mymaster 1
+CONF
+		redis-sentinel "$conf" &
+		harness_track $!
+		harness_wait_for 10 redis-cli -p "$port" ping
+		SENTINEL_PORTS="$SENTINEL_PORTS${SENTINEL_PORTS:+ }$port"
+		hosts="$hosts${hosts:+,}127.0.0.1:$port"
+	done
+	# every sentinel has found the replica and the other sentinels before anything is decided
+	for port in $SENTINEL_PORTS; do
+		harness_wait_value 20 = "$replicas" sh -c "redis-cli -p $port SENTINEL replicas mymaster | grep -c '^name\$' || true"
+		harness_wait_value 20 = 2 sh -c "redis-cli -p $port SENTINEL sentinels mymaster | grep -c '^runid\$' || true"
+	done
+	REDIS_URL="redis-sentinel://$hosts/mymaster"
+	export REDIS_PORT REDIS_PIDFILE REPLICA_PORT REPLICA_PORTS REPLICA_PIDFILE REDIS_DIR SENTINEL_PORTS REDIS_URL
+}
