@@ -25,6 +25,7 @@
 
 #include "core/relay_config.hpp"
 #include "core/relay_health.hpp"
+#include "core/wake_recheck.hpp"
 #include "outbox_db.hpp"
 #include "partitions.hpp"
 #include "redis_link.hpp"
@@ -137,6 +138,8 @@ main(int argc, char **argv)
 	std::map<std::string, int> last_layout;     // per service: the count its last pass relayed under
 	std::vector<ShardOutage> outages(shards.size());
 	std::string last_error, state = "starting";
+	chat_outbox::relay::WakeRecheck recheck; // after a stream wake-up that claimed nothing
+	bool woken_by_stream = false;            // the coming round follows a stream wake-up
 	int64_t next_heartbeat = 0, next_purge = 0;
 	std::unique_ptr<LogicalWake> logical;
 	if (cfg.wake == "logical")
@@ -222,7 +225,7 @@ main(int argc, char **argv)
 				}
 				down[s] = outages[s].failures > 0;
 			}
-			int64_t relayed = 0;
+			int64_t relayed = 0, claimed = 0;
 			auto list = redis_failed ? std::vector<Service>{} : db.Services();
 			for (const auto &svc : list) {
 				ServiceState &st = services[svc.name];
@@ -257,6 +260,7 @@ main(int argc, char **argv)
 						continue;
 					}
 					relayed += r.relayed;
+					claimed += r.claimed;
 					more = more || MoreToDrain(r.claimed, cfg.batch_size * kMaxBatches);
 					if (!st.error.empty()) {
 						Log("service " + svc.name + " relays again");
@@ -317,12 +321,17 @@ main(int argc, char **argv)
 				pause(delay);
 				continue;
 			}
-			// wait for a notification, a logical wake-up or the poll interval, writing the heartbeat
-			// every second meanwhile
-			int64_t until = NowMs() + cfg.poll_interval;
+			// wait for a notification, a logical wake-up or the poll interval (or the next look after a
+			// stream wake-up that claimed nothing: core/wake_recheck.hpp), writing the heartbeat every
+			// second meanwhile
+			int64_t look_in = recheck.AfterPass(woken_by_stream, claimed);
+			woken_by_stream = false;
+			int64_t until = NowMs() + (look_in >= 0 ? look_in : cfg.poll_interval);
 			while (!stop_requested && NowMs() < until) {
-				if (logical && logical->Poll(NowMs()))
+				if (logical && logical->Poll(NowMs())) {
+					woken_by_stream = true;
 					break;
+				}
 				int64_t wake_at = std::min(until, next_heartbeat);
 				if (logical)
 					wake_at = std::min(wake_at, logical->NextMs());

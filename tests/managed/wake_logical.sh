@@ -13,6 +13,9 @@
 #   5. The relay SIGKILLed: its slot is gone, so a relay that is gone holds no WAL either.
 #   6. The owner without REPLICATION: the relay logs the stream's failure once over several
 #      attempts, relays by its poll, and streams again once REPLICATION is granted back.
+#   7. A COMMIT the relay hears before its rows are visible (the WAL is flushed, and streamed,
+#      before the transaction leaves the procarray) is relayed at once all the same: the relay looks
+#      again (relay/src/core/wake_recheck.hpp) instead of waiting for its poll, an hour here.
 set -euo pipefail
 export HARNESS_MANAGED_WAKE=logical
 . "$(dirname "$0")/../harness/lib.sh"
@@ -88,3 +91,27 @@ super "ALTER ROLE chat_owner REPLICATION"
 harness_wait_for 40 grep -q "logical wake-up streaming" "$H_DIR/relay-two.log"
 expect_eq "temporary slots" 1 "$(slots)"
 echo "ok   the stream is back once REPLICATION is granted"
+
+# 7. a commit heard before it is visible. A synchronous standby that never answers holds the
+# sender's commit after its WAL is flushed and streamed, before it is visible; the wait is cancelled
+# after 300 ms (the commit stands: it is local), which is when the row becomes visible.
+kill "$RELAY_PID"
+super "ALTER DATABASE chat SET synchronous_commit = local" # the relay's own commits never wait
+super "ALTER SYSTEM SET synchronous_standby_names = 'nobody'"
+super "SELECT pg_reload_conf()" >/dev/null
+relay_start three --poll-interval 3600000
+harness_wait_for 30 grep -q "logical wake-up streaming" "$H_DIR/relay-three.log"
+psql -XAtq "$PGURL" -c "SET synchronous_commit = on" -c "SELECT id FROM consumers.send_message(7, 'held in its commit')" \
+	>"$H_DIR/held.txt" 2>"$H_DIR/held.err" &
+sender=$!
+held() { [ "$(super "SELECT count(*) FROM pg_stat_activity WHERE wait_event = 'SyncRep'")" = 1 ]; }
+harness_wait_for 20 held || fail "the send did not wait for the synchronous standby"
+sleep 0.3 # the hold itself: the relay was woken by the stream meanwhile and claimed nothing
+super "SELECT pg_cancel_backend(pid) FROM pg_stat_activity WHERE wait_event = 'SyncRep'" >/dev/null
+wait "$sender" || true
+held_id=$(grep -E '^[0-9a-f-]{36}$' "$H_DIR/held.txt") || fail "the held send returned no id: $(cat "$H_DIR/held.err")"
+harness_wait_for 10 grep -q "$held_id" "$PROCESSED" ||
+	fail "a commit heard before it was visible waited for the poll (not relayed within 10 s)"
+super "ALTER SYSTEM RESET synchronous_standby_names"
+super "SELECT pg_reload_conf()" >/dev/null
+verify_delivered "a commit heard before it was visible"
