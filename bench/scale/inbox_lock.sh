@@ -6,7 +6,7 @@
 # Each round: BACKLOG messages over 100 chats wait in the outbox (relay paused), CONSUMERS chat-outboxd of service
 # workers start and share the 4 partitions by leases, then the relay is turned on and the backlog drains through
 # Redis into workers.inbox. Meanwhile Postgres logs every statement with its duration (log_min_duration_statement
-# = 0, log_line_prefix '%m [%p] '); for each inbox transaction of a daemon's connection the script reads
+# = 0; the harness's log_line_prefix '%m [%p] %b '); for each inbox transaction of a daemon's connection the script reads
 #   wait: the lock statement's duration (the time it queued behind other consumers),
 #   hold: from the lock statement's end (the lock granted) to the COMMIT's end (the lock released), i.e. the
 #         insert, the commit (its WAL flush) and the two round trips to the daemon between the three statements.
