@@ -39,6 +39,9 @@ curl -s "$url/healthz" | grep '"partitions":\[{"partition":0,"queue":"t-lw-p0","
 curl -s "$url/metrics" | grep -x 'chat_outboxd_partition_owned{partition="0",queue="t-lw-p0"} 1' >/dev/null ||
 	fail "metrics of $holder lack the owned partition"
 curl -s "$url/metrics" | grep -x 'chat_outboxd_partitions 2' >/dev/null || fail "metrics of $holder lack the partition count"
+# the held partition's backlog in Redis, counted at each lease tick: nothing waits once it is drained
+harness_wait_for 10 bash -c "curl -s $url/metrics | grep -x 'chat_outboxd_partition_waiting_jobs{partition=\"0\",queue=\"t-lw-p0\"} 0' >/dev/null" ||
+	fail "metrics of $holder lack the held partition's waiting jobs: $(curl -s "$url/metrics" | grep waiting_jobs)"
 
 daemons_stop "$PID_d1" "$PID_d2"
 expect_eq "lease of partition 0 after SIGTERM" 0 "$(rcli EXISTS "bull:$Q-p0:lease")"

@@ -66,6 +66,8 @@ struct Slot {
 	LeaseState state = LeaseState::Free;
 	int64_t valid_until = 0; // monotonic ms
 	bool renewing = false;
+	bool counting = false; // an LLEN of its wait list is out
+	int64_t waiting = -1;  // jobs in its wait list at the last count (/metrics); -1: not counted
 	std::unique_ptr<Worker> worker;
 };
 
@@ -186,7 +188,29 @@ struct PartitionManager::Impl {
 				Renew(queue, slot);
 		if (phase == Phase::Running)
 			SendHeartbeat();
+		for (auto &[queue, slot] : slots)
+			if (slot.state == LeaseState::Held)
+				CountWaiting(queue, slot);
 		StepAll();
+	}
+
+	// CountWaiting reads the length of a held partition's wait list for /metrics (its backlog in
+	// Redis), one LLEN per tick at most.
+	void CountWaiting(const std::string &queue, Slot &slot)
+	{
+		if (slot.counting || !conns[slot.shard]->Ready())
+			return;
+		slot.counting = true;
+		conns[slot.shard]->Command({"LLEN", chat_outbox::bullmq::QueueKey(cfg.prefix, queue, "wait")},
+		                           [this, queue](const RedisValue *r, const std::string &) {
+			                           auto it = slots.find(queue);
+			                           if (it == slots.end())
+				                           return;
+			                           it->second.counting = false;
+			                           it->second.waiting =
+			                               r && r->type == RedisValue::Type::Integer ? r->integer : -1;
+			                           UpdateFigures();
+		                           });
 	}
 
 	void SendHeartbeat()
@@ -489,7 +513,8 @@ struct PartitionManager::Impl {
 	{
 		metrics.partition_leases.clear();
 		for (const auto &[queue, slot] : slots)
-			metrics.partition_leases.push_back({slot.partition, queue, LeaseStateName(slot.state)});
+			metrics.partition_leases.push_back({slot.partition, queue, LeaseStateName(slot.state),
+			                                    slot.state == LeaseState::Held ? slot.waiting : -1});
 	}
 
 	// --- stopping -----------------------------------------------------------------------------

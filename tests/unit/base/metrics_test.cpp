@@ -44,6 +44,12 @@ TEST(Metrics, PartitionsOwnedAndLeaseStates)
 	EXPECT_NE(text.find("\nchat_outboxd_partition_lease{partition=\"2\",queue=\"q-p2\",state=\"draining\"} 1\n"),
 	          std::string::npos);
 	EXPECT_EQ(Count(text, "# TYPE chat_outboxd_partition_lease gauge\n"), 1);
+	// waiting jobs only where they were counted
+	EXPECT_EQ(Count(text, "\nchat_outboxd_partition_waiting_jobs{"), 0);
+	m.partition_leases[0].waiting = 17;
+	text = m.RenderPrometheus();
+	EXPECT_NE(text.find("\nchat_outboxd_partition_waiting_jobs{partition=\"0\",queue=\"q-p0\"} 17\n"), std::string::npos);
+	EXPECT_EQ(Count(text, "\nchat_outboxd_partition_waiting_jobs{"), 1);
 	EXPECT_EQ(m.PartitionsJson(), R"([{"partition":0,"queue":"q-p0","lease":"held"},)"
 	                              R"({"partition":2,"queue":"q-p2","lease":"draining"},)"
 	                              R"({"partition":3,"queue":"q\"-p3","lease":"acquiring"}])");

@@ -126,6 +126,13 @@ Metrics::RenderPrometheus() const
 	for (const auto &p : partition_leases)
 		out += "chat_outboxd_partition_lease{partition=\"" + std::to_string(p.partition) + "\",queue=\"" +
 		       LabelValue(p.queue) + "\",state=\"" + p.lease + "\"} 1\n";
+	out += "# HELP chat_outboxd_partition_waiting_jobs Jobs in the wait list of each partition this daemon holds, read "
+	       "at its last lease tick (the partition's backlog in Redis).\n"
+	       "# TYPE chat_outboxd_partition_waiting_jobs gauge\n";
+	for (const auto &p : partition_leases)
+		if (p.waiting >= 0)
+			out += "chat_outboxd_partition_waiting_jobs{partition=\"" + std::to_string(p.partition) + "\",queue=\"" +
+			       LabelValue(p.queue) + "\"} " + std::to_string(p.waiting) + "\n";
 	batch_size.Render("chat_outboxd_batch_size", "Jobs per fetched batch.", &out);
 	lag_seconds.Render("chat_outboxd_lag_seconds", "Message creation to push to clients.", &out);
 	return out;

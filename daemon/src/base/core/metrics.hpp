@@ -61,6 +61,7 @@ struct Metrics {
 		int64_t partition = 0;
 		std::string queue;
 		const char *lease = ""; // LeaseStateName
+		int64_t waiting = -1;   // jobs in the partition's wait list at the last lease tick; -1: not read
 	};
 	int64_t partitions = 0; // 0 until the layout is first read
 	std::vector<PartitionLease> partition_leases;
