@@ -15,30 +15,17 @@ import { io } from 'socket.io-client';
 import WebSocket from 'ws';
 import { token } from '../harness/jwt.mjs';
 import { DIRECTIONS, receivingDaemon, redis, postgres, waitUntil, sleep, env } from './procs.mjs';
+import { opt, mulberry32, between as pickBetween, chatSender as sendLoop, faultSchedule } from './soak_lib.mjs';
 
-const argv = process.argv;
-const opt = (name, def) => (argv.includes(`--${name}`) ? Number(argv[argv.lastIndexOf(`--${name}`) + 1]) : def); // last one wins
 const seed = opt('seed', Math.floor(Math.random() * 2 ** 31));
 const SECONDS = opt('seconds', 90);
 const CHATS = opt('chats', 6);
 const CLIENTS = opt('clients', 3);
 const ports = (process.env.DAEMON_PORTS || '').split(',').map(Number);
 
-// mulberry32: small, seedable, good enough to pick faults and pauses. The fault schedule has its own
-// stream, so the senders' random pacing cannot shift it: the same seed replays the same faults.
-const mulberry32 = (seed32) => {
-	let state = seed32 >>> 0;
-	return () => {
-		state = (state + 0x6d2b79f5) >>> 0;
-		let t = state;
-		t = Math.imul(t ^ (t >>> 15), t | 1);
-		t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-		return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-	};
-};
 const rand = mulberry32(seed);
 const paceRand = mulberry32(seed ^ 0x5bd1e995);
-const between = (lo, hi, r = rand) => lo + Math.floor(r() * (hi - lo + 1));
+const between = (lo, hi, r = rand) => pickBetween(lo, hi, r);
 const pick = (xs) => xs[Math.floor(rand() * xs.length)];
 
 const t0 = Date.now();
@@ -75,37 +62,10 @@ function client(side, k) {
 	return c;
 }
 
-// Senders: one loop per chat, so a chat's send order is its commit order (and its outbox order).
-let sending = true;
-const sent = { ok: 0, failed: 0 };
-async function chatSender(side, chat) {
-	let k = 0;
-	let db = null;
-	while (sending) {
-		try {
-			if (!db) {
-				db = new pg.Client({ connectionString: env('PGURL') });
-				db.on('error', () => {});
-				await db.connect();
-			}
-			// k moves on even when the outcome is unknown (connection lost at COMMIT): bodies stay unique
-			// and ordered, and Postgres is the truth of what was sent.
-			const body = `c${chat} #${k++}`;
-			await db.query(`SELECT id FROM ${side.sender}.send_message($1, $2)`, [chat, body]);
-			sent.ok++;
-		} catch {
-			sent.failed++;
-			db?.end().catch(() => {});
-			db = null;
-			await sleep(100);
-		}
-		await sleep(between(20, 120, paceRand));
-	}
-	await db?.end().catch(() => {});
-}
+const sent = { ok: 0, failed: 0, sending: true };
+const chatSender = (side, chat) => sendLoop(side.sender, chat, sent, paceRand);
 
 const faults = {};
-const count = (kind) => (faults[kind] = (faults[kind] ?? 0) + 1);
 const FAULTS = {
 	async 'daemon SIGKILL'() {
 		const side = pick(sides);
@@ -218,17 +178,8 @@ await waitUntil('clients to connect', () => sides.every((s) => s.clients.every((
 const senders = sides.flatMap((side) => side.chats.map((chat) => chatSender(side, chat)));
 
 const deadline = t0 + SECONDS * 1000;
-while (Date.now() < deadline - 3000) {
-	await sleep(between(1500, 4000));
-	const kind = pick(Object.keys(FAULTS));
-	count(kind);
-	try {
-		await FAULTS[kind]();
-	} catch (e) {
-		say(`fault ${kind} could not be injected cleanly: ${e.message}`);
-	}
-}
-sending = false;
+await faultSchedule(FAULTS, deadline, rand, faults, say);
+sent.sending = false;
 await Promise.all(senders);
 say(`sending stopped: ${sent.ok} sends acknowledged, ${sent.failed} failed or unknown (Postgres decides)`);
 
