@@ -7,6 +7,8 @@
 #   scripts/cluster.sh start    start everything (prints where each part listens)
 #   scripts/cluster.sh status   what runs, Patroni's and Sentinel's view
 #   scripts/cluster.sh stop     stop everything it started (by the pids it recorded)
+#   scripts/cluster.sh restart <part>   start a part again after it was killed (redis-master, patroni-1, ...)
+#   scripts/cluster.sh env      where each part listens, as shell assignments (for scripts and tests)
 #
 # Needs what scripts/setup.sh installs (the extension installed with `make install`, the daemon built in
 # build/) and the Debian packages patroni, etcd-server, haproxy, redis-sentinel. State, logs and pids
@@ -61,14 +63,20 @@ start_etcd() {
 	wait_for 20 etcd curl -sf "http://127.0.0.1:$ETCD/health"
 }
 
+# redis_node <name> <port> [args...]: exec one Redis node of the cluster (its data in $D/<name>)
+redis_node() {
+	local name=$1 port=$2
+	shift 2
+	mkdir -p "$D/$name"
+	exec redis-server --port "$port" --bind 127.0.0.1 --dir "$D/$name" \
+		--appendonly yes --appendfsync everysec --maxmemory-policy noeviction "$@"
+}
+
 start_redis() {
 	local port
-	mkdir -p "$D/redis-master" "$D/redis-replica"
-	run_bg redis-master redis-server --port "$REDIS_MASTER" --bind 127.0.0.1 --dir "$D/redis-master" \
-		--appendonly yes --appendfsync everysec --maxmemory-policy noeviction
+	run_bg redis-master redis_node redis-master "$REDIS_MASTER"
 	wait_for 10 "redis master" redis-cli -p "$REDIS_MASTER" ping
-	run_bg redis-replica redis-server --port "$REDIS_REPLICA" --bind 127.0.0.1 --dir "$D/redis-replica" \
-		--appendonly yes --appendfsync everysec --maxmemory-policy noeviction --replicaof 127.0.0.1 "$REDIS_MASTER"
+	run_bg redis-replica redis_node redis-replica "$REDIS_REPLICA" --replicaof 127.0.0.1 "$REDIS_MASTER"
 	for i in 0 1 2; do
 		port=${SENTINELS[$i]}
 		cat >"$D/sentinel-$i.conf" <<CONF
@@ -134,14 +142,21 @@ postgresql:
 YAML
 }
 
+# start_patroni_node <index>: Patroni for pg<index+1>; its pid lands in pids/patroni-<n>.real
+start_patroni_node() {
+	local n=$(($1 + 1))
+	rm -f "$D/pids/patroni-$n.real"
+	# sh execs patroni so the recorded pid is patroni's, whichever user runs it
+	run_bg "patroni-$n" as_pg sh -c "echo \$\$ >'$D/pids/patroni-$n.real'; exec patroni '$D/pg$n.yml'"
+}
+
 start_patroni() {
 	local i
 	mkdir -p "$D/sock"
 	[ "$(id -u)" != 0 ] || chown "$PG_USER" "$D" "$D/sock" "$D/log" "$D/pids"
 	for i in 0 1; do
 		patroni_config $i >"$D/pg$((i + 1)).yml"
-		# sh execs patroni so the recorded pid is patroni's, whichever user runs it
-		run_bg "patroni-$((i + 1))" as_pg sh -c "echo \$\$ >'$D/pids/patroni-$((i + 1)).real'; exec patroni '$D/pg$((i + 1)).yml'"
+		start_patroni_node $i
 	done
 	wait_for 60 "a Patroni leader" sh -c "curl -sf http://127.0.0.1:${REST[0]}/primary || curl -sf http://127.0.0.1:${REST[1]}/primary"
 	for i in 1 2; do cp "$D/pids/patroni-$i.real" "$D/pids/patroni-$i.pid"; done
@@ -195,6 +210,13 @@ create_database() {
 	psql -XAtq "$url/chat" -c "CREATE EXTENSION IF NOT EXISTS chat_outbox"
 }
 
+# start_gateway <service> <queue> <n> <port>: gateway n of a service, once it answers /healthz
+start_gateway() {
+	run_bg "gateway-$1-$3" "$CHAT_OUTBOXD" --service "$1" --queue "$2" --identity "$1-$3" \
+		--listen "127.0.0.1:$4" --redis-url "$SENTINEL_URL" --database-url "$DB_URL" --jwt-secret "$(cat "$D/jwt-secret")"
+	wait_for 20 "gateway $1-$3" curl -sf "http://127.0.0.1:$4/healthz"
+}
+
 start_gateways() {
 	local s svc queue ports n
 	for s in "${SERVICES[@]}"; do
@@ -202,9 +224,7 @@ start_gateways() {
 		n=0
 		for p in ${ports//,/ }; do
 			n=$((n + 1))
-			run_bg "gateway-$svc-$n" "$CHAT_OUTBOXD" --service "$svc" --queue "$queue" --identity "$svc-$n" \
-				--listen "127.0.0.1:$p" --redis-url "$SENTINEL_URL" --database-url "$DB_URL" --jwt-secret "$(cat "$D/jwt-secret")"
-			wait_for 20 "gateway $svc-$n" curl -sf "http://127.0.0.1:$p/healthz"
+			start_gateway "$svc" "$queue" "$n" "$p"
 		done
 	done
 }
@@ -270,6 +290,57 @@ cmd_stop() {
 	done
 }
 
+# restart <part>: start one part again after it died (a failover test kills them), as `start` did.
+# A Redis node starts without --replicaof: Sentinel makes it a replica of whichever node is the master.
+cmd_restart() {
+	local name=${1:-} s svc queue ports n p
+	[ -d "$D/pids" ] || { echo "cluster: not started ($D)" >&2; exit 1; }
+	! alive "$name" || { echo "cluster: $name is running" >&2; exit 1; }
+	case $name in
+	redis-master) run_bg redis-master redis_node redis-master "$REDIS_MASTER" ;;
+	redis-replica) run_bg redis-replica redis_node redis-replica "$REDIS_REPLICA" ;;
+	patroni-1 | patroni-2)
+		start_patroni_node $((${name#patroni-} - 1))
+		wait_for 20 "$name to start" test -s "$D/pids/$name.real"
+		cp "$D/pids/$name.real" "$D/pids/$name.pid"
+		;;
+	gateway-*)
+		for s in "${SERVICES[@]}"; do
+			IFS=: read -r svc queue ports _ <<<"$s"
+			n=0
+			for p in ${ports//,/ }; do
+				n=$((n + 1))
+				[ "$name" != "gateway-$svc-$n" ] || { start_gateway "$svc" "$queue" "$n" "$p"; return; }
+			done
+		done
+		echo "cluster: no part $name" >&2
+		exit 2
+		;;
+	*)
+		echo "cluster: restart takes redis-master, redis-replica, patroni-1, patroni-2 or gateway-<service>-<n>" >&2
+		exit 2
+		;;
+	esac
+}
+
+cmd_env() {
+	local s svc queue ports front
+	cat <<ENV
+CLUSTER_DIR=$D
+CLUSTER_PG_PORTS=${PG[0]},${PG[1]}
+CLUSTER_PG_REST_PORTS=${REST[0]},${REST[1]}
+CLUSTER_PG_PRIMARY_PORT=$PG_PRIMARY
+CLUSTER_DATABASE_URL='$DB_URL'
+CLUSTER_REDIS_PORTS=$REDIS_MASTER,$REDIS_REPLICA
+CLUSTER_SENTINEL_PORTS=${SENTINELS[0]},${SENTINELS[1]},${SENTINELS[2]}
+CLUSTER_SENTINEL_URL='$SENTINEL_URL'
+ENV
+	for s in "${SERVICES[@]}"; do
+		IFS=: read -r svc queue ports front <<<"$s"
+		printf 'CLUSTER_GATEWAYS_%s=%s\nCLUSTER_FRONT_%s=%s\n' "${svc^^}" "$ports" "${svc^^}" "$front"
+	done
+}
+
 cmd_status() {
 	local f name
 	[ -d "$D/pids" ] || { echo "cluster: not started ($D)"; return 0; }
@@ -287,8 +358,10 @@ case "${1:-}" in
 start) cmd_start ;;
 stop) cmd_stop ;;
 status) cmd_status ;;
+restart) cmd_restart "${2:-}" ;;
+env) cmd_env ;;
 *)
-	echo "usage: scripts/cluster.sh start|stop|status" >&2
+	echo "usage: scripts/cluster.sh start|stop|status|restart <part>|env" >&2
 	exit 2
 	;;
 esac

@@ -1,11 +1,14 @@
 #!/usr/bin/env bash
 # tests/faults/soak.sh - the chaos soak. CI runs a short one; for longer:
 #   tests/faults/soak.sh --seconds 1800 [--seed N]
-# Two topologies:
+# Topologies:
 #   (default)          both directions, one chat-outboxd per service, one Redis (soak.mjs)
 #   --topology scaled  one service with four partitions on two Redis servers, two consumers (a third
 #                      comes and goes) and three gateways (scaled.mjs); --scripted runs each of its
 #                      faults once in a fixed order instead of at random (the test faults.scaled)
+#   --topology ha      scripts/cluster.sh's topology: Patroni pair, Redis under Sentinel, gateways
+#                      behind HAProxy (soak_ha.sh)
+case " $* " in *" --topology ha "*) exec "$(dirname "$0")/soak_ha.sh" "$@" ;; esac
 . "$(dirname "$0")/../harness/lib.sh"
 if [[ " $* " == *" --topology scaled "* ]]; then
 	. "$H_ROOT/tests/harness/shards.sh"

@@ -1,0 +1,341 @@
+// tests/faults/soak_ha.mjs - the chaos soak on scripts/cluster.sh's topology (soak_ha.sh starts it).
+//
+// Both directions, several chats each, and per receiving service three clients through HAProxy: a
+// Socket.IO client with the default transports (polling, then the upgrade), a websocket-only Socket.IO
+// client and a /ws client, each resuming from the highest seq it saw. Senders call send_message, half
+// of the chats through HAProxy's Postgres port and half with the multi-host conninfo
+// (target_session_attrs=read-write). A seeded schedule injects one machine's loss at a time:
+//   redis master SIGKILL   Sentinel promotes the replica; the old master starts again (a replica)
+//   pg switchover          patronictl switchover to the standby
+//   pg postgres SIGKILL    the primary's postmaster killed; Patroni restarts it or fails over
+//   pg machine loss        the primary's Patroni and postgres SIGKILLed; the standby takes the leader
+//                          key when it expires; the old node starts again (pg_rewind, a standby)
+//   gateway SIGKILL        one gateway killed, HAProxy moves its clients; started again after a pause
+// After each fault it waits until the topology is whole again (Redis master with a linked replica,
+// Patroni leader and a streaming standby, every gateway healthy), so faults never overlap.
+// A send that returned an error is counted as refused; a send that returned its id must be committed
+// (in Postgres at the end) and shown. At the end, against what Postgres committed:
+//   lost = 0 (acknowledged or committed, not shown), acknowledged but not committed = 0,
+//   shown twice = 0, per-chat order violations = 0, unsent = 0.
+//   node soak_ha.mjs [--seed N] [--seconds S] [--chats C]
+import { execFile, execFileSync } from 'node:child_process';
+import { promisify } from 'node:util';
+import fs from 'node:fs';
+import pg from 'pg';
+import { io } from 'socket.io-client';
+import WebSocket from 'ws';
+import { token } from '../harness/jwt.mjs';
+import { DIRECTIONS, waitUntil, sleep, env } from './procs.mjs';
+
+const argv = process.argv;
+const opt = (name, def) => (argv.includes(`--${name}`) ? Number(argv[argv.lastIndexOf(`--${name}`) + 1]) : def);
+const seed = opt('seed', Math.floor(Math.random() * 2 ** 31));
+const SECONDS = opt('seconds', 120);
+const CHATS = opt('chats', 4);
+
+const D = env('CLUSTER_DIR');
+const ports = (name) => env(name).split(',').map(Number);
+const PG_PORTS = ports('CLUSTER_PG_PORTS');
+const REST = ports('CLUSTER_PG_REST_PORTS');
+const REDIS = ports('CLUSTER_REDIS_PORTS');
+const SENTINELS = ports('CLUSTER_SENTINEL_PORTS');
+const HAPROXY_PG = `postgresql://postgres@127.0.0.1:${env('CLUSTER_PG_PRIMARY_PORT')}/chat`;
+const MULTI_HOST = env('CLUSTER_DATABASE_URL');
+const GATEWAYS = { consumers: ports('CLUSTER_GATEWAYS_CONSUMERS'), workers: ports('CLUSTER_GATEWAYS_WORKERS') };
+const FRONT = { consumers: Number(env('CLUSTER_FRONT_CONSUMERS')), workers: Number(env('CLUSTER_FRONT_WORKERS')) };
+
+// mulberry32, as in soak.mjs: the fault schedule has its own stream, so the same seed replays it.
+const mulberry32 = (seed32) => {
+	let state = seed32 >>> 0;
+	return () => {
+		state = (state + 0x6d2b79f5) >>> 0;
+		let t = state;
+		t = Math.imul(t ^ (t >>> 15), t | 1);
+		t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+		return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+	};
+};
+const rand = mulberry32(seed);
+const paceRand = mulberry32(seed ^ 0x5bd1e995);
+const between = (lo, hi, r = rand) => lo + Math.floor(r() * (hi - lo + 1));
+const pick = (xs) => xs[Math.floor(rand() * xs.length)];
+
+const t0 = Date.now();
+const say = (s) => console.log(`${((Date.now() - t0) / 1000).toFixed(1).padStart(7)}s  ${s}`);
+console.log(`== chaos soak, topology ha: seed ${seed}, ${SECONDS} s, ${CHATS} chats per direction ==`);
+console.log(`   replay with: tests/faults/soak.sh --topology ha --seed ${seed} --seconds ${SECONDS}`);
+
+// --- the cluster's processes, by the pid files scripts/cluster.sh keeps --------------------------
+
+const pidOf = (name) => Number(fs.readFileSync(`${D}/pids/${name}.pid`, 'utf8').trim());
+const alive = (pid) => { try { process.kill(pid, 0); return true; } catch { return false; } };
+
+// restart(name): scripts/cluster.sh starts the part again as it started it first (and records its pid)
+const CLUSTER = new URL('../../scripts/cluster.sh', import.meta.url).pathname;
+// (asynchronous, so the clients go on reading meanwhile)
+const run = promisify(execFile);
+const restart = (name) => run(CLUSTER, ['restart', name], { timeout: 60000 });
+const killWait = async (pid, signal = 'SIGKILL') => {
+	try { process.kill(pid, signal); } catch { /* already gone */ }
+	await waitUntil(`pid ${pid} to exit`, () => !alive(pid), 30000);
+};
+
+const redisCli = (port, ...args) => {
+	try { return execFileSync('redis-cli', ['-p', String(port), ...args], { encoding: 'utf8', timeout: 3000, stdio: ['ignore', 'pipe', 'ignore'] }); } catch { return ''; }
+};
+const redisMasterPort = () => Number(redisCli(SENTINELS[0], 'SENTINEL', 'get-master-addr-by-name', 'chat').split('\n')[1]);
+const redisName = (port) => (port === REDIS[0] ? 'redis-master' : 'redis-replica'); // cluster.sh's names by port
+
+const rest = async (i, path) => {
+	try {
+		const r = await fetch(`http://127.0.0.1:${REST[i]}${path}`, { signal: AbortSignal.timeout(2000) });
+		return { status: r.status, body: await r.json().catch(() => ({})) };
+	} catch { return { status: 0, body: {} }; }
+};
+const pgLeader = async () => {
+	for (const i of [0, 1]) if ((await rest(i, '/primary')).status === 200) return i;
+	return -1;
+};
+const gatewayUp = async (port) => {
+	try { return (await fetch(`http://127.0.0.1:${port}/healthz`, { signal: AbortSignal.timeout(2000) })).ok; } catch { return false; }
+};
+
+// whole(): one Redis master (as Sentinel sees it) with a replica whose link is up, a Patroni leader and
+// a synchronous standby, and every gateway healthy.
+async function whole() {
+	const m = redisMasterPort();
+	if (!m) return false;
+	const other = REDIS.find((p) => p !== m);
+	if (!/master_link_status:up/.test(redisCli(other, 'INFO', 'replication'))) return false;
+	// Patroni's view: a running leader and a streaming synchronous standby (with synchronous_mode only
+	// that one may take over; a standby that is not in sync yet would leave no candidate)
+	const members = (await rest(0, '/cluster')).body.members ?? (await rest(1, '/cluster')).body.members ?? [];
+	if (!members.some((m) => m.role === 'leader' && m.state === 'running')) return false;
+	if (!members.some((m) => m.role === 'sync_standby' && ['streaming', 'running'].includes(m.state))) return false;
+	for (const p of [...GATEWAYS.consumers, ...GATEWAYS.workers]) if (!(await gatewayUp(p))) return false;
+	return true;
+}
+
+// --- clients and senders ----------------------------------------------------------------------------
+
+const sides = Object.entries(DIRECTIONS).map(([name, d], i) => ({
+	name, ...d, chats: Array.from({ length: CHATS }, (_, c) => 1000 * (i + 1) + c), front: FRONT[d.receiver],
+}));
+
+function record(c, m) {
+	c.seen.set(m.id, (c.seen.get(m.id) ?? 0) + 1);
+	c.lastSeq = Math.max(c.lastSeq, Number(m.seq));
+	const [, chat, k] = /^c(\d+) #(\d+)$/.exec(m.body) || [];
+	if (chat === undefined) return;
+	const prev = c.order.get(chat) ?? -1;
+	if (Number(k) <= prev) c.violations++;
+	c.order.set(chat, Math.max(prev, Number(k)));
+}
+const newClient = (side, kind) => ({ name: `${side.receiver} ${kind}`, kind, seen: new Map(), order: new Map(), lastSeq: 0, violations: 0 });
+
+function socketIoClient(side, kind, transports) {
+	const c = newClient(side, kind);
+	const t = token(side.chats, { sub: c.name, ttlSeconds: 6 * 3600 });
+	c.socket = io(`http://127.0.0.1:${side.front}`, {
+		auth: (cb) => cb({ token: t, since: c.lastSeq }), reconnectionDelay: 100, reconnectionDelayMax: 1000, ...(transports ? { transports } : {}),
+	});
+	c.socket.on('message', (m) => record(c, m));
+	c.connected = () => c.socket.connected;
+	c.close = () => c.socket.close();
+	return c;
+}
+
+// /ws: reconnects with ?since= the highest seq seen, backing off from 100 ms to 1 s.
+function wsClient(side) {
+	const c = newClient(side, '/ws');
+	const t = token(side.chats, { sub: c.name, ttlSeconds: 6 * 3600 });
+	let delay = 100;
+	let closing = false;
+	const open = () => {
+		c.ws = new WebSocket(`ws://127.0.0.1:${side.front}/ws?token=${t}&since=${c.lastSeq}`);
+		c.ws.on('error', () => {});
+		c.ws.on('message', (data) => {
+			const f = JSON.parse(data.toString());
+			if (f.type === 'welcome') delay = 100;
+			if (f.type === 'message') record(c, f.message);
+		});
+		c.ws.on('close', () => {
+			if (closing) return;
+			setTimeout(open, delay);
+			delay = Math.min(1000, delay * 2);
+		});
+	};
+	open();
+	c.connected = () => c.ws.readyState === WebSocket.OPEN;
+	c.close = () => { closing = true; c.ws.terminate(); };
+	return c;
+}
+
+// connect(url): node-pg takes one host, so a multi-host URL (host1:port1,host2:port2) is tried host by
+// host and the first that accepts writes is kept, as libpq does with target_session_attrs=read-write.
+async function connect(url) {
+	const m = /^(postgresql:\/\/[^@]*@)([^/]+)(\/[^?]*)/.exec(url);
+	const hosts = m[2].split(',');
+	let last;
+	for (const h of hosts) {
+		const db = new pg.Client({ connectionString: `${m[1]}${h}${m[3]}`, connectionTimeoutMillis: 5000 });
+		db.on('error', () => {});
+		try {
+			await db.connect();
+			if (hosts.length === 1) return db;
+			const { rows } = await db.query('SHOW transaction_read_only');
+			if (rows[0].transaction_read_only === 'off') return db;
+			last = new Error(`${h} is read-only`);
+		} catch (e) { last = e; }
+		await db.end().catch(() => {});
+	}
+	throw last;
+}
+
+let sending = true;
+const acked = []; // { side, id } of every send that returned its id
+const sent = { ok: 0, refused: 0 };
+async function chatSender(side, chat, url) {
+	let k = 0;
+	let db = null;
+	while (sending) {
+		try {
+			db ??= await connect(url);
+			// k moves on even when the outcome is unknown: bodies stay unique and ordered per chat
+			const body = `c${chat} #${k++}`;
+			const { rows } = await db.query(`SELECT id::text FROM ${side.sender}.send_message($1, $2)`, [chat, body]);
+			acked.push({ side: side.name, id: rows[0].id });
+			sent.ok++;
+		} catch {
+			sent.refused++;
+			db?.end().catch(() => {});
+			db = null;
+			await sleep(200);
+		}
+		await sleep(between(20, 120, paceRand));
+	}
+	await db?.end().catch(() => {});
+}
+
+// --- faults ---------------------------------------------------------------------------------------
+
+const faults = {};
+const count = (kind) => (faults[kind] = (faults[kind] ?? 0) + 1);
+const FAULTS = {
+	async 'redis master SIGKILL'() {
+		const m = redisMasterPort();
+		const name = redisName(m);
+		const pid = pidOf(name);
+		say(`fault: SIGKILL Redis master :${m} (${name})`);
+		await killWait(pid);
+		await waitUntil('Sentinel to promote the replica', () => redisMasterPort() && redisMasterPort() !== m, 60000);
+		say(`  Sentinel promoted :${redisMasterPort()}; the old master starts again`);
+		await sleep(between(0, 3000));
+		await restart(name);
+	},
+	async 'pg switchover'() {
+		const leader = await pgLeader();
+		if (leader < 0) return say('fault: pg switchover skipped (no leader)');
+		say(`fault: patronictl switchover pg${leader + 1} -> pg${2 - leader}`);
+		const args = ['-c', `${D}/pg1.yml`, 'switchover', '--leader', `pg${leader + 1}`, '--candidate', `pg${2 - leader}`, '--force'];
+		// as the postgres user when root, like cluster.sh's as_pg
+		if (process.getuid() === 0) await run('runuser', ['-u', 'postgres', '--', 'patronictl', ...args], { timeout: 60000 });
+		else await run('patronictl', args, { timeout: 60000 });
+	},
+	async 'pg postgres SIGKILL'() {
+		const leader = await pgLeader();
+		if (leader < 0) return say('fault: pg postgres SIGKILL skipped (no leader)');
+		const pid = Number(fs.readFileSync(`${D}/pg${leader + 1}/postmaster.pid`, 'utf8').split('\n')[0]);
+		say(`fault: SIGKILL the primary's postmaster (pg${leader + 1}, pid ${pid})`);
+		await killWait(pid);
+	},
+	async 'pg machine loss'() {
+		const leader = await pgLeader();
+		if (leader < 0) return say('fault: pg machine loss skipped (no leader)');
+		const name = `patroni-${leader + 1}`;
+		const patroni = pidOf(name);
+		const postmaster = Number(fs.readFileSync(`${D}/pg${leader + 1}/postmaster.pid`, 'utf8').split('\n')[0]);
+		say(`fault: SIGKILL pg${leader + 1}'s Patroni and postgres (the machine is lost)`);
+		await killWait(patroni);
+		await killWait(postmaster);
+		await waitUntil('the standby to take the leader key', async () => (await pgLeader()) === 1 - leader, 90000);
+		say(`  pg${2 - leader} is the leader; pg${leader + 1} starts again`);
+		await restart(name);
+	},
+	async 'gateway SIGKILL'() {
+		const svc = pick(['consumers', 'workers']);
+		const n = between(1, 2);
+		const name = `gateway-${svc}-${n}`;
+		const pid = pidOf(name);
+		const away = between(500, 5000);
+		say(`fault: SIGKILL ${name}, down for ${away} ms`);
+		await killWait(pid);
+		await sleep(away);
+		await restart(name);
+	},
+};
+
+// --- the run --------------------------------------------------------------------------------------
+
+for (const side of sides) {
+	side.clients = [socketIoClient(side, 'socket.io'), socketIoClient(side, 'socket.io websocket-only', ['websocket']), wsClient(side)];
+}
+await waitUntil('clients to connect', () => sides.every((s) => s.clients.every((c) => c.connected())), 30000);
+const senders = sides.flatMap((side) => side.chats.map((chat, i) => chatSender(side, chat, i % 2 ? MULTI_HOST : HAPROXY_PG)));
+
+const deadline = t0 + SECONDS * 1000;
+while (Date.now() < deadline - 5000) {
+	await sleep(between(1000, 4000));
+	const kind = pick(Object.keys(FAULTS));
+	count(kind);
+	try {
+		await FAULTS[kind]();
+	} catch (e) {
+		say(`fault ${kind} could not be injected cleanly: ${e.message}`);
+	}
+	await waitUntil('the topology to be whole again', whole, 180000, 500).catch((e) => say(e.message));
+}
+sending = false;
+await Promise.all(senders);
+say(`sending stopped: ${sent.ok} sends acknowledged, ${sent.refused} refused (the sender saw an error)`);
+
+// Truth: what the primary committed, per side; then wait until every client was shown all of it.
+const truthDb = await connect(MULTI_HOST);
+const q = async (sql, params) => (await truthDb.query(sql, params)).rows;
+const truth = {};
+for (const side of sides) {
+	truth[side.name] = await q(`SELECT id::text FROM ${side.sender}.messages WHERE chat_id = ANY($1::bigint[])`, [side.chats]);
+}
+const missing = (side, c) => truth[side.name].filter((m) => !c.seen.has(m.id)).length;
+await waitUntil('every client to be shown every committed message', () =>
+	sides.every((side) => side.clients.every((c) => missing(side, c) === 0)), 120000).catch((e) => say(e.message));
+await sleep(1000);
+
+let failed = false;
+console.log('');
+console.log(`faults injected: ${Object.entries(faults).map(([k, v]) => `${k} ${v}`).join(', ') || 'none'}`);
+console.log(`sends: ${sent.ok} acknowledged, ${sent.refused} refused`);
+for (const side of sides) {
+	const rows = truth[side.name];
+	const committed = new Set(rows.map((m) => m.id));
+	const ackedHere = acked.filter((a) => a.side === side.name);
+	const ackedNotCommitted = ackedHere.filter((a) => !committed.has(a.id));
+	const [{ unsent }] = await q(`SELECT count(*)::int AS unsent FROM ${side.sender}.outbox WHERE sent_at IS NULL`);
+	const lost = Math.max(...side.clients.map((c) => missing(side, c))) + ackedNotCommitted.length;
+	const twice = side.clients.reduce((n, c) => n + [...c.seen.values()].filter((v) => v > 1).length, 0);
+	const violations = side.clients.reduce((n, c) => n + c.violations, 0);
+	console.log(`${side.name}: committed ${rows.length} (acknowledged ${ackedHere.length})   lost ${lost}   shown twice ${twice}   ` +
+		`order violations ${violations}   unsent ${unsent}`);
+	if (ackedNotCommitted.length) console.log(`  acknowledged but not in Postgres: ${ackedNotCommitted.slice(0, 10).map((a) => a.id).join(' ')}`);
+	for (const c of side.clients) {
+		const gone = rows.filter((m) => !c.seen.has(m.id));
+		const dup = [...c.seen.values()].filter((v) => v > 1).length;
+		console.log(`  ${c.name}: shown ${c.seen.size}, missing ${gone.length}, twice ${dup}, order violations ${c.violations}` +
+			(gone.length ? `; never shown: ${gone.slice(0, 5).map((m) => m.id).join(' ')}` : ''));
+	}
+	if (lost || twice || violations || unsent) failed = true;
+}
+await truthDb.end();
+for (const side of sides) side.clients.forEach((c) => c.close());
+console.log(failed ? `FAIL (seed ${seed})` : 'PASS');
+process.exit(failed ? 1 : 0);
