@@ -35,6 +35,7 @@ fi
 export FAILOVERS MESSAGES
 
 if [ "$MODE" = redis ]; then
+	SENTINEL_DOWN_AFTER_MS=${SENTINEL_DOWN_AFTER_MS:-1000} # the figures in docs/benchmarks.md
 	. "$ROOT/tests/ha/sentinel.sh"
 	HA_REPLICAS=2 sentinel_env bench-ha-redis
 	harness_pg_start "" "chat_outbox.redis_min_replicas = 1" "chat_outbox.redis_timeout = 1000"

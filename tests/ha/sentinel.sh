@@ -7,7 +7,11 @@
 #                          URL naming them. Node <port> keeps its data and pidfile in $H_DIR/redis-<port>.
 #   sentinel_master_port   the port the sentinels name as master now
 #   redis_start_node <port> <dir> [args...]  one redis-server in the background, tracked for cleanup
-# Sentinels decide within about a second (down-after-milliseconds 1000) so a failover fits a test.
+# Sentinels decide within a few seconds (down-after-milliseconds 3000, or
+# $SENTINEL_DOWN_AFTER_MS: bench/ha uses 1000) so a failover fits a test. Not
+# less: at 1000 a new master busy for a second on a loaded CI machine looked down too, and a second
+# failover promoted the restarted old master before it had synced from the new one, losing the test's
+# own writes there (its resume of the queue: Redis replication is asynchronous for writes without WAIT).
 
 redis_start_node() {
 	local port=$1 dir=$2
@@ -50,7 +54,7 @@ bind 127.0.0.1
 dir $H_DIR
 logfile $H_DIR/sentinel-$i.log
 sentinel monitor mymaster 127.0.0.1 $REDIS_PORT 2
-sentinel down-after-milliseconds mymaster 1000
+sentinel down-after-milliseconds mymaster ${SENTINEL_DOWN_AFTER_MS:-3000}
 sentinel failover-timeout mymaster 10000
 sentinel parallel-syncs mymaster 1
 CONF
