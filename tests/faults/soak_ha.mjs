@@ -26,9 +26,8 @@ import { io } from 'socket.io-client';
 import WebSocket from 'ws';
 import { token } from '../harness/jwt.mjs';
 import { DIRECTIONS, waitUntil, sleep, env } from './procs.mjs';
+import { opt, mulberry32, between as betweenIn } from './soak_lib.mjs';
 
-const argv = process.argv;
-const opt = (name, def) => (argv.includes(`--${name}`) ? Number(argv[argv.lastIndexOf(`--${name}`) + 1]) : def);
 const seed = opt('seed', Math.floor(Math.random() * 2 ** 31));
 const SECONDS = opt('seconds', 120);
 const CHATS = opt('chats', 4);
@@ -44,20 +43,10 @@ const MULTI_HOST = env('CLUSTER_DATABASE_URL');
 const GATEWAYS = { consumers: ports('CLUSTER_GATEWAYS_CONSUMERS'), workers: ports('CLUSTER_GATEWAYS_WORKERS') };
 const FRONT = { consumers: Number(env('CLUSTER_FRONT_CONSUMERS')), workers: Number(env('CLUSTER_FRONT_WORKERS')) };
 
-// mulberry32, as in soak.mjs: the fault schedule has its own stream, so the same seed replays it.
-const mulberry32 = (seed32) => {
-	let state = seed32 >>> 0;
-	return () => {
-		state = (state + 0x6d2b79f5) >>> 0;
-		let t = state;
-		t = Math.imul(t ^ (t >>> 15), t | 1);
-		t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-		return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-	};
-};
+// the fault schedule has its own stream (soak_lib.mjs), so the same seed replays it
 const rand = mulberry32(seed);
 const paceRand = mulberry32(seed ^ 0x5bd1e995);
-const between = (lo, hi, r = rand) => lo + Math.floor(r() * (hi - lo + 1));
+const between = (lo, hi, r = rand) => betweenIn(lo, hi, r);
 const pick = (xs) => xs[Math.floor(rand() * xs.length)];
 
 const t0 = Date.now();

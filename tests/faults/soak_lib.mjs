@@ -1,4 +1,4 @@
-// tests/faults/soak_lib.mjs - what both topologies of the chaos soak share (soak.mjs, scaled.mjs):
+// tests/faults/soak_lib.mjs - what the topologies of the chaos soak share (soak.mjs, scaled.mjs, soak_ha.mjs):
 // option parsing, the seeded random streams, and the senders.
 import pg from 'pg';
 import { env, sleep } from './procs.mjs';
