@@ -288,6 +288,10 @@ main(int argc, char **argv)
 				} catch (const PgFailure &f) {
 					if (f.lost)
 						throw;
+					if (f.Conflict()) {
+						more = true; // another relay's pass came first: again at once, from its commit on
+						continue;
+					}
 					service_failed(svc.name, &st, f.what());
 				} catch (const std::exception &e) {
 					service_failed(svc.name, &st, e.what()); // e.g. a row the batch encoder refuses

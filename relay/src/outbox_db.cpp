@@ -75,14 +75,16 @@ OutboxDb::Exec(const std::string &sql, const std::vector<std::string> &params, E
 		return r;
 	// the primary message alone: one line, without the statement's text and a caret under it
 	const char *primary = r ? PQresultErrorField(r, PG_DIAG_MESSAGE_PRIMARY) : nullptr;
+	const char *state = r ? PQresultErrorField(r, PG_DIAG_SQLSTATE) : nullptr;
 	std::string why = primary ? primary : PQerrorMessage(conn_);
+	std::string sqlstate = state ? state : "";
 	PQclear(r);
 	while (!why.empty() && why.back() == '\n')
 		why.pop_back();
 	bool lost = PQstatus(conn_) != CONNECTION_OK;
 	if (lost)
 		Disconnect();
-	throw PgFailure(lost, why);
+	throw PgFailure(lost, why, sqlstate);
 }
 
 std::string
@@ -180,7 +182,7 @@ OutboxDb::RunPass(const Service &svc, int64_t batch_size, RedisShards &shards, c
 		if (down[ShardOf(p, nshards)])
 			excluded += (excluded.size() > 1 ? "," : "") + std::to_string(p);
 	excluded += "}";
-	Result(Exec("BEGIN", {}, PGRES_COMMAND_OK));
+	Result(Exec("BEGIN ISOLATION LEVEL REPEATABLE READ", {}, PGRES_COMMAND_OK));
 	try {
 		const std::string claim = Statement(relay_sql::kClaim, svc.name);
 		const std::string refuse = Statement(relay_sql::kRefuse, svc.name);

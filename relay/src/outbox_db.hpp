@@ -20,9 +20,15 @@ namespace chat_outbox::relay {
 
 // PgFailure: a statement failed. lost = the connection is gone (every service waits, reconnect);
 // otherwise it is about the statement's service (a dropped table) and the others go on.
+// sqlstate: the error's SQLSTATE ("" when the connection failed).
 struct PgFailure : std::runtime_error {
 	bool lost;
-	PgFailure(bool l, const std::string &what) : std::runtime_error(what), lost(l) {}
+	std::string sqlstate;
+	PgFailure(bool l, const std::string &what, std::string state = "")
+		: std::runtime_error(what), lost(l), sqlstate(std::move(state)) {}
+	// Another relay marked rows this pass read as unsent since its snapshot: nothing is wrong, the
+	// pass is rolled back and goes again at once with a new snapshot.
+	bool Conflict() const { return sqlstate == "40001"; }
 };
 
 struct Service {
@@ -69,6 +75,10 @@ class OutboxDb {
 	// partitions go on; a pass that would still need a down shard throws kConnection. The pass
 	// sets *last_layout as soon as it chose a count, so a pass that failed on a down shard has
 	// told the next one which partitions to leave out.
+	// The pass is one REPEATABLE READ transaction: every claim sees the rows committed before its
+	// first claim and no later ones (why: extension/src/pg/relay_pass.cpp, whose claims read with
+	// the pass's first snapshot). A second relay's marks then end the pass with a serialization
+	// failure (PgFailure::Conflict) instead of the wait-and-recheck of READ COMMITTED.
 	PassResult RunPass(const Service &svc, int64_t batch_size, RedisShards &shards, const std::string &prefix,
 					   const std::vector<bool> &down, int *last_layout);
 	// RecordLayout writes the count a service is relayed under and what a change waits for ("" none).

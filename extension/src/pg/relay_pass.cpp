@@ -24,8 +24,13 @@
  * or after RELAY_PASS_MAX_BATCHES. Batch k+1 starts above batch k's last id: the rows this
  * transaction has marked are invisible to it but still in the unsent index, and walking over them
  * again would make each batch of a pass slower than the one before (docs/relay-benchmarks.md has
- * the drain rates). A lower id that commits meanwhile is not lost; it goes in the next
- * pass, as it would after a commit.
+ * the drain rates). So every claim of a pass reads with the snapshot of its first claim (its
+ * command id advanced, so it sees the pass's own marks): a lower id that commits while the pass
+ * goes on is left to the next pass, which starts from the lowest id, and so is everything
+ * committed after it. With a fresh snapshot per claim, a row whose sender saw that lower id
+ * commit and then sent again in the same chat would be claimed above it, ahead of it
+ * (tests/extension/late_commit_pass.sh). The row locks still wait and recheck as in any
+ * READ COMMITTED statement, so a second relay's marks are never sent again.
  */
 #include "pg/relay_pass.hpp"
 
@@ -201,15 +206,15 @@ TextOf(Datum d, int *len)
 
 /*
  * ClaimAndMark marks the next batch above `after` sent (uncommitted) and returns its rows in id
- * order: RETURNING follows the join, not the ids. The rows point into SPI_tuptable and memory of
+ * order: RETURNING follows the join, not the ids. It reads with the pass's snapshot (see the top). The rows point into SPI_tuptable and memory of
  * the current context, so they stay valid until the caller frees the tuptable and resets the context.
  */
 static int
-ClaimAndMark(RelayService *svc, int batch_size, int64 after, Datum excluded, OutboxRow **rows_out)
+ClaimAndMark(RelayService *svc, int batch_size, int64 after, Datum excluded, Snapshot pass_snapshot, OutboxRow **rows_out)
 {
 	Datum		args[4] = {Int32GetDatum(batch_size), Int64GetDatum(after), Int32GetDatum(Max(svc->layout, 1)), excluded};
 	int			planner_level = UseIndexOrder();
-	int			ret = SPI_execute_plan(svc->claim_plan, args, nullptr, false, 0);
+	int			ret = SPI_execute_snapshot(svc->claim_plan, args, nullptr, pass_snapshot, InvalidSnapshot, false, true, 0);
 	int			n;
 	OutboxRow  *rows;
 	TupleDesc	desc;
@@ -462,6 +467,7 @@ RelayPass(RelayService *svc, int batch_size, int64 **ids_out, SinkFailure *failu
 	int			layout = 0;
 	List	   *refusals = NIL;
 	Datum		excluded;
+	Snapshot	pass_snapshot;
 
 	PreparePlans(svc);
 	if (!RedisSinkEnsureConnected(failure)) {
@@ -473,13 +479,15 @@ RelayPass(RelayService *svc, int batch_size, int64 **ids_out, SinkFailure *failu
 		*ids_out = ids;
 	}
 	excluded = ExcludedPartitions(svc);
+	/* registered, so an ERROR's abort releases it; every return below goes through the end */
+	pass_snapshot = RegisterSnapshot(GetTransactionSnapshot());
 	for (int b = 0; b < RELAY_PASS_MAX_BATCHES; b++) {
 		OutboxRow  *rows;
 		int			n;
 		SPITupleTable *claimed;
 
 		MemoryContextSwitchTo(batch_cxt);
-		n = ClaimAndMark(svc, batch_size, last_id, excluded, &rows); /* Redis runs the previous batch meanwhile */
+		n = ClaimAndMark(svc, batch_size, last_id, excluded, pass_snapshot, &rows); /* Redis runs the previous batch meanwhile */
 		claimed = SPI_tuptable; /* the rows point into it; ChooseLayout's query makes another */
 		MemoryContextSwitchTo(outer_cxt);
 		if (n > 0 && layout == 0) {
@@ -524,6 +532,7 @@ RelayPass(RelayService *svc, int batch_size, int64 **ids_out, SinkFailure *failu
 		if (written[s])
 			ok = RedisSinkWaitReplicas(s, chat_outbox_redis_min_replicas, failure);
 	MemoryContextDelete(batch_cxt);
+	UnregisterSnapshot(pass_snapshot);
 	if (!ok && failure->kind == FAILURE_CONNECTION && failure->shard > 0)
 		failure->kind = FAILURE_SHARD; /* that shard is down now (redis_sink.cpp): the next pass leaves it out */
 	if (!ok)
