@@ -2,14 +2,15 @@
 //
 // A subscriber connection is in subscribe mode: it carries no other commands (publishing goes over
 // an ordinary RedisConn with Command({"PUBLISH", channel, payload})). It connects (TCP or unix
-// socket), authenticates and SELECTs as the URL says, names itself (CLIENT SETNAME), subscribes every
-// channel asked for, and keeps them: a lost connection (Redis restarted, CLIENT KILL, a network
-// error, a handshake or subscribe that outlives its deadline) reconnects with backoff and subscribes
-// again. A redis-sentinel:// URL asks its sentinels for the master before every connect, as
-// RedisConn does (net/core/sentinel_route.hpp), so the subscriptions follow a failover. Pub/sub delivers at most once: what was published while the connection was down is lost,
-// so on_subscribed runs after every (re)subscribe and its owner reads what it may have missed from
-// its record. Up/down changes are logged once per outage (StateLog). TCP keepalive finds a silent
-// peer; the connection sends no PING of its own (a PING reply in subscribe mode could be taken for a
+// socket), authenticates and SELECTs as the URL says, names itself (CLIENT SETNAME), subscribes
+// every channel asked for, and keeps them: a lost connection (Redis restarted, CLIENT KILL, a
+// network error, a handshake or subscribe that outlives its deadline) reconnects with backoff and
+// subscribes again. A redis-sentinel:// URL asks its sentinels for the master before every connect,
+// as RedisConn does (both live on net/hiredis_link.hpp), so the subscriptions follow a failover.
+// Pub/sub delivers at most once: what was published while the connection was down is lost, so
+// on_subscribed runs after every (re)subscribe and its owner reads what it may have missed from its
+// record. Up/down changes are logged once per outage (StateLog). TCP keepalive finds a silent peer;
+// the connection sends no PING of its own (a PING reply in subscribe mode could be taken for a
 // message by hiredis 0.14).
 #pragma once
 

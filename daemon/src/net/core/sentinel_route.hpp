@@ -1,11 +1,12 @@
 // daemon/src/net/core/sentinel_route.hpp - where an async Redis connection of the daemon goes next.
 //
-// RedisConn and RedisSubscriber share it, so both follow a failover the same way (common/redis_sentinel
-// has the rule). A plain URL always goes to its own address. A redis-sentinel:// URL alternates two
-// phases: asking url.sentinels[cursor] for the master (a short-lived connection: SentinelQuery
-// commands, then Found with the last reply), and connecting to the master it named (the handshake
-// with ROLE, checked by RoleOk). Every lost connection goes back to asking; a sentinel that failed,
-// or named something that is not the master, moves the cursor on.
+// HiredisLink (net/hiredis_link.hpp, the connection life of RedisConn and RedisSubscriber) follows
+// it, so both follow a failover the same way (common/redis_sentinel has the rule). A plain URL
+// always goes to its own address. A redis-sentinel:// URL alternates two phases: asking
+// url.sentinels[cursor] for the master (a short-lived connection: SentinelQuery commands, then
+// Found with the last reply), and connecting to the master it named (the handshake with ROLE,
+// checked by RoleOk). Every lost connection goes back to asking; a sentinel that failed, or named
+// something that is not the master, moves the cursor on.
 //
 // Pure: no I/O, unit-tested without servers.
 #pragma once
