@@ -72,9 +72,25 @@ harness_init() {
 	trap 'exit 130' INT TERM
 }
 
+# harness_descendants <pid>: every process below pid, parents before their children.
+harness_descendants() {
+	local child
+	for child in $(ps -o pid= --ppid "$1"); do
+		echo "$child"
+		harness_descendants "$child"
+	done
+}
+
 harness_cleanup() {
 	local rc=$?
 	set +e
+	# Every process this test started and that still runs below it, read before anything is stopped
+	# (a stopped parent's children move to init): a tracked subshell's `node` and untracked
+	# background jobs go with the test too (harness.no_leaks). Servers that daemonize (postmaster,
+	# redis-server) are not below it and are stopped by their pid files below.
+	local below
+	below=$(harness_descendants $$)
+	H_PIDS+=($below)
 	for pid in "${H_PIDS[@]}"; do kill -CONT "$pid" 2>/dev/null; kill "$pid" 2>/dev/null; done
 	if [ -n "${PG_DATA:-}" ] && [ -f "$PG_DATA/postmaster.pid" ]; then
 		harness_as_pg "$PG_BIN/pg_ctl" -D "$PG_DATA" -m immediate stop >/dev/null 2>&1
