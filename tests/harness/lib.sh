@@ -30,7 +30,8 @@
 #   harness_wait_for <s> <command...>   poll until the command succeeds (fails after s seconds)
 #   harness_wait_value <s> <op> <want> <command...>  poll until [ "$(command)" <op> <want> ]
 #   harness_export_controls             export how to stop/start Redis and Postgres to test peers
-# Everything started is stopped by pid in the EXIT trap, so a failing test leaves nothing behind.
+# Everything started is stopped in the EXIT trap (the tracked pids, every process still running below
+# the test, the servers by their pid files), so a failing test leaves nothing behind.
 # Logs stay in $H_DIR and are printed on failure.
 # Unix sockets live in $H_SOCK, never in $H_DIR: a socket path may not exceed 107 bytes, and a
 # checkout in a deep folder (a CI runner's workspace) would push $H_DIR past that.
