@@ -28,5 +28,6 @@ daemon_start_again
 daemon_wait_healthy
 export DAEMON_PID
 node query_queue.mjs
+node join_flood.mjs
 node behind.mjs
 node too_slow.mjs
