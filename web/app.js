@@ -396,8 +396,11 @@
 		const s = chatState.get(st.chat_id);
 		if (!s) return;
 		myService = st.me.service;
-		if (st.unread !== null) s.unread = st.unread;
-		s.myRead = st.my_read ? st.my_read.seq : 0;
+		// null unread: the gateway did not read this user's state (Postgres busy); keep what we know
+		if (st.unread !== null) {
+			s.unread = st.unread;
+			s.myRead = st.my_read ? st.my_read.seq : 0;
+		}
 		for (const r of st.reads) s.reads.set(userKey(r.user), r);
 		s.users = st.users;
 		renderUnread();

@@ -166,6 +166,7 @@ struct Client : std::enable_shared_from_this<Client> {
 	std::string sub, name;         // the token's sub (empty or unusable: no presence, read, typing) and name
 	uint64_t serial = 0;           // this client's number in the gateway, part of its presence member
 	TokenBucket history_rate, read_rate, typing_rate, presence_rate;
+	TokenBucket room_changes;      // the client's own joins and leaves (Hub::TakeRoomChange)
 	int history_out = 0;           // history queries out for this client (at most conv::kMaxHistoryInFlight)
 	Deadline expiry{Deadline::Kind::Expiry, this}; // fires at the token's exp
 

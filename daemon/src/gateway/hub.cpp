@@ -162,6 +162,15 @@ Hub::Join(Client &c, int64_t chat)
 	return true;
 }
 
+bool
+Hub::TakeRoomChange(Client &c, int64_t *retry_after_ms)
+{
+	if (c.room_changes.Take(NowMs(), kRoomChangesPerSecond, kRoomChangeBurst))
+		return true;
+	*retry_after_ms = c.room_changes.RetryAfterMs(kRoomChangesPerSecond);
+	return false;
+}
+
 void
 Hub::Leave(Client &c, int64_t chat)
 {

@@ -63,6 +63,12 @@ class Hub {
 	// Admit puts an authorized client in its rooms and ends its grant when its token expires.
 	void Admit(Client &c, const AuthResult &auth);
 	bool Allowed(const Client &c, int64_t chat) const;
+	// TakeRoomChange spends one of c's tokens for a join or leave it asked for (the joins of its
+	// admission are free): false, with *retry_after_ms, when it has none left. Each join costs the
+	// gateway a presence script in Redis and a chat_state lookup in Postgres, and a leave undoes the
+	// presence, so no client may ask for them without bound.
+	static constexpr int64_t kRoomChangesPerSecond = 10, kRoomChangeBurst = 40;
+	bool TakeRoomChange(Client &c, int64_t *retry_after_ms);
 	bool Join(Client &c, int64_t chat);
 	void Leave(Client &c, int64_t chat);
 	void LeaveAll(Client &c);

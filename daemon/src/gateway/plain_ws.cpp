@@ -181,14 +181,20 @@ PlainWs::HandleText(const std::shared_ptr<PlainClient> &p, std::string_view text
 		hub_.EnqueueText(*p, DumpJson({{"type", "pong"}, {"ref", f.ref}}));
 		return true;
 	case plainws::FrameType::Join:
-		if (hub_.Join(*p, f.chat_id))
+	case plainws::FrameType::Leave:
+		if (int64_t retry_after_ms = 0; !hub_.TakeRoomChange(*p, &retry_after_ms)) {
+			hub_.EnqueueText(*p, plainws::ErrorFrame(f.ref, {{"code", "rate_limited"},
+			                                                 {"message", "too many joins and leaves; retry later"},
+			                                                 {"retry_after_ms", retry_after_ms}}));
+			return true;
+		}
+		if (f.type == plainws::FrameType::Leave) {
+			hub_.Leave(*p, f.chat_id);
+			hub_.EnqueueText(*p, plainws::AckFrame(f.ref, {{"ok", true}}));
+		} else if (hub_.Join(*p, f.chat_id))
 			hub_.EnqueueText(*p, plainws::AckFrame(f.ref, {{"ok", true}}));
 		else
 			hub_.EnqueueText(*p, plainws::ErrorFrame(f.ref, {{"message", "forbidden"}}));
-		return true;
-	case plainws::FrameType::Leave:
-		hub_.Leave(*p, f.chat_id);
-		hub_.EnqueueText(*p, plainws::AckFrame(f.ref, {{"ok", true}}));
 		return true;
 	case plainws::FrameType::Conversation: {
 		std::weak_ptr<PlainClient> weak = p;

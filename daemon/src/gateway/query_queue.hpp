@@ -22,6 +22,9 @@ class QueryQueue {
 	void Run(const std::string &sql, PgParams params, std::function<void(PgResult &&)> cb);
 	// Full: --query-queue queries are out. A send is refused then; a replay page waits for a slot.
 	bool Full() const { return out_ >= static_cast<size_t>(cfg_.query_queue); }
+	// OptionalFull: half of --query-queue is out. A query a client did not ask for (a join's
+	// chat_state lookup) is left out then, so many joins never leave sends and replays without room.
+	bool OptionalFull() const { return out_ * 2 >= static_cast<size_t>(cfg_.query_queue); }
 	size_t Waiting() const { return out_; }
 	// OnSlotFree sets what runs each time an answer came back (the replays waiting for a slot).
 	void OnSlotFree(std::function<void()> fn) { on_slot_free_ = std::move(fn); }

@@ -95,14 +95,20 @@ Receipts::SendChatState(const std::shared_ptr<Client> &c, int64_t chat, nlohmann
 {
 	std::weak_ptr<Client> weak = c;
 	std::weak_ptr<bool> alive = ctx_.conv.Alive();
+	nlohmann::json state = {{"chat_id", chat}, {"me", conv::UserJson(ctx_.conv.User(*c))}, {"unread", nullptr},
+	                        {"my_read", nullptr}, {"users", std::move(users)}};
+	if (ctx_.queries.OptionalFull()) {
+		// Postgres is behind: the state goes without this user's unread count and cursor (null, as
+		// when Postgres does not answer) rather than take the room sends and replays need.
+		SendReads(weak, chat, std::move(state));
+		return;
+	}
 	PgParams params = {std::to_string(chat), Conversation::Identified(*c) ? std::optional<std::string>(c->sub) : std::nullopt};
-	ctx_.queries.Run(sql_state_, std::move(params), [this, alive, weak, chat, users = std::move(users)](PgResult &&r) mutable {
+	ctx_.queries.Run(sql_state_, std::move(params), [this, alive, weak, chat, state = std::move(state)](PgResult &&r) mutable {
 		auto live = weak.lock();
 		auto a = alive.lock();
 		if (!live || !live->IsOpen() || !a || !*a)
 			return;
-		nlohmann::json state = {{"chat_id", chat}, {"me", conv::UserJson(ctx_.conv.User(*live))}, {"unread", nullptr},
-		                        {"my_read", nullptr}, {"users", std::move(users)}};
 		if (r.ok && !r.rows.empty() && r.rows[0].size() >= 3) {
 			const auto &row = r.rows[0];
 			int64_t unread = 0, seq = 0;
@@ -111,24 +117,32 @@ Receipts::SendChatState(const std::shared_ptr<Client> &c, int64_t chat, nlohmann
 			if (row[0] && JsonInteger(*row[0], &seq))
 				state["my_read"] = {{"seq", seq}, {"message_id", OrNull(row[1])}};
 		}
-		ctx_.redis.Command({"HVALS", ChatReadsKey(ctx_.cfg.prefix, chat)},
-		                   [this, alive, weak, state = std::move(state)](const RedisValue *reply, const std::string &) mutable {
-			auto live = weak.lock();
-			auto a = alive.lock();
-			if (!live || !live->IsOpen() || !a || !*a)
-				return;
-			nlohmann::json reads = nlohmann::json::array();
-			if (reply && reply->IsArray())
-				for (const RedisValue &v : reply->elements) {
-					nlohmann::json j = nlohmann::json::parse(v.str, nullptr, false);
-					if (j.is_object()) {
-						j.erase("chat_id");
-						reads.push_back(std::move(j));
-					}
+		SendReads(weak, chat, std::move(state));
+	});
+}
+
+// SendReads adds every user's last read cursor of the chat (from Redis) to state and sends it.
+void
+Receipts::SendReads(const std::weak_ptr<Client> &weak, int64_t chat, nlohmann::json state)
+{
+	std::weak_ptr<bool> alive = ctx_.conv.Alive();
+	ctx_.redis.Command({"HVALS", ChatReadsKey(ctx_.cfg.prefix, chat)},
+	                   [this, alive, weak, state = std::move(state)](const RedisValue *reply, const std::string &) mutable {
+		auto live = weak.lock();
+		auto a = alive.lock();
+		if (!live || !live->IsOpen() || !a || !*a)
+			return;
+		nlohmann::json reads = nlohmann::json::array();
+		if (reply && reply->IsArray())
+			for (const RedisValue &v : reply->elements) {
+				nlohmann::json j = nlohmann::json::parse(v.str, nullptr, false);
+				if (j.is_object()) {
+					j.erase("chat_id");
+					reads.push_back(std::move(j));
 				}
-			state["reads"] = std::move(reads);
-			ctx_.conv.Emit(*live, "chat_state", state);
-		});
+			}
+		state["reads"] = std::move(reads);
+		ctx_.conv.Emit(*live, "chat_state", state);
 	});
 }
 

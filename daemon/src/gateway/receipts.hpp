@@ -16,9 +16,11 @@ class Receipts {
 	explicit Receipts(ConvContext &ctx);
 	void Read(const std::shared_ptr<Client> &c, int64_t chat, int64_t seq, const Conversation::Reply &reply);
 	// SendChatState emits `chat_state` for chat to c; users is the presence list read at its join.
+	// Its Postgres lookup (unread, my_read) is optional: left out while half of --query-queue is out.
 	void SendChatState(const std::shared_ptr<Client> &c, int64_t chat, nlohmann::json users);
 
   private:
+	void SendReads(const std::weak_ptr<Client> &weak, int64_t chat, nlohmann::json state);
 	ConvContext &ctx_;
 	std::string sql_mark_, sql_state_;
 };

@@ -122,6 +122,11 @@ SioNamespace::OnEvent(const std::shared_ptr<Session> &s, const nlohmann::json &a
 	const nlohmann::json arg = args.size() > 1 ? args[1] : nlohmann::json();
 	int64_t chat = 0;
 	bool has_chat = arg.is_object() && arg.contains("chat_id") && JsonInteger(arg["chat_id"], &chat);
+	int64_t retry_after_ms = 0;
+	if ((name == "join" || name == "leave") && has_chat && !hub_.TakeRoomChange(*s, &retry_after_ms)) {
+		Ack(*s, ack, {{"error", "rate_limited"}, {"retry_after_ms", retry_after_ms}});
+		return;
+	}
 	if (name == "join") {
 		if (!has_chat)
 			Ack(*s, ack, {{"error", "chat_id must be an integer"}});

@@ -129,8 +129,9 @@ Fields()
 	    {{"send-burst", "int", "client sends a connection may make at once before --send-rate applies", false, false,
 	      1, kNoLimit},
 	     nullptr, &Config::send_burst},
-	    {{"query-queue", "int", "gateway queries (catch-up pages, sends) waiting for Postgres; a send beyond it is "
-	                            "acked busy, a catch-up page waits",
+	    {{"query-queue", "int", "gateway queries (catch-up pages, sends, history, joins' chat_state lookups) waiting "
+	                            "for Postgres; a send beyond it is acked busy, a catch-up page waits, a join past "
+	                            "half of it gets chat_state without unread",
 	      false, false, 1, kNoLimit},
 	     nullptr, &Config::query_queue},
 	    {{"cors-origins", "string", "comma-separated origins allowed to poll /socket.io/ from a browser (\"*\" = any; "

@@ -50,7 +50,7 @@ struct Config {
 	int64_t max_unauthenticated_per_address = 256; // the same, per client IP address
 	int64_t send_rate = 20;               // client sends per second per connection (token bucket)
 	int64_t send_burst = 40;              // sends a connection may make at once before send_rate applies
-	int64_t query_queue = 1000;           // gateway queries (catch-up pages, sends) waiting for Postgres
+	int64_t query_queue = 1000;           // gateway queries waiting for Postgres (gateway/query_queue.hpp)
 	std::string cors_origins;             // comma-separated origins allowed by CORS; "*" = any; empty = none
 	std::string metrics_listen;           // empty: /metrics on --listen; "off"; or host:port of its own
 	std::string web_root = CHAT_OUTBOXD_DEFAULT_WEB_ROOT; // folder served at / (the web client); "" = not served
