@@ -13,6 +13,7 @@
 #   --out DIR        where results.md, results.json and the plots go (default build/bench); each plot
 #                    is <name>.dat (its points), <name>.png and <name>.svg: `node bench/lib/plot.mjs DIR`
 #                    draws them again from the .dat files
+# Env: FANOUT_SETTLE_MS (500): the fan-out section's wait between the last socket connected and the first send
 # "ours" rows print "not available" when CREATE EXTENSION chat_outbox fails or
 # build/daemon/chat-outboxd is missing. Speed is printed, never asserted.
 set -euo pipefail

@@ -208,7 +208,7 @@ export async function fanout(variant, { sockets, chat = 424242, repeats = 3, bat
   try {
     await Promise.all(workers.map((w) => ask(w, { cmd: "connect" }, "connected")));
     const connectSeconds = (now() - tConnect) / 1000;
-    await sleep(500);
+    await sleep(Number(process.env.FANOUT_SETTLE_MS || 500));
     const sender = variant.sender(1);
     const runs = [];
     for (let r = 0; r < repeats; r++) {
