@@ -3,7 +3,8 @@
 #   Service aaa_broken has lost its outbox table (SQL fails), aab_gone its whole schema, service
 #   billing's queue keys are outside the relay's Redis ACL (NOPERM); all come before consumers and
 #   workers in the relay's order. Every message of consumers and workers still reaches Redis; each broken service says why
-#   in chat_outbox.status.service_error, is logged once, and relays again once it is fixed.
+#   in chat_outbox.status.service_error, is logged once, and relays again once it is fixed. Consumers'
+#   commit -> Redis latency beside the broken services is printed beside the same once all are healthy.
 set -euo pipefail
 . "$(dirname "$0")/../harness/lib.sh"
 harness_init extension-service-isolation
@@ -32,6 +33,20 @@ harness_wait_for 60 waiting chat-messages 20 || fail "consumers: $(rcli LLEN bul
 harness_wait_for 60 waiting chat-replies 20 || fail "workers: $(rcli LLEN bull:chat-replies:wait) of 20 in Redis"
 echo "ok   consumers and workers relayed 20 messages each beside three broken services"
 
+# consumers' commit -> job in Redis beside the broken services, printed (never asserted) beside the same
+# measurement once every service is healthy again (at the end)
+latency() { # latency <label>: 300 paced sends of consumers through bench/relay/latency.mjs, every one seen
+	local r
+	r=$(cd "$H_ROOT/tests" && REDIS_URL=$REDIS_URL PGURL=$PGURL node "$H_ROOT/bench/relay/latency.mjs" 300 5)
+	python3 - "$1" "$r" <<'PY' || fail "latency: $r"
+import json, sys
+r = json.loads(sys.argv[2]); m = r["commit_ack_to_visible_ms"]
+assert r["sent"] == r["seen"] == 300, r
+print(f"     consumers, commit ack -> job in Redis, {sys.argv[1]}: p50 {m['p50']} ms, p95 {m['p95']} ms, p99 {m['p99']} ms")
+PY
+}
+latency "beside three broken services"
+
 has_error() { [[ "$(status "$1" service_error)" == *"$2"* ]]; }
 harness_wait_for 30 has_error billing NOPERM || fail "billing service_error: '$(status billing service_error)'"
 harness_wait_for 30 has_error aaa_broken 'does not exist' || fail "aaa_broken service_error: '$(status aaa_broken service_error)'"
@@ -53,4 +68,7 @@ harness_wait_for 30 waiting billing-messages 1 || fail "billing's row did not ar
 harness_wait_for 10 bash -c "[ -z \"\$(psql -XAtq '$PGURL' -c \"SELECT service_error FROM chat_outbox.status WHERE service = 'billing'\")\" ]"
 grep -q 'service "billing" relays again' "$H_DIR/postgres.log" || fail "no recovery line for billing"
 echo "ok   billing relays again once its keys are allowed"
+
+q "DELETE FROM chat_outbox.services WHERE name IN ('aaa_broken', 'aab_gone')"
+latency "every service healthy"
 echo PASS
