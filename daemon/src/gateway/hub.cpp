@@ -6,6 +6,7 @@
 
 #include "base/log.hpp"
 #include "gateway/catchup.hpp"
+#include "gateway/core/conversation.hpp"
 #include "gateway/core/engineio.hpp"
 #include "gateway/core/message_json.hpp"
 
@@ -165,9 +166,9 @@ Hub::Join(Client &c, int64_t chat)
 bool
 Hub::TakeRoomChange(Client &c, int64_t *retry_after_ms)
 {
-	if (c.room_changes.Take(NowMs(), kRoomChangesPerSecond, kRoomChangeBurst))
+	if (c.room_changes.Take(NowMs(), conv::kRoomChangeRate.per_second, conv::kRoomChangeRate.burst))
 		return true;
-	*retry_after_ms = c.room_changes.RetryAfterMs(kRoomChangesPerSecond);
+	*retry_after_ms = c.room_changes.RetryAfterMs(conv::kRoomChangeRate.per_second);
 	return false;
 }
 

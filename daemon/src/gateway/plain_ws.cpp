@@ -183,9 +183,7 @@ PlainWs::HandleText(const std::shared_ptr<PlainClient> &p, std::string_view text
 	case plainws::FrameType::Join:
 	case plainws::FrameType::Leave:
 		if (int64_t retry_after_ms = 0; !hub_.TakeRoomChange(*p, &retry_after_ms)) {
-			hub_.EnqueueText(*p, plainws::ErrorFrame(f.ref, {{"code", "rate_limited"},
-			                                                 {"message", "too many joins and leaves; retry later"},
-			                                                 {"retry_after_ms", retry_after_ms}}));
+			hub_.EnqueueText(*p, plainws::ErrorFrame(f.ref, conv::RateLimited(retry_after_ms)["error"]));
 			return true;
 		}
 		if (f.type == plainws::FrameType::Leave) {

@@ -206,8 +206,9 @@ TextOf(Datum d, int *len)
 
 /*
  * ClaimAndMark marks the next batch above `after` sent (uncommitted) and returns its rows in id
- * order: RETURNING follows the join, not the ids. It reads with the pass's snapshot (see the top). The rows point into SPI_tuptable and memory of
- * the current context, so they stay valid until the caller frees the tuptable and resets the context.
+ * order: RETURNING follows the join, not the ids. It reads with the pass's snapshot (see the top).
+ * The rows point into SPI_tuptable and memory of the current context, so they stay valid until the
+ * caller frees the tuptable and resets the context.
  */
 static int
 ClaimAndMark(RelayService *svc, int batch_size, int64 after, Datum excluded, Snapshot pass_snapshot, OutboxRow **rows_out)

@@ -38,6 +38,8 @@ constexpr Rate kHistoryRate{20, 40};
 constexpr Rate kReadRate{5, 20};
 constexpr Rate kTypingRate{2, 5};
 constexpr Rate kPresenceRate{5, 10};
+// A client's own joins and leaves (Hub::TakeRoomChange; the joins of its admission are free).
+constexpr Rate kRoomChangeRate{10, 40};
 constexpr int kMaxHistoryInFlight = 2;
 
 // The arguments of each request; a Parse* fails with *error (for a bad_request) on anything else.
