@@ -55,6 +55,12 @@ ShardOf(int p, int nshards)
 }
 
 std::string
+ShardName(size_t shard, size_t nshards)
+{
+	return nshards == 1 ? "redis" : "redis shard " + std::to_string(shard);
+}
+
+std::string
 LayoutKey(std::string_view prefix, std::string_view queue)
 {
 	return bullmq::QueueKey(prefix, queue, bullmq::kPartitionsKeyName);

@@ -6,6 +6,7 @@
 // Pure C++: no I/O, unit-tested without servers.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -37,6 +38,9 @@ std::string PartitionQueue(std::string_view queue, int n, int p);
 
 // ShardOf: partition p lives on shard p mod (number of shards). Shard 0 also holds the layout key.
 int ShardOf(int p, int nshards);
+
+// ShardName: how logs name a shard's Redis: "redis" when there is one, "redis shard <i>" of several.
+std::string ShardName(size_t shard, size_t nshards);
 
 // LayoutKey: "<prefix>:<queue>:partitions" on shard 0, the queue's current partition count as a
 // decimal string (absent = 1). The relay is its only writer and SETs it before the first job under

@@ -52,7 +52,7 @@ struct Daemon {
 	std::unique_ptr<PgClient> pg_gateway;
 	std::unique_ptr<RedisConn> gateway_redis;
 	std::unique_ptr<RedisSubscriber> chat_events;
-	std::unique_ptr<RedisSafetyCheck> redis_safety;
+	std::unique_ptr<RedisSafetyChecks> redis_safety;
 	std::unique_ptr<Gateway> ws;
 	std::unique_ptr<BusPublisher> publisher;
 	std::unique_ptr<PartitionManager> consumer; // none with --consume off
@@ -154,11 +154,12 @@ Run(int argc, char **argv)
 	const std::string client_name = ConnectionName(cfg.prefix, cfg.queue, cfg.identity);
 	// The gateway's own Redis connections on shard 0: commands (presence, read mirrors, PUBLISH of the
 	// bus and the chats' events) and the chats' events channels, so they never wait behind a
-	// consumer's commands. The Redis safety check reads shard 0 through the first.
+	// consumer's commands. The Redis safety checks read shard 0 through the first.
 	d->gateway_redis = std::make_unique<RedisConn>(loop, shards[0], "redis (gateway)", client_name + ":gateway",
 	                                               kRedisTimeoutMs, nullptr);
 	d->chat_events = std::make_unique<RedisSubscriber>(loop, shards[0], client_name + ":events", kRedisTimeoutMs);
-	d->redis_safety = std::make_unique<RedisSafetyCheck>(*d->gateway_redis, d->metrics);
+	d->redis_safety = std::make_unique<RedisSafetyChecks>(d->metrics, shards.size());
+	d->redis_safety->Watch(*d->gateway_redis, 0);
 	d->ws = std::make_unique<Gateway>(loop, cfg, *d->pg_gateway, d->metrics, *d->gateway_redis, *d->chat_events);
 	if (!d->ws->Start(&error)) {
 		fprintf(stderr, "chat-outboxd: --listen %s: %s\n", cfg.listen.c_str(), error.c_str());
@@ -172,6 +173,8 @@ Run(int argc, char **argv)
 		// (shard 0) and hands them on to this daemon's gateway.
 		d->publisher = std::make_unique<BusPublisher>(*d->gateway_redis, bus_channel, *d->ws, d->metrics);
 		d->consumer = std::make_unique<PartitionManager>(loop, cfg, shards, *d->publisher, d->metrics);
+		for (size_t i = 1; i < shards.size(); i++)
+			d->redis_safety->Watch(d->consumer->ShardConn(i), i);
 	}
 
 	Daemon *daemon = d.get();

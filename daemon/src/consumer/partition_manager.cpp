@@ -104,7 +104,7 @@ struct PartitionManager::Impl {
 		ParsePartitionList(cfg.leave_partitions, &left_out, &error); // checked by main before
 		std::string name = ConnectionName(cfg.prefix, cfg.queue, cfg.identity) + ":leases";
 		for (size_t i = 0; i < urls.size(); i++) {
-			std::string shard = urls.size() == 1 ? "redis" : "redis shard " + std::to_string(i);
+			std::string shard = chat_outbox::ShardName(i, urls.size());
 			redis_logs.push_back(std::make_unique<StateLog>(shard));
 			conns.push_back(
 			    std::make_unique<RedisConn>(loop, urls[i], shard, name, kRedisTimeoutMs, redis_logs.back().get()));
@@ -607,9 +607,9 @@ PartitionManager::Stop(std::function<void()> done)
 }
 
 RedisConn &
-PartitionManager::Shard0()
+PartitionManager::ShardConn(size_t shard)
 {
-	return *impl_->conns[0];
+	return *impl_->conns[shard];
 }
 
 } // namespace chat_outboxd

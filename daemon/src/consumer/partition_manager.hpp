@@ -43,8 +43,9 @@ class PartitionManager {
 	// Stop: drain every partition, release every lease, deregister, close; then done. Gives up
 	// after a deadline while a server is down (the leases then expire by themselves).
 	void Stop(std::function<void()> done);
-	// Shard0 is the command connection to the first shard (the Redis safety check reads it).
-	RedisConn &Shard0();
+	// ShardConn: the command connection to a shard (members, layout, leases; the Redis safety
+	// checks read the shards past 0 through it).
+	RedisConn &ShardConn(size_t shard);
 
 	struct Impl;
 

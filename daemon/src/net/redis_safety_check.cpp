@@ -5,6 +5,7 @@
 #include <memory>
 
 #include "base/log.hpp"
+#include "partitions.hpp"
 #include "redis_safety.hpp"
 
 namespace chat_outboxd {
@@ -29,13 +30,21 @@ ConfigValue(const RedisValue *reply)
 
 } // namespace
 
-RedisSafetyCheck::RedisSafetyCheck(RedisConn &conn, Metrics &metrics) : conn_(conn), metrics_(metrics)
+RedisSafetyChecks::RedisSafetyChecks(Metrics &metrics, size_t nshards) : metrics_(metrics), nshards_(nshards) {}
+
+void
+RedisSafetyChecks::Watch(RedisConn &conn, size_t shard)
 {
-	conn_.OnReady([this] { Run(); });
+	auto owned = std::make_unique<Check>();
+	owned->conn = &conn;
+	owned->shard = shard;
+	Check *check = owned.get();
+	checks_.push_back(std::move(owned));
+	conn.OnReady([this, check] { Run(*check); });
 }
 
 void
-RedisSafetyCheck::Run()
+RedisSafetyChecks::Run(Check &check)
 {
 	static const char *const kSettings[] = {"appendonly", "maxmemory-policy", "appendfsync"};
 	struct Answers {
@@ -44,33 +53,38 @@ RedisSafetyCheck::Run()
 		bool lost = false;
 	};
 	auto answers = std::make_shared<Answers>();
+	Check *c = &check;
 	for (size_t i = 0; i < 3; i++)
-		conn_.Command({"CONFIG", "GET", kSettings[i]}, [this, answers, i](const RedisValue *r, const std::string &) {
+		check.conn->Command({"CONFIG", "GET", kSettings[i]}, [this, c, answers, i](const RedisValue *r, const std::string &) {
 			if (!r)
 				answers->lost = true; // connection lost again: the next OnReady checks
 			else
 				answers->values[i] = ConfigValue(r);
 			if (--answers->left == 0 && !answers->lost)
-				Judge(answers->values[0], answers->values[1], answers->values[2]);
+				Judge(*c, answers->values[0], answers->values[1], answers->values[2]);
 		});
 }
 
 void
-RedisSafetyCheck::Judge(const std::string &appendonly, const std::string &maxmemory_policy,
-                        const std::string &appendfsync)
+RedisSafetyChecks::Judge(Check &check, const std::string &appendonly, const std::string &maxmemory_policy,
+                         const std::string &appendfsync)
 {
-	metrics_.redis_appendfsync = appendfsync;
+	if (check.shard == 0)
+		metrics_.redis_appendfsync = appendfsync;
 	std::string warning = chat_outbox::RedisSafetyWarning(appendonly, maxmemory_policy);
-	metrics_.redis_durable = warning.empty();
-	if (warning != last_warning_ || !checked_) {
+	std::string name = chat_outbox::ShardName(check.shard, nshards_);
+	if (warning != check.last_warning || check.verdict == Verdict::Unchecked) {
 		if (!warning.empty())
-			Log(Level::Warning, "redis is not durable: %s; run it with appendonly yes and maxmemory-policy noeviction",
-			    warning.c_str());
-		else if (checked_)
-			Log(Level::Notice, "redis is durable again (appendonly yes, maxmemory-policy noeviction)");
+			Log(Level::Warning, "%s is not durable: %s; run it with appendonly yes and maxmemory-policy noeviction",
+			    name.c_str(), warning.c_str());
+		else if (check.verdict == Verdict::NotDurable)
+			Log(Level::Notice, "%s is durable again (appendonly yes, maxmemory-policy noeviction)", name.c_str());
 	}
-	last_warning_ = warning;
-	checked_ = true;
+	check.last_warning = warning;
+	check.verdict = warning.empty() ? Verdict::Durable : Verdict::NotDurable;
+	metrics_.redis_durable = true;
+	for (const auto &c : checks_)
+		metrics_.redis_durable = metrics_.redis_durable && c->verdict != Verdict::NotDurable;
 }
 
 } // namespace chat_outboxd

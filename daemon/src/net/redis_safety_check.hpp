@@ -1,30 +1,47 @@
-// daemon/src/net/redis_safety_check.hpp - warn when the Redis we consume from can lose jobs, and
+// daemon/src/net/redis_safety_check.hpp - warn when a Redis we consume from can lose jobs, and
 // report how much its AOF can lose.
 //
-// After every (re)connect it reads appendonly, maxmemory-policy and appendfsync (three CONFIG GETs,
-// pipelined). It logs a warning when Redis would lose waiting jobs on restart or evict them, again
-// only when the answer changes (a Redis restarted with a different configuration): the
-// redis_durable gauge. appendfsync goes to Metrics::redis_appendfsync for /healthz and /metrics.
+// One check per shard the daemon uses: shard 0 through the gateway's connection (every daemon
+// uses it for the bus), the others through the consumer's per-shard connections. After every
+// (re)connect a check reads appendonly, maxmemory-policy and appendfsync (three CONFIG GETs,
+// pipelined). It logs a warning when that Redis would lose waiting jobs on restart or evict them,
+// again only when the answer changes (a Redis restarted with a different configuration), naming
+// the shard when there are several. Metrics::redis_durable is false while any shard is not durable;
+// Metrics::redis_appendfsync is shard 0's (as the relay's chat_outbox.status shows it), for
+// /healthz and /metrics.
 #pragma once
 
+#include <memory>
 #include <string>
+#include <vector>
 
 #include "base/core/metrics.hpp"
 #include "net/redis_conn.hpp"
 
 namespace chat_outboxd {
 
-class RedisSafetyCheck {
+class RedisSafetyChecks {
   public:
-	RedisSafetyCheck(RedisConn &conn, Metrics &metrics);
+	// nshards: how many shards the --redis-url list has (names the shards in the log when > 1).
+	RedisSafetyChecks(Metrics &metrics, size_t nshards);
+
+	// Watch checks shard's Redis through conn after each of its connects. conn outlives this.
+	void Watch(RedisConn &conn, size_t shard);
 
   private:
-	void Run();
-	void Judge(const std::string &appendonly, const std::string &maxmemory_policy, const std::string &appendfsync);
-	RedisConn &conn_;
+	enum class Verdict { Unchecked, Durable, NotDurable };
+	struct Check {
+		RedisConn *conn;
+		size_t shard;
+		Verdict verdict = Verdict::Unchecked;
+		std::string last_warning;
+	};
+	void Run(Check &check);
+	void Judge(Check &check, const std::string &appendonly, const std::string &maxmemory_policy,
+	           const std::string &appendfsync);
 	Metrics &metrics_;
-	std::string last_warning_;
-	bool checked_ = false;
+	size_t nshards_;
+	std::vector<std::unique_ptr<Check>> checks_;
 };
 
 } // namespace chat_outboxd

@@ -70,6 +70,13 @@ TEST(Partitions, ShardIsPartitionModShards)
 	EXPECT_EQ(ShardOf(5, 3), 2);
 }
 
+TEST(Partitions, ShardNameSaysWhichOfSeveral)
+{
+	EXPECT_EQ(ShardName(0, 1), "redis");
+	EXPECT_EQ(ShardName(0, 2), "redis shard 0");
+	EXPECT_EQ(ShardName(1, 2), "redis shard 1");
+}
+
 TEST(Partitions, LayoutKeyIsUnderTheQueueOnShardZero)
 {
 	EXPECT_EQ(LayoutKey("bull", "chat-messages"), "bull:chat-messages:partitions");

@@ -85,7 +85,7 @@ Metrics::RenderPrometheus() const
 	Counter(&out, "chat_outboxd_redis_up", "1 when the Redis connections are up.", "gauge", redis_up ? 1 : 0);
 	Counter(&out, "chat_outboxd_postgres_up", "1 when the gateway's Postgres connection is up.", "gauge",
 	        postgres_up ? 1 : 0);
-	Counter(&out, "chat_outboxd_redis_durable", "0 when Redis runs without appendonly or may evict jobs.", "gauge",
+	Counter(&out, "chat_outboxd_redis_durable", "0 when a Redis shard it uses runs without appendonly or may evict jobs.", "gauge",
 	        redis_durable ? 1 : 0);
 	out += "# HELP chat_outboxd_redis_appendfsync Redis's appendfsync setting, as the label (unknown: not read).\n"
 	       "# TYPE chat_outboxd_redis_appendfsync gauge\n"

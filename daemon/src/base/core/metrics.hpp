@@ -40,7 +40,7 @@ struct Metrics {
 	int64_t clients_connected = 0;   // gauge
 	bool redis_up = false;
 	bool postgres_up = false;
-	bool redis_durable = true;       // false when Redis runs without AOF or may evict (warned once)
+	bool redis_durable = true;       // false while a shard runs without AOF or may evict (warned once)
 	// Redis's appendfsync (always, everysec, no): how much an AOF can lose on a crash. Empty until
 	// read, and when CONFIG GET is refused.
 	std::string redis_appendfsync;
