@@ -51,7 +51,7 @@ struct Daemon {
 	Metrics metrics;
 	std::unique_ptr<PgClient> pg_gateway;
 	std::unique_ptr<RedisConn> gateway_redis;
-	std::unique_ptr<RedisSubscriber> chat_events;
+	std::unique_ptr<RedisSubscriber> pubsub;
 	std::unique_ptr<RedisSafetyChecks> redis_safety;
 	std::unique_ptr<Gateway> ws;
 	std::unique_ptr<BusPublisher> publisher;
@@ -72,7 +72,7 @@ struct Daemon {
 		auto rest = [this] {
 			ws->Shutdown([this] {
 				gateway_redis->Close(nullptr);
-				chat_events->Close(nullptr);
+				pubsub->Close(nullptr);
 				pg_gateway->Close(nullptr);
 			});
 		};
@@ -152,22 +152,23 @@ Run(int argc, char **argv)
 	Metrics *metrics = &d->metrics;
 	d->pg_gateway->OnStateChange([metrics](bool up) { metrics->postgres_up = up; });
 	const std::string client_name = ConnectionName(cfg.prefix, cfg.queue, cfg.identity);
-	// The gateway's own Redis connections on shard 0: commands (presence, read mirrors, PUBLISH of the
-	// bus and the chats' events) and the chats' events channels, so they never wait behind a
-	// consumer's commands. The Redis safety checks read shard 0 through the first.
+	// The gateway's own Redis connections on shard 0, so they never wait behind a consumer's commands:
+	// commands (presence, read mirrors, PUBLISH of the bus and the chats' events) and pub/sub (the
+	// chats' events channels and the service's bus channel). The Redis safety checks read shard 0
+	// through the first.
 	d->gateway_redis = std::make_unique<RedisConn>(loop, shards[0], "redis (gateway)", client_name + ":gateway",
 	                                               kRedisTimeoutMs, nullptr);
-	d->chat_events = std::make_unique<RedisSubscriber>(loop, shards[0], client_name + ":events", kRedisTimeoutMs);
+	d->pubsub = std::make_unique<RedisSubscriber>(loop, shards[0], client_name + ":pubsub", kRedisTimeoutMs);
 	d->redis_safety = std::make_unique<RedisSafetyChecks>(d->metrics, shards.size());
 	d->redis_safety->Watch(*d->gateway_redis, 0);
-	d->ws = std::make_unique<Gateway>(loop, cfg, *d->pg_gateway, d->metrics, *d->gateway_redis, *d->chat_events);
+	d->ws = std::make_unique<Gateway>(loop, cfg, *d->pg_gateway, d->metrics, *d->gateway_redis, *d->pubsub);
 	if (!d->ws->Start(&error)) {
 		fprintf(stderr, "chat-outboxd: --listen %s: %s\n", cfg.listen.c_str(), error.c_str());
 		return 2;
 	}
 	const bool consume = cfg.consume == "on";
 	const std::string bus_channel = chat_outbox::bullmq::BusChannel(cfg.prefix, cfg.queue);
-	d->ws->StartBus({shards[0]}, bus_channel, client_name + ":bus", !consume);
+	d->ws->StartBus(bus_channel, !consume);
 	if (consume) {
 		// Every partition's consumer hands its rows to the publisher, which publishes them on the bus
 		// (shard 0) and hands them on to this daemon's gateway.

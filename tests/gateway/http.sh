@@ -24,6 +24,13 @@ grep -q '^chat_outboxd_gateway_frames_pushed_total ' "$H_DIR/metrics.txt" || fai
 grep -qx 'chat_outboxd_redis_appendfsync{setting="everysec"} 1' "$H_DIR/metrics.txt" || fail "appendfsync in /metrics: $(grep appendfsync "$H_DIR/metrics.txt")"
 echo "ok   /metrics"
 
+# One pub/sub connection per daemon: the bus and the chats' events share it (docs/gateway.md, "Conversations").
+pubsub_conns() { rcli CLIENT LIST | grep 'name=chat-outboxd:' | grep -E ' flags=[A-Za-z]*P'; }
+harness_wait_for 10 bash -c "redis-cli -p $REDIS_PORT CLIENT LIST | grep -q 'name=chat-outboxd:.*:pubsub .* sub=1 '"
+[ "$(pubsub_conns | wc -l)" = 1 ] || fail "the daemon's pub/sub connections: $(pubsub_conns)"
+pubsub_conns | grep -q 'name=chat-outboxd:bull:chat-messages:[^ ]*:pubsub ' || fail "not named :pubsub: $(pubsub_conns)"
+echo "ok   one pub/sub connection (the bus channel subscribed on it)"
+
 # Redis restarted with another appendfsync: both endpoints say so once the daemon reconnected.
 harness_redis_stop
 REDIS_EXTRA_ARGS="--appendfsync always" harness_redis_start_again

@@ -27,17 +27,13 @@ Bus::Bus(uv_loop_t *loop, const Config &cfg, Hub &hub, PgClient &pg, Metrics &me
 Bus::~Bus() = default;
 
 void
-Bus::Start(const std::vector<chat_outbox::RedisUrl> &urls, const std::string &channel, const std::string &client_name,
-           bool redis_health)
+Bus::Start(RedisSubscriber &sub, const std::string &channel, bool redis_health)
 {
 	channel_ = channel;
 	redis_health_ = redis_health;
-	for (const chat_outbox::RedisUrl &url : urls) {
-		subs_.push_back(std::make_unique<RedisSubscriber>(loop_, url, client_name));
-		subs_.back()->Subscribe(channel_,
-		                        [this](const std::string &, const std::string &payload) { OnMessage(payload); },
-		                        [this] { OnSubscribed(); });
-	}
+	sub_ = &sub;
+	sub_->Subscribe(channel_, [this](const std::string &, const std::string &payload) { OnMessage(payload); },
+	                [this] { OnSubscribed(); });
 	quiet_timer_.Start(kQuietCheckMs, [this] { OnQuietTick(); }, kQuietCheckMs);
 	CheckInbox(); // the start of the order, even while Redis is away
 }
@@ -84,12 +80,10 @@ Bus::OnSubscribed()
 void
 Bus::UpdateSubscribed()
 {
-	bool all = !subs_.empty();
-	for (auto &sub : subs_)
-		all = all && sub->Subscribed(channel_);
-	metrics_.bus_subscribed = all;
+	bool subscribed = sub_ && sub_->Subscribed(channel_);
+	metrics_.bus_subscribed = subscribed;
 	if (redis_health_)
-		metrics_.redis_up = all;
+		metrics_.redis_up = subscribed;
 }
 
 void
@@ -197,14 +191,9 @@ void
 Bus::Close(std::function<void()> done)
 {
 	closed_ = true;
-	auto left = std::make_shared<size_t>(subs_.size() + 1);
-	auto one = [left, done = std::move(done)] {
-		if (--*left == 0 && done)
-			done();
-	};
-	for (auto &sub : subs_)
-		sub->Close(one);
-	CloseAll(one, fill_timer_, quiet_timer_);
+	if (sub_)
+		sub_->Unsubscribe(channel_);
+	CloseAll(std::move(done), fill_timer_, quiet_timer_);
 }
 
 } // namespace chat_outboxd

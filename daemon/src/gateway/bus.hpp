@@ -51,14 +51,14 @@ class Bus {
 	Bus(const Bus &) = delete;
 	Bus &operator=(const Bus &) = delete;
 
-	// Start subscribes to channel on every Redis in urls (with several shards, each consumer publishes
-	// on its own shard). redis_health: this daemon has no consumer, so /healthz's redis figure is the
-	// bus subscription (up when every subscription is confirmed).
-	void Start(const std::vector<chat_outbox::RedisUrl> &urls, const std::string &channel,
-	           const std::string &client_name, bool redis_health);
+	// Start subscribes to channel through sub, the daemon's pub/sub connection on shard 0 (where every
+	// consumer publishes), which the chats' events share; sub outlives this. redis_health: this daemon
+	// has no consumer, so /healthz's redis figure is the bus subscription (up once confirmed).
+	void Start(RedisSubscriber &sub, const std::string &channel, bool redis_health);
 	// Own takes the rows this daemon's consumer committed (in seq order).
 	void Own(std::vector<InboxMessage> rows);
-	// Close ends the subscription and the timers; done runs when their handles are closed.
+	// Close ends the subscription (the connection stays its owner's) and the timers; done runs when
+	// their handles are closed.
 	void Close(std::function<void()> done);
 
   private:
@@ -81,7 +81,7 @@ class Bus {
 	PgClient &pg_;
 	Metrics &metrics_;
 	BusOrder order_{kBusBufferBytes, kGapGraceMs};
-	std::vector<std::unique_ptr<RedisSubscriber>> subs_; // one per Redis shard
+	RedisSubscriber *sub_ = nullptr; // set by Start
 	std::string channel_;
 	bool redis_health_ = false;
 	bool checking_ = false;    // a max(seq) query is out

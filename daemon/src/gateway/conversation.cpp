@@ -36,9 +36,9 @@ PlainEventText(std::string_view event, const nlohmann::json &data)
 
 } // namespace
 
-Conversation::Conversation(uv_loop_t *loop, Hub &hub, QueryQueue &queries, RedisConn &redis, RedisSubscriber &bus,
+Conversation::Conversation(uv_loop_t *loop, Hub &hub, QueryQueue &queries, RedisConn &redis, RedisSubscriber &pubsub,
                            const Config &cfg)
-    : hub_(hub), queries_(queries), redis_(redis), bus_(bus), cfg_(cfg), ctx_{loop, hub, queries, redis, cfg, *this}
+    : hub_(hub), queries_(queries), redis_(redis), pubsub_(pubsub), cfg_(cfg), ctx_{loop, hub, queries, redis, cfg, *this}
 {
 	history_ = std::make_unique<History>(ctx_);
 	receipts_ = std::make_unique<Receipts>(ctx_);
@@ -136,7 +136,7 @@ Conversation::OnRoomChange(Client &c, int64_t chat, bool joined)
 		// The first local client of a chat subscribes this gateway to the chat's events.
 		if (members && members->size() == 1) {
 			std::weak_ptr<bool> alive = alive_;
-			bus_.Subscribe(
+			pubsub_.Subscribe(
 			    channel, [this, alive, chat](const std::string &, const std::string &payload) {
 				    if (auto a = alive.lock(); a && *a)
 					    OnBus(chat, payload);
@@ -150,7 +150,7 @@ Conversation::OnRoomChange(Client &c, int64_t chat, bool joined)
 		});
 	} else {
 		if (!members)
-			bus_.Unsubscribe(channel);
+			pubsub_.Unsubscribe(channel);
 		presence_->Left(c, chat);
 	}
 }

@@ -4,7 +4,7 @@
 // Redis that carries them between the gateways of every service in the conversation.
 //
 // Conversation owns the shared parts (the reply and event encodings, the rates, the subscription to
-// each chat with a local client, the bus intake); one class per job holds the rest: History
+// each chat with a local client, the intake of those channels); one class per job holds the rest: History
 // (history.*), Receipts (receipts.*: read, unread, chat_state), Presence (presence.*), Typing (typing.*).
 #pragma once
 
@@ -50,7 +50,7 @@ class Conversation {
   public:
 	using Reply = std::function<void(nlohmann::json)>;
 
-	Conversation(uv_loop_t *loop, Hub &hub, QueryQueue &queries, RedisConn &redis, RedisSubscriber &bus,
+	Conversation(uv_loop_t *loop, Hub &hub, QueryQueue &queries, RedisConn &redis, RedisSubscriber &pubsub,
 	             const Config &cfg);
 	~Conversation();
 	Conversation(const Conversation &) = delete;
@@ -91,7 +91,7 @@ class Conversation {
 	Hub &hub_;
 	QueryQueue &queries_;
 	RedisConn &redis_;
-	RedisSubscriber &bus_;
+	RedisSubscriber &pubsub_;
 	const Config &cfg_;
 	ConvContext ctx_;
 	std::unique_ptr<History> history_;

@@ -40,7 +40,7 @@ LwsLog(int level, const char *line) noexcept
 // counters), the Postgres side (QueryQueue, Catchup, ClientSends), the two client protocols
 // (SioNamespace on EngineIo, PlainWs) and the HTTP routes.
 struct Gateway::Impl {
-	Impl(uv_loop_t *loop, const Config &cfg, PgClient &pg, Metrics &metrics, RedisConn &redis, RedisSubscriber &chat_events);
+	Impl(uv_loop_t *loop, const Config &cfg, PgClient &pg, Metrics &metrics, RedisConn &redis, RedisSubscriber &pubsub);
 
 	static int Callback(struct lws *wsi, enum lws_callback_reasons reason, void *user, void *in, size_t len) noexcept;
 	int Dispatch(struct lws *wsi, enum lws_callback_reasons reason, Conn **slot, void *in, size_t len);
@@ -89,6 +89,7 @@ struct Gateway::Impl {
 	PlainWs plain;
 	HttpRoutes routes;
 	Bus bus;
+	RedisSubscriber &pubsub;
 	bool bus_started = false;
 	std::unique_ptr<UvTimer> shutdown_timer;
 	std::function<void()> on_shutdown_done;
@@ -140,11 +141,11 @@ Gateway::Impl::Callback(struct lws *wsi, enum lws_callback_reasons reason, void 
 }
 
 Gateway::Impl::Impl(uv_loop_t *l, const Config &c, PgClient &pg, Metrics &metrics, RedisConn &redis,
-                       RedisSubscriber &chat_events)
+                       RedisSubscriber &ps)
     : loop(l), cfg(c), queries(pg, c), hub(l, c, metrics, queries), catchup(hub, queries, c), sends(hub, queries, c),
-      conv(l, hub, queries, redis, chat_events, c), http(c.cors_origins), sio(hub, catchup, sends, conv, c),
+      conv(l, hub, queries, redis, ps, c), http(c.cors_origins), sio(hub, catchup, sends, conv, c),
       engine(hub, sio, http, c), plain(hub, catchup, sends, conv, c), routes(hub, engine, http, c),
-      bus(l, c, hub, pg, metrics)
+      bus(l, c, hub, pg, metrics), pubsub(ps)
 {
 	hub.SetCatchup(&catchup);
 	sends.OnSent([this](const nlohmann::json &message) { conv.Sent(message); });
@@ -335,8 +336,8 @@ Gateway::Impl::FinishShutdown()
 }
 
 Gateway::Gateway(uv_loop_t *loop, const Config &cfg, PgClient &pg, Metrics &metrics, RedisConn &redis,
-                 RedisSubscriber &chat_events)
-    : impl_(std::make_unique<Impl>(loop, cfg, pg, metrics, redis, chat_events))
+                 RedisSubscriber &pubsub)
+    : impl_(std::make_unique<Impl>(loop, cfg, pg, metrics, redis, pubsub))
 {
 }
 
@@ -435,11 +436,10 @@ Gateway::Deliver(const std::vector<InboxMessage> &messages)
 }
 
 void
-Gateway::StartBus(const std::vector<chat_outbox::RedisUrl> &urls, const std::string &channel,
-                  const std::string &client_name, bool redis_health)
+Gateway::StartBus(const std::string &channel, bool redis_health)
 {
 	impl_->bus_started = true;
-	impl_->bus.Start(urls, channel, client_name, redis_health);
+	impl_->bus.Start(impl_->pubsub, channel, redis_health);
 }
 
 void

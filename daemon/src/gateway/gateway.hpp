@@ -26,18 +26,18 @@ namespace chat_outboxd {
 class Gateway : public MessageSink {
   public:
 	// pg is the gateway's own connection, used for catch-up reads, history, read cursors and client
-	// sends; redis (commands and PUBLISH) and chat_events (the chats' events channels) carry the conversation
-	// events between gateways (docs/gateway.md, "Conversations").
-	Gateway(uv_loop_t *loop, const Config &cfg, PgClient &pg, Metrics &metrics, RedisConn &redis, RedisSubscriber &chat_events);
+	// sends; redis (commands and PUBLISH) and pubsub (subscribed: the chats' events channels and the
+	// service's bus) carry the conversation events and the bus between gateways (docs/gateway.md,
+	// "Conversations"; docs/architecture.md, "The bus"). Both are shard 0's and outlive the Gateway.
+	Gateway(uv_loop_t *loop, const Config &cfg, PgClient &pg, Metrics &metrics, RedisConn &redis, RedisSubscriber &pubsub);
 	~Gateway() override;
 
 	// Start binds cfg.listen; false with *error when the address cannot be used.
 	bool Start(std::string *error);
-	// StartBus subscribes to the service's bus on every Redis in urls (gateway/bus.hpp): from then on every row, from the
-	// bus, from Deliver or read from the inbox, reaches the clients through one order. redis_health:
-	// no consumer runs here, so /healthz's redis figure is the bus subscription.
-	void StartBus(const std::vector<chat_outbox::RedisUrl> &urls, const std::string &channel,
-	              const std::string &client_name, bool redis_health);
+	// StartBus subscribes to the service's bus channel on the pub/sub connection (gateway/bus.hpp): from
+	// then on every row, from the bus, from Deliver or read from the inbox, reaches the clients through
+	// one order. redis_health: no consumer runs here, so /healthz's redis figure is the bus subscription.
+	void StartBus(const std::string &channel, bool redis_health);
 	// Deliver pushes committed, new inbox messages (in seq order) to rooms chat:<chat_id>.
 	void Deliver(const std::vector<InboxMessage> &messages) override;
 	// Shutdown closes every client cleanly (transport close, so clients reconnect elsewhere),
