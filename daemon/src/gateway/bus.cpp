@@ -115,8 +115,12 @@ Bus::CheckInbox()
 				fill_timer_.Start(kStartRetryMs, [this] { CheckInbox(); });
 			return;
 		}
-		// Not Hub::SeenSeq: the seq a new client's pid carries is what was handed on, so a client that
-		// connects while a fill is out resumes from before the rows it brings.
+		// The first answer starts the order: everything up to high is history, so a new client's pid
+		// resumes from there (Hub::HighSeq). Later answers are not Hub::SeenSeq: the seq a pid carries
+		// is what was handed on, so a client that connects while a fill is out resumes from before the
+		// rows it brings.
+		if (order_.GetState() == BusOrder::State::Waiting)
+			hub_.SeenSeq(high);
 		Hand(order_.Start(high, Now()));
 	});
 }

@@ -43,7 +43,6 @@ Catchup::Catchup(Hub &hub, QueryQueue &queries, const Config &cfg) : hub_(hub), 
 	            ".inbox WHERE chat_id OPERATOR(pg_catalog.=) ANY ($1::bigint[]) AND seq OPERATOR(pg_catalog.>) "
 	            "$2::bigint ORDER BY seq LIMIT $3::bigint) page) sized WHERE before OPERATOR(pg_catalog.<) $4::bigint "
 	            "ORDER BY seq";
-	sql_high_seq_ = "SELECT COALESCE(pg_catalog.max(seq), 0) FROM " + svc + ".inbox";
 	queries_.OnSlotFree([this] { OnSlotFree(); });
 }
 
@@ -137,28 +136,6 @@ Catchup::Page(const std::shared_ptr<Client> &c)
 		for (FrameRef &f : c->gate.Finish())
 			hub_.Enqueue(*c, std::move(f));
 	});
-}
-
-void
-Catchup::LoadHighSeq()
-{
-	queries_.Run(sql_high_seq_, {}, [this](PgResult &&r) {
-		if (hub_.ShuttingDown())
-			return;
-		int64_t v = 0;
-		if (r.ok && !r.rows.empty() && !r.rows[0].empty() && r.rows[0][0] && JsonInteger(*r.rows[0][0], &v)) {
-			hub_.SeenSeq(v);
-			return;
-		}
-		// Until this succeeds pids carry no seq; retry quietly (PgClient logs the outage itself).
-		hub_.ScheduleIn(high_seq_retry_, 1000);
-	});
-}
-
-void
-Catchup::OnDeadline(Deadline &)
-{
-	LoadHighSeq();
 }
 
 } // namespace chat_outboxd

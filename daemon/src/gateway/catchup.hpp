@@ -26,9 +26,6 @@ class Catchup {
 	void Start(const std::shared_ptr<Client> &c, int64_t after);
 	// Page reads the next page of c's replay (or waits in line for a --query-queue slot).
 	void Page(const std::shared_ptr<Client> &c);
-	// LoadHighSeq asks for the highest inbox seq, and again a second later until it gets it.
-	void LoadHighSeq();
-	void OnDeadline(Deadline &d); // the retry of LoadHighSeq
 
   private:
 	// OnSlotFree: the oldest replays waiting for a --query-queue slot go on.
@@ -37,9 +34,8 @@ class Catchup {
 	Hub &hub_;
 	QueryQueue &queries_;
 	const Config &cfg_;
-	std::string sql_page_, sql_high_seq_;
+	std::string sql_page_;
 	std::deque<std::weak_ptr<Client>> waiting_; // replays waiting for a --query-queue slot
-	Deadline high_seq_retry_{Deadline::Kind::HighSeqRetry, nullptr};
 };
 
 } // namespace chat_outboxd

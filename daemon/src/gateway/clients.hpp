@@ -67,10 +67,9 @@ void WriteCloseFrame(struct lws *wsi, int code, const std::string &reason);
 
 struct Client;
 
-// Deadline is one entry in the Hub's deadline heap; kind says what firing means for its owner (null
-// for the gateway's own deadlines).
+// Deadline is one entry in the Hub's deadline heap; kind says what firing means for its owner.
 struct Deadline : TimerNode {
-	enum class Kind : uint8_t { Heartbeat, Expiry, Probe, Keepalive, HighSeqRetry };
+	enum class Kind : uint8_t { Heartbeat, Expiry, Probe, Keepalive };
 	Deadline(Kind k, Client *o) : kind(k), owner(o) {}
 	Kind kind;
 	Client *owner;

@@ -114,7 +114,6 @@ EngineIo::OnDeadline(Deadline &d)
 		OnProbeTimeout(s);
 		return;
 	case Deadline::Kind::Keepalive:
-	case Deadline::Kind::HighSeqRetry:
 		return;
 	}
 }

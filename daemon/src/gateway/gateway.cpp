@@ -417,7 +417,6 @@ Gateway::Start(std::string *error)
 	Log(Level::Notice, "gateway: listening on %s (Socket.IO /socket.io/, WebSocket /ws, /healthz, /metrics)",
 	    impl_->cfg.listen.c_str());
 
-	impl_->catchup.LoadHighSeq();
 	return true;
 }
 

@@ -43,8 +43,6 @@ Hub::Fire(Deadline &d)
 {
 	if (d.owner)
 		d.owner->endpoint.OnDeadline(d);
-	else
-		catchup->OnDeadline(d);
 }
 
 std::vector<std::shared_ptr<Client>>

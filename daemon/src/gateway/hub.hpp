@@ -152,7 +152,7 @@ class Hub {
 	size_t pending_total = 0; // Engine.IO sessions without a namespace socket
 	std::unordered_map<std::string, size_t> pending_by_peer;
 	bool refusing_sessions = false; // a refusal was logged; cleared when a session is accepted
-	int64_t high_seq = -1; // highest inbox seq known (-1 until the first query answers)
+	int64_t high_seq = -1; // highest inbox seq known (-1 until the bus first read the inbox)
 	uint64_t frames_pushed = 0, catchup_runs = 0, catchup_messages = 0, sends_ok = 0, sends_failed = 0;
 	uint64_t sends_limited = 0, sessions_refused = 0, clients_too_slow = 0, fell_behind = 0;
 	bool shutting_down = false;
