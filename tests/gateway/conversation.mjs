@@ -177,6 +177,31 @@ try {
 		flooder.readyState === WebSocket.OPEN, JSON.stringify(wsBad));
 	check('/ws: presence answered as an ack', (await flooder.ask({ type: 'presence', chat_id: CHAT })).users?.length >= 2);
 	flooder.close();
+
+	// ---- /metrics counts each answer by request and result, and the events each way
+	const metric = async (daemon, name, labels = '') => {
+		const text = await (await fetch(`http://127.0.0.1:${daemon.port}/metrics`)).text();
+		const line = text.split('\n').find((l) => l.startsWith(`${name}${labels} `));
+		return line === undefined ? NaN : Number(line.split(' ')[1]);
+	};
+	const req = (request, result) => metric(workers, 'chat_outboxd_gateway_conversation_requests_total', `{request="${request}",result="${result}"}`);
+	const typingLimited = flood.filter((r) => r.error?.code === 'rate_limited').length;
+	const wsLimited = fa.filter((f) => f.type === 'error' && f.error.code === 'rate_limited').length;
+	const wsBusy = fa.filter((f) => f.type === 'error' && f.error.code === 'busy').length;
+	const m = {
+		typingLimited: await req('typing', 'rate_limited'), historyLimited: await req('history', 'rate_limited'),
+		historyBusy: await req('history', 'busy'), readForbidden: await req('read', 'forbidden'),
+		typingPublished: await metric(workers, 'chat_outboxd_gateway_conversation_published_total', '{event="typing"}'),
+		typingReceived: 0,
+	};
+	check('/metrics: typing, history and read answers counted by result (the workers daemon)',
+		m.typingLimited === typingLimited && m.historyLimited >= wsLimited && m.historyBusy >= wsBusy && m.readForbidden >= 2,
+		JSON.stringify({ ...m, typingLimited_seen: typingLimited, wsLimited, wsBusy }));
+	// pub/sub delivers after PUBLISH answered: the other daemon's count may still be coming
+	await waitUntil('typing received by the consumers daemon', async () =>
+		(m.typingReceived = await metric(consumers, 'chat_outboxd_gateway_conversation_received_total', '{event="typing"}')) >= m.typingPublished, 10000, 50);
+	check('/metrics: typing events published by one daemon are received by the other',
+		m.typingPublished >= flood.length - typingLimited && m.typingReceived >= m.typingPublished, JSON.stringify(m));
 	await waitUntil('the flooder out of presence', async () => !names((await wanda.ask('presence', { chat_id: CHAT })).users).includes('flooder'), 10000, 50);
 
 	// ---- durable across a restart: the cursor is given on join after the workers daemon restarts.

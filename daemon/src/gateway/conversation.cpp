@@ -79,8 +79,14 @@ Conversation::Refusal(Client &c, int64_t chat, TokenBucket &bucket, const conv::
 
 bool
 Conversation::Handle(const std::shared_ptr<Client> &c, std::string_view name, const nlohmann::json &arg,
-                     const Reply &reply)
+                     const Reply &answer)
 {
+	// Every answer is counted for /metrics by request and result (gateway/core/conversation_counters).
+	Reply reply = [this, alive = std::weak_ptr<bool>(alive_), name = std::string(name), answer](nlohmann::json r) {
+		if (auto a = alive.lock(); a && *a)
+			hub_.ConversationCounters().CountRequest(name, r);
+		answer(std::move(r));
+	};
 	std::string error;
 	int64_t chat = 0;
 	if (name == "history") {
@@ -160,9 +166,11 @@ Conversation::OnBus(int64_t chat, const std::string &payload)
 {
 	conv::BusEvent e;
 	if (!conv::ParseEnvelope(payload, &e)) {
+		hub_.ConversationCounters().CountMalformed();
 		Log(Level::Verbose, "gateway: ignoring a malformed event on chat %lld's channel", static_cast<long long>(chat));
 		return;
 	}
+	hub_.ConversationCounters().CountReceived(e.event);
 	if (!conv::Forwarded(e, cfg_.service))
 		return;
 	nlohmann::json data = std::move(e.data);
@@ -232,10 +240,15 @@ void
 Conversation::Publish(int64_t chat, conv::Event e, const nlohmann::json &data, std::function<void(bool)> done)
 {
 	redis_.Command({"PUBLISH", ChatEventsChannel(cfg_.prefix, chat), conv::Envelope(e, cfg_.service, data)},
-	               [alive = std::weak_ptr<bool>(alive_), done = std::move(done)](const RedisValue *reply, const std::string &) {
+	               [this, e, alive = std::weak_ptr<bool>(alive_), done = std::move(done)](const RedisValue *reply,
+	                                                                                     const std::string &) {
 		               auto a = alive.lock();
-		               if (a && *a && done)
-			               done(reply && !reply->IsError());
+		               if (!a || !*a)
+			               return;
+		               bool taken = reply && !reply->IsError();
+		               hub_.ConversationCounters().CountPublished(e, taken);
+		               if (done)
+			               done(taken);
 	               });
 }
 

@@ -85,6 +85,7 @@ Hub::MetricsText() const
 	gauge("chat_outboxd_gateway_queries_waiting", "Gateway queries waiting for Postgres (--query-queue)", queries.Waiting());
 	gauge("chat_outboxd_gateway_engine_sessions", "Open Engine.IO sessions", engine_sessions);
 	gauge("chat_outboxd_gateway_rooms", "Rooms with at least one member", rooms.RoomCount());
+	conversation_counters.Render(&s);
 	return s;
 }
 

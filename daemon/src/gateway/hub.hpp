@@ -20,6 +20,7 @@
 #include "base/core/metrics.hpp"
 #include "consumer/delivery.hpp"
 #include "gateway/clients.hpp"
+#include "gateway/core/conversation_counters.hpp"
 #include "gateway/core/gateway_auth.hpp"
 #include "gateway/core/rooms.hpp"
 #include "gateway/deadlines.hpp"
@@ -121,6 +122,7 @@ class Hub {
 	void CountSend(bool ok) { ok ? sends_ok++ : sends_failed++; }
 	void CountSendLimited() { sends_limited++; }
 	void CountFrameRejected() { metrics.frames_rejected++; }
+	conv::Counters &ConversationCounters() { return conversation_counters; }
 	bool ShuttingDown() const { return shutting_down; }
 	void SetShuttingDown() { shutting_down = true; }
 	// HealthJson and MetricsText are the bodies of /healthz and /metrics (http_routes.cpp).
@@ -153,6 +155,7 @@ class Hub {
 	std::unordered_map<std::string, size_t> pending_by_peer;
 	bool refusing_sessions = false; // a refusal was logged; cleared when a session is accepted
 	int64_t high_seq = -1; // highest inbox seq known (-1 until the bus first read the inbox)
+	conv::Counters conversation_counters;
 	uint64_t frames_pushed = 0, catchup_runs = 0, catchup_messages = 0, sends_ok = 0, sends_failed = 0;
 	uint64_t sends_limited = 0, sessions_refused = 0, clients_too_slow = 0, fell_behind = 0;
 	bool shutting_down = false;
