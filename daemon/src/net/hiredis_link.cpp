@@ -15,7 +15,8 @@ namespace chat_outboxd {
 
 namespace {
 
-// kWatchdogMs: how often the deadline is checked (it is whole seconds, so this is fine grained).
+// kWatchdogMs: how often the deadline is checked (it is whole seconds, so this is fine grained), and
+// how often the owner's tick runs.
 constexpr uint64_t kWatchdogMs = 100;
 
 } // namespace
@@ -259,6 +260,8 @@ HiredisLink::Watchdog()
 {
 	if (ac_ && deadline_ && uv_now(loop_) > deadline_)
 		Drop(deadline_what_ + " timed out");
+	if (tick_ && state_ != State::Closed)
+		tick_();
 }
 
 void

@@ -55,6 +55,9 @@ class HiredisLink {
 
 	// Start connects on the next turn of the loop (nothing runs inside this call).
 	void Start();
+	// OnTick: tick runs at every check of the link's deadline (every 100 ms from Start to Close), so
+	// the owner checks its own deadlines on the same timer.
+	void OnTick(std::function<void()> tick) { tick_ = std::move(tick); }
 	State GetState() const { return state_; }
 	bool Up() const { return state_ == State::Up; }
 	bool Closed() const { return state_ == State::Closed; }
@@ -100,6 +103,7 @@ class HiredisLink {
 	Options opt_;
 	std::function<void(const RedisValue &)> up_;
 	std::function<void(const std::string &)> down_;
+	std::function<void()> tick_;
 	State state_ = State::Idle;
 	redisAsyncContext *ac_ = nullptr;
 	uint64_t deadline_ = 0; // 0: nothing awaited

@@ -41,7 +41,7 @@ struct RedisConn::Impl {
 	HiredisLink link; // the context, its handshake (ending with CLIENT ID) and the reconnects
 	bool ready = false;
 	int64_t client_id = 0;
-	UvTimer watchdog, defer_timer;
+	UvTimer defer_timer;
 	std::list<Call *> pending;
 	std::list<std::pair<RedisConn::ReplyCb, std::string>> deferred; // failures delivered on the next tick
 	std::vector<std::function<void()>> on_ready; // every listener, in the order they were added
@@ -51,8 +51,9 @@ struct RedisConn::Impl {
 	    : loop(l), role(r), timeout_ms(t),
 	      link(l, u, HiredisLink::Options{std::move(r), std::move(n), t, s, false, {{"CLIENT", "ID"}}},
 	           [this](const RedisValue &last) { Up(last); }, [this](const std::string &) { Down(); }),
-	      watchdog(l, "redis watchdog"), defer_timer(l, "redis deferred failures")
+	      defer_timer(l, "redis deferred failures")
 	{
+		link.OnTick([this] { Watchdog(); }); // each command's deadline, on the link's timer
 	}
 
 	// Up: the handshake is done; its last reply is our CLIENT ID.
@@ -172,7 +173,6 @@ RedisConn::Start()
 	Impl *d = impl_.get();
 	if (d->link.GetState() != HiredisLink::State::Idle)
 		return;
-	d->watchdog.Start(100, [d] { d->Watchdog(); }, 100);
 	d->link.Start();
 }
 
@@ -240,7 +240,7 @@ RedisConn::Close(std::function<void()> done)
 	d->ready = false;
 	d->link.Shut();
 	d->FlushDeferred();
-	CloseAll(std::move(done), d->link, d->watchdog, d->defer_timer);
+	CloseAll(std::move(done), d->link, d->defer_timer);
 }
 
 } // namespace chat_outboxd

@@ -72,4 +72,7 @@ TEST(ConversationCounters, CountsEventsBothWays)
 	EXPECT_TRUE(Has(s, R"(chat_outboxd_gateway_conversation_received_total{event="read"} 1)"));
 	EXPECT_TRUE(Has(s, R"(chat_outboxd_gateway_conversation_received_total{event="sent"} 0)"));
 	EXPECT_TRUE(Has(s, "chat_outboxd_gateway_conversation_malformed_total 1"));
+	// presence and read go out from inside their scripts: no published series that would stay 0
+	EXPECT_EQ(s.find(R"(chat_outboxd_gateway_conversation_published_total{event="presence"})"), std::string::npos);
+	EXPECT_EQ(s.find(R"(chat_outboxd_gateway_conversation_publish_failed_total{event="read"})"), std::string::npos);
 }

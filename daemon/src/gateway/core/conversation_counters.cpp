@@ -10,6 +10,9 @@ constexpr std::array<std::string_view, 4> kRequestNames = {"history", "read", "t
 constexpr std::array<std::string_view, 8> kResultNames = {"ok",           "bad_request", "forbidden", "no_identity",
                                                            "rate_limited", "busy",        "unavailable", "other"};
 constexpr std::array<Event, 5> kEventList = {Event::Presence, Event::Typing, Event::Read, Event::Shown, Event::Sent};
+// The events the gateway PUBLISHes itself; presence and read go out from inside the presence and read
+// scripts (one call changes the state and announces it), which these counters do not see.
+constexpr std::array<Event, 3> kPublishedList = {Event::Typing, Event::Shown, Event::Sent};
 
 template <size_t N>
 size_t
@@ -76,18 +79,21 @@ Counters::Render(std::string *out) const
 		for (size_t k = 0; k < kResults; k++)
 			*out += "chat_outboxd_gateway_conversation_requests_total{request=\"" + std::string(kRequestNames[r]) +
 			        "\",result=\"" + std::string(kResultNames[k]) + "\"} " + std::to_string(requests_[r][k]) + "\n";
-	auto per_event = [out](const char *name, const char *help, const std::array<uint64_t, kEvents> &counts) {
+	auto per_event = [out](const char *name, const char *help, const auto &events,
+	                       const std::array<uint64_t, kEvents> &counts) {
 		Header(out, name, help);
-		for (Event e : kEventList)
+		for (Event e : events)
 			*out += std::string(name) + "{event=\"" + EventName(e) + "\"} " +
 			        std::to_string(counts[static_cast<size_t>(e)]) + "\n";
 	};
 	per_event("chat_outboxd_gateway_conversation_published_total",
-	          "Conversation events this gateway published on the chats' channels (Redis took them).", published_);
+	          "Typing, shown and sent events this gateway published on the chats' channels (Redis took them).",
+	          kPublishedList, published_);
 	per_event("chat_outboxd_gateway_conversation_publish_failed_total",
-	          "Conversation events whose PUBLISH failed or was not answered.", publish_failed_);
+	          "Typing, shown and sent events whose PUBLISH failed or was not answered.", kPublishedList,
+	          publish_failed_);
 	per_event("chat_outboxd_gateway_conversation_received_total",
-	          "Conversation events this gateway took off the chats' channels.", received_);
+	          "Conversation events this gateway took off the chats' channels.", kEventList, received_);
 	Header(out, "chat_outboxd_gateway_conversation_malformed_total",
 	       "Messages on a chat's channel that were not a conversation event (ignored).");
 	*out += "chat_outboxd_gateway_conversation_malformed_total " + std::to_string(malformed_) + "\n";

@@ -22,7 +22,8 @@ class Counters {
   public:
 	// CountRequest counts one answered request: result is what the client got ({ok:true,…} or Error).
 	void CountRequest(std::string_view request, const nlohmann::json &result);
-	// CountPublished counts one PUBLISH of the event; taken: Redis answered it.
+	// CountPublished counts one PUBLISH of the event (typing, shown or sent: the events the gateway
+	// publishes itself); taken: Redis answered it.
 	void CountPublished(Event e, bool taken);
 	// CountReceived counts one event from a chat's channel; CountMalformed one that was not ours.
 	void CountReceived(Event e);

@@ -53,7 +53,7 @@ ReadResume(const nlohmann::json &auth)
 std::string
 MakePid(const std::string &random, int64_t high_seq)
 {
-	return random + (high_seq >= 0 ? "." + std::to_string(high_seq) : "");
+	return random + "." + std::to_string(high_seq >= 0 ? high_seq : 0);
 }
 
 } // namespace chat_outboxd::sio
