@@ -112,7 +112,7 @@ Bus::CheckInbox()
 		if (!r.ok || r.rows.empty() || r.rows[0].empty() || !r.rows[0][0] || !JsonInteger(*r.rows[0][0], &high)) {
 			// The next quiet tick asks again (PgClient logs an outage itself); before the start, sooner.
 			if (order_.GetState() == BusOrder::State::Waiting)
-				fill_timer_.Start(kStartRetryMs, [this] { CheckInbox(); });
+				fill_timer_.Start(static_cast<uint64_t>(start_retry_.Next()), [this] { CheckInbox(); });
 			return;
 		}
 		// The first answer starts the order: everything up to high is history, so a new client's pid

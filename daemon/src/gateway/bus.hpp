@@ -19,6 +19,7 @@
 
 #include "base/core/config.hpp"
 #include "base/core/metrics.hpp"
+#include "backoff.hpp"
 #include "base/uv_timer.hpp"
 #include "consumer/delivery.hpp"
 #include "gateway/core/bus_order.hpp"
@@ -39,8 +40,10 @@ constexpr int64_t kQuietCheckMs = 1000;
 constexpr size_t kBusBufferBytes = 4 * 1024 * 1024;
 constexpr int64_t kFillPage = 200;
 constexpr int64_t kFillRetryMs = 1000;
-// kStartRetryMs: the first max(seq) read is tried again this soon (Postgres may not be connected yet).
+// kStartRetryMs: the first max(seq) read is tried again this soon (Postgres may not be connected yet),
+// then twice as late each time up to kStartRetryMaxMs while Postgres stays away.
 constexpr int64_t kStartRetryMs = 100;
+constexpr int64_t kStartRetryMaxMs = 2000;
 
 class Bus {
   public:
@@ -88,6 +91,7 @@ class Bus {
 	bool heard_ = false;       // a bus message came since the last quiet tick
 	bool closed_ = false;
 	bool fill_failing_ = false; // a failed fill was logged; cleared (and said) by the next success
+	chat_outbox::Backoff start_retry_{kStartRetryMs, kStartRetryMaxMs};
 	std::string sql_high_, sql_fill_;
 	UvTimer fill_timer_, quiet_timer_;
 	std::shared_ptr<Bus *> alive_; // weak copies tell query callbacks whether we still exist
