@@ -115,6 +115,7 @@ Bus::CheckInbox()
 				fill_timer_.Start(static_cast<uint64_t>(start_retry_.Next()), [this] { CheckInbox(); });
 			return;
 		}
+		start_retry_.Reset();
 		// The first answer starts the order: everything up to high is history, so a new client's pid
 		// resumes from there (Hub::HighSeq). Later answers are not Hub::SeenSeq: the seq a pid carries
 		// is what was handed on, so a client that connects while a fill is out resumes from before the
@@ -162,12 +163,12 @@ Bus::RunFill(const BusOrder::Fill &fill)
 		if (alive.expired() || closed_)
 			return;
 		if (!r.ok) {
-			if (!fill_failing_)
-				Log(Level::Warning, "bus: reading seq %lld..%lld from the inbox failed: %s (retrying every %lld ms)",
+			if (!fill_retry_.Failing())
+				Log(Level::Warning,
+				    "bus: reading seq %lld..%lld from the inbox failed: %s (retrying from %lld ms, doubling up to %lld ms)",
 				    static_cast<long long>(fill.after + 1), static_cast<long long>(fill.upto), r.error.c_str(),
-				    static_cast<long long>(kFillRetryMs));
-			fill_failing_ = true;
-			order_.FillFailed(Now(), kFillRetryMs);
+				    static_cast<long long>(kFillRetryMs), static_cast<long long>(kFillRetryMaxMs));
+			order_.FillFailed(Now(), fill_retry_.Next());
 			Pump();
 			return;
 		}
@@ -182,9 +183,9 @@ Bus::RunFill(const BusOrder::Fill &fill)
 			m.created_at = row[4].value_or("");
 			rows.push_back(std::move(m));
 		}
-		if (fill_failing_)
+		if (fill_retry_.Failing())
 			Log(Level::Notice, "bus: reading from the inbox again");
-		fill_failing_ = false;
+		fill_retry_.Reset();
 		bool complete = static_cast<int64_t>(r.rows.size()) < kFillPage;
 		metrics_.bus_fill_rows += rows.size();
 		Hand(order_.Filled(fill, std::move(rows), complete, Now()));

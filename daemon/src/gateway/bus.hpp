@@ -34,12 +34,14 @@ class RedisSubscriber;
 // kGapGraceMs: how long a gap may wait for its rows (the bus and a consumer race by milliseconds)
 // before the inbox is read. kQuietCheckMs: how often a quiet bus makes the gateway compare the
 // inbox's max(seq) with what it handed on. kBusBufferBytes: bodies buffered behind a gap, at most.
-// kFillPage: rows per fill query. kFillRetryMs: a failed fill is tried again after this.
+// kFillPage: rows per fill query. kFillRetryMs: a failed fill is tried again after this, then twice as
+// late each time up to kFillRetryMaxMs while fills keep failing.
 constexpr int64_t kGapGraceMs = 100;
 constexpr int64_t kQuietCheckMs = 1000;
 constexpr size_t kBusBufferBytes = 4 * 1024 * 1024;
 constexpr int64_t kFillPage = 200;
 constexpr int64_t kFillRetryMs = 1000;
+constexpr int64_t kFillRetryMaxMs = 8000;
 // kStartRetryMs: the first max(seq) read is tried again this soon (Postgres may not be connected yet),
 // then twice as late each time up to kStartRetryMaxMs while Postgres stays away.
 constexpr int64_t kStartRetryMs = 100;
@@ -90,8 +92,8 @@ class Bus {
 	bool checking_ = false;    // a max(seq) query is out
 	bool heard_ = false;       // a bus message came since the last quiet tick
 	bool closed_ = false;
-	bool fill_failing_ = false; // a failed fill was logged; cleared (and said) by the next success
 	chat_outbox::Backoff start_retry_{kStartRetryMs, kStartRetryMaxMs};
+	chat_outbox::Backoff fill_retry_{kFillRetryMs, kFillRetryMaxMs}; // failing: logged once, said again on success
 	std::string sql_high_, sql_fill_;
 	UvTimer fill_timer_, quiet_timer_;
 	std::shared_ptr<Bus *> alive_; // weak copies tell query callbacks whether we still exist
