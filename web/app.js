@@ -60,6 +60,7 @@
 		next: null, more: true, loading: false, loaded: false, refreshing: false,
 		unread: 0, myRead: 0, reads: new Map(), users: [], typing: new Map(),
 		newest: null, // the received message with the highest seq: what a read report names
+		shownUpTo: '', // created_at of the last of this side's messages the other side's gateway pushed
 	}]));
 	const userKey = (u) => `${u.service}\t${u.sub}`;
 	const isMe = (u) => u && u.service === myService && u.sub === (claim.sub || '');
@@ -290,9 +291,10 @@
 			li.querySelector('.readby').textContent = `read by ${who.join(', ')}`;
 			marked.push(li);
 		}
-		// What the other side has read reached it: this side's messages up to there are shown, also
-		// those loaded from history (which carries no delivery state).
-		let upTo = '';
+		// What the other side has read, or its gateway pushed (chat_state.shown, the shown events), reached
+		// it: this side's messages up to there are shown, also those loaded from history (which carries
+		// no delivery state).
+		let upTo = chatState.get(chat).shownUpTo;
 		for (const r of chatState.get(chat).reads.values())
 			if (r.user.service !== myService && r.created_at && r.created_at > upTo) upTo = r.created_at;
 		if (upTo)
@@ -384,7 +386,9 @@
 	});
 	own.on('shown', (e) => {
 		let unknown = false;
-		for (const { id } of e.messages) {
+		const s = chatState.get(e.chat_id);
+		for (const { id, created_at: at } of e.messages) {
+			if (s && at && at > s.shownUpTo) s.shownUpTo = at;
 			shownIds.add(id);
 			const li = byId.get(id);
 			if (!li) unknown = true;
@@ -402,6 +406,7 @@
 			s.myRead = st.my_read ? st.my_read.seq : 0;
 		}
 		for (const r of st.reads) s.reads.set(userKey(r.user), r);
+		for (const e of st.shown || []) if (e.service !== myService && e.created_at && e.created_at > s.shownUpTo) s.shownUpTo = e.created_at;
 		s.users = st.users;
 		renderUnread();
 		if (st.chat_id === chat) {

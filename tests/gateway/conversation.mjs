@@ -140,6 +140,18 @@ try {
 	await waitUntil('shown at the sender', () => wanda.of('shown').some((s) => s.service === 'consumers' && s.messages.some((m) => m.id === sent.message.id)), 20000, 10);
 	check('shown: the sender\'s side learns it reached the consumers gateway, on its one connection', true);
 	check('shown: not given to the receiving side', !carl.of('shown').some((s) => s.messages.some((m) => m.id === sent.message.id)));
+	const shownEvent = wanda.of('shown').find((s) => s.messages.some((m) => m.id === sent.message.id)).messages.find((m) => m.id === sent.message.id);
+	check('shown: each message with its created_at', shownEvent.created_at === sent.message.created_at, JSON.stringify({ shownEvent, sent: sent.message }));
+	// Stored: a page that joins later learns from chat_state what the other side's gateway last pushed.
+	const later = client(workers, { sub: 'wanda', name: 'Wanda' }, [CHAT]);
+	await connected(later);
+	await waitUntil('chat_state for the later page', () => later.of('chat_state').some((s) => s.chat_id === CHAT), 10000, 10);
+	const laterShown = later.of('chat_state').find((s) => s.chat_id === CHAT).shown;
+	const byConsumers = laterShown.filter((e) => e.service === 'consumers');
+	check('chat_state.shown: the consumers gateway\'s last pushed message of the chat, with its created_at',
+		byConsumers.length === 1 && byConsumers[0].id === sent.message.id &&
+		byConsumers[0].created_at === sent.message.created_at && byConsumers[0].seq === shownEvent.seq, JSON.stringify(laterShown));
+	later.close();
 
 	// ---- read receipts
 	const inbox = await postgres.query(`SELECT seq::int, message_id::text FROM workers.inbox WHERE chat_id = ${CHAT} ORDER BY seq`);

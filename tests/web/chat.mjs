@@ -215,6 +215,16 @@ try {
 	await cp.close();
 	await waitDom(wp, 'presence: Consumers\' page closed, Carl drops out', () =>
 		[...document.querySelectorAll('#presence > li')].map((l) => l.textContent).join(' | ') === 'Wanda (Workers)');
+	// Shown is kept: with nobody on the other side to read it, a message reaches shown, and a page loaded
+	// afterwards still shows it so (chat_state.shown), not merely sent.
+	await typeAndSend(wp, 'Sent while Carl is away.');
+	await waitDom(wp, 'a message nobody reads reaches shown', () => [...document.querySelectorAll('#messages > li.mine')].some((li) =>
+		li.querySelector('.body').textContent === 'Sent while Carl is away.' && li.dataset.state === 'shown' && !li.dataset.readBy));
+	await wp.reload();
+	await connState(wp, '#conn', 'connected');
+	await waitDom(wp, 'after a reload, the message loaded from history shows shown, without a read receipt',
+		() => [...document.querySelectorAll('#messages > li.mine')].some((li) =>
+			li.querySelector('.body').textContent === 'Sent while Carl is away.' && li.dataset.state === 'shown' && !li.dataset.readBy));
 	check(pageErrors.length === 0, `no script errors or CSP violations in the pages ${JSON.stringify(pageErrors)}`);
 	console.log('PASS');
 } finally {

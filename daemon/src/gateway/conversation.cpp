@@ -255,16 +255,22 @@ Conversation::Publish(int64_t chat, conv::Event e, const nlohmann::json &data, s
 void
 Conversation::Delivered(const std::vector<InboxMessage> &messages)
 {
-	// One `shown` per chat and batch: the senders' side marks each id.
-	std::map<int64_t, nlohmann::json> by_chat;
+	// One `shown` per chat and batch: the senders' side marks each id. The chat's last one is kept in
+	// the shown hash, for pages that load later (chat_state.shown).
+	std::map<int64_t, std::pair<nlohmann::json, const InboxMessage *>> by_chat;
 	for (const InboxMessage &m : messages) {
-		auto &list = by_chat[m.chat_id];
+		auto &[list, last] = by_chat[m.chat_id];
 		if (list.is_null())
 			list = nlohmann::json::array();
-		list.push_back({{"id", m.id}, {"seq", m.seq}});
+		list.push_back({{"id", m.id}, {"seq", m.seq},
+		                {"created_at", m.created_at.empty() ? nlohmann::json(nullptr) : nlohmann::json(m.created_at)}});
+		if (!last || m.seq > last->seq)
+			last = &m;
 	}
-	for (auto &[chat, list] : by_chat)
-		Publish(chat, conv::Event::Shown, {{"messages", std::move(list)}});
+	for (auto &[chat, shown] : by_chat) {
+		Publish(chat, conv::Event::Shown, {{"messages", std::move(shown.first)}});
+		receipts_->Shown(chat, *shown.second);
+	}
 }
 
 void

@@ -13,22 +13,39 @@ namespace chat_outboxd {
 
 namespace {
 
-// The reads hash keeps each user's highest cursor: a report that arrives late (another gateway, a
-// retry) never lowers it. KEYS[1] the hash; ARGV: field, cursor JSON, its seq, channel, envelope.
+// The reads and shown hashes keep each field's highest entry: a report that arrives late (another
+// gateway, a retry) never lowers it. KEYS[1] the hash; ARGV: field, entry JSON, its seq, and the
+// channel and envelope to publish when the entry moved (none: ARGV[4] empty).
 const chat_outbox::RedisScript &
-ReadsScript()
+KeepHighestScript()
 {
-	static const chat_outbox::RedisScript s = chat_outbox::MakeRedisScript("chat reads", R"lua(
+	static const chat_outbox::RedisScript s = chat_outbox::MakeRedisScript("chat keep highest", R"lua(
 local cur = redis.call('HGET', KEYS[1], ARGV[1])
 if cur then
   local ok, d = pcall(cjson.decode, cur)
   if ok and type(d) == 'table' and tonumber(d.seq) and tonumber(d.seq) >= tonumber(ARGV[3]) then return 0 end
 end
 redis.call('HSET', KEYS[1], ARGV[1], ARGV[2])
-redis.call('PUBLISH', ARGV[4], ARGV[5])
+if ARGV[4] ~= '' then redis.call('PUBLISH', ARGV[4], ARGV[5]) end
 return 1
 )lua");
 	return s;
+}
+
+// Values of a hash (HVALS) that are JSON objects, without their chat_id (the state names its chat once).
+nlohmann::json
+Entries(const RedisValue *reply)
+{
+	nlohmann::json out = nlohmann::json::array();
+	if (reply && reply->IsArray())
+		for (const RedisValue &v : reply->elements) {
+			nlohmann::json j = nlohmann::json::parse(v.str, nullptr, false);
+			if (j.is_object()) {
+				j.erase("chat_id");
+				out.push_back(std::move(j));
+			}
+		}
+	return out;
 }
 
 constexpr int64_t kUnreadCap = 1000;
@@ -82,7 +99,7 @@ Receipts::Read(const std::shared_ptr<Client> &c, int64_t chat, int64_t seq, cons
 			return;
 		nlohmann::json event = {{"chat_id", chat}, {"user", conv::UserJson(user)}, {"seq", cursor},
 		                        {"message_id", OrNull(row[1])}, {"created_at", OrNull(row[2])}};
-		chat_outbox::ScriptCall call{&ReadsScript(), {ChatReadsKey(ctx_.cfg.prefix, chat)},
+		chat_outbox::ScriptCall call{&KeepHighestScript(), {ChatReadsKey(ctx_.cfg.prefix, chat)},
 		                             {user.service + "\t" + user.sub, DumpJson(event), std::to_string(cursor),
 		                              ChatEventsChannel(ctx_.cfg.prefix, chat),
 		                              conv::Envelope(conv::Event::Read, ctx_.cfg.service, event)}};
@@ -121,29 +138,34 @@ Receipts::SendChatState(const std::shared_ptr<Client> &c, int64_t chat, nlohmann
 	});
 }
 
-// SendReads adds every user's last read cursor of the chat (from Redis) to state and sends it.
+// SendReads adds every user's last read cursor and each service's last shown message of the chat
+// (from Redis: two HVALS on one connection, so one round trip) to state and sends it.
 void
 Receipts::SendReads(const std::weak_ptr<Client> &weak, int64_t chat, nlohmann::json state)
 {
 	std::weak_ptr<bool> alive = ctx_.conv.Alive();
+	auto pending = std::make_shared<nlohmann::json>(std::move(state));
 	ctx_.redis.Command({"HVALS", ChatReadsKey(ctx_.cfg.prefix, chat)},
-	                   [this, alive, weak, state = std::move(state)](const RedisValue *reply, const std::string &) mutable {
+	                   [pending](const RedisValue *reply, const std::string &) { (*pending)["reads"] = Entries(reply); });
+	ctx_.redis.Command({"HVALS", ChatShownKey(ctx_.cfg.prefix, chat)},
+	                   [this, alive, weak, pending](const RedisValue *reply, const std::string &) {
 		auto live = weak.lock();
 		auto a = alive.lock();
 		if (!live || !live->IsOpen() || !a || !*a)
 			return;
-		nlohmann::json reads = nlohmann::json::array();
-		if (reply && reply->IsArray())
-			for (const RedisValue &v : reply->elements) {
-				nlohmann::json j = nlohmann::json::parse(v.str, nullptr, false);
-				if (j.is_object()) {
-					j.erase("chat_id");
-					reads.push_back(std::move(j));
-				}
-			}
-		state["reads"] = std::move(reads);
-		ctx_.conv.Emit(*live, "chat_state", state);
+		(*pending)["shown"] = Entries(reply); // the reads' reply came first: one connection answers in order
+		ctx_.conv.Emit(*live, "chat_state", *pending);
 	});
+}
+
+void
+Receipts::Shown(int64_t chat, const InboxMessage &last)
+{
+	nlohmann::json entry = {{"service", ctx_.cfg.service}, {"id", last.id}, {"seq", last.seq},
+	                        {"created_at", last.created_at.empty() ? nlohmann::json(nullptr) : nlohmann::json(last.created_at)}};
+	chat_outbox::ScriptCall call{&KeepHighestScript(), {ChatShownKey(ctx_.cfg.prefix, chat)},
+	                             {ctx_.cfg.service, DumpJson(entry), std::to_string(last.seq), "", ""}};
+	ctx_.redis.Eval(call, [](const RedisValue *, const std::string &) {});
 }
 
 } // namespace chat_outboxd

@@ -14,6 +14,7 @@ TEST(ChatKeys, Names)
 	EXPECT_EQ(ChatPresenceKey("bull", -3), "bull:chat_outbox:chat:-3:presence");
 	EXPECT_EQ(ChatPresenceUsersKey("bull", 42), "bull:chat_outbox:chat:42:presence_users");
 	EXPECT_EQ(ChatReadsKey("bull", 42), "bull:chat_outbox:chat:42:reads");
+	EXPECT_EQ(ChatShownKey("bull", 42), "bull:chat_outbox:chat:42:shown");
 }
 
 TEST(Conversation, Identity)

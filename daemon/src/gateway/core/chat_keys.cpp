@@ -37,4 +37,10 @@ ChatReadsKey(std::string_view prefix, int64_t chat)
 	return Root(prefix) + std::to_string(chat) + ":reads";
 }
 
+std::string
+ChatShownKey(std::string_view prefix, int64_t chat)
+{
+	return Root(prefix) + std::to_string(chat) + ":shown";
+}
+
 } // namespace chat_outboxd

@@ -17,5 +17,7 @@ std::string ChatPresenceKey(std::string_view prefix, int64_t chat);
 std::string ChatPresenceUsersKey(std::string_view prefix, int64_t chat);
 // <prefix>:chat_outbox:chat:<chat>:reads - hash of every user's last read cursor.
 std::string ChatReadsKey(std::string_view prefix, int64_t chat);
+// <prefix>:chat_outbox:chat:<chat>:shown - hash of the last message each service's gateways pushed.
+std::string ChatShownKey(std::string_view prefix, int64_t chat);
 
 } // namespace chat_outboxd
