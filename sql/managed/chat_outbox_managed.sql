@@ -36,7 +36,7 @@ CREATE TABLE chat_outbox.relays (
 	redis_appendfsync text,
 	redis_shards text[] -- its --redis-url list in order, each URL without its password
 );
-COMMENT ON TABLE chat_outbox.relays IS 'chat-outbox-relay processes: each updates its row at least every second; one silent for 10 s counts as stopped.';
+COMMENT ON TABLE chat_outbox.relays IS 'chat-outbox-relay processes: each updates its row after every round and every second while it waits (every backoff step, at most 5 s, while Redis fails); one silent for 10 s counts as stopped.';
 -- One row per service: what the relays relayed last, written in the pass's own transaction.
 CREATE TABLE chat_outbox.relay_progress (
 	service text PRIMARY KEY,

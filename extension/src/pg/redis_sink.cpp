@@ -3,12 +3,13 @@
  *
  * hiredis runs in non-blocking mode and every wait is a WaitLatchOrSocket on its socket, so a
  * SIGTERM or SIGHUP (which set the latch) is answered at once even while Redis hangs, and the
- * wait never outlives chat_outbox.redis_timeout. Nothing is buffered here between calls: a
+ * wait never outlives chat_outbox.redis_timeout; only Sentinel discovery, before a connect, asks
+ * the sentinels over blocking connections (see DiscoverMaster). Nothing is buffered here between calls: a
  * failure drops the connection and the caller rolls back, so the rows stay in the outbox.
  *
  * This file is C-style on purpose. Postgres may longjmp out of any wait (WL_EXIT_ON_PM_DEATH,
  * ereport), so no frame here owns a C++ object; core C++ runs only inside CallCpp, and every C++
- * object (the request bytes, the parsed URL) lives in the one static RedisSink below.
+ * object (the request bytes, the parsed URL) lives in the static RedisSinks below, one per shard.
  */
 #include "pg/redis_sink.hpp"
 

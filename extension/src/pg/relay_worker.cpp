@@ -26,8 +26,8 @@ PGDLLEXPORT void chat_outbox_relay_main(Datum main_arg);
 
 /*
  * Purge about twice per retention period, but at most every 10 s and at least every 1 s. The purge
- * runs between relay rounds, one transaction of PURGE_BATCH rows per service at a time, so a
- * relay round waits at most one such transaction, never a run of them (figures in
+ * runs between relay rounds, one transaction of PURGE_BATCH rows per service and table at a time,
+ * so a relay round waits for those few transactions, never a run of them per table (figures in
  * docs/relay-benchmarks.md). While a transaction finds rows to delete, the next
  * follows PURGE_BEHIND_MS later, so the purge keeps up with any send rate (100,000 rows/s at most).
  * Each transaction looks at the PURGE_BATCH oldest rows only, so the purge goes on while it finds
