@@ -228,6 +228,8 @@ main(int argc, char **argv)
 			int64_t relayed = 0, claimed = 0;
 			auto list = redis_failed ? std::vector<Service>{} : db.Services();
 			for (const auto &svc : list) {
+				if (stop_requested)
+					break; // a SIGTERM waits for the pass in progress only: the others are the next start's
 				ServiceState &st = services[svc.name];
 				if (st.retry_at > now)
 					continue;
@@ -315,7 +317,7 @@ main(int argc, char **argv)
 				db.Heartbeat(cfg.relay_id, state, last_error, redis.Warning(), redis.Appendfsync(), redacted);
 				next_heartbeat = NowMs() + 1000;
 			}
-			if (!redis_failed && NowMs() >= next_purge) {
+			if (!redis_failed && !stop_requested && NowMs() >= next_purge) {
 				db.Purge(list);
 				next_purge = NowMs() + 5000;
 			}
