@@ -153,7 +153,9 @@ Receipts::SendReads(const std::weak_ptr<Client> &weak, int64_t chat, nlohmann::j
 		auto a = alive.lock();
 		if (!live || !live->IsOpen() || !a || !*a)
 			return;
-		(*pending)["shown"] = Entries(reply); // the reads' reply came first: one connection answers in order
+		(*pending)["shown"] = Entries(reply);
+		if (!pending->contains("reads")) // one connection answers in order; a failure of the pair may not
+			(*pending)["reads"] = nlohmann::json::array();
 		ctx_.conv.Emit(*live, "chat_state", *pending);
 	});
 }
