@@ -2,7 +2,9 @@
 //   - a Socket.IO client whose token expires is told "io server disconnect" (no automatic
 //     reconnect with the stale token), and a /ws client is closed with 4401;
 //   - a client with a longer token stays connected meanwhile;
-//   - an Engine.IO session that never sends its namespace CONNECT is closed (--connect-timeout).
+//   - an Engine.IO session that never sends its namespace CONNECT is closed (--connect-timeout);
+//   - a present client's member expires --presence-ttl (3 s here) ahead and is renewed every third of it.
+import { execFileSync } from 'node:child_process';
 import WebSocket from 'ws';
 import { PORT, check, finish, sioClient, wsClient, token, waitFor, sleep } from './peer_lib.mjs';
 
@@ -33,4 +35,24 @@ raw.on('message', (d) => { if (d.toString() === '2') raw.send('3'); }); // answe
 raw.on('error', () => {});
 await waitFor('the silent session to be closed', () => rawClosed !== null, 8000);
 check('a session without CONNECT is closed after --connect-timeout', rawClosed !== null && rawClosed >= 900, `${rawClosed} ms`);
+// Presence: the member's score is its expiry, --presence-ttl ahead, renewed every third of it; the
+// chat's keys expire twice the ttl after their last change or renewal.
+const redisPort = new URL(process.env.REDIS_URL).port;
+const rcli = (...a) => execFileSync('redis-cli', ['-p', redisPort, ...a]).toString().trim();
+const present = sioClient({ transports: ['websocket'], auth: { token: token([8], { sub: 'pat' }) } });
+await waitFor('a present client', () => present.connected);
+const key = 'bull:chat_outbox:chat:8:presence';
+const expiry = () => Number(rcli('ZRANGE', key, '0', '0', 'WITHSCORES').split('\n')[1]);
+await waitFor('its member', () => expiry() > 0);
+const first = expiry();
+const ahead = first - Date.now();
+check('presence: a member expires --presence-ttl ahead', ahead > 1500 && ahead <= 3000, `${ahead} ms ahead`);
+const pttl = Number(rcli('PTTL', key));
+check('presence: the chat\'s key expires twice the ttl after its change', pttl > 3000 && pttl <= 6000, `${pttl} ms`);
+await waitFor('a renewal', () => expiry() > first, 5000);
+const renewedAfter = expiry() - first;
+// every third of the ttl: 1 s here, so well before the member would have expired (not a timing assertion:
+// the renewal must come before the expiry, whatever the load)
+check('presence: renewed before it expires', renewedAfter >= 500 && renewedAfter < 3000, `moved ${renewedAfter} ms on`);
+present.close();
 finish();

@@ -113,8 +113,8 @@ Presence::Change(int64_t chat, const std::string &op, const std::string &member,
 {
 	int64_t now = WallMs();
 	chat_outbox::ScriptCall call{&PresenceScript(), {ChatPresenceKey(ctx_.cfg.prefix, chat), ChatPresenceUsersKey(ctx_.cfg.prefix, chat)},
-	                             {std::to_string(now), std::to_string(now + kTtlMs), op.empty() ? "none" : op, member,
-	                              ChatEventsChannel(ctx_.cfg.prefix, chat), ctx_.cfg.service, std::to_string(2 * kTtlMs)}};
+	                             {std::to_string(now), std::to_string(now + ctx_.cfg.presence_ttl), op.empty() ? "none" : op, member,
+	                              ChatEventsChannel(ctx_.cfg.prefix, chat), ctx_.cfg.service, std::to_string(2 * ctx_.cfg.presence_ttl)}};
 	std::weak_ptr<bool> alive = ctx_.conv.Alive();
 	ctx_.redis.Eval(call, [alive, done = std::move(done)](const RedisValue *reply, const std::string &) {
 		auto a = alive.lock();
@@ -122,7 +122,7 @@ Presence::Change(int64_t chat, const std::string &op, const std::string &member,
 			done(reply && !reply->IsError() ? reply : nullptr);
 	});
 	if (!timer_.Active())
-		timer_.Start(kRefreshMs, [this] { Refresh(); }, kRefreshMs);
+		timer_.Start(RefreshMs(), [this] { Refresh(); }, RefreshMs());
 }
 
 void
@@ -161,7 +161,7 @@ Presence::Refresh()
 		timer_.Stop();
 		return;
 	}
-	std::string expiry = std::to_string(WallMs() + kTtlMs);
+	std::string expiry = std::to_string(WallMs() + ctx_.cfg.presence_ttl);
 	for (auto &[chat, members] : by_chat) {
 		std::vector<std::string> argv = {"ZADD", ChatPresenceKey(ctx_.cfg.prefix, chat), "XX"};
 		for (std::string &m : members) {
@@ -170,7 +170,7 @@ Presence::Refresh()
 		}
 		ctx_.redis.Command(std::move(argv), [](const RedisValue *, const std::string &) {});
 		for (const std::string &key : {ChatPresenceKey(ctx_.cfg.prefix, chat), ChatPresenceUsersKey(ctx_.cfg.prefix, chat)})
-			ctx_.redis.Command({"PEXPIRE", key, std::to_string(2 * kTtlMs)}, [](const RedisValue *, const std::string &) {});
+			ctx_.redis.Command({"PEXPIRE", key, std::to_string(2 * ctx_.cfg.presence_ttl)}, [](const RedisValue *, const std::string &) {});
 	}
 }
 

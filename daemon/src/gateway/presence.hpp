@@ -1,6 +1,7 @@
 // daemon/src/gateway/presence.hpp - presence: one member per present client in the chat's sorted set
-// in Redis (score = expiry, renewed every kRefreshMs), changed and published atomically by one script,
-// so every gateway of every service shows the same list and a killed gateway's clients expire.
+// in Redis (score = expiry, --presence-ttl ahead, renewed every third of it), changed and published
+// atomically by one script, so every gateway of every service shows the same list and a killed
+// gateway's clients expire. The chat's keys expire twice the ttl after their last change or renewal.
 #pragma once
 
 #include <map>
@@ -16,9 +17,6 @@ namespace chat_outboxd {
 
 class Presence {
   public:
-	static constexpr int64_t kTtlMs = 30000;     // a member not renewed for this long is gone
-	static constexpr int64_t kRefreshMs = 10000; // how often a gateway renews its members
-
 	explicit Presence(ConvContext &ctx);
 	// Joined adds c (when it has a sub) and calls done with the chat's users (empty when Redis did not answer).
 	void Joined(Client &c, int64_t chat, std::function<void(nlohmann::json users)> done);
@@ -37,6 +35,7 @@ class Presence {
 	void Refresh();
 	void Resync();
 	std::map<int64_t, std::vector<std::string>> LocalMembers() const;
+	uint64_t RefreshMs() const { return static_cast<uint64_t>(ctx_.cfg.presence_ttl / 3); }
 
 	ConvContext &ctx_;
 	// This process' name in its members: the identity and the start time, so a restarted daemon with the

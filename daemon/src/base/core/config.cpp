@@ -100,6 +100,11 @@ Fields()
 	    {{"connect-timeout", "int", "ms a Socket.IO session may take to join the namespace (checked at pings)", false,
 	      false, kMinMs, kMaxMs},
 	     nullptr, &Config::connect_timeout},
+	    {{"presence-ttl", "int",
+	      "ms a client stays in its chats' presence after its gateway last renewed it: renewed every third of "
+	      "it, so the clients of a killed gateway leave presence within about this long",
+	      false, false, 3000, kMaxMs / 2},
+	     nullptr, &Config::presence_ttl},
 	    {{"upgrade-timeout", "int",
 	      "ms a WebSocket upgrade probe may take to complete (then it is dropped, polling goes on)", false, false,
 	      kMinMs, kMaxMs},

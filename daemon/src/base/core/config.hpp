@@ -41,6 +41,7 @@ struct Config {
 	int64_t ping_interval = 25000;        // ms, Engine.IO heartbeat
 	int64_t ping_timeout = 20000;         // ms
 	int64_t connect_timeout = 45000;      // ms a Socket.IO session may take to send its CONNECT
+	int64_t presence_ttl = 30000;         // ms a presence member lives unrenewed (gateway/presence.hpp)
 	int64_t upgrade_timeout = 10000;      // ms an Engine.IO upgrade probe may take before it is dropped
 	int64_t max_payload = 100000;         // bytes, largest inbound frame / polling body
 	int64_t catchup_limit = 10000;        // messages per catch-up query; a replay pages until done
