@@ -45,6 +45,7 @@ stop_round() {
 		DAEMON_LOG=$log
 		daemon_start_again
 	fi
+	daemon_wait_healthy # it admits clients once it has read the inbox; the never-reading client does not retry
 	node "$T_DIR/slow_clients.mjs" 7 >>"$H_DIR/clients.log" 2>&1 &
 	local clients=$!
 	harness_track $clients

@@ -54,17 +54,13 @@ if (phase === 'disconnect') {
 	s.close();
 } else if (phase === 'after-restart') {
 	// A restarted daemon learns the inbox's highest seq from its first read of the inbox (the bus's
-	// start): a /ws client's welcome then says to resume from there, not from 0 (which would replay
-	// every joined chat from its start). Until that read has answered the welcome says 0.
+	// start) and admits clients only then (healthy), so the first /ws welcome already says to resume
+	// from there, not from 0 (which would replay every joined chat from its start).
 	const high = Number(sql('SELECT max(seq) FROM workers.inbox'));
-	let welcome = 0;
-	for (let i = 0; i < 50 && welcome === 0; i++) {
-		const w = wsClient(`?token=${token([9])}`);
-		await waitFor('welcome', () => w.frames.length > 0 || w.closed);
-		welcome = Number(w.frames[0]?.seq ?? 0);
-		w.close();
-		if (welcome === 0) await sleep(100);
-	}
+	const w = wsClient(`?token=${token([9])}`);
+	await waitFor('welcome', () => w.frames.length > 0 || w.closed);
+	const welcome = Number(w.frames[0]?.seq ?? -1);
+	w.close();
 	check('a restarted daemon welcomes /ws clients with the inbox\'s highest seq', welcome === high, `${welcome} vs ${high}`);
 
 	// messages arrived while the daemon was down; the client resumes with only its pid (no offset).

@@ -2,7 +2,7 @@
 // starts it: the settings every daemon of a test shares (Redis, Postgres, JWT secret, log level)
 // come from the environment that daemon_env exported; each instance adds its own flags, which win.
 //   const d = new Daemon({ name, port, flags: ['--service', 'workers', ...] });   (name: for messages)
-//   await d.start(extraFlags)   spawn and wait until /healthz answers; d.exited resolves on exit
+//   await d.start(extraFlags)   spawn and wait until /healthz answers, past "starting"; d.exited resolves on exit
 //   await d.metric(name)        one counter from /metrics
 //   await d.scrape()            add this instance's counters to d.scraped before it goes away
 //   await d.stop(signal)        SIGTERM (must exit 0) or SIGKILL
@@ -21,10 +21,12 @@ export class Daemon {
 		this.exited = new Promise((resolve) => this.proc.once('exit', (code, signal) => resolve({ code, signal })));
 		return this.ready();
 	}
+	// ready: /healthz answers, and not "starting" (a daemon admits clients once it has read the inbox;
+	// with a server down it answers "unavailable", which a test that starts it so expects)
 	async ready() {
 		await waitUntil(`${this.name} to listen on ${this.port}`, async () => {
 			const r = await fetch(`http://127.0.0.1:${this.port}/healthz`).catch(() => null);
-			return r !== null;
+			return r !== null && (await r.json().catch(() => ({}))).status !== 'starting';
 		}, 20000);
 	}
 	async metric(name) {

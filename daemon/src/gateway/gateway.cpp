@@ -211,11 +211,12 @@ Gateway::Impl::OnFilter(struct lws *wsi, Conn *, void *, size_t)
 
 // WebSocketAllowed: /ws always; on /socket.io/ a new session within the unauthenticated-session caps,
 // or the probe of a live polling session with no probe under way (docs/protocols/socketio.md,
-// 'Upgrade'); no WebSocket on the --metrics-listen vhost or during shutdown.
+// 'Upgrade'); no WebSocket on the --metrics-listen vhost, during shutdown, or before the gateway is
+// ready to tell a client where to resume from (Hub::Ready).
 bool
 Gateway::Impl::WebSocketAllowed(struct lws *wsi)
 {
-	if (hub.ShuttingDown() || routes.OnMetricsVhost(wsi))
+	if (hub.ShuttingDown() || !hub.Ready() || routes.OnMetricsVhost(wsi))
 		return false;
 	std::string uri = Header(wsi, WSI_TOKEN_GET_URI);
 	if (uri == "/ws")

@@ -38,9 +38,11 @@ HttpRoutes::OnWriteable(struct lws *wsi, Conn *c)
 std::string
 Hub::HealthJson(int *status) const
 {
-	bool up = metrics.redis_up && metrics.postgres_up && !shutting_down;
+	bool servers = metrics.redis_up && metrics.postgres_up && !shutting_down;
+	bool up = servers && Ready();
 	*status = up ? 200 : 503;
-	return std::string("{\"status\":\"") + (up ? "ok" : "unavailable") + "\",\"redis\":" +
+	const char *state = up ? "ok" : servers ? "starting" : "unavailable";
+	return std::string("{\"status\":\"") + state + "\",\"redis\":" +
 	       (metrics.redis_up ? "true" : "false") + ",\"postgres\":" + (metrics.postgres_up ? "true" : "false") +
 	       ",\"clients\":" + std::to_string(client_count) + ",\"redis_appendfsync\":" +
 	       (metrics.redis_appendfsync.empty() ? "null" : "\"" + metrics.redis_appendfsync + "\"") +
@@ -102,7 +104,9 @@ HttpRoutes::OnRequest(struct lws *wsi, Conn *c, const char *path_in)
 	bool metrics_here = cfg_.metrics_listen.empty() || metrics_only;
 	if (!metrics_only && (path == "/socket.io/" || path == "/socket.io")) {
 		c->cors = true;
-		if (hub_.ShuttingDown()) {
+		// Shutting down, or not yet ready to tell a client where to resume from (Hub::Ready): the
+		// client retries with backoff, to this instance or another.
+		if (hub_.ShuttingDown() || !hub_.Ready()) {
 			Respond(wsi, c, 503, "application/json", eio::ErrorBody(eio::HttpError::BadRequest));
 			return 0;
 		}

@@ -77,6 +77,9 @@ class Hub {
 	// Deliver pushes committed inbox messages, in seq order, to their rooms.
 	void Deliver(const std::vector<InboxMessage> &messages);
 	int64_t HighSeq() const { return high_seq; }
+	// Ready: the gateway knows where the inbox stands (the bus's first read answered), so it can tell
+	// a new client where to resume from. Until then it admits no client.
+	bool Ready() const { return high_seq >= 0; }
 	void SeenSeq(int64_t seq) { high_seq = std::max(high_seq, seq); }
 	// Enqueue writes f to c now when its WebSocket keeps up, else queues it (a client that lets more
 	// than --client-queue-bytes + kControlSlack wait is closed "too slow").

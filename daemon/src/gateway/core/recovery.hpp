@@ -20,9 +20,9 @@ struct Resume {
 Resume ReadResume(const nlohmann::json &auth);
 
 // MakePid is "<random>.<high_seq>" (the highest inbox seq at connect), so a client that received
-// nothing before it lost the connection still resumes from there. While no seq is known yet
-// (high_seq < 0: the gateway's first read of the inbox has not answered) it carries 0: a replay of
-// everything is the price of a resume that can lose nothing.
+// nothing before it lost the connection still resumes from there. The gateway admits no client before
+// it knows that seq (Hub::Ready); should one be asked for anyway (high_seq < 0), it carries 0: a replay
+// of everything is the price of a resume that can lose nothing.
 std::string MakePid(const std::string &random, int64_t high_seq);
 
 } // namespace chat_outboxd::sio
