@@ -53,14 +53,12 @@ std::string
 Hub::MetricsText() const
 {
 	std::string s = metrics.RenderPrometheus();
-	auto counter = [&s](const char *name, const char *help, uint64_t v) {
-		s += std::string("# HELP ") + name + " " + help + "\n# TYPE " + name + " counter\n" + name + " " +
-		     std::to_string(v) + "\n";
+	auto sample = [&s](const char *name, const char *help, const char *type, uint64_t v) {
+		MetricHeader(&s, name, help, type);
+		s += std::string(name) + " " + std::to_string(v) + "\n";
 	};
-	auto gauge = [&s](const char *name, const char *help, uint64_t v) {
-		s += std::string("# HELP ") + name + " " + help + "\n# TYPE " + name + " gauge\n" + name + " " +
-		     std::to_string(v) + "\n";
-	};
+	auto counter = [&sample](const char *name, const char *help, uint64_t v) { sample(name, help, "counter", v); };
+	auto gauge = [&sample](const char *name, const char *help, uint64_t v) { sample(name, help, "gauge", v); };
 	counter("chat_outboxd_gateway_frames_pushed_total", "Message frames written to client sockets", frames_pushed);
 	counter("chat_outboxd_gateway_catchups_total", "Catch-up replays run for reconnecting clients", catchup_runs);
 	counter("chat_outboxd_gateway_catchup_messages_total", "Messages replayed by catch-up", catchup_messages);

@@ -20,8 +20,8 @@ Num(double v)
 void
 Counter(std::string *out, const char *name, const char *help, const char *type, double v)
 {
-	*out += std::string("# HELP ") + name + " " + help + "\n# TYPE " + name + " " + type + "\n" + name + " " + Num(v) +
-	        "\n";
+	MetricHeader(out, name, help, type);
+	*out += std::string(name) + " " + Num(v) + "\n";
 }
 
 // LabelValue escapes a label value as the text format asks: backslash, double quote, newline.
@@ -44,6 +44,20 @@ LabelValue(const std::string &v)
 } // namespace
 
 void
+MetricHeader(std::string *out, std::string_view name, std::string_view help, std::string_view type)
+{
+	*out += "# HELP ";
+	*out += name;
+	*out += ' ';
+	*out += help;
+	*out += "\n# TYPE ";
+	*out += name;
+	*out += ' ';
+	*out += type;
+	*out += '\n';
+}
+
+void
 Histogram::Observe(double v)
 {
 	size_t i = 0;
@@ -57,7 +71,7 @@ Histogram::Observe(double v)
 void
 Histogram::Render(const std::string &name, const std::string &help, std::string *out) const
 {
-	*out += "# HELP " + name + " " + help + "\n# TYPE " + name + " histogram\n";
+	MetricHeader(out, name, help, "histogram");
 	uint64_t cumulative = 0;
 	for (size_t i = 0; i < bounds_.size(); i++) {
 		cumulative += counts_[i];
@@ -87,9 +101,9 @@ Metrics::RenderPrometheus() const
 	        postgres_up ? 1 : 0);
 	Counter(&out, "chat_outboxd_redis_durable", "0 when a Redis shard it uses runs without appendonly or may evict jobs.", "gauge",
 	        redis_durable ? 1 : 0);
-	out += "# HELP chat_outboxd_redis_appendfsync Redis's appendfsync setting, as the label (unknown: not read).\n"
-	       "# TYPE chat_outboxd_redis_appendfsync gauge\n"
-	       "chat_outboxd_redis_appendfsync{setting=\"" +
+	MetricHeader(&out, "chat_outboxd_redis_appendfsync", "Redis's appendfsync setting, as the label (unknown: not read).",
+	             "gauge");
+	out += "chat_outboxd_redis_appendfsync{setting=\"" +
 	       (redis_appendfsync.empty() ? std::string("unknown") : redis_appendfsync) + "\"} 1\n";
 	Counter(&out, "chat_outboxd_bus_published_total", "Bus messages published by this daemon's consumer.", "counter",
 	        bus_published);
@@ -113,22 +127,22 @@ Metrics::RenderPrometheus() const
 	        leases_acquired);
 	Counter(&out, "chat_outboxd_leases_lost_total", "Partition leases this daemon lost (not released by it).",
 	        "counter", leases_lost);
-	out += "# HELP chat_outboxd_partition_owned 1 for a partition this daemon works (lease held or draining).\n"
-	       "# TYPE chat_outboxd_partition_owned gauge\n";
+	MetricHeader(&out, "chat_outboxd_partition_owned", "1 for a partition this daemon works (lease held or draining).",
+	             "gauge");
 	for (const auto &p : partition_leases) {
 		std::string state = p.lease;
 		out += "chat_outboxd_partition_owned{partition=\"" + std::to_string(p.partition) + "\",queue=\"" +
 		       LabelValue(p.queue) + "\"} " + (state == "held" || state == "draining" ? "1" : "0") + "\n";
 	}
-	out += "# HELP chat_outboxd_partition_lease The lease state, as the label, of each partition this daemon is "
-	       "assigned or still holds.\n"
-	       "# TYPE chat_outboxd_partition_lease gauge\n";
+	MetricHeader(&out, "chat_outboxd_partition_lease",
+	             "The lease state, as the label, of each partition this daemon is assigned or still holds.", "gauge");
 	for (const auto &p : partition_leases)
 		out += "chat_outboxd_partition_lease{partition=\"" + std::to_string(p.partition) + "\",queue=\"" +
 		       LabelValue(p.queue) + "\",state=\"" + p.lease + "\"} 1\n";
-	out += "# HELP chat_outboxd_partition_waiting_jobs Jobs in the wait list of each partition this daemon holds, read "
-	       "at its last lease tick (the partition's backlog in Redis).\n"
-	       "# TYPE chat_outboxd_partition_waiting_jobs gauge\n";
+	MetricHeader(&out, "chat_outboxd_partition_waiting_jobs",
+	             "Jobs in the wait list of each partition this daemon holds, read at its last lease tick (the "
+	             "partition's backlog in Redis).",
+	             "gauge");
 	for (const auto &p : partition_leases)
 		if (p.waiting >= 0)
 			out += "chat_outboxd_partition_waiting_jobs{partition=\"" + std::to_string(p.partition) + "\",queue=\"" +

@@ -5,6 +5,7 @@
 
 #include <cstdint>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace chat_outboxd {
@@ -22,6 +23,10 @@ class Histogram {
 	double sum_ = 0;
 	uint64_t count_ = 0;
 };
+
+// MetricHeader appends a series' "# HELP" and "# TYPE" lines (type: counter, gauge or histogram); its
+// samples follow. Every series of /metrics starts with it.
+void MetricHeader(std::string *out, std::string_view name, std::string_view help, std::string_view type);
 
 // LagBuckets: the bounds, in seconds, of every latency histogram.
 inline std::vector<double>

@@ -1,6 +1,8 @@
 // daemon/src/gateway/core/conversation_counters.cpp - see conversation_counters.hpp.
 #include "gateway/core/conversation_counters.hpp"
 
+#include "base/core/metrics.hpp"
+
 namespace chat_outboxd::conv {
 
 namespace {
@@ -45,7 +47,7 @@ ResultIndex(const nlohmann::json &result)
 void
 Header(std::string *out, const char *name, const char *help)
 {
-	*out += std::string("# HELP ") + name + " " + help + "\n# TYPE " + name + " counter\n";
+	MetricHeader(out, name, help, "counter");
 }
 
 } // namespace
