@@ -114,7 +114,7 @@ Presence::Change(int64_t chat, const std::string &op, const std::string &member,
 	int64_t now = WallMs();
 	chat_outbox::ScriptCall call{&PresenceScript(), {ChatPresenceKey(ctx_.cfg.prefix, chat), ChatPresenceUsersKey(ctx_.cfg.prefix, chat)},
 	                             {std::to_string(now), std::to_string(now + ctx_.cfg.presence_ttl), op.empty() ? "none" : op, member,
-	                              ChatEventsChannel(ctx_.cfg.prefix, chat), ctx_.cfg.service, std::to_string(2 * ctx_.cfg.presence_ttl)}};
+	                              ChatEventsChannel(ctx_.cfg.prefix, chat), ctx_.cfg.service, KeysTtlMs()}};
 	std::weak_ptr<bool> alive = ctx_.conv.Alive();
 	ctx_.redis.Eval(call, [alive, done = std::move(done)](const RedisValue *reply, const std::string &) {
 		auto a = alive.lock();
@@ -170,7 +170,7 @@ Presence::Refresh()
 		}
 		ctx_.redis.Command(std::move(argv), [](const RedisValue *, const std::string &) {});
 		for (const std::string &key : {ChatPresenceKey(ctx_.cfg.prefix, chat), ChatPresenceUsersKey(ctx_.cfg.prefix, chat)})
-			ctx_.redis.Command({"PEXPIRE", key, std::to_string(2 * ctx_.cfg.presence_ttl)}, [](const RedisValue *, const std::string &) {});
+			ctx_.redis.Command({"PEXPIRE", key, KeysTtlMs()}, [](const RedisValue *, const std::string &) {});
 	}
 }
 

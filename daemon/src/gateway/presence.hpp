@@ -35,7 +35,10 @@ class Presence {
 	void Refresh();
 	void Resync();
 	std::map<int64_t, std::vector<std::string>> LocalMembers() const;
+	// The timing rules of --presence-ttl: members renewed every third of it; the chat's keys expire
+	// twice it after their last change or renewal.
 	uint64_t RefreshMs() const { return static_cast<uint64_t>(ctx_.cfg.presence_ttl / 3); }
+	std::string KeysTtlMs() const { return std::to_string(2 * ctx_.cfg.presence_ttl); }
 
 	ConvContext &ctx_;
 	// This process' name in its members: the identity and the start time, so a restarted daemon with the
