@@ -7,7 +7,8 @@ import { sleep } from "./stats.mjs";
 const LOG_DIR = process.env.BENCH_LOG_DIR || "/tmp";
 const children = new Set();
 
-// start(name, cmd, args, {env, ready: "line" | {port}}) -> ChildProcess with .stopP()
+// start(name, cmd, args, {env, ready: "line" | {port} | {url}}) -> ChildProcess with .stopP()
+//   ready: a line on stdout, a port that accepts connections, or a URL that answers 200
 export async function start(name, cmd, args, { env = {}, ready = "ready", timeoutMs = 30000 } = {}) {
   const log = fs.createWriteStream(`${LOG_DIR}/${name}.log`, { flags: "a" });
   const child = spawn(cmd, args, { env: { ...process.env, ...env }, stdio: ["pipe", "pipe", "pipe"] });
@@ -23,11 +24,13 @@ export async function start(name, cmd, args, { env = {}, ready = "ready", timeou
       child.stdout.on("data", (d) => { buf += d; if (buf.split("\n").some((l) => l.trim() === ready)) { clearTimeout(t); resolve(); } });
       child.on("exit", () => { clearTimeout(t); reject(new Error(`${name}: exited before ready (log ${LOG_DIR}/${name}.log)`)); });
     });
-  } else if (ready && ready.port) {
+  } else if (ready && (ready.port || ready.url)) {
+    const what = ready.port ? `listening on ${ready.port}` : `answering 200 at ${ready.url}`;
+    const up = ready.port ? () => canConnect(ready.port) : async () => (await fetch(ready.url).catch(() => null))?.ok === true;
     for (;;) {
-      if (exited) throw new Error(`${name}: exited (${JSON.stringify(exited)}) before listening (log ${LOG_DIR}/${name}.log)`);
-      if (await canConnect(ready.port)) break;
-      if (Date.now() > deadline) throw new Error(`${name}: not listening on ${ready.port} in ${timeoutMs} ms`);
+      if (exited) throw new Error(`${name}: exited (${JSON.stringify(exited)}) before ${what} (log ${LOG_DIR}/${name}.log)`);
+      if (await up()) break;
+      if (Date.now() > deadline) throw new Error(`${name}: not ${what} in ${timeoutMs} ms`);
       await sleep(50);
     }
   }

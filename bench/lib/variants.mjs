@@ -118,14 +118,7 @@ export function ours({ polling = false } = {}) {
       daemon = await start(`ours-daemon${polling ? "-polling" : ""}`, DAEMON, [
         "--service", "workers", "--queue", OURS_QUEUE, "--listen", `127.0.0.1:${port}`,
         "--database-url", e.PGURL, "--redis-url", e.REDIS_URL, "--jwt-secret", JWT_SECRET,
-      ], { ready: { port } });
-      // listening is not yet admitting: clients are refused until it has read the inbox (/healthz 200)
-      for (const deadline = Date.now() + 20000; ;) {
-        const r = await fetch(`http://127.0.0.1:${port}/healthz`).catch(() => null);
-        if (r?.ok) break;
-        if (Date.now() > deadline) throw new Error("ours-daemon: /healthz not 200 within 20 s");
-        await sleep(50);
-      }
+      ], { ready: { url: `http://127.0.0.1:${port}/healthz` } }); // 200 once it admits clients
     },
     async stop() {
       await daemon?.stopP(); daemon = null;
