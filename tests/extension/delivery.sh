@@ -4,6 +4,7 @@
 stored() { harness_psql "SELECT count(*) FROM consumers.messages"; }
 stored_at_least() { [ "$(stored)" -ge "$1" ]; }
 distinct_processed() { sort -u "$PROCESSED" | wc -l; }
+relayed_up_to() { [ "$(harness_psql "SELECT count(*) FROM consumers.outbox WHERE id <= $1 AND sent_at IS NULL")" -eq 0 ]; }
 all_delivered() { [ "$(distinct_processed)" -eq "$(stored)" ]; }
 
 verify_delivered() { # verify_delivered <phase>: every stored message processed exactly once, nothing else processed
@@ -17,4 +18,23 @@ verify_delivered() { # verify_delivered <phase>: every stored message processed 
 	[ "$dups" -eq 0 ] || fail "$1: $dups jobs processed twice"
 	[ "$(harness_psql "SELECT count(*) FROM consumers.outbox WHERE sent_at IS NULL")" -eq 0 ] || fail "$1: unsent rows left"
 	echo "ok   $1: $(stored) stored, $(distinct_processed) processed exactly once"
+}
+
+# A sender that sends until told to stop (send.mjs until:FILE), for phases that wait for sends after
+# an event the test caused: a fixed count may all be sent before that event on a slower machine.
+#   sender_start <tag> <interval_ms>   sets SENDER_PID; sends are counted in $H_DIR/<tag>.acked
+#   sender_acked_at_least <n>          at least n sends of the current sender acknowledged
+#   sender_stop                        stop it, wait for it
+sender_start() {
+	SENDER_TAG=$1
+	: >"$H_DIR/$1.acked"
+	node "$H_ROOT/tests/extension/send.mjs" "until:$H_DIR/$1.stop" "$1" "$2" "$H_DIR/$1.acked" >"$H_DIR/sender-$1.log" 2>&1 &
+	SENDER_PID=$!
+	harness_track $SENDER_PID
+}
+sender_acked() { wc -l <"$H_DIR/$SENDER_TAG.acked"; }
+sender_acked_at_least() { [ "$(sender_acked)" -ge "$1" ]; }
+sender_stop() {
+	touch "$H_DIR/$SENDER_TAG.stop"
+	wait "$SENDER_PID" || fail "sender $SENDER_TAG exited $?"
 }

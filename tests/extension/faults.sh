@@ -26,10 +26,8 @@ node "$HERE/consume.mjs" "$PROCESSED" >"$H_DIR/consumer.log" 2>&1 &
 harness_track $!
 
 # 1. Redis outage while sending
-node "$HERE/send.mjs" 300 outage 10 >"$H_DIR/sender1.log" 2>&1 &
-sender=$!
-harness_track $sender
-harness_wait_for 20 stored_at_least 50
+sender_start outage 10
+harness_wait_for 20 sender_acked_at_least 50
 harness_redis_stop
 harness_wait_value 20 = 'backing off' relay_status relay_state
 sleep 5 # the outage the scenario asks for; sends continue meanwhile
@@ -37,23 +35,24 @@ unsent=$(relay_status unsent)
 [ "$unsent" -gt 0 ] || fail "outage: no rows waited in the outbox"
 echo "ok   outage: $unsent rows waiting in the outbox, relay backing off"
 harness_redis_start_again
-wait $sender
+at=$(sender_acked)
+harness_wait_for 20 sender_acked_at_least $((at + 30))
+sender_stop
 verify_delivered "redis outage"
 [ "$(log_count 'redis unreachable')" -eq 1 ] || fail "outage logged $(log_count 'redis unreachable') times"
 harness_wait_for 10 grep -q 'redis back, relayed' "$H_DIR/postgres.log"
 echo "ok   outage logged once: $(grep -o 'redis unreachable.*' "$H_DIR/postgres.log" | head -1) / $(grep -o 'redis back, relayed.*' "$H_DIR/postgres.log")"
 
 # 2. relay SIGKILLed, then Postgres restarted, mid-stream
-before=$(stored)
-node "$HERE/send.mjs" 300 crash 10 >"$H_DIR/sender2.log" 2>&1 &
-sender=$!
-harness_track $sender
-harness_wait_for 20 stored_at_least $((before + 80))
+sender_start crash 10
+harness_wait_for 20 sender_acked_at_least 80
 relay_pid=$(harness_psql "SELECT pid FROM pg_stat_activity WHERE backend_type = 'chat_outbox relay'")
 kill -9 "$relay_pid"
-harness_wait_for 30 stored_at_least $((before + 160))
+harness_wait_for 30 sender_acked_at_least 160
 harness_pg_ctl restart -m fast -w >/dev/null
-wait $sender
+at=$(sender_acked)
+harness_wait_for 30 sender_acked_at_least $((at + 30)) # the sender rides out the restart
+sender_stop
 verify_delivered "relay SIGKILL + pg_ctl restart"
 new_pid=$(harness_psql "SELECT pid FROM pg_stat_activity WHERE backend_type = 'chat_outbox relay'")
 [ -n "$new_pid" ] && [ "$new_pid" != "$relay_pid" ] || fail "relay not restarted"

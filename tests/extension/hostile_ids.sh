@@ -11,7 +11,6 @@ set -euo pipefail
 . "$(dirname "$0")/../harness/lib.sh"
 daemon_env extension-hostile-ids
 
-q() { harness_psql "$1"; }
 Q=bull:chat-messages
 # every key name BullMQ 6 puts directly under a queue (bullmq's QueueKeys, its scripts and its
 # legacy keys); common/bullmq/queue_keys.cpp holds the same list, unit-tested name by name

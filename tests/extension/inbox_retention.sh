@@ -9,7 +9,6 @@ harness_init extension-inbox-retention
 harness_redis_start
 harness_pg_start "" "chat_outbox.retention = 0" "chat_outbox.inbox_retention = '2s'"
 
-q() { harness_psql "$1"; }
 
 # A service whose inbox is gone: its purge fails (logged once), the others' purges go on
 q "SELECT chat_outbox.create_service('aaa_noinbox')" >/dev/null

@@ -19,7 +19,6 @@ shard1_start
 export SHARD_URLS="$REDIS_URL $SHARD1_URL"
 REDIS_URL="$SHARD_URLS" harness_pg_start
 
-q() { harness_psql "$1"; }
 check() { expect_eq "$3" "$2" "$1"; } # check <got> <want> <what>
 lines() { if [ -f "$1" ]; then wc -l <"$1"; else echo 0; fi; }
 workers() { # workers <file> <queue>: partition_workers.mjs in the background, once ready

@@ -9,7 +9,6 @@ harness_init extension-retention
 harness_redis_start
 harness_pg_start "" "chat_outbox.retention = '2s'" # a purge round every second
 
-q() { harness_psql "$1"; }
 YOUNG=200000
 # index entries the outbox's primary key has handed out, as the relay's flushed statistics count them
 pkey_reads() { q "SELECT idx_tup_read FROM pg_stat_user_indexes WHERE schemaname = 'consumers' AND indexrelname = 'outbox_pkey'"; }

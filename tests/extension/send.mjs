@@ -1,10 +1,16 @@
-// tests/extension/send.mjs <count> <tag> <interval_ms> - send messages through send_message()
-// at a steady pace, riding out server restarts: on a connection error it reconnects and sends
-// that message again. A send whose commit was lost in flight may be stored twice; the tests
-// count what Postgres stored, never what was attempted. Env: PGURL.
+// tests/extension/send.mjs <count | until:FILE> <tag> <interval_ms> [acked_file] - send messages
+// through send_message() at a steady pace, riding out server restarts: on a connection error it
+// reconnects and sends that message again. A send whose commit was lost in flight may be stored
+// twice; the tests count what Postgres stored, never what was attempted. Env: PGURL.
+//   until:FILE   send until FILE exists (a test that waits for sends after an event it caused
+//                needs a sender that is still sending then, however fast the machine is)
+//   acked_file   one line appended per acknowledged send, so a test can wait for N more
+import fs from 'node:fs';
 import pg from 'pg';
 
-const [count, tag, interval] = [Number(process.argv[2]), process.argv[3], Number(process.argv[4])];
+const [what, tag, interval, acked] = [process.argv[2], process.argv[3], Number(process.argv[4]), process.argv[5]];
+const stopFile = what.startsWith('until:') ? what.slice('until:'.length) : null;
+const count = stopFile ? Infinity : Number(what);
 let client = null;
 const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
 
@@ -17,7 +23,8 @@ async function connected() {
 	return client;
 }
 
-for (let n = 0; n < count; n++) {
+let n = 0;
+for (; n < count && !(stopFile && fs.existsSync(stopFile)); n++) {
 	for (;;) {
 		try {
 			await (await connected()).query('SELECT consumers.send_message($1, $2)', [n % 5 + 1, `${tag}-${n}`]);
@@ -29,7 +36,8 @@ for (let n = 0; n < count; n++) {
 			await sleep(100);
 		}
 	}
+	if (acked) fs.appendFileSync(acked, `${n}\n`);
 	await sleep(interval);
 }
-await client.end();
-console.log(`sent ${count}`);
+await client?.end();
+console.log(`sent ${n}`);

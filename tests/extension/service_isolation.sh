@@ -11,7 +11,6 @@ harness_init extension-service-isolation
 harness_redis_start
 harness_pg_start
 
-q() { harness_psql "$1"; }
 status() { q "SELECT $2 FROM chat_outbox.status WHERE service = '$1'"; }
 waiting() { [ "$(rcli LLEN "bull:$1:wait")" -eq "$2" ]; }
 

@@ -10,7 +10,6 @@ REDIS_EXTRA_ARGS="--appendonly no --maxmemory-policy allkeys-lru"
 harness_redis_start
 harness_pg_start "" "chat_outbox.retention = '2s'"
 
-q() { harness_psql "$1"; }
 status_is() { [ "$(relay_status "$1")" = "$2" ]; }
 send() { for i in $(seq "$1"); do q "SELECT consumers.send_message(1, 'status $i')" >/dev/null; done; }
 setting() { q "ALTER SYSTEM SET chat_outbox.$1 = '$2'" && q "SELECT pg_reload_conf()" >/dev/null; }

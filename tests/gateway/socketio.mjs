@@ -18,7 +18,7 @@ async function connected(socket) {
 	check('default client upgraded to websocket', s.io.engine.transport.name === 'websocket');
 	let pings = 0;
 	s.io.engine.on('ping', () => pings++);
-	await sleep(1500); // ping interval 300 ms
+	await waitFor('3 pings', () => pings >= 3, 10000); // ping interval 300 ms (tests/gateway/tests.cmake)
 	check('stays connected across >= 3 pings', s.connected && pings >= 3, `pings=${pings}`);
 	s.close();
 	void upgraded;
@@ -49,6 +49,7 @@ async function connected(socket) {
 	check('polling-only client gets it too', p.messages.length === 1 && p.messages[0].id === id42);
 	await sleep(300);
 	check('other room gets nothing', b.messages.length === 0);
+	await waitFor('a ping over websocket', () => pings >= 1, 10000);
 	check('pings over websocket', pings >= 1, `pings=${pings}`);
 
 	// join / leave with acks

@@ -7,7 +7,8 @@ function(gateway_peer_test name peer timeout)
 endfunction()
 
 # socket.io-client 4.8.1: transports, heartbeats, rooms, join/leave/send with acks, auth refusals
-gateway_peer_test(gateway.socketio socketio.mjs 120)
+# pings every 300 ms so heartbeats show within the test; a pong may take 5 s (a busy machine)
+gateway_peer_test(gateway.socketio socketio.mjs 120 --ping-interval 300 --ping-timeout 5000)
 # catch-up after a disconnect and after a daemon restart
 add_shell_test(gateway.catchup gateway/catchup.sh 120)
 # bad frames close only their connection; Engine.IO HTTP errors

@@ -55,19 +55,19 @@ mid_batch() { # the relay's session: in a transaction that wrote (the claim), wa
 	[ "$(harness_psql "SELECT count(*) FROM pg_stat_activity WHERE pid <> pg_backend_pid() AND usename = current_user
 		AND state = 'idle in transaction' AND backend_xid IS NOT NULL")" -ge 1 ]
 }
-before=$(stored)
-node "$HERE/send.mjs" 300 crash 5 >"$H_DIR/sender2.log" 2>&1 &
-sender=$!
-harness_track $sender
-harness_wait_for 20 stored_at_least $((before + 80))
+sender_start crash 5
+harness_wait_for 20 sender_acked_at_least 80
 rcli client pause 30000 write >/dev/null
 harness_wait_for 20 mid_batch
 kill -9 "$RELAY_PID"
 rcli client unpause >/dev/null
 echo "ok   relay SIGKILLed with a claimed batch in flight"
-harness_wait_for 20 stored_at_least $((before + 160))
+at=$(sender_acked)
+harness_wait_for 20 sender_acked_at_least $((at + 80)) # sends go on with no relay running
 relay_start one-again --poll-interval 3600000
-wait $sender
+at=$(sender_acked)
+harness_wait_for 20 sender_acked_at_least $((at + 20))
+sender_stop
 verify_delivered "relay SIGKILLed mid-batch"
 verify_order "relay SIGKILLed mid-batch"
 
@@ -82,11 +82,8 @@ verify_order "two relays at once"
 # 4. Redis down and back; a service with nothing to send is relayed before consumers in each round,
 # and must not make the outage look over (no "redis back" between two "redis unreachable")
 harness_psql "SELECT chat_outbox.create_service('aaa_idle')" >/dev/null
-before=$(stored)
-node "$HERE/send.mjs" 200 outage 10 >"$H_DIR/sender4.log" 2>&1 &
-sender=$!
-harness_track $sender
-harness_wait_for 20 stored_at_least $((before + 30))
+sender_start outage 10
+harness_wait_for 20 sender_acked_at_least 30
 harness_redis_stop
 harness_wait_value 20 = 'backing off' relay_status relay_state
 sleep 3 # the outage: sends go on meanwhile
@@ -94,7 +91,9 @@ unsent=$(relay_status unsent)
 [ "$unsent" -gt 0 ] || fail "outage: no rows waited in the outbox"
 echo "ok   outage: $unsent rows waiting, relay backing off ($(relay_status last_error))"
 harness_redis_start_again
-wait $sender
+at=$(sender_acked)
+harness_wait_for 20 sender_acked_at_least $((at + 30))
+sender_stop
 verify_delivered "redis down and back"
 verify_order "redis down and back"
 harness_wait_for 10 bash -c "cat '$H_DIR'/relay-*.log | grep -q 'redis back, relayed'"

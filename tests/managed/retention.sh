@@ -6,7 +6,6 @@
 set -euo pipefail
 . "$(dirname "$0")/../harness/lib.sh"
 relay_managed_env managed-retention
-q() { harness_psql "$1"; }
 
 # old rows: 2,500 sent an hour ago and 5 refused ones as old; 2,500 inbox rows received an hour ago
 q "UPDATE chat_outbox.settings SET retention = '0', inbox_retention = '0'"

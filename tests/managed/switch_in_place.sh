@@ -60,19 +60,18 @@ super_db fresh_extension -c "CREATE EXTENSION chat_outbox"
 node "$HERE/consume.mjs" "$PROCESSED" "$DUPLICATED" >"$H_DIR/consumer.log" 2>&1 &
 harness_track $!
 harness_wait_for 20 grep -q ready "$H_DIR/consumer.log"
-node "$HERE/send.mjs" 1200 inplace 2 >"$H_DIR/sender.log" 2>&1 &
-sender=$!
-harness_track $sender
+# the sender sends until told to stop, so "200 more after a switch" is always reached
+sender_start inplace 2
 
 # 1. extension -> managed install, senders sending
-harness_wait_for 30 stored_at_least 200
+harness_wait_for 30 sender_acked_at_least 200
 super_db chat -f "$H_ROOT/sql/managed/from_extension.sql" >"$H_DIR/from_extension.log" 2>&1 ||
 	{ cat "$H_DIR/from_extension.log"; fail "from_extension.sql"; }
 relay_start inplace --poll-interval 200
 set_relay_enabled off
-at=$(stored)
-harness_wait_for 30 stored_at_least $((at + 200))
-harness_wait_value 30 = 0 relay_status unsent
+at=$(sender_acked)
+harness_wait_for 30 sender_acked_at_least $((at + 200))
+harness_wait_for 30 relayed_up_to "$(harness_psql "SELECT max(id) FROM consumers.outbox")"
 echo "ok   extension -> managed install in place: $(stored) stored, chat-outbox-relay relays"
 same_schema_as "extension -> managed install" fresh_managed
 
@@ -82,16 +81,16 @@ super_db chat -c "BEGIN" -c "CREATE EXTENSION chat_outbox VERSION 'managed'" -c 
 kill -TERM "$RELAY_PID"
 wait "$RELAY_PID" || fail "chat-outbox-relay exited $? on SIGTERM"
 harness_psql "DROP TABLE chat_outbox.settings, chat_outbox.relays, chat_outbox.relay_progress"
-at=$(stored)
-harness_wait_for 30 stored_at_least $((at + 200))
+at=$(sender_acked)
+harness_wait_for 30 sender_acked_at_least $((at + 200))
 harness_wait_value 30 = running relay_status relay_state
 echo "ok   managed install -> extension in place: $(stored) stored, the in-database relay relays"
 same_schema_as "managed install -> extension" fresh_extension
 
-wait $sender
+sender_stop
 # no send failed: the sender retries a failed call, and logs it
-failed=$(grep -c retrying "$H_DIR/sender.log" || true)
-[ "$failed" -eq 0 ] || fail "$failed sends failed during the switches: $(grep -m3 retrying "$H_DIR/sender.log")"
+failed=$(grep -c retrying "$H_DIR/sender-inplace.log" || true)
+[ "$failed" -eq 0 ] || fail "$failed sends failed during the switches: $(grep -m3 retrying "$H_DIR/sender-inplace.log")"
 echo "ok   no send failed during the switches"
 verify_delivered "both switches under traffic"
 expect_eq "jobs added twice (duplicated events)" 0 "$(wc -l <"$DUPLICATED")"
