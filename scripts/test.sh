@@ -1,9 +1,21 @@
 #!/usr/bin/env bash
 # scripts/test.sh - every test: installs and builds what is missing, then runs CTest.
-# The suites start their own PostgreSQL 15 (as an unprivileged user) and redis-server.
-#   scripts/test.sh                 everything
+# The suites start their own PostgreSQL 15 (as an unprivileged user) and redis-server, on ports of
+# their own (tests/harness/lib.sh), so they run side by side.
+#   scripts/test.sh                 everything (what CI runs)
+#   scripts/test.sh --quick         the edit-build-test loop: unit, pg_regress, isolation and one
+#                                   delivery suite per area (CTest label "quick")
 #   scripts/test.sh -R unit         only suites matching a CTest regex (extra args go to ctest)
+# CHAT_OUTBOX_TEST_JOBS sets how many suites run at once (default 3: most of a suite's time is spent
+# waiting on its servers, so three keep two cores busy).
 set -euo pipefail
 cd "$(dirname "$0")/.."
+args=()
+for a in "$@"; do
+	case $a in
+	--quick) args+=(-L quick) ;;
+	*) args+=("$a") ;;
+	esac
+done
 scripts/setup.sh
-exec ctest --test-dir build --output-on-failure --timeout 900 "$@"
+exec ctest --test-dir build --output-on-failure --timeout 900 -j "${CHAT_OUTBOX_TEST_JOBS:-3}" "${args[@]}"

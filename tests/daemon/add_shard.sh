@@ -11,7 +11,6 @@
 . "$H_ROOT/tests/harness/shards.sh"
 daemon_env daemon-add-shard
 shard1_start
-q() { harness_psql "$1"; }
 Q=chat-messages
 
 q "SELECT chat_outbox.set_partitions('consumers', 4)" >/dev/null

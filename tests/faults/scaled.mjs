@@ -20,7 +20,7 @@
 import { execSync } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import { io } from 'socket.io-client';
-import WebSocket from 'ws';
+import { resumingWs } from '../harness/ws_client.mjs';
 import { Queue } from 'bullmq';
 import { token } from '../harness/jwt.mjs';
 import { Daemon } from '../harness/daemon.mjs';
@@ -114,28 +114,10 @@ function sioClient(name, port, watches, websocketOnly) {
 function wsClient(name, port, watches) {
 	const c = recorder(name, '/ws', port, watches);
 	const t = token(watches, { sub: name, ttlSeconds: 7200 });
-	let open = false;
-	let closing = false;
-	const connect = () => {
-		const ws = new WebSocket(`ws://127.0.0.1:${port}/ws?token=${t}&since=${c.lastSeq}`);
-		ws.on('open', () => (open = true));
-		ws.on('message', (data) => {
-			const f = JSON.parse(data.toString());
-			if (f.type === 'message') c.show(f.message);
-		});
-		ws.on('error', () => {});
-		ws.on('close', () => {
-			open = false;
-			if (!closing) setTimeout(connect, 200);
-		});
-		c.ws = ws;
-	};
-	connect();
-	c.ready = () => open;
-	c.close = () => {
-		closing = true;
-		c.ws.close();
-	};
+	const ws = resumingWs(() => `ws://127.0.0.1:${port}/ws?token=${t}&since=${c.lastSeq}`,
+		(f) => { if (f.type === 'message') c.show(f.message); }, { minDelay: 200, maxDelay: 1000 });
+	c.ready = ws.connected;
+	c.close = ws.close;
 	return c;
 }
 

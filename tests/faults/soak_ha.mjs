@@ -23,7 +23,7 @@ import { promisify } from 'node:util';
 import fs from 'node:fs';
 import pg from 'pg';
 import { io } from 'socket.io-client';
-import WebSocket from 'ws';
+import { resumingWs } from '../harness/ws_client.mjs';
 import { token } from '../harness/jwt.mjs';
 import { DIRECTIONS, waitUntil, sleep, env } from './procs.mjs';
 import { opt, mulberry32, between as betweenIn } from './soak_lib.mjs';
@@ -138,25 +138,10 @@ function socketIoClient(side, kind, transports) {
 function wsClient(side) {
 	const c = newClient(side, '/ws');
 	const t = token(side.chats, { sub: c.name, ttlSeconds: 6 * 3600 });
-	let delay = 100;
-	let closing = false;
-	const open = () => {
-		c.ws = new WebSocket(`ws://127.0.0.1:${side.front}/ws?token=${t}&since=${c.lastSeq}`);
-		c.ws.on('error', () => {});
-		c.ws.on('message', (data) => {
-			const f = JSON.parse(data.toString());
-			if (f.type === 'welcome') delay = 100;
-			if (f.type === 'message') record(c, f.message);
-		});
-		c.ws.on('close', () => {
-			if (closing) return;
-			setTimeout(open, delay);
-			delay = Math.min(1000, delay * 2);
-		});
-	};
-	open();
-	c.connected = () => c.ws.readyState === WebSocket.OPEN;
-	c.close = () => { closing = true; c.ws.terminate(); };
+	const ws = resumingWs(() => `ws://127.0.0.1:${side.front}/ws?token=${t}&since=${c.lastSeq}`,
+		(f) => { if (f.type === 'message') record(c, f.message); }, { minDelay: 100, maxDelay: 1000 });
+	c.connected = ws.connected;
+	c.close = ws.close;
 	return c;
 }
 

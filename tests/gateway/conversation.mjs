@@ -15,6 +15,7 @@ import WebSocket from 'ws';
 import { receivingDaemon, postgres, env, sleep } from '../faults/procs.mjs';
 import { check, finish, waitFor, waitUntil } from '../harness/check.mjs';
 import { token } from '../harness/jwt.mjs';
+import { openWs } from '../harness/ws_client.mjs';
 
 const CHAT = 42, OTHER = 43, EMPTY = 44;
 const workers = receivingDaemon({ service: 'workers', queue: 'chat-messages', port: Number(env('WORKERS_PORT')) });
@@ -30,21 +31,7 @@ function client(daemon, claims, chats = [CHAT, OTHER, EMPTY]) {
 	return socket;
 }
 // A /ws client: frames by type, and requests answered by ref.
-function wsClient(daemon, claims, chats = [CHAT]) {
-	const ws = new WebSocket(`ws://127.0.0.1:${daemon.port}/ws?token=${token(chats, claims)}`);
-	ws.frames = [];
-	let ref = 0;
-	ws.on('message', (d) => ws.frames.push(JSON.parse(d.toString())));
-	ws.on('error', () => {});
-	ws.ask = async (frame) => {
-		const r = ++ref;
-		ws.send(JSON.stringify({ ...frame, ref: r }));
-		await waitUntil(`answer to ref ${r}`, () => ws.frames.some((f) => f.ref === r), 10000, 10);
-		return ws.frames.find((f) => f.ref === r);
-	};
-	ws.opened = new Promise((r) => ws.once('open', r));
-	return ws;
-}
+const wsClient = (daemon, claims, chats = [CHAT]) => openWs(`ws://127.0.0.1:${daemon.port}/ws?token=${token(chats, claims)}`);
 const connected = (s) => waitUntil('socket connected', () => s.connected, 10000, 10);
 
 try {

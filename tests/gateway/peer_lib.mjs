@@ -3,8 +3,8 @@
 // tokens come from the harness and are re-exported, so a peer imports from one place.
 import { execFileSync } from 'node:child_process';
 import { io } from 'socket.io-client';
-import WebSocket from 'ws';
 import { env } from '../harness/check.mjs';
+import { openWs } from '../harness/ws_client.mjs';
 
 export { check, finish, sleep, waitFor } from '../harness/check.mjs';
 export { token } from '../harness/jwt.mjs';
@@ -43,15 +43,7 @@ export function sioClient(opts = {}, url = URL) {
 }
 
 // wsClient opens a plain /ws client (on port, by default the suite's daemon's) that records JSON
-// frames and the close code.
-export function wsClient(query = '', headers = {}, port = PORT) {
-	const ws = new WebSocket(`ws://127.0.0.1:${port}/ws${query}`, { headers });
-	ws.frames = [];
-	ws.closed = null;
-	ws.on('message', (data) => ws.frames.push(JSON.parse(data.toString())));
-	ws.on('close', (code, reason) => { ws.closed = { code, reason: reason.toString() }; });
-	ws.on('error', () => {});
-	return ws;
-}
+// frames and the close code (tests/harness/ws_client.mjs).
+export const wsClient = (query = '', headers = {}, port = PORT) => openWs(`ws://127.0.0.1:${port}/ws${query}`, headers);
 
 export const messagesOf = (ws) => ws.frames.filter((f) => f.type === 'message').map((f) => f.message);

@@ -16,7 +16,6 @@ SENTINEL_URL=$REDIS_URL
 shard1_start
 REDIS_URL="$SHARD1_URL $SENTINEL_URL" harness_pg_start "" "chat_outbox.redis_timeout = 1000"
 
-q() { harness_psql "$1"; }
 unsent() { q "SELECT count(*) FROM split.outbox WHERE sent_at IS NULL"; }
 send() { q "SELECT split.send_message(c, c || ':$1') FROM unnest('{0,1,2,3}'::bigint[]) AS c" >/dev/null; }
 

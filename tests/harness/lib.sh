@@ -23,6 +23,7 @@
 #                                       with REPLICATION, chat_outbox.settings.wake = 'wal', and every
 #                                       relay_start'ed relay woken by logical decoding (--wake logical)
 #   harness_psql <sql>                  psql -XAtq against $PGURL, stops on error
+#   q <sql>                             the same, for suites that query a lot
 #   relay_status <column> [url]         that column of chat_outbox.status for service consumers
 #   rcli <args...>                      redis-cli against this test's Redis (with $REDIS_CLI_AUTH)
 #   harness_pg_ctl <args>               pg_ctl on the test cluster as its owner
@@ -51,10 +52,34 @@ harness_as_pg() {
 	if [ "$(id -u)" = 0 ]; then runuser -u "$PG_USER" -- "$@"; else "$@"; fi
 }
 
+# Ports come from 20000-32767, below the kernel's ephemeral range (32768 and up on Linux), so no
+# outgoing connection of any process can take a port a test is about to listen on (or listen on again
+# after a restart), and from one counter under flock for every suite of a run, so suites that run side
+# by side (ctest -j) never get the same port. A port something else holds is skipped.
 harness_free_port() {
-	python3 - <<'PY' 2>/dev/null || node -e 'const s=require("net").createServer();s.listen(0,"127.0.0.1",()=>{console.log(s.address().port);s.close()})'
-import socket
-s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1]); s.close()
+	python3 - "${H_TMP:-$H_ROOT/build/test-tmp}/.ports" <<'PY'
+import fcntl, os, random, socket, sys
+LOW, HIGH = 20000, 32768
+os.makedirs(os.path.dirname(sys.argv[1]), exist_ok=True)
+with open(sys.argv[1], 'a+') as f:
+    fcntl.flock(f, fcntl.LOCK_EX)
+    f.seek(0)
+    text = f.read().strip()
+    port = int(text) if text else random.randrange(LOW, HIGH)
+    for _ in range(HIGH - LOW):
+        port = LOW if port + 1 >= HIGH else port + 1
+        s = socket.socket()
+        try:
+            s.bind(("127.0.0.1", port))
+        except OSError:
+            continue
+        finally:
+            s.close()
+        break
+    else:
+        sys.exit("no free port in %d-%d" % (LOW, HIGH - 1))
+    f.seek(0); f.truncate(); f.write(str(port))
+print(port)
 PY
 }
 
@@ -231,6 +256,7 @@ CONF
 }
 
 harness_psql() { psql -XAtq -v ON_ERROR_STOP=1 "$PGURL" -c "$1"; }
+q() { harness_psql "$1"; }
 
 relay_status() { psql -XAtq -v ON_ERROR_STOP=1 "${2:-$PGURL}" -c "SELECT $1 FROM chat_outbox.status WHERE service = 'consumers'"; }
 
