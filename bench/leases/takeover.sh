@@ -1,12 +1,12 @@
 #!/usr/bin/env bash
-# bench/leases/takeover.sh - how long a SIGKILLed consumer's partitions wait for another (docs/benchmarks.md).
+# bench/leases/takeover.sh - how long a SIGKILLed consumer's partitions wait for another (docs/results/leases-takeover.md).
 # Two chat-outboxd share 4 partitions of one queue (one Redis). KILLS times: freeze one daemon (SIGSTOP: t0,
 # the moment it stops renewing), add one job to each of its partitions, SIGKILL it, then measure from t0
 #   lease: until the survivor holds every lease (polled every 10 ms),
 #   job:   until the jobs added to the killed daemon's partitions are in the inbox;
 # then restart the killed daemon (same identity) and wait for the 2/2 split again.
 # Env: KILLS (10), TTL (--lease-ttl, default the daemon's 5000).
-# Run through the private install: /work/tools/pgns <name> bash bench/leases/takeover.sh (or scripts that set up PG).
+# Run from a clone after scripts/setup.sh (it builds the daemon and installs the extension): bash bench/leases/takeover.sh
 set -euo pipefail
 . "$(dirname "$0")/../../tests/harness/lib.sh"
 KILLS=${KILLS:-10} TTL=${TTL:-5000}

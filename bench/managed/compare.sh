@@ -17,12 +17,12 @@
 # A benchmark, not a test: the figures depend on the machine.
 set -euo pipefail
 . "$(dirname "$0")/../../tests/harness/lib.sh"
+. "$(dirname "$0")/../lib/ticks.sh"
 SENDS=${SENDS:-300} PACE_MS=${PACE_MS:-10} DURATION=${DURATION:-8} PROBE=${PROBE:-150}
 MODES=${MODES:-extension notify logical poll}
 harness_init bench-managed-compare
 harness_redis_start
 export REDIS_URL
-ticks() { awk '{print $14 + $15}' "/proc/$1/stat" 2>/dev/null || echo 0; } # user + system CPU, in 1/100 s
 unsent() { harness_psql "SELECT count(*) FROM consumers.outbox WHERE sent_at IS NULL"; }
 received_all() { [ "$(harness_psql "SELECT (SELECT count(*) FROM consumers.messages) - (SELECT count(*) FROM workers.inbox)")" = 0 ]; }
 latency() { node "$H_ROOT/bench/managed/shown.mjs" "$1" "$2"; } # latency <count> <pace ms>: send -> shown
@@ -34,7 +34,7 @@ measure() { # measure <mode> <relay pid> [walsender pid]
 	echo "idle: send -> shown $(latency "$SENDS" "$PACE_MS")"
 	local clients tps r0 w0 n0 rows=0 relay_ticks=0 wal_ticks=0
 	for clients in 1 8 32; do
-		r0=$(ticks "$2") w0=$([ -z "${3:-}" ] && echo 0 || ticks "$3") n0=$(harness_psql "SELECT count(*) FROM consumers.outbox")
+		r0=$(ticks_or_0 "$2") w0=$([ -z "${3:-}" ] && echo 0 || ticks_or_0 "$3") n0=$(harness_psql "SELECT count(*) FROM consumers.outbox")
 		(sleep 1 && latency "$PROBE" 20 >"$H_DIR/probe.txt") &
 		local probe=$!
 		tps=$("$PG_BIN/pgbench" -n -f "$H_ROOT/bench/relay/send_message.pgbench" -c "$clients" -j "$(( clients < 4 ? clients : 4 ))" \
@@ -42,8 +42,8 @@ measure() { # measure <mode> <relay pid> [walsender pid]
 		wait $probe
 		harness_wait_value 120 = 0 unsent
 		harness_wait_for 300 received_all # the daemon caught up: the next probe does not wait behind this run
-		relay_ticks=$((relay_ticks + $(ticks "$2") - r0))
-		[ -z "${3:-}" ] || wal_ticks=$((wal_ticks + $(ticks "$3") - w0))
+		relay_ticks=$((relay_ticks + $(ticks_or_0 "$2") - r0))
+		[ -z "${3:-}" ] || wal_ticks=$((wal_ticks + $(ticks_or_0 "$3") - w0))
 		rows=$((rows + $(harness_psql "SELECT count(*) FROM consumers.outbox") - n0))
 		echo "senders $clients: $tps sends/s; probe meanwhile: send -> shown $(cat "$H_DIR/probe.txt")"
 	done

@@ -7,11 +7,11 @@
 # Env: SENDS (500), PACE_MS (5), BACKLOG (50000), BATCH (500), POLL_MS (1000).
 set -euo pipefail
 . "$(dirname "$0")/../../tests/harness/lib.sh"
+. "$(dirname "$0")/../lib/ticks.sh"
 SENDS=${SENDS:-500} PACE_MS=${PACE_MS:-5} BACKLOG=${BACKLOG:-50000} BATCH=${BATCH:-500} POLL_MS=${POLL_MS:-1000}
 relay_managed_env bench-managed
 q() { harness_psql "$1"; }
 now_ms() { date +%s%3N; }
-ticks() { awk '{print $14 + $15}' "/proc/$1/stat"; } # user + system CPU, in 1/100 s
 relay_start bench --batch-size "$BATCH" --poll-interval "$POLL_MS"
 harness_wait_value 20 = running relay_status relay_state
 

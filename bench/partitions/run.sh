@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # bench/partitions/run.sh - what the relay's single worker costs per message with partitions and
-# Redis shards (recorded in docs/benchmarks.md, 'Partitions and shards: the relay'). Not a test.
+# Redis shards (recorded in docs/results/partitions.md). Not a test.
 # For 1 and 2 Redis servers and 1, 2 and 4 partitions: a backlog of BACKLOG messages over 100
 # chats is built with the relay paused, then drained; prints the drain time, messages/s, ms per
 # batch of BATCH rows, the relay worker's CPU per message (it is a Postgres backend: the claim's
@@ -9,6 +9,7 @@
 # Env: BACKLOG (50000), BATCH (500), ROUNDS (3, the median is printed).
 set -euo pipefail
 . "$(dirname "$0")/../../tests/harness/lib.sh"
+. "$(dirname "$0")/../lib/ticks.sh"
 . "$H_ROOT/tests/harness/shards.sh"
 BACKLOG=${BACKLOG:-50000} BATCH=${BATCH:-500} ROUNDS=${ROUNDS:-3}
 harness_init bench-partitions
@@ -18,7 +19,6 @@ harness_pg_start "" "chat_outbox.batch_size = $BATCH" "shared_buffers = '256MB'"
 q() { harness_psql "$1"; }
 setting() { q "ALTER SYSTEM SET chat_outbox.$1 = '$2'" && q "SELECT pg_reload_conf()" >/dev/null; sleep 0.5; }
 now_ms() { date +%s%3N; }
-ticks() { awk '{print $14 + $15}' "/proc/$1/stat"; } # user + system CPU, in 1/100 s
 median() { sort -n | awk '{a[NR]=$1} END {print a[int((NR+1)/2)]}'; }
 
 echo "# $(date -u +%FT%TZ) $(nproc) cores, $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | xargs)"

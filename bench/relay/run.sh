@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# bench/relay/run.sh - figures for the relay (recorded in docs/relay-benchmarks.md).
+# bench/relay/run.sh - figures for the relay (docs/relay-benchmarks.md; recorded runs in docs/results/relay.md).
 #   1. commit -> job visible in Redis over paced sends, wake at commit on and off
 #   2. drain rate of a backlog built while Redis was down, beside what Redis alone takes (the ceiling)
 #   3. send_message throughput with the relay on vs paused, several connections (pgbench), and what
@@ -10,6 +10,7 @@
 #      before the latency section), SENT_AGE (0: how long ago they were sent; older than retention, and the purge runs throughout)
 set -euo pipefail
 . "$(dirname "$0")/../../tests/harness/lib.sh"
+. "$(dirname "$0")/../lib/ticks.sh"
 SENDS=${SENDS:-1000} PACE_MS=${PACE_MS:-5} BACKLOG=${BACKLOG:-100000}
 CLIENTS=${CLIENTS:-4} DURATION=${DURATION:-5} ROUNDS=${ROUNDS:-6} BATCH=${BATCH:-500} SECTIONS=${SECTIONS:-latency drain rate}
 SENT_ROWS=${SENT_ROWS:-0} SENT_AGE=${SENT_AGE:-0}
@@ -23,7 +24,6 @@ q() { harness_psql "$1"; }
 setting() { q "ALTER SYSTEM SET chat_outbox.$1 = '$2'" && q "SELECT pg_reload_conf()" >/dev/null; sleep 0.3; }
 unsent() { q "SELECT count(*) FROM consumers.outbox WHERE sent_at IS NULL"; }
 now_ms() { date +%s%3N; }
-ticks() { awk '{print $14 + $15}' "/proc/$1/stat"; } # user + system CPU, in 1/100 s
 
 echo "# $(date -u +%FT%TZ) $(nproc) cores, $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | xargs)"
 echo "# batch_size=$BATCH min_pass_interval=${MIN_PASS:-5}ms sends=$SENDS pace=${PACE_MS}ms backlog=$BACKLOG clients=$CLIENTS duration=${DURATION}s"

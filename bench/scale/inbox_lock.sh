@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # bench/scale/inbox_lock.sh - how long the consumers' inbox write holds the service's inbox advisory lock
-# (chat_outbox.inbox:<service>), per message, with 1, 2 and 4 consumers on 4 partitions (docs/benchmarks.md,
+# (chat_outbox.inbox:<service>), per message, with 1, 2 and 4 consumers on 4 partitions (docs/results/scale.md,
 # "Remaining serialization points"). Not a test.
 #
 # Each round: BACKLOG messages over 100 chats wait in the outbox (relay paused), CONSUMERS chat-outboxd of service
@@ -15,14 +15,14 @@
 # transaction, mean hold per transaction and per message, the fraction of the drain the lock was held, mean wait,
 # the server-side time of the insert and the COMMIT inside the hold, and the daemons' CPU per message.
 # Env: BACKLOG (40000), CONSUMERS ("1 2 4").
-# Run through the private install: /work/tools/pgns <name> bash bench/scale/inbox_lock.sh
+# Run from a clone after scripts/setup.sh (it builds the daemon and installs the extension): bash bench/scale/inbox_lock.sh
 set -euo pipefail
 . "$(dirname "$0")/../../tests/harness/lib.sh"
+. "$(dirname "$0")/../lib/ticks.sh"
 BACKLOG=${BACKLOG:-40000} CONSUMERS=${CONSUMERS:-"1 2 4"}
 daemon_env bench-inbox-lock
 q() { harness_psql "$1"; }
 setting() { q "ALTER SYSTEM SET $1 = '$2'" && q "SELECT pg_reload_conf()" >/dev/null; }
-ticks() { awk '{print $14 + $15}' "/proc/$1/stat"; } # user + system CPU, in 1/100 s
 Q=chat-messages
 lease() { rcli GET "bull:$Q-p$1:lease"; }
 holders() { for k in 0 1 2 3; do lease $k; done | sort -u | grep -c . || true; }

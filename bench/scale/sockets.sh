@@ -1,12 +1,13 @@
 #!/usr/bin/env bash
 # bench/scale/sockets.sh - PER sockets on each of GATEWAYS gateways of service workers (30,000 in total by default),
 # one room; one message sent three times; prints connect time, send -> socket times and each gateway's RSS and CPU
-# (docs/benchmarks.md, "Sockets across three gateways"). The open-file limit of this machine's processes is the
+# (docs/results/scale.md, "Sockets across three gateways"). The open-file limit of this machine's processes is the
 # hard limit (`ulimit -Hn`); each gateway and each client process needs PER descriptors and some.
 # Env: PER (10000), GATEWAYS (3).
-# Run through the private install: /work/tools/pgns <name> bash bench/scale/sockets.sh
+# Run from a clone after scripts/setup.sh (it builds the daemon and installs the extension): bash bench/scale/sockets.sh
 set -euo pipefail
 . "$(dirname "$0")/../../tests/harness/lib.sh"
+. "$(dirname "$0")/../lib/ticks.sh"
 PER=${PER:-10000} GATEWAYS=${GATEWAYS:-3}
 ulimit -n "$(ulimit -Hn)"
 daemon_env bench-sockets
@@ -17,7 +18,6 @@ for i in $(seq 1 "$GATEWAYS"); do
 	daemon_wait_healthy
 done
 rss() { awk '/VmRSS/ {print $2}' "/proc/$1/status"; }
-ticks() { awk '{print $14 + $15}' "/proc/$1/stat"; }
 echo "# $(date -u +%FT%TZ) $(nproc) cores; load average $(cut -d' ' -f1-3 /proc/loadavg); open files limit $(ulimit -n); $GATEWAYS gateways x $PER sockets"
 before=() cpu0=()
 for p in "${pids[@]}"; do before+=("$(rss "$p")") cpu0+=("$(ticks "$p")"); done

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # bench/scale/throughput.sh - throughput and CPU per message of one service with 1, 2 and 4 partitions and 1, 2
-# and 3 gateways (docs/benchmarks.md, "Scale-out: partitions and gateways"). Not a test.
+# and 3 gateways (docs/results/scale.md, "Scale-out: partitions and gateways"). Not a test.
 #
 # Every gateway is an ordinary chat-outboxd of service workers (--consume on, the default): the partitions are
 # shared among them by leases, so min(partitions, gateways) of them consume, and every one of them receives and
@@ -12,19 +12,19 @@
 # together, of the average gateway, of Postgres (every process: the relay worker, the daemons' backends), of Redis,
 # and of all of them.
 # Env: BACKLOG (30000), PARTITIONS ("1 2 4", in that order), GATEWAYS ("1 2 3").
-# Run through the private install: /work/tools/pgns <name> bash bench/scale/throughput.sh
+# Run from a clone after scripts/setup.sh (it builds the daemon and installs the extension): bash bench/scale/throughput.sh
 set -euo pipefail
 . "$(dirname "$0")/../../tests/harness/lib.sh"
+. "$(dirname "$0")/../lib/ticks.sh"
 BACKLOG=${BACKLOG:-30000} PARTITIONS=${PARTITIONS:-"1 2 4"} GATEWAYS=${GATEWAYS:-"1 2 3"}
 daemon_env bench-scale
 q() { harness_psql "$1"; }
 setting() { q "ALTER SYSTEM SET $1 = '$2'" && q "SELECT pg_reload_conf()" >/dev/null; }
-ticks() { awk '{print $14 + $15}' "/proc/$1/stat"; } # user + system CPU, in 1/100 s
 pg_ticks() { # the postmaster (with its reaped children) and every live child
 	local pm sum c
 	pm=$(head -1 "$PG_DATA/postmaster.pid")
 	sum=$(awk '{print $14 + $15 + $16 + $17}' "/proc/$pm/stat")
-	for c in $(pgrep -P "$pm"); do sum=$((sum + $(ticks "$c" 2>/dev/null || echo 0))); done
+	for c in $(pgrep -P "$pm"); do sum=$((sum + $(ticks_or_0 "$c"))); done
 	echo "$sum"
 }
 Q=chat-messages

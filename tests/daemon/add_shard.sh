@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
-# daemon.add_shard: the README's "Add a shard" procedure, followed step by step while a sender keeps
+# daemon.add_shard: the "Add a shard" procedure of docs/scale-out.md, followed step by step while a sender keeps
 # sending. Service consumers has 4 partitions on one Redis; one chat-outboxd (--service workers)
-# consumes them. Then, as the README says: the relay is paused (chat_outbox.relay_enabled = off and a
+# consumes them. Then, as that page says: the relay is paused (chat_outbox.relay_enabled = off and a
 # reload), every partition queue is waited for until it holds no job, the relay gets the two-shard
 # list (chat_outbox.redis_url and a reload) and the daemon too (--redis-url and a restart), the old
 # first URL first, and the relay is turned on again. Checks: every message sent (before, during and
