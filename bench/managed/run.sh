@@ -10,7 +10,6 @@ set -euo pipefail
 . "$(dirname "$0")/../lib/ticks.sh"
 SENDS=${SENDS:-500} PACE_MS=${PACE_MS:-5} BACKLOG=${BACKLOG:-50000} BATCH=${BATCH:-500} POLL_MS=${POLL_MS:-1000}
 relay_managed_env bench-managed
-q() { harness_psql "$1"; }
 now_ms() { date +%s%3N; }
 relay_start bench --batch-size "$BATCH" --poll-interval "$POLL_MS"
 harness_wait_value 20 = running relay_status relay_state

@@ -16,7 +16,6 @@ harness_init bench-partitions
 harness_redis_start
 shard1_start
 harness_pg_start "" "chat_outbox.batch_size = $BATCH" "shared_buffers = '256MB'" "chat_outbox.retention = 0"
-q() { harness_psql "$1"; }
 setting() { q "ALTER SYSTEM SET chat_outbox.$1 = '$2'" && q "SELECT pg_reload_conf()" >/dev/null; sleep 0.5; }
 now_ms() { date +%s%3N; }
 median() { sort -n | awk '{a[NR]=$1} END {print a[int((NR+1)/2)]}'; }

@@ -20,7 +20,6 @@ harness_init bench-relay
 harness_redis_start
 harness_pg_start "" ${PG_EXTRA_CONF:+"$PG_EXTRA_CONF"} "chat_outbox.batch_size = $BATCH" "chat_outbox.min_pass_interval = ${MIN_PASS:-5}" "shared_buffers = '256MB'"
 export REDIS_URL PGURL
-q() { harness_psql "$1"; }
 setting() { q "ALTER SYSTEM SET chat_outbox.$1 = '$2'" && q "SELECT pg_reload_conf()" >/dev/null; sleep 0.3; }
 unsent() { q "SELECT count(*) FROM consumers.outbox WHERE sent_at IS NULL"; }
 now_ms() { date +%s%3N; }

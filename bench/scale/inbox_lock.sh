@@ -21,7 +21,6 @@ set -euo pipefail
 . "$(dirname "$0")/../lib/ticks.sh"
 BACKLOG=${BACKLOG:-40000} CONSUMERS=${CONSUMERS:-"1 2 4"}
 daemon_env bench-inbox-lock
-q() { harness_psql "$1"; }
 setting() { q "ALTER SYSTEM SET $1 = '$2'" && q "SELECT pg_reload_conf()" >/dev/null; }
 Q=chat-messages
 lease() { rcli GET "bull:$Q-p$1:lease"; }

@@ -18,7 +18,6 @@ set -euo pipefail
 . "$(dirname "$0")/../lib/ticks.sh"
 BACKLOG=${BACKLOG:-30000} PARTITIONS=${PARTITIONS:-"1 2 4"} GATEWAYS=${GATEWAYS:-"1 2 3"}
 daemon_env bench-scale
-q() { harness_psql "$1"; }
 setting() { q "ALTER SYSTEM SET $1 = '$2'" && q "SELECT pg_reload_conf()" >/dev/null; }
 pg_ticks() { # the postmaster (with its reaped children) and every live child
 	local pm sum c
