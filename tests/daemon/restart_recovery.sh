@@ -27,11 +27,13 @@ harness_wait_for 10 grep -q ready "$H_DIR/events.txt"
 
 start=$(date +%s%N)
 daemon_start second.log --service workers --queue $Q $SLOW
-wait_counts $Q "c.completed === $N && c.active === 0" 20 >/dev/null
+wait_counts $Q "c.completed === $N && c.active === 0" 60 >/dev/null
 ms=$((($(date +%s%N) - start) / 1000000))
-echo "all $N completed ${ms} ms after the restart"
-[ "$ms" -lt 10000 ] || fail "restart recovery took ${ms} ms"
+echo "all $N completed ${ms} ms after the restart (printed, not asserted)"
+# "at once" is the mechanism, not a time: the restarted daemon took the held jobs back itself, and
+# none was moved by the stalled check (that would have been the 30 s path)
 grep -q "took back $held job(s)" "$H_DIR/second.log" || fail "no recovery line"
+expect_eq "jobs moved back as stalled" 0 "$(grep -c '^stalled ' "$H_DIR/events.txt" || true)"
 
 expect_eq "inbox rows" $N "$(inbox_count workers)"
 harness_psql "SELECT message_id FROM workers.inbox ORDER BY seq" >"$H_DIR/seq.txt"

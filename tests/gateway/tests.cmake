@@ -19,7 +19,8 @@ gateway_peer_test(gateway.plain_ws plain_ws.mjs 120)
 add_shell_test(gateway.http gateway/http.sh 120)
 add_shell_test(gateway.fuzz gateway/fuzz.sh 600)
 # token expiry ends connections; a session that never joins is closed
-gateway_peer_test(gateway.expiry expiry.mjs 120 --connect-timeout 1000 --presence-ttl 3000)
+# the connect timeout is checked at each ping, so pings every 300 ms (a pong may take 5 s)
+gateway_peer_test(gateway.expiry expiry.mjs 120 --connect-timeout 1000 --presence-ttl 3000 --ping-interval 300 --ping-timeout 5000)
 # a stalled upgrade probe is dropped while its polling session goes on; a silent /ws peer is closed
 gateway_peer_test(gateway.timeouts timeouts.mjs 120 --upgrade-timeout 500 --ping-interval 1500 --ping-timeout 1500)
 # clients that never read, unauthenticated handshakes, a flooding sender, a full query queue: bounded

@@ -4,7 +4,9 @@
 //   const d = new Daemon({ name, port, flags: ['--service', 'workers', ...] });   (name: for messages)
 //   await d.start(extraFlags)   spawn and wait until /healthz answers, past "starting"; d.exited resolves on exit
 //   await d.metric(name)        one counter from /metrics
-//   await d.scrape()            add this instance's counters to d.scraped before it goes away
+//   d.duplicates                duplicate jobs skipped by every instance this Daemon started, counted
+//                               from their "inbox commit" log lines (a /metrics scrape before a stop
+//                               misses what the instance does while it drains after SIGTERM)
 //   await d.stop(signal)        SIGTERM (must exit 0) or SIGKILL
 import { spawn } from 'node:child_process';
 import { env, waitUntil } from './check.mjs';
@@ -12,12 +14,22 @@ import { env, waitUntil } from './check.mjs';
 export class Daemon {
 	constructor({ name = 'chat-outboxd', port, flags = [] }) {
 		Object.assign(this, { name, port, flags });
-		this.scraped = { duplicates: 0, processed: 0, failed: 0 };
+		this.duplicates = 0;
 	}
 	start(extra = []) {
 		const args = ['--listen', `127.0.0.1:${this.port}`, ...this.flags, ...extra];
-		// daemon logs go to our stderr, which the suite's .sh keeps in $H_DIR/daemon.log
-		this.proc = spawn(env('CHAT_OUTBOXD'), args, { stdio: ['ignore', 'ignore', 'inherit'] });
+		// daemon logs go on to our stderr, which the suite's .sh keeps in $H_DIR/daemon.log
+		this.proc = spawn(env('CHAT_OUTBOXD'), args, { stdio: ['ignore', 'ignore', 'pipe'] });
+		let partial = '';
+		this.proc.stderr.on('data', (chunk) => {
+			process.stderr.write(chunk);
+			const lines = (partial + chunk.toString()).split('\n');
+			partial = lines.pop();
+			for (const line of lines) {
+				const m = / inbox commit: \d+ job\(s\), \d+ new, (\d+) duplicate\(s\)$/.exec(line);
+				if (m) this.duplicates += Number(m[1]);
+			}
+		});
 		this.exited = new Promise((resolve) => this.proc.once('exit', (code, signal) => resolve({ code, signal })));
 		return this.ready();
 	}
@@ -34,18 +46,8 @@ export class Daemon {
 		const m = (await r.text()).match(new RegExp(`^${name} (\\S+)$`, 'm'));
 		return m ? Number(m[1]) : 0;
 	}
-	async scrape() {
-		try {
-			this.scraped.duplicates += await this.metric('chat_outboxd_duplicates_skipped_total');
-			this.scraped.processed += await this.metric('chat_outboxd_jobs_processed_total');
-			this.scraped.failed += await this.metric('chat_outboxd_jobs_failed_total');
-		} catch {
-			/* a crashed instance has nothing to scrape */
-		}
-	}
 	async stop(signal = 'SIGTERM') {
 		if (!this.proc || this.proc.exitCode !== null || this.proc.signalCode !== null) return this.exited;
-		if (signal === 'SIGTERM') await this.scrape();
 		this.proc.kill(signal);
 		const r = await this.exited;
 		if (signal === 'SIGTERM' && r.code !== 0) throw new Error(`${this.name} exited ${JSON.stringify(r)} on SIGTERM`);
