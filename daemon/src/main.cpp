@@ -21,7 +21,6 @@
 
 #include <uv.h>
 
-#include "consumer/bus_publisher.hpp"
 #include "consumer/core/bullmq_identity.hpp"
 #include "consumer/core/partition_calls.hpp"
 #include "consumer/partition_manager.hpp"
@@ -29,6 +28,7 @@
 #include "base/core/metrics.hpp"
 #include "base/log.hpp"
 #include "base/uv_handle.hpp"
+#include "inbox/bus_publisher.hpp"
 #include "net/pg_client.hpp"
 #include "net/redis_conn.hpp"
 #include "net/redis_subscriber.hpp"

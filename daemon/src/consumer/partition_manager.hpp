@@ -25,7 +25,7 @@
 
 #include "base/core/config.hpp"
 #include "base/core/metrics.hpp"
-#include "consumer/delivery.hpp"
+#include "inbox/core/delivery.hpp"
 #include "net/redis_conn.hpp"
 #include "redis_url.hpp"
 

@@ -4,10 +4,11 @@
 #include "base/log.hpp"
 #include "base/uv_handle.hpp"
 #include "base/wall_clock.hpp"
-#include "consumer/core/inbox_sql.hpp"
-#include "gateway/core/bus_codec.hpp"
 #include "gateway/core/message_json.hpp"
 #include "gateway/hub.hpp"
+#include "inbox/core/bus_codec.hpp"
+#include "inbox/core/inbox_row.hpp"
+#include "inbox/core/inbox_sql.hpp"
 #include "net/redis_subscriber.hpp"
 
 namespace chat_outboxd {
@@ -18,7 +19,7 @@ Bus::Bus(uv_loop_t *loop, const Config &cfg, Hub &hub, PgClient &pg, Metrics &me
 {
 	const std::string inbox = QuoteIdent(cfg.service) + ".inbox";
 	sql_high_ = InboxHighWaterSql(cfg.service);
-	sql_fill_ = std::string("SELECT seq, message_id, chat_id, body, ") + kCreatedAtSql + " FROM " + inbox +
+	sql_fill_ = "SELECT " + InboxRowColumns() + " FROM " + inbox +
 	            " WHERE seq OPERATOR(pg_catalog.>) $1::bigint AND seq OPERATOR(pg_catalog.<=) $2::bigint"
 	            " ORDER BY seq LIMIT " +
 	            std::to_string(kFillPage);
@@ -175,13 +176,8 @@ Bus::RunFill(const BusOrder::Fill &fill)
 		std::vector<InboxMessage> rows;
 		for (auto &row : r.rows) {
 			InboxMessage m;
-			if (row.size() < 5 || !row[0] || !row[1] || !row[2] || !row[3] || !JsonInteger(*row[0], &m.seq) ||
-			    !JsonInteger(*row[2], &m.chat_id))
-				continue;
-			m.id = std::move(*row[1]);
-			m.body = std::move(*row[3]);
-			m.created_at = row[4].value_or("");
-			rows.push_back(std::move(m));
+			if (ReadInboxRow(row, &m))
+				rows.push_back(std::move(m));
 		}
 		if (fill_retry_.Failing())
 			Log(Level::Notice, "bus: reading from the inbox again");

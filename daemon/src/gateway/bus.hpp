@@ -21,8 +21,8 @@
 #include "base/core/metrics.hpp"
 #include "backoff.hpp"
 #include "base/uv_timer.hpp"
-#include "consumer/delivery.hpp"
-#include "gateway/core/bus_order.hpp"
+#include "inbox/core/bus_order.hpp"
+#include "inbox/core/delivery.hpp"
 #include "net/pg_client.hpp"
 #include "redis_url.hpp"
 

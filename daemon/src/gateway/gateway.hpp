@@ -12,7 +12,7 @@
 
 #include "base/core/config.hpp"
 #include "base/core/metrics.hpp"
-#include "consumer/delivery.hpp"
+#include "inbox/core/delivery.hpp"
 #include "net/pg_client.hpp"
 #include "redis_url.hpp"
 

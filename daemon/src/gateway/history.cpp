@@ -4,11 +4,12 @@
 #include <algorithm>
 #include <limits>
 
-#include "consumer/core/inbox_sql.hpp"
 #include "gateway/core/history.hpp"
 #include "gateway/core/message_json.hpp"
 #include "gateway/hub.hpp"
 #include "gateway/query_queue.hpp"
+#include "inbox/core/inbox_row.hpp"
+#include "inbox/core/inbox_sql.hpp"
 
 namespace chat_outboxd {
 

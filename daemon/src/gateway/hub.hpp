@@ -18,12 +18,12 @@
 
 #include "base/core/config.hpp"
 #include "base/core/metrics.hpp"
-#include "consumer/delivery.hpp"
 #include "gateway/clients.hpp"
 #include "gateway/core/conversation_counters.hpp"
 #include "gateway/core/gateway_auth.hpp"
 #include "gateway/core/rooms.hpp"
 #include "gateway/deadlines.hpp"
+#include "inbox/core/delivery.hpp"
 
 namespace chat_outboxd {
 

@@ -1,12 +1,12 @@
-// daemon/src/consumer/bus_publisher.cpp - see bus_publisher.hpp.
-#include "consumer/bus_publisher.hpp"
+// daemon/src/inbox/bus_publisher.cpp - see bus_publisher.hpp.
+#include "inbox/bus_publisher.hpp"
 
 #include <algorithm>
 #include <iterator>
 
 #include "base/log.hpp"
 #include "base/wall_clock.hpp"
-#include "gateway/core/bus_codec.hpp"
+#include "inbox/core/bus_codec.hpp"
 
 namespace chat_outboxd {
 

@@ -1,4 +1,4 @@
-// daemon/src/consumer/bus_publisher.hpp - the consumer's side of the bus: every delivery the consumer
+// daemon/src/inbox/bus_publisher.hpp - the consumer's side of the bus: every delivery the consumer
 // hands to its gateway is also published on the service's bus channel, so every other gateway of the
 // service shows it too (docs/architecture.md, "The bus").
 //
@@ -12,7 +12,7 @@
 #include <vector>
 
 #include "base/core/metrics.hpp"
-#include "consumer/delivery.hpp"
+#include "inbox/core/delivery.hpp"
 #include "net/redis_conn.hpp"
 
 namespace chat_outboxd {
