@@ -17,7 +17,7 @@
 
 #include "backoff.hpp"
 #include "base/core/config.hpp"
-#include "base/core/metrics.hpp"
+#include "base/core/daemon_metrics.hpp"
 #include "base/uv_timer.hpp"
 #include "consumer/core/batch.hpp"
 #include "consumer/inbox_writer.hpp"

@@ -24,7 +24,7 @@
 #include <uv.h>
 
 #include "base/core/config.hpp"
-#include "base/core/metrics.hpp"
+#include "base/core/daemon_metrics.hpp"
 #include "inbox/core/delivery.hpp"
 #include "net/redis_conn.hpp"
 #include "redis_url.hpp"

@@ -13,9 +13,9 @@
 
 namespace chat_outboxd {
 
-Bus::Bus(uv_loop_t *loop, const Config &cfg, Hub &hub, PgClient &pg, Metrics &metrics)
-    : loop_(loop), cfg_(cfg), hub_(hub), pg_(pg), metrics_(metrics), fill_timer_(loop, "bus fill"),
-      quiet_timer_(loop, "bus quiet check"), alive_(std::make_shared<Bus *>(this))
+Bus::Bus(uv_loop_t *loop, const Config &cfg, Hub &hub, PgClient &pg, Metrics &metrics, BusMetrics &bus_metrics)
+    : loop_(loop), cfg_(cfg), hub_(hub), pg_(pg), metrics_(metrics), bus_metrics_(bus_metrics),
+      fill_timer_(loop, "bus fill"), quiet_timer_(loop, "bus quiet check"), alive_(std::make_shared<Bus *>(this))
 {
 	const std::string inbox = QuoteIdent(cfg.service) + ".inbox";
 	sql_high_ = InboxHighWaterSql(cfg.service);
@@ -49,17 +49,17 @@ void
 Bus::OnMessage(const std::string &payload)
 {
 	heard_ = true;
-	metrics_.bus_received++;
+	bus_metrics_.received++;
 	auto p = DecodeBus(payload);
 	if (!p) {
-		if (metrics_.bus_malformed++ == 0)
+		if (bus_metrics_.malformed++ == 0)
 			Log(Level::Warning, "bus: a message on %s is not ours (ignored; the inbox is read instead)",
 			    channel_.c_str());
 		CheckInbox();
 		return;
 	}
 	int64_t lag_ms = WallMs() - p->published_ms;
-	metrics_.bus_lag_seconds.Observe(lag_ms > 0 ? static_cast<double>(lag_ms) / 1000.0 : 0.0);
+	bus_metrics_.lag_seconds.Observe(lag_ms > 0 ? static_cast<double>(lag_ms) / 1000.0 : 0.0);
 	std::vector<InboxMessage> rows;
 	for (BusEntry &e : p->entries) {
 		if (e.notice)
@@ -82,7 +82,7 @@ void
 Bus::UpdateSubscribed()
 {
 	bool subscribed = sub_ && sub_->Subscribed(channel_);
-	metrics_.bus_subscribed = subscribed;
+	bus_metrics_.subscribed = subscribed;
 	if (redis_health_)
 		metrics_.redis_up = subscribed;
 }
@@ -154,10 +154,10 @@ Bus::Pump()
 void
 Bus::RunFill(const BusOrder::Fill &fill)
 {
-	metrics_.bus_fills++;
+	bus_metrics_.fills++;
 	Log(Level::Debug, "bus: reading seq %lld..%lld from the inbox", static_cast<long long>(fill.after + 1),
 	    static_cast<long long>(fill.upto));
-	metrics_.bus_buffer_overflows = order_.Overflows();
+	bus_metrics_.buffer_overflows = order_.Overflows();
 	std::weak_ptr<Bus *> alive = alive_;
 	PgParams params{std::to_string(fill.after), std::to_string(fill.upto)};
 	pg_.Query(sql_fill_, std::move(params), [this, alive, fill](PgResult &&r) {
@@ -183,7 +183,7 @@ Bus::RunFill(const BusOrder::Fill &fill)
 			Log(Level::Notice, "bus: reading from the inbox again");
 		fill_retry_.Reset();
 		bool complete = static_cast<int64_t>(r.rows.size()) < kFillPage;
-		metrics_.bus_fill_rows += rows.size();
+		bus_metrics_.fill_rows += rows.size();
 		Hand(order_.Filled(fill, std::move(rows), complete, Now()));
 	});
 }

@@ -43,7 +43,8 @@ LwsLog(int level, const char *line) noexcept
 // counters), the Postgres side (QueryQueue, Catchup, ClientSends), the two client protocols
 // (SioNamespace on EngineIo, PlainWs) and the HTTP routes.
 struct Gateway::Impl {
-	Impl(uv_loop_t *loop, const Config &cfg, PgClient &pg, Metrics &metrics, RedisConn &redis, RedisSubscriber &pubsub);
+	Impl(uv_loop_t *loop, const Config &cfg, PgClient &pg, Metrics &metrics, BusMetrics &bus_metrics, RedisConn &redis,
+	     RedisSubscriber &pubsub);
 
 	static int Callback(struct lws *wsi, enum lws_callback_reasons reason, void *user, void *in, size_t len) noexcept;
 	int Dispatch(struct lws *wsi, enum lws_callback_reasons reason, Conn **slot, void *in, size_t len);
@@ -137,12 +138,12 @@ Gateway::Impl::Callback(struct lws *wsi, enum lws_callback_reasons reason, void 
 	                 [&] { return impl->Dispatch(wsi, reason, static_cast<Conn **>(user), in, len); });
 }
 
-Gateway::Impl::Impl(uv_loop_t *l, const Config &c, PgClient &pg, Metrics &metrics, RedisConn &redis,
-                       RedisSubscriber &ps)
-    : loop(l), cfg(c), queries(pg, c), hub(l, c, metrics, queries), catchup(hub, queries, c), sends(hub, queries, c),
-      conv(l, hub, queries, redis, ps, c), http(c.cors_origins), sio(hub, catchup, sends, conv, c),
-      engine(hub, sio, http, c), plain(hub, catchup, sends, conv, c), routes(hub, engine, http, c),
-      bus(l, c, hub, pg, metrics), pubsub(ps)
+Gateway::Impl::Impl(uv_loop_t *l, const Config &c, PgClient &pg, Metrics &metrics, BusMetrics &bus_metrics,
+                    RedisConn &redis, RedisSubscriber &ps)
+    : loop(l), cfg(c), queries(pg, c), hub(l, c, metrics, bus_metrics, queries), catchup(hub, queries, c),
+      sends(hub, queries, c), conv(l, hub, queries, redis, ps, c), http(c.cors_origins),
+      sio(hub, catchup, sends, conv, c), engine(hub, sio, http, c), plain(hub, catchup, sends, conv, c),
+      routes(hub, engine, http, c), bus(l, c, hub, pg, metrics, bus_metrics), pubsub(ps)
 {
 	hub.SetCatchup(&catchup);
 	sends.OnSent([this](const nlohmann::json &message) { conv.Sent(message); });
@@ -327,9 +328,9 @@ Gateway::Impl::FinishShutdown()
 	}
 }
 
-Gateway::Gateway(uv_loop_t *loop, const Config &cfg, PgClient &pg, Metrics &metrics, RedisConn &redis,
-                 RedisSubscriber &pubsub)
-    : impl_(std::make_unique<Impl>(loop, cfg, pg, metrics, redis, pubsub))
+Gateway::Gateway(uv_loop_t *loop, const Config &cfg, PgClient &pg, Metrics &metrics, BusMetrics &bus_metrics,
+                 RedisConn &redis, RedisSubscriber &pubsub)
+    : impl_(std::make_unique<Impl>(loop, cfg, pg, metrics, bus_metrics, redis, pubsub))
 {
 }
 

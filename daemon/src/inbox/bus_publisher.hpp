@@ -11,7 +11,7 @@
 #include <string>
 #include <vector>
 
-#include "base/core/metrics.hpp"
+#include "inbox/core/bus_metrics.hpp"
 #include "inbox/core/delivery.hpp"
 #include "net/redis_conn.hpp"
 
@@ -19,7 +19,7 @@ namespace chat_outboxd {
 
 class BusPublisher : public MessageSink {
   public:
-	BusPublisher(RedisConn &cmd, std::string channel, MessageSink &next, Metrics &metrics)
+	BusPublisher(RedisConn &cmd, std::string channel, MessageSink &next, BusMetrics &metrics)
 	    : cmd_(cmd), channel_(std::move(channel)), next_(next), metrics_(metrics)
 	{
 	}
@@ -30,7 +30,7 @@ class BusPublisher : public MessageSink {
 	RedisConn &cmd_;
 	std::string channel_;
 	MessageSink &next_;
-	Metrics &metrics_;
+	BusMetrics &metrics_;
 	bool failing_ = false; // a failure was logged; cleared by the next success
 };
 
