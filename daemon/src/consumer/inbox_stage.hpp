@@ -20,8 +20,8 @@
 #include "base/core/daemon_metrics.hpp"
 #include "base/uv_timer.hpp"
 #include "consumer/core/batch.hpp"
-#include "consumer/inbox_writer.hpp"
 #include "inbox/core/delivery.hpp"
+#include "inbox/inbox_writer.hpp"
 #include "net/pg_client.hpp"
 
 namespace chat_outboxd {

@@ -1,5 +1,5 @@
-// daemon/src/consumer/inbox_writer.hpp - the inbox writer: one transaction per batch into <service>.inbox
-// (the statements are in inbox/core/inbox_sql.hpp).
+// daemon/src/inbox/inbox_writer.hpp - the inbox writer: one transaction per batch into <service>.inbox
+// (the statements are in core/inbox_sql.hpp).
 //
 // It reports which messages were new (ON CONFLICT DO NOTHING) and which were already there, each
 // with its `seq`, and the rows other writers committed above the highest seq already pushed, all in
@@ -13,7 +13,7 @@
 #include <string>
 #include <vector>
 
-#include "consumer/core/job_message.hpp"
+#include "inbox/core/delivery.hpp"
 #include "inbox/core/inbox_sql.hpp"
 #include "net/pg_client.hpp"
 
