@@ -21,14 +21,14 @@
 
 #include <uv.h>
 
-#include "consumer/bus_publisher.hpp"
 #include "consumer/core/bullmq_identity.hpp"
 #include "consumer/core/partition_calls.hpp"
 #include "consumer/partition_manager.hpp"
 #include "base/core/config.hpp"
-#include "base/core/metrics.hpp"
+#include "base/core/daemon_metrics.hpp"
 #include "base/log.hpp"
 #include "base/uv_handle.hpp"
+#include "inbox/bus_publisher.hpp"
 #include "net/pg_client.hpp"
 #include "net/redis_conn.hpp"
 #include "net/redis_subscriber.hpp"
@@ -49,6 +49,7 @@ struct Daemon {
 	uv_loop_t loop;
 	Config cfg;
 	Metrics metrics;
+	BusMetrics bus_metrics;
 	std::unique_ptr<PgClient> pg_gateway;
 	std::unique_ptr<RedisConn> gateway_redis;
 	std::unique_ptr<RedisSubscriber> pubsub;
@@ -161,7 +162,8 @@ Run(int argc, char **argv)
 	d->pubsub = std::make_unique<RedisSubscriber>(loop, shards[0], client_name + ":pubsub", kRedisTimeoutMs);
 	d->redis_safety = std::make_unique<RedisSafetyChecks>(d->metrics, shards.size());
 	d->redis_safety->Watch(*d->gateway_redis, 0);
-	d->ws = std::make_unique<Gateway>(loop, cfg, *d->pg_gateway, d->metrics, *d->gateway_redis, *d->pubsub);
+	d->ws = std::make_unique<Gateway>(loop, cfg, *d->pg_gateway, d->metrics, d->bus_metrics, *d->gateway_redis,
+	                                  *d->pubsub);
 	if (!d->ws->Start(&error)) {
 		fprintf(stderr, "chat-outboxd: --listen %s: %s\n", cfg.listen.c_str(), error.c_str());
 		return 2;
@@ -172,7 +174,7 @@ Run(int argc, char **argv)
 	if (consume) {
 		// Every partition's consumer hands its rows to the publisher, which publishes them on the bus
 		// (shard 0) and hands them on to this daemon's gateway.
-		d->publisher = std::make_unique<BusPublisher>(*d->gateway_redis, bus_channel, *d->ws, d->metrics);
+		d->publisher = std::make_unique<BusPublisher>(*d->gateway_redis, bus_channel, *d->ws, d->bus_metrics);
 		d->consumer = std::make_unique<PartitionManager>(loop, cfg, shards, *d->publisher, d->metrics);
 		for (size_t i = 1; i < shards.size(); i++)
 			d->redis_safety->Watch(d->consumer->ShardConn(i), i);

@@ -17,11 +17,11 @@
 
 #include "backoff.hpp"
 #include "base/core/config.hpp"
-#include "base/core/metrics.hpp"
+#include "base/core/daemon_metrics.hpp"
 #include "base/uv_timer.hpp"
 #include "consumer/core/batch.hpp"
-#include "consumer/delivery.hpp"
-#include "consumer/inbox_writer.hpp"
+#include "inbox/core/delivery.hpp"
+#include "inbox/inbox_writer.hpp"
 #include "net/pg_client.hpp"
 
 namespace chat_outboxd {

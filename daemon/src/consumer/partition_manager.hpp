@@ -24,8 +24,8 @@
 #include <uv.h>
 
 #include "base/core/config.hpp"
-#include "base/core/metrics.hpp"
-#include "consumer/delivery.hpp"
+#include "base/core/daemon_metrics.hpp"
+#include "inbox/core/delivery.hpp"
 #include "net/redis_conn.hpp"
 #include "redis_url.hpp"
 

@@ -4,21 +4,22 @@
 #include "base/log.hpp"
 #include "base/uv_handle.hpp"
 #include "base/wall_clock.hpp"
-#include "consumer/core/inbox_sql.hpp"
-#include "gateway/core/bus_codec.hpp"
 #include "gateway/core/message_json.hpp"
 #include "gateway/hub.hpp"
+#include "inbox/core/bus_codec.hpp"
+#include "inbox/core/inbox_row.hpp"
+#include "inbox/core/inbox_sql.hpp"
 #include "net/redis_subscriber.hpp"
 
 namespace chat_outboxd {
 
-Bus::Bus(uv_loop_t *loop, const Config &cfg, Hub &hub, PgClient &pg, Metrics &metrics)
-    : loop_(loop), cfg_(cfg), hub_(hub), pg_(pg), metrics_(metrics), fill_timer_(loop, "bus fill"),
-      quiet_timer_(loop, "bus quiet check"), alive_(std::make_shared<Bus *>(this))
+Bus::Bus(uv_loop_t *loop, const Config &cfg, Hub &hub, PgClient &pg, Metrics &metrics, BusMetrics &bus_metrics)
+    : loop_(loop), cfg_(cfg), hub_(hub), pg_(pg), metrics_(metrics), bus_metrics_(bus_metrics),
+      fill_timer_(loop, "bus fill"), quiet_timer_(loop, "bus quiet check"), alive_(std::make_shared<Bus *>(this))
 {
 	const std::string inbox = QuoteIdent(cfg.service) + ".inbox";
 	sql_high_ = InboxHighWaterSql(cfg.service);
-	sql_fill_ = std::string("SELECT seq, message_id, chat_id, body, ") + kCreatedAtSql + " FROM " + inbox +
+	sql_fill_ = "SELECT " + InboxRowColumns() + " FROM " + inbox +
 	            " WHERE seq OPERATOR(pg_catalog.>) $1::bigint AND seq OPERATOR(pg_catalog.<=) $2::bigint"
 	            " ORDER BY seq LIMIT " +
 	            std::to_string(kFillPage);
@@ -48,17 +49,17 @@ void
 Bus::OnMessage(const std::string &payload)
 {
 	heard_ = true;
-	metrics_.bus_received++;
+	bus_metrics_.received++;
 	auto p = DecodeBus(payload);
 	if (!p) {
-		if (metrics_.bus_malformed++ == 0)
+		if (bus_metrics_.malformed++ == 0)
 			Log(Level::Warning, "bus: a message on %s is not ours (ignored; the inbox is read instead)",
 			    channel_.c_str());
 		CheckInbox();
 		return;
 	}
 	int64_t lag_ms = WallMs() - p->published_ms;
-	metrics_.bus_lag_seconds.Observe(lag_ms > 0 ? static_cast<double>(lag_ms) / 1000.0 : 0.0);
+	bus_metrics_.lag_seconds.Observe(lag_ms > 0 ? static_cast<double>(lag_ms) / 1000.0 : 0.0);
 	std::vector<InboxMessage> rows;
 	for (BusEntry &e : p->entries) {
 		if (e.notice)
@@ -81,7 +82,7 @@ void
 Bus::UpdateSubscribed()
 {
 	bool subscribed = sub_ && sub_->Subscribed(channel_);
-	metrics_.bus_subscribed = subscribed;
+	bus_metrics_.subscribed = subscribed;
 	if (redis_health_)
 		metrics_.redis_up = subscribed;
 }
@@ -153,10 +154,10 @@ Bus::Pump()
 void
 Bus::RunFill(const BusOrder::Fill &fill)
 {
-	metrics_.bus_fills++;
+	bus_metrics_.fills++;
 	Log(Level::Debug, "bus: reading seq %lld..%lld from the inbox", static_cast<long long>(fill.after + 1),
 	    static_cast<long long>(fill.upto));
-	metrics_.bus_buffer_overflows = order_.Overflows();
+	bus_metrics_.buffer_overflows = order_.Overflows();
 	std::weak_ptr<Bus *> alive = alive_;
 	PgParams params{std::to_string(fill.after), std::to_string(fill.upto)};
 	pg_.Query(sql_fill_, std::move(params), [this, alive, fill](PgResult &&r) {
@@ -175,19 +176,14 @@ Bus::RunFill(const BusOrder::Fill &fill)
 		std::vector<InboxMessage> rows;
 		for (auto &row : r.rows) {
 			InboxMessage m;
-			if (row.size() < 5 || !row[0] || !row[1] || !row[2] || !row[3] || !JsonInteger(*row[0], &m.seq) ||
-			    !JsonInteger(*row[2], &m.chat_id))
-				continue;
-			m.id = std::move(*row[1]);
-			m.body = std::move(*row[3]);
-			m.created_at = row[4].value_or("");
-			rows.push_back(std::move(m));
+			if (ReadInboxRow(row, &m))
+				rows.push_back(std::move(m));
 		}
 		if (fill_retry_.Failing())
 			Log(Level::Notice, "bus: reading from the inbox again");
 		fill_retry_.Reset();
 		bool complete = static_cast<int64_t>(r.rows.size()) < kFillPage;
-		metrics_.bus_fill_rows += rows.size();
+		bus_metrics_.fill_rows += rows.size();
 		Hand(order_.Filled(fill, std::move(rows), complete, Now()));
 	});
 }

@@ -18,11 +18,12 @@
 #include <uv.h>
 
 #include "base/core/config.hpp"
-#include "base/core/metrics.hpp"
+#include "base/core/daemon_metrics.hpp"
 #include "backoff.hpp"
 #include "base/uv_timer.hpp"
-#include "consumer/delivery.hpp"
-#include "gateway/core/bus_order.hpp"
+#include "inbox/core/bus_metrics.hpp"
+#include "inbox/core/bus_order.hpp"
+#include "inbox/core/delivery.hpp"
 #include "net/pg_client.hpp"
 #include "redis_url.hpp"
 
@@ -51,7 +52,7 @@ class Bus {
   public:
 	// pg is the gateway's connection. The bus' reads do not count against --query-queue (which bounds
 	// what clients make the gateway ask): there is at most one max(seq) read and one fill out at a time.
-	Bus(uv_loop_t *loop, const Config &cfg, Hub &hub, PgClient &pg, Metrics &metrics);
+	Bus(uv_loop_t *loop, const Config &cfg, Hub &hub, PgClient &pg, Metrics &metrics, BusMetrics &bus_metrics);
 	~Bus();
 	Bus(const Bus &) = delete;
 	Bus &operator=(const Bus &) = delete;
@@ -85,6 +86,7 @@ class Bus {
 	Hub &hub_;
 	PgClient &pg_;
 	Metrics &metrics_;
+	BusMetrics &bus_metrics_;
 	BusOrder order_{kBusBufferBytes, kGapGraceMs};
 	RedisSubscriber *sub_ = nullptr; // set by Start
 	std::string channel_;

@@ -4,10 +4,11 @@
 #include <algorithm>
 
 #include "base/log.hpp"
-#include "consumer/core/inbox_sql.hpp"
 #include "gateway/core/message_json.hpp"
 #include "gateway/hub.hpp"
 #include "gateway/query_queue.hpp"
+#include "inbox/core/inbox_row.hpp"
+#include "inbox/core/inbox_sql.hpp"
 
 namespace chat_outboxd {
 
@@ -31,12 +32,11 @@ Catchup::Catchup(Hub &hub, QueryQueue &queries, const Config &cfg) : hub_(hub), 
 {
 	std::string svc = QuoteIdent(cfg.service);
 	// Functions and operators are schema-qualified: the connection's search_path decides nothing.
-	const std::string created = kCreatedAtSql;
 	// A page is at most $3 rows and stops at the row whose body crosses $4 bytes (always at least one
 	// row), so one result never holds more than about --catchup-page-bytes. octet_length reads the
 	// stored size without decompressing; only the rows returned are detoasted. `n` (rows under the
 	// row limit) tells the caller whether the byte limit cut the page short.
-	sql_page_ = "SELECT seq, message_id, chat_id, body, " + created + ", n FROM (SELECT *, pg_catalog.sum(len) OVER "
+	sql_page_ = "SELECT " + InboxRowColumns() + ", n FROM (SELECT *, pg_catalog.sum(len) OVER "
 	            "(ORDER BY seq ROWS UNBOUNDED PRECEDING) OPERATOR(pg_catalog.-) len AS before, pg_catalog.count(*) "
 	            "OVER () AS n FROM (SELECT seq, message_id, chat_id, body, created_at, "
 	            "pg_catalog.octet_length(body)::bigint AS len FROM " + svc +
@@ -103,17 +103,11 @@ Catchup::Page(const std::shared_ptr<Client> &c)
 		}
 		int64_t under_limit = 0; // rows the row limit let through, before the byte cut
 		for (auto &row : r.rows) {
-			if (row.size() < 6 || !row[0] || !row[1] || !row[2] || !row[3])
-				continue;
 			InboxMessage m;
-			if (!JsonInteger(*row[0], &m.seq) || !JsonInteger(*row[2], &m.chat_id))
+			if (row.size() <= kInboxRowColumns || !ReadInboxRow(row, &m))
 				continue;
-			if (row[5])
-				JsonInteger(*row[5], &under_limit);
+			ReadInt64(row[kInboxRowColumns], &under_limit);
 			c->replay_after = std::max(c->replay_after, m.seq);
-			m.id = std::move(*row[1]);
-			m.body = std::move(*row[3]);
-			m.created_at = row[4].value_or("");
 			if (!c->gate.Take(m.seq))
 				continue;
 			hub_.CountCatchupMessage();

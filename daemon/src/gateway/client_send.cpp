@@ -1,10 +1,11 @@
 // daemon/src/gateway/client_send.cpp - see client_send.hpp.
 #include "gateway/client_send.hpp"
 
-#include "consumer/core/inbox_sql.hpp"
 #include "gateway/core/message_json.hpp"
 #include "gateway/hub.hpp"
 #include "gateway/query_queue.hpp"
+#include "inbox/core/inbox_row.hpp"
+#include "inbox/core/inbox_sql.hpp"
 
 namespace chat_outboxd {
 

@@ -20,9 +20,9 @@
 #include <uv.h>
 
 #include "base/core/config.hpp"
-#include "consumer/delivery.hpp"
 #include "gateway/clients.hpp"
 #include "gateway/core/conversation.hpp"
+#include "inbox/core/delivery.hpp"
 
 namespace chat_outboxd {
 

@@ -5,6 +5,7 @@
 
 #include <cstring>
 
+#include "base/c_boundary.hpp"
 #include "base/log.hpp"
 #include "base/uv_timer.hpp"
 #include "gateway/bus.hpp"
@@ -28,10 +29,12 @@ namespace {
 void
 LwsLog(int level, const char *line) noexcept
 {
-	std::string s(line);
-	while (!s.empty() && (s.back() == '\n' || s.back() == '\r'))
-		s.pop_back();
-	Log(level & LLL_ERR ? Level::Warning : Level::Verbose, "lws: %s", s.c_str());
+	CallFromC("lws", "the log callback", [&] {
+		std::string s(line);
+		while (!s.empty() && (s.back() == '\n' || s.back() == '\r'))
+			s.pop_back();
+		Log(level & LLL_ERR ? Level::Warning : Level::Verbose, "lws: %s", s.c_str());
+	});
 }
 
 } // namespace
@@ -40,7 +43,8 @@ LwsLog(int level, const char *line) noexcept
 // counters), the Postgres side (QueryQueue, Catchup, ClientSends), the two client protocols
 // (SioNamespace on EngineIo, PlainWs) and the HTTP routes.
 struct Gateway::Impl {
-	Impl(uv_loop_t *loop, const Config &cfg, PgClient &pg, Metrics &metrics, RedisConn &redis, RedisSubscriber &pubsub);
+	Impl(uv_loop_t *loop, const Config &cfg, PgClient &pg, Metrics &metrics, BusMetrics &bus_metrics, RedisConn &redis,
+	     RedisSubscriber &pubsub);
 
 	static int Callback(struct lws *wsi, enum lws_callback_reasons reason, void *user, void *in, size_t len) noexcept;
 	int Dispatch(struct lws *wsi, enum lws_callback_reasons reason, Conn **slot, void *in, size_t len);
@@ -122,30 +126,24 @@ IsWebSocket(const Conn &c)
 
 } // namespace
 
-// Callback is the single lws protocol callback: a noexcept trampoline. Any exception closes only
-// the connection it happened on.
+// Callback is the single lws protocol callback, through CallFromC: any exception closes only the
+// connection it happened on (-1).
 int
 Gateway::Impl::Callback(struct lws *wsi, enum lws_callback_reasons reason, void *user, void *in, size_t len) noexcept
 {
 	auto *impl = static_cast<Impl *>(lws_context_user(lws_get_context(wsi)));
 	if (!impl)
 		return lws_callback_http_dummy(wsi, reason, user, in, len);
-	try {
-		return impl->Dispatch(wsi, reason, static_cast<Conn **>(user), in, len);
-	} catch (const std::exception &e) {
-		Log(Level::Warning, "gateway: closing a connection after an internal error: %s", e.what());
-	} catch (...) {
-		Log(Level::Warning, "gateway: closing a connection after an unknown internal error");
-	}
-	return -1;
+	return CallFromC("gateway", "a connection's callback (the connection is closed)", -1,
+	                 [&] { return impl->Dispatch(wsi, reason, static_cast<Conn **>(user), in, len); });
 }
 
-Gateway::Impl::Impl(uv_loop_t *l, const Config &c, PgClient &pg, Metrics &metrics, RedisConn &redis,
-                       RedisSubscriber &ps)
-    : loop(l), cfg(c), queries(pg, c), hub(l, c, metrics, queries), catchup(hub, queries, c), sends(hub, queries, c),
-      conv(l, hub, queries, redis, ps, c), http(c.cors_origins), sio(hub, catchup, sends, conv, c),
-      engine(hub, sio, http, c), plain(hub, catchup, sends, conv, c), routes(hub, engine, http, c),
-      bus(l, c, hub, pg, metrics), pubsub(ps)
+Gateway::Impl::Impl(uv_loop_t *l, const Config &c, PgClient &pg, Metrics &metrics, BusMetrics &bus_metrics,
+                    RedisConn &redis, RedisSubscriber &ps)
+    : loop(l), cfg(c), queries(pg, c), hub(l, c, metrics, bus_metrics, queries), catchup(hub, queries, c),
+      sends(hub, queries, c), conv(l, hub, queries, redis, ps, c), http(c.cors_origins),
+      sio(hub, catchup, sends, conv, c), engine(hub, sio, http, c), plain(hub, catchup, sends, conv, c),
+      routes(hub, engine, http, c), bus(l, c, hub, pg, metrics, bus_metrics), pubsub(ps)
 {
 	hub.SetCatchup(&catchup);
 	sends.OnSent([this](const nlohmann::json &message) { conv.Sent(message); });
@@ -305,13 +303,7 @@ Gateway::Impl::BeginShutdown(std::function<void()> done)
 	// timer's handle is closed.
 	shutdown_timer = std::make_unique<UvTimer>(loop, "gateway shutdown");
 	shutdown_timer->Start(200, [this] {
-		shutdown_timer->Close([this] {
-			try {
-				FinishShutdown();
-			} catch (...) {
-				Log(Level::Warning, "gateway: error during shutdown");
-			}
-		});
+		shutdown_timer->Close([this] { FinishShutdown(); }); // a close callback: libuv's, through CallFromC
 	});
 }
 
@@ -336,9 +328,9 @@ Gateway::Impl::FinishShutdown()
 	}
 }
 
-Gateway::Gateway(uv_loop_t *loop, const Config &cfg, PgClient &pg, Metrics &metrics, RedisConn &redis,
-                 RedisSubscriber &pubsub)
-    : impl_(std::make_unique<Impl>(loop, cfg, pg, metrics, redis, pubsub))
+Gateway::Gateway(uv_loop_t *loop, const Config &cfg, PgClient &pg, Metrics &metrics, BusMetrics &bus_metrics,
+                 RedisConn &redis, RedisSubscriber &pubsub)
+    : impl_(std::make_unique<Impl>(loop, cfg, pg, metrics, bus_metrics, redis, pubsub))
 {
 }
 
@@ -424,15 +416,13 @@ Gateway::Start(std::string *error)
 void
 Gateway::Deliver(const std::vector<InboxMessage> &messages)
 {
-	try {
-		if (impl_->bus_started)
-			impl_->bus.Own(messages);
-		else
-			impl_->hub.Deliver(messages);
-		impl_->conv.Delivered(messages);
-	} catch (const std::exception &e) {
-		Log(Level::Warning, "gateway: delivery failed: %s", e.what());
-	}
+	// An exception goes back to the consumer's inbox stage, which logs it and goes on: the rows are
+	// committed, catch-up serves them.
+	if (impl_->bus_started)
+		impl_->bus.Own(messages);
+	else
+		impl_->hub.Deliver(messages);
+	impl_->conv.Delivered(messages);
 }
 
 void

@@ -11,8 +11,9 @@
 #include <uv.h>
 
 #include "base/core/config.hpp"
-#include "base/core/metrics.hpp"
-#include "consumer/delivery.hpp"
+#include "base/core/daemon_metrics.hpp"
+#include "inbox/core/bus_metrics.hpp"
+#include "inbox/core/delivery.hpp"
 #include "net/pg_client.hpp"
 #include "redis_url.hpp"
 
@@ -29,7 +30,9 @@ class Gateway : public MessageSink {
 	// sends; redis (commands and PUBLISH) and pubsub (subscribed: the chats' events channels and the
 	// service's bus) carry the conversation events and the bus between gateways (docs/gateway.md,
 	// "Conversations"; docs/architecture.md, "The bus"). Both are shard 0's and outlive the Gateway.
-	Gateway(uv_loop_t *loop, const Config &cfg, PgClient &pg, Metrics &metrics, RedisConn &redis, RedisSubscriber &pubsub);
+	// bus_metrics is shared with the consumer's BusPublisher: /metrics shows the bus as one group.
+	Gateway(uv_loop_t *loop, const Config &cfg, PgClient &pg, Metrics &metrics, BusMetrics &bus_metrics,
+	        RedisConn &redis, RedisSubscriber &pubsub);
 	~Gateway() override;
 
 	// Start binds cfg.listen; false with *error when the address cannot be used.

@@ -4,11 +4,12 @@
 #include <algorithm>
 #include <limits>
 
-#include "consumer/core/inbox_sql.hpp"
 #include "gateway/core/history.hpp"
 #include "gateway/core/message_json.hpp"
 #include "gateway/hub.hpp"
 #include "gateway/query_queue.hpp"
+#include "inbox/core/inbox_row.hpp"
+#include "inbox/core/inbox_sql.hpp"
 
 namespace chat_outboxd {
 
@@ -17,19 +18,21 @@ namespace {
 // Each kind is read like a catch-up page: newest first, at most $limit+1 rows (one more than a page
 // takes, so the merge knows whether more exist), stopping at the row whose body crosses $bytes. `n`
 // is the kind's rows under the row limit; a kind is complete when n <= limit and no row was cut.
+// Both kinds are read as inbox rows (InboxRowColumns), after `received`: a sent message's id is
+// named message_id and its seq is NULL.
 std::string
 KindSql(const std::string &svc, bool received)
 {
-	const std::string order = received ? "seq DESC" : "created_at DESC, id DESC";
+	const std::string order = received ? "seq DESC" : "created_at DESC, message_id DESC";
 	const std::string cols = received
-	    ? "seq, message_id AS id, chat_id, body, created_at, COALESCE(created_at, received_at) AS t"
-	    : "NULL::bigint AS seq, id, chat_id, body, created_at, created_at AS t";
+	    ? "seq, message_id, chat_id, body, created_at, COALESCE(created_at, received_at) AS t"
+	    : "NULL::bigint AS seq, id AS message_id, chat_id, body, created_at, created_at AS t";
 	const std::string where = received
 	    ? "chat_id OPERATOR(pg_catalog.=) $1::bigint AND seq OPERATOR(pg_catalog.<) $2::bigint"
 	    : "chat_id OPERATOR(pg_catalog.=) $1::bigint AND (created_at OPERATOR(pg_catalog.<) $3::timestamptz OR "
 	      "(created_at OPERATOR(pg_catalog.=) $3::timestamptz AND id OPERATOR(pg_catalog.<) $4::uuid))";
-	return "SELECT " + std::string(received ? "true" : "false") + " AS received, seq, id, chat_id, body, " +
-	       kCreatedAtSql + ", (EXTRACT(epoch FROM t) OPERATOR(pg_catalog.*) 1000000)::bigint, n FROM (SELECT *, "
+	return "SELECT " + std::string(received ? "true" : "false") + " AS received, " + InboxRowColumns() +
+	       ", (EXTRACT(epoch FROM t) OPERATOR(pg_catalog.*) 1000000)::bigint, n FROM (SELECT *, "
 	       "pg_catalog.sum(len) OVER (ORDER BY " + order + " ROWS UNBOUNDED PRECEDING) OPERATOR(pg_catalog.-) len AS "
 	       "before, pg_catalog.count(*) OVER () AS n FROM (SELECT " + cols +
 	       ", pg_catalog.octet_length(body)::bigint AS len FROM " + svc + (received ? ".inbox" : ".messages") +

@@ -1,15 +1,11 @@
-// daemon/src/gateway/http_routes.cpp - see http_routes.hpp. The bodies of /healthz and /metrics are
-// the Hub's (HealthJson, MetricsText), written here next to the routes that serve them.
+// daemon/src/gateway/http_routes.cpp - see http_routes.hpp.
 #include "gateway/http_routes.hpp"
-
-#include <algorithm>
 
 #include "base/log.hpp"
 #include "gateway/core/engineio.hpp"
 #include "gateway/core/web_files.hpp"
 #include "gateway/eio_session.hpp"
 #include "gateway/hub.hpp"
-#include "gateway/query_queue.hpp"
 #include "gateway/web_root.hpp"
 
 namespace chat_outboxd {
@@ -33,60 +29,6 @@ HttpRoutes::OnWriteable(struct lws *wsi, Conn *c)
 	c->rx.clear();
 	c->rx_too_big = false;
 	return http_.Write(wsi, c->status, type.c_str(), body, c->cors);
-}
-
-std::string
-Hub::HealthJson(int *status) const
-{
-	bool servers = metrics.redis_up && metrics.postgres_up && !shutting_down;
-	bool up = servers && Ready();
-	*status = up ? 200 : 503;
-	const char *state = up ? "ok" : servers ? "starting" : "unavailable";
-	return std::string("{\"status\":\"") + state + "\",\"redis\":" +
-	       (metrics.redis_up ? "true" : "false") + ",\"postgres\":" + (metrics.postgres_up ? "true" : "false") +
-	       ",\"clients\":" + std::to_string(client_count) + ",\"redis_appendfsync\":" +
-	       (metrics.redis_appendfsync.empty() ? "null" : "\"" + metrics.redis_appendfsync + "\"") +
-	       ",\"partitions\":" + metrics.PartitionsJson() + "}";
-}
-
-std::string
-Hub::MetricsText() const
-{
-	std::string s = metrics.RenderPrometheus();
-	auto sample = [&s](const char *name, const char *help, const char *type, uint64_t v) {
-		MetricHeader(&s, name, help, type);
-		s += std::string(name) + " " + std::to_string(v) + "\n";
-	};
-	auto counter = [&sample](const char *name, const char *help, uint64_t v) { sample(name, help, "counter", v); };
-	auto gauge = [&sample](const char *name, const char *help, uint64_t v) { sample(name, help, "gauge", v); };
-	counter("chat_outboxd_gateway_frames_pushed_total", "Message frames written to client sockets", frames_pushed);
-	counter("chat_outboxd_gateway_catchups_total", "Catch-up replays run for reconnecting clients", catchup_runs);
-	counter("chat_outboxd_gateway_catchup_messages_total", "Messages replayed by catch-up", catchup_messages);
-	counter("chat_outboxd_gateway_sends_total", "Client sends stored by send_message", sends_ok);
-	counter("chat_outboxd_gateway_send_errors_total", "Client sends refused or failed", sends_failed);
-	counter("chat_outboxd_gateway_sends_rate_limited_total", "Client sends refused by --send-rate", sends_limited);
-	counter("chat_outboxd_gateway_sessions_refused_total",
-	        "Engine.IO handshakes refused by --max-unauthenticated(-per-address)", sessions_refused);
-	counter("chat_outboxd_gateway_fell_behind_total",
-	        "Times a client fell --client-queue-bytes behind and read on from the inbox", fell_behind);
-	counter("chat_outboxd_gateway_clients_too_slow_total", "Clients closed for not reading their acks and pongs",
-	        clients_too_slow);
-	size_t buffered = 0, buffered_max = 0, engine_sessions = 0;
-	for (const Endpoint *e : endpoints)
-		e->ForEach([&](const Client &c) {
-			buffered += c.Buffered();
-			buffered_max = std::max(buffered_max, c.Buffered());
-			engine_sessions += c.kind == Client::Kind::SocketIo;
-		});
-	gauge("chat_outboxd_gateway_buffered_bytes", "Bytes waiting for clients (queues and held live messages)", buffered);
-	gauge("chat_outboxd_gateway_buffered_bytes_max", "Bytes waiting for the client that has the most", buffered_max);
-	gauge("chat_outboxd_gateway_unauthenticated_sessions", "Engine.IO sessions without a namespace socket",
-	      pending_total);
-	gauge("chat_outboxd_gateway_queries_waiting", "Gateway queries waiting for Postgres (--query-queue)", queries.Waiting());
-	gauge("chat_outboxd_gateway_engine_sessions", "Open Engine.IO sessions", engine_sessions);
-	gauge("chat_outboxd_gateway_rooms", "Rooms with at least one member", rooms.RoomCount());
-	conversation_counters.Render(&s);
-	return s;
 }
 
 int

@@ -26,8 +26,8 @@ constexpr int kFramesPerWrite = 32;
 
 } // namespace
 
-Hub::Hub(uv_loop_t *l, const Config &c, Metrics &m, const QueryQueue &q)
-    : loop(l), cfg(c), metrics(m), queries(q),
+Hub::Hub(uv_loop_t *l, const Config &c, Metrics &m, const BusMetrics &bm, const QueryQueue &q)
+    : loop(l), cfg(c), metrics(m), bus_metrics(bm), queries(q),
       deadlines(
           l, [this](Deadline &d) { Fire(d); },
           [this](Deadline &d, const std::exception &e) {
@@ -114,15 +114,8 @@ Hub::SetAuthed(Client &c, bool authed)
 		client_count++;
 	else
 		client_count--;
-	UpdateClientGauge();
 	if (c.kind == Client::Kind::SocketIo)
 		SetPending(static_cast<Session &>(c), !authed && !c.IsClosed());
-}
-
-void
-Hub::UpdateClientGauge()
-{
-	metrics.clients_connected = static_cast<int64_t>(client_count);
 }
 
 void
@@ -376,7 +369,7 @@ Hub::DropCurrent(struct lws *wsi, Client *c)
 void
 Hub::Reject(Client &c, const char *why, int code)
 {
-	metrics.frames_rejected++;
+	frames_rejected++;
 	Log(Level::Verbose, "gateway: rejected a client frame (%s); closing that connection", why);
 	Close(c, code, why);
 }
@@ -395,13 +388,13 @@ Hub::Receive(struct lws *wsi, Client *client, std::string &rx, const void *in, s
 		return -1;
 	};
 	if (lws_frame_is_binary(wsi)) {
-		metrics.frames_rejected++;
+		frames_rejected++;
 		if (!probe)
 			DropCurrent(wsi, client);
 		return close_now(LWS_CLOSE_STATUS_UNACCEPTABLE_OPCODE, "binary frames are not supported");
 	}
 	if (rx.size() + len > static_cast<size_t>(cfg.max_payload)) {
-		metrics.frames_rejected++;
+		frames_rejected++;
 		if (!probe)
 			DropCurrent(wsi, client);
 		return close_now(LWS_CLOSE_STATUS_MESSAGE_TOO_LARGE, "message over --max-payload");
@@ -412,13 +405,13 @@ Hub::Receive(struct lws *wsi, Client *client, std::string &rx, const void *in, s
 	std::string text = std::move(rx);
 	rx.clear();
 	if (!eio::ValidUtf8(text)) {
-		metrics.frames_rejected++;
+		frames_rejected++;
 		if (!probe)
 			DropCurrent(wsi, client);
 		return close_now(LWS_CLOSE_STATUS_INVALID_PAYLOAD, "invalid UTF-8");
 	}
 	if (!handle(text)) {
-		metrics.frames_rejected++;
+		frames_rejected++;
 		Log(Level::Verbose, "gateway: rejected a malformed frame; closing that connection");
 		if (!probe)
 			DropCurrent(wsi, client);

@@ -17,13 +17,14 @@
 #include <uv.h>
 
 #include "base/core/config.hpp"
-#include "base/core/metrics.hpp"
-#include "consumer/delivery.hpp"
+#include "base/core/daemon_metrics.hpp"
 #include "gateway/clients.hpp"
 #include "gateway/core/conversation_counters.hpp"
 #include "gateway/core/gateway_auth.hpp"
 #include "gateway/core/rooms.hpp"
 #include "gateway/deadlines.hpp"
+#include "inbox/core/bus_metrics.hpp"
+#include "inbox/core/delivery.hpp"
 
 namespace chat_outboxd {
 
@@ -32,7 +33,7 @@ class QueryQueue;
 
 class Hub {
   public:
-	Hub(uv_loop_t *loop, const Config &cfg, Metrics &metrics, const QueryQueue &queries);
+	Hub(uv_loop_t *loop, const Config &cfg, Metrics &metrics, const BusMetrics &bus_metrics, const QueryQueue &queries);
 	Hub(const Hub &) = delete;
 	Hub &operator=(const Hub &) = delete;
 	// SetCatchup: who reads the next replay page once a client has read its queue down.
@@ -124,11 +125,11 @@ class Hub {
 	void CountCatchupMessage() { catchup_messages++; }
 	void CountSend(bool ok) { ok ? sends_ok++ : sends_failed++; }
 	void CountSendLimited() { sends_limited++; }
-	void CountFrameRejected() { metrics.frames_rejected++; }
+	void CountFrameRejected() { frames_rejected++; }
 	conv::Counters &ConversationCounters() { return conversation_counters; }
 	bool ShuttingDown() const { return shutting_down; }
 	void SetShuttingDown() { shutting_down = true; }
-	// HealthJson and MetricsText are the bodies of /healthz and /metrics (http_routes.cpp).
+	// HealthJson and MetricsText are the bodies of /healthz and /metrics (hub_figures.cpp).
 	std::string HealthJson(int *status) const;
 	std::string MetricsText() const;
 
@@ -141,12 +142,12 @@ class Hub {
 	void CloseTooSlow(Client &c);
 	bool WriteFrame(struct lws *wsi, const Frame &f);
 	void Fire(Deadline &d);
-	void UpdateClientGauge();
 
 	// Fields are named as the figures /healthz and /metrics print (HealthJson, MetricsText).
 	uv_loop_t *loop;
 	const Config &cfg;
 	Metrics &metrics;
+	const BusMetrics &bus_metrics;
 	const QueryQueue &queries;
 	Catchup *catchup = nullptr;
 	std::function<void(Client &, int64_t, bool)> room_change;
@@ -159,6 +160,7 @@ class Hub {
 	bool refusing_sessions = false; // a refusal was logged; cleared when a session is accepted
 	int64_t high_seq = -1; // highest inbox seq known (-1 until the bus first read the inbox)
 	conv::Counters conversation_counters;
+	uint64_t frames_rejected = 0; // malformed/oversized client frames (connection closed)
 	uint64_t frames_pushed = 0, catchup_runs = 0, catchup_messages = 0, sends_ok = 0, sends_failed = 0;
 	uint64_t sends_limited = 0, sessions_refused = 0, clients_too_slow = 0, fell_behind = 0;
 	bool shutting_down = false;

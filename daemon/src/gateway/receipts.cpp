@@ -1,11 +1,11 @@
 // daemon/src/gateway/receipts.cpp - see receipts.hpp.
 #include "gateway/receipts.hpp"
 
-#include "consumer/core/inbox_sql.hpp"
 #include "gateway/core/chat_keys.hpp"
 #include "gateway/core/message_json.hpp"
 #include "gateway/hub.hpp"
 #include "gateway/query_queue.hpp"
+#include "inbox/core/inbox_sql.hpp"
 #include "net/redis_conn.hpp"
 #include "redis_script.hpp"
 

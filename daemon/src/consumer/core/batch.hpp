@@ -9,7 +9,7 @@
 
 #include "consumer/core/bullmq_job.hpp"
 #include "consumer/core/job_message.hpp"
-#include "consumer/delivery.hpp"
+#include "inbox/core/delivery.hpp"
 
 namespace chat_outboxd {
 

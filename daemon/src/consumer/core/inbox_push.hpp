@@ -11,8 +11,8 @@
 #include <cstdint>
 #include <vector>
 
-#include "consumer/core/inbox_sql.hpp"
-#include "consumer/delivery.hpp"
+#include "inbox/core/delivery.hpp"
+#include "inbox/core/inbox_sql.hpp"
 
 namespace chat_outboxd {
 

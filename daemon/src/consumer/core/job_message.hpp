@@ -5,18 +5,12 @@
 // sees in the failed set.
 #pragma once
 
-#include <cstdint>
 #include <optional>
 #include <string>
 
-namespace chat_outboxd {
+#include "inbox/core/delivery.hpp"
 
-struct ChatMessage {
-	std::string id; // uuid, lower-case as given
-	int64_t chat_id = 0;
-	std::string body;
-	std::optional<std::string> created_at; // ISO 8601, only when it looks like one
-};
+namespace chat_outboxd {
 
 // ParseMessage accepts {"id": uuid string, "chat_id": integer or integer string, "body": string,
 // "created_at"?: ISO 8601 string}. Other fields are ignored. On failure returns nullopt and sets

@@ -6,14 +6,9 @@
 
 #include <nlohmann/json.hpp>
 
-#include "consumer/delivery.hpp"
+#include "inbox/core/delivery.hpp"
 
 namespace chat_outboxd {
-
-// kCreatedAtSql selects a row's created_at as ISO 8601 text (to_json), the text the outbox payload
-// carries, so a message's created_at reads the same live, replayed and in a send's ack. Schema-qualified:
-// the connection's search_path decides nothing.
-constexpr const char *kCreatedAtSql = "pg_catalog.to_json(created_at) OPERATOR(pg_catalog.#>>) '{}'";
 
 // MessageObject: created_at is null when unknown; seq is a JSON number.
 nlohmann::json MessageObject(const InboxMessage &m);

@@ -1,4 +1,4 @@
-// daemon/src/consumer/core/inbox_sql.hpp - the statements that write a batch into <service>.inbox, and
+// daemon/src/inbox/core/inbox_sql.hpp - the statements that write a batch into <service>.inbox, and
 // the reading of their result.
 //
 // One write is one transaction of four statements on the inbox connection:
@@ -21,8 +21,8 @@
 #include <string>
 #include <vector>
 
-#include "consumer/core/job_message.hpp"
-#include "consumer/delivery.hpp"
+#include "inbox/core/delivery.hpp"
+#include "inbox/core/inbox_row.hpp"
 
 namespace chat_outboxd {
 
@@ -39,10 +39,11 @@ std::string InboxHighWaterSql(const std::string &service);
 std::string InboxInsertSql(const std::string &service);
 
 // The result columns of InboxInsertSql, in its SELECT order (InboxInsertSql builds its SELECT list
-// from the same table, so the two cannot drift apart).
+// from the same table, so the two cannot drift apart). The first ones are an inbox row as
+// ReadInboxRow reads it.
 enum InboxColumn : size_t {
-	kInboxId,           // message_id as text
 	kInboxSeq,          // seq
+	kInboxId,           // message_id as text
 	kInboxChatId,       // chat_id
 	kInboxBody,         // body
 	kInboxCreatedIso,   // created_at, ISO 8601 as JSON prints it, or NULL
@@ -50,6 +51,9 @@ enum InboxColumn : size_t {
 	kInboxKind,         // InboxRowKind as one letter
 	kInboxColumnCount
 };
+static_assert(kInboxSeq == 0 && kInboxId == 1 && kInboxChatId == 2 && kInboxBody == 3 && kInboxCreatedIso == 4 &&
+                  kInboxKind >= kInboxRowColumns,
+              "a result row starts with an inbox row as ReadInboxRow reads it");
 
 // InboxRowKind says why a row is in the result.
 enum class InboxRowKind : char {
@@ -81,7 +85,7 @@ struct InboxRows {
 	void Add(InboxRows &&more);
 };
 
-using PgRows = std::vector<std::vector<std::optional<std::string>>>;
+using PgRows = std::vector<PgRow>;
 
 // ParseInboxRows reads InboxInsertSql's result; false with *error on a row it cannot read.
 bool ParseInboxRows(PgRows &&rows, InboxRows *out, std::string *error);

@@ -1,5 +1,5 @@
-// tests/unit/base/metrics_test.cpp - the Prometheus text of the daemon's own metrics.
-#include "base/core/metrics.hpp"
+// tests/unit/base/daemon_metrics_test.cpp - the Prometheus text of the daemon's own metrics.
+#include "base/core/daemon_metrics.hpp"
 
 #include <gtest/gtest.h>
 
@@ -16,15 +16,25 @@ Count(const std::string &text, const std::string &what)
 	return n;
 }
 
+std::string
+Render(const Metrics &m)
+{
+	std::string out;
+	m.RenderJobs(&out);
+	m.RenderServers(&out);
+	m.RenderPartitions(&out);
+	return out;
+}
+
 } // namespace
 
 TEST(Metrics, AppendfsyncIsOneSampleLabelledWithTheSetting)
 {
 	Metrics m;
-	std::string before = m.RenderPrometheus();
+	std::string before = Render(m);
 	EXPECT_NE(before.find("\nchat_outboxd_redis_appendfsync{setting=\"unknown\"} 1\n"), std::string::npos) << before;
 	m.redis_appendfsync = "always";
-	std::string after = m.RenderPrometheus();
+	std::string after = Render(m);
 	EXPECT_NE(after.find("\nchat_outboxd_redis_appendfsync{setting=\"always\"} 1\n"), std::string::npos) << after;
 	EXPECT_EQ(Count(after, "\nchat_outboxd_redis_appendfsync{"), 1);
 	EXPECT_EQ(Count(after, "# TYPE chat_outboxd_redis_appendfsync gauge\n"), 1);
@@ -35,7 +45,7 @@ TEST(Metrics, PartitionsOwnedAndLeaseStates)
 	Metrics m;
 	m.partitions = 4;
 	m.partition_leases = {{0, "q-p0", "held"}, {2, "q-p2", "draining"}, {3, "q\"-p3", "acquiring"}};
-	std::string text = m.RenderPrometheus();
+	std::string text = Render(m);
 	EXPECT_NE(text.find("\nchat_outboxd_partitions 4\n"), std::string::npos) << text;
 	EXPECT_NE(text.find("\nchat_outboxd_partition_owned{partition=\"0\",queue=\"q-p0\"} 1\n"), std::string::npos);
 	EXPECT_NE(text.find("\nchat_outboxd_partition_owned{partition=\"2\",queue=\"q-p2\"} 1\n"), std::string::npos);
@@ -47,7 +57,7 @@ TEST(Metrics, PartitionsOwnedAndLeaseStates)
 	// waiting jobs only where they were counted
 	EXPECT_EQ(Count(text, "\nchat_outboxd_partition_waiting_jobs{"), 0);
 	m.partition_leases[0].waiting = 17;
-	text = m.RenderPrometheus();
+	text = Render(m);
 	EXPECT_NE(text.find("\nchat_outboxd_partition_waiting_jobs{partition=\"0\",queue=\"q-p0\"} 17\n"), std::string::npos);
 	EXPECT_EQ(Count(text, "\nchat_outboxd_partition_waiting_jobs{"), 1);
 	EXPECT_EQ(m.PartitionsJson(), R"([{"partition":0,"queue":"q-p0","lease":"held"},)"

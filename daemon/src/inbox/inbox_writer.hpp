@@ -1,4 +1,4 @@
-// daemon/src/consumer/inbox_writer.hpp - the inbox writer: one transaction per batch into <service>.inbox
+// daemon/src/inbox/inbox_writer.hpp - the inbox writer: one transaction per batch into <service>.inbox
 // (the statements are in core/inbox_sql.hpp).
 //
 // It reports which messages were new (ON CONFLICT DO NOTHING) and which were already there, each
@@ -13,8 +13,8 @@
 #include <string>
 #include <vector>
 
-#include "consumer/core/inbox_sql.hpp"
-#include "consumer/core/job_message.hpp"
+#include "inbox/core/delivery.hpp"
+#include "inbox/core/inbox_sql.hpp"
 #include "net/pg_client.hpp"
 
 namespace chat_outboxd {

@@ -1,5 +1,5 @@
-// daemon/src/consumer/inbox_writer.cpp - see inbox_writer.hpp.
-#include "consumer/inbox_writer.hpp"
+// daemon/src/inbox/inbox_writer.cpp - see inbox_writer.hpp.
+#include "inbox/inbox_writer.hpp"
 
 #include <cstdlib>
 #include <memory>

@@ -1,7 +1,6 @@
-// daemon/src/consumer/core/inbox_sql.cpp - see inbox_sql.hpp.
-#include "consumer/core/inbox_sql.hpp"
+// daemon/src/inbox/core/inbox_sql.cpp - see inbox_sql.hpp.
+#include "inbox/core/inbox_sql.hpp"
 
-#include <cerrno>
 #include <cstdlib>
 
 namespace chat_outboxd {
@@ -60,8 +59,8 @@ struct ColumnSql {
 };
 
 constexpr ColumnSql kColumns[] = {
-    {kInboxId, "i.message_id::pg_catalog.text", "o.message_id::pg_catalog.text"},
     {kInboxSeq, "coalesce(ins.seq, e.seq)", "o.seq"},
+    {kInboxId, "i.message_id::pg_catalog.text", "o.message_id::pg_catalog.text"},
     {kInboxChatId, "coalesce(e.chat_id, i.chat_id)", "o.chat_id"},
     {kInboxBody, "coalesce(e.body, i.body)", "o.body"},
     {kInboxCreatedIso, "pg_catalog.to_json(coalesce(e.created_at, i.created_at)) OPERATOR(pg_catalog.#>>) '{}'",
@@ -93,20 +92,6 @@ SelectList(bool batch)
 			out += " AS seq";
 	}
 	return out;
-}
-
-bool
-ToInt(const std::optional<std::string> &v, int64_t *out)
-{
-	if (!v || v->empty())
-		return false;
-	char *end = nullptr;
-	errno = 0;
-	long long n = std::strtoll(v->c_str(), &end, 10);
-	if (*end != '\0' || errno == ERANGE)
-		return false;
-	*out = n;
-	return true;
 }
 
 } // namespace
@@ -206,15 +191,11 @@ ParseInboxRows(PgRows &&rows, InboxRows *out, std::string *error)
 	*out = InboxRows();
 	for (auto &row : rows) {
 		InboxMessage m;
-		if (row.size() != kInboxColumnCount || !row[kInboxId] || !ToInt(row[kInboxSeq], &m.seq) ||
-		    !ToInt(row[kInboxChatId], &m.chat_id) || !row[kInboxBody] || !row[kInboxKind] ||
-		    row[kInboxKind]->size() != 1) {
+		if (row.size() != kInboxColumnCount || !row[kInboxKind] || row[kInboxKind]->size() != 1 ||
+		    !ReadInboxRow(row, &m)) {
 			*error = "inbox insert returned a malformed row";
 			return false;
 		}
-		m.id = std::move(*row[kInboxId]);
-		m.body = std::move(*row[kInboxBody]);
-		m.created_at = row[kInboxCreatedIso] ? std::move(*row[kInboxCreatedIso]) : std::string();
 		switch (static_cast<InboxRowKind>((*row[kInboxKind])[0])) {
 		case InboxRowKind::Inserted:
 			out->inserted.push_back(std::move(m));

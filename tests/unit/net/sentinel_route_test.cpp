@@ -1,4 +1,4 @@
-// tests/unit/base/sentinel_route_test.cpp - where the daemon's Redis connections go next
+// tests/unit/net/sentinel_route_test.cpp - where the daemon's Redis connections go next
 // (daemon/src/net/core/sentinel_route.hpp).
 #include <gtest/gtest.h>
 

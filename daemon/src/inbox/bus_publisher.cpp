@@ -1,12 +1,12 @@
-// daemon/src/consumer/bus_publisher.cpp - see bus_publisher.hpp.
-#include "consumer/bus_publisher.hpp"
+// daemon/src/inbox/bus_publisher.cpp - see bus_publisher.hpp.
+#include "inbox/bus_publisher.hpp"
 
 #include <algorithm>
 #include <iterator>
 
 #include "base/log.hpp"
 #include "base/wall_clock.hpp"
-#include "gateway/core/bus_codec.hpp"
+#include "inbox/core/bus_codec.hpp"
 
 namespace chat_outboxd {
 
@@ -21,13 +21,13 @@ BusPublisher::Deliver(const std::vector<InboxMessage> &messages)
 	for (std::string &payload : EncodeBus(all_own ? messages : own, WallMs())) {
 		cmd_.Command({"PUBLISH", channel_, std::move(payload)}, [this](const RedisValue *r, const std::string &err) {
 			if (r && !r->IsError()) {
-				metrics_.bus_published++;
+				metrics_.published++;
 				if (failing_)
 					Log(Level::Notice, "bus: publishing again on %s", channel_.c_str());
 				failing_ = false;
 				return;
 			}
-			metrics_.bus_publish_failed++;
+			metrics_.publish_failed++;
 			if (!failing_)
 				Log(Level::Warning, "bus: PUBLISH on %s failed: %s (other gateways read those rows from the inbox)",
 				    channel_.c_str(), r ? r->str.c_str() : err.c_str());

@@ -1,7 +1,7 @@
-// tests/unit/consumer/inbox_sql_test.cpp - the inbox batch statement and its array parameters.
+// tests/unit/inbox/inbox_sql_test.cpp - the inbox batch statement and its array parameters.
 #include <gtest/gtest.h>
 
-#include "consumer/core/inbox_sql.hpp"
+#include "inbox/core/inbox_sql.hpp"
 
 using namespace chat_outboxd;
 

@@ -1,8 +1,8 @@
-// tests/unit/gateway/bus_test.cpp - the bus payload codec and the gateway's one delivery order.
+// tests/unit/inbox/bus_test.cpp - the bus payload codec and the gateway's one delivery order.
 #include <gtest/gtest.h>
 
-#include "gateway/core/bus_codec.hpp"
-#include "gateway/core/bus_order.hpp"
+#include "inbox/core/bus_codec.hpp"
+#include "inbox/core/bus_order.hpp"
 
 using namespace chat_outboxd;
 

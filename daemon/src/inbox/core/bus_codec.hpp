@@ -1,4 +1,4 @@
-// daemon/src/gateway/core/bus_codec.hpp - the payload of a bus message (docs/architecture.md,
+// daemon/src/inbox/core/bus_codec.hpp - the payload of a bus message (docs/architecture.md,
 // "The bus").
 //
 // One PUBLISH carries the rows of one delivery, in seq order, after a header with the publisher's
@@ -18,7 +18,7 @@
 #include <string_view>
 #include <vector>
 
-#include "consumer/delivery.hpp"
+#include "inbox/core/delivery.hpp"
 
 namespace chat_outboxd {
 

@@ -1,5 +1,5 @@
-// daemon/src/gateway/core/bus_order.cpp - see bus_order.hpp.
-#include "gateway/core/bus_order.hpp"
+// daemon/src/inbox/core/bus_order.cpp - see bus_order.hpp.
+#include "inbox/core/bus_order.hpp"
 
 #include <algorithm>
 

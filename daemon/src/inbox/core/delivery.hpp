@@ -1,14 +1,23 @@
-// daemon/src/consumer/delivery.hpp - what the queue consumer hands to the client gateway.
+// daemon/src/inbox/core/delivery.hpp - the inbox's messages: what a write takes (ChatMessage, read from
+// a job), what a committed row is (InboxMessage), and who the rows are handed to (MessageSink).
 //
 // The consumer calls Deliver() only with messages whose inbox rows are committed and new
 // (not duplicates), in inbox `seq` order. The gateway pushes them to the rooms chat:<chat_id>.
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
 namespace chat_outboxd {
+
+struct ChatMessage {
+	std::string id; // uuid, lower-case as given
+	int64_t chat_id = 0;
+	std::string body;
+	std::optional<std::string> created_at; // ISO 8601, only when it looks like one
+};
 
 struct InboxMessage {
 	int64_t seq = 0;         // <service>.inbox.seq: the offset clients resume from

@@ -1,4 +1,4 @@
-// daemon/src/consumer/bus_publisher.hpp - the consumer's side of the bus: every delivery the consumer
+// daemon/src/inbox/bus_publisher.hpp - the consumer's side of the bus: every delivery the consumer
 // hands to its gateway is also published on the service's bus channel, so every other gateway of the
 // service shows it too (docs/architecture.md, "The bus").
 //
@@ -11,15 +11,15 @@
 #include <string>
 #include <vector>
 
-#include "base/core/metrics.hpp"
-#include "consumer/delivery.hpp"
+#include "inbox/core/bus_metrics.hpp"
+#include "inbox/core/delivery.hpp"
 #include "net/redis_conn.hpp"
 
 namespace chat_outboxd {
 
 class BusPublisher : public MessageSink {
   public:
-	BusPublisher(RedisConn &cmd, std::string channel, MessageSink &next, Metrics &metrics)
+	BusPublisher(RedisConn &cmd, std::string channel, MessageSink &next, BusMetrics &metrics)
 	    : cmd_(cmd), channel_(std::move(channel)), next_(next), metrics_(metrics)
 	{
 	}
@@ -30,7 +30,7 @@ class BusPublisher : public MessageSink {
 	RedisConn &cmd_;
 	std::string channel_;
 	MessageSink &next_;
-	Metrics &metrics_;
+	BusMetrics &metrics_;
 	bool failing_ = false; // a failure was logged; cleared by the next success
 };
 

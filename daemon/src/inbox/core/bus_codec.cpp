@@ -1,5 +1,5 @@
-// daemon/src/gateway/core/bus_codec.cpp - see bus_codec.hpp.
-#include "gateway/core/bus_codec.hpp"
+// daemon/src/inbox/core/bus_codec.cpp - see bus_codec.hpp.
+#include "inbox/core/bus_codec.hpp"
 
 #include <charconv>
 

@@ -1,4 +1,4 @@
-// daemon/src/gateway/core/bus_order.hpp - the one order in which a gateway hands inbox rows to its
+// daemon/src/inbox/core/bus_order.hpp - the one order in which a gateway hands inbox rows to its
 // clients, whatever brought them: its own consumer, the bus, or a read of the inbox (a fill).
 //
 // Inbox seq is drawn and committed under the service's inbox lock, so rows commit in seq order
@@ -25,7 +25,7 @@
 #include <optional>
 #include <vector>
 
-#include "consumer/delivery.hpp"
+#include "inbox/core/delivery.hpp"
 
 namespace chat_outboxd {
 
