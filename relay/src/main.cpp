@@ -24,7 +24,7 @@
 #include <vector>
 
 #include "core/relay_config.hpp"
-#include "core/relay_health.hpp"
+#include "common/relay/relay_health.hpp"
 #include "core/wake_recheck.hpp"
 #include "outbox_db.hpp"
 #include "partitions.hpp"

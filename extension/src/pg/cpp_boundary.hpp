@@ -7,7 +7,7 @@
  * error). See docs/extension.md, 'C++ inside Postgres'. So CallCpp runs core code inside try,
  * copies any failure into fixed buffers, lets every C++ object die with the try block, and only
  * then ereports, keeping the SQLSTATE core chose.
- * The body must not call Postgres functions that can ereport: core/ never includes postgres.h.
+ * The body must not call Postgres functions that can ereport: common/ never includes postgres.h.
  */
 #pragma once
 
@@ -15,7 +15,7 @@
 
 #include <exception>
 
-#include "core/error.hpp"
+#include "common/relay/error.hpp"
 
 namespace chat_outbox {
 

@@ -23,12 +23,12 @@
 #include <vector>
 
 #include "backoff.hpp"
-#include "core/bullmq_batch_add.hpp"
-#include "core/job_id.hpp"
-#include "core/partition_layout.hpp"
+#include "common/relay/bullmq_batch_add.hpp"
+#include "common/relay/job_id.hpp"
+#include "common/relay/partition_layout.hpp"
 #include "partitions.hpp"
 #include "redis_safety.hpp"
-#include "core/resp.hpp"
+#include "common/relay/resp.hpp"
 #include "pg/cpp_boundary.hpp"
 #include "pg/guc.hpp"
 #include "redis_handshake.hpp"

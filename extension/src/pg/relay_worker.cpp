@@ -18,7 +18,7 @@
 
 
 #include "backoff.hpp"
-#include "core/relay_health.hpp"
+#include "common/relay/relay_health.hpp"
 
 extern "C" {
 PGDLLEXPORT void chat_outbox_relay_main(Datum main_arg);
