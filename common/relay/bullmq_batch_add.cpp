@@ -1,8 +1,8 @@
 // common/relay/bullmq_batch_add.cpp - the batch-add Lua script and its request encoding.
 #include "common/relay/bullmq_batch_add.hpp"
 
-#include "bullmq/lua_prelude.hpp"
-#include "bullmq/queue_keys.hpp"
+#include "common/bullmq/lua_prelude.hpp"
+#include "common/bullmq/queue_keys.hpp"
 #include "common/relay/error.hpp"
 #include "common/relay/resp.hpp"
 

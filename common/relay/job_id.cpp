@@ -1,7 +1,7 @@
 // common/relay/job_id.cpp - job id choice (see job_id.hpp).
 #include "common/relay/job_id.hpp"
 
-#include "bullmq/queue_keys.hpp"
+#include "common/bullmq/queue_keys.hpp"
 
 #include "common/relay/cpp_only.hpp"
 

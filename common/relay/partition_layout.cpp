@@ -4,8 +4,8 @@
 #include <algorithm>
 #include <numeric>
 
-#include "bullmq/queue_keys.hpp"
-#include "partitions.hpp"
+#include "common/bullmq/queue_keys.hpp"
+#include "common/partitions.hpp"
 
 #include "common/relay/cpp_only.hpp"
 

@@ -7,7 +7,7 @@
 #include <cstdint>
 #include <string>
 
-#include "backoff.hpp"
+#include "common/backoff.hpp"
 
 namespace chat_outbox {
 

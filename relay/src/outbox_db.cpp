@@ -12,7 +12,7 @@
 #include "common/relay/job_id.hpp"
 #include "common/relay/partition_layout.hpp"
 #include "common/relay/relay_sql.hpp"
-#include "partitions.hpp"
+#include "common/partitions.hpp"
 
 namespace chat_outbox::relay {
 

@@ -15,7 +15,7 @@
 #include <vector>
 
 #include "common/relay/bullmq_batch_add.hpp"
-#include "redis_url.hpp"
+#include "common/redis_url.hpp"
 
 namespace chat_outbox::relay {
 

@@ -27,7 +27,7 @@
 #include "base/core/metrics.hpp"
 #include "consumer/delivery.hpp"
 #include "net/redis_conn.hpp"
-#include "redis_url.hpp"
+#include "common/redis_url.hpp"
 
 namespace chat_outboxd {
 

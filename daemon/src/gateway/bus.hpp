@@ -19,12 +19,12 @@
 
 #include "base/core/config.hpp"
 #include "base/core/metrics.hpp"
-#include "backoff.hpp"
+#include "common/backoff.hpp"
 #include "base/uv_timer.hpp"
 #include "consumer/delivery.hpp"
 #include "gateway/core/bus_order.hpp"
 #include "net/pg_client.hpp"
-#include "redis_url.hpp"
+#include "common/redis_url.hpp"
 
 namespace chat_outboxd {
 

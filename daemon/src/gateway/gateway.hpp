@@ -14,7 +14,7 @@
 #include "base/core/metrics.hpp"
 #include "consumer/delivery.hpp"
 #include "net/pg_client.hpp"
-#include "redis_url.hpp"
+#include "common/redis_url.hpp"
 
 namespace chat_outboxd {
 class RedisConn;

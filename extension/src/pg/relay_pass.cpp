@@ -36,7 +36,7 @@
 
 #include "common/relay/partition_layout.hpp"
 #include "common/relay/relay_sql.hpp"
-#include "partitions.hpp"
+#include "common/partitions.hpp"
 #include "pg/cpp_boundary.hpp"
 #include "pg/guc.hpp"
 

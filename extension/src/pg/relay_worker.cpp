@@ -17,7 +17,7 @@
 #include "pg/relay_pass.hpp"
 
 
-#include "backoff.hpp"
+#include "common/backoff.hpp"
 #include "common/relay/relay_health.hpp"
 
 extern "C" {

@@ -4,7 +4,7 @@
 #include <string>
 #include <utility>
 
-#include "bullmq/lua_prelude.hpp"
+#include "common/bullmq/lua_prelude.hpp"
 #include "common/relay/bullmq_batch_add.hpp"
 #include "common/relay/error.hpp"
 

@@ -3,7 +3,7 @@
 
 #include <string>
 
-#include "bullmq/queue_keys.hpp"
+#include "common/bullmq/queue_keys.hpp"
 #include "common/relay/job_id.hpp"
 
 using namespace chat_outbox;
