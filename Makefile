@@ -5,10 +5,10 @@ EXTENSION  = chat_outbox
 MODULE_big = chat_outbox
 DATA       = $(wildcard sql/chat_outbox--*.sql)
 
-SRCS = $(wildcard extension/src/pg/*.cpp) $(wildcard extension/src/core/*.cpp) common/redis_url.cpp common/redis_safety.cpp common/redis_handshake.cpp common/redis_sentinel.cpp common/redis_script.cpp common/bullmq/queue_keys.cpp common/partitions.cpp
+SRCS = $(wildcard extension/src/pg/*.cpp) $(wildcard common/relay/*.cpp) common/redis_url.cpp common/redis_safety.cpp common/redis_handshake.cpp common/redis_sentinel.cpp common/redis_script.cpp common/bullmq/queue_keys.cpp common/partitions.cpp
 OBJS = $(SRCS:.cpp=.o)
 
-PG_CPPFLAGS = -isystem $(shell $(PG_CONFIG) --includedir-server) -Iextension/src -Icommon
+PG_CPPFLAGS = -isystem $(shell $(PG_CONFIG) --includedir-server) -Iextension/src -I.
 PG_CXXFLAGS = -std=c++17 -Wall -Wextra -Wno-unused-parameter -Wno-missing-field-initializers -Wno-register -Wno-format-truncation
 # PGXS links the .so with gcc, which does not pull in the C++ runtime by itself.
 SHLIB_LINK = -lhiredis -lcrypto -lstdc++

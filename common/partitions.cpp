@@ -1,9 +1,9 @@
 // common/partitions.cpp - see partitions.hpp.
-#include "partitions.hpp"
+#include "common/partitions.hpp"
 
 #include <cctype>
 
-#include "bullmq/queue_keys.hpp"
+#include "common/bullmq/queue_keys.hpp"
 
 namespace chat_outbox {
 

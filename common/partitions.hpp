@@ -13,7 +13,7 @@
 #include <string_view>
 #include <vector>
 
-#include "redis_url.hpp"
+#include "common/redis_url.hpp"
 
 namespace chat_outbox {
 

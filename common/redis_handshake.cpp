@@ -1,5 +1,5 @@
 // common/redis_handshake.cpp - see redis_handshake.hpp.
-#include "redis_handshake.hpp"
+#include "common/redis_handshake.hpp"
 
 namespace chat_outbox {
 

@@ -5,7 +5,7 @@
 #include <string>
 #include <vector>
 
-#include "redis_url.hpp"
+#include "common/redis_url.hpp"
 
 namespace chat_outbox {
 

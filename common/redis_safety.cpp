@@ -1,5 +1,5 @@
 // common/redis_safety.cpp - see redis_safety.hpp.
-#include "redis_safety.hpp"
+#include "common/redis_safety.hpp"
 
 namespace chat_outbox {
 

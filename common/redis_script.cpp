@@ -1,5 +1,5 @@
 // common/redis_script.cpp - see redis_script.hpp.
-#include "redis_script.hpp"
+#include "common/redis_script.hpp"
 
 #include <openssl/evp.h>
 

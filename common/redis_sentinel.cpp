@@ -1,12 +1,12 @@
 // common/redis_sentinel.cpp - see redis_sentinel.hpp.
-#include "redis_sentinel.hpp"
+#include "common/redis_sentinel.hpp"
 
 #include <hiredis/hiredis.h>
 
 #include <cstdlib>
 #include <memory>
 
-#include "redis_handshake.hpp"
+#include "common/redis_handshake.hpp"
 
 namespace chat_outbox {
 

@@ -1,5 +1,5 @@
 // common/redis_url.cpp - redis:// URL parsing (see redis_url.hpp).
-#include "redis_url.hpp"
+#include "common/redis_url.hpp"
 
 #include <cctype>
 #include <cstdlib>

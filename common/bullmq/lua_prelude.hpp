@@ -1,5 +1,5 @@
 // common/bullmq/lua_prelude.hpp - the Lua every chat_outbox BullMQ script starts with: the rules the
-// relay's batch add (extension/src/core/bullmq_batch_add.cpp) and the consumer's scripts
+// relay's batch add (common/relay/bullmq_batch_add.cpp) and the consumer's scripts
 // (daemon/src/consumer/core/bullmq_scripts.cpp) share about a queue's keys and its meta hash.
 //
 // Each script is kLuaPrelude followed by its own text, so both read a queue the same way: which

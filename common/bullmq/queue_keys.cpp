@@ -1,5 +1,5 @@
 // common/bullmq/queue_keys.cpp - see queue_keys.hpp.
-#include "bullmq/queue_keys.hpp"
+#include "common/bullmq/queue_keys.hpp"
 
 namespace chat_outbox::bullmq {
 

@@ -33,9 +33,9 @@
 #include "net/redis_conn.hpp"
 #include "net/redis_subscriber.hpp"
 #include "net/redis_safety_check.hpp"
-#include "bullmq/queue_keys.hpp"
-#include "partitions.hpp"
-#include "redis_url.hpp"
+#include "common/bullmq/queue_keys.hpp"
+#include "common/partitions.hpp"
+#include "common/redis_url.hpp"
 #include "gateway/gateway.hpp"
 
 extern char **environ;

@@ -24,10 +24,10 @@
 #include <vector>
 
 #include "core/relay_config.hpp"
-#include "core/relay_health.hpp"
+#include "common/relay/relay_health.hpp"
 #include "core/wake_recheck.hpp"
 #include "outbox_db.hpp"
-#include "partitions.hpp"
+#include "common/partitions.hpp"
 #include "redis_link.hpp"
 #include "wake_logical.hpp"
 

@@ -9,10 +9,10 @@
 #include <climits>
 #include <memory>
 
-#include "core/job_id.hpp"
-#include "core/partition_layout.hpp"
-#include "core/relay_sql.hpp"
-#include "partitions.hpp"
+#include "common/relay/job_id.hpp"
+#include "common/relay/partition_layout.hpp"
+#include "common/relay/relay_sql.hpp"
+#include "common/partitions.hpp"
 
 namespace chat_outbox::relay {
 

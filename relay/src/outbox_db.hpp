@@ -1,7 +1,7 @@
 // relay/src/outbox_db.hpp - chat-outbox-relay's Postgres side: one libpq connection.
 //
 // The pass is the extension's (extension/src/pg/relay_pass.cpp), with the same statements
-// (extension/src/core/relay_sql.hpp): in one transaction per service, claim and mark a batch, add
+// (common/relay/relay_sql.hpp): in one transaction per service, claim and mark a batch, add
 // it to Redis in one Lua call, up to kMaxBatches batches; COMMIT only once Redis acknowledged every
 // batch, ROLLBACK on any failure, so the rows are unsent again. Nothing is held across transactions.
 #pragma once

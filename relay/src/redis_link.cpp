@@ -8,10 +8,10 @@
 #include <cstring>
 #include <memory>
 
-#include "redis_handshake.hpp"
-#include "redis_safety.hpp"
-#include "redis_script.hpp"
-#include "redis_sentinel.hpp"
+#include "common/redis_handshake.hpp"
+#include "common/redis_safety.hpp"
+#include "common/redis_script.hpp"
+#include "common/redis_sentinel.hpp"
 
 namespace chat_outbox::relay {
 

@@ -14,8 +14,8 @@
 #include <utility>
 #include <vector>
 
-#include "core/bullmq_batch_add.hpp"
-#include "redis_url.hpp"
+#include "common/relay/bullmq_batch_add.hpp"
+#include "common/redis_url.hpp"
 
 namespace chat_outbox::relay {
 

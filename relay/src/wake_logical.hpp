@@ -16,7 +16,7 @@
 #include <functional>
 #include <string>
 
-#include "core/relay_health.hpp"
+#include "common/relay/relay_health.hpp"
 #include "core/wake_stream.hpp"
 
 namespace chat_outbox::relay {

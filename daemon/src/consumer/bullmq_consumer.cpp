@@ -18,7 +18,7 @@
 #include <algorithm>
 #include <optional>
 
-#include "backoff.hpp"
+#include "common/backoff.hpp"
 #include "base/log.hpp"
 #include "base/uv_timer.hpp"
 #include "base/wall_clock.hpp"

@@ -15,7 +15,7 @@
 
 #include <uv.h>
 
-#include "backoff.hpp"
+#include "common/backoff.hpp"
 #include "base/core/config.hpp"
 #include "base/core/daemon_metrics.hpp"
 #include "base/uv_timer.hpp"

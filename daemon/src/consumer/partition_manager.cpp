@@ -17,7 +17,7 @@
 #include "base/log.hpp"
 #include "base/uv_handle.hpp"
 #include "base/uv_timer.hpp"
-#include "bullmq/queue_keys.hpp"
+#include "common/bullmq/queue_keys.hpp"
 #include "consumer/bullmq_consumer.hpp"
 #include "consumer/core/bullmq_identity.hpp"
 #include "consumer/core/lease.hpp"
@@ -25,7 +25,7 @@
 #include "consumer/core/partition_calls.hpp"
 #include "consumer/identity_guard.hpp"
 #include "net/pg_client.hpp"
-#include "partitions.hpp"
+#include "common/partitions.hpp"
 
 namespace chat_outboxd {
 

@@ -27,7 +27,7 @@
 #include "base/core/daemon_metrics.hpp"
 #include "inbox/core/delivery.hpp"
 #include "net/redis_conn.hpp"
-#include "redis_url.hpp"
+#include "common/redis_url.hpp"
 
 namespace chat_outboxd {
 

@@ -19,13 +19,13 @@
 
 #include "base/core/config.hpp"
 #include "base/core/daemon_metrics.hpp"
-#include "backoff.hpp"
+#include "common/backoff.hpp"
 #include "base/uv_timer.hpp"
 #include "inbox/core/bus_metrics.hpp"
 #include "inbox/core/bus_order.hpp"
 #include "inbox/core/delivery.hpp"
 #include "net/pg_client.hpp"
-#include "redis_url.hpp"
+#include "common/redis_url.hpp"
 
 namespace chat_outboxd {
 

@@ -15,7 +15,7 @@
 #include "inbox/core/bus_metrics.hpp"
 #include "inbox/core/delivery.hpp"
 #include "net/pg_client.hpp"
-#include "redis_url.hpp"
+#include "common/redis_url.hpp"
 
 namespace chat_outboxd {
 class RedisConn;

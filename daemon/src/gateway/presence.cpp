@@ -7,7 +7,7 @@
 #include "gateway/core/chat_keys.hpp"
 #include "gateway/hub.hpp"
 #include "net/redis_conn.hpp"
-#include "redis_script.hpp"
+#include "common/redis_script.hpp"
 
 namespace chat_outboxd {
 

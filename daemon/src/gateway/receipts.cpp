@@ -7,7 +7,7 @@
 #include "gateway/query_queue.hpp"
 #include "inbox/core/inbox_sql.hpp"
 #include "net/redis_conn.hpp"
-#include "redis_script.hpp"
+#include "common/redis_script.hpp"
 
 namespace chat_outboxd {
 

@@ -21,12 +21,12 @@
 
 #include <hiredis/async.h>
 
-#include "backoff.hpp"
+#include "common/backoff.hpp"
 #include "base/log.hpp"
 #include "base/uv_timer.hpp"
 #include "net/core/redis_value.hpp"
 #include "net/core/sentinel_route.hpp"
-#include "redis_url.hpp"
+#include "common/redis_url.hpp"
 
 namespace chat_outboxd {
 

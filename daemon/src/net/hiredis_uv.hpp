@@ -10,7 +10,7 @@
 #include <string>
 
 #include "net/core/redis_value.hpp"
-#include "redis_url.hpp"
+#include "common/redis_url.hpp"
 
 namespace chat_outboxd {
 

@@ -14,7 +14,7 @@
 
 #include <libpq-fe.h>
 
-#include "backoff.hpp"
+#include "common/backoff.hpp"
 #include "base/c_boundary.hpp"
 #include "base/log.hpp"
 #include "base/uv_timer.hpp"

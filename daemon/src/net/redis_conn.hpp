@@ -17,8 +17,8 @@
 
 #include "base/log.hpp"
 #include "net/core/redis_value.hpp"
-#include "redis_script.hpp"
-#include "redis_url.hpp"
+#include "common/redis_script.hpp"
+#include "common/redis_url.hpp"
 
 namespace chat_outboxd {
 

@@ -5,8 +5,8 @@
 #include <memory>
 
 #include "base/log.hpp"
-#include "partitions.hpp"
-#include "redis_safety.hpp"
+#include "common/partitions.hpp"
+#include "common/redis_safety.hpp"
 
 namespace chat_outboxd {
 

@@ -22,7 +22,7 @@
 #include <uv.h>
 
 #include "base/log.hpp"
-#include "redis_url.hpp"
+#include "common/redis_url.hpp"
 
 namespace chat_outboxd {
 

@@ -8,7 +8,7 @@
  */
 #include "pg/guc.hpp"
 
-#include "bullmq/queue_keys.hpp"
+#include "common/bullmq/queue_keys.hpp"
 
 char	   *chat_outbox_database = nullptr;
 char	   *chat_outbox_redis_url = nullptr;

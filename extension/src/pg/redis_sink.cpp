@@ -22,19 +22,19 @@
 #include <string_view>
 #include <vector>
 
-#include "backoff.hpp"
-#include "core/bullmq_batch_add.hpp"
-#include "core/job_id.hpp"
-#include "core/partition_layout.hpp"
-#include "partitions.hpp"
-#include "redis_safety.hpp"
-#include "core/resp.hpp"
+#include "common/backoff.hpp"
+#include "common/relay/bullmq_batch_add.hpp"
+#include "common/relay/job_id.hpp"
+#include "common/relay/partition_layout.hpp"
+#include "common/partitions.hpp"
+#include "common/redis_safety.hpp"
+#include "common/relay/resp.hpp"
 #include "pg/cpp_boundary.hpp"
 #include "pg/guc.hpp"
-#include "redis_handshake.hpp"
-#include "redis_script.hpp"
-#include "redis_sentinel.hpp"
-#include "redis_url.hpp"
+#include "common/redis_handshake.hpp"
+#include "common/redis_script.hpp"
+#include "common/redis_sentinel.hpp"
+#include "common/redis_url.hpp"
 
 bool		redis_sink_latch_seen = false;
 

@@ -34,9 +34,9 @@
  */
 #include "pg/relay_pass.hpp"
 
-#include "core/partition_layout.hpp"
-#include "core/relay_sql.hpp"
-#include "partitions.hpp"
+#include "common/relay/partition_layout.hpp"
+#include "common/relay/relay_sql.hpp"
+#include "common/partitions.hpp"
 #include "pg/cpp_boundary.hpp"
 #include "pg/guc.hpp"
 
@@ -344,7 +344,7 @@ ChooseLayout(RelayService *svc, SinkFailure *failure)
 
 /*
  * SendBatch sorts a claimed batch by (partition, id) and sends each shard its calls, one Lua call
- * per partition present (core/partition_layout.hpp). sent[s] tells which shards now have a batch in
+ * per partition present (common/relay/partition_layout.hpp). sent[s] tells which shards now have a batch in
  * flight. The rows' partitions follow the layout the pass chose.
  */
 static bool

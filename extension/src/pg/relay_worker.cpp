@@ -17,8 +17,8 @@
 #include "pg/relay_pass.hpp"
 
 
-#include "backoff.hpp"
-#include "core/relay_health.hpp"
+#include "common/backoff.hpp"
+#include "common/relay/relay_health.hpp"
 
 extern "C" {
 PGDLLEXPORT void chat_outbox_relay_main(Datum main_arg);

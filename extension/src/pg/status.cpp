@@ -9,7 +9,7 @@
 
 #include <string>
 
-#include "partitions.hpp"
+#include "common/partitions.hpp"
 #include "pg/cpp_boundary.hpp"
 #include "pg/guc.hpp"
 

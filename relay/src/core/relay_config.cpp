@@ -5,7 +5,7 @@
 #include <cerrno>
 #include <cstdlib>
 
-#include "cli_flags.hpp"
+#include "common/cli_flags.hpp"
 
 namespace chat_outbox::relay {
 

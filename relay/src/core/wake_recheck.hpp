@@ -12,7 +12,7 @@
 
 #include <cstdint>
 
-#include "backoff.hpp"
+#include "common/backoff.hpp"
 
 namespace chat_outbox::relay {
 

@@ -1,7 +1,7 @@
 // tests/unit/common/backoff_test.cpp - capped exponential backoff.
 #include <gtest/gtest.h>
 
-#include "backoff.hpp"
+#include "common/backoff.hpp"
 
 TEST(Backoff, DoublesUpToTheCapAndResets)
 {

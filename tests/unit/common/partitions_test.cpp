@@ -3,8 +3,8 @@
 
 #include <climits>
 
-#include "bullmq/queue_keys.hpp"
-#include "partitions.hpp"
+#include "common/bullmq/queue_keys.hpp"
+#include "common/partitions.hpp"
 
 using namespace chat_outbox;
 

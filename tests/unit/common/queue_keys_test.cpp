@@ -5,7 +5,7 @@
 #include <algorithm>
 #include <string>
 
-#include "bullmq/queue_keys.hpp"
+#include "common/bullmq/queue_keys.hpp"
 
 using namespace chat_outbox::bullmq;
 

@@ -1,6 +1,6 @@
 // tests/unit/common/redis_handshake_test.cpp - the commands a new Redis connection sends first,
 // for each kind of redis:// URL.
-#include "redis_handshake.hpp"
+#include "common/redis_handshake.hpp"
 
 #include <gtest/gtest.h>
 

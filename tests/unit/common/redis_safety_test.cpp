@@ -3,7 +3,7 @@
 
 #include <string>
 
-#include "redis_safety.hpp"
+#include "common/redis_safety.hpp"
 
 using namespace chat_outbox;
 

@@ -1,6 +1,6 @@
 // tests/unit/common/redis_script_test.cpp - the script rules both Redis clients keep: the sha
 // EVALSHA names a script by, the EVALSHA / EVAL argv, and which error means NOSCRIPT.
-#include "redis_script.hpp"
+#include "common/redis_script.hpp"
 
 #include <gtest/gtest.h>
 

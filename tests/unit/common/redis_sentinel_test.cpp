@@ -1,7 +1,7 @@
 // tests/unit/common/redis_sentinel_test.cpp - the pure half of Sentinel discovery.
 #include <gtest/gtest.h>
 
-#include "redis_sentinel.hpp"
+#include "common/redis_sentinel.hpp"
 
 using namespace chat_outbox;
 

@@ -1,7 +1,7 @@
 // tests/unit/common/redis_url_test.cpp - redis:// and unix:// URLs, and their redacted form.
 #include <gtest/gtest.h>
 
-#include "redis_url.hpp"
+#include "common/redis_url.hpp"
 
 using chat_outbox::ParseRedisUrl;
 

@@ -8,7 +8,7 @@
 #include <utility>
 #include <vector>
 
-#include "bullmq/queue_keys.hpp"
+#include "common/bullmq/queue_keys.hpp"
 
 #include "consumer/core/bullmq_job.hpp"
 #include "consumer/core/bullmq_scripts.hpp"

@@ -8,8 +8,8 @@
 // share the tag through the base.
 #include "consumer/core/bullmq_scripts.hpp"
 
-#include "bullmq/lua_prelude.hpp"
-#include "bullmq/queue_keys.hpp"
+#include "common/bullmq/lua_prelude.hpp"
+#include "common/bullmq/queue_keys.hpp"
 
 namespace chat_outboxd {
 

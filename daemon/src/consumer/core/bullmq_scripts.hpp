@@ -9,7 +9,7 @@
 
 #include <string>
 
-#include "redis_script.hpp"
+#include "common/redis_script.hpp"
 
 namespace chat_outboxd {
 

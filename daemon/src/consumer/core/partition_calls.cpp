@@ -3,8 +3,8 @@
 
 #include <algorithm>
 
-#include "bullmq/queue_keys.hpp"
-#include "partitions.hpp"
+#include "common/bullmq/queue_keys.hpp"
+#include "common/partitions.hpp"
 
 namespace chat_outboxd {
 

@@ -15,7 +15,7 @@
 #include <vector>
 
 #include "net/core/redis_value.hpp"
-#include "redis_script.hpp"
+#include "common/redis_script.hpp"
 
 namespace chat_outboxd {
 

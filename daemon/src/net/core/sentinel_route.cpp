@@ -1,8 +1,8 @@
 // daemon/src/net/core/sentinel_route.cpp - see sentinel_route.hpp.
 #include "net/core/sentinel_route.hpp"
 
-#include "redis_handshake.hpp"
-#include "redis_sentinel.hpp"
+#include "common/redis_handshake.hpp"
+#include "common/redis_sentinel.hpp"
 
 namespace chat_outboxd {
 

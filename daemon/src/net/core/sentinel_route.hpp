@@ -16,7 +16,7 @@
 #include <vector>
 
 #include "net/core/redis_value.hpp"
-#include "redis_url.hpp"
+#include "common/redis_url.hpp"
 
 namespace chat_outboxd {
 

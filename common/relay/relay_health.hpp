@@ -1,4 +1,4 @@
-// extension/src/core/relay_health.hpp - the relay's decisions that need no Postgres.
+// common/relay/relay_health.hpp - the relay's decisions that need no Postgres.
 //
 // When to log a change of Redis health (once per change, not per attempt), how long to back off,
 // whether a Redis configuration deserves a warning. Pure, so it is tested without servers.
@@ -7,7 +7,7 @@
 #include <cstdint>
 #include <string>
 
-#include "backoff.hpp"
+#include "common/backoff.hpp"
 
 namespace chat_outbox {
 

@@ -1,4 +1,4 @@
-// extension/src/core/bullmq_batch_add.hpp - one Lua call that adds a batch of BullMQ jobs.
+// common/relay/bullmq_batch_add.hpp - one Lua call that adds a batch of BullMQ jobs.
 //
 // Writes what Queue.add(name, data, {jobId}) writes in bullmq 6 (docs/protocols/bullmq.md,
 // 'Adding jobs'): the job hash (name, data, opts, timestamp, delay, priority), `added` and `waiting` events, the id

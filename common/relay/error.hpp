@@ -1,4 +1,4 @@
-// extension/src/core/error.hpp - the one exception type core code throws.
+// common/relay/error.hpp - the one exception type core code throws.
 //
 // It carries a SQLSTATE so the PG-zone boundary (pg/cpp_boundary.hpp) can report a proper
 // errcode instead of the generic XX000.

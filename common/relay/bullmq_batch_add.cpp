@@ -1,12 +1,12 @@
-// extension/src/core/bullmq_batch_add.cpp - the batch-add Lua script and its request encoding.
-#include "core/bullmq_batch_add.hpp"
+// common/relay/bullmq_batch_add.cpp - the batch-add Lua script and its request encoding.
+#include "common/relay/bullmq_batch_add.hpp"
 
-#include "bullmq/lua_prelude.hpp"
-#include "bullmq/queue_keys.hpp"
-#include "core/error.hpp"
-#include "core/resp.hpp"
+#include "common/bullmq/lua_prelude.hpp"
+#include "common/bullmq/queue_keys.hpp"
+#include "common/relay/error.hpp"
+#include "common/relay/resp.hpp"
 
-#include "core/cpp_only.hpp"
+#include "common/relay/cpp_only.hpp"
 
 namespace chat_outbox {
 

@@ -1,4 +1,4 @@
-// extension/src/core/job_id.hpp - which BullMQ job id an outbox row gets.
+// common/relay/job_id.hpp - which BullMQ job id an outbox row gets.
 //
 // The contract (docs/architecture.md) is jobId = payload.id, the message uuid, so a re-sent row
 // is a BullMQ duplicate rather than a second job. Redis accepts any id, but BullMQ breaks on some

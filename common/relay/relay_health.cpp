@@ -1,7 +1,7 @@
-// extension/src/core/relay_health.cpp - relay health decisions (see relay_health.hpp).
-#include "core/relay_health.hpp"
+// common/relay/relay_health.cpp - relay health decisions (see relay_health.hpp).
+#include "common/relay/relay_health.hpp"
 
-#include "core/cpp_only.hpp"
+#include "common/relay/cpp_only.hpp"
 
 namespace chat_outbox {
 

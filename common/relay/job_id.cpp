@@ -1,9 +1,9 @@
-// extension/src/core/job_id.cpp - job id choice (see job_id.hpp).
-#include "core/job_id.hpp"
+// common/relay/job_id.cpp - job id choice (see job_id.hpp).
+#include "common/relay/job_id.hpp"
 
-#include "bullmq/queue_keys.hpp"
+#include "common/bullmq/queue_keys.hpp"
 
-#include "core/cpp_only.hpp"
+#include "common/relay/cpp_only.hpp"
 
 namespace chat_outbox {
 

@@ -1,9 +1,9 @@
-// tests/unit/extension/resp_test.cpp - Redis requests encoded as RESP arrays.
+// tests/unit/common_relay/resp_test.cpp - Redis requests encoded as RESP arrays.
 #include <gtest/gtest.h>
 
 #include <string>
 
-#include "core/resp.hpp"
+#include "common/relay/resp.hpp"
 
 using namespace chat_outbox;
 

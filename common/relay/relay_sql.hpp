@@ -1,4 +1,4 @@
-// extension/src/core/relay_sql.hpp - the relay's statements, shared by the in-database relay
+// common/relay/relay_sql.hpp - the relay's statements, shared by the in-database relay
 // (extension/src/pg/relay_pass.cpp, through SPI) and the external relay (relay/, through libpq).
 //
 // Each is a printf format whose every %s is the service's schema, already quoted as an identifier;

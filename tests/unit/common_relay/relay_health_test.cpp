@@ -1,8 +1,8 @@
-// tests/unit/extension/relay_health_test.cpp - the relay's outage state: backoff, what is logged once,
+// tests/unit/common_relay/relay_health_test.cpp - the relay's outage state: backoff, what is logged once,
 // and when a pass goes again before sleeping.
 #include <gtest/gtest.h>
 
-#include "core/relay_health.hpp"
+#include "common/relay/relay_health.hpp"
 
 using namespace chat_outbox;
 

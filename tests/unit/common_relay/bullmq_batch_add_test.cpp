@@ -1,12 +1,12 @@
-// tests/unit/extension/bullmq_batch_add_test.cpp - the batch-add request: keys, arguments, the script.
+// tests/unit/common_relay/bullmq_batch_add_test.cpp - the batch-add request: keys, arguments, the script.
 #include <gtest/gtest.h>
 
 #include <string>
 #include <utility>
 
-#include "bullmq/lua_prelude.hpp"
-#include "core/bullmq_batch_add.hpp"
-#include "core/error.hpp"
+#include "common/bullmq/lua_prelude.hpp"
+#include "common/relay/bullmq_batch_add.hpp"
+#include "common/relay/error.hpp"
 
 using namespace chat_outbox;
 

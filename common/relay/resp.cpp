@@ -1,9 +1,9 @@
-// extension/src/core/resp.cpp - RESP request encoding (see resp.hpp).
-#include "core/resp.hpp"
+// common/relay/resp.cpp - RESP request encoding (see resp.hpp).
+#include "common/relay/resp.hpp"
 
 #include <cstdio>
 
-#include "core/cpp_only.hpp"
+#include "common/relay/cpp_only.hpp"
 
 namespace chat_outbox {
 

@@ -1,7 +1,7 @@
-// tests/unit/extension/partition_layout_test.cpp - splitting a batch over partitions, layout changes.
+// tests/unit/common_relay/partition_layout_test.cpp - splitting a batch over partitions, layout changes.
 #include <gtest/gtest.h>
 
-#include "core/partition_layout.hpp"
+#include "common/relay/partition_layout.hpp"
 
 using namespace chat_outbox;
 

@@ -1,10 +1,10 @@
-// tests/unit/extension/job_id_test.cpp - the job id the relay gives an outbox row.
+// tests/unit/common_relay/job_id_test.cpp - the job id the relay gives an outbox row.
 #include <gtest/gtest.h>
 
 #include <string>
 
-#include "bullmq/queue_keys.hpp"
-#include "core/job_id.hpp"
+#include "common/bullmq/queue_keys.hpp"
+#include "common/relay/job_id.hpp"
 
 using namespace chat_outbox;
 

@@ -1,13 +1,13 @@
-// extension/src/core/partition_layout.cpp - see partition_layout.hpp.
-#include "core/partition_layout.hpp"
+// common/relay/partition_layout.cpp - see partition_layout.hpp.
+#include "common/relay/partition_layout.hpp"
 
 #include <algorithm>
 #include <numeric>
 
-#include "bullmq/queue_keys.hpp"
-#include "partitions.hpp"
+#include "common/bullmq/queue_keys.hpp"
+#include "common/partitions.hpp"
 
-#include "core/cpp_only.hpp"
+#include "common/relay/cpp_only.hpp"
 
 namespace chat_outbox {
 

@@ -1,4 +1,4 @@
-// extension/src/core/resp.hpp - build Redis requests in RESP, the wire format.
+// common/relay/resp.hpp - build Redis requests in RESP, the wire format.
 //
 // The relay hands the finished bytes to hiredis (redisAppendFormattedCommand), so a whole batch
 // is one contiguous write and one round trip.

@@ -1,4 +1,4 @@
-// extension/src/core/partition_layout.hpp - how the relay splits a batch over partitions and
+// common/relay/partition_layout.hpp - how the relay splits a batch over partitions and
 // shards, and when it may change a queue's partition count. Shared by the in-database relay
 // (extension/src/pg/relay_pass.cpp) and the relay process (relay/); the rules themselves (a chat's
 // partition, queue names, shards, the layout key) are common/partitions.hpp's.
