@@ -3,8 +3,10 @@
 // tokens come from the harness and are re-exported, so a peer imports from one place.
 import { execFileSync } from 'node:child_process';
 import { io } from 'socket.io-client';
+import jwt from 'jsonwebtoken';
 import WebSocket from 'ws';
 import { env } from '../harness/check.mjs';
+import { SECRET, token } from '../harness/jwt.mjs';
 
 export { check, finish, sleep, waitFor } from '../harness/check.mjs';
 export { token } from '../harness/jwt.mjs';
@@ -53,5 +55,17 @@ export function wsClient(query = '', headers = {}, port = PORT) {
 	ws.on('error', () => {});
 	return ws;
 }
+
+// chatsClaimCases: [name, token, refusal reason] for a `chats` claim that is absent or not an
+// array of integers (docs/gateway.md, Tokens).
+export const chatsClaimCases = [
+	['absent', jwt.sign({ sub: 'test', exp: Math.floor(Date.now() / 1000) + 3600 }, SECRET), 'chats missing'],
+	['"1"', token('1'), 'bad chats'],
+	['"[1]"', token('[1]'), 'bad chats'],
+	['1', token(1), 'bad chats'],
+	['null', token(null), 'bad chats'],
+	['{}', token({}), 'bad chats'],
+	['["1"]', token(['1']), 'bad chats'],
+];
 
 export const messagesOf = (ws) => ws.frames.filter((f) => f.type === 'message').map((f) => f.message);
