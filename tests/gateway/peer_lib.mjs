@@ -3,7 +3,9 @@
 // tokens come from the harness and are re-exported, so a peer imports from one place.
 import { execFileSync } from 'node:child_process';
 import { io } from 'socket.io-client';
+import jwt from 'jsonwebtoken';
 import { env } from '../harness/check.mjs';
+import { SECRET, token } from '../harness/jwt.mjs';
 import { openWs } from '../harness/ws_client.mjs';
 
 export { check, finish, sleep, waitFor } from '../harness/check.mjs';
@@ -45,5 +47,17 @@ export function sioClient(opts = {}, url = URL) {
 // wsClient opens a plain /ws client (on port, by default the suite's daemon's) that records JSON
 // frames and the close code (tests/harness/ws_client.mjs).
 export const wsClient = (query = '', headers = {}, port = PORT) => openWs(`ws://127.0.0.1:${port}/ws${query}`, headers);
+
+// chatsClaimCases: [name, token, refusal reason] for a `chats` claim that is absent or not an
+// array of integers (docs/gateway.md, Tokens).
+export const chatsClaimCases = [
+	['absent', jwt.sign({ sub: 'test', exp: Math.floor(Date.now() / 1000) + 3600 }, SECRET), 'chats missing'],
+	['"1"', token('1'), 'bad chats'],
+	['"[1]"', token('[1]'), 'bad chats'],
+	['1', token(1), 'bad chats'],
+	['null', token(null), 'bad chats'],
+	['{}', token({}), 'bad chats'],
+	['["1"]', token(['1']), 'bad chats'],
+];
 
 export const messagesOf = (ws) => ws.frames.filter((f) => f.type === 'message').map((f) => f.message);

@@ -1,6 +1,6 @@
 // tests/gateway/plain_ws.mjs - the plain JSON WebSocket endpoint /ws: auth by ?token= and by
 // Authorization: Bearer, close codes 4401/4403, rooms, join/leave/send/ping, bad frames.
-import { check, finish, messagesOf, sleep, sql, token, waitFor, wsClient } from './peer_lib.mjs';
+import { chatsClaimCases, check, finish, messagesOf, sleep, sql, token, waitFor, wsClient } from './peer_lib.mjs';
 
 const opened = (ws) => waitFor('welcome or close', () => ws.frames.length > 0 || ws.closed);
 
@@ -15,6 +15,17 @@ for (const [name, q, headers, code] of [
 	await waitFor('close', () => ws.closed, 5000);
 	check(`${name} -> close ${code}`, ws.closed && ws.closed.code === code && messagesOf(ws).length === 0,
 		JSON.stringify(ws.closed));
+}
+
+// the token's `chats` claim: absent is `chats missing`, present but not an array of integers `bad
+// chats`; the close reason says which, for ?token= and Authorization: Bearer alike
+for (const [name, tok, want] of chatsClaimCases) {
+	for (const [how, q, headers] of [['?token=', `?token=${tok}`, {}], ['Bearer', '', { Authorization: `Bearer ${tok}` }]]) {
+		const ws = wsClient(q, headers);
+		await waitFor('close', () => ws.closed, 5000);
+		check(`chats ${name} (${how}) -> close 4401 unauthorized: ${want}`, ws.closed && ws.closed.code === 4401 &&
+			ws.closed.reason === `unauthorized: ${want}`, JSON.stringify(ws.closed));
+	}
 }
 
 // token in the Authorization header, rooms from the token

@@ -1,7 +1,7 @@
 // tests/gateway/socketio.mjs - the real socket.io-client 4.8.1 against the gateway: default options
 // (polling, then the upgrade), websocket-only, heartbeats, room delivery, join/leave, auth refusals, the clients gauge.
 import WebSocket from 'ws';
-import { PORT, check, finish, insertInbox, metric, sioClient, sleep, sql, token, waitFor } from './peer_lib.mjs';
+import { PORT, chatsClaimCases, check, finish, insertInbox, metric, sioClient, sleep, sql, token, waitFor } from './peer_lib.mjs';
 
 async function connected(socket) {
 	return waitFor('connect', () => socket.connected || socket.errors.length > 0);
@@ -88,6 +88,20 @@ for (const [name, auth, want] of [
 		const e = s.errors[0];
 		check(`${name} (${transports[0]}) -> connect_error ${want}`, !s.connected && e && e.message === want &&
 			e.data && typeof e.data.reason === 'string', e ? `${e.message} ${JSON.stringify(e.data)}` : 'no error');
+		s.close();
+	}
+}
+
+// 3b. the token's `chats` claim: absent is `chats missing`; present but not an array of integers is
+// `bad chats` (docs/gateway.md, Tokens), on either transport.
+for (const [name, tok, want] of chatsClaimCases) {
+	for (const transports of [['websocket'], ['polling', 'websocket']]) {
+		const s = sioClient({ transports, auth: { token: tok } });
+		await connected(s);
+		const e = s.errors[0];
+		check(`chats ${name} (${transports[0]}) -> unauthorized, reason ${want}`, !s.connected && e &&
+			e.message === 'unauthorized' && e.data && e.data.reason === want,
+		e ? `${e.message} ${JSON.stringify(e.data)}` : 'no error');
 		s.close();
 	}
 }

@@ -244,6 +244,7 @@ struct Conn {
 	bool rx_too_big = false;
 	bool cors = false;           // a /socket.io/ request: CORS headers for an allowed Origin
 	bool response_ready = false; // an immediate HTTP response waits for HTTP_WRITEABLE
+	bool close_after = false;    // that response ends the connection (the rest of the request is not read)
 	int status = 200;
 	std::string content_type, body;
 };

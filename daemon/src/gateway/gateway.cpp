@@ -13,6 +13,7 @@
 #include "gateway/client_send.hpp"
 #include "gateway/conversation.hpp"
 #include "gateway/core/engineio.hpp"
+#include "gateway/core/http_request.hpp"
 #include "gateway/core/listen_address.hpp"
 #include "gateway/eio_session.hpp"
 #include "gateway/http_io.hpp"
@@ -204,6 +205,17 @@ Gateway::Impl::OnHttpClosed(struct lws *wsi, Conn *c, void *, size_t)
 int
 Gateway::Impl::OnFilter(struct lws *wsi, Conn *, void *, size_t)
 {
+	// An upgrade gets the same answers as a plain request for an oversized head or a cut path; the
+	// response is written here because refusing the upgrade closes the connection.
+	const char *text = "text/plain; charset=UTF-8";
+	if (HeadTooLarge(wsi)) {
+		http.Write(wsi, 431, text, "request header fields too large\n", false, true);
+		return 1;
+	}
+	if (PathCut(wsi)) {
+		http.Write(wsi, 404, text, "not found\n", false, true);
+		return 1;
+	}
 	return WebSocketAllowed(wsi) ? 0 : 1;
 }
 
@@ -373,7 +385,17 @@ Gateway::Start(std::string *error)
 	info.options = LWS_SERVER_OPTION_LIBUV;
 	info.foreign_loops = foreign_loops;
 	info.user = impl_.get();
-	info.max_http_header_data = 8192; // a JWT may travel in ?token=
+	// A JWT may travel in ?token= or Authorization. libwebsockets cuts the path, the query and each
+	// known header at kMaxFieldBytes (answered 431 by HeadTooLarge); the buffer leaves room for the
+	// rest of the head, since a head that overflows it is dropped by libwebsockets without an answer.
+	static const struct lws_token_limits field_limits = [] {
+		struct lws_token_limits l {};
+		for (auto &v : l.token_limit)
+			v = http::kMaxFieldBytes;
+		return l;
+	}();
+	info.token_limits = &field_limits;
+	info.max_http_header_data = http::kHeaderBufferBytes;
 	info.timeout_secs = 20;
 	info.keepalive_timeout = 60; // polling clients come back within a ping interval
 	info.vhost_name = "chat-outbox-gateway";

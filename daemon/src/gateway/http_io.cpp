@@ -1,9 +1,11 @@
 // daemon/src/gateway/http_io.cpp - see http_io.hpp.
 #include "gateway/http_io.hpp"
 
+#include <algorithm>
 #include <cstring>
 
 #include "gateway/core/engineio.hpp"
+#include "gateway/core/http_request.hpp"
 
 namespace chat_outboxd {
 
@@ -45,6 +47,37 @@ ReadQuery(struct lws *wsi)
 	return q;
 }
 
+bool
+HeadTooLarge(struct lws *wsi)
+{
+	for (int t = 0; t < WSI_TOKEN_COUNT; t++)
+		if (http::FieldTooLong(static_cast<size_t>(std::max(0, lws_hdr_total_length(wsi, static_cast<lws_token_indexes>(t))))))
+			return true;
+	return false;
+}
+
+bool
+PathCut(struct lws *wsi)
+{
+	char *path = nullptr;
+	int path_len = 0;
+	if (lws_http_get_uri_and_method(wsi, &path, &path_len) < 0 || !path || path_len <= 0)
+		return true;
+	// A decoded CR or LF ended the request line where it stood: no HTTP version was read after it.
+	std::string version = Header(wsi, WSI_TOKEN_HTTP);
+	if (version.empty())
+		return true;
+	// What libwebsockets stored after the path: the first query argument (present, maybe empty, after
+	// a '?'), else the version. A cut path shows as bytes between the two.
+	char arg[8192];
+	int n = lws_hdr_copy_fragment(wsi, arg, sizeof arg, WSI_TOKEN_HTTP_URI_ARGS, 0);
+	bool has_query = n >= 0;
+	std::string_view next = has_query ? std::string_view(arg, static_cast<size_t>(n)) : std::string_view(version);
+	size_t len = static_cast<size_t>(path_len);
+	// The path, the byte(s) after it and `next` all lie in libwebsockets' header buffer, in this order.
+	return !http::PathIntact(std::string_view(path, len + (has_query ? 2 : 1) + next.size()), len, next, has_query);
+}
+
 std::string
 Header(struct lws *wsi, enum lws_token_indexes token)
 {
@@ -79,7 +112,8 @@ Respond(struct lws *wsi, Conn *c, int status, const char *content_type, std::str
 HttpWriter::HttpWriter(const std::string &cors_origins) : cors_origins_(eio::ParseCorsOrigins(cors_origins)) {}
 
 int
-HttpWriter::Write(struct lws *wsi, int status, const char *content_type, std::string_view body, bool cors) const
+HttpWriter::Write(struct lws *wsi, int status, const char *content_type, std::string_view body, bool cors,
+                  bool close) const
 {
 	constexpr size_t kHeaderSpace = 4096; // room for an echoed origin and preflight header list
 	std::string buf(LWS_PRE + kHeaderSpace + body.size(), '\0');
@@ -102,6 +136,8 @@ HttpWriter::Write(struct lws *wsi, int status, const char *content_type, std::st
 	bool ok = lws_add_http_header_status(wsi, static_cast<unsigned>(status), &p, end) == 0 &&
 	          add(WSI_TOKEN_HTTP_CONTENT_TYPE, content_type) && add(WSI_TOKEN_HTTP_CONTENT_LENGTH, len) &&
 	          add(WSI_TOKEN_HTTP_CACHE_CONTROL, "no-store");
+	if (ok && close)
+		ok = add(WSI_TOKEN_CONNECTION, "close");
 	// Browsers on another origin need CORS for polling; credentials require the exact origin, and
 	// a response that echoes it varies with it.
 	if (ok && !origin.empty())
@@ -123,6 +159,9 @@ HttpWriter::Write(struct lws *wsi, int status, const char *content_type, std::st
 	std::memcpy(p, body.data(), body.size());
 	size_t total = static_cast<size_t>(p - start) + body.size();
 	if (lws_write(wsi, start, total, LWS_WRITE_HTTP_HEADERS) != static_cast<int>(total))
+		return -1;
+	// Closing: lws flushes what the kernel did not take yet before it closes.
+	if (close)
 		return -1;
 	return lws_http_transaction_completed(wsi) ? -1 : 0;
 }

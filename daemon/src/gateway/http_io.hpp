@@ -20,6 +20,12 @@ struct QueryArgs {
 };
 
 QueryArgs ReadQuery(struct lws *wsi);
+// HeadTooLarge: the path, the query or a known header's value reached http::kMaxFieldBytes (where
+// libwebsockets cut it): the request is answered 431 (docs/gateway.md, "HTTP limits").
+bool HeadTooLarge(struct lws *wsi);
+// PathCut: libwebsockets' decoding of the path lost part of it (a percent-encoded NUL, CR or LF):
+// the path the callback got is not the one the client sent, so it is answered 404.
+bool PathCut(struct lws *wsi);
 std::string Header(struct lws *wsi, enum lws_token_indexes token);
 std::string PeerAddress(struct lws *wsi);
 // Respond stores the response in c and asks for HTTP_WRITEABLE, where HttpWriter::Write sends it.
@@ -30,8 +36,10 @@ class HttpWriter {
 	// cors_origins is --cors-origins: exact origins, comma-separated ("*" = any).
 	explicit HttpWriter(const std::string &cors_origins);
 	// Write sends headers and body at once. cors: a /socket.io/ response, which carries CORS headers
-	// for an origin in --cors-origins.
-	int Write(struct lws *wsi, int status, const char *content_type, std::string_view body, bool cors) const;
+	// for an origin in --cors-origins. close: say `Connection: close` and return -1 so lws closes the
+	// connection once the response has left, instead of reading the next request (or this one's body).
+	int Write(struct lws *wsi, int status, const char *content_type, std::string_view body, bool cors,
+	          bool close = false) const;
 
   private:
 	std::vector<std::string> cors_origins_;

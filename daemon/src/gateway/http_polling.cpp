@@ -69,7 +69,14 @@ EngineIo::OnPolling(struct lws *wsi, Conn *c, const QueryArgs &q)
 			lws_callback_on_writable(wsi);
 		return 0;
 	}
-	// POST
+	// POST. One that declares more than --max-payload is refused at once: reading (and dropping) its
+	// body first would let a client make the daemon take in any amount before it hears no.
+	if (eio::DeclaredBodyTooLarge(Header(wsi, WSI_TOKEN_HTTP_CONTENT_LENGTH), cfg_.max_payload)) {
+		Respond(wsi, c, 413, kJson, eio::ErrorBody(eio::HttpError::BadRequest));
+		c->close_after = true;
+		hub_.Reject(*s, "polling body over --max-payload", LWS_CLOSE_STATUS_MESSAGE_TOO_LARGE);
+		return 0;
+	}
 	if (s->post_busy) {
 		Respond(wsi, c, 400, kJson, eio::ErrorBody(eio::HttpError::BadRequest));
 		Close(*s, LWS_CLOSE_STATUS_POLICY_VIOLATION, "overlapping polling POST");

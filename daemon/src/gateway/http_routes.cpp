@@ -28,7 +28,7 @@ HttpRoutes::OnWriteable(struct lws *wsi, Conn *c)
 	c->role = Conn::Role::Http;
 	c->rx.clear();
 	c->rx_too_big = false;
-	return http_.Write(wsi, c->status, type.c_str(), body, c->cors);
+	return http_.Write(wsi, c->status, type.c_str(), body, c->cors, c->close_after);
 }
 
 int
@@ -38,6 +38,18 @@ HttpRoutes::OnRequest(struct lws *wsi, Conn *c, const char *path_in)
 	c->role = Conn::Role::Http;
 	c->response_ready = false;
 	c->cors = false;
+	c->close_after = false;
+	// Before any route: an oversized head or a path libwebsockets could not read whole is never
+	// looked at further (docs/gateway.md, "HTTP limits"; docs/web-client.md, "Serving").
+	if (HeadTooLarge(wsi)) {
+		Respond(wsi, c, 431, "text/plain; charset=UTF-8", "request header fields too large\n");
+		c->close_after = true;
+		return 0;
+	}
+	if (PathCut(wsi)) {
+		Respond(wsi, c, 404, "text/plain; charset=UTF-8", "not found\n");
+		return 0;
+	}
 	bool get = lws_hdr_total_length(wsi, WSI_TOKEN_GET_URI) > 0;
 	// --metrics-listen: its own listener serves /metrics and /healthz only; the public one no /metrics.
 	bool metrics_only = OnMetricsVhost(wsi);

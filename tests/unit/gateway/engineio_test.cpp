@@ -163,3 +163,18 @@ TEST(EngineIo, UpgradeProbeSteps)
 	EXPECT_EQ(OnProbeText(Transport::Probing, "2probe "), ProbeStep::Fault);
 	EXPECT_EQ(OnProbeText(Transport::Upgrading, "40"), ProbeStep::Fault);
 }
+
+TEST(EngineIo, DeclaredBodyTooLarge)
+{
+	EXPECT_FALSE(DeclaredBodyTooLarge("100000", 100000));
+	EXPECT_TRUE(DeclaredBodyTooLarge("100001", 100000));
+	EXPECT_TRUE(DeclaredBodyTooLarge("104857600", 100000));
+	EXPECT_TRUE(DeclaredBodyTooLarge(" 104857600 ", 100000));
+	EXPECT_FALSE(DeclaredBodyTooLarge("0", 100000));
+	EXPECT_FALSE(DeclaredBodyTooLarge("", 100000));
+	// far past 64 bits: saturates, still too large
+	EXPECT_TRUE(DeclaredBodyTooLarge("99999999999999999999999999999", 100000));
+	// not a number: the HTTP layer decides
+	EXPECT_FALSE(DeclaredBodyTooLarge("-1", 100000));
+	EXPECT_FALSE(DeclaredBodyTooLarge("12a", 100000));
+}

@@ -76,6 +76,12 @@ TEST(Jwt, RefusesBadTokens)
 	EXPECT_EQ(Verdict(Sign(R"({"chats":[1],"exp":1700000100,"nbf":1700000050})", "s3cret")), "token not yet valid");
 	EXPECT_EQ(Verdict(Sign(R"({"exp":1700000100})", "s3cret")), "chats missing");
 	EXPECT_EQ(Verdict(Sign(R"({"chats":["1"],"exp":1700000100})", "s3cret")), "bad chats");
+	// present but not an array: the wrong type, not a missing claim
+	EXPECT_EQ(Verdict(Sign(R"({"chats":"1","exp":1700000100})", "s3cret")), "bad chats");
+	EXPECT_EQ(Verdict(Sign(R"({"chats":"[1]","exp":1700000100})", "s3cret")), "bad chats");
+	EXPECT_EQ(Verdict(Sign(R"({"chats":1,"exp":1700000100})", "s3cret")), "bad chats");
+	EXPECT_EQ(Verdict(Sign(R"({"chats":null,"exp":1700000100})", "s3cret")), "bad chats");
+	EXPECT_EQ(Verdict(Sign(R"({"chats":{},"exp":1700000100})", "s3cret")), "bad chats");
 	EXPECT_EQ(Verdict(Sign(R"({"chats":[1.5],"exp":1700000100})", "s3cret")), "bad chats");
 	EXPECT_EQ(Verdict(Sign(R"([1])", "s3cret")), "malformed token");
 }

@@ -164,6 +164,25 @@ Classify(const Request &req)
 	return invalid(HttpError::BadRequest);
 }
 
+bool
+DeclaredBodyTooLarge(std::string_view content_length, int64_t max_payload)
+{
+	while (!content_length.empty() && (content_length.front() == ' ' || content_length.front() == '\t'))
+		content_length.remove_prefix(1);
+	while (!content_length.empty() && (content_length.back() == ' ' || content_length.back() == '\t'))
+		content_length.remove_suffix(1);
+	if (content_length.empty())
+		return false;
+	uint64_t n = 0;
+	for (char ch : content_length) {
+		if (ch < '0' || ch > '9')
+			return false;
+		// Saturate: twenty digits of declared length are as too large as the limit plus one.
+		n = n > UINT64_MAX / 10 - 1 ? UINT64_MAX : n * 10 + static_cast<uint64_t>(ch - '0');
+	}
+	return max_payload < 0 || n > static_cast<uint64_t>(max_payload);
+}
+
 std::string
 CorsAllowHeaders(std::string_view requested)
 {

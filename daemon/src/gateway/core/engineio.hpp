@@ -62,6 +62,11 @@ enum class HttpError {
 // ErrorBody is the JSON body for an HttpError, e.g. {"code":1,"message":"Session ID unknown"}.
 std::string ErrorBody(HttpError e);
 
+// DeclaredBodyTooLarge: a polling POST whose Content-Length header declares more than max_payload
+// bytes is refused on the header alone, before its body is read (docs/protocols/socketio.md,
+// 'Requests and HTTP errors'). A value that is not a plain decimal number is left to the HTTP layer.
+bool DeclaredBodyTooLarge(std::string_view content_length, int64_t max_payload);
+
 // What a request to the Engine.IO path asks for, before any session lookup.
 enum class RequestKind { Handshake, Poll, Send, WebSocketNew, WebSocketUpgrade, Preflight, Invalid };
 

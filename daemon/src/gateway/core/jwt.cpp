@@ -214,9 +214,13 @@ Verify(std::string_view token, const Policy &policy, int64_t now, Claims *claims
 			return Fail(reason, "wrong iss");
 	}
 
+	// Absent and present-but-wrong are told apart: a backend that puts "1" or 1 in the claim has a
+	// different bug from one that forgets it.
 	auto chats = payload.find("chats");
-	if (chats == payload.end() || !chats->is_array())
+	if (chats == payload.end())
 		return Fail(reason, "chats missing");
+	if (!chats->is_array())
+		return Fail(reason, "bad chats");
 	claims->chats.clear();
 	for (const auto &c : *chats) {
 		if (!c.is_number_integer() || (c.is_number_unsigned() && c.get<uint64_t>() > uint64_t(INT64_MAX)))
