@@ -1,5 +1,5 @@
 // bench/relay/batches.mjs - the relay's batch-add calls, built in Node for benchmarks that drive Redis
-// without Postgres: the script text is read from extension/src/core/bullmq_batch_add.cpp and the
+// without Postgres: the script text is read from common/relay/bullmq_batch_add.cpp and the
 // shared prelude common/bullmq/lua_prelude.hpp (at any revision), and the fixed keys and each job's
 // arguments are those the script's header states.
 import { readBatchAddLua } from '../../tests/harness/batch_add_lua.mjs';

@@ -1,5 +1,5 @@
 // bench/relay/script_cost.mjs <redis_port> <a.cpp> <b.cpp> [rounds] [jobs] - Redis CPU per job of two
-// versions of the batch-add script (extension/src/core/bullmq_batch_add.cpp at two revisions), on one
+// versions of the batch-add script (common/relay/bullmq_batch_add.cpp at two revisions), on one
 // Redis, 500 jobs per EVALSHA and one in flight, as the relay sends them; rounds alternate A B, B A, ...
 // Only Redis is measured (its INFO cpu before and after), so Postgres and the relay add no noise.
 // Each version's per-job arguments follow the layout its script states: "then id, name, data, opts

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # bench/relay/script_cost.sh <rev A> [<rev B>] [rounds] - what the batch-add script costs Redis per job,
-# extension/src/core/bullmq_batch_add.cpp (after common/bullmq/lua_prelude.hpp) at rev A against rev B
+# common/relay/bullmq_batch_add.cpp (after common/bullmq/lua_prelude.hpp) at rev A against rev B
 # (default: the working tree's files).
 #   1. CPU time per job, alternating A and B on one Redis (script_cost.mjs): as noisy as the machine.
 #   2. Instructions per job, counted by callgrind on a Redis of its own: the same on every run, so a
@@ -9,7 +9,7 @@
 set -euo pipefail
 . "$(dirname "$0")/../../tests/harness/lib.sh"
 REV_A=${1:?usage: script_cost.sh <rev A> [<rev B>] [rounds]} REV_B=${2:-} ROUNDS=${3:-16}
-HERE=$H_ROOT/bench/relay FILE=extension/src/core/bullmq_batch_add.cpp PRELUDE=common/bullmq/lua_prelude.hpp
+HERE=$H_ROOT/bench/relay FILE=common/relay/bullmq_batch_add.cpp PRELUDE=common/bullmq/lua_prelude.hpp
 harness_init bench-script-cost
 # each version is its script's source and the shared prelude's beside it as <a|b>-prelude.hpp
 version() { # version <a|b> <rev, empty for the working tree>

@@ -2,7 +2,7 @@
 //
 // Each setting is the flag --<name> and the environment variable CHAT_OUTBOX_RELAY_<NAME> (upper
 // case, '-' -> '_'); a flag wins over the environment, which wins over the default. --help comes
-// from Options(), and managed.config_doc keeps docs/managed.md's table equal to it. A value outside
+// from Options(), and managed.config_doc keeps docs/settings.md's relay section equal to it. A value outside
 // its range stops the start with a message naming the setting; string values are never echoed (the
 // Redis URL may hold a password).
 #pragma once

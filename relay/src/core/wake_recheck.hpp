@@ -5,8 +5,10 @@
 // streams up to the flushed WAL. So the relay can hear a COMMIT from the stream and run its claim
 // before that transaction's rows are visible: the claim finds nothing, and without another wake-up
 // the rows would wait for the poll interval. The rule: a pass that followed a stream wake-up and
-// claimed nothing is repeated after 1, 2, 4 ... ms, at most kTries times (about a second in all);
-// any pass that claims something, or any other wake-up, ends the look. NOTIFY needs none of this:
+// claimed nothing is repeated after 1, 2, 4 ... 512 ms and then every second, at most kTries times
+// (about 10 s in all: a synchronous standby's answer, or a busy machine, can hold a commit invisible
+// for seconds); any pass that claims something, or any other wake-up, ends the look. An empty look
+// costs one claim that finds nothing. NOTIFY needs none of this:
 // it is delivered only after the sender's transaction is visible.
 #pragma once
 
@@ -18,7 +20,7 @@ namespace chat_outbox::relay {
 
 class WakeRecheck {
   public:
-	static constexpr int kTries = 10;
+	static constexpr int kTries = 19;
 
 	// AfterPass: the pass that just ran followed a stream wake-up (woken_by_stream) and claimed
 	// `claimed` rows. Returns the delay before the next look in ms, or -1 for none (wait as usual).
@@ -56,7 +58,7 @@ class WakeRecheck {
 
   private:
 	bool looking_ = false;
-	Backoff backoff_{1, 512};
+	Backoff backoff_{1, 1000};
 };
 
 } // namespace chat_outbox::relay

@@ -1,8 +1,8 @@
 // daemon/src/base/core/config.hpp - chat-outboxd settings, from one declarative table.
 //
 // Every setting has one name used three ways: the flag `--redis-url`, the environment variable
-// `CHAT_OUTBOXD_REDIS_URL`, and the README's table. Flags win over the environment, which wins
-// over the default. `--help` and docs/daemon-config.md are generated from the same table, and each
+// `CHAT_OUTBOXD_REDIS_URL`, and its row in docs/settings.md. Flags win over the environment, which wins
+// over the default. `--help` and that page's daemon section are generated from the same table, and each
 // row carries its allowed range, checked in one place (ParseConfig).
 #pragma once
 
