@@ -15,7 +15,7 @@ bench_pg_start() {
 	local pkglib preload=""
 	pkglib=$("$PG_BIN/pg_config" --pkglibdir 2>/dev/null || pg_config --pkglibdir)
 	if [ -f "$pkglib/chat_outbox.so" ]; then preload=chat_outbox; fi
-	harness_as_pg "$PG_BIN/initdb" -D "$PG_DATA" -U postgres --auth=trust -E UTF8 --locale=C >"$H_DIR/initdb.log" 2>&1
+	harness_initdb "$PG_DATA"
 	{
 		echo "port = $PG_PORT"
 		echo "listen_addresses = '127.0.0.1'"

@@ -10,7 +10,7 @@
 #                                       a short socket dir $H_SOCK under /tmp, traps cleanup
 #   harness_redis_start [port]          redis-server, appendonly yes, noeviction; sets $REDIS_PORT $REDIS_URL
 #   harness_redis_stop / _kill / _start_again
-#   harness_pg_start [port] [conf...]   initdb (as an unprivileged user when run as root),
+#   harness_pg_start [port] [conf...]   a cluster (harness_initdb, owned by an unprivileged user when run as root),
 #                                       shared_preload_libraries=chat_outbox, database "chat",
 #                                       CREATE EXTENSION; sets $PG_PORT $PGURL (libpq URI)
 #                                       With HARNESS_PG_MANAGED=1, a managed service's setup instead:
@@ -44,6 +44,9 @@
 set -euo pipefail
 
 H_ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
+# Debian's python3 (scripts/setup.sh installs it), never a version manager's shim found first on the
+# PATH: a pyenv shim costs over a second of CPU per call, and the harness calls it for every port.
+python3() { /usr/bin/python3 "$@"; }
 PG_BIN=${PG_BIN:-/usr/lib/postgresql/15/bin}
 PG_USER=${PG_USER:-postgres}
 H_PIDS=()
@@ -207,12 +210,34 @@ harness_redis_kill() { # SIGKILL: what a crash looks like
 
 harness_pg_ctl() { harness_as_pg "$PG_BIN/pg_ctl" -D "$PG_DATA" -l "$H_DIR/postgres.log" "$@"; }
 
+# harness_initdb <dir>: a fresh cluster in <dir>. initdb runs once per run and server version (under
+# flock, into the run's scratch folder); every cluster is a copy of that one, which costs a fraction
+# of the seconds of CPU an initdb does.
+harness_initdb() {
+	local tmpl
+	tmpl=${H_TMP:-$H_ROOT/build/test-tmp}/.initdb-$(basename "$(dirname "$PG_BIN")")
+	mkdir -p "$(dirname "$tmpl")"
+	(
+		flock 9
+		if [ ! -f "$tmpl/PG_VERSION" ]; then
+			rm -rf "$tmpl"
+			mkdir -p "$tmpl"
+			chmod 700 "$tmpl"
+			[ "$(id -u)" != 0 ] || chown "$PG_USER" "$tmpl"
+			harness_as_pg "$PG_BIN/initdb" -D "$tmpl" -U postgres --auth=trust -E UTF8 --locale=C >"$tmpl.log" 2>&1 ||
+				{ cat "$tmpl.log" >&2; rm -rf "$tmpl"; exit 1; }
+		fi
+	) 9>"$tmpl.lock"
+	cp -a "$tmpl" "$1"
+	{ echo "copied from $tmpl, made by:"; cat "$tmpl.log"; } >"$H_DIR/initdb.log"
+}
+
 harness_pg_start() {
 	PG_PORT=${1:-${PG_PORT:-$(harness_free_port)}}
 	shift || true
 	PG_DATA=$H_DIR/pgdata
 	PG_SOCKDIR=$H_SOCK
-	harness_as_pg "$PG_BIN/initdb" -D "$PG_DATA" -U postgres --auth=trust -E UTF8 --locale=C >"$H_DIR/initdb.log" 2>&1
+	harness_initdb "$PG_DATA"
 	cat >>"$PG_DATA/postgresql.conf" <<CONF
 port = $PG_PORT
 listen_addresses = '127.0.0.1'
