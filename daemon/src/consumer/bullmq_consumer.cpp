@@ -64,7 +64,7 @@ struct BullmqConsumer::Impl {
 	StalledChecker stalled;
 	UvTimer extend_timer, idle_timer, script_retry_timer, stop_timer;
 	chat_outbox::Backoff script_backoff{100, 5000};
-	std::optional<std::vector<Job>> prefetched;
+	BatchPtr prefetched; // null: none
 	std::vector<BatchPtr> finishing;
 	std::vector<std::function<void()>> after_reconnect; // finishing steps whose reply was lost
 	std::function<void()> stop_done;
@@ -157,13 +157,13 @@ struct BullmqConsumer::Impl {
 		}
 		if (prefetched) {
 			// before any recovery: a recovery would take these jobs, which we still hold, back to wait
-			std::vector<Job> jobs = std::move(*prefetched);
+			BatchPtr b = std::move(prefetched);
 			prefetched.reset();
 			if (!MayStart()) { // the lease's next holder takes them back
 				MaybeFinishStop();
 				return;
 			}
-			StartBatch(std::move(jobs));
+			StartBatch(std::move(b));
 			return;
 		}
 		if (life == Life::Stopping) {
@@ -247,7 +247,7 @@ struct BullmqConsumer::Impl {
 		}
 		if (inbox.Current()) { // a prefetch
 			if (!fr.jobs.empty())
-				prefetched = std::move(fr.jobs);
+				prefetched = MakeBatch(std::move(fr.jobs));
 			return; // the batch's end pumps
 		}
 		if (!fr.jobs.empty() && !MayStart()) { // fetched under the lease, which may be another's by now
@@ -261,7 +261,7 @@ struct BullmqConsumer::Impl {
 				Wait(fr);
 			return;
 		}
-		StartBatch(std::move(fr.jobs));
+		StartBatch(MakeBatch(std::move(fr.jobs)));
 	}
 
 	// Wait sleeps until the marker says there is work, a delayed job is due or the timeout passes.
@@ -298,12 +298,11 @@ struct BullmqConsumer::Impl {
 
 	// --- one batch --------------------------------------------------------------------------
 
-	void StartBatch(std::vector<Job> jobs)
+	void StartBatch(BatchPtr b)
 	{
-		metrics.batch_size.Observe(static_cast<double>(jobs.size()));
-		for (const auto &job : jobs)
-			NoteStalls(job);
-		BatchPtr b = MakeBatch(std::move(jobs));
+		metrics.batch_size.Observe(static_cast<double>(b->jobs.size()));
+		for (const auto &bj : b->jobs)
+			NoteStalls(bj.job);
 		Log(Level::Debug, "batch of %zu job(s), first %s", b->jobs.size(), b->jobs[0].job.id.c_str());
 		if (b->AnyBad())
 			FailBad(b);
@@ -503,9 +502,11 @@ struct BullmqConsumer::Impl {
 	}
 
 	// ExtendLocks renews every lock we hold: the batch being written, the finishing ones and the
-	// prefetched one. A lock we no longer hold means another consumer owns the job now: we stop
-	// finishing it (the inbox dedupes whatever it does), and a prefetched job is dropped before it
-	// is started.
+	// prefetched one. A lock we no longer hold (it expired while Redis hung, or another consumer
+	// took the job) means we stop finishing the job, but it is still written to the inbox in its
+	// place, a prefetched one too: dropping it would let the jobs fetched after it reach the inbox
+	// first, out of their chat's order, while it waits for a stalled check (the inbox dedupes a job
+	// that someone else writes as well).
 	void ExtendLocks()
 	{
 		if (!cmd.Ready() || life == Life::Stopped)
@@ -517,8 +518,9 @@ struct BullmqConsumer::Impl {
 					locks.push_back({bj.job.id, bj.job.token});
 		});
 		if (prefetched)
-			for (const auto &job : *prefetched)
-				locks.push_back({job.id, job.token});
+			for (const auto &bj : prefetched->jobs)
+				if (!bj.lost)
+					locks.push_back({bj.job.id, bj.job.token});
 		if (locks.empty())
 			return;
 		cmd.Eval(ExtendLocksCall(keys, WallMs(), cfg.lock_duration, locks),
@@ -537,19 +539,16 @@ struct BullmqConsumer::Impl {
 	{
 		// tokens are unique per fetch, so a match is this very hold of the job
 		auto mine = [&](const Job &j) { return j.id == lock.id && j.token == lock.token; };
-		ForEachStarted([&](const BatchPtr &b) {
+		auto mark = [&](const BatchPtr &b) {
 			for (auto &bj : b->jobs)
 				if (mine(bj.job) && !bj.lost) {
 					bj.lost = true;
 					Log(Level::Verbose, "lost the lock of job %s", bj.job.id.c_str());
 				}
-		});
-		if (prefetched) {
-			auto &p = *prefetched;
-			p.erase(std::remove_if(p.begin(), p.end(), mine), p.end());
-			if (p.empty())
-				prefetched.reset();
-		}
+		};
+		ForEachStarted(mark);
+		if (prefetched)
+			mark(prefetched);
 	}
 
 	// --- stopping -------------------------------------------------------------------------
