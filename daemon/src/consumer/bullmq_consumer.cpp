@@ -491,14 +491,17 @@ struct BullmqConsumer::Impl {
 
 	// --- locks --------------------------------------------------------------------------------
 
-	// ForEachStarted calls f for the batch being written and each finishing one.
+	// ForEachHeld calls f for every batch whose locks we hold: the one being written, each finishing
+	// one and the prefetched one.
 	template <typename F>
-	void ForEachStarted(F f)
+	void ForEachHeld(F f)
 	{
 		if (inbox.Current())
 			f(inbox.Current());
 		for (const auto &b : finishing)
 			f(b);
+		if (prefetched)
+			f(prefetched);
 	}
 
 	// ExtendLocks renews every lock we hold: the batch being written, the finishing ones and the
@@ -512,15 +515,11 @@ struct BullmqConsumer::Impl {
 		if (!cmd.Ready() || life == Life::Stopped)
 			return;
 		std::vector<HeldLock> locks;
-		ForEachStarted([&](const BatchPtr &b) {
+		ForEachHeld([&](const BatchPtr &b) {
 			for (const auto &bj : b->jobs)
 				if (!bj.lost)
 					locks.push_back({bj.job.id, bj.job.token});
 		});
-		if (prefetched)
-			for (const auto &bj : prefetched->jobs)
-				if (!bj.lost)
-					locks.push_back({bj.job.id, bj.job.token});
 		if (locks.empty())
 			return;
 		cmd.Eval(ExtendLocksCall(keys, WallMs(), cfg.lock_duration, locks),
@@ -539,16 +538,13 @@ struct BullmqConsumer::Impl {
 	{
 		// tokens are unique per fetch, so a match is this very hold of the job
 		auto mine = [&](const Job &j) { return j.id == lock.id && j.token == lock.token; };
-		auto mark = [&](const BatchPtr &b) {
+		ForEachHeld([&](const BatchPtr &b) {
 			for (auto &bj : b->jobs)
 				if (mine(bj.job) && !bj.lost) {
 					bj.lost = true;
 					Log(Level::Verbose, "lost the lock of job %s", bj.job.id.c_str());
 				}
-		};
-		ForEachStarted(mark);
-		if (prefetched)
-			mark(prefetched);
+		});
 	}
 
 	// --- stopping -------------------------------------------------------------------------
