@@ -114,7 +114,10 @@ if (lost.length) failures.push(`lost ${lost.join(', ')}`);
 if (twice.length) failures.push(`shown twice: ${twice.join(', ')}`);
 if (outOfOrder) failures.push('shown out of order');
 if (unsent !== 0) failures.push(`${unsent} rows unsent`);
-if (daemon.duplicates !== 1) failures.push(`duplicates skipped ${daemon.duplicates}, expected 1 (msg 2 after the crash)`);
+// msg 2 comes again after the crash and is skipped; a Redis stop that lands while a batch's completion
+// is on the wire ("complete: reply lost" in the daemon's log) brings that batch again too, skipped the
+// same way: how many depends on timing, that none is shown twice does not.
+if (daemon.duplicates < 1) failures.push(`duplicates skipped ${daemon.duplicates}, expected at least 1 (msg 2 after the crash)`);
 if (failures.length) {
 	console.log(`FAIL: ${failures.join('; ')}`);
 	process.exit(1);
