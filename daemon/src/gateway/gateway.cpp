@@ -463,6 +463,12 @@ Gateway::Shutdown(std::function<void()> done)
 	impl_->BeginShutdown(std::move(done));
 }
 
+void
+Gateway::SetOutboxStatus(const OutboxStatus *s)
+{
+	impl_->hub.SetOutboxStatus(s);
+}
+
 size_t
 Gateway::ClientCount() const
 {
