@@ -10,6 +10,7 @@
 #include <chrono>
 #include <cstdlib>
 #include <cstring>
+#include <exception>
 
 #include "common/listen_address.hpp"
 
@@ -132,7 +133,11 @@ MetricsServer::Run()
 		int fd = accept4(listen_fd_, nullptr, nullptr, SOCK_CLOEXEC);
 		if (fd < 0)
 			continue;
-		Answer(fd);
+		try {
+			Answer(fd);
+		} catch (const std::exception &) {
+			// out of memory for one answer: that scrape fails, the relay and the next scrape go on
+		}
 		close(fd);
 	}
 }
