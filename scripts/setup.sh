@@ -16,6 +16,7 @@ PKGS=(
 	libgtest-dev clang
 	gnuplot-nox
 	chromium
+	prometheus
 )
 missing=()
 for p in "${PKGS[@]}"; do

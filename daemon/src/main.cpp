@@ -37,6 +37,7 @@
 #include "common/partitions.hpp"
 #include "common/redis_url.hpp"
 #include "gateway/gateway.hpp"
+#include "gateway/outbox_status.hpp"
 
 extern char **environ;
 
@@ -57,6 +58,8 @@ struct Daemon {
 	std::unique_ptr<Gateway> ws;
 	std::unique_ptr<BusPublisher> publisher;
 	std::unique_ptr<PartitionManager> consumer; // none with --consume off
+	std::unique_ptr<PgClient> pg_status;        // --outbox-status-url: the status views' reader
+	std::unique_ptr<OutboxStatus> outbox_status;
 	UvSignal sigterm{"signal"}, sigint{"signal"};
 	bool shutting_down = false;
 	int exit_code = 0;
@@ -75,6 +78,8 @@ struct Daemon {
 				gateway_redis->Close(nullptr);
 				pubsub->Close(nullptr);
 				pg_gateway->Close(nullptr);
+				if (outbox_status)
+					outbox_status->Close([this] { pg_status->Close(nullptr); });
 			});
 		};
 		if (consumer)
@@ -168,6 +173,11 @@ Run(int argc, char **argv)
 		fprintf(stderr, "chat-outboxd: --listen %s: %s\n", cfg.listen.c_str(), error.c_str());
 		return 2;
 	}
+	if (!cfg.outbox_status_url.empty()) {
+		d->pg_status = std::make_unique<PgClient>(loop, cfg.outbox_status_url, "chat-outboxd " + cfg.service + " outbox status");
+		d->outbox_status = std::make_unique<OutboxStatus>(loop, *d->pg_status, cfg.outbox_status_interval);
+		d->ws->SetOutboxStatus(d->outbox_status.get());
+	}
 	const bool consume = cfg.consume == "on";
 	const std::string bus_channel = chat_outbox::bullmq::BusChannel(cfg.prefix, cfg.queue);
 	d->ws->StartBus(bus_channel, !consume);
@@ -193,6 +203,10 @@ Run(int argc, char **argv)
 	else
 		Log(Level::Notice, "web client: %s/index.html is missing; / answers 404 (see --web-root)", cfg.web_root.c_str());
 	d->pg_gateway->Start();
+	if (d->outbox_status) {
+		d->pg_status->Start();
+		d->outbox_status->Start();
+	}
 	d->gateway_redis->Start();
 	if (d->consumer) {
 		d->consumer->Start([](int code) {

@@ -9,7 +9,8 @@
 // recorded in the status view, logged once per change, retried with its own backoff, and the
 // others go on. Postgres lost: reconnect with the same backoff. SIGTERM or SIGINT: finish the
 // pass in progress, then exit 0. Nothing is kept in memory across transactions; any number of
-// relays may run at once (their claims wait for each other in id order).
+// relays may run at once (their claims wait for each other in id order). With --metrics-listen, the
+// loop publishes its figures to the /metrics thread (metrics_server.hpp) as they change.
 #include <signal.h>
 #include <unistd.h>
 
@@ -24,10 +25,12 @@
 #include <vector>
 
 #include "core/relay_config.hpp"
+#include "core/relay_metrics.hpp"
 #include "common/relay/relay_health.hpp"
 #include "core/wake_recheck.hpp"
 #include "outbox_db.hpp"
 #include "common/partitions.hpp"
+#include "metrics_server.hpp"
 #include "redis_link.hpp"
 #include "wake_logical.hpp"
 
@@ -49,6 +52,13 @@ Log(const std::string &line)
 	std::strftime(stamp, sizeof stamp, "%Y-%m-%dT%H:%M:%SZ", std::gmtime(&now));
 	std::fprintf(stderr, "%s chat-outbox-relay[%d]: %s\n", stamp, static_cast<int>(getpid()), line.c_str());
 	std::fflush(stderr);
+}
+
+double
+UnixNow()
+{
+	using namespace std::chrono;
+	return duration_cast<milliseconds>(system_clock::now().time_since_epoch()).count() / 1000.0;
 }
 
 int64_t
@@ -122,6 +132,22 @@ main(int argc, char **argv)
 	sigaction(SIGINT, &sa, nullptr);
 	signal(SIGPIPE, SIG_IGN);
 
+	std::unique_ptr<MetricsServer> metrics;
+	if (cfg.metrics_listen != "off") {
+		metrics = std::make_unique<MetricsServer>(cfg.database_url);
+		if (!metrics->Start(cfg.metrics_listen, &error)) {
+			std::fprintf(stderr, "chat-outbox-relay: --metrics-listen: %s\n", error.c_str());
+			return 2;
+		}
+	}
+	RelayFigures figures; // what /metrics shows; published after each change
+	figures.redis_up.assign(urls->size(), true);
+	auto publish = [&] {
+		if (metrics)
+			metrics->Publish(figures);
+	};
+	publish();
+
 	OutboxDb db(cfg.database_url);
 	RedisShards shards;
 	std::vector<std::string> redacted;
@@ -160,15 +186,20 @@ main(int argc, char **argv)
 		}
 	};
 	Log("relaying to " + RedactedShardList(*urls) + " (prefix " + cfg.prefix + "), relay id " + cfg.relay_id +
-	    ", woken by " + (logical ? "NOTIFY and logical decoding" : "NOTIFY"));
+	    ", woken by " + (logical ? "NOTIFY and logical decoding" : "NOTIFY") +
+	    (metrics ? ", /metrics on " + cfg.metrics_listen : std::string()));
 
 	while (!stop_requested) {
 		try {
 			if (!db.Connected()) {
 				db.Connect();
-				if (pg_down)
+				if (pg_down) {
 					Log("postgres back");
+					figures.postgres_reconnects++;
+				}
 				pg_down = false;
+				figures.postgres_up = true;
+				publish();
 				pg_backoff.Reset();
 				next_heartbeat = 0;
 			}
@@ -219,6 +250,7 @@ main(int argc, char **argv)
 						shards[s]->Ping();
 						Log("redis shard " + std::to_string(s) + " back");
 						outages[s] = ShardOutage{};
+						figures.redis_reconnects++;
 					} catch (const RedisFailure &f) {
 						shard_failed(static_cast<int>(s), f.what());
 					}
@@ -231,6 +263,7 @@ main(int argc, char **argv)
 				if (stop_requested)
 					break; // a SIGTERM waits for the pass in progress only: the others are the next start's
 				ServiceState &st = services[svc.name];
+				figures.relayed[svc.name] += 0; // every service listed, from its first round
 				if (st.retry_at > now)
 					continue;
 				int64_t reloads = 0;
@@ -262,6 +295,7 @@ main(int argc, char **argv)
 						continue;
 					}
 					relayed += r.relayed;
+					figures.relayed[svc.name] += static_cast<uint64_t>(r.relayed);
 					claimed += r.claimed;
 					more = more || MoreToDrain(r.claimed, cfg.batch_size * kMaxBatches);
 					if (!st.error.empty()) {
@@ -311,7 +345,23 @@ main(int argc, char **argv)
 				if (log_it)
 					Log("redis back, relayed " + std::to_string(total));
 			}
+			// the figures of this round: Redis shard 0 up unless the round found it failing, the others
+			// unless they are in an outage; a shard 0 outage that ended counts as a reconnect
+			bool shard0_up = !redis_failed && !health.Failing();
+			if (shard0_up && !figures.redis_up[0])
+				figures.redis_reconnects++;
+			figures.redis_up[0] = shard0_up;
+			figures.redis_durable = redis.Warning().empty();
+			for (size_t s = 1; s < shards.size(); s++)
+				figures.redis_up[s] = outages[s].failures == 0;
+			if (!redis_failed) {
+				figures.rounds++;
+				figures.last_pass_unix = UnixNow();
+			}
 			std::string new_state = redis_failed || health.Failing() ? "backing off" : "running";
+			figures.state = stop_requested ? RelayState::kStopping
+			                : new_state == "running" ? RelayState::kRunning : RelayState::kBackingOff;
+			publish();
 			if (new_state != state || NowMs() >= next_heartbeat) {
 				state = new_state;
 				db.Heartbeat(cfg.relay_id, state, last_error, redis.Warning(), redis.Appendfsync(), redacted);
@@ -353,12 +403,17 @@ main(int argc, char **argv)
 			if (!pg_down)
 				Log(std::string("postgres unreachable: ") + f.what() + "; retrying with backoff");
 			pg_down = true;
+			figures.postgres_up = false;
+			figures.state = RelayState::kPostgresDown;
+			publish();
 			db.Disconnect();
 			if (logical)
 				logical->Drop();
 			Sleep(pg_backoff.Next());
 		}
 	}
+	figures.state = RelayState::kStopping;
+	publish();
 	Log("stopping");
 	return 0;
 }

@@ -14,7 +14,7 @@
 #include "gateway/conversation.hpp"
 #include "gateway/core/engineio.hpp"
 #include "gateway/core/http_request.hpp"
-#include "gateway/core/listen_address.hpp"
+#include "common/listen_address.hpp"
 #include "gateway/eio_session.hpp"
 #include "gateway/http_io.hpp"
 #include "gateway/http_routes.hpp"
@@ -24,6 +24,9 @@
 #include "gateway/sio_handler.hpp"
 
 namespace chat_outboxd {
+
+using chat_outbox::AnyInterface;
+using chat_outbox::ParseListenAddress;
 
 namespace {
 
@@ -458,6 +461,12 @@ void
 Gateway::Shutdown(std::function<void()> done)
 {
 	impl_->BeginShutdown(std::move(done));
+}
+
+void
+Gateway::SetOutboxStatus(const OutboxStatus *s)
+{
+	impl_->hub.SetOutboxStatus(s);
 }
 
 size_t

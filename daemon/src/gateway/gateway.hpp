@@ -18,6 +18,8 @@
 #include "common/redis_url.hpp"
 
 namespace chat_outboxd {
+
+class OutboxStatus;
 class RedisConn;
 class RedisSubscriber;
 } // namespace chat_outboxd
@@ -47,6 +49,8 @@ class Gateway : public MessageSink {
 	// then the listener, and calls done when the lws context is gone.
 	void Shutdown(std::function<void()> done);
 	size_t ClientCount() const;
+	// SetOutboxStatus: /metrics also shows the relay's figures it reads (--outbox-status-url).
+	void SetOutboxStatus(const OutboxStatus *s);
 
   private:
 	struct Impl;

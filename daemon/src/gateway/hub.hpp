@@ -28,6 +28,8 @@
 
 namespace chat_outboxd {
 
+class OutboxStatus;
+
 class Catchup;
 class QueryQueue;
 
@@ -132,6 +134,8 @@ class Hub {
 	// HealthJson and MetricsText are the bodies of /healthz and /metrics (hub_figures.cpp).
 	std::string HealthJson(int *status) const;
 	std::string MetricsText() const;
+	// SetOutboxStatus: the relay's figures /metrics appends (--outbox-status-url); it outlives the Hub.
+	void SetOutboxStatus(const OutboxStatus *s) { outbox_status = s; }
 
   private:
 	// Offer hands a live message to c: sent, held during its replay, left to the replay when c is too
@@ -149,6 +153,7 @@ class Hub {
 	Metrics &metrics;
 	const BusMetrics &bus_metrics;
 	const QueryQueue &queries;
+	const OutboxStatus *outbox_status = nullptr;
 	Catchup *catchup = nullptr;
 	std::function<void(Client &, int64_t, bool)> room_change;
 	uint64_t next_serial = 0;

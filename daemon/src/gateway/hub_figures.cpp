@@ -4,6 +4,7 @@
 
 #include <algorithm>
 
+#include "gateway/outbox_status.hpp"
 #include "gateway/query_queue.hpp"
 
 namespace chat_outboxd {
@@ -66,6 +67,8 @@ Hub::MetricsText() const
 	gauge("chat_outboxd_gateway_engine_sessions", "Open Engine.IO sessions", engine_sessions);
 	gauge("chat_outboxd_gateway_rooms", "Rooms with at least one member", rooms.RoomCount());
 	conversation_counters.Render(&s);
+	if (outbox_status)
+		outbox_status->Render(&s);
 	return s;
 }
 

@@ -6,6 +6,7 @@
 #include <cstdlib>
 
 #include "common/cli_flags.hpp"
+#include "common/listen_address.hpp"
 
 namespace chat_outbox::relay {
 
@@ -22,6 +23,7 @@ Options()
 		{"redis-min-replicas", "int", "Redis replicas that must acknowledge a pass's jobs (WAIT) before it commits; fewer roll it back", 0, 100},
 		{"relay-id", "string", "this relay's row in chat_outbox.relays (default <hostname>:<pid>)"},
 		{"wake", "string", "notify (LISTEN) or logical (LISTEN and a logical replication stream, for chat_outbox.settings.wake = 'wal')"},
+		{"metrics-listen", "string", "off, or host:port where GET /metrics serves the relay's state, passes, connections and backlog per partition to Prometheus (e.g. 127.0.0.1:9465; docs/deploy.md, Monitoring)"},
 	};
 	return opts;
 }
@@ -50,6 +52,8 @@ StringField(RelayConfig *cfg, const std::string &name)
 		return &cfg->relay_id;
 	if (name == "wake")
 		return &cfg->wake;
+	if (name == "metrics-listen")
+		return &cfg->metrics_listen;
 	return nullptr;
 }
 
@@ -73,6 +77,12 @@ Set(RelayConfig *cfg, const RelayOption &opt, const std::string &value, const st
 	if (std::string(opt.type) == "string") {
 		if (std::string(opt.name) == "wake" && value != "notify" && value != "logical") {
 			*error = source + ": \"" + value + "\" is neither notify nor logical";
+			return false;
+		}
+		std::string host;
+		int port = 0;
+		if (std::string(opt.name) == "metrics-listen" && value != "off" && !ParseListenAddress(value, &host, &port)) {
+			*error = source + ": \"" + value + "\" is neither off nor host:port";
 			return false;
 		}
 		*StringField(cfg, opt.name) = value;

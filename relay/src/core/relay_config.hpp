@@ -23,6 +23,7 @@ struct RelayConfig {
 	int64_t redis_min_replicas = 0; // replicas a pass's jobs must reach (WAIT) before it commits
 	std::string relay_id;          // this process's row in chat_outbox.relays (default <hostname>:<pid>)
 	std::string wake = "notify";   // "notify": LISTEN only; "logical": also a logical replication stream
+	std::string metrics_listen = "off"; // "off", or host:port where GET /metrics answers (core/relay_metrics.hpp)
 };
 
 struct RelayOption {

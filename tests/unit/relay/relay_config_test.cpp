@@ -80,3 +80,19 @@ TEST(RelayConfig, RedisMinReplicas)
 	EXPECT_FALSE(ParseRelayConfig({"--redis-min-replicas", "-1"}, {}, &cfg, &help, &error));
 	EXPECT_NE(error.find("out of range"), std::string::npos) << error;
 }
+
+TEST(RelayConfig, MetricsListenIsOffUnlessAnAddressIsGiven)
+{
+	RelayConfig cfg;
+	bool help = false;
+	std::string error;
+	ASSERT_TRUE(ParseRelayConfig({}, {}, &cfg, &help, &error)) << error;
+	EXPECT_EQ(cfg.metrics_listen, "off");
+	ASSERT_TRUE(ParseRelayConfig({}, {"CHAT_OUTBOX_RELAY_METRICS_LISTEN=127.0.0.1:9465"}, &cfg, &help, &error)) << error;
+	EXPECT_EQ(cfg.metrics_listen, "127.0.0.1:9465");
+	ASSERT_TRUE(ParseRelayConfig({"--metrics-listen", "[::1]:9465"}, {}, &cfg, &help, &error)) << error;
+	EXPECT_EQ(cfg.metrics_listen, "[::1]:9465");
+	EXPECT_FALSE(ParseRelayConfig({"--metrics-listen", "9465"}, {}, &cfg, &help, &error));
+	EXPECT_NE(error.find("--metrics-listen"), std::string::npos) << error;
+	EXPECT_FALSE(ParseRelayConfig({"--metrics-listen", "127.0.0.1:70000"}, {}, &cfg, &help, &error));
+}

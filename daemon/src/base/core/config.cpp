@@ -146,6 +146,17 @@ Fields()
 	    {{"metrics-listen", "string", "where /metrics is served: empty = on --listen, \"off\", or its own host:port",
 	      false, false},
 	     &Config::metrics_listen, nullptr},
+	    {{"outbox-status-url", "string",
+	      "libpq URI of a role that may read chat_outbox.status and partition_status (every service's outbox: "
+	      "the database owner, or a monitoring role granted that); set, /metrics shows the relay's state and "
+	      "each partition's backlog, for the extension's relay, which has no /metrics of its own; empty = off",
+	      false, true},
+	     &Config::outbox_status_url, nullptr},
+	    {{"outbox-status-interval", "int",
+	      "ms between two reads of the status views for /metrics (--outbox-status-url): one statement each, "
+	      "whatever the scrapes",
+	      false, false, 100, kMaxMs},
+	     nullptr, &Config::outbox_status_interval},
 	    {{"web-root", "string", "folder whose files (the web client) are served at / by GET; empty = none", false, false},
 	     &Config::web_root, nullptr},
 	    {{"log-level", "string", "messages at this level and more severe are logged", false, false, 0, kNoLimit,

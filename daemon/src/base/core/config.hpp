@@ -54,6 +54,8 @@ struct Config {
 	int64_t query_queue = 1000;           // gateway queries waiting for Postgres (gateway/query_queue.hpp)
 	std::string cors_origins;             // comma-separated origins allowed by CORS; "*" = any; empty = none
 	std::string metrics_listen;           // empty: /metrics on --listen; "off"; or host:port of its own
+	std::string outbox_status_url;        // empty: off; else the relay's figures on /metrics (gateway/outbox_status.hpp)
+	int64_t outbox_status_interval = 5000; // ms between two reads of the status views
 	std::string web_root = CHAT_OUTBOXD_DEFAULT_WEB_ROOT; // folder served at / (the web client); "" = not served
 	std::string log_level = "notice";     // debug | verbose | notice | warning
 	int64_t crash_after_inbox = 0;        // test only: SIGKILL self after the Nth inbox commit (0 = off)

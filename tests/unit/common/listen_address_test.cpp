@@ -1,9 +1,9 @@
-// tests/unit/gateway/listen_address_test.cpp - --listen and --metrics-listen as host and port.
+// tests/unit/common/listen_address_test.cpp - the listen settings (--listen, --metrics-listen) as host and port.
 #include <gtest/gtest.h>
 
-#include "gateway/core/listen_address.hpp"
+#include "common/listen_address.hpp"
 
-using namespace chat_outboxd;
+using namespace chat_outbox;
 
 namespace {
 bool

@@ -1,7 +1,7 @@
-// daemon/src/gateway/core/listen_address.cpp - see listen_address.hpp.
-#include "gateway/core/listen_address.hpp"
+// common/listen_address.cpp - see listen_address.hpp.
+#include "common/listen_address.hpp"
 
-namespace chat_outboxd {
+namespace chat_outbox {
 
 bool
 ParseListenAddress(const std::string &listen, std::string *host, int *port)
@@ -25,4 +25,4 @@ AnyInterface(const std::string &host)
 	return host.empty() || host == "0.0.0.0" || host == "*";
 }
 
-} // namespace chat_outboxd
+} // namespace chat_outbox

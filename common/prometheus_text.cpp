@@ -1,9 +1,9 @@
-// daemon/src/base/core/metrics.cpp - Prometheus text exposition (format 0.0.4).
-#include "base/core/metrics.hpp"
+// common/prometheus_text.cpp - see prometheus_text.hpp.
+#include "common/prometheus_text.hpp"
 
 #include <cstdio>
 
-namespace chat_outboxd {
+namespace chat_outbox {
 
 namespace {
 
@@ -38,6 +38,27 @@ MetricLabelValue(const std::string &v)
 		out.push_back(c);
 	}
 	return out;
+}
+
+void
+MetricLine(std::string *out, std::string_view name, const std::vector<MetricLabel> &labels, double v)
+{
+	*out += name;
+	if (!labels.empty()) {
+		*out += '{';
+		for (size_t i = 0; i < labels.size(); i++) {
+			if (i > 0)
+				*out += ',';
+			*out += labels[i].first;
+			*out += "=\"";
+			*out += MetricLabelValue(labels[i].second);
+			*out += '"';
+		}
+		*out += '}';
+	}
+	*out += ' ';
+	*out += Num(v);
+	*out += '\n';
 }
 
 void
@@ -78,4 +99,4 @@ Histogram::Render(const std::string &name, const std::string &help, std::string 
 	*out += name + "_sum " + Num(sum_) + "\n" + name + "_count " + std::to_string(count_) + "\n";
 }
 
-} // namespace chat_outboxd
+} // namespace chat_outbox
