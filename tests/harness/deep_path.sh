@@ -16,7 +16,7 @@ out=$(H_TMP=$deep bash -c '
 	harness_redis_start
 	harness_pg_start
 	[ "$(harness_psql "SELECT extname FROM pg_extension WHERE extname = '\''chat_outbox'\''")" = chat_outbox ] || exit 1
-	[ "$(harness_as_pg "$PG_BIN/psql" -XAtq -h "$PG_SOCKDIR" -p "$PG_PORT" -U postgres -d chat -c "SELECT 1")" = 1 ] || exit 1
+	[ "$(harness_as_pg psql -XAtq -h "$PG_SOCKDIR" -p "$PG_PORT" -U postgres -d chat -c "SELECT 1")" = 1 ] || exit 1
 	[ "$(rcli ping)" = PONG ] || exit 1
 	echo "$H_SOCK"' inner "$(dirname "$0")" 2>"$H_DIR/inner.log") || { cat "$H_DIR/inner.log" >&2; fail "the harness failed under $deep"; }
 sock=${out##*$'\n'}

@@ -1,4 +1,4 @@
-# tests/harness/lib.sh - the shell test harness: start real PostgreSQL 15 and Redis for one test,
+# tests/harness/lib.sh - the shell test harness: start real PostgreSQL and Redis for one test,
 # and stop them again. It also loads the rest of the harness, so this one line is all a suite needs:
 #   . "$(dirname "$0")/../harness/lib.sh"
 #     assert.sh    fail, expect_eq
@@ -8,6 +8,11 @@
 #
 #   harness_init <name>                 scratch dir $H_DIR ($H_TMP/<name>, default build/test-tmp),
 #                                       a short socket dir $H_SOCK under /tmp, traps cleanup
+#   The server: PostgreSQL 15 from Debian (/usr/lib/postgresql/15/bin), the one the extension is
+#   built for. PG_MAJOR=16, 17 or 18 (tests/managed/on_version.sh): that major's server from the
+#   npm package pg<major> in tests/node_modules (tests/package.json pins it; only initdb, postgres
+#   and pg_ctl, which find their libraries by their RUNPATH), for the managed mode only. PG_BIN
+#   overrides either. Clients (psql) are always Debian's on the PATH: psql 15 talks to 16-18.
 #   harness_redis_start [port]          redis-server, appendonly yes, noeviction; sets $REDIS_PORT $REDIS_URL
 #   harness_redis_stop / _kill / _start_again
 #   harness_pg_start [port] [conf...]   a cluster (harness_initdb, owned by an unprivileged user when run as root),
@@ -47,7 +52,12 @@ H_ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
 # Debian's python3 (scripts/setup.sh installs it), never a version manager's shim found first on the
 # PATH: a pyenv shim costs over a second of CPU per call, and the harness calls it for every port.
 python3() { /usr/bin/python3 "$@"; }
-PG_BIN=${PG_BIN:-/usr/lib/postgresql/15/bin}
+PG_MAJOR=${PG_MAJOR:-15}
+if [ "$PG_MAJOR" = 15 ]; then
+	PG_BIN=${PG_BIN:-/usr/lib/postgresql/15/bin}
+else
+	PG_BIN=${PG_BIN:-$H_ROOT/tests/node_modules/pg$PG_MAJOR/native/bin}
+fi
 PG_USER=${PG_USER:-postgres}
 H_PIDS=()
 
@@ -91,6 +101,7 @@ harness_init() {
 	# the same suite in managed mode gets its own scratch dir, so both modes can run at once
 	[ "${HARNESS_PG_MANAGED:-0}" != 1 ] || H_NAME=$1-managed
 	[ "${HARNESS_MANAGED_WAKE:-notify}" != logical ] || H_NAME=$H_NAME-logical
+	[ "$PG_MAJOR" = 15 ] || H_NAME=$H_NAME-pg$PG_MAJOR
 	H_DIR=${H_TMP:-$H_ROOT/build/test-tmp}/$H_NAME
 	rm -rf "$H_DIR"
 	mkdir -p "$H_DIR"
@@ -210,12 +221,24 @@ harness_redis_kill() { # SIGKILL: what a crash looks like
 
 harness_pg_ctl() { harness_as_pg "$PG_BIN/pg_ctl" -D "$PG_DATA" -l "$H_DIR/postgres.log" "$@"; }
 
+# harness_pg_version: the server's version ("16.14"), from its postgres binary run as the user the
+# servers run as; fails, saying why, when that user cannot run it or it is not major $PG_MAJOR.
+harness_pg_version() {
+	local out
+	out=$(harness_as_pg "$PG_BIN/postgres" -V 2>&1) ||
+		{ echo "cannot run $PG_BIN/postgres as $(harness_as_pg id -un): $out (scripts/setup.sh installs it)" >&2; return 1; }
+	out=$(echo "$out" | awk '{print $3}')
+	[ "${out%%.*}" = "$PG_MAJOR" ] || { echo "$PG_BIN/postgres is $out, not PostgreSQL $PG_MAJOR" >&2; return 1; }
+	echo "$out"
+}
+
 # harness_initdb <dir>: a fresh cluster in <dir>. initdb runs once per run and server version (under
 # flock, into the run's scratch folder); every cluster is a copy of that one, which costs a fraction
 # of the seconds of CPU an initdb does.
 harness_initdb() {
-	local tmpl
-	tmpl=${H_TMP:-$H_ROOT/build/test-tmp}/.initdb-$(basename "$(dirname "$PG_BIN")")
+	local tmpl version
+	version=$(harness_pg_version)
+	tmpl=${H_TMP:-$H_ROOT/build/test-tmp}/.initdb-$version
 	mkdir -p "$(dirname "$tmpl")"
 	(
 		flock 9
@@ -237,6 +260,8 @@ harness_pg_start() {
 	shift || true
 	PG_DATA=$H_DIR/pgdata
 	PG_SOCKDIR=$H_SOCK
+	[ "$PG_MAJOR" = 15 ] || [ "${HARNESS_PG_MANAGED:-0}" = 1 ] ||
+		{ echo "the extension is built for PostgreSQL 15 only; PG_MAJOR=$PG_MAJOR runs the managed mode" >&2; return 1; }
 	harness_initdb "$PG_DATA"
 	cat >>"$PG_DATA/postgresql.conf" <<CONF
 port = $PG_PORT
@@ -260,7 +285,7 @@ CONF
 	PG_SUPER_URL="postgresql://postgres@127.0.0.1:$PG_PORT/chat"
 	PGURL=$PG_SUPER_URL
 	if [ "${HARNESS_PG_MANAGED:-0}" = 1 ]; then
-		harness_as_pg "$PG_BIN/psql" -XAtq -v ON_ERROR_STOP=1 -h "$PG_SOCKDIR" -p "$PG_PORT" -U postgres -d postgres \
+		harness_as_pg psql -XAtq -v ON_ERROR_STOP=1 -h "$PG_SOCKDIR" -p "$PG_PORT" -U postgres -d postgres \
 			-c "CREATE ROLE chat_owner LOGIN" -c "CREATE DATABASE chat OWNER chat_owner" >/dev/null
 		PGURL="postgresql://chat_owner@127.0.0.1:$PG_PORT/chat"
 		psql -XAtq -v ON_ERROR_STOP=1 "$PGURL" -f "$H_ROOT/sql/managed/chat_outbox_managed.sql" >"$H_DIR/install.log" 2>&1 ||
@@ -275,7 +300,7 @@ CONF
 		return
 	fi
 	export PGURL PG_PORT PG_SUPER_URL
-	harness_as_pg "$PG_BIN/psql" -XAtq -h "$PG_SOCKDIR" -p "$PG_PORT" -U postgres -d postgres \
+	harness_as_pg psql -XAtq -h "$PG_SOCKDIR" -p "$PG_PORT" -U postgres -d postgres \
 		-c "CREATE DATABASE chat" >/dev/null
 	harness_psql "CREATE EXTENSION chat_outbox"
 }

@@ -19,3 +19,13 @@ add_shell_test(managed.retention managed/retention.sh 90)
 add_shell_test(managed.extension.partitions managed/in_managed_mode.sh 120 ARGS extension/partitions.sh)
 add_shell_test(managed.ha.redis_failover managed/in_managed_mode.sh 120 ARGS ha/redis_failover.sh)
 add_shell_test(managed.extension.late_commit_pass managed/in_managed_mode.sh 60 ARGS extension/late_commit_pass.sh)
+# The managed mode on PostgreSQL 16, 17 and 18 (the servers tests/package.json pins): the cheapest set that
+# covers the install by a non-superuser, the relay (woken by logical decoding, which is where the majors
+# differ most; SIGKILLed mid-batch; a real bullmq Worker) and the write-up's scenario (socket.io-client,
+# Postgres restarted under the relay).
+foreach(major 16 17 18)
+  add_shell_test(managed.pg${major}.install managed/on_version.sh 60 ARGS ${major} managed/install.sh)
+  add_shell_test(managed.pg${major}.relay.logical managed/on_version.sh 180 ARGS ${major} managed/relay.sh --logical)
+  add_shell_test(managed.pg${major}.faults.writeup_scenario managed/on_version.sh 300
+    ARGS ${major} managed/in_managed_mode.sh faults/writeup_scenario.sh)
+endforeach()

@@ -82,7 +82,8 @@ echo "ok   SIGKILLed relay: its slot is gone"
 # 6. no REPLICATION: logged once, relayed by the poll; back when granted
 super "ALTER ROLE chat_owner NOREPLICATION"
 relay_start two --poll-interval 200
-refusals() { grep -c 'must be superuser or replication role' "$H_DIR/postgres.log" || true; }
+# the server's refusal: 15's wording, then 16's and later's
+refusals() { grep -cE 'must be superuser or replication role|permission denied to start WAL sender' "$H_DIR/postgres.log" || true; }
 harness_wait_value 30 -ge 2 refusals
 expect_eq "stream failures logged" 1 "$(grep -c 'logical wake-up unavailable' "$H_DIR/relay-two.log" || true)"
 harness_psql "SELECT consumers.send_message(5, 'polled')" >/dev/null
