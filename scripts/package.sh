@@ -1,0 +1,83 @@
+#!/usr/bin/env bash
+# scripts/package.sh - the Debian packages, built with Debian's own tooling (dpkg-buildpackage, debhelper,
+# pg_buildext; debian/) from this checkout's files as they are, committed or not:
+#   build/packages/postgresql-15-chat-outbox_<version>_<arch>.deb   the extension, the managed install's SQL
+#   build/packages/chat-outbox_<version>_<arch>.deb                 the daemons, the web client, the units
+#   scripts/package.sh [--out DIR] [--no-checks]
+#     --out DIR     write the .deb files into DIR instead (emptied first)
+#     --no-checks   skip lintian and systemd-analyze verify (tests/package/install.sh, which tests the
+#                   installed result instead)
+# Installs what it needs with apt, as scripts/setup.sh does (needs root or sudo). Every build starts from
+# a fresh copy of the checkout under build/package-src/, so nothing of an earlier build is reused and the
+# checkout itself gets no build files. DEB_BUILD_OPTIONS passes through; its default here is
+# parallel=<cores> (add noopt for an unoptimized build). The version is debian/changelog's.
+# Then lintian on both packages (an error fails the script; the warnings that stay are listed with their
+# reason in docs/deploy.md) and systemd-analyze verify on the units.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+ROOT=$PWD
+
+OUT=$ROOT/build/packages
+CHECKS=1
+while [ $# -gt 0 ]; do
+	case $1 in
+	--out) OUT=$(realpath -m "$2"); shift 2 ;;
+	--no-checks) CHECKS=0; shift ;;
+	*) echo "usage: $0 [--out DIR] [--no-checks]" >&2; exit 2 ;;
+	esac
+done
+
+SUDO=
+[ "$(id -u)" = 0 ] || SUDO=sudo
+PKGS=(
+	build-essential dpkg-dev debhelper fakeroot postgresql-server-dev-all lintian systemd
+	cmake pkg-config libhiredis-dev libuv1-dev libwebsockets-dev libpq-dev libssl-dev nlohmann-json3-dev
+)
+missing=()
+for p in "${PKGS[@]}"; do
+	dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep "install ok installed" >/dev/null || missing+=("$p")
+done
+command -v npm >/dev/null || missing+=(nodejs npm)
+if [ ${#missing[@]} -gt 0 ]; then
+	echo "package: installing ${missing[*]}"
+	export DEBIAN_FRONTEND=noninteractive
+	$SUDO apt-get update -qq
+	$SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+fi
+
+# The web client's socket.io-client build comes from web/node_modules (pinned by its lock file); the
+# package build itself never runs npm.
+if [ ! -d web/node_modules ] || [ web/package-lock.json -nt web/node_modules/.package-lock.json ]; then
+	(cd web && npm ci --no-audit --no-fund --loglevel=error)
+fi
+
+version=$(dpkg-parsechangelog -S Version)
+work=$ROOT/build/package-src
+src=$work/chat-outbox-$version
+rm -rf "$work"
+mkdir -p "$src"
+# The checkout's files as they are (tracked and new ones, not ignored ones; a deleted file is skipped),
+# and the one file of web/node_modules the web client ships.
+{ git ls-files -z --cached --others --exclude-standard; printf '%s\0' web/node_modules/socket.io-client/dist/socket.io.min.js; } |
+	tar -c --null --files-from=- --ignore-failed-read 2>/dev/null | tar -x -C "$src"
+
+export DEB_BUILD_OPTIONS=${DEB_BUILD_OPTIONS:-parallel=$(nproc)}
+(cd "$src" && dpkg-buildpackage -b -uc -us --no-sign) >"$work/build.log" 2>&1 ||
+	{ tail -n 60 "$work/build.log" >&2; echo "package: dpkg-buildpackage failed; the whole log is $work/build.log" >&2; exit 1; }
+
+rm -rf "$OUT"
+mkdir -p "$OUT"
+# The -dbgsym packages stay in build/package-src/.
+find "$work" -maxdepth 1 -name '*.deb' ! -name '*-dbgsym_*' -exec mv -t "$OUT" {} +
+ls "$OUT"/*.deb
+
+if [ "$CHECKS" = 1 ]; then
+	# lintian's exit status counts errors only (--fail-on error); its warnings are printed.
+	lintian --fail-on error --no-tag-display-limit "$OUT"/*.deb
+	unpacked=$work/unpacked
+	dpkg-deb -x "$OUT"/chat-outbox_*.deb "$unpacked"
+	# verify resolves ExecStart= against the real root: the programs must be where the units say.
+	SYSTEMD_LOG_LEVEL=notice systemd-analyze verify --root="$unpacked" \
+		"$unpacked"/lib/systemd/system/chat-outboxd@.service "$unpacked"/lib/systemd/system/chat-outbox-relay@.service
+	echo "package: lintian and systemd-analyze verify passed"
+fi
