@@ -8,8 +8,8 @@
 #     --no-checks   skip lintian and systemd-analyze verify (tests/package/install.sh, which tests the
 #                   installed result instead)
 # Installs what it needs with apt, as scripts/setup.sh does (needs root or sudo). Every build starts from
-# a fresh copy of the checkout under build/package-src/, so nothing of an earlier build is reused and the
-# checkout itself gets no build files. DEB_BUILD_OPTIONS passes through; its default here is
+# a fresh copy of the checkout in <out>-src/ (build/packages-src/; the build's log and the -dbgsym packages
+# stay there), so nothing of an earlier build is reused and the checkout itself gets no build files. DEB_BUILD_OPTIONS passes through; its default here is
 # parallel=<cores> (add noopt for an unoptimized build). The version is debian/changelog's.
 # Then lintian on both packages (an error fails the script; the warnings that stay are listed with their
 # reason in docs/deploy.md) and systemd-analyze verify on the units.
@@ -30,9 +30,10 @@ done
 SUDO=
 [ "$(id -u)" = 0 ] || SUDO=sudo
 PKGS=(
-	build-essential dpkg-dev debhelper fakeroot postgresql-server-dev-all lintian systemd
+	build-essential dpkg-dev debhelper fakeroot postgresql-server-dev-all systemd
 	cmake pkg-config libhiredis-dev libuv1-dev libwebsockets-dev libpq-dev libssl-dev nlohmann-json3-dev
 )
+[ "$CHECKS" = 0 ] || PKGS+=(lintian)
 missing=()
 for p in "${PKGS[@]}"; do
 	dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep "install ok installed" >/dev/null || missing+=("$p")
@@ -52,7 +53,7 @@ if [ ! -d web/node_modules ] || [ web/package-lock.json -nt web/node_modules/.pa
 fi
 
 version=$(dpkg-parsechangelog -S Version)
-work=$ROOT/build/package-src
+work=$OUT-src
 src=$work/chat-outbox-$version
 rm -rf "$work"
 mkdir -p "$src"
@@ -67,7 +68,6 @@ export DEB_BUILD_OPTIONS=${DEB_BUILD_OPTIONS:-parallel=$(nproc)}
 
 rm -rf "$OUT"
 mkdir -p "$OUT"
-# The -dbgsym packages stay in build/package-src/.
 find "$work" -maxdepth 1 -name '*.deb' ! -name '*-dbgsym_*' -exec mv -t "$OUT" {} +
 ls "$OUT"/*.deb
 

@@ -16,6 +16,8 @@ PKGS=(
 	libgtest-dev clang
 	gnuplot-nox
 	chromium
+	# building the Debian packages and package.install (systemd-sysusers, systemd-analyze)
+	debhelper postgresql-server-dev-all systemd
 )
 missing=()
 for p in "${PKGS[@]}"; do
