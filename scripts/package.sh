@@ -27,24 +27,12 @@ while [ $# -gt 0 ]; do
 	esac
 done
 
-SUDO=
-[ "$(id -u)" = 0 ] || SUDO=sudo
 PKGS=(
 	build-essential dpkg-dev debhelper fakeroot postgresql-server-dev-all systemd
 	cmake pkg-config libhiredis-dev libuv1-dev libwebsockets-dev libpq-dev libssl-dev nlohmann-json3-dev
 )
 [ "$CHECKS" = 0 ] || PKGS+=(lintian)
-missing=()
-for p in "${PKGS[@]}"; do
-	dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep "install ok installed" >/dev/null || missing+=("$p")
-done
-command -v npm >/dev/null || missing+=(nodejs npm)
-if [ ${#missing[@]} -gt 0 ]; then
-	echo "package: installing ${missing[*]}"
-	export DEBIAN_FRONTEND=noninteractive
-	$SUDO apt-get update -qq
-	$SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
-fi
+scripts/install_missing.sh package "${PKGS[@]}"
 
 # The web client's socket.io-client build comes from web/node_modules (pinned by its lock file); the
 # package build itself never runs npm.
@@ -77,7 +65,8 @@ if [ "$CHECKS" = 1 ]; then
 	unpacked=$work/unpacked
 	dpkg-deb -x "$OUT"/chat-outbox_*.deb "$unpacked"
 	# verify resolves ExecStart= against the real root: the programs must be where the units say.
-	SYSTEMD_LOG_LEVEL=notice systemd-analyze verify --root="$unpacked" \
+	# --man=no: the man pages named by Documentation= are in the package, not installed here.
+	SYSTEMD_LOG_LEVEL=notice systemd-analyze verify --man=no --root="$unpacked" \
 		"$unpacked"/lib/systemd/system/chat-outboxd@.service "$unpacked"/lib/systemd/system/chat-outbox-relay@.service
 	echo "package: lintian and systemd-analyze verify passed"
 fi
