@@ -5,14 +5,14 @@
 #   build/packages/chat-outbox_<version>_<arch>.deb                 the daemons, the web client, the units
 #   scripts/package.sh [--out DIR] [--no-checks]
 #     --out DIR     write the .deb files into DIR instead (emptied first)
-#     --no-checks   skip lintian and systemd-analyze verify (tests/package/install.sh, which tests the
-#                   installed result instead)
+#     --no-checks   skip lintian (tests/package/install.sh, which tests the installed packages instead)
 # Installs what it needs with apt, as scripts/setup.sh does (needs root or sudo). Every build starts from
 # a fresh copy of the checkout in <out>-src/ (build/packages-src/; the build's log and the -dbgsym packages
 # stay there), so nothing of an earlier build is reused and the checkout itself gets no build files. DEB_BUILD_OPTIONS passes through; its default here is
 # parallel=<cores> (add noopt for an unoptimized build). The version is debian/changelog's.
-# Then lintian on both packages (an error fails the script; the warnings that stay are listed with their
-# reason in docs/deploy.md) and systemd-analyze verify on the units.
+# Then lintian on both packages: an error fails the script; the warnings that stay are listed with their
+# reason in docs/deploy.md. (systemd-analyze verify needs the units' programs installed: package.install
+# runs it on the installed units.)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 ROOT=$PWD
@@ -61,12 +61,6 @@ ls "$OUT"/*.deb
 
 if [ "$CHECKS" = 1 ]; then
 	# lintian's exit status counts errors only (--fail-on error); its warnings are printed.
-	lintian --fail-on error --no-tag-display-limit "$OUT"/*.deb
-	unpacked=$work/unpacked
-	dpkg-deb -x "$OUT"/chat-outbox_*.deb "$unpacked"
-	# verify resolves ExecStart= against the real root: the programs must be where the units say.
-	# --man=no: the man pages named by Documentation= are in the package, not installed here.
-	SYSTEMD_LOG_LEVEL=notice systemd-analyze verify --man=no --root="$unpacked" \
-		"$unpacked"/lib/systemd/system/chat-outboxd@.service "$unpacked"/lib/systemd/system/chat-outbox-relay@.service
-	echo "package: lintian and systemd-analyze verify passed"
+	lintian --fail-on error --tag-display-limit 0 "$OUT"/*.deb
+	echo "package: lintian found no error"
 fi

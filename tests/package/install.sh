@@ -26,7 +26,8 @@ fi
 . "$(dirname "$0")/../harness/lib.sh"
 harness_init package-install
 
-# --- build (before the overlay: build/ is the host's, and the packages land in the scratch folder)
+# --- build (before the overlay), into the scratch folder: build/packages/ keeps the optimized packages a user
+# built with scripts/package.sh.
 DEB_BUILD_OPTIONS="parallel=$(nproc) noopt nocheck noddebs" DEB_CFLAGS_APPEND=-g0 DEB_CXXFLAGS_APPEND=-g0 \
 	"$H_ROOT/scripts/package.sh" --out "$H_DIR/debs" --no-checks >"$H_DIR/package.log" 2>&1 ||
 	{ cat "$H_DIR/package.log" >&2; fail "scripts/package.sh failed"; }
