@@ -10,6 +10,9 @@ OBJS = $(SRCS:.cpp=.o)
 
 PG_CPPFLAGS = -isystem $(shell $(PG_CONFIG) --includedir-server) -Iextension/src -I.
 PG_CXXFLAGS = -std=c++17 -Wall -Wextra -Wno-unused-parameter -Wno-missing-field-initializers -Wno-register -Wno-format-truncation
+# PGXS adds COPT (extra flags from the environment or the command line) to C only; the C++ sources take
+# them too, last, so they win (pg_buildext sets COPT to dpkg-buildflags' CFLAGS: a package build's flags).
+PG_CXXFLAGS += $(COPT)
 # PGXS links the .so with gcc, which does not pull in the C++ runtime by itself.
 SHLIB_LINK = -lhiredis -lcrypto -lstdc++
 

@@ -12,6 +12,7 @@
 #                                     the next "## " heading or the end) with what --relay or --daemon prints; the
 #                                     tests managed.config_doc and daemon.config_doc run it
 set -euo pipefail
+. "$(dirname "$0")/settings_rows.sh"
 RELAY_HEADING='## The relay process (`chat-outbox-relay`, managed Postgres only)'
 DAEMON_HEADING='## The daemon (`chat-outboxd`)'
 
@@ -24,15 +25,10 @@ relay_section() {
 	echo
 	echo "| flag | environment | default | allowed | description |"
 	echo "|---|---|---|---|---|"
-	# --help: "  --name (ENV) [default] {lo..hi}" then "      description"
-	"$1" --help | awk '
-		/^  --/ {
-			name = $1; env = $2; gsub(/[()]/, "", env); def = ""; allowed = ""
-			if (match($0, /\[[^]]*\]/)) def = substr($0, RSTART + 1, RLENGTH - 2)
-			if (match($0, /\{[^}]*\}/)) { allowed = substr($0, RSTART + 1, RLENGTH - 2); sub(/\.\./, " to ", allowed) }
-			getline help; sub(/^ +/, "", help); gsub(/\|/, "\\|", help)
-			printf "| `%s` | `%s` | %s | %s | %s |\n", name, env, (def == "" ? "" : "`" def "`"), allowed, help
-		}'
+	relay_rows "$1" | awk -F'\t' '{
+		help = $7; gsub(/\|/, "\\|", help)
+		printf "| `%s` | `%s` | %s | %s | %s |\n", $1, $2, ($4 == "" ? "" : "`" $4 "`"), $6, help
+	}'
 }
 
 daemon_section() {
@@ -44,22 +40,11 @@ daemon_section() {
 	echo
 	echo "| flag | environment | type | default | allowed | description |"
 	echo "|---|---|---|---|---|---|"
-	"$1" --help | awk '
-		/^  --/ { if (name != "") emit(); name = $1; type = $2; gsub(/[<>]/, "", type); state = 1; next }
-		state == 1 { help = $0; sub(/^ +/, "", help); gsub(/\|/, "\\|", help); state = 2; next }
-		state == 2 {
-			line = $0; sub(/^ +env /, "", line)
-			n = index(line, ","); env = (n ? substr(line, 1, n - 1) : line); rest = (n ? substr(line, n + 2) : "")
-			def = rest; sub(/^default /, "", def); if (rest == "required") def = "*required*"
-			state = 3; next
-		}
-		state == 3 && /^      allowed / { allowed = $0; sub(/^ +allowed /, "", allowed); state = 0; next }
-		function emit() {
-			printf "| `%s` | `%s` | %s | %s | %s | %s |\n", name, env, type, (def == "" ? "" : (def ~ /^\*/ ? def : "`" def "`")),
-			       allowed, help
-			def = ""; allowed = ""
-		}
-		END { if (name != "") emit() }'
+	daemon_rows "$1" | awk -F'\t' '{
+		help = $7; gsub(/\|/, "\\|", help)
+		def = ($5 == 1 ? "*required*" : ($4 == "" ? "" : "`" $4 "`"))
+		printf "| `%s` | `%s` | %s | %s | %s | %s |\n", $1, $2, $3, def, $6, help
+	}'
 }
 
 case "${1:-}" in

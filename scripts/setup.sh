@@ -16,19 +16,11 @@ PKGS=(
 	libgtest-dev clang
 	gnuplot-nox
 	chromium
-	prometheus
+	prometheus # promtool and the Prometheus deploy.prometheus runs
+	# building the Debian packages and package.install (systemd-sysusers, systemd-analyze)
+	debhelper postgresql-server-dev-all systemd
 )
-missing=()
-for p in "${PKGS[@]}"; do
-	dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
-done
-command -v node >/dev/null && command -v npm >/dev/null || missing+=(nodejs npm)
-if [ ${#missing[@]} -gt 0 ]; then
-	echo "setup: installing ${missing[*]}"
-	export DEBIAN_FRONTEND=noninteractive
-	$SUDO apt-get update -qq
-	$SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
-fi
+scripts/install_missing.sh setup "${PKGS[@]}"
 
 # Debian's postgresql-15 package may start a "main" cluster; we never use it, our tests and the
 # demo start their own clusters under the project folder.
