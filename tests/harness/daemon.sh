@@ -88,9 +88,5 @@ daemon_duplicates_logged() {
 inbox_count() { harness_psql "SELECT count(*) FROM $1.inbox"; }
 
 wait_inbox() {
-	local deadline=$(($(date +%s) + ${3:-30}))
-	while [ "$(inbox_count "$1")" -lt "$2" ]; do
-		[ "$(date +%s)" -lt "$deadline" ] || fail "$1.inbox has $(inbox_count "$1") rows, want $2"
-		sleep 0.1
-	done
+	harness_wait_for "${3:-30}" harness_value_is -ge "$2" inbox_count "$1" || fail "$1.inbox has $(inbox_count "$1") rows, want $2"
 }

@@ -156,11 +156,16 @@ harness_cleanup() {
 # harness_track <pid>: stop this process on exit.
 harness_track() { H_PIDS+=("$1"); }
 
-harness_wait_for() { # harness_wait_for <seconds> <command...>: poll until the command succeeds
-	local deadline=$(($(date +%s) + $1)); shift
+# harness_wait_for <seconds> <command...>: poll until the command succeeds. The pause between polls
+# grows from 50 ms to 400 ms: a poll is often a psql (a client and a server backend started), and
+# suites that each polled 20 times a second for their whole wait took the CPU the others needed.
+harness_wait_for() {
+	local deadline=$((EPOCHSECONDS + $1)) pause=50
+	shift
 	until "$@" >/dev/null 2>&1; do
-		[ "$(date +%s)" -lt "$deadline" ] || { echo "timed out waiting for: $*" >&2; return 1; }
-		sleep 0.05
+		[ "$EPOCHSECONDS" -lt "$deadline" ] || { echo "timed out waiting for: $*" >&2; return 1; }
+		sleep "0.$(printf '%03d' "$pause")"
+		[ "$pause" -ge 400 ] || pause=$((pause * 2))
 	done
 }
 
