@@ -1,7 +1,6 @@
 // tests/extension/consume.mjs <file> [<duplicated file>] - a real bullmq Worker on chat-messages
 // that appends each processed job id to <file> (and to <file>.retaken when the stalled check moved it
-// back), until SIGTERM. It rides out Redis restarts like any
-// bullmq Worker. With <duplicated file>, a QueueEvents reading the events stream from its start
+// back), until SIGTERM. It rides out Redis restarts like any bullmq Worker. With <duplicated file>, a QueueEvents reading the events stream from its start
 // appends the jobId of every `duplicated` event there: a batch the relay sent twice shows up only
 // that way, since BullMQ never makes a second job of it. Prints "ready" once both are listening.
 // Env: REDIS_URL.
