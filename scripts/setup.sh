@@ -15,6 +15,7 @@ PKGS=(
 	libhiredis-dev libuv1-dev libwebsockets-dev libwebsockets-evlib-uv nlohmann-json3-dev libssl-dev
 	libgtest-dev clang
 	gnuplot-nox
+	postgresql-15-pgq3 # PgQ, the peer outbox in bench/run.sh (variant pgq)
 	chromium
 	prometheus # promtool and the Prometheus deploy.prometheus runs
 	# building the Debian packages and package.install (systemd-sysusers, systemd-analyze)

@@ -5,6 +5,8 @@
 //       process memory and dies with the process - the write-up's lost messages 7 and 8).
 //   v2: one transaction: INSERT the message, INSERT its outbox row (event 'message.created',
 //       payload = the message row), NOTIFY consumers_outbox, COMMIT. Touches only Postgres.
+//   pgq: v2 with PgQ as the outbox: pgq.insert_event(consumers_outbox, 'message.created', the
+//       message row as JSON) instead of the outbox INSERT (relay_pgq.mjs moves the events).
 //
 // Used two ways:
 //   - as a module: createConsumers({ version, databaseUrl, redisUrl, queue, poolSize }) -> { sendMessage, close }
@@ -42,7 +44,10 @@ export function createConsumers({
     return { sendMessage, pool, close: async () => { await queue.close().catch(() => {}); await pool.end(); } };
   }
 
-  if (version !== "v2") throw new Error(`unknown version ${version}`);
+  if (version !== "v2" && version !== "pgq") throw new Error(`unknown version ${version}`);
+  const outboxInsert = version === "pgq"
+    ? "SELECT pgq.insert_event('consumers_outbox', 'message.created', $1::text)"
+    : "INSERT INTO consumers.outbox (event, payload) VALUES ('message.created', $1)";
 
   async function sendMessage(chatId, body) {
     const client = await pool.connect();
@@ -52,10 +57,7 @@ export function createConsumers({
         "INSERT INTO consumers.messages (chat_id, body) VALUES ($1, $2) RETURNING id, chat_id, body",
         [chatId, body],
       );
-      await client.query(
-        "INSERT INTO consumers.outbox (event, payload) VALUES ('message.created', $1)",
-        [message],
-      );
+      await client.query(outboxInsert, [JSON.stringify(message)]);
       await client.query("NOTIFY consumers_outbox"); // delivered at COMMIT, dropped at ROLLBACK
       await client.query("COMMIT");
       return message;

@@ -134,6 +134,23 @@ COMMIT;
     log(`raw v2 x${n}: ${num(results.raw["v2 send txn (pgbench)"][n])} tps`);
   }
   await b.reset();
+  const q = baseline("pgq");
+  if (q.available) { // the pgq variant's send: the same transaction with pgq.insert_event as the outbox
+    const pgqScript = `\\set chat random(1, 128)
+BEGIN;
+WITH m AS (INSERT INTO consumers.messages (chat_id, body) VALUES (:chat, 'pgbench') RETURNING id, chat_id, body)
+SELECT pgq.insert_event('consumers_outbox', 'message.created', to_jsonb(m)::text) FROM m;
+NOTIFY consumers_outbox;
+COMMIT;
+`;
+    results.raw["pgq send txn (pgbench)"] = {};
+    for (const n of P.tpSenders) {
+      await q.reset();
+      results.raw["pgq send txn (pgbench)"][n] = await pgbench(process.env.BASELINE_URL, pgqScript, n, P.rawSeconds);
+      log(`raw pgq x${n}: ${num(results.raw["pgq send txn (pgbench)"][n])} tps`);
+    }
+    await q.reset();
+  }
   const o = ours();
   if (process.env.OURS_EXT === "1") { // needs only the extension, not the daemon
     // the relay lives inside Postgres: pause it, so this row is the database's own limit like v2's
@@ -164,7 +181,7 @@ async function sectionRecovery() {
     results.v1Outage = await D.v1Outage(v1, { redis, downSeconds: QUICK ? 3 : 5 });
     log(`v1 outage + Consumers deploy: saved ${results.v1Outage.saved} shown ${results.v1Outage.shown} lost ${results.v1Outage.lost}`);
   });
-  for (const v of avail.filter((x) => x.name === "v2" || x.name === "ours")) {
+  for (const v of avail.filter((x) => x.name === "v2" || x.name === "pgq" || x.name === "ours")) {
     await withVariant(v, async () => {
       const res = await D.recovery(v, { count: P.recCount, senders: 32, redis });
       log(`recovery ${v.name}: ${res.count} sent in ${res.sendSeconds.toFixed(1)} s while Redis down; up -> all shown ${res.upToAllSeconds.toFixed(2)} s (${num(res.drainRate)}/s) ${res.allShown ? "" : "NOT ALL SHOWN"}`);
@@ -173,17 +190,25 @@ async function sectionRecovery() {
   }
 }
 
+// WAL written so far, in bytes (the cluster's insert position; the variants run one at a time)
+async function walPosition() {
+  return Number((await sql(process.env.PGURL, "SELECT pg_wal_lsn_diff(pg_current_wal_insert_lsn(), '0/0') AS b")).rows[0].b);
+}
+
 async function sectionCost() {
   // Steady state: the same pipeline with Redis up, `recCount` messages from 8 senders, until all shown.
-  for (const v of avail.filter((x) => x.name === "v2" || x.name === "ours")) {
+  for (const v of avail.filter((x) => x.name === "v2" || x.name === "pgq" || x.name === "ours")) {
     await withVariant(v, async () => {
       // the whole machine's share: Redis and every Postgres process (senders' backends, the inbox
       // writes, our relay) and this process (the senders and the receiving socket), so the pipeline's
       // cost can be set against the send's own (the raw section measures that)
       const extra = { pids: { redis: redisPid(), "load generator (bench process)": process.pid }, trees: { "postgres (all processes)": await postmasterPid() } };
+      const wal0 = await walPosition();
       const res = await D.recovery(v, { count: P.costCount, senders: 8, redis: null, extra });
+      res.walBytesPerMessage = (await walPosition() - wal0) / Math.max(1, res.count);
       log(`cost ${v.name}: ${res.count} sent in ${res.sendSeconds.toFixed(1)} s, all shown ${res.upToAllSeconds.toFixed(2)} s after the last send; ` +
-        Object.entries(res.cost).map(([k, c]) => `${k} ${c.cpuSeconds.toFixed(2)} CPU s, peak ${c.peakRssMB.toFixed(0)} MB`).join("; "));
+        Object.entries(res.cost).map(([k, c]) => `${k} ${c.cpuSeconds.toFixed(2)} CPU s, peak ${c.peakRssMB.toFixed(0)} MB`).join("; ") +
+        `; WAL ${num(res.walBytesPerMessage)} bytes per message`);
       results.cost[v.name] = res;
     });
   }
@@ -274,9 +299,9 @@ function cpuBudget() {
   const raw = results.rawCpu[8];
   const us = (x) => (Number.isNaN(x) ? "-" : num(x * 1e6));
   const rows = [];
-  if (raw) rows.push(["send_message alone (pgbench, 8 clients, relay paused)", us(raw.postgres), "-", "-", us(raw.loadgen), us(raw.postgres + raw.loadgen)]);
+  if (raw) rows.push(["send_message alone (pgbench, 8 clients, relay paused)", us(raw.postgres), "-", "-", us(raw.loadgen), us(raw.postgres + raw.loadgen), "-"]);
   const totals = {};
-  for (const n of ["v2", "ours"]) {
+  for (const n of ["v2", "pgq", "ours"]) {
     const r = results.cost[n];
     if (!r || !r.cost["postgres (all processes)"]) continue;
     const per = (c) => c.cpuSeconds / Math.max(1, r.count);
@@ -285,11 +310,11 @@ function cpuBudget() {
     const svc = Object.entries(r.cost).filter(([k]) => !["postgres (all processes)", "redis", "load generator (bench process)"].includes(k) && !(n === "ours" && ["relay", "inbox backend"].includes(k)))
       .reduce((a, [, c]) => a + per(c), 0);
     totals[n] = pgc + red + svc + lg;
-    rows.push([`${n} end to end (8 senders, steady)`, us(pgc), us(red), us(svc), us(lg), us(totals[n])]);
+    rows.push([`${n} end to end (8 senders, steady)`, us(pgc), us(red), us(svc), us(lg), us(totals[n]), num(r.walBytesPerMessage)]);
   }
   if (!rows.length) return "";
-  const L = [`\n### CPU per message, whole machine (µs; steady run and the raw section's 8-client pgbench)\n`,
-    table(["path", "Postgres (all processes)", "Redis", "relay/daemon/workers outside Postgres", "load generator", "total"], rows)];
+  const L = [`\n### CPU per message, whole machine (µs; steady run and the raw section's 8-client pgbench), and WAL\n`,
+    table(["path", "Postgres (all processes)", "Redis", "relay/daemon/workers outside Postgres", "load generator", "total", "WAL bytes per message"], rows)];
   if (raw && totals.ours) L.push(`\nWith the cores full, ours end to end can reach at most ${num(100 * (raw.postgres + raw.loadgen) / totals.ours)}% of the raw send rate ` +
     `(${num(100 * raw.postgres / (totals.ours - results.cost.ours.cost["load generator (bench process)"].cpuSeconds / Math.max(1, results.cost.ours.count)))}% counting Postgres against everything but the load generator).`);
   return L.join("\n");
@@ -334,7 +359,7 @@ function report() {
   L.push(`\n## Recovery: ${num(P.recCount)} messages sent while Redis is down, then Redis up\n`);
   const rrows = [];
   if (results.v1Outage) rrows.push(["v1 (Consumers redeployed while Redis down, as in the write-up)", num(results.v1Outage.saved) + " saved", "-", "-", `${num(results.v1Outage.shown)} shown, **${num(results.v1Outage.lost)} lost**`]);
-  for (const n of ["v2", "ours"]) {
+  for (const n of ["v2", "pgq", "ours"]) {
     const r = results.recovery[n];
     if (!r) { rrows.push([n, notRun(n, "recovery"), "", "", ""]); continue; }
     rrows.push([n, `${num(r.count)} in ${r.sendSeconds.toFixed(1)} s`, `${r.upToAllSeconds.toFixed(2)} s`, `${num(r.drainRate)} msg/s`, `${num(r.shown)} shown${r.allShown ? "" : " (NOT ALL)"}`]);
@@ -353,7 +378,7 @@ function report() {
   L.push(`\n## Cost per 100,000 messages: CPU seconds (utime+stime, /proc/<pid>/stat) and peak RSS (sampled VmRSS every 200 ms)`);
   L.push(`steady = ${num(P.costCount)} messages from 8 senders with Redis up, until all shown; outage = the recovery run above (send while Redis down + drain). Scaled to 100,000 when fewer were sent.\n`);
   const crows = [];
-  for (const n of ["v2", "ours"]) {
+  for (const n of ["v2", "pgq", "ours"]) {
     for (const [label, r, sec] of [["steady", results.cost[n], "cost"], ["outage", results.recovery[n], "recovery"]]) {
       if (!r) { crows.push([n, label, "-", notRun(n, sec), ""]); continue; }
       const scale = 100000 / Math.max(1, r.count);

@@ -5,7 +5,9 @@
 #     - loads chat_outbox (shared_preload_libraries) only when its library is installed,
 #     - creates databases "chat" and "baseline",
 #     - tries CREATE EXTENSION chat_outbox in "chat" and sets OURS_EXT=1 on success, 0 otherwise
-#       (never fails because the extension is missing).
+#       (never fails because the extension is missing),
+#     - tries CREATE EXTENSION pgq in "baseline" (Debian's postgresql-15-pgq3) with queue
+#       consumers_outbox and consumer relay, and sets PGQ_EXT the same way (the "pgq" variant).
 #   Sets PG_PORT, PGURL (database chat), BASELINE_URL (database baseline), OURS_EXT.
 
 bench_pg_start() {
@@ -45,4 +47,13 @@ bench_pg_start() {
 		OURS_EXT=1
 	fi
 	export OURS_EXT OURS_EXT_ERROR
+	# ticker_max_count 1: any new event makes the relay's pgq.ticker() call close a tick, so a batch
+	# is ready at once (PgQ's default, 500 events or 3 s, is tuned for throughput, not latency)
+	PGQ_EXT=0
+	if PGQ_EXT_ERROR=$(psql -XAtq -v ON_ERROR_STOP=1 "$BASELINE_URL" -c "CREATE EXTENSION pgq" \
+		-c "SELECT pgq.create_queue('consumers_outbox')" -c "SELECT pgq.set_queue_config('consumers_outbox', 'ticker_max_count', '1')" \
+		-c "SELECT pgq.register_consumer('consumers_outbox', 'relay')" 2>&1); then
+		PGQ_EXT=1
+	fi
+	export PGQ_EXT PGQ_EXT_ERROR
 }

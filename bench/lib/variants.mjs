@@ -42,24 +42,34 @@ function socketOpts(extra) {
 }
 
 // ---- baseline: the write-up's Node.js design -------------------------------------------------
+// version "pgq": v2 with PgQ as its outbox (relay_pgq.mjs), when bench/lib/pg.sh could create the
+// pgq extension (PGQ_EXT=1).
 export function baseline(version, { polling = false } = {}) {
-  const name = version === "v1" ? "v1" : polling ? "v2 polling" : "v2";
+  const name = version === "v1" ? "v1" : version === "pgq" ? "pgq" : polling ? "v2 polling" : "v2";
   let workers = null, relay = null, port = 0;
   const e = env();
+  const why = version === "pgq" && process.env.PGQ_EXT !== "1" ? `pgq unavailable (${(process.env.PGQ_EXT_ERROR || "").split("\n")[0].slice(0, 80)})` : "";
   const penv = () => ({ DATABASE_URL: e.BASELINE_URL, REDIS_URL: e.REDIS_URL, QUEUE: BASELINE_QUEUE });
   return {
-    name, kind: "baseline", version, available: true,
+    name, kind: "baseline", version, available: !why, why,
     async start() {
       port = await freePort();
       const tag = name.replace(" ", "-");
-      workers = await start(`baseline-workers-${tag}`, process.execPath, [path.join(BASE, "workers.mjs"), "--port", String(port), "--version", version], { env: penv() });
+      workers = await start(`baseline-workers-${tag}`, process.execPath, [path.join(BASE, "workers.mjs"), "--port", String(port), "--version", version === "v1" ? "v1" : "v2"], { env: penv() });
       if (version === "v2") relay = await start(`baseline-relay-${tag}`, process.execPath, [path.join(BASE, "relay.mjs"), ...(polling ? ["--polling-only"] : [])], { env: penv() });
+      if (version === "pgq") relay = await start(`baseline-relay-${tag}`, process.execPath, [path.join(BASE, "relay_pgq.mjs")], { env: penv() });
     },
     async stop() {
       await relay?.stopP(); await workers?.stopP(); relay = workers = null;
     },
     async reset() {
       await sql(e.BASELINE_URL, "TRUNCATE consumers.messages, consumers.outbox, workers.inbox");
+      // a new consumer position starts at the next tick: events of an earlier run are never relayed
+      if (version === "pgq") {
+        await sql(e.BASELINE_URL, "SELECT pgq.unregister_consumer('consumers_outbox', 'relay')");
+        await sql(e.BASELINE_URL, "SELECT pgq.ticker('consumers_outbox')");
+        await sql(e.BASELINE_URL, "SELECT pgq.register_consumer('consumers_outbox', 'relay')");
+      }
       await delQueue(e.REDIS_URL, BASELINE_QUEUE);
     },
     sender(poolSize = 10) {
@@ -70,12 +80,13 @@ export function baseline(version, { polling = false } = {}) {
       return io(`http://127.0.0.1:${port}`, socketOpts({ query: { chat: chats.join(",") }, ...extra }));
     },
     pids() { return { relay: relay?.pid, workers: workers?.pid }; },
-    processNames: version === "v2" ? ["relay.mjs", "workers.mjs"] : ["workers.mjs"],
+    processNames: version === "v2" ? ["relay.mjs", "workers.mjs"] : version === "pgq" ? ["relay_pgq.mjs", "workers.mjs"] : ["workers.mjs"],
     async unsent() {
+      if (version === "pgq") return Number((await sql(e.BASELINE_URL, "SELECT coalesce(sum(pending_events), 0) AS n FROM pgq.get_consumer_info('consumers_outbox', 'relay')")).rows[0].n);
       if (version !== "v2") return NaN;
       return Number((await sql(e.BASELINE_URL, "SELECT count(*) FROM consumers.outbox WHERE sent_at IS NULL")).rows[0].count);
     },
-    outboxStats: () => outboxStats(e.BASELINE_URL),
+    outboxStats: () => (version === "pgq" ? pgqOutboxStats(e.BASELINE_URL) : outboxStats(e.BASELINE_URL)),
     consumersProcess(args) { // the Consumers service as its own process (v1 deploy test)
       return start(`baseline-consumers-${version}`, process.execPath, [path.join(BASE, "consumers.mjs"), "--version", version, ...args], { env: penv() });
     },
@@ -87,6 +98,14 @@ async function outboxStats(url) {
   const r = await sql(url, `SELECT pg_total_relation_size('consumers.outbox') AS bytes, n_dead_tup AS dead, n_live_tup AS live
                              FROM pg_stat_user_tables WHERE schemaname = 'consumers' AND relname = 'outbox'`);
   return r.rows[0] ? { bytes: Number(r.rows[0].bytes), dead: Number(r.rows[0].dead), live: Number(r.rows[0].live) } : null;
+}
+
+// PgQ's outbox is its rotating event tables (pgq.event_<queue id>_<0..2>)
+async function pgqOutboxStats(url) {
+  const r = await sql(url, `SELECT coalesce(sum(pg_total_relation_size(relid)), 0) AS bytes, coalesce(sum(n_dead_tup), 0) AS dead,
+                                   coalesce(sum(n_live_tup), 0) AS live
+                             FROM pg_stat_user_tables WHERE schemaname = 'pgq' AND relname LIKE 'event\\_%'`);
+  return { bytes: Number(r.rows[0].bytes), dead: Number(r.rows[0].dead), live: Number(r.rows[0].live) };
 }
 
 // ---- ours: the chat_outbox extension's relay + chat-outboxd ------------------------------------
@@ -153,5 +172,5 @@ export function ours({ polling = false } = {}) {
 }
 
 export function allVariants() {
-  return [baseline("v1"), baseline("v2"), baseline("v2", { polling: true }), ours(), ours({ polling: true })];
+  return [baseline("v1"), baseline("v2"), baseline("v2", { polling: true }), baseline("pgq"), ours(), ours({ polling: true })];
 }
