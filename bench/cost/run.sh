@@ -5,7 +5,7 @@
 #
 #   bench/cost/run.sh [--messages N] [--senders S] [--rounds R] [--out FILE]
 #
-#   --messages N   messages per round (default 20000), sent by pgbench with S clients (default 8)
+#   --messages N   messages per round (default 20000), sent by pgbench -M prepared with S clients (default 8)
 #   --rounds R     repeat R times on the same servers (default 3) and print each round: the spread
 #                  says how much one figure can be trusted
 #   --out FILE     also write the report (markdown) there
@@ -89,7 +89,7 @@ set_relay() {
 TIMEFORMAT='%U %S'
 send() { # $1 messages, $2 log name; sets PGB_CPU
 	local t
-	t=$({ time pgbench -n -c "$SENDERS" -j 2 -t $(($1 / SENDERS)) -f "$H_DIR/send.sql" "$PGURL" >"$H_DIR/pgbench-$2.log" 2>&1; } 2>&1) ||
+	t=$({ time pgbench -n -M prepared -c "$SENDERS" -j 2 -t $(($1 / SENDERS)) -f "$H_DIR/send.sql" "$PGURL" >"$H_DIR/pgbench-$2.log" 2>&1; } 2>&1) ||
 		{ cat "$H_DIR/pgbench-$2.log" >&2; exit 1; }
 	PGB_CPU=$(awk '{ printf "%.3f", $1 + $2 }' <<<"$t")
 }

@@ -1,0 +1,2 @@
+# tests/repo/tests.cmake - the repository itself: what every file must hold to.
+add_shell_test(repo.hygiene repo/hygiene.sh 30)
