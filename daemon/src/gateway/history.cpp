@@ -25,8 +25,8 @@ KindSql(const std::string &svc, bool received)
 {
 	const std::string order = received ? "seq DESC" : "created_at DESC, message_id DESC";
 	const std::string cols = received
-	    ? "seq, message_id, chat_id, body, created_at, COALESCE(created_at, received_at) AS t"
-	    : "NULL::bigint AS seq, id AS message_id, chat_id, body, created_at, created_at AS t";
+	    ? "seq, message_id, chat_id, body, created_at, sender, COALESCE(created_at, received_at) AS t"
+	    : "NULL::bigint AS seq, id AS message_id, chat_id, body, created_at, sender, created_at AS t";
 	const std::string where = received
 	    ? "chat_id OPERATOR(pg_catalog.=) $1::bigint AND seq OPERATOR(pg_catalog.<) $2::bigint"
 	    : "chat_id OPERATOR(pg_catalog.=) $1::bigint AND (created_at OPERATOR(pg_catalog.<) $3::timestamptz OR "
@@ -77,7 +77,7 @@ History::Page(const std::shared_ptr<Client> &c, const conv::HistoryRequest &req,
 		HistoryKind received, sent;
 		int64_t n_received = 0, n_sent = 0;
 		for (const auto &row : r.rows) {
-			if (row.size() < 8 || !row[2] || !row[3])
+			if (row.size() < 9 || !row[2] || !row[3])
 				continue;
 			bool in = row[0] && *row[0] == "t";
 			HistoryRow h;
@@ -87,11 +87,12 @@ History::Page(const std::shared_ptr<Client> &c, const conv::HistoryRequest &req,
 			h.id = *row[2];
 			h.body = row[4].value_or("");
 			h.created_at = row[5];
-			if (row[6])
-				JsonInteger(*row[6], &h.time_us);
-			int64_t n = 0;
+			h.sender = row[6];
 			if (row[7])
-				JsonInteger(*row[7], &n);
+				JsonInteger(*row[7], &h.time_us);
+			int64_t n = 0;
+			if (row[8])
+				JsonInteger(*row[8], &n);
 			(in ? n_received : n_sent) = n;
 			(in ? received : sent).rows.push_back(std::move(h));
 		}

@@ -15,15 +15,17 @@ TEST(InboxSql, ArrayLiteralQuotesEverything)
 
 TEST(InboxSql, ParamsInQueueOrder)
 {
-	ChatMessage a{"11111111-1111-4111-8111-111111111111", 1, "one", std::nullopt};
-	ChatMessage b{"22222222-2222-4222-8222-222222222222", -5, "two", std::string("2026-11-30T00:00:00Z")};
+	ChatMessage a{"11111111-1111-4111-8111-111111111111", 1, "one", std::nullopt, std::nullopt};
+	ChatMessage b{"22222222-2222-4222-8222-222222222222", -5, "two", std::string("2026-11-30T00:00:00Z"),
+	              std::string("alice")};
 	auto p = InboxInsertParams({a, b}, 41);
-	ASSERT_EQ(p.size(), 5u);
+	ASSERT_EQ(p.size(), 6u);
 	EXPECT_EQ(*p[0], R"({"11111111-1111-4111-8111-111111111111","22222222-2222-4222-8222-222222222222"})");
 	EXPECT_EQ(*p[1], R"({"1","-5"})");
 	EXPECT_EQ(*p[2], R"({"one","two"})");
 	EXPECT_EQ(*p[3], R"({NULL,"2026-11-30T00:00:00Z"})");
 	EXPECT_EQ(*p[4], "41");
+	EXPECT_EQ(*p[5], R"({NULL,"alice"})");
 	EXPECT_FALSE(InboxInsertParams({a}, std::nullopt)[4].has_value());
 }
 
@@ -83,6 +85,7 @@ Row(const char *id, const char *seq, const char *kind, const char *created = nul
 TEST(InboxSql, ParsesRowsByKind)
 {
 	PgRows rows = {Row("a", "3", "o"), Row("b", "5", "e", "2026-11-30T00:00:00Z"), Row("c", "9", "n", "x")};
+	rows[2][kInboxSender] = std::string("alice");
 	InboxRows out;
 	std::string error;
 	ASSERT_TRUE(ParseInboxRows(std::move(rows), &out, &error)) << error;
@@ -95,6 +98,8 @@ TEST(InboxSql, ParsesRowsByKind)
 	EXPECT_EQ(out.existing[0].created_at, "2026-11-30T00:00:00Z");
 	ASSERT_EQ(out.inserted.size(), 1u);
 	EXPECT_EQ(out.inserted[0].chat_id, 7);
+	EXPECT_EQ(out.inserted[0].sender, std::optional<std::string>("alice"));
+	EXPECT_FALSE(out.existing[0].sender.has_value()); // sent without one: NULL, not ""
 	ASSERT_EQ(out.created.size(), 1u);
 	EXPECT_EQ(*out.created[0], 1.5);
 	EXPECT_FALSE(out.read_up_to.has_value());

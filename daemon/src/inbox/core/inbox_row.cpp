@@ -9,7 +9,7 @@ namespace chat_outboxd {
 std::string
 InboxRowColumns()
 {
-	return std::string("seq, message_id, chat_id, body, ") + kCreatedAtSql;
+	return std::string("seq, message_id, chat_id, body, ") + kCreatedAtSql + ", sender";
 }
 
 bool
@@ -36,6 +36,7 @@ ReadInboxRow(PgRow &row, InboxMessage *out)
 	m.id = std::move(*row[1]);
 	m.body = std::move(*row[3]);
 	m.created_at = row[4] ? std::move(*row[4]) : std::string();
+	m.sender = std::move(row[5]);
 	*out = std::move(m);
 	return true;
 }

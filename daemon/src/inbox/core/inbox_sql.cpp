@@ -65,6 +65,7 @@ constexpr ColumnSql kColumns[] = {
     {kInboxBody, "coalesce(e.body, i.body)", "o.body"},
     {kInboxCreatedIso, "pg_catalog.to_json(coalesce(e.created_at, i.created_at)) OPERATOR(pg_catalog.#>>) '{}'",
      "pg_catalog.to_json(o.created_at) OPERATOR(pg_catalog.#>>) '{}'"},
+    {kInboxSender, "coalesce(e.sender, i.sender)", "o.sender"},
     {kInboxCreatedEpoch, "EXTRACT(epoch FROM coalesce(e.created_at, i.created_at))::pg_catalog.float8",
      "EXTRACT(epoch FROM o.created_at)::pg_catalog.float8"},
     {kInboxKind, "CASE WHEN ins.seq IS NULL THEN 'e' ELSE 'n' END", "'o'"},
@@ -126,14 +127,15 @@ InboxInsertSql(const std::string &service)
 	return "WITH input AS ("
 	       " SELECT DISTINCT ON (message_id) * FROM ROWS FROM ("
 	       "pg_catalog.unnest($1::pg_catalog.uuid[]), pg_catalog.unnest($2::pg_catalog.int8[]),"
-	       " pg_catalog.unnest($3::pg_catalog.text[]), pg_catalog.unnest($4::pg_catalog.timestamptz[]))"
-	       " WITH ORDINALITY AS t(message_id, chat_id, body, created_at, ord)"
+	       " pg_catalog.unnest($3::pg_catalog.text[]), pg_catalog.unnest($4::pg_catalog.timestamptz[]),"
+	       " pg_catalog.unnest($6::pg_catalog.text[]))"
+	       " WITH ORDINALITY AS t(message_id, chat_id, body, created_at, sender, ord)"
 	       " ORDER BY message_id, ord"
 	       "), ins AS ("
 	       " INSERT INTO " +
 	       inbox +
-	       " (message_id, chat_id, body, created_at)"
-	       " SELECT message_id, chat_id, body, created_at FROM input ORDER BY ord"
+	       " (message_id, chat_id, body, created_at, sender)"
+	       " SELECT message_id, chat_id, body, created_at, sender FROM input ORDER BY ord"
 	       " ON CONFLICT (message_id) DO NOTHING"
 	       " RETURNING message_id, seq"
 	       ") SELECT" +
@@ -172,17 +174,19 @@ InboxOthersBytesPerWrite()
 std::vector<std::optional<std::string>>
 InboxInsertParams(const std::vector<ChatMessage> &messages, std::optional<int64_t> pushed_up_to)
 {
-	std::vector<std::optional<std::string>> ids, chats, bodies, created;
+	std::vector<std::optional<std::string>> ids, chats, bodies, created, senders;
 	for (const auto &m : messages) {
 		ids.emplace_back(m.id);
 		chats.emplace_back(std::to_string(m.chat_id));
 		bodies.emplace_back(m.body);
 		created.push_back(m.created_at);
+		senders.push_back(m.sender);
 	}
 	std::optional<std::string> after;
 	if (pushed_up_to)
 		after = std::to_string(*pushed_up_to);
-	return {PgArrayLiteral(ids), PgArrayLiteral(chats), PgArrayLiteral(bodies), PgArrayLiteral(created), after};
+	return {PgArrayLiteral(ids),     PgArrayLiteral(chats), PgArrayLiteral(bodies),
+	        PgArrayLiteral(created), after,                 PgArrayLiteral(senders)};
 }
 
 bool

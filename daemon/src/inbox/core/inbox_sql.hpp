@@ -47,11 +47,13 @@ enum InboxColumn : size_t {
 	kInboxChatId,       // chat_id
 	kInboxBody,         // body
 	kInboxCreatedIso,   // created_at, ISO 8601 as JSON prints it, or NULL
+	kInboxSender,       // sender, or NULL
 	kInboxCreatedEpoch, // created_at as epoch seconds, or NULL
 	kInboxKind,         // InboxRowKind as one letter
 	kInboxColumnCount
 };
 static_assert(kInboxSeq == 0 && kInboxId == 1 && kInboxChatId == 2 && kInboxBody == 3 && kInboxCreatedIso == 4 &&
+                  kInboxSender == 5 &&
                   kInboxKind >= kInboxRowColumns,
               "a result row starts with an inbox row as ReadInboxRow reads it");
 
@@ -67,8 +69,8 @@ enum class InboxRowKind : char {
 int InboxOthersPerWrite();
 int64_t InboxOthersBytesPerWrite();
 
-// InboxInsertParams returns $1..$5: uuid[], bigint[], text[], timestamptz[] literals and the highest
-// seq already pushed (nullopt: unknown, no other writers' rows are returned).
+// InboxInsertParams returns $1..$6: uuid[], bigint[], text[], timestamptz[] literals, the highest
+// seq already pushed (nullopt: unknown, no other writers' rows are returned), and the senders' text[].
 std::vector<std::optional<std::string>> InboxInsertParams(const std::vector<ChatMessage> &messages,
                                                           std::optional<int64_t> pushed_up_to);
 
