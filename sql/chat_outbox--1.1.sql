@@ -75,11 +75,13 @@ BEGIN
 	IF value OPERATOR(pg_catalog.=) '' OR pg_catalog.octet_length(value) OPERATOR(pg_catalog.>) 200 THEN
 		RAISE EXCEPTION '% must be 1 to 200 bytes', arg
 			USING ERRCODE = '22023',
-				DETAIL = pg_catalog.format('It is %s bytes; a user id is the token''s sub.', pg_catalog.octet_length(value));
+				DETAIL = pg_catalog.format('It is %s bytes; a user id is the token''s sub.', pg_catalog.octet_length(value)),
+				HINT = 'Pass 1 to 200 bytes.';
 	END IF;
 	IF value OPERATOR(pg_catalog.~) '[\x01-\x1f\x7f]' THEN
 		RAISE EXCEPTION '% must not contain control characters', arg
-			USING ERRCODE = '22023', DETAIL = 'A user id is the token''s sub.';
+			USING ERRCODE = '22023', DETAIL = 'A user id is the token''s sub.',
+				HINT = 'Leave out U+0001 to U+001F and U+007F.';
 	END IF;
 END
 $check$;
