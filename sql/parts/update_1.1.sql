@@ -22,8 +22,8 @@ BEGIN
 	FOR svc IN SELECT s.name FROM chat_outbox.services s ORDER BY s.name LOOP
 		EXECUTE format('ALTER TABLE %I.messages ADD COLUMN IF NOT EXISTS sender text', svc);
 		EXECUTE format('ALTER TABLE %I.inbox ADD COLUMN IF NOT EXISTS sender text', svc);
-		-- (regrole prints a name quoted as needed)
-		-- a role that stores received rows (grant_service's receiver) stores their sender too
+		-- a role that stores received rows (grant_service's receiver) stores their sender too (regrole
+		-- prints a role's name quoted as needed)
 		FOR a IN SELECT DISTINCT x.grantee FROM pg_catalog.pg_attribute t, pg_catalog.aclexplode(t.attacl) x
 			WHERE t.attrelid = format('%I.inbox', svc)::regclass AND t.attname = 'message_id' AND x.privilege_type = 'INSERT'
 		LOOP

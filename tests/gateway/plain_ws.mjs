@@ -73,6 +73,14 @@ check('send -> ack with the stored message, sender = the token\'s sub', s1?.type
 		e1.error?.sqlstate === '22023' && e1.error.message === 'sender must not contain control characters' &&
 		sql(`SELECT count(*) FROM workers.messages WHERE body = 'from evil'`) === '0', JSON.stringify(e1));
 	evil.close();
+	// a token without a sub ("", as tests/gateway/conversation.mjs makes one) sends without a sender
+	const anonymous = wsClient(`?token=${token([11], { sub: '' })}`);
+	await opened(anonymous);
+	anonymous.send(JSON.stringify({ type: 'send', ref: 'a1', chat_id: 11, body: 'from nobody' }));
+	const a1 = await reply(anonymous, 'a1');
+	check('send with a token without sub -> stored with sender null', a1?.type === 'ack' && a1.message?.sender === null &&
+		sql(`SELECT count(*) FROM workers.messages WHERE body = 'from nobody' AND sender IS NULL`) === '1', JSON.stringify(a1));
+	anonymous.close();
 }
 b.send(JSON.stringify({ type: 'send', ref: 's2', chat_id: 11, body: '' }));
 const s2 = await reply(b, 's2');
