@@ -135,7 +135,9 @@ COMMENT ON FUNCTION chat_outbox.create_service(text, text, int) IS
 
 -- The functions of service <name>'s schema, (re)defined: by create_service() and by the update to
 -- 1.1, which gives every existing service the new send_message. CREATE OR REPLACE keeps the grants
--- and the owner of a function whose signature stays.
+-- and the owner of a function whose signature stays. Not SECURITY DEFINER, so callable by anyone
+-- (as create_service is by whom it is granted to): it runs with the caller's rights, which must
+-- create in the schema or own the functions already there.
 CREATE OR REPLACE FUNCTION chat_outbox.define_service_functions(name text) RETURNS void
 	LANGUAGE plpgsql
 	SET search_path = pg_catalog, pg_temp
@@ -266,7 +268,6 @@ BEGIN
 	$fn$, name);
 END
 $define$;
-REVOKE ALL ON FUNCTION chat_outbox.define_service_functions(text) FROM PUBLIC;
 
 -- A live change of the partition count: the relay stops relaying the service until every queue of
 -- the old layout is empty, then SETs the new count in Redis and relays under it (per-chat order
