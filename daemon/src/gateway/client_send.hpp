@@ -35,7 +35,9 @@ class ClientSends {
 	Hub &hub_;
 	QueryQueue &queries_;
 	const Config &cfg_;
-	std::string sql_send_;
+	void Run(bool with_sender, int64_t chat_id, PgParams params, std::function<void(nlohmann::json)> done);
+
+	std::string sql_send_[2]; // [with_sender] (QueryQueue::Schema): 1.0's send_message takes no sender
 	std::function<void(const nlohmann::json &)> on_sent_;
 };
 

@@ -7,7 +7,10 @@ using namespace chat_outboxd;
 
 TEST(InboxRow, ReadsTheColumnsInTheirOrder)
 {
-	EXPECT_EQ(InboxRowColumns().rfind("seq, message_id, chat_id, body, ", 0), 0u);
+	EXPECT_EQ(InboxRowColumns(true).rfind("seq, message_id, chat_id, body, ", 0), 0u);
+	// against chat_outbox 1.0's inbox the sender column reads NULL, so the columns stay where they are
+	EXPECT_NE(InboxRowColumns(true).find(", sender"), std::string::npos);
+	EXPECT_NE(InboxRowColumns(false).find(", NULL::pg_catalog.text AS sender"), std::string::npos);
 	PgRow row = {std::string("12"), std::string("id-1"), std::string("-5"), std::string("hi"), std::nullopt,
 	             std::nullopt, std::string("extra")};
 	InboxMessage m;

@@ -31,7 +31,7 @@ TEST(InboxSql, ParamsInQueueOrder)
 
 TEST(InboxSql, StatementKeepsOrderAndDedupes)
 {
-	std::string sql = InboxInsertSql("we\"ird");
+	std::string sql = InboxInsertSql("we\"ird", true);
 	EXPECT_NE(sql.find(R"(INSERT INTO "we""ird".inbox)"), std::string::npos);
 	EXPECT_NE(sql.find("WITH ORDINALITY"), std::string::npos);
 	EXPECT_NE(sql.find("ORDER BY ord"), std::string::npos);
@@ -43,10 +43,22 @@ TEST(InboxSql, StatementKeepsOrderAndDedupes)
 	EXPECT_NE(sql.find("OPERATOR(pg_catalog.<) " + std::to_string(InboxOthersBytesPerWrite())), std::string::npos);
 }
 
+TEST(InboxSql, WithoutTheSenderColumnNothingNamesIt)
+{
+	// chat_outbox 1.0's inbox has no sender (inbox/inbox_schema.hpp): the statement neither writes nor
+	// reads it, and the senders' parameter ($6) is still taken, so the parameters are the same.
+	std::string sql = InboxInsertSql("workers", false);
+	EXPECT_EQ(sql.find("e.sender"), std::string::npos);
+	EXPECT_EQ(sql.find("o.sender"), std::string::npos);
+	EXPECT_EQ(sql.find("created_at, sender)"), std::string::npos);
+	EXPECT_NE(sql.find("$6::pg_catalog.text[]"), std::string::npos);
+	EXPECT_NE(InboxInsertSql("workers", true).find("(message_id, chat_id, body, created_at, sender)"), std::string::npos);
+}
+
 TEST(InboxSql, LockIsItsOwnStatementKeyedByService)
 {
 	// The insert does not take the lock: its snapshot would be older than the wait for it.
-	EXPECT_EQ(InboxInsertSql("workers").find("advisory"), std::string::npos);
+	EXPECT_EQ(InboxInsertSql("workers", true).find("advisory"), std::string::npos);
 	EXPECT_EQ(InboxLockSql(), "SELECT pg_catalog.pg_advisory_xact_lock(pg_catalog.hashtext($1::pg_catalog.text))");
 	EXPECT_EQ(InboxLockKey("o'neil"), "chat_outbox.inbox:o'neil"); // a parameter, never spliced into SQL
 }
@@ -54,7 +66,8 @@ TEST(InboxSql, LockIsItsOwnStatementKeyedByService)
 TEST(InboxSql, EveryFunctionAndOperatorIsQualified)
 {
 	// Names a role could shadow with its own function, operator or type earlier in search_path.
-	for (const std::string &sql : {InboxInsertSql("workers"), InboxLockSql(), InboxHighWaterSql("workers")}) {
+	for (const std::string &sql : {InboxInsertSql("workers", true), InboxInsertSql("workers", false), InboxLockSql(),
+	                               InboxHighWaterSql("workers"), InboxSenderColumnSql()}) {
 		for (const char *bare : {" to_json(", "(to_json(", " hashtext(", "(hashtext(", " unnest(", "(unnest(",
 		                         " max(", "(max(", " #>> ", " = ", " > ", "::text", "::uuid", "::bigint",
 		                         "::timestamptz", "::float8", "::int8", " pg_advisory_xact_lock("})

@@ -7,9 +7,15 @@
 namespace chat_outboxd {
 
 std::string
-InboxRowColumns()
+SenderColumn(bool with_sender)
 {
-	return std::string("seq, message_id, chat_id, body, ") + kCreatedAtSql + ", sender";
+	return with_sender ? "sender" : "NULL::pg_catalog.text AS sender";
+}
+
+std::string
+InboxRowColumns(bool with_sender)
+{
+	return std::string("seq, message_id, chat_id, body, ") + kCreatedAtSql + ", " + SenderColumn(with_sender);
 }
 
 bool

@@ -17,8 +17,12 @@ namespace chat_outboxd {
 constexpr const char *kCreatedAtSql = "pg_catalog.to_json(created_at) OPERATOR(pg_catalog.#>>) '{}'";
 
 // InboxRowColumns is the select list of an inbox row, in the order ReadInboxRow reads it:
-// seq, message_id, chat_id, body, created_at (as kCreatedAtSql), sender. Further columns may follow.
-std::string InboxRowColumns();
+// seq, message_id, chat_id, body, created_at (as kCreatedAtSql), sender (NULL without the column:
+// with_sender false, inbox_schema.hpp). Further columns may follow.
+std::string InboxRowColumns(bool with_sender);
+
+// SenderColumn is `sender`, or a NULL in its place when the table has none (chat_outbox 1.0).
+std::string SenderColumn(bool with_sender);
 constexpr size_t kInboxRowColumns = 6;
 
 using PgRow = std::vector<std::optional<std::string>>;

@@ -58,6 +58,9 @@ struct ColumnSql {
 	const char *other;
 };
 
+// What the sender column reads as against 1.0 tables, which have none.
+constexpr const char *kNoSender = "NULL::pg_catalog.text";
+
 constexpr ColumnSql kColumns[] = {
     {kInboxSeq, "coalesce(ins.seq, e.seq)", "o.seq"},
     {kInboxId, "i.message_id::pg_catalog.text", "o.message_id::pg_catalog.text"},
@@ -83,12 +86,12 @@ InColumnOrder()
 static_assert(InColumnOrder(), "kColumns lists the InboxColumn values in order");
 
 std::string
-SelectList(bool batch)
+SelectList(bool batch, bool with_sender)
 {
 	std::string out;
 	for (size_t i = 0; i < kInboxColumnCount; i++) {
 		out += i ? ", " : " ";
-		out += batch ? kColumns[i].batch : kColumns[i].other;
+		out += i == kInboxSender && !with_sender ? kNoSender : batch ? kColumns[i].batch : kColumns[i].other;
 		if (i == kInboxSeq)
 			out += " AS seq";
 	}
@@ -110,13 +113,20 @@ InboxLockKey(const std::string &service)
 }
 
 std::string
+InboxSenderColumnSql()
+{
+	return "SELECT EXISTS (SELECT FROM pg_catalog.pg_attribute a WHERE a.attrelid OPERATOR(pg_catalog.=) "
+	       "pg_catalog.to_regclass($1::pg_catalog.text) AND a.attname OPERATOR(pg_catalog.=) 'sender' AND NOT a.attisdropped)";
+}
+
+std::string
 InboxHighWaterSql(const std::string &service)
 {
 	return "SELECT coalesce(pg_catalog.max(seq), 0) FROM " + QuoteIdent(service) + ".inbox";
 }
 
 std::string
-InboxInsertSql(const std::string &service)
+InboxInsertSql(const std::string &service, bool with_sender)
 {
 	// Every distinct message of the batch comes back, inserted or not, with its seq: after a write
 	// whose outcome was unknown (connection lost at COMMIT), or when another writer committed it,
@@ -134,18 +144,20 @@ InboxInsertSql(const std::string &service)
 	       "), ins AS ("
 	       " INSERT INTO " +
 	       inbox +
-	       " (message_id, chat_id, body, created_at, sender)"
-	       " SELECT message_id, chat_id, body, created_at, sender FROM input ORDER BY ord"
+	       (with_sender ? " (message_id, chat_id, body, created_at, sender)"
+	                      " SELECT message_id, chat_id, body, created_at, sender FROM input ORDER BY ord"
+	                    : " (message_id, chat_id, body, created_at)"
+	                      " SELECT message_id, chat_id, body, created_at FROM input ORDER BY ord") +
 	       " ON CONFLICT (message_id) DO NOTHING"
 	       " RETURNING message_id, seq"
 	       ") SELECT" +
-	       SelectList(true) +
+	       SelectList(true, with_sender) +
 	       " FROM input i LEFT JOIN ins ON ins.message_id OPERATOR(pg_catalog.=) i.message_id"
 	       " LEFT JOIN " +
 	       inbox +
 	       " e ON e.message_id OPERATOR(pg_catalog.=) i.message_id AND ins.message_id IS NULL"
 	       " UNION ALL SELECT * FROM (SELECT" +
-	       SelectList(false) +
+	       SelectList(false, with_sender) +
 	       " FROM (SELECT q.*, pg_catalog.sum(pg_catalog.octet_length(q.body)) OVER (ORDER BY q.seq) AS run"
 	       " FROM (SELECT * FROM " +
 	       inbox +

@@ -30,13 +30,19 @@ namespace chat_outboxd {
 std::string InboxLockSql();
 std::string InboxLockKey(const std::string &service);
 
+// InboxSenderColumnSql: whether table $1 (a quoted name, "svc".inbox) has a column `sender`, true or
+// false in one row and column (false also when the table does not exist).
+std::string InboxSenderColumnSql();
+
 // InboxHighWaterSql returns the inbox's highest seq (0 when empty), in one row and column.
 std::string InboxHighWaterSql(const std::string &service);
 
 // InboxInsertSql returns the insert for schema `service`. Its result has the columns of
 // InboxColumn, ordered by seq: every distinct message of the batch, new or already there, and every
 // row another writer committed above $5 (the highest seq already pushed; NULL: none).
-std::string InboxInsertSql(const std::string &service);
+// with_sender: the inbox has `sender` (chat_outbox 1.1, inbox_schema.hpp); without it the senders ($6)
+// are not stored and every row's sender reads NULL.
+std::string InboxInsertSql(const std::string &service, bool with_sender);
 
 // The result columns of InboxInsertSql, in its SELECT order (InboxInsertSql builds its SELECT list
 // from the same table, so the two cannot drift apart). The first ones are an inbox row as
