@@ -110,8 +110,11 @@ COMMENT ON TABLE chat_outbox.services IS 'Services whose outbox the chat_outbox 
 CREATE TRIGGER services_changed AFTER INSERT OR UPDATE OR DELETE ON chat_outbox.services
 	FOR EACH STATEMENT EXECUTE FUNCTION chat_outbox.services_changed();
 
+
+-- CREATE OR REPLACE: the update to 1.1 (sql/parts/update_1.1.sql) runs this same text over 1.0's functions.
+
 -- The range of a service's partition count, with the error create_service() and set_partitions() give.
-CREATE FUNCTION chat_outbox.check_partitions(partitions int) RETURNS void
+CREATE OR REPLACE FUNCTION chat_outbox.check_partitions(partitions int) RETURNS void
 	LANGUAGE plpgsql IMMUTABLE
 	SET search_path = pg_catalog, pg_temp
 AS $check$
@@ -125,7 +128,30 @@ BEGIN
 END
 $check$;
 
-CREATE FUNCTION chat_outbox.create_service(name text, queue text DEFAULT NULL, partitions int DEFAULT 1) RETURNS void
+-- The one rule for a user id: a read cursor's user_id and a message's sender (both a token's sub).
+-- 1 to 200 bytes (read_cursors' CHECK), no control character (a NUL cannot reach here: text cannot
+-- hold one). Raises 22023 naming the argument; a NULL passes (callers decide whether NULL is allowed).
+CREATE OR REPLACE FUNCTION chat_outbox.check_user_id(arg text, value text) RETURNS void
+	LANGUAGE plpgsql IMMUTABLE PARALLEL SAFE
+-- No SET clause: send_message calls it, and a SET costs every call a GUC save/restore; so every
+-- name is schema-qualified, as in send_message.
+AS $check$
+BEGIN
+	IF value OPERATOR(pg_catalog.=) '' OR pg_catalog.octet_length(value) OPERATOR(pg_catalog.>) 200 THEN
+		RAISE EXCEPTION '% must be 1 to 200 bytes', arg
+			USING ERRCODE = '22023',
+				DETAIL = pg_catalog.format('It is %s bytes; a user id is the token''s sub.', pg_catalog.octet_length(value)),
+				HINT = 'Pass 1 to 200 bytes.';
+	END IF;
+	IF value OPERATOR(pg_catalog.~) '[\x01-\x1f\x7f]' THEN
+		RAISE EXCEPTION '% must not contain control characters', arg
+			USING ERRCODE = '22023', DETAIL = 'A user id is the token''s sub.',
+				HINT = 'Leave out U+0001 to U+001F and U+007F.';
+	END IF;
+END
+$check$;
+
+CREATE OR REPLACE FUNCTION chat_outbox.create_service(name text, queue text DEFAULT NULL, partitions int DEFAULT 1) RETURNS void
 	LANGUAGE plpgsql
 	SET search_path = pg_catalog, pg_temp
 AS $create$
@@ -167,7 +193,8 @@ BEGIN
 			id uuid PRIMARY KEY DEFAULT pg_catalog.gen_random_uuid(),
 			chat_id bigint NOT NULL,
 			body text NOT NULL,
-			created_at timestamptz NOT NULL DEFAULT pg_catalog.now()
+			created_at timestamptz NOT NULL DEFAULT pg_catalog.now(),
+			sender text -- the author (send_message's sender; the gateway passes the token's sub), NULL when not given
 		);
 
 		CREATE TABLE %1$I.outbox (
@@ -188,7 +215,8 @@ BEGIN
 			body text NOT NULL,
 			created_at timestamptz,
 			received_at timestamptz NOT NULL DEFAULT pg_catalog.now(),
-			seq bigint GENERATED ALWAYS AS IDENTITY UNIQUE
+			seq bigint GENERATED ALWAYS AS IDENTITY UNIQUE,
+			sender text -- the payload's sender, NULL when it has none
 		);
 		CREATE INDEX inbox_chat_seq ON %1$I.inbox (chat_id, seq);
 		-- history pages a chat's sent messages newest first by (created_at, id)
@@ -206,6 +234,24 @@ BEGIN
 		);
 	$ddl$, name);
 
+	PERFORM chat_outbox.define_service_functions(name);
+
+	INSERT INTO chat_outbox.services (name, queue, partitions) VALUES (create_service.name, q, create_service.partitions);
+END
+$create$;
+COMMENT ON FUNCTION chat_outbox.create_service(text, text, int) IS
+	'Creates schema <name> with messages, outbox, inbox and send_message(), relayed to BullMQ queue <queue> (default <name>-messages), or with partitions > 1 to queues <queue>-p0 ... <queue>-p<partitions-1>.';
+
+-- The functions of service <name>'s schema, (re)defined: by create_service() and by the update to
+-- 1.1, which gives every existing service the new send_message. CREATE OR REPLACE keeps the grants
+-- and the owner of a function whose signature stays. Not SECURITY DEFINER, so callable by anyone
+-- (as create_service is by whom it is granted to): it runs with the caller's rights, which must
+-- create in the schema or own the functions already there.
+CREATE OR REPLACE FUNCTION chat_outbox.define_service_functions(name text) RETURNS void
+	LANGUAGE plpgsql
+	SET search_path = pg_catalog, pg_temp
+AS $define$
+BEGIN
 	-- send_message and publish_event are the only way roles write the outbox (grant_service gives
 	-- no INSERT on it): SECURITY DEFINER, so every outbox row went through their checks.
 	-- No SET clause: it would stop plan caching and cost every call a GUC save/restore. Without it
@@ -213,7 +259,7 @@ BEGIN
 	-- to the operators and the types of casts (only keyword types such as int are not: the grammar
 	-- maps them to pg_catalog). An unqualified name would let a caller's own object run as the owner.
 	EXECUTE format($fn$
-		CREATE FUNCTION %1$I.send_message(chat_id bigint, body text) RETURNS %1$I.messages
+		CREATE OR REPLACE FUNCTION %1$I.send_message(chat_id bigint, body text, sender text DEFAULT NULL) RETURNS %1$I.messages
 			LANGUAGE plpgsql SECURITY DEFINER
 		AS $body$
 		#variable_conflict use_variable
@@ -242,15 +288,19 @@ BEGIN
 						DETAIL = pg_catalog.format('The body is %%s bytes; the limit is %%s bytes.', pg_catalog.octet_length(body), max_bytes),
 						HINT = 'Shorten the message, or raise ' OPERATOR(pg_catalog.||) chat_outbox.max_body_bytes_setting() OPERATOR(pg_catalog.||) '.';
 			END IF;
-			INSERT INTO %1$I.messages (chat_id, body) VALUES (chat_id, body) RETURNING * INTO m;
+			IF sender IS NOT NULL THEN
+				PERFORM chat_outbox.check_user_id('sender', sender);
+			END IF;
+			INSERT INTO %1$I.messages (chat_id, body, sender) VALUES (chat_id, body, sender) RETURNING * INTO m;
 			INSERT INTO %1$I.outbox (event, payload) VALUES ('message.created',
-				pg_catalog.jsonb_build_object('id', m.id, 'chat_id', m.chat_id, 'body', m.body, 'created_at', m.created_at));
+				pg_catalog.jsonb_build_object('id', m.id, 'chat_id', m.chat_id, 'body', m.body, 'created_at', m.created_at,
+					'sender', m.sender));
 			RETURN m;
 		END
 		$body$;
-		REVOKE ALL ON FUNCTION %1$I.send_message(bigint, text) FROM PUBLIC;
+		REVOKE ALL ON FUNCTION %1$I.send_message(bigint, text, text) FROM PUBLIC;
 
-		CREATE FUNCTION %1$I.publish_event(event text, payload jsonb) RETURNS %1$I.outbox
+		CREATE OR REPLACE FUNCTION %1$I.publish_event(event text, payload jsonb) RETURNS %1$I.outbox
 			LANGUAGE plpgsql SECURITY DEFINER
 		AS $body$
 		#variable_conflict use_variable
@@ -292,7 +342,7 @@ BEGIN
 		-- inbox row of the chat at or below it (so it always names a received message), and only if
 		-- that is above the stored one: a cursor never moves backwards. Returns the cursor now stored
 		-- (NULLs when there is none) and whether this call moved it.
-		CREATE FUNCTION %1$I.mark_read(chat_id bigint, user_id text, seq bigint,
+		CREATE OR REPLACE FUNCTION %1$I.mark_read(chat_id bigint, user_id text, seq bigint,
 			OUT cursor_seq bigint, OUT cursor_message_id uuid, OUT cursor_created_at timestamptz, OUT moved boolean)
 			LANGUAGE plpgsql SECURITY DEFINER
 		AS $body$
@@ -305,10 +355,7 @@ BEGIN
 				RAISE EXCEPTION 'chat_id, user_id and seq must not be null'
 					USING ERRCODE = '22004', HINT = 'Call mark_read(chat_id, user_id, seq).';
 			END IF;
-			IF user_id OPERATOR(pg_catalog.=) '' OR pg_catalog.octet_length(user_id) OPERATOR(pg_catalog.>) 200 THEN
-				RAISE EXCEPTION 'user_id must be 1 to 200 bytes'
-					USING ERRCODE = '22023', DETAIL = 'The user is the token''s sub.';
-			END IF;
+			PERFORM chat_outbox.check_user_id('user_id', user_id);
 			SELECT i.seq, i.message_id INTO s, m FROM %1$I.inbox i
 				WHERE i.chat_id OPERATOR(pg_catalog.=) chat_id AND i.seq OPERATOR(pg_catalog.<=) seq
 				ORDER BY i.seq DESC LIMIT 1;
@@ -328,17 +375,13 @@ BEGIN
 		$body$;
 		REVOKE ALL ON FUNCTION %1$I.mark_read(bigint, text, bigint) FROM PUBLIC;
 	$fn$, name);
-
-	INSERT INTO chat_outbox.services (name, queue, partitions) VALUES (create_service.name, q, create_service.partitions);
 END
-$create$;
-COMMENT ON FUNCTION chat_outbox.create_service(text, text, int) IS
-	'Creates schema <name> with messages, outbox, inbox and send_message(), relayed to BullMQ queue <queue> (default <name>-messages), or with partitions > 1 to queues <queue>-p0 ... <queue>-p<partitions-1>.';
+$define$;
 
 -- A live change of the partition count: the relay stops relaying the service until every queue of
 -- the old layout is empty, then SETs the new count in Redis and relays under it (per-chat order
 -- holds across the change; docs/architecture.md, 'Changing the number of partitions').
-CREATE FUNCTION chat_outbox.set_partitions(service text, partitions int) RETURNS void
+CREATE OR REPLACE FUNCTION chat_outbox.set_partitions(service text, partitions int) RETURNS void
 	LANGUAGE plpgsql
 	SET search_path = pg_catalog, pg_temp
 AS $set$
@@ -358,13 +401,13 @@ COMMENT ON FUNCTION chat_outbox.set_partitions(text, int) IS
 -- common/partitions.hpp (RowPartition of ChatIdOfJson), which places the rows: chat_id mod n taken
 -- non-negative, partition 0 for a payload without an integer chat_id that fits a bigint.
 -- A standard-SQL body: its names are bound when it is created, so it needs no SET clause (and stays inlinable).
-CREATE FUNCTION chat_outbox.chat_partition(payload jsonb, partitions int) RETURNS int
+CREATE OR REPLACE FUNCTION chat_outbox.chat_partition(payload jsonb, partitions int) RETURNS int
 	LANGUAGE sql IMMUTABLE PARALLEL SAFE
 RETURN CASE WHEN jsonb_typeof(payload -> 'chat_id') = 'number' AND (payload ->> 'chat_id') ~ '^-?[0-9]{1,19}$'
 		AND (payload ->> 'chat_id')::numeric BETWEEN -9223372036854775808 AND 9223372036854775807
 	THEN ((((payload ->> 'chat_id')::bigint % partitions) + partitions) % partitions)::int ELSE 0 END;
 
-CREATE FUNCTION chat_outbox.grant_service(service text, role name, receiver boolean DEFAULT false) RETURNS void
+CREATE OR REPLACE FUNCTION chat_outbox.grant_service(service text, role name, receiver boolean DEFAULT false) RETURNS void
 	LANGUAGE plpgsql
 	SET search_path = pg_catalog, pg_temp
 AS $grant$
@@ -375,14 +418,14 @@ BEGIN
 	END IF;
 	EXECUTE format('GRANT USAGE ON SCHEMA %1$I TO %2$I', service, role);
 	EXECUTE format('GRANT SELECT ON %1$I.messages, %1$I.outbox, %1$I.inbox, %1$I.read_cursors TO %2$I', service, role);
-	EXECUTE format('GRANT EXECUTE ON FUNCTION %1$I.send_message(bigint, text), %1$I.publish_event(text, jsonb) TO %2$I',
+	EXECUTE format('GRANT EXECUTE ON FUNCTION %1$I.send_message(bigint, text, text), %1$I.publish_event(text, jsonb) TO %2$I',
 		service, role);
 	-- The role the receiving daemon runs as stores what it receives: it may add inbox rows, but
 	-- only these columns. seq and received_at always come from their defaults (no OVERRIDING
 	-- SYSTEM VALUE: clients resume from seq), and no row is ever updated or deleted. An
 	-- application's role gets no write on any table at all.
 	IF receiver THEN
-		EXECUTE format('GRANT INSERT (message_id, chat_id, body, created_at) ON %1$I.inbox TO %2$I', service, role);
+		EXECUTE format('GRANT INSERT (message_id, chat_id, body, created_at, sender) ON %1$I.inbox TO %2$I', service, role);
 		-- and it stores its clients' read cursors, only through mark_read's checks
 		EXECUTE format('GRANT EXECUTE ON FUNCTION %1$I.mark_read(bigint, text, bigint) TO %2$I', service, role);
 	END IF;

@@ -30,13 +30,16 @@ await Promise.all(Array.from({ length: SENDERS }, async (_, s) => {
 	const c = await pool.connect();
 	try {
 		for (let n = 0; n < PER_SENDER; n++)
-			await c.query('SELECT id FROM consumers.send_message($1, $2)', [(s + n) % CHATS + 1, `s${s}-n${n} "quoted" ✓`]);
+			// even senders name an author (send_message's sender), odd ones make the two-argument call
+			await (s % 2 === 0
+				? c.query('SELECT id FROM consumers.send_message($1, $2, $3)', [(s + n) % CHATS + 1, `s${s}-n${n} "quoted" ✓`, `user-${s} ✓`])
+				: c.query('SELECT id FROM consumers.send_message($1, $2)', [(s + n) % CHATS + 1, `s${s}-n${n} "quoted" ✓`]));
 	} finally { c.release(); }
 }));
 
 await waitUntil('1000 jobs processed', async () => processed.length >= TOTAL, 60000);
 const { rows } = await pool.query(`
-	SELECT m.id::text, m.chat_id, m.body, to_jsonb(m.created_at) #>> '{}' AS created_at, o.id AS outbox_id, o.sent_at
+	SELECT m.id::text, m.chat_id, m.body, to_jsonb(m.created_at) #>> '{}' AS created_at, m.sender, o.id AS outbox_id, o.sent_at
 	FROM consumers.messages m JOIN consumers.outbox o ON (o.payload ->> 'id')::uuid = m.id ORDER BY o.id`);
 check(`postgres stored ${rows.length} of ${TOTAL} messages`, rows.length === TOTAL);
 check('every outbox row is marked sent', rows.every((r) => r.sent_at !== null));
@@ -48,9 +51,11 @@ check('job name is message.created', processed.every((p) => p.name === 'message.
 const dataMismatch = processed.filter((p) => {
 	const m = byId.get(p.id);
 	return !m || p.data.id !== m.id || p.data.chat_id !== Number(m.chat_id) || p.data.body !== m.body ||
-		p.data.created_at !== m.created_at || Object.keys(p.data).length !== 4;
+		p.data.created_at !== m.created_at || p.data.sender !== m.sender || Object.keys(p.data).length !== 5;
 });
-check(`job data equals the stored message (${dataMismatch.length} mismatches)`, dataMismatch.length === 0);
+check(`job data equals the stored message, sender included (${dataMismatch.length} mismatches)`, dataMismatch.length === 0);
+check('job data carries a sender, null when sent without one',
+	processed.some((p) => p.data.sender === 'user-0 ✓') && processed.some((p) => p.data.sender === null));
 check('opts carry jobId and attempts 0', processed.every((p) => p.opts.jobId === p.id && p.opts.attempts === 0));
 // Send order: a sender waits for each commit before its next send, so within a chat each sender's
 // messages must be processed in the order it sent them. (Between two senders racing on one chat

@@ -16,7 +16,7 @@ if (phase === 'disconnect') {
 	await waitFor('live-1', () => s.messages.length === 1, 20000);
 	check('live message before the drop', s.messages.length === 1 && s.messages[0].body === 'live-1');
 	s.io.engine.close(); // transport close: the client reconnects by itself, with {pid, offset}
-	insertInbox(7, ['missed-1', 'missed-2', 'missed-3']);
+	insertInbox(7, ['missed-1', 'missed-2', 'missed-3'], 'dave');
 	insertInbox(8, ['other-chat']);
 	await waitFor('reconnect + replay', () => s.connected && s.messages.length >= 4, 10000);
 	sql(`SELECT consumers.send_message(7, 'live-2')`);
@@ -25,6 +25,8 @@ if (phase === 'disconnect') {
 	check('recovered: missed messages replayed in order, none twice, then live',
 		inOrderOnce(s.messages, ['live-1', 'missed-1', 'missed-2', 'missed-3', 'live-2']), s.messages.map((m) => m.body).join());
 	check('client reports a recovered connection', s.recovered === true);
+	check('replayed messages carry their sender, live ones sent without one null',
+		s.messages.slice(1, 4).every((m) => m.sender === 'dave') && s.messages[0].sender === null, JSON.stringify(s.messages));
 	const seqs = s.messages.map((m) => m.seq);
 	check('seqs strictly increase', seqs.every((v, i) => i === 0 || v > seqs[i - 1]), seqs.join());
 	s.close();
@@ -42,6 +44,7 @@ if (phase === 'disconnect') {
 	await waitFor('ws since replay', () => messagesOf(w).length >= 3);
 	await sleep(200);
 	check('/ws ?since= replays seq > since', inOrderOnce(messagesOf(w), ['missed-2', 'missed-3', 'live-2']), messagesOf(w).map((m) => m.body).join());
+	check('/ws replay carries the sender', messagesOf(w)[0]?.sender === 'dave', JSON.stringify(messagesOf(w)[0]));
 	check('/ws welcome comes first', w.frames[0].type === 'welcome' && JSON.stringify(w.frames[0].chats) === '[7]');
 	w.close();
 } else if (phase === 'before-restart') {

@@ -1,7 +1,7 @@
 // tests/gateway/conversation.mjs - docs/gateway.md "Conversations", with real socket.io-client and ws
 // peers against two daemons (workers and consumers, one Postgres, one Redis):
 //  - history pages received and sent messages: bounded in rows and bytes, no gap and no repeat to the
-//    end, only for chats in the token, clear errors for bad arguments;
+//    end, each with its sender, only for chats in the token, clear errors for bad arguments;
 //  - read receipts: stored, never backwards, broadcast to the other side with the message id, given
 //    in chat_state on join (with the unread count), and durable across a daemon restart;
 //  - presence across the two services: both users, two tabs count once, a closed page drops out,
@@ -38,8 +38,9 @@ try {
 	await Promise.all([workers.start(), consumers.start()]);
 	// History: 300 messages each way in chat 42 (Consumers -> workers.inbox; Workers -> workers.messages),
 	// and twenty of 60 KB (1.2 MB), and a few in chat 43.
-	await postgres.query(`SELECT consumers.send_message(${CHAT}, 'c' || g) FROM generate_series(1, 300) g`);
-	await postgres.query(`SELECT workers.send_message(${CHAT}, 'w' || g) FROM generate_series(1, 300) g`);
+	// with their authors (the large ones without: sender null)
+	await postgres.query(`SELECT consumers.send_message(${CHAT}, 'c' || g, 'carl') FROM generate_series(1, 300) g`);
+	await postgres.query(`SELECT workers.send_message(${CHAT}, 'w' || g, 'wanda') FROM generate_series(1, 300) g`);
 	await postgres.query(`SELECT workers.send_message(${CHAT}, repeat('B', 60000)) FROM generate_series(1, 20)`);
 	await postgres.query(`SELECT consumers.send_message(${OTHER}, 'other' || g) FROM generate_series(1, 3) g`);
 	await waitUntil('workers.inbox to hold the 303 received messages',
@@ -57,14 +58,21 @@ try {
 	const bytes = page.messages.reduce((n, m) => n + m.body.length, 0);
 	check('history: a page stops at the message that crosses --catchup-page-bytes (1 MiB)', bytes >= 1048576 && bytes <= 1048576 + 60000, `${bytes} bytes`);
 	const seen = new Map();
+	const wrongSender = [];
 	let pages = 0;
 	for (;;) {
 		pages++;
-		for (const m of page.messages) seen.set(m.id, (seen.get(m.id) || 0) + 1);
+		for (const m of page.messages) {
+			seen.set(m.id, (seen.get(m.id) || 0) + 1);
+			const want = m.body.startsWith('B') ? null : m.dir === 'in' ? 'carl' : 'wanda';
+			if (m.sender !== want) wrongSender.push(m);
+		}
 		if (!page.more) break;
 		page = await wanda.ask('history', { chat_id: CHAT, limit: 37, before_seq: page.next.before_seq, before_sent: page.next.before_sent });
 		if (!page.ok) break;
 	}
+	check('history: each message with its sender, received and sent, null when sent without one', wrongSender.length === 0,
+		JSON.stringify(wrongSender.slice(0, 2)));
 	const counts = [...seen.values()];
 	check('history: paged to the end, every message of the chat once (300 received + 320 sent), no other chat',
 		seen.size === 620 && counts.every((n) => n === 1), `${seen.size} distinct in ${pages} pages, max count ${Math.max(...counts)}`);

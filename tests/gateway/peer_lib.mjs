@@ -26,10 +26,11 @@ export function sql(text) {
 }
 
 // insertInbox puts messages straight into workers.inbox (what the consumer would write) and
-// returns their seqs.
-export function insertInbox(chat, bodies) {
-	const values = bodies.map((b) => `(gen_random_uuid(), ${chat}, '${b.replace(/'/g, "''")}', now())`).join(',');
-	return sql(`INSERT INTO workers.inbox (message_id, chat_id, body, created_at) VALUES ${values} RETURNING seq`)
+// returns their seqs; sender (a plain string, or null) is each one's sender.
+export function insertInbox(chat, bodies, sender = null) {
+	const from = sender === null ? 'NULL' : `'${sender}'`;
+	const values = bodies.map((b) => `(gen_random_uuid(), ${chat}, '${b.replace(/'/g, "''")}', now(), ${from})`).join(',');
+	return sql(`INSERT INTO workers.inbox (message_id, chat_id, body, created_at, sender) VALUES ${values} RETURNING seq`)
 		.split('\n').map(Number);
 }
 

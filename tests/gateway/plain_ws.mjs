@@ -39,13 +39,15 @@ await opened(b);
 check('?chats= subset', JSON.stringify(b.frames[0]?.chats) === '[12]');
 
 sql(`SELECT consumers.send_message(11, 'to-11')`);
-sql(`SELECT consumers.send_message(12, 'to-12')`);
+sql(`SELECT consumers.send_message(12, 'to-12', 'carol')`);
 await waitFor('deliveries', () => messagesOf(a).length === 2 && messagesOf(b).length === 1, 20000);
 check('room delivery', JSON.stringify(messagesOf(a).map((m) => m.body)) === '["to-11","to-12"]' &&
 	messagesOf(b)[0]?.body === 'to-12', JSON.stringify(a.frames));
 const m = messagesOf(a)[0];
-check('message shape {id,chat_id,body,created_at,seq}', m && typeof m.id === 'string' && m.chat_id === 11 &&
-	typeof m.created_at === 'string' && typeof m.seq === 'number');
+check('message shape {id,chat_id,body,created_at,sender,seq}', m && typeof m.id === 'string' && m.chat_id === 11 &&
+	typeof m.created_at === 'string' && typeof m.seq === 'number' && m.sender === null && Object.keys(m).length === 6,
+	JSON.stringify(m));
+check('sender of a message sent with one', messagesOf(a)[1]?.sender === 'carol' && messagesOf(b)[0]?.sender === 'carol');
 
 const reply = (ws, ref) => waitFor(`reply ${ref}`, () => ws.frames.some((f) => f.ref === ref), 5000)
 	.then(() => ws.frames.find((f) => f.ref === ref));
@@ -59,7 +61,27 @@ b.send(JSON.stringify({ type: 'leave', ref: 'l1', chat_id: 12 }));
 check('leave -> ack ok', (await reply(b, 'l1'))?.ok === true);
 b.send(JSON.stringify({ type: 'send', ref: 's1', chat_id: 11, body: 'from ws' }));
 const s1 = await reply(b, 's1');
-check('send -> ack with the stored message', s1?.type === 'ack' && s1.message?.body === 'from ws' && s1.message.chat_id === 11, JSON.stringify(s1));
+check('send -> ack with the stored message, sender = the token\'s sub', s1?.type === 'ack' && s1.message?.body === 'from ws' &&
+	s1.message.chat_id === 11 && s1.message.sender === 'test', JSON.stringify(s1));
+// a sub send_message refuses as a sender: the documented error, nothing stored
+{
+	const evil = wsClient(`?token=${token([11], { sub: 'ev\u001bil' })}`);
+	await opened(evil);
+	evil.send(JSON.stringify({ type: 'send', ref: 'e1', chat_id: 11, body: 'from evil' }));
+	const e1 = await reply(evil, 'e1');
+	check('send with a control character in the sub -> error 22023, nothing stored', e1?.type === 'error' &&
+		e1.error?.sqlstate === '22023' && e1.error.message === 'sender must not contain control characters' &&
+		sql(`SELECT count(*) FROM workers.messages WHERE body = 'from evil'`) === '0', JSON.stringify(e1));
+	evil.close();
+	// a token without a sub ("", as tests/gateway/conversation.mjs makes one) sends without a sender
+	const anonymous = wsClient(`?token=${token([11], { sub: '' })}`);
+	await opened(anonymous);
+	anonymous.send(JSON.stringify({ type: 'send', ref: 'a1', chat_id: 11, body: 'from nobody' }));
+	const a1 = await reply(anonymous, 'a1');
+	check('send with a token without sub -> stored with sender null', a1?.type === 'ack' && a1.message?.sender === null &&
+		sql(`SELECT count(*) FROM workers.messages WHERE body = 'from nobody' AND sender IS NULL`) === '1', JSON.stringify(a1));
+	anonymous.close();
+}
 b.send(JSON.stringify({ type: 'send', ref: 's2', chat_id: 11, body: '' }));
 const s2 = await reply(b, 's2');
 check('send error -> error frame with sqlstate', s2?.type === 'error' && s2.error?.sqlstate === '22023', JSON.stringify(s2));

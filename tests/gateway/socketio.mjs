@@ -36,15 +36,19 @@ async function connected(socket) {
 	a.io.engine.on('ping', () => pings++);
 	// A client's send goes to the other service (workers.send_message → chat-replies); what this
 	// daemon (service workers) pushes comes from consumers.send_message → relay → chat-messages.
-	const r = await a.timeout(5000).emitWithAck('send', { chat_id: 42, body: 'reply 42' });
-	check('send acks with the stored row', r.ok === true && r.message.body === 'reply 42' && r.message.chat_id === 42 &&
-		typeof r.message.id === 'string' && typeof r.message.created_at === 'string', JSON.stringify(r));
-	check('the sent row is in workers.messages', sql(`SELECT count(*) FROM workers.messages WHERE id = '${r.message.id}'`) === '1');
-	const id42 = sql(`SELECT id FROM consumers.send_message(42, 'hello 42')`);
+	// The sender is the token's sub (token() signs sub 'test'); a `sender` the client names is ignored.
+	const r = await a.timeout(5000).emitWithAck('send', { chat_id: 42, body: 'reply 42', sender: 'mallory' });
+	check('send acks with the stored row, sender = the token\'s sub', r.ok === true && r.message.body === 'reply 42' &&
+		r.message.chat_id === 42 && typeof r.message.id === 'string' && typeof r.message.created_at === 'string' &&
+		r.message.sender === 'test', JSON.stringify(r));
+	check('the sent row is in workers.messages, with the sub as sender',
+		sql(`SELECT sender FROM workers.messages WHERE id = '${r.message.id}'`) === 'test');
+	const id42 = sql(`SELECT id FROM consumers.send_message(42, 'hello 42', 'bob')`);
 	await waitFor('message on chat 42', () => a.messages.length >= 1 && p.messages.length >= 1, 20000);
 	const m = a.messages[0];
-	check('room member gets {id,chat_id,body,created_at,seq}', m && m.id === id42 && m.chat_id === 42 &&
-		m.body === 'hello 42' && typeof m.seq === 'number' && typeof m.created_at === 'string', JSON.stringify(m));
+	check('room member gets {id,chat_id,body,created_at,sender,seq}', m && m.id === id42 && m.chat_id === 42 &&
+		m.body === 'hello 42' && typeof m.seq === 'number' && typeof m.created_at === 'string' && m.sender === 'bob' &&
+		Object.keys(m).length === 7, JSON.stringify(m));
 	check('offset is the seq as a string', m && m.offset === String(m.seq));
 	check('polling-only client gets it too', p.messages.length === 1 && p.messages[0].id === id42);
 	await sleep(300);

@@ -27,6 +27,8 @@
 #                                       HARNESS_MANAGED_WAKE=logical: wal_level = logical, chat_owner
 #                                       with REPLICATION, chat_outbox.settings.wake = 'wal', and every
 #                                       relay_start'ed relay woken by logical decoding (--wake logical)
+#                                       HARNESS_INSTALL_VERSION=1.0: install chat_outbox 1.0 instead of the
+#                                       current version (the update suites)
 #   harness_psql <sql>                  psql -XAtq against $PGURL, stops on error
 #   q <sql>                             the same, for suites that query a lot
 #   relay_status <column> [url]         that column of chat_outbox.status for service consumers
@@ -293,7 +295,9 @@ CONF
 		harness_as_pg psql -XAtq -v ON_ERROR_STOP=1 -h "$PG_SOCKDIR" -p "$PG_PORT" -U postgres -d postgres \
 			-c "CREATE ROLE chat_owner LOGIN" -c "CREATE DATABASE chat OWNER chat_owner" >/dev/null
 		PGURL="postgresql://chat_owner@127.0.0.1:$PG_PORT/chat"
-		psql -XAtq -v ON_ERROR_STOP=1 "$PGURL" -f "$H_ROOT/sql/managed/chat_outbox_managed.sql" >"$H_DIR/install.log" 2>&1 ||
+		local install=$H_ROOT/sql/managed/chat_outbox_managed.sql
+		[ "${HARNESS_INSTALL_VERSION:-}" != 1.0 ] || install=$H_ROOT/tests/managed/chat_outbox_managed-1.0.sql
+		psql -XAtq -v ON_ERROR_STOP=1 "$PGURL" -f "$install" >"$H_DIR/install.log" 2>&1 ||
 			{ cat "$H_DIR/install.log" >&2; return 1; }
 		if [ "${HARNESS_MANAGED_WAKE:-notify}" = logical ]; then
 			# what a provider's admin grants (RDS: rds_replication; Cloud SQL, Azure: REPLICATION)
@@ -307,7 +311,7 @@ CONF
 	export PGURL PG_PORT PG_SUPER_URL
 	harness_as_pg psql -XAtq -h "$PG_SOCKDIR" -p "$PG_PORT" -U postgres -d postgres \
 		-c "CREATE DATABASE chat" >/dev/null
-	harness_psql "CREATE EXTENSION chat_outbox"
+	harness_psql "CREATE EXTENSION chat_outbox${HARNESS_INSTALL_VERSION:+ VERSION '$HARNESS_INSTALL_VERSION'}"
 }
 
 harness_psql() { psql -XAtq -v ON_ERROR_STOP=1 "$PGURL" -c "$1"; }

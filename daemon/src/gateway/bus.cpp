@@ -13,16 +13,18 @@
 
 namespace chat_outboxd {
 
-Bus::Bus(uv_loop_t *loop, const Config &cfg, Hub &hub, PgClient &pg, Metrics &metrics, BusMetrics &bus_metrics)
-    : loop_(loop), cfg_(cfg), hub_(hub), pg_(pg), metrics_(metrics), bus_metrics_(bus_metrics),
+Bus::Bus(uv_loop_t *loop, const Config &cfg, Hub &hub, PgClient &pg, InboxSchema &schema, Metrics &metrics,
+         BusMetrics &bus_metrics)
+    : loop_(loop), cfg_(cfg), hub_(hub), pg_(pg), schema_(schema), metrics_(metrics), bus_metrics_(bus_metrics),
       fill_timer_(loop, "bus fill"), quiet_timer_(loop, "bus quiet check"), alive_(std::make_shared<Bus *>(this))
 {
 	const std::string inbox = QuoteIdent(cfg.service) + ".inbox";
 	sql_high_ = InboxHighWaterSql(cfg.service);
-	sql_fill_ = "SELECT " + InboxRowColumns() + " FROM " + inbox +
-	            " WHERE seq OPERATOR(pg_catalog.>) $1::bigint AND seq OPERATOR(pg_catalog.<=) $2::bigint"
-	            " ORDER BY seq LIMIT " +
-	            std::to_string(kFillPage);
+	for (bool with_sender : {false, true})
+		sql_fill_[with_sender] = "SELECT " + InboxRowColumns(with_sender) + " FROM " + inbox +
+		                         " WHERE seq OPERATOR(pg_catalog.>) $1::bigint AND seq OPERATOR(pg_catalog.<=) $2::bigint"
+		                         " ORDER BY seq LIMIT " +
+		                         std::to_string(kFillPage);
 }
 
 Bus::~Bus() = default;
@@ -130,6 +132,7 @@ Bus::CheckInbox()
 void
 Bus::Hand(std::vector<InboxMessage> rows)
 {
+	schema_.SawSenders(rows); // the catch-up, history and fills after these read senders too
 	if (!rows.empty() && !closed_)
 		hub_.Deliver(rows);
 	Pump();
@@ -159,33 +162,44 @@ Bus::RunFill(const BusOrder::Fill &fill)
 	    static_cast<long long>(fill.upto));
 	bus_metrics_.buffer_overflows = order_.Overflows();
 	std::weak_ptr<Bus *> alive = alive_;
-	PgParams params{std::to_string(fill.after), std::to_string(fill.upto)};
-	pg_.Query(sql_fill_, std::move(params), [this, alive, fill](PgResult &&r) {
+	schema_.Ready([this, alive, fill] {
 		if (alive.expired() || closed_)
 			return;
-		if (!r.ok) {
-			if (!fill_retry_.Failing())
-				Log(Level::Warning,
-				    "bus: reading seq %lld..%lld from the inbox failed: %s (retrying from %lld ms, doubling up to %lld ms)",
-				    static_cast<long long>(fill.after + 1), static_cast<long long>(fill.upto), r.error.c_str(),
-				    static_cast<long long>(kFillRetryMs), static_cast<long long>(kFillRetryMaxMs));
-			order_.FillFailed(Now(), fill_retry_.Next());
-			Pump();
-			return;
-		}
-		std::vector<InboxMessage> rows;
-		for (auto &row : r.rows) {
-			InboxMessage m;
-			if (ReadInboxRow(row, &m))
-				rows.push_back(std::move(m));
-		}
-		if (fill_retry_.Failing())
-			Log(Level::Notice, "bus: reading from the inbox again");
-		fill_retry_.Reset();
-		bool complete = static_cast<int64_t>(r.rows.size()) < kFillPage;
-		bus_metrics_.fill_rows += rows.size();
-		Hand(order_.Filled(fill, std::move(rows), complete, Now()));
+		PgParams params{std::to_string(fill.after), std::to_string(fill.upto)};
+		pg_.Query(sql_fill_[schema_.HasSender()], std::move(params),
+		          [this, alive, fill, check = schema_.Checker()](PgResult &&r) {
+			          check(r);
+			          if (!alive.expired() && !closed_)
+				          FillAnswered(fill, std::move(r));
+		          });
 	});
+}
+
+void
+Bus::FillAnswered(const BusOrder::Fill &fill, PgResult &&r)
+{
+	if (!r.ok) {
+		if (!fill_retry_.Failing())
+			Log(Level::Warning,
+			    "bus: reading seq %lld..%lld from the inbox failed: %s (retrying from %lld ms, doubling up to %lld ms)",
+			    static_cast<long long>(fill.after + 1), static_cast<long long>(fill.upto), r.error.c_str(),
+			    static_cast<long long>(kFillRetryMs), static_cast<long long>(kFillRetryMaxMs));
+		order_.FillFailed(Now(), fill_retry_.Next());
+		Pump();
+		return;
+	}
+	std::vector<InboxMessage> rows;
+	for (auto &row : r.rows) {
+		InboxMessage m;
+		if (ReadInboxRow(row, &m))
+			rows.push_back(std::move(m));
+	}
+	if (fill_retry_.Failing())
+		Log(Level::Notice, "bus: reading from the inbox again");
+	fill_retry_.Reset();
+	bool complete = static_cast<int64_t>(r.rows.size()) < kFillPage;
+	bus_metrics_.fill_rows += rows.size();
+	Hand(order_.Filled(fill, std::move(rows), complete, Now()));
 }
 
 void

@@ -24,6 +24,7 @@
 #include "inbox/core/bus_metrics.hpp"
 #include "inbox/core/bus_order.hpp"
 #include "inbox/core/delivery.hpp"
+#include "inbox/inbox_schema.hpp"
 #include "net/pg_client.hpp"
 #include "common/redis_url.hpp"
 
@@ -52,7 +53,9 @@ class Bus {
   public:
 	// pg is the gateway's connection. The bus' reads do not count against --query-queue (which bounds
 	// what clients make the gateway ask): there is at most one max(seq) read and one fill out at a time.
-	Bus(uv_loop_t *loop, const Config &cfg, Hub &hub, PgClient &pg, Metrics &metrics, BusMetrics &bus_metrics);
+	// schema: the gateway's (QueryQueue::Schema), on the same connection as pg.
+	Bus(uv_loop_t *loop, const Config &cfg, Hub &hub, PgClient &pg, InboxSchema &schema, Metrics &metrics,
+	    BusMetrics &bus_metrics);
 	~Bus();
 	Bus(const Bus &) = delete;
 	Bus &operator=(const Bus &) = delete;
@@ -79,12 +82,14 @@ class Bus {
 	void Hand(std::vector<InboxMessage> rows);
 	void Pump();
 	void RunFill(const BusOrder::Fill &fill);
+	void FillAnswered(const BusOrder::Fill &fill, PgResult &&r);
 	int64_t Now() const { return static_cast<int64_t>(uv_now(loop_)); }
 
 	uv_loop_t *loop_;
 	const Config &cfg_;
 	Hub &hub_;
 	PgClient &pg_;
+	InboxSchema &schema_;
 	Metrics &metrics_;
 	BusMetrics &bus_metrics_;
 	BusOrder order_{kBusBufferBytes, kGapGraceMs};
@@ -96,7 +101,7 @@ class Bus {
 	bool closed_ = false;
 	chat_outbox::Backoff start_retry_{kStartRetryMs, kStartRetryMaxMs};
 	chat_outbox::Backoff fill_retry_{kFillRetryMs, kFillRetryMaxMs}; // failing: logged once, said again on success
-	std::string sql_high_, sql_fill_;
+	std::string sql_high_, sql_fill_[2]; // sql_fill_[with_sender] (QueryQueue::Schema)
 	UvTimer fill_timer_, quiet_timer_;
 	std::shared_ptr<Bus *> alive_; // weak copies tell query callbacks whether we still exist
 };

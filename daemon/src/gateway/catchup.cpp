@@ -36,13 +36,15 @@ Catchup::Catchup(Hub &hub, QueryQueue &queries, const Config &cfg) : hub_(hub), 
 	// row), so one result never holds more than about --catchup-page-bytes. octet_length reads the
 	// stored size without decompressing; only the rows returned are detoasted. `n` (rows under the
 	// row limit) tells the caller whether the byte limit cut the page short.
-	sql_page_ = "SELECT " + InboxRowColumns() + ", n FROM (SELECT *, pg_catalog.sum(len) OVER "
-	            "(ORDER BY seq ROWS UNBOUNDED PRECEDING) OPERATOR(pg_catalog.-) len AS before, pg_catalog.count(*) "
-	            "OVER () AS n FROM (SELECT seq, message_id, chat_id, body, created_at, "
-	            "pg_catalog.octet_length(body)::bigint AS len FROM " + svc +
-	            ".inbox WHERE chat_id OPERATOR(pg_catalog.=) ANY ($1::bigint[]) AND seq OPERATOR(pg_catalog.>) "
-	            "$2::bigint ORDER BY seq LIMIT $3::bigint) page) sized WHERE before OPERATOR(pg_catalog.<) $4::bigint "
-	            "ORDER BY seq";
+	for (bool with_sender : {false, true})
+		sql_page_[with_sender] =
+		    "SELECT " + InboxRowColumns(with_sender) + ", n FROM (SELECT *, pg_catalog.sum(len) OVER "
+		    "(ORDER BY seq ROWS UNBOUNDED PRECEDING) OPERATOR(pg_catalog.-) len AS before, pg_catalog.count(*) "
+		    "OVER () AS n FROM (SELECT seq, message_id, chat_id, body, created_at, " +
+		    std::string(with_sender ? "sender, " : "") + "pg_catalog.octet_length(body)::bigint AS len FROM " + svc +
+		    ".inbox WHERE chat_id OPERATOR(pg_catalog.=) ANY ($1::bigint[]) AND seq OPERATOR(pg_catalog.>) "
+		    "$2::bigint ORDER BY seq LIMIT $3::bigint) page) sized WHERE before OPERATOR(pg_catalog.<) $4::bigint "
+		    "ORDER BY seq";
 	queries_.OnSlotFree([this] { OnSlotFree(); });
 }
 
@@ -90,7 +92,7 @@ Catchup::Page(const std::shared_ptr<Client> &c)
 	const int64_t page = cfg_.catchup_limit;
 	PgParams params{BigintArray(c->joined), std::to_string(c->replay_after), std::to_string(page),
 	                std::to_string(cfg_.catchup_page_bytes)};
-	queries_.Run(sql_page_, std::move(params), [this, weak, page, run = c->replay_run](PgResult &&r) {
+	queries_.RunBySchema(sql_page_, std::move(params), [this, weak, page, run = c->replay_run](PgResult &&r) {
 		auto c = weak.lock();
 		if (!c || c->IsClosed() || c->replay != Client::Replay::Querying || c->replay_run != run)
 			return;

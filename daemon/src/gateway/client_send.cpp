@@ -11,8 +11,10 @@ namespace chat_outboxd {
 
 ClientSends::ClientSends(Hub &hub, QueryQueue &queries, const Config &cfg) : hub_(hub), queries_(queries), cfg_(cfg)
 {
-	sql_send_ = std::string("SELECT id, chat_id, body, ") + kCreatedAtSql + " FROM " + QuoteIdent(cfg.service) +
-	            ".send_message($1::bigint, $2::text)";
+	const std::string head = std::string("SELECT id, chat_id, body, ") + kCreatedAtSql + ", ";
+	sql_send_[true] = head + "sender FROM " + QuoteIdent(cfg.service) + ".send_message($1::bigint, $2::text, $3::text)";
+	sql_send_[false] = head + "NULL::pg_catalog.text AS sender FROM " + QuoteIdent(cfg.service) +
+	                   ".send_message($1::bigint, $2::text)";
 }
 
 std::optional<nlohmann::json>
@@ -40,15 +42,33 @@ ClientSends::Refusal(Client &c, int64_t chat_id, const std::string &body)
 }
 
 void
-ClientSends::Send(int64_t chat_id, std::string body, std::function<void(nlohmann::json)> done)
+ClientSends::Send(int64_t chat_id, std::string body, const std::string &sender, std::function<void(nlohmann::json)> done)
 {
-	queries_.Run(sql_send_, {std::to_string(chat_id), std::move(body)},
+	// The author is who the token says, never what the client sends; send_message checks it like any input.
+	std::optional<std::string> author;
+	if (!sender.empty())
+		author = sender;
+	queries_.Schema().Ready([this, chat_id, body = std::move(body), author = std::move(author),
+	                         done = std::move(done)]() mutable {
+		const bool with_sender = queries_.Schema().HasSender();
+		PgParams params{std::to_string(chat_id), std::move(body)};
+		if (with_sender)
+			params.push_back(std::move(author));
+		Run(with_sender, chat_id, std::move(params), std::move(done));
+	});
+}
+
+void
+ClientSends::Run(bool with_sender, int64_t chat_id, PgParams params, std::function<void(nlohmann::json)> done)
+{
+	queries_.Run(sql_send_[with_sender], std::move(params),
 	             [this, chat_id, done = std::move(done)](PgResult &&r) {
-		             if (r.ok && !r.rows.empty() && r.rows[0].size() >= 4 && r.rows[0][0]) {
+		             if (r.ok && !r.rows.empty() && r.rows[0].size() >= 5 && r.rows[0][0]) {
 			             hub_.CountSend(true);
 			             const auto &row = r.rows[0];
 			             nlohmann::json msg = {{"id", *row[0]}, {"chat_id", chat_id}, {"body", row[2].value_or("")}};
 			             msg["created_at"] = row[3] ? nlohmann::json(*row[3]) : nlohmann::json(nullptr);
+			             msg["sender"] = row[4] ? nlohmann::json(*row[4]) : nlohmann::json(nullptr);
 			             if (on_sent_)
 				             on_sent_(msg);
 			             done({{"ok", true}, {"message", std::move(msg)}});

@@ -71,7 +71,7 @@ Conversation::Refusal(Client &c, int64_t chat, TokenBucket &bucket, const conv::
 	if (!hub_.Allowed(c, chat))
 		return conv::Error("forbidden", "chat " + std::to_string(chat) + " is not in the token");
 	if (needs_identity && !Identified(c))
-		return conv::Error("no_identity", "the token has no usable sub (1-200 bytes, no tab or NUL)");
+		return conv::Error("no_identity", "the token has no usable sub (1-200 bytes, no control character)");
 	if (!bucket.Take(hub_.NowMs(), rate.per_second, rate.burst))
 		return conv::RateLimited(bucket.RetryAfterMs(rate.per_second));
 	return std::nullopt;

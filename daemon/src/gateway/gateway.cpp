@@ -147,9 +147,12 @@ Gateway::Impl::Impl(uv_loop_t *l, const Config &c, PgClient &pg, Metrics &metric
     : loop(l), cfg(c), queries(pg, c), hub(l, c, metrics, bus_metrics, queries), catchup(hub, queries, c),
       sends(hub, queries, c), conv(l, hub, queries, redis, ps, c), http(c.cors_origins),
       sio(hub, catchup, sends, conv, c), engine(hub, sio, http, c), plain(hub, catchup, sends, conv, c),
-      routes(hub, engine, http, c), bus(l, c, hub, pg, metrics, bus_metrics), pubsub(ps)
+      routes(hub, engine, http, c), bus(l, c, hub, pg, queries.Schema(), metrics, bus_metrics), pubsub(ps)
 {
 	hub.SetCatchup(&catchup);
+	// Asked once now, on the connection's first turn, so that no client's query waits for the answer
+	// (with 1.1 tables it is never asked again).
+	queries.Schema().Ready([] {});
 	sends.OnSent([this](const nlohmann::json &message) { conv.Sent(message); });
 	hub.AddEndpoint(engine);
 	hub.AddEndpoint(plain);
@@ -443,6 +446,7 @@ Gateway::Deliver(const std::vector<InboxMessage> &messages)
 {
 	// An exception goes back to the consumer's inbox stage, which logs it and goes on: the rows are
 	// committed, catch-up serves them.
+	impl_->queries.Schema().SawSenders(messages);
 	if (impl_->bus_started)
 		impl_->bus.Own(messages);
 	else

@@ -21,17 +21,17 @@ namespace {
 // Both kinds are read as inbox rows (InboxRowColumns), after `received`: a sent message's id is
 // named message_id and its seq is NULL.
 std::string
-KindSql(const std::string &svc, bool received)
+KindSql(const std::string &svc, bool received, bool with_sender)
 {
 	const std::string order = received ? "seq DESC" : "created_at DESC, message_id DESC";
 	const std::string cols = received
-	    ? "seq, message_id, chat_id, body, created_at, COALESCE(created_at, received_at) AS t"
-	    : "NULL::bigint AS seq, id AS message_id, chat_id, body, created_at, created_at AS t";
+	    ? "seq, message_id, chat_id, body, created_at, " + SenderColumn(with_sender) + ", COALESCE(created_at, received_at) AS t"
+	    : "NULL::bigint AS seq, id AS message_id, chat_id, body, created_at, " + SenderColumn(with_sender) + ", created_at AS t";
 	const std::string where = received
 	    ? "chat_id OPERATOR(pg_catalog.=) $1::bigint AND seq OPERATOR(pg_catalog.<) $2::bigint"
 	    : "chat_id OPERATOR(pg_catalog.=) $1::bigint AND (created_at OPERATOR(pg_catalog.<) $3::timestamptz OR "
 	      "(created_at OPERATOR(pg_catalog.=) $3::timestamptz AND id OPERATOR(pg_catalog.<) $4::uuid))";
-	return "SELECT " + std::string(received ? "true" : "false") + " AS received, " + InboxRowColumns() +
+	return "SELECT " + std::string(received ? "true" : "false") + " AS received, " + InboxRowColumns(true) +
 	       ", (EXTRACT(epoch FROM t) OPERATOR(pg_catalog.*) 1000000)::bigint, n FROM (SELECT *, "
 	       "pg_catalog.sum(len) OVER (ORDER BY " + order + " ROWS UNBOUNDED PRECEDING) OPERATOR(pg_catalog.-) len AS "
 	       "before, pg_catalog.count(*) OVER () AS n FROM (SELECT " + cols +
@@ -44,7 +44,8 @@ KindSql(const std::string &svc, bool received)
 History::History(ConvContext &ctx) : ctx_(ctx)
 {
 	std::string svc = QuoteIdent(ctx.cfg.service);
-	sql_ = "(" + KindSql(svc, true) + ") UNION ALL (" + KindSql(svc, false) + ")";
+	for (bool with_sender : {false, true})
+		sql_[with_sender] = "(" + KindSql(svc, true, with_sender) + ") UNION ALL (" + KindSql(svc, false, with_sender) + ")";
 }
 
 void
@@ -62,7 +63,7 @@ History::Page(const std::shared_ptr<Client> &c, const conv::HistoryRequest &req,
 	                   req.before_sent ? req.before_sent->id : std::string("ffffffff-ffff-ffff-ffff-ffffffffffff"),
 	                   std::to_string(req.limit + 1), std::to_string(max_bytes)};
 	std::weak_ptr<Client> weak = c;
-	ctx_.queries.Run(sql_, std::move(params), [weak, req, reply, max_bytes](PgResult &&r) {
+	ctx_.queries.RunBySchema(sql_, std::move(params), [weak, req, reply, max_bytes](PgResult &&r) {
 		auto live = weak.lock();
 		if (!live)
 			return;
@@ -77,7 +78,7 @@ History::Page(const std::shared_ptr<Client> &c, const conv::HistoryRequest &req,
 		HistoryKind received, sent;
 		int64_t n_received = 0, n_sent = 0;
 		for (const auto &row : r.rows) {
-			if (row.size() < 8 || !row[2] || !row[3])
+			if (row.size() < 9 || !row[2] || !row[3])
 				continue;
 			bool in = row[0] && *row[0] == "t";
 			HistoryRow h;
@@ -87,11 +88,12 @@ History::Page(const std::shared_ptr<Client> &c, const conv::HistoryRequest &req,
 			h.id = *row[2];
 			h.body = row[4].value_or("");
 			h.created_at = row[5];
-			if (row[6])
-				JsonInteger(*row[6], &h.time_us);
-			int64_t n = 0;
+			h.sender = row[6];
 			if (row[7])
-				JsonInteger(*row[7], &n);
+				JsonInteger(*row[7], &h.time_us);
+			int64_t n = 0;
+			if (row[8])
+				JsonInteger(*row[8], &n);
 			(in ? n_received : n_sent) = n;
 			(in ? received : sent).rows.push_back(std::move(h));
 		}

@@ -17,7 +17,7 @@ class History {
 
   private:
 	ConvContext &ctx_;
-	std::string sql_;
+	std::string sql_[2]; // [with_sender] (QueryQueue::Schema)
 };
 
 } // namespace chat_outboxd

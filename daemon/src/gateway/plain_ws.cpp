@@ -217,7 +217,7 @@ PlainWs::HandleText(const std::shared_ptr<PlainClient> &p, std::string_view text
 		}
 		std::weak_ptr<PlainClient> weak = p;
 		nlohmann::json ref = f.ref;
-		sends_.Send(f.chat_id, std::move(f.body), [this, weak, ref](nlohmann::json result) {
+		sends_.Send(f.chat_id, std::move(f.body), p->sub, [this, weak, ref](nlohmann::json result) {
 			auto live = weak.lock();
 			if (!live || live->IsClosed())
 				return;

@@ -4,7 +4,7 @@
 namespace chat_outboxd {
 
 QueryQueue::QueryQueue(PgClient &pg, const Config &cfg)
-    : pg_(pg), cfg_(cfg), alive_(std::make_shared<QueryQueue *>(this))
+    : pg_(pg), cfg_(cfg), schema_(pg, cfg.service), alive_(std::make_shared<QueryQueue *>(this))
 {
 }
 
@@ -17,9 +17,20 @@ QueryQueue::Run(const std::string &sql, PgParams params, std::function<void(PgRe
 		if (self_alive.expired())
 			return;
 		out_--;
+		if (!r.ok && UndefinedColumn(r.sqlstate))
+			schema_.Forget();
 		cb(std::move(r));
 		if (on_slot_free_)
 			on_slot_free_();
+	});
+}
+
+void
+QueryQueue::RunBySchema(const std::string (&sql)[2], PgParams params, std::function<void(PgResult &&)> cb)
+{
+	const std::string *texts = sql;
+	schema_.Ready([this, texts, params = std::move(params), cb = std::move(cb)]() mutable {
+		Run(texts[schema_.HasSender()], std::move(params), std::move(cb));
 	});
 }
 

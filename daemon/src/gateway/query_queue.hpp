@@ -7,6 +7,7 @@
 #include <string>
 
 #include "base/core/config.hpp"
+#include "inbox/inbox_schema.hpp"
 #include "net/pg_client.hpp"
 
 namespace chat_outboxd {
@@ -20,6 +21,10 @@ class QueryQueue {
 	// Run sends sql; cb runs with the answer unless the gateway is gone by then, and on_slot_free
 	// runs after it.
 	void Run(const std::string &sql, PgParams params, std::function<void(PgResult &&)> cb);
+	// RunBySchema runs sql[Schema().HasSender()] once the schema is known (at once, but for the first
+	// query and while the column is missing, see InboxSchema). sql is the caller's member: it outlives
+	// the query.
+	void RunBySchema(const std::string (&sql)[2], PgParams params, std::function<void(PgResult &&)> cb);
 	// Full: --query-queue queries are out. A send is refused then; a replay page waits for a slot.
 	bool Full() const { return out_ >= static_cast<size_t>(cfg_.query_queue); }
 	// OptionalFull: half of --query-queue is out. A query a client did not ask for (a join's
@@ -28,10 +33,15 @@ class QueryQueue {
 	size_t Waiting() const { return out_; }
 	// OnSlotFree sets what runs each time an answer came back (the replays waiting for a slot).
 	void OnSlotFree(std::function<void()> fn) { on_slot_free_ = std::move(fn); }
+	// Schema: whether the service's tables have `sender` (chat_outbox 1.1), as this connection last
+	// found; the statements that name it pick their text by it (Schema().Ready, then HasSender). An
+	// answer of undefined_column (42703) to any query makes it be asked again.
+	InboxSchema &Schema() { return schema_; }
 
   private:
 	PgClient &pg_;
 	const Config &cfg_;
+	InboxSchema schema_;
 	size_t out_ = 0;
 	std::function<void()> on_slot_free_;
 	std::shared_ptr<QueryQueue *> alive_; // weak copies tell Postgres callbacks whether we still exist

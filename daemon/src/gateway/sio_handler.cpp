@@ -157,7 +157,7 @@ SioNamespace::OnEvent(const std::shared_ptr<Session> &s, const nlohmann::json &a
 			return;
 		}
 		std::weak_ptr<Session> weak = s;
-		sends_.Send(chat, body->get<std::string>(), [this, weak, ack](nlohmann::json result) {
+		sends_.Send(chat, body->get<std::string>(), s->sub, [this, weak, ack](nlohmann::json result) {
 			auto live = weak.lock();
 			if (live && !live->IsClosed())
 				Ack(*live, ack, std::move(result));

@@ -7,13 +7,23 @@
 namespace chat_outboxd {
 
 InboxWriter::InboxWriter(PgClient &pg, const std::string &service)
-    : pg_(pg), service_(service), insert_sql_(InboxInsertSql(service))
+    : pg_(pg), service_(service), schema_(pg, service),
+      insert_sql_{InboxInsertSql(service, false), InboxInsertSql(service, true)}
 {
 }
 
 void
 InboxWriter::Write(const std::vector<ChatMessage> &messages, std::optional<int64_t> pushed_up_to,
                    std::function<void(InboxWriteResult &&)> done)
+{
+	schema_.SawSenders(messages);
+	schema_.Ready([this, params = InboxInsertParams(messages, pushed_up_to), done = std::move(done)]() mutable {
+		WriteAs(schema_.HasSender(), std::move(params), std::move(done));
+	});
+}
+
+void
+InboxWriter::WriteAs(bool with_sender, PgParams params, std::function<void(InboxWriteResult &&)> done)
 {
 	// The four statements are queued together, so nothing else runs on the connection between them;
 	// the first failure is the write's error (the ones after it report the aborted transaction).
@@ -31,8 +41,10 @@ InboxWriter::Write(const std::vector<ChatMessage> &messages, std::optional<int64
 	pg_.Query("BEGIN", {}, [note](PgResult &&r) { note(r); });
 	pg_.QueryPrepared("chat_outboxd_inbox_lock", InboxLockSql(), {InboxLockKey(service_)},
 	                  [note](PgResult &&r) { note(r); });
-	pg_.QueryPrepared("chat_outboxd_inbox_insert", insert_sql_, InboxInsertParams(messages, pushed_up_to),
-	                  [note, rows](PgResult &&r) {
+	// Two statements, one per schema version: a prepared statement keeps the text it was prepared with.
+	pg_.QueryPrepared(with_sender ? "chat_outboxd_inbox_insert" : "chat_outboxd_inbox_insert_1_0",
+	                  insert_sql_[with_sender], std::move(params), [note, rows, check = schema_.Checker()](PgResult &&r) {
+		                  check(r);
 		                  note(r);
 		                  *rows = std::move(r.rows);
 	                  });

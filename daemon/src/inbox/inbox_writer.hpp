@@ -15,6 +15,7 @@
 
 #include "inbox/core/delivery.hpp"
 #include "inbox/core/inbox_sql.hpp"
+#include "inbox/inbox_schema.hpp"
 #include "net/pg_client.hpp"
 
 namespace chat_outboxd {
@@ -35,8 +36,12 @@ class InboxWriter {
 	void ReadHighWater(std::function<void(std::optional<int64_t>)> done);
 
   private:
+	void WriteAs(bool with_sender, PgParams params, std::function<void(InboxWriteResult &&)> done);
+
 	PgClient &pg_;
-	std::string service_, insert_sql_;
+	std::string service_;
+	InboxSchema schema_;        // chat_outbox 1.0's inbox has no sender: its writes leave it out
+	std::string insert_sql_[2]; // [with_sender]
 };
 
 } // namespace chat_outboxd

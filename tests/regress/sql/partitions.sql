@@ -33,6 +33,6 @@ SELECT chat_outbox.chat_partition('{"chat_id": 9223372036854775807}', 256) AS "m
 -- the status views name the count and each partition's queue
 SELECT service, partitions FROM chat_outbox.status WHERE service = 'parted';
 SELECT service, partition, queue, unsent FROM chat_outbox.partition_status WHERE service = 'parted';
-SELECT parted.send_message(5, 'x') IS NOT NULL AS sent;
+SELECT (parted.send_message(5, 'x')).id IS NOT NULL AS sent;
 SELECT partition, unsent FROM chat_outbox.partition_status WHERE service = 'parted';
 DROP EXTENSION chat_outbox CASCADE;

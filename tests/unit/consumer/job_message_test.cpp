@@ -34,6 +34,27 @@ TEST(BullmqMessage, Accepts)
 	ASSERT_TRUE(m) << reason;
 	EXPECT_EQ(m->chat_id, INT64_MIN);
 	EXPECT_EQ(*m->created_at, "2026-11-30T00:01:02.345678+00:00");
+	EXPECT_FALSE(m->sender);
+}
+
+TEST(BullmqMessage, Sender)
+{
+	std::string reason, id = std::string("\"id\":\"") + kId + "\"";
+	auto m = ParseMessage("{" + id + R"(,"chat_id":1,"body":"x","sender":"alice"})", &reason);
+	ASSERT_TRUE(m) << reason;
+	EXPECT_EQ(*m->sender, "alice");
+	m = ParseMessage("{" + id + R"(,"chat_id":1,"body":"x","sender":null})", &reason);
+	ASSERT_TRUE(m) << reason;
+	EXPECT_FALSE(m->sender);
+	m = ParseMessage("{" + id + R"(,"chat_id":1,"body":"x","sender":")" + std::string(200, 's') + "\"}", &reason);
+	ASSERT_TRUE(m) << reason;
+	// what send_message refuses is poison here too (inbox/core/user_id.hpp)
+	const std::string bad = "invalid message: sender is not 1 to 200 bytes without control characters";
+	EXPECT_EQ(Reason("{" + id + R"(,"chat_id":1,"body":"x","sender":""})"), bad);
+	EXPECT_EQ(Reason("{" + id + R"(,"chat_id":1,"body":"x","sender":")" + std::string(201, 's') + "\"}"), bad);
+	EXPECT_EQ(Reason("{" + id + R"(,"chat_id":1,"body":"x","sender":"a\u0000b"})"), bad);
+	EXPECT_EQ(Reason("{" + id + R"(,"chat_id":1,"body":"x","sender":"a\u001bb"})"), bad);
+	EXPECT_EQ(Reason("{" + id + R"(,"chat_id":1,"body":"x","sender":7})"), "invalid message: sender is not a string");
 }
 
 TEST(BullmqMessage, UuidIsLowerCased)

@@ -23,6 +23,9 @@ TEST(Conversation, Identity)
 	EXPECT_FALSE(conv::UsableSub(""));
 	EXPECT_FALSE(conv::UsableSub(std::string(201, 'x')));
 	EXPECT_FALSE(conv::UsableSub("a\tb"));
+	EXPECT_FALSE(conv::UsableSub("a\x1b[31mb")); // no control character: send_message would refuse it as a sender
+	EXPECT_FALSE(conv::UsableSub("a\x7f"));
+	EXPECT_TRUE(conv::UsableSub(std::string(200, 'x')));
 	EXPECT_EQ(conv::CleanName("Wanda"), "Wanda");
 	EXPECT_EQ(conv::CleanName(std::string(201, 'x')), "");
 	EXPECT_EQ(conv::UserJson({"workers", "u", ""}), (json{{"service", "workers"}, {"sub", "u"}, {"name", nullptr}}));

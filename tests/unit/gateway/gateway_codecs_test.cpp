@@ -14,13 +14,15 @@ using namespace chat_outboxd;
 
 TEST(MessageJson, EncodesBothProtocolsWithTheOffset)
 {
-	InboxMessage m{17, "0b6d7e3a-0000-4000-8000-000000000001", 42, "hi \"there\"", "2024-01-02T03:04:05.6+00:00"};
+	InboxMessage m{17, "0b6d7e3a-0000-4000-8000-000000000001", 42, "hi \"there\"", "2024-01-02T03:04:05.6+00:00", std::nullopt};
 	EXPECT_EQ(SocketIoMessageEvent(m),
 	          "42[\"message\",{\"body\":\"hi \\\"there\\\"\",\"chat_id\":42,\"created_at\":\"2024-01-02T03:04:05.6+00:00\","
-	          "\"id\":\"0b6d7e3a-0000-4000-8000-000000000001\",\"seq\":17},\"17\"]");
+	          "\"id\":\"0b6d7e3a-0000-4000-8000-000000000001\",\"sender\":null,\"seq\":17},\"17\"]");
 	m.created_at.clear();
+	m.sender = "alice";
 	EXPECT_EQ(PlainMessageFrame(m), "{\"message\":{\"body\":\"hi \\\"there\\\"\",\"chat_id\":42,\"created_at\":null,"
-	                                "\"id\":\"0b6d7e3a-0000-4000-8000-000000000001\",\"seq\":17},\"type\":\"message\"}");
+	                                "\"id\":\"0b6d7e3a-0000-4000-8000-000000000001\",\"sender\":\"alice\",\"seq\":17},"
+	                                "\"type\":\"message\"}");
 	m.body = "bad \xff utf8";
 	EXPECT_NO_THROW(PlainMessageFrame(m));
 }

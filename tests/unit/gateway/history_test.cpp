@@ -76,6 +76,7 @@ std::vector<std::string> Ids(const HistoryPage &p)
 TEST(History, MergesNewestFirstAndSaysWhereEachKindGoesOn)
 {
 	Store s{{In(1, 10), In(2, 30), In(3, 50)}, {Out("a", 20), Out("b", 40)}};
+	s.in[2].sender = "alice";
 	conv::HistoryRequest req;
 	req.limit = 3;
 	HistoryPage p = MergeHistory(req, s.Fetch(true, req, 1000), s.Fetch(false, req, 1000), 1000);
@@ -87,6 +88,8 @@ TEST(History, MergesNewestFirstAndSaysWhereEachKindGoesOn)
 	EXPECT_EQ(p.messages[0]["dir"], "in");
 	EXPECT_EQ(p.messages[1]["dir"], "out");
 	EXPECT_TRUE(p.messages[1]["seq"].is_null());
+	EXPECT_EQ(p.messages[0]["sender"], "alice");
+	EXPECT_TRUE(p.messages[1]["sender"].is_null()); // sent without one
 
 	req.before_seq = p.next_before_seq;
 	req.before_sent = p.next_before_sent;

@@ -37,12 +37,18 @@ TEST(BusCodec, RoundTripsRowsAndTurnsLargeRowsIntoNotices)
 {
 	std::string big(kBusRowBytes + 1, 'x');
 	std::string odd("a\nb r 1 2 3\0z", 13);
-	auto payloads = EncodeBus({Row(5, odd, -3), Row(6, big), Row(7, "")}, 1234);
+	InboxMessage with_sender = Row(8, "from alice");
+	with_sender.sender = std::string("al ice\n1 2", 11);
+	auto payloads = EncodeBus({Row(5, odd, -3), Row(6, big), Row(7, ""), with_sender}, 1234);
 	ASSERT_EQ(payloads.size(), 1u);
 	auto p = DecodeBus(payloads[0]);
 	ASSERT_TRUE(p);
 	EXPECT_EQ(p->published_ms, 1234);
-	ASSERT_EQ(p->entries.size(), 3u);
+	ASSERT_EQ(p->entries.size(), 4u);
+	EXPECT_FALSE(p->entries[0].message.sender.has_value()); // sent without one: still an `r` row
+	EXPECT_EQ(payloads[0].find("\ns "), payloads[0].rfind("\ns "));
+	EXPECT_EQ(p->entries[3].message.sender, with_sender.sender);
+	EXPECT_EQ(p->entries[3].message.body, "from alice");
 	EXPECT_FALSE(p->entries[0].notice);
 	EXPECT_EQ(p->entries[0].message.body, odd);
 	EXPECT_EQ(p->entries[0].message.chat_id, -3);
@@ -73,6 +79,8 @@ TEST(BusCodec, SplitsPayloadsAndRefusesGarbage)
 	EXPECT_FALSE(DecodeBus("cobus1 1\nr 1 2 3 0 0\nab")); // shorter than it says
 	EXPECT_FALSE(DecodeBus("cobus1 1\nn 0 2\n"));          // seq starts at 1
 	EXPECT_FALSE(DecodeBus("cobus1 1\nq 1 2\n"));
+	EXPECT_FALSE(DecodeBus("cobus1 1\ns 1 2 0 0 0\n"));   // an `s` row names its sender's length
+	EXPECT_FALSE(DecodeBus("cobus1 1\ns 1 2 0 0 0 3\nab")); // shorter than it says
 	EXPECT_TRUE(DecodeBus("cobus1 1\n"));
 }
 

@@ -15,21 +15,23 @@ TEST(InboxSql, ArrayLiteralQuotesEverything)
 
 TEST(InboxSql, ParamsInQueueOrder)
 {
-	ChatMessage a{"11111111-1111-4111-8111-111111111111", 1, "one", std::nullopt};
-	ChatMessage b{"22222222-2222-4222-8222-222222222222", -5, "two", std::string("2026-11-30T00:00:00Z")};
+	ChatMessage a{"11111111-1111-4111-8111-111111111111", 1, "one", std::nullopt, std::nullopt};
+	ChatMessage b{"22222222-2222-4222-8222-222222222222", -5, "two", std::string("2026-11-30T00:00:00Z"),
+	              std::string("alice")};
 	auto p = InboxInsertParams({a, b}, 41);
-	ASSERT_EQ(p.size(), 5u);
+	ASSERT_EQ(p.size(), 6u);
 	EXPECT_EQ(*p[0], R"({"11111111-1111-4111-8111-111111111111","22222222-2222-4222-8222-222222222222"})");
 	EXPECT_EQ(*p[1], R"({"1","-5"})");
 	EXPECT_EQ(*p[2], R"({"one","two"})");
 	EXPECT_EQ(*p[3], R"({NULL,"2026-11-30T00:00:00Z"})");
 	EXPECT_EQ(*p[4], "41");
+	EXPECT_EQ(*p[5], R"({NULL,"alice"})");
 	EXPECT_FALSE(InboxInsertParams({a}, std::nullopt)[4].has_value());
 }
 
 TEST(InboxSql, StatementKeepsOrderAndDedupes)
 {
-	std::string sql = InboxInsertSql("we\"ird");
+	std::string sql = InboxInsertSql("we\"ird", true);
 	EXPECT_NE(sql.find(R"(INSERT INTO "we""ird".inbox)"), std::string::npos);
 	EXPECT_NE(sql.find("WITH ORDINALITY"), std::string::npos);
 	EXPECT_NE(sql.find("ORDER BY ord"), std::string::npos);
@@ -41,10 +43,22 @@ TEST(InboxSql, StatementKeepsOrderAndDedupes)
 	EXPECT_NE(sql.find("OPERATOR(pg_catalog.<) " + std::to_string(InboxOthersBytesPerWrite())), std::string::npos);
 }
 
+TEST(InboxSql, WithoutTheSenderColumnNothingNamesIt)
+{
+	// chat_outbox 1.0's inbox has no sender (inbox/inbox_schema.hpp): the statement neither writes nor
+	// reads it, and the senders' parameter ($6) is still taken, so the parameters are the same.
+	std::string sql = InboxInsertSql("workers", false);
+	EXPECT_EQ(sql.find("e.sender"), std::string::npos);
+	EXPECT_EQ(sql.find("o.sender"), std::string::npos);
+	EXPECT_EQ(sql.find("created_at, sender)"), std::string::npos);
+	EXPECT_NE(sql.find("$6::pg_catalog.text[]"), std::string::npos);
+	EXPECT_NE(InboxInsertSql("workers", true).find("(message_id, chat_id, body, created_at, sender)"), std::string::npos);
+}
+
 TEST(InboxSql, LockIsItsOwnStatementKeyedByService)
 {
 	// The insert does not take the lock: its snapshot would be older than the wait for it.
-	EXPECT_EQ(InboxInsertSql("workers").find("advisory"), std::string::npos);
+	EXPECT_EQ(InboxInsertSql("workers", true).find("advisory"), std::string::npos);
 	EXPECT_EQ(InboxLockSql(), "SELECT pg_catalog.pg_advisory_xact_lock(pg_catalog.hashtext($1::pg_catalog.text))");
 	EXPECT_EQ(InboxLockKey("o'neil"), "chat_outbox.inbox:o'neil"); // a parameter, never spliced into SQL
 }
@@ -52,7 +66,8 @@ TEST(InboxSql, LockIsItsOwnStatementKeyedByService)
 TEST(InboxSql, EveryFunctionAndOperatorIsQualified)
 {
 	// Names a role could shadow with its own function, operator or type earlier in search_path.
-	for (const std::string &sql : {InboxInsertSql("workers"), InboxLockSql(), InboxHighWaterSql("workers")}) {
+	for (const std::string &sql : {InboxInsertSql("workers", true), InboxInsertSql("workers", false), InboxLockSql(),
+	                               InboxHighWaterSql("workers"), InboxSenderColumnSql()}) {
 		for (const char *bare : {" to_json(", "(to_json(", " hashtext(", "(hashtext(", " unnest(", "(unnest(",
 		                         " max(", "(max(", " #>> ", " = ", " > ", "::text", "::uuid", "::bigint",
 		                         "::timestamptz", "::float8", "::int8", " pg_advisory_xact_lock("})
@@ -83,6 +98,7 @@ Row(const char *id, const char *seq, const char *kind, const char *created = nul
 TEST(InboxSql, ParsesRowsByKind)
 {
 	PgRows rows = {Row("a", "3", "o"), Row("b", "5", "e", "2026-11-30T00:00:00Z"), Row("c", "9", "n", "x")};
+	rows[2][kInboxSender] = std::string("alice");
 	InboxRows out;
 	std::string error;
 	ASSERT_TRUE(ParseInboxRows(std::move(rows), &out, &error)) << error;
@@ -95,6 +111,8 @@ TEST(InboxSql, ParsesRowsByKind)
 	EXPECT_EQ(out.existing[0].created_at, "2026-11-30T00:00:00Z");
 	ASSERT_EQ(out.inserted.size(), 1u);
 	EXPECT_EQ(out.inserted[0].chat_id, 7);
+	EXPECT_EQ(out.inserted[0].sender, std::optional<std::string>("alice"));
+	EXPECT_FALSE(out.existing[0].sender.has_value()); // sent without one: NULL, not ""
 	ASSERT_EQ(out.created.size(), 1u);
 	EXPECT_EQ(*out.created[0], 1.5);
 	EXPECT_FALSE(out.read_up_to.has_value());

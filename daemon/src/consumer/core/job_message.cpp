@@ -8,6 +8,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include "inbox/core/user_id.hpp"
+
 namespace chat_outboxd {
 
 namespace {
@@ -100,6 +102,17 @@ ParseMessage(const std::string &data, std::string *reason)
 	m.body = body->get<std::string>();
 	if (m.body.find('\0') != std::string::npos)
 		return Poison(reason, "body contains a NUL character"); // Postgres text cannot store it
+
+	// Refused like a bad body rather than stored: send_message never writes such a sender, and every
+	// client would be shown it.
+	auto sender = j.find("sender");
+	if (sender != j.end() && !sender->is_null()) {
+		if (!sender->is_string())
+			return Poison(reason, "sender is not a string");
+		if (!IsUserId(sender->get<std::string>()))
+			return Poison(reason, "sender is not 1 to 200 bytes without control characters");
+		m.sender = sender->get<std::string>();
+	}
 
 	auto created = j.find("created_at");
 	if (created != j.end() && created->is_string() && LooksLikeTimestamp(created->get<std::string>()))

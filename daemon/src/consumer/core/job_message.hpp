@@ -13,10 +13,11 @@
 namespace chat_outboxd {
 
 // ParseMessage accepts {"id": uuid string, "chat_id": integer or integer string, "body": string,
-// "created_at"?: ISO 8601 string}. Other fields are ignored. On failure returns nullopt and sets
+// "created_at"?: ISO 8601 string, "sender"?: null or a user id (inbox/core/user_id.hpp)}. Other fields are ignored. On failure returns nullopt and sets
 // *reason to "invalid message: <why>".
 std::optional<ChatMessage> ParseMessage(const std::string &data, std::string *reason);
 
 bool IsUuid(const std::string &s);
+
 
 } // namespace chat_outboxd

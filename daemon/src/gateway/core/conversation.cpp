@@ -7,6 +7,7 @@
 #include <tuple>
 
 #include "gateway/core/message_json.hpp"
+#include "inbox/core/user_id.hpp"
 
 namespace chat_outboxd::conv {
 
@@ -49,7 +50,7 @@ IsTimestampText(std::string_view s)
 bool
 UsableSub(std::string_view sub)
 {
-	return Plain(sub, kMaxSubBytes);
+	return IsUserId(sub);
 }
 
 std::string

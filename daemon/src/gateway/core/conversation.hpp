@@ -18,9 +18,9 @@ namespace chat_outboxd::conv {
 struct User {
 	std::string service, sub, name;
 };
-constexpr size_t kMaxSubBytes = 200;
 constexpr size_t kMaxNameBytes = 200;
-// UsableSub: 1-200 bytes and no tab (the presence member separator) or NUL.
+// UsableSub: a user id (inbox/core/user_id.hpp: 1-200 bytes, no control character, so no tab, the
+// presence member separator): what mark_read and send_message take as the user.
 bool UsableSub(std::string_view sub);
 // CleanName: the name claim if it is 1-200 bytes without a tab or NUL, else "".
 std::string CleanName(std::string_view name);

@@ -10,6 +10,7 @@ RowJson(const HistoryRow &r, bool received)
 {
 	nlohmann::json m = {{"id", r.id}, {"chat_id", r.chat_id}, {"body", r.body}};
 	m["created_at"] = r.created_at ? nlohmann::json(*r.created_at) : nlohmann::json(nullptr);
+	m["sender"] = r.sender ? nlohmann::json(*r.sender) : nlohmann::json(nullptr);
 	m["seq"] = received ? nlohmann::json(r.seq) : nlohmann::json(nullptr);
 	m["dir"] = received ? "in" : "out";
 	return m;

@@ -43,6 +43,7 @@ MessageObject(const InboxMessage &m)
 		j["created_at"] = nullptr;
 	else
 		j["created_at"] = m.created_at;
+	j["sender"] = m.sender ? nlohmann::json(*m.sender) : nlohmann::json(nullptr);
 	j["seq"] = m.seq;
 	return j;
 }

@@ -1,4 +1,4 @@
-// daemon/src/gateway/core/message_json.hpp - the message clients see, {id, chat_id, body, created_at, seq},
+// daemon/src/gateway/core/message_json.hpp - the message clients see, {id, chat_id, body, created_at, sender, seq},
 // encoded for each client protocol. Built once per broadcast and shared by every socket in the room.
 #pragma once
 
@@ -10,7 +10,8 @@
 
 namespace chat_outboxd {
 
-// MessageObject: created_at is null when unknown; seq is a JSON number.
+// MessageObject: created_at is null when unknown, sender null for a message sent without one; seq is
+// a JSON number.
 nlohmann::json MessageObject(const InboxMessage &m);
 
 // SocketIoMessageEvent is the Engine.IO text `42["message",{...},"<seq>"]`: the trailing string is

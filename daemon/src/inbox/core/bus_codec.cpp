@@ -49,15 +49,21 @@ EncodeBus(const std::vector<InboxMessage> &messages, int64_t published_ms)
 	for (const InboxMessage &m : messages) {
 		if (cur.empty())
 			cur = Header(published_ms);
-		size_t row_bytes = m.id.size() + m.created_at.size() + m.body.size();
+		size_t row_bytes = m.id.size() + m.created_at.size() + m.body.size() + (m.sender ? m.sender->size() : 0);
 		if (row_bytes > kBusRowBytes) {
 			cur += "n " + std::to_string(m.seq) + " " + std::to_string(m.chat_id) + "\n";
 		} else {
-			cur += "r " + std::to_string(m.seq) + " " + std::to_string(m.chat_id) + " " + std::to_string(m.id.size()) +
-			       " " + std::to_string(m.created_at.size()) + " " + std::to_string(m.body.size()) + "\n";
+			cur += std::string(m.sender ? "s " : "r ") + std::to_string(m.seq) + " " + std::to_string(m.chat_id) + " " +
+			       std::to_string(m.id.size()) + " " + std::to_string(m.created_at.size()) + " " +
+			       std::to_string(m.body.size());
+			if (m.sender)
+				cur += " " + std::to_string(m.sender->size());
+			cur += "\n";
 			cur += m.id;
 			cur += m.created_at;
 			cur += m.body;
+			if (m.sender)
+				cur += *m.sender;
 		}
 		if (cur.size() >= kBusPayloadBytes)
 			out.push_back(std::move(cur)), cur.clear();
@@ -86,11 +92,15 @@ DecodeBus(std::string_view payload)
 			e.notice = true;
 			if (!r.Number(&e.message.seq, ' ') || !r.Number(&e.message.chat_id, '\n'))
 				return std::nullopt;
-		} else if (kind == 'r') {
-			int64_t id_len = 0, created_len = 0, body_len = 0;
+		} else if (kind == 'r' || kind == 's') {
+			const bool with_sender = kind == 's';
+			int64_t id_len = 0, created_len = 0, body_len = 0, sender_len = 0;
 			if (!r.Number(&e.message.seq, ' ') || !r.Number(&e.message.chat_id, ' ') || !r.Number(&id_len, ' ') ||
-			    !r.Number(&created_len, ' ') || !r.Number(&body_len, '\n') || !r.Bytes(id_len, &e.message.id) ||
+			    !r.Number(&created_len, ' ') || !r.Number(&body_len, with_sender ? ' ' : '\n') ||
+			    (with_sender && !r.Number(&sender_len, '\n')) || !r.Bytes(id_len, &e.message.id) ||
 			    !r.Bytes(created_len, &e.message.created_at) || !r.Bytes(body_len, &e.message.body))
+				return std::nullopt;
+			if (with_sender && !r.Bytes(sender_len, &e.message.sender.emplace()))
 				return std::nullopt;
 		} else {
 			return std::nullopt;

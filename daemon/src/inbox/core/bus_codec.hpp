@@ -5,9 +5,12 @@
 // clock (for the bus lag figure):
 //     cobus1 <published_ms>\n
 //     r <seq> <chat_id> <id bytes> <created_at bytes> <body bytes>\n<id><created_at><body>   a full row
+//     s <seq> <chat_id> <id bytes> <created_at bytes> <body bytes> <sender bytes>\n<id><created_at><body><sender>
+//                                                                   a full row with a sender
 //     n <seq> <chat_id>\n                                                                  a notice
+// (A row without a sender stays an `r`, so a gateway that predates senders reads it.)
 // Lengths make the format binary safe (a body may hold any byte but NUL, as Postgres text). A row
-// whose id, created_at and body together pass kBusRowBytes goes as a notice: the gateways read it
+// whose id, created_at, body and sender together pass kBusRowBytes goes as a notice: the gateways read it
 // from the inbox, so a large message costs one query per gateway instead of a copy through Redis to
 // every gateway; a payload is closed once it passes kBusPayloadBytes and the next one begins.
 #pragma once

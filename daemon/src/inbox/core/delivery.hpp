@@ -17,6 +17,7 @@ struct ChatMessage {
 	int64_t chat_id = 0;
 	std::string body;
 	std::optional<std::string> created_at; // ISO 8601, only when it looks like one
+	std::optional<std::string> sender;     // the author (send_message's sender), when the payload has one
 };
 
 struct InboxMessage {
@@ -25,6 +26,7 @@ struct InboxMessage {
 	int64_t chat_id = 0;
 	std::string body;
 	std::string created_at;  // sender's time, ISO 8601 as Postgres prints it (may be empty)
+	std::optional<std::string> sender; // the author, NULL for a message sent without one
 	// Another writer committed this row, and this daemon saw it in its inbox write: that writer publishes it
 	// on the bus, so this daemon does not (a writer that died before publishing leaves a gap the gateways
 	// fill from the inbox).

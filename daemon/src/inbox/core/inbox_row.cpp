@@ -7,9 +7,15 @@
 namespace chat_outboxd {
 
 std::string
-InboxRowColumns()
+SenderColumn(bool with_sender)
 {
-	return std::string("seq, message_id, chat_id, body, ") + kCreatedAtSql;
+	return with_sender ? "sender" : "NULL::pg_catalog.text AS sender";
+}
+
+std::string
+InboxRowColumns(bool with_sender)
+{
+	return std::string("seq, message_id, chat_id, body, ") + kCreatedAtSql + ", " + SenderColumn(with_sender);
 }
 
 bool
@@ -36,6 +42,7 @@ ReadInboxRow(PgRow &row, InboxMessage *out)
 	m.id = std::move(*row[1]);
 	m.body = std::move(*row[3]);
 	m.created_at = row[4] ? std::move(*row[4]) : std::string();
+	m.sender = std::move(row[5]);
 	*out = std::move(m);
 	return true;
 }

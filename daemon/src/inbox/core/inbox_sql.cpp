@@ -58,6 +58,9 @@ struct ColumnSql {
 	const char *other;
 };
 
+// What the sender column reads as against 1.0 tables, which have none.
+constexpr const char *kNoSender = "NULL::pg_catalog.text";
+
 constexpr ColumnSql kColumns[] = {
     {kInboxSeq, "coalesce(ins.seq, e.seq)", "o.seq"},
     {kInboxId, "i.message_id::pg_catalog.text", "o.message_id::pg_catalog.text"},
@@ -65,6 +68,7 @@ constexpr ColumnSql kColumns[] = {
     {kInboxBody, "coalesce(e.body, i.body)", "o.body"},
     {kInboxCreatedIso, "pg_catalog.to_json(coalesce(e.created_at, i.created_at)) OPERATOR(pg_catalog.#>>) '{}'",
      "pg_catalog.to_json(o.created_at) OPERATOR(pg_catalog.#>>) '{}'"},
+    {kInboxSender, "coalesce(e.sender, i.sender)", "o.sender"},
     {kInboxCreatedEpoch, "EXTRACT(epoch FROM coalesce(e.created_at, i.created_at))::pg_catalog.float8",
      "EXTRACT(epoch FROM o.created_at)::pg_catalog.float8"},
     {kInboxKind, "CASE WHEN ins.seq IS NULL THEN 'e' ELSE 'n' END", "'o'"},
@@ -82,12 +86,12 @@ InColumnOrder()
 static_assert(InColumnOrder(), "kColumns lists the InboxColumn values in order");
 
 std::string
-SelectList(bool batch)
+SelectList(bool batch, bool with_sender)
 {
 	std::string out;
 	for (size_t i = 0; i < kInboxColumnCount; i++) {
 		out += i ? ", " : " ";
-		out += batch ? kColumns[i].batch : kColumns[i].other;
+		out += i == kInboxSender && !with_sender ? kNoSender : batch ? kColumns[i].batch : kColumns[i].other;
 		if (i == kInboxSeq)
 			out += " AS seq";
 	}
@@ -109,13 +113,20 @@ InboxLockKey(const std::string &service)
 }
 
 std::string
+InboxSenderColumnSql()
+{
+	return "SELECT EXISTS (SELECT FROM pg_catalog.pg_attribute a WHERE a.attrelid OPERATOR(pg_catalog.=) "
+	       "pg_catalog.to_regclass($1::pg_catalog.text) AND a.attname OPERATOR(pg_catalog.=) 'sender' AND NOT a.attisdropped)";
+}
+
+std::string
 InboxHighWaterSql(const std::string &service)
 {
 	return "SELECT coalesce(pg_catalog.max(seq), 0) FROM " + QuoteIdent(service) + ".inbox";
 }
 
 std::string
-InboxInsertSql(const std::string &service)
+InboxInsertSql(const std::string &service, bool with_sender)
 {
 	// Every distinct message of the batch comes back, inserted or not, with its seq: after a write
 	// whose outcome was unknown (connection lost at COMMIT), or when another writer committed it,
@@ -126,24 +137,27 @@ InboxInsertSql(const std::string &service)
 	return "WITH input AS ("
 	       " SELECT DISTINCT ON (message_id) * FROM ROWS FROM ("
 	       "pg_catalog.unnest($1::pg_catalog.uuid[]), pg_catalog.unnest($2::pg_catalog.int8[]),"
-	       " pg_catalog.unnest($3::pg_catalog.text[]), pg_catalog.unnest($4::pg_catalog.timestamptz[]))"
-	       " WITH ORDINALITY AS t(message_id, chat_id, body, created_at, ord)"
+	       " pg_catalog.unnest($3::pg_catalog.text[]), pg_catalog.unnest($4::pg_catalog.timestamptz[]),"
+	       " pg_catalog.unnest($6::pg_catalog.text[]))"
+	       " WITH ORDINALITY AS t(message_id, chat_id, body, created_at, sender, ord)"
 	       " ORDER BY message_id, ord"
 	       "), ins AS ("
 	       " INSERT INTO " +
 	       inbox +
-	       " (message_id, chat_id, body, created_at)"
-	       " SELECT message_id, chat_id, body, created_at FROM input ORDER BY ord"
+	       (with_sender ? " (message_id, chat_id, body, created_at, sender)"
+	                      " SELECT message_id, chat_id, body, created_at, sender FROM input ORDER BY ord"
+	                    : " (message_id, chat_id, body, created_at)"
+	                      " SELECT message_id, chat_id, body, created_at FROM input ORDER BY ord") +
 	       " ON CONFLICT (message_id) DO NOTHING"
 	       " RETURNING message_id, seq"
 	       ") SELECT" +
-	       SelectList(true) +
+	       SelectList(true, with_sender) +
 	       " FROM input i LEFT JOIN ins ON ins.message_id OPERATOR(pg_catalog.=) i.message_id"
 	       " LEFT JOIN " +
 	       inbox +
 	       " e ON e.message_id OPERATOR(pg_catalog.=) i.message_id AND ins.message_id IS NULL"
 	       " UNION ALL SELECT * FROM (SELECT" +
-	       SelectList(false) +
+	       SelectList(false, with_sender) +
 	       " FROM (SELECT q.*, pg_catalog.sum(pg_catalog.octet_length(q.body)) OVER (ORDER BY q.seq) AS run"
 	       " FROM (SELECT * FROM " +
 	       inbox +
@@ -172,17 +186,19 @@ InboxOthersBytesPerWrite()
 std::vector<std::optional<std::string>>
 InboxInsertParams(const std::vector<ChatMessage> &messages, std::optional<int64_t> pushed_up_to)
 {
-	std::vector<std::optional<std::string>> ids, chats, bodies, created;
+	std::vector<std::optional<std::string>> ids, chats, bodies, created, senders;
 	for (const auto &m : messages) {
 		ids.emplace_back(m.id);
 		chats.emplace_back(std::to_string(m.chat_id));
 		bodies.emplace_back(m.body);
 		created.push_back(m.created_at);
+		senders.push_back(m.sender);
 	}
 	std::optional<std::string> after;
 	if (pushed_up_to)
 		after = std::to_string(*pushed_up_to);
-	return {PgArrayLiteral(ids), PgArrayLiteral(chats), PgArrayLiteral(bodies), PgArrayLiteral(created), after};
+	return {PgArrayLiteral(ids),     PgArrayLiteral(chats), PgArrayLiteral(bodies),
+	        PgArrayLiteral(created), after,                 PgArrayLiteral(senders)};
 }
 
 bool

@@ -30,13 +30,19 @@ namespace chat_outboxd {
 std::string InboxLockSql();
 std::string InboxLockKey(const std::string &service);
 
+// InboxSenderColumnSql: whether table $1 (a quoted name, "svc".inbox) has a column `sender`, true or
+// false in one row and column (false also when the table does not exist).
+std::string InboxSenderColumnSql();
+
 // InboxHighWaterSql returns the inbox's highest seq (0 when empty), in one row and column.
 std::string InboxHighWaterSql(const std::string &service);
 
 // InboxInsertSql returns the insert for schema `service`. Its result has the columns of
 // InboxColumn, ordered by seq: every distinct message of the batch, new or already there, and every
 // row another writer committed above $5 (the highest seq already pushed; NULL: none).
-std::string InboxInsertSql(const std::string &service);
+// with_sender: the inbox has `sender` (chat_outbox 1.1, inbox_schema.hpp); without it the senders ($6)
+// are not stored and every row's sender reads NULL.
+std::string InboxInsertSql(const std::string &service, bool with_sender);
 
 // The result columns of InboxInsertSql, in its SELECT order (InboxInsertSql builds its SELECT list
 // from the same table, so the two cannot drift apart). The first ones are an inbox row as
@@ -47,11 +53,13 @@ enum InboxColumn : size_t {
 	kInboxChatId,       // chat_id
 	kInboxBody,         // body
 	kInboxCreatedIso,   // created_at, ISO 8601 as JSON prints it, or NULL
+	kInboxSender,       // sender, or NULL
 	kInboxCreatedEpoch, // created_at as epoch seconds, or NULL
 	kInboxKind,         // InboxRowKind as one letter
 	kInboxColumnCount
 };
 static_assert(kInboxSeq == 0 && kInboxId == 1 && kInboxChatId == 2 && kInboxBody == 3 && kInboxCreatedIso == 4 &&
+                  kInboxSender == 5 &&
                   kInboxKind >= kInboxRowColumns,
               "a result row starts with an inbox row as ReadInboxRow reads it");
 
@@ -67,8 +75,8 @@ enum class InboxRowKind : char {
 int InboxOthersPerWrite();
 int64_t InboxOthersBytesPerWrite();
 
-// InboxInsertParams returns $1..$5: uuid[], bigint[], text[], timestamptz[] literals and the highest
-// seq already pushed (nullopt: unknown, no other writers' rows are returned).
+// InboxInsertParams returns $1..$6: uuid[], bigint[], text[], timestamptz[] literals, the highest
+// seq already pushed (nullopt: unknown, no other writers' rows are returned), and the senders' text[].
 std::vector<std::optional<std::string>> InboxInsertParams(const std::vector<ChatMessage> &messages,
                                                           std::optional<int64_t> pushed_up_to);
 

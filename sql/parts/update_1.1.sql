@@ -1,0 +1,75 @@
+-- The update from 1.0 to 1.1 of every existing service: the sender columns, the new send_message
+-- (one function with sender DEFAULT NULL, so two-argument calls keep working), and mark_read with
+-- the shared user id rule. Runs after the new shared functions (services.sql) are in place; the
+-- extension's chat_outbox--1.0--1.1.sql and the managed install's update_1.1.sql are this text
+-- (sql/managed/generate.py). Idempotent: a service that has the columns and the function already
+-- (created by 1.1, or taken over from a 1.1 managed install) is left as it is.
+DO $update$
+DECLARE
+	ext oid := (SELECT e.oid FROM pg_catalog.pg_extension e WHERE e.extname = 'chat_outbox');
+	svc text;
+	old regprocedure;
+	old_owner oid;
+	old_acl aclitem[];
+	fn text;
+	a record;
+	-- Inside ALTER EXTENSION UPDATE, CREATE OR REPLACE refuses a function the extension does not own
+	-- (PostgreSQL's rule since CVE-2022-2625) and a new function becomes the extension's: the functions
+	-- of a service created after CREATE EXTENSION are lent to it for the update and taken back after.
+	lent boolean;
+	fns text[];
+BEGIN
+	FOR svc IN SELECT s.name FROM chat_outbox.services s ORDER BY s.name LOOP
+		EXECUTE format('ALTER TABLE %I.messages ADD COLUMN IF NOT EXISTS sender text', svc);
+		EXECUTE format('ALTER TABLE %I.inbox ADD COLUMN IF NOT EXISTS sender text', svc);
+		-- a role that stores received rows (grant_service's receiver) stores their sender too (regrole
+		-- prints a role's name quoted as needed)
+		FOR a IN SELECT DISTINCT x.grantee FROM pg_catalog.pg_attribute t, pg_catalog.aclexplode(t.attacl) x
+			WHERE t.attrelid = format('%I.inbox', svc)::regclass AND t.attname = 'message_id' AND x.privilege_type = 'INSERT'
+		LOOP
+			EXECUTE format('GRANT INSERT (sender) ON %I.inbox TO %s', svc,
+				CASE a.grantee WHEN 0 THEN 'PUBLIC' ELSE a.grantee::regrole::text END);
+		END LOOP;
+
+		fns := ARRAY[format('%I.publish_event(text, jsonb)', svc), format('%I.mark_read(bigint, text, bigint)', svc),
+			format('%I.send_message(bigint, text, text)', svc)];
+		lent := ext IS NOT NULL AND NOT EXISTS (SELECT FROM pg_catalog.pg_depend d
+			WHERE d.classid = 'pg_catalog.pg_proc'::regclass AND d.objid = to_regprocedure(fns[1])
+				AND d.refobjid = ext AND d.deptype = 'e');
+		IF lent THEN
+			FOREACH fn IN ARRAY fns LOOP
+				IF to_regprocedure(fn) IS NOT NULL THEN
+					EXECUTE format('ALTER EXTENSION chat_outbox ADD FUNCTION %s', fn);
+				END IF;
+			END LOOP;
+		END IF;
+
+		-- send_message(bigint, text) gives way to send_message(bigint, text, text): its owner and the
+		-- roles that may call it (grant_service) carry over
+		old := to_regprocedure(format('%I.send_message(bigint, text)', svc));
+		IF old IS NOT NULL THEN
+			SELECT p.proowner, p.proacl INTO old_owner, old_acl FROM pg_catalog.pg_proc p WHERE p.oid = old;
+			EXECUTE format('DROP FUNCTION %s', old);
+		END IF;
+		PERFORM chat_outbox.define_service_functions(svc);
+		IF old IS NOT NULL THEN
+			IF old_owner <> (SELECT p.proowner FROM pg_catalog.pg_proc p WHERE p.oid = to_regprocedure(fns[3])) THEN
+				EXECUTE format('ALTER FUNCTION %s OWNER TO %s', fns[3], old_owner::regrole::text);
+			END IF;
+			FOR a IN SELECT x.grantee, x.is_grantable FROM pg_catalog.aclexplode(old_acl) x
+				WHERE x.privilege_type = 'EXECUTE' AND x.grantee <> old_owner
+			LOOP
+				EXECUTE format('GRANT EXECUTE ON FUNCTION %s TO %s%s', fns[3],
+					CASE a.grantee WHEN 0 THEN 'PUBLIC' ELSE a.grantee::regrole::text END,
+					CASE WHEN a.is_grantable THEN ' WITH GRANT OPTION' ELSE '' END);
+			END LOOP;
+		END IF;
+
+		IF lent THEN
+			FOREACH fn IN ARRAY fns LOOP
+				EXECUTE format('ALTER EXTENSION chat_outbox DROP FUNCTION %s', fn);
+			END LOOP;
+		END IF;
+	END LOOP;
+END
+$update$;
