@@ -156,7 +156,6 @@ Run(int argc, char **argv)
 	d->pg_gateway = std::make_unique<PgClient>(loop, cfg.database_url, "chat-outboxd " + cfg.service + " gateway");
 	// /healthz's "postgres" is the gateway's connection: a daemon holding no partition has no other.
 	Metrics *metrics = &d->metrics;
-	d->pg_gateway->OnStateChange([metrics](bool up) { metrics->postgres_up = up; });
 	const std::string client_name = ConnectionName(cfg.prefix, cfg.queue, cfg.identity);
 	// The gateway's own Redis connections on shard 0, so they never wait behind a consumer's commands:
 	// commands (presence, read mirrors, PUBLISH of the bus and the chats' events) and pub/sub (the
@@ -169,6 +168,12 @@ Run(int argc, char **argv)
 	d->redis_safety->Watch(*d->gateway_redis, 0);
 	d->ws = std::make_unique<Gateway>(loop, cfg, *d->pg_gateway, d->metrics, d->bus_metrics, *d->gateway_redis,
 	                                  *d->pubsub);
+	Gateway *gateway = d->ws.get();
+	d->pg_gateway->OnStateChange([metrics, gateway](bool up) {
+		metrics->postgres_up = up;
+		if (up)
+			gateway->PostgresUp();
+	});
 	if (!d->ws->Start(&error)) {
 		fprintf(stderr, "chat-outboxd: --listen %s: %s\n", cfg.listen.c_str(), error.c_str());
 		return 2;

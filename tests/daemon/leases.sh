@@ -44,27 +44,11 @@ lease() { shard_cli "$1" GET "bull:$Q-p$1:lease"; }
 held_by() { local n=0; for k in 0 1 2 3; do [ "$(lease $k)" != "$1" ] || n=$((n + 1)); done; echo $n; }
 total() { cat "$H_DIR"/ids-*.txt | wc -l; }
 
-# The watcher: every 50 ms, per partition, one script reads the owner of every active job's lock
-# (a token starts with the daemon's identity); two identities at once is a violation.
-OWNERS='local seen, n = {}, 0
-for _, id in ipairs(redis.call("LRANGE", KEYS[1], 0, -1)) do
-  local v = redis.call("GET", ARGV[1] .. id .. ":lock")
-  local who = v and string.match(v, "^([^:]*):")
-  if who and not seen[who] then seen[who] = true; n = n + 1 end
-end
-return n'
-watch() {
-	while :; do
-		for k in 0 1 2 3; do
-			n=$(shard_cli $k EVAL "$OWNERS" 1 "bull:$Q-p$k:active" "bull:$Q-p$k:" 2>/dev/null || true)
-			case $n in ''|*[!0-9]*) continue ;; esac # the shard is down or loading
-			[ "$n" -le 1 ] || echo "partition $k: $n owners" >>"$H_DIR/violations.txt"
-		done
-		sleep 0.05
-	done
-}
+# The watcher (leases_watch.mjs): every 50 ms, per partition, one script reads the owner of every active
+# job's lock; two identities at once is a violation.
 : >"$H_DIR/violations.txt"
-watch &
+node "$(dirname "$0")/leases_watch.mjs" "$Q" "$H_DIR/violations.txt" "$REDIS_URL" "$R2_URL" "$REDIS_URL" "$R2_URL" \
+	>"$H_DIR/watch.log" 2>&1 &
 harness_track $!
 
 add 300

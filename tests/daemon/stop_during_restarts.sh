@@ -3,7 +3,8 @@
 # A deploy restarts the daemon with its servers: SIGTERM reaches the daemon while Postgres restarts
 # (immediate and fast), while Redis restarts (SIGKILL and SHUTDOWN), and while both do, with jobs
 # flowing and clients connected that read slowly (Socket.IO over WebSocket and polling, two /ws
-# clients catching up a backlog with their sockets paused). Every round must end with exit code 0.
+# clients catching up a backlog with their sockets paused). Every round must end with exit code 0; a
+# round whose batch in flight was stuck gives it up after --stop-timeout (2 s here).
 . "$(dirname "$0")/../harness/lib.sh"
 daemon_env daemon-stop-during-restarts
 Q=t-stop
@@ -39,7 +40,7 @@ stop_round() {
 	local log=round$round-$name.log
 	# every round on the same port, so the clients of one round could reach the next daemon too
 	if [ "$round" = 1 ]; then
-		daemon_start "$log" --service workers --queue $Q --batch-size 20 --identity stop
+		daemon_start "$log" --service workers --queue $Q --batch-size 20 --identity stop --stop-timeout 2000
 		export DAEMON_PORT
 	else
 		DAEMON_LOG=$log
@@ -63,11 +64,17 @@ stop_round() {
 	done
 	sleep "$lag"
 	kill -TERM "$DAEMON_PID"
-	local deadline=$(($(date +%s) + 40))
+	local termed=$EPOCHREALTIME deadline=$(($(date +%s) + 40))
 	while kill -0 "$DAEMON_PID" 2>/dev/null; do
 		[ "$(date +%s)" -lt "$deadline" ] || { echo "FAIL: round $round ($name): no exit 40 s after SIGTERM" >&2; exit 1; }
 		sleep 0.1
 	done
+	# --stop-timeout 2000: a batch stuck on a down server is given up after 2 s, not the default 10 s
+	if grep -q "gave up waiting for the batch in flight" "$H_DIR/$log"; then
+		local took
+		took=$(awk -v a="$termed" -v b="$EPOCHREALTIME" 'BEGIN { printf "%d", b - a }')
+		[ "$took" -lt 10 ] || { echo "FAIL: round $round ($name): gave up ${took} s after SIGTERM, --stop-timeout is 2 s" >&2; exit 1; }
+	fi
 	set +e
 	wait "$DAEMON_PID"
 	local rc=$?

@@ -32,7 +32,6 @@ namespace chat_outboxd {
 
 namespace {
 
-constexpr int64_t kStopDeadlineMs = 10000; // longest a SIGTERM waits for a batch stuck on a down server
 constexpr double kMaxBlockSeconds = 5.0;   // BZPOPMIN timeout, as bullmq's drainDelay
 
 enum class Life {
@@ -559,7 +558,7 @@ struct BullmqConsumer::Impl {
 		idle_timer.Stop();
 		if (redis == RedisStep::Waiting)
 			Unblock();
-		stop_timer.Start(static_cast<uint64_t>(kStopDeadlineMs), [this] {
+		stop_timer.Start(static_cast<uint64_t>(cfg.stop_timeout), [this] {
 			Log(Level::Warning, "stop: gave up waiting for the batch in flight; a restart takes its jobs back");
 			FinishStop();
 		});

@@ -32,7 +32,9 @@ namespace chat_outboxd {
 namespace {
 
 constexpr int64_t kRedisTimeoutMs = 10000;
-constexpr int64_t kManagerStopDeadlineMs = 15000; // longer than a consumer's own stop deadline
+// The manager's own stop deadline is this much longer than a consumer's (--stop-timeout): the consumers
+// give up first, then it releases their leases.
+constexpr int64_t kManagerStopMarginMs = 5000;
 constexpr int64_t kRetryMarginMs = 5;      // an acquire retried this long after the other's lease ends
 
 enum class Phase {
@@ -526,7 +528,7 @@ struct PartitionManager::Impl {
 		bool was_running = phase == Phase::Running;
 		phase = Phase::Stopping;
 		stop_done = std::move(done);
-		stop_timer.Start(static_cast<uint64_t>(kManagerStopDeadlineMs), [this] {
+		stop_timer.Start(static_cast<uint64_t>(cfg.stop_timeout + kManagerStopMarginMs), [this] {
 			Log(Level::Warning, "stop: gave up releasing the leases in time; they expire within %lld ms",
 			    static_cast<long long>(timing.ttl_ms));
 			Finish();

@@ -48,41 +48,33 @@ ClientSends::Send(int64_t chat_id, std::string body, const std::string &sender, 
 	std::optional<std::string> author;
 	if (!sender.empty())
 		author = sender;
-	queries_.Schema().Ready([this, chat_id, body = std::move(body), author = std::move(author),
-	                         done = std::move(done)]() mutable {
-		const bool with_sender = queries_.Schema().HasSender();
-		PgParams params{std::to_string(chat_id), std::move(body)};
+	auto params = [chat_id, body = std::move(body), author = std::move(author)](bool with_sender) mutable {
+		PgParams p{std::to_string(chat_id), std::move(body)};
 		if (with_sender)
-			params.push_back(std::move(author));
-		Run(with_sender, chat_id, std::move(params), std::move(done));
+			p.push_back(std::move(author));
+		return p;
+	};
+	queries_.RunBySchema(sql_send_, std::move(params), [this, chat_id, done = std::move(done)](PgResult &&r) {
+		if (r.ok && !r.rows.empty() && r.rows[0].size() >= 5 && r.rows[0][0]) {
+			hub_.CountSend(true);
+			const auto &row = r.rows[0];
+			nlohmann::json msg = {{"id", *row[0]}, {"chat_id", chat_id}, {"body", row[2].value_or("")}};
+			msg["created_at"] = row[3] ? nlohmann::json(*row[3]) : nlohmann::json(nullptr);
+			msg["sender"] = row[4] ? nlohmann::json(*row[4]) : nlohmann::json(nullptr);
+			if (on_sent_)
+				on_sent_(msg);
+			done({{"ok", true}, {"message", std::move(msg)}});
+			return;
+		}
+		hub_.CountSend(false);
+		nlohmann::json err = {{"message", r.ok ? "send_message returned no row" : r.error}};
+		if (r.connection_lost && r.sqlstate.empty())
+			err["message"] = "database unavailable; the message may or may not have been stored";
+		err["sqlstate"] = r.sqlstate.empty() ? nlohmann::json(nullptr) : nlohmann::json(r.sqlstate);
+		err["detail"] = r.detail.empty() ? nlohmann::json(nullptr) : nlohmann::json(r.detail);
+		err["hint"] = r.hint.empty() ? nlohmann::json(nullptr) : nlohmann::json(r.hint);
+		done({{"ok", false}, {"error", std::move(err)}});
 	});
-}
-
-void
-ClientSends::Run(bool with_sender, int64_t chat_id, PgParams params, std::function<void(nlohmann::json)> done)
-{
-	queries_.Run(sql_send_[with_sender], std::move(params),
-	             [this, chat_id, done = std::move(done)](PgResult &&r) {
-		             if (r.ok && !r.rows.empty() && r.rows[0].size() >= 5 && r.rows[0][0]) {
-			             hub_.CountSend(true);
-			             const auto &row = r.rows[0];
-			             nlohmann::json msg = {{"id", *row[0]}, {"chat_id", chat_id}, {"body", row[2].value_or("")}};
-			             msg["created_at"] = row[3] ? nlohmann::json(*row[3]) : nlohmann::json(nullptr);
-			             msg["sender"] = row[4] ? nlohmann::json(*row[4]) : nlohmann::json(nullptr);
-			             if (on_sent_)
-				             on_sent_(msg);
-			             done({{"ok", true}, {"message", std::move(msg)}});
-			             return;
-		             }
-		             hub_.CountSend(false);
-		             nlohmann::json err = {{"message", r.ok ? "send_message returned no row" : r.error}};
-		             if (r.connection_lost && r.sqlstate.empty())
-			             err["message"] = "database unavailable; the message may or may not have been stored";
-		             err["sqlstate"] = r.sqlstate.empty() ? nlohmann::json(nullptr) : nlohmann::json(r.sqlstate);
-		             err["detail"] = r.detail.empty() ? nlohmann::json(nullptr) : nlohmann::json(r.detail);
-		             err["hint"] = r.hint.empty() ? nlohmann::json(nullptr) : nlohmann::json(r.hint);
-		             done({{"ok", false}, {"error", std::move(err)}});
-	             });
 }
 
 } // namespace chat_outboxd

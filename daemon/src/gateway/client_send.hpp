@@ -28,14 +28,13 @@ class ClientSends {
 	// Send stores the message; done gets {ok:true,message:{..}} or {ok:false,error:{..}}.
 	// sender is the token's sub (empty: none, the message is sent without a sender).
 	void Send(int64_t chat_id, std::string body, const std::string &sender, std::function<void(nlohmann::json)> done);
-	// OnSent sets what runs with each stored message's {id, chat_id, body, created_at}, before its ack.
+	// OnSent sets what runs with each stored message's {id, chat_id, body, created_at, sender}, before its ack.
 	void OnSent(std::function<void(const nlohmann::json &)> fn) { on_sent_ = std::move(fn); }
 
   private:
 	Hub &hub_;
 	QueryQueue &queries_;
 	const Config &cfg_;
-	void Run(bool with_sender, int64_t chat_id, PgParams params, std::function<void(nlohmann::json)> done);
 
 	std::string sql_send_[2]; // [with_sender] (QueryQueue::Schema): 1.0's send_message takes no sender
 	std::function<void(const nlohmann::json &)> on_sent_;

@@ -150,9 +150,6 @@ Gateway::Impl::Impl(uv_loop_t *l, const Config &c, PgClient &pg, Metrics &metric
       routes(hub, engine, http, c), bus(l, c, hub, pg, queries.Schema(), metrics, bus_metrics), pubsub(ps)
 {
 	hub.SetCatchup(&catchup);
-	// Asked once now, on the connection's first turn, so that no client's query waits for the answer
-	// (with 1.1 tables it is never asked again).
-	queries.Schema().Ready([] {});
 	sends.OnSent([this](const nlohmann::json &message) { conv.Sent(message); });
 	hub.AddEndpoint(engine);
 	hub.AddEndpoint(plain);
@@ -471,6 +468,12 @@ void
 Gateway::SetOutboxStatus(const OutboxStatus *s)
 {
 	impl_->hub.SetOutboxStatus(s);
+}
+
+void
+Gateway::PostgresUp()
+{
+	impl_->queries.Schema().Ready([] {});
 }
 
 size_t

@@ -51,6 +51,10 @@ class Gateway : public MessageSink {
 	size_t ClientCount() const;
 	// SetOutboxStatus: /metrics also shows the relay's figures it reads (--outbox-status-url).
 	void SetOutboxStatus(const OutboxStatus *s);
+	// PostgresUp: the gateway's connection is established. The tables' version is asked then, so that no
+	// client's query waits for the answer (with 1.1 tables it is never asked again): a query sent before
+	// the connection is up fails at once.
+	void PostgresUp();
 
   private:
 	struct Impl;

@@ -12,6 +12,12 @@ void
 QueryQueue::Run(const std::string &sql, PgParams params, std::function<void(PgResult &&)> cb)
 {
 	out_++;
+	Submit(sql, std::move(params), std::move(cb));
+}
+
+void
+QueryQueue::Submit(const std::string &sql, PgParams params, std::function<void(PgResult &&)> cb)
+{
 	std::weak_ptr<QueryQueue *> self_alive = alive_;
 	pg_.Query(sql, std::move(params), [this, self_alive, cb = std::move(cb)](PgResult &&r) {
 		if (self_alive.expired())
@@ -26,12 +32,22 @@ QueryQueue::Run(const std::string &sql, PgParams params, std::function<void(PgRe
 }
 
 void
-QueryQueue::RunBySchema(const std::string (&sql)[2], PgParams params, std::function<void(PgResult &&)> cb)
+QueryQueue::RunBySchema(const std::string (&sql)[2], std::function<PgParams(bool)> params,
+                        std::function<void(PgResult &&)> cb)
 {
+	out_++;
 	const std::string *texts = sql;
 	schema_.Ready([this, texts, params = std::move(params), cb = std::move(cb)]() mutable {
-		Run(texts[schema_.HasSender()], std::move(params), std::move(cb));
+		const bool has_sender = schema_.HasSender();
+		Submit(texts[has_sender], params(has_sender), std::move(cb));
 	});
+}
+
+void
+QueryQueue::RunBySchema(const std::string (&sql)[2], PgParams params, std::function<void(PgResult &&)> cb)
+{
+	RunBySchema(
+	    sql, [params = std::move(params)](bool) mutable { return std::move(params); }, std::move(cb));
 }
 
 } // namespace chat_outboxd

@@ -21,9 +21,12 @@ class QueryQueue {
 	// Run sends sql; cb runs with the answer unless the gateway is gone by then, and on_slot_free
 	// runs after it.
 	void Run(const std::string &sql, PgParams params, std::function<void(PgResult &&)> cb);
-	// RunBySchema runs sql[Schema().HasSender()] once the schema is known (at once, but for the first
-	// query and while the column is missing, see InboxSchema). sql is the caller's member: it outlives
-	// the query.
+	// RunBySchema runs sql[Schema().HasSender()] with params(HasSender()) once the schema is known (at
+	// once, but for the first query and while the column is missing, see InboxSchema). Its slot is
+	// taken now: a query waiting for the schema counts against --query-queue like one waiting for
+	// Postgres. sql is the caller's member: it outlives the query.
+	void RunBySchema(const std::string (&sql)[2], std::function<PgParams(bool has_sender)> params,
+	                 std::function<void(PgResult &&)> cb);
 	void RunBySchema(const std::string (&sql)[2], PgParams params, std::function<void(PgResult &&)> cb);
 	// Full: --query-queue queries are out. A send is refused then; a replay page waits for a slot.
 	bool Full() const { return out_ >= static_cast<size_t>(cfg_.query_queue); }
@@ -39,6 +42,9 @@ class QueryQueue {
 	InboxSchema &Schema() { return schema_; }
 
   private:
+	// Submit sends a query whose slot is already counted in out_.
+	void Submit(const std::string &sql, PgParams params, std::function<void(PgResult &&)> cb);
+
 	PgClient &pg_;
 	const Config &cfg_;
 	InboxSchema schema_;

@@ -83,6 +83,11 @@ Fields()
 	      "over within about 4/3 of it",
 	      false, false, 300, kMaxMs},
 	     nullptr, &Config::lease_ttl},
+	    {{"stop-timeout", "int",
+	      "ms a SIGTERM waits for the batch in flight when Redis or Postgres does not answer; then the daemon "
+	      "stops without it and a restart takes its jobs back (keep it under the service manager's stop timeout)",
+	      false, false, 100, kMaxMs},
+	     nullptr, &Config::stop_timeout},
 	    {{"leave-partitions", "string",
 	      "partitions no chat-outboxd of the service consumes (left to another consumer, e.g. a bullmq Worker), "
 	      "separated by ',' or spaces; give every daemon of the service the same list",

@@ -35,6 +35,7 @@ struct Config {
 	int64_t stalled_interval = 30000;     // ms
 	int64_t max_stalled_count = 1;
 	int64_t lease_ttl = 5000;             // ms, a partition lease's ttl (consumer/core/lease.hpp)
+	int64_t stop_timeout = 10000;         // ms a SIGTERM waits for the batch in flight (then its jobs go back)
 	std::string leave_partitions;         // partitions no chat-outboxd consumes: "2,3"
 	int64_t remove_on_complete = 10000;   // keep this many completed jobs; 0 = remove at once; -1 = keep all
 	int64_t remove_on_fail = -1;          // same for failed jobs
