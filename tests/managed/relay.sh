@@ -22,19 +22,6 @@ PROCESSED=$H_DIR/processed.txt
 cd "$H_ROOT/tests"
 . "$HERE/delivery.sh"
 
-# processed job ids in the order the Worker took them (first time each) must be the outbox order.
-# Jobs the Worker lost with its connection and took again after the stalled check (consume.mjs lists
-# them in $PROCESSED.retaken) come late from any bullmq Worker: left out here, verify_delivered still
-# counts them.
-verify_order() {
-	touch "$PROCESSED.retaken"
-	harness_psql "SELECT payload ->> 'id' FROM consumers.outbox ORDER BY id" | grep -vxFf "$PROCESSED.retaken" >"$H_DIR/outbox-order.txt" || true
-	awk '!seen[$0]++' "$PROCESSED" | grep -vxFf "$PROCESSED.retaken" >"$H_DIR/processed-order.txt" || true
-	diff -q "$H_DIR/outbox-order.txt" "$H_DIR/processed-order.txt" >/dev/null ||
-		fail "$1: processed out of outbox order: $(diff "$H_DIR/outbox-order.txt" "$H_DIR/processed-order.txt" | head -5)"
-	echo "ok   $1: processed in outbox order"
-}
-
 node "$HERE/consume.mjs" "$PROCESSED" >"$H_DIR/consumer.log" 2>&1 &
 harness_track $!
 harness_wait_for 20 grep -q ready "$H_DIR/consumer.log"

@@ -5,7 +5,9 @@
 # own ExecStartPre= and ExecStart= lines with /etc/chat-outbox/<service>.env as user chat-outbox (systemd is
 # not PID 1 here, so the test runs those lines as the unit would), the web client from /usr/share/chat-outbox.
 # Messages go both ways; a daemon killed with SIGKILL and started again by its ExecStart= line gets what was
-# sent meanwhile; a unit without its env file fails at once naming the file; a reinstall of the same version
+# sent meanwhile; the managed install's SQL from the package in a second database, relayed by
+# chat-outbox-relay@chat (its unit's lines, relay-chat.env) to a real bullmq Worker, every message once and
+# in order through a kill -9 and a start by ExecStart=; a unit without its env file fails at once naming the file; a reinstall of the same version
 # while the daemons run keeps the edited env files and messages flowing; `apt-get remove` leaves only the
 # env files (and the cluster's data), `apt-get purge` removes those too.
 #
@@ -101,10 +103,11 @@ unit_exec() {
 		setpriv --reuid="$user" --regid="$user" --init-groups -- "${argv[@]}" >>"$H_DIR/$log" 2>&1
 }
 DAEMON_UNIT=/lib/systemd/system/chat-outboxd@.service
-# unit_start <instance>: ExecStartPre=, then ExecStart= in the background; sets UNIT_PID.
+RELAY_UNIT=/lib/systemd/system/chat-outbox-relay@.service
+# unit_start <unit file> <instance> <log>: ExecStartPre=, then ExecStart= in the background; sets UNIT_PID.
 unit_start() {
-	(unit_exec "$DAEMON_UNIT" ExecStartPre "$1" "$1.log") || fail "ExecStartPre of chat-outboxd@$1 failed"
-	unit_exec "$DAEMON_UNIT" ExecStart "$1" "$1.log" &
+	(unit_exec "$1" ExecStartPre "$2" "$3") || fail "ExecStartPre of $(basename "$1") instance $2 failed"
+	unit_exec "$1" ExecStart "$2" "$3" &
 	UNIT_PID=$!
 	harness_track "$UNIT_PID"
 }
@@ -129,8 +132,8 @@ if (unit_exec "$DAEMON_UNIT" ExecStartPre nosuch nosuch.log); then fail "chat-ou
 grep -F "/etc/chat-outbox/nosuch.env is missing" "$H_DIR/nosuch.log" >/dev/null || fail "no message naming the missing file: $(cat "$H_DIR/nosuch.log")"
 echo "ok   chat-outboxd@nosuch fails at once: $(cat "$H_DIR/nosuch.log")"
 
-unit_start workers; WORKERS_PID=$UNIT_PID
-unit_start consumers; CONSUMERS_PID=$UNIT_PID
+unit_start "$DAEMON_UNIT" workers workers.log; WORKERS_PID=$UNIT_PID
+unit_start "$DAEMON_UNIT" consumers consumers.log; CONSUMERS_PID=$UNIT_PID
 daemon_wait_consuming workers.log
 daemon_wait_consuming consumers.log
 expect_eq "daemon runs as" chat-outbox "$(ps -o user= -p "$WORKERS_PID")"
@@ -163,8 +166,49 @@ both_ways "installed daemons"
 kill -9 "$WORKERS_PID"
 wait "$WORKERS_PID" 2>/dev/null || true
 send 50 while-down
-unit_start workers; WORKERS_PID=$UNIT_PID
+unit_start "$DAEMON_UNIT" workers workers.log; WORKERS_PID=$UNIT_PID
 both_ways "after kill -9 and the unit's ExecStart="
+
+# --- the managed install's relay, chat-outbox-relay@chat: the packaged SQL installed into a second database
+# of the same cluster by its owner, a non-superuser (docs/managed.md), the relay started by its installed
+# unit's own lines with the shipped relay-chat.env as user chat-outbox. Its jobs go to Redis database 1, so
+# the daemons above (database 0) never take them; a real bullmq Worker (consume.mjs) counts them.
+EXT_PGURL=$PGURL
+q "CREATE ROLE chat_owner LOGIN" >/dev/null
+q "CREATE DATABASE managed OWNER chat_owner" >/dev/null
+PGURL="postgresql://chat_owner@127.0.0.1:$PG_PORT/managed"
+psql -XAtq -v ON_ERROR_STOP=1 "$PGURL" -f /usr/share/chat-outbox/sql/chat_outbox_managed.sql >"$H_DIR/managed-install.log" 2>&1 ||
+	{ cat "$H_DIR/managed-install.log" >&2; fail "the packaged chat_outbox_managed.sql"; }
+RELAY_REDIS_URL=$REDIS_URL/1
+set_env /etc/chat-outbox/relay-chat.env CHAT_OUTBOX_RELAY_DATABASE_URL "$PGURL"
+set_env /etc/chat-outbox/relay-chat.env CHAT_OUTBOX_RELAY_REDIS_URL "$RELAY_REDIS_URL"
+PROCESSED=$H_DIR/processed.txt
+: >"$PROCESSED"
+. "$H_ROOT/tests/extension/delivery.sh"
+(cd "$H_ROOT/tests" && REDIS_URL=$RELAY_REDIS_URL exec node extension/consume.mjs "$PROCESSED" >"$H_DIR/consumer.log" 2>&1) &
+harness_track $!
+harness_wait_for 20 grep -q ready "$H_DIR/consumer.log"
+unit_start "$RELAY_UNIT" chat relay-chat.log; RELAY_PID=$UNIT_PID
+harness_wait_value 20 = running relay_status relay_state
+expect_eq "relay runs as" chat-outbox "$(ps -o user= -p "$RELAY_PID")"
+expect_eq "status: the relay's pid" "$RELAY_PID" "$(relay_status worker_pid)"
+sender_start relay 5
+harness_wait_for 20 sender_acked_at_least 50
+harness_wait_value 20 -ge 50 distinct_processed
+echo "ok   chat-outbox-relay@chat relays the managed database's messages to the Worker"
+kill -9 "$RELAY_PID"
+wait "$RELAY_PID" 2>/dev/null || true
+at=$(sender_acked)
+harness_wait_for 20 sender_acked_at_least $((at + 50)) # sends go on with no relay running
+unit_start "$RELAY_UNIT" chat relay-chat.log; RELAY_PID=$UNIT_PID
+at=$(sender_acked)
+harness_wait_for 20 sender_acked_at_least $((at + 20))
+sender_stop
+verify_delivered "relay killed -9 and started again by its unit's ExecStart="
+verify_order "relay killed -9 and started again by its unit's ExecStart="
+kill -TERM "$RELAY_PID"
+wait "$RELAY_PID" || fail "relay exited $? on SIGTERM"
+PGURL=$EXT_PGURL
 
 # Reinstall the same version while both daemons run: the edited env files stay, messages go on.
 cp /etc/chat-outbox/workers.env "$H_DIR/workers.env.edited"
@@ -175,8 +219,8 @@ send 50 after-reinstall
 both_ways "after a reinstall while running"
 # What the postinst's try-restart does under systemd: the running daemons restart onto the reinstalled program.
 daemons_stop "$WORKERS_PID" "$CONSUMERS_PID"
-unit_start workers; WORKERS_PID=$UNIT_PID
-unit_start consumers; CONSUMERS_PID=$UNIT_PID
+unit_start "$DAEMON_UNIT" workers workers.log; WORKERS_PID=$UNIT_PID
+unit_start "$DAEMON_UNIT" consumers consumers.log; CONSUMERS_PID=$UNIT_PID
 send 50 restarted
 both_ways "restarted after the reinstall"
 
