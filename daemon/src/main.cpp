@@ -170,7 +170,7 @@ Run(int argc, char **argv)
 	d->ws = std::make_unique<Gateway>(loop, cfg, *d->pg_gateway, d->metrics, d->bus_metrics, *d->gateway_redis,
 	                                  *d->pubsub);
 	if (!d->ws->Start(&error)) {
-		fprintf(stderr, "chat-outboxd: --listen %s: %s\n", cfg.listen.c_str(), error.c_str());
+		fprintf(stderr, "chat-outboxd: %s\n", error.c_str()); // names the flag and the address
 		return 2;
 	}
 	if (!cfg.outbox_status_url.empty()) {

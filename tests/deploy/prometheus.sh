@@ -8,6 +8,7 @@
 #   2. ChatOutboxRelayNotRunning is quiet while the relay runs, fires once the relay is SIGKILLed (its
 #      target's series end at once; the daemon's copy of the status view says stopped 10 s after the
 #      relay's last heartbeat), and clears once it runs again; the daemon's figures follow it.
+# And a relay whose --metrics-listen is in use or not on this machine exits 2 at start, naming it.
 # The one change to the rules: ChatOutboxRelayNotRunning's `for:` is 2s here instead of 1m, so the suite
 # waits seconds, not minutes; every other line is the shipped file's. All waits are on states (the
 # targets' health, the alert's state through /api/v1/alerts), never fixed sleeps.
@@ -77,6 +78,20 @@ no_missing_names() { [ -z "$(missing_names)" ]; }
 harness_wait_for 30 api status/buildinfo
 harness_wait_value 30 = 3 targets_up
 echo "ok   Prometheus scrapes both daemons and the relay"
+
+# A --metrics-listen the relay cannot listen on stops it at start, exit 2, one line naming the address and
+# why: in use (the relay above holds it), and an address that is not on this machine (TEST-NET-1).
+relay_metrics_refused() { # <address> <reason>
+	local rc=0
+	timeout 20 "$CHAT_OUTBOX_RELAY" --database-url "$PGURL" --redis-url "$REDIS_URL" --metrics-listen "$1" \
+		>"$H_DIR/refused.log" 2>&1 || rc=$?
+	[ "$rc" = 2 ] || fail "relay --metrics-listen $1: exit $rc, want 2: $(cat "$H_DIR/refused.log")"
+	expect_eq "relay --metrics-listen $1: its output" "chat-outbox-relay: --metrics-listen: cannot listen on $1: $2" \
+		"$(cat "$H_DIR/refused.log")"
+}
+relay_metrics_refused "127.0.0.1:$RELAY_METRICS_PORT" "Address already in use"
+relay_metrics_refused "192.0.2.1:$RELAY_METRICS_PORT" "Cannot assign requested address"
+echo "ok   relay --metrics-listen in use or not an address of this machine: exit 2 at start, the address named"
 
 # 1. every name the rules and the dashboard use is in a real scrape
 python3 "$H_ROOT/tests/deploy/metric_names.py" "$H_ROOT/deploy/prometheus/chat-outbox.rules.yml" \

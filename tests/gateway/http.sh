@@ -2,8 +2,8 @@
 # tests/gateway/http.sh - /healthz (200 / 503 with Redis down), /metrics, Redis's appendfsync in both
 # (everysec, then always after Redis restarts with it), 404, 431 for oversized headers, 413 for a polling
 # POST declaring more than --max-payload, CORS for the origins in
-# --cors-origins only (never on /metrics or /healthz), /metrics on its own listener (--metrics-listen),
-# and SIGTERM: every client's transport is closed ("transport close", so it would reconnect) and the
+# --cors-origins only (never on /metrics or /healthz), /metrics on its own listener (--metrics-listen; one
+# in use or not on this machine stops the daemon at start, exit 2, naming it), and SIGTERM: every client's transport is closed ("transport close", so it would reconnect) and the
 # daemon exits.
 . "$(dirname "$0")/gateway.sh"
 gateway_start gateway-http --cors-origins http://app.example,https://other.example
@@ -146,6 +146,19 @@ code=$(curl -s -o /dev/null -w '%{http_code}' "http://127.0.0.1:$mport/healthz")
 code=$(curl -s -o /dev/null -w '%{http_code}' "http://127.0.0.1:$mport/socket.io/?EIO=4&transport=polling")
 [ "$code" = 404 ] || fail "Engine.IO on the metrics listener: $code"
 echo "ok   --metrics-listen: /metrics on its own port only"
+# A --metrics-listen the daemon cannot listen on stops it at start, exit 2, one line naming the flag, the
+# address and why: in use (the daemon above holds $mport), and an address that is not on this machine
+# (192.0.2.1, TEST-NET-1), which libwebsockets alone accepted and retried in the background, silently.
+metrics_listen_refused() { # <address> <reason>
+	local log=refused-$RANDOM.log rc=0
+	daemon_run 20 "$log" --service workers --queue chat-messages --metrics-listen "$1" || rc=$?
+	[ "$rc" = 2 ] || fail "--metrics-listen $1: exit $rc, want 2: $(cat "$H_DIR/$log")"
+	expect_eq "--metrics-listen $1: its error line" "chat-outboxd: --metrics-listen: cannot listen on $1: $2" \
+		"$(grep -v '^[0-9]* [0-9-]* ' "$H_DIR/$log")"
+}
+metrics_listen_refused "127.0.0.1:$mport" "Address already in use"
+metrics_listen_refused "192.0.2.1:$mport" "Cannot assign requested address"
+echo "ok   --metrics-listen in use or not an address of this machine: exit 2 at start, the address named"
 daemon_stop || fail "daemon did not exit 0 on SIGTERM"
 DAEMON_FLAGS=(--service workers --queue chat-messages --metrics-listen off)
 daemon_start_again
