@@ -7,44 +7,32 @@
 # Messages go both ways; a daemon killed with SIGKILL and started again by its ExecStart= line gets what was
 # sent meanwhile; the managed install's SQL from the package in a second database, relayed by
 # chat-outbox-relay@chat (its unit's lines, relay-chat.env) to a real bullmq Worker, every message once and
-# in order through a kill -9 and a start by ExecStart=; a unit without its env file fails at once naming the file; a reinstall of the same version
-# while the daemons run keeps the edited env files and messages flowing; `apt-get remove` leaves only the
-# env files (and the cluster's data), `apt-get purge` removes those too.
+# in order through a kill -9 and a start by ExecStart=; a unit without its env file fails at once naming the
+# file; a reinstall of the same version while the daemons run keeps the edited env files and messages
+# flowing; `apt-get remove` leaves only the env files (and the cluster's data), `apt-get purge` removes
+# those too. package.systemd then runs the units under a real systemd, from the packages built here.
 #
 # The host's /usr, /etc and /var are shared with every other suite (the system's PostgreSQL 15 loads the
 # extension that `make install` put there): apt and dpkg must never write to them. So the whole test runs in
 # its own mount namespace (unshare --mount) where /usr, /etc and /var are overlayfs mounts over the host's
 # trees with their upper layers in the test's scratch folder: every write lands there and disappears with the
-# namespace. It checks that the three are overlays before apt runs. The network namespace is shared (ports
-# from harness_free_port). apt sees no repository: every dependency is installed already (setup.sh), and a
-# missing one fails instead of being fetched.
+# namespace (tests/package/lib.sh). It checks that the three are overlays before apt runs. The network
+# namespace is shared (ports from harness_free_port). apt sees no repository: every dependency is installed
+# already (setup.sh), and a missing one fails instead of being fetched.
 # The packages are built unoptimized (DEB_BUILD_OPTIONS noopt, no debug info, no -dbgsym) to halve the
 # build's time: this suite tests the packaging; the other suites test the optimized programs.
 set -euo pipefail
-if [ "${CHAT_OUTBOX_PACKAGE_NS:-}" != 1 ]; then
-	[ "$(id -u)" = 0 ] || exec sudo -E "$0" "$@"
-	CHAT_OUTBOX_PACKAGE_NS=1 exec unshare --mount --propagation private bash "$0" "$@"
-fi
-. "$(dirname "$0")/../harness/lib.sh"
+. "$(dirname "$0")/lib.sh"
 harness_init package-install
 
 # --- build (before the overlay), into the scratch folder: build/packages/ keeps the optimized packages a user
 # built with scripts/package.sh.
-DEB_BUILD_OPTIONS="parallel=$(nproc) noopt nocheck noddebs" DEB_CFLAGS_APPEND=-g0 DEB_CXXFLAGS_APPEND=-g0 \
-	"$H_ROOT/scripts/package.sh" --out "$H_DIR/debs" --no-checks >"$H_DIR/package.log" 2>&1 ||
-	{ cat "$H_DIR/package.log" >&2; fail "scripts/package.sh failed"; }
+package_build "$H_DIR/debs"
 debs=("$H_DIR"/debs/*.deb)
 expect_eq "packages built" 2 "${#debs[@]}"
 
 # --- the overlay
-for tree in usr etc var; do
-	mkdir -p "$H_DIR/overlay/$tree/upper" "$H_DIR/overlay/$tree/work"
-	mount -t overlay "overlay-$tree" -o "lowerdir=/$tree,upperdir=$H_DIR/overlay/$tree/upper,workdir=$H_DIR/overlay/$tree/work" "/$tree"
-done
-for tree in usr etc var; do
-	[ "$(findmnt -n -o FSTYPE --mountpoint "/$tree")" = overlay ] || fail "/$tree is not an overlay: nothing may be installed"
-done
-echo "ok   /usr, /etc and /var are overlays; writes land in $H_DIR/overlay"
+package_overlays
 
 # `make install` put the extension's files here (setup.sh); they go (in the overlay) so that only the
 # package can provide them.
@@ -145,20 +133,7 @@ for file in index.html socket.io.min.js; do
 done
 echo "ok   web client served from /usr/share/chat-outbox/web"
 
-# send <n> <tag>: n messages each way, one transaction each way
-sent=0
-send() {
-	q "SELECT count(consumers.send_message(1 + g % 3, '$2 ' || g)) FROM generate_series(1, $1) g" >/dev/null
-	q "SELECT count(workers.send_message(42, '$2 reply ' || g)) FROM generate_series(1, $1) g" >/dev/null
-	sent=$((sent + $1))
-}
-both_ways() { # every message sent so far in the other service's inbox, once
-	wait_inbox workers "$sent" 60
-	wait_inbox consumers "$sent" 60
-	expect_eq "$1: workers.inbox" "$sent|$sent" "$(q "SELECT count(*), count(DISTINCT i.message_id) FROM workers.inbox i JOIN consumers.messages m ON m.id = i.message_id")"
-	expect_eq "$1: consumers.inbox" "$sent|$sent" "$(q "SELECT count(*), count(DISTINCT i.message_id) FROM consumers.inbox i JOIN workers.messages m ON m.id = i.message_id")"
-	echo "ok   $1: $sent messages each way, each once"
-}
+. "$H_ROOT/tests/package/both_ways.sh"
 send 50 first
 both_ways "installed daemons"
 

@@ -16,11 +16,7 @@
 # run (build/test-tmp/package-install/debs; CHAT_OUTBOX_DEBS=<folder> names another), or builds one
 # (scripts/package.sh, unoptimized, as package.install does) when there is none.
 set -euo pipefail
-if [ "${CHAT_OUTBOX_PACKAGE_NS:-}" != 1 ]; then
-	[ "$(id -u)" = 0 ] || exec sudo -E "$0" "$@"
-	CHAT_OUTBOX_PACKAGE_NS=1 exec unshare --mount --propagation private bash "$0" "$@"
-fi
-. "$(dirname "$0")/../harness/lib.sh"
+. "$(dirname "$0")/lib.sh"
 harness_init package-systemd
 
 # The packages package.install built in this run (CTest runs it first: the fixture "packages"), else a
@@ -30,18 +26,12 @@ if compgen -G "$DEBS/chat-outbox_*.deb" >/dev/null; then
 	DEB=$(ls "$DEBS"/chat-outbox_*.deb)
 	echo "ok   testing $DEB"
 else
-	DEB_BUILD_OPTIONS="parallel=$(nproc) noopt nocheck noddebs" DEB_CFLAGS_APPEND=-g0 DEB_CXXFLAGS_APPEND=-g0 \
-		"$H_ROOT/scripts/package.sh" --out "$H_DIR/debs" --no-checks >"$H_DIR/package.log" 2>&1 ||
-		{ cat "$H_DIR/package.log" >&2; fail "scripts/package.sh failed"; }
+	package_build "$H_DIR/debs"
 	DEB=$(ls "$H_DIR"/debs/chat-outbox_*.deb)
 fi
 
 # --- the host side of the namespace: /usr, /etc, /var overlays; systemd-nspawn in them if missing
-for tree in usr etc var; do
-	mkdir -p "$H_DIR/overlay/$tree/upper" "$H_DIR/overlay/$tree/work"
-	mount -t overlay "overlay-$tree" -o "lowerdir=/$tree,upperdir=$H_DIR/overlay/$tree/upper,workdir=$H_DIR/overlay/$tree/work" "/$tree"
-	[ "$(findmnt -n -o FSTYPE --mountpoint "/$tree")" = overlay ] || fail "/$tree is not an overlay"
-done
+package_overlays
 if ! command -v systemd-nspawn >/dev/null; then
 	DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends systemd-container >"$H_DIR/apt-host.log" 2>&1 ||
 		{ tail -n 20 "$H_DIR/apt-host.log" >&2; fail "apt-get install systemd-container"; }
@@ -127,19 +117,7 @@ done
 echo "ok   sandboxed: user chat-outbox, no capabilities, no_new_privs, seccomp, / read-only in a mount namespace of its own"
 
 # --- messages both ways, through the relay unit and the daemon units
-sent=0
-send() {
-	q "SELECT count(consumers.send_message(1 + g % 3, '$2 ' || g)) FROM generate_series(1, $1) g" >/dev/null
-	q "SELECT count(workers.send_message(42, '$2 reply ' || g)) FROM generate_series(1, $1) g" >/dev/null
-	sent=$((sent + $1))
-}
-both_ways() { # every message sent so far in the other service's inbox, once
-	wait_inbox workers "$sent" 60
-	wait_inbox consumers "$sent" 60
-	expect_eq "$1: workers.inbox" "$sent|$sent" "$(q "SELECT count(*), count(DISTINCT i.message_id) FROM workers.inbox i JOIN consumers.messages m ON m.id = i.message_id")"
-	expect_eq "$1: consumers.inbox" "$sent|$sent" "$(q "SELECT count(*), count(DISTINCT i.message_id) FROM consumers.inbox i JOIN workers.messages m ON m.id = i.message_id")"
-	echo "ok   $1: $sent messages each way, each once"
-}
+. "$H_ROOT/tests/package/both_ways.sh"
 send 50 first
 both_ways "under systemd"
 
