@@ -48,6 +48,26 @@ mkdir -p "$ROOT" "$H_DIR/rootov/upper" "$H_DIR/rootov/work"
 mount -t overlay rootov -o "lowerdir=/,upperdir=$H_DIR/rootov/upper,workdir=$H_DIR/rootov/work" "$ROOT"
 # The host's own services (its PostgreSQL, Redis, ...) stay off: the container boots to basic.target and
 # only the units started below run.
+# systemd-nspawn --keep-unit makes the cgroup it runs in the container's: it puts the container in payload/ and
+# itself in supervisor/ below it. With no systemd on the host that would be the root of the hierarchies, shared
+# by everything; so each run gets a cgroup of its own (in the unified and the named systemd hierarchy), removed
+# at the end, and empty ones left by runs that died are removed first.
+CGROUPS=()
+for h in $(findmnt -rn -t cgroup2 -o TARGET) $(findmnt -rn -t cgroup -o TARGET,OPTIONS | awk '$2 ~ /name=systemd/ { print $1 }'); do
+	for stale in "$h"/chat-outbox-package-systemd-*; do
+		[ -d "$stale" ] && ! kill -0 "${stale##*-}" 2>/dev/null || continue
+		find "$stale" -depth -type d -exec rmdir {} + 2>/dev/null || true
+	done
+	mkdir "$h/chat-outbox-package-systemd-$$"
+	CGROUPS+=("$h/chat-outbox-package-systemd-$$")
+done
+# nspawn <args...>: systemd-nspawn in this run's cgroup
+nspawn() {
+	local cg
+	for cg in "${CGROUPS[@]}"; do echo "$BASHPID" >"$cg/cgroup.procs"; done
+	exec systemd-nspawn -q -D "$ROOT" --register=no --keep-unit --resolv-conf=off --timezone=off "$@"
+}
+
 # a machine id of its own (the host's would make its journal and the host's one)
 rm -f "$ROOT/etc/machine-id"
 systemd-machine-id-setup --root="$ROOT" >/dev/null
@@ -56,10 +76,9 @@ systemd-machine-id-setup --root="$ROOT" >/dev/null
 mkdir -p "$ROOT/root/apt/lists/partial" "$ROOT/root/apt/sources.list.d"
 : >"$ROOT/root/apt/sources.list"
 cp "$DEB" "$ROOT/root/"
-systemd-nspawn -q -D "$ROOT" --register=no --keep-unit --resolv-conf=off --timezone=off \
-	env DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends \
+(nspawn env DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends \
 	-o Dir::Etc::SourceList=/root/apt/sources.list -o Dir::Etc::SourceParts=/root/apt/sources.list.d \
-	-o Dir::State::Lists=/root/apt/lists "/root/$(basename "$DEB")" >"$H_DIR/apt-container.log" 2>&1 ||
+	-o Dir::State::Lists=/root/apt/lists "/root/$(basename "$DEB")") >"$H_DIR/apt-container.log" 2>&1 ||
 	{ tail -n 30 "$H_DIR/apt-container.log" >&2; fail "apt-get install chat-outbox in the container"; }
 
 # set_env <file> <VAR> <value>, in the container's /etc/chat-outbox
@@ -80,8 +99,7 @@ set_env relay-chat.env CHAT_OUTBOX_RELAY_DATABASE_URL "$PGURL"
 set_env relay-chat.env CHAT_OUTBOX_RELAY_REDIS_URL "$REDIS_URL"
 
 # --- boot
-systemd-nspawn -q -D "$ROOT" --boot --register=no --keep-unit --resolv-conf=off --timezone=off --link-journal=no \
-	--console=pipe systemd.unit=basic.target >"$H_DIR/boot.log" 2>&1 </dev/null &
+(nspawn --boot --link-journal=no --console=pipe systemd.unit=basic.target) >"$H_DIR/boot.log" 2>&1 </dev/null &
 NSPAWN_PID=$!
 harness_track "$NSPAWN_PID"
 container_init() { ps -o pid= --ppid "$NSPAWN_PID" | tr -d ' '; }
@@ -139,4 +157,6 @@ done
 echo "ok   stopped by systemctl stop"
 in_container systemctl poweroff || true
 harness_wait_for 30 bash -c "! kill -0 $NSPAWN_PID 2>/dev/null"
+for cg in "${CGROUPS[@]}"; do find "$cg" -depth -type d -exec rmdir {} +; done
+echo "ok   the container powered off, its cgroups removed"
 echo PASS
