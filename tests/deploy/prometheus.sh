@@ -8,6 +8,7 @@
 #   2. ChatOutboxRelayNotRunning is quiet while the relay runs, fires once the relay is SIGKILLed (its
 #      target's series end at once; the daemon's copy of the status view says stopped 10 s after the
 #      relay's last heartbeat), and clears once it runs again; the daemon's figures follow it.
+#   3. Postgres restarted: the relay's and the daemons' postgres reconnect counters move in Prometheus.
 # And a relay whose --metrics-listen is in use or not on this machine exits 2 at start, naming it.
 # The one change to the rules: ChatOutboxRelayNotRunning's `for:` is 2s here instead of 1m, so the suite
 # waits seconds, not minutes; every other line is the shipped file's. All waits are on states (the
@@ -117,3 +118,10 @@ harness_wait_value 30 = 1 prom_value 'chat_outbox_relay_state{job="chat-outboxd"
 [ "$(prom_value 'count(chat_outbox_unsent{job="chat-outboxd"})')" = 2 ] ||
 	fail "the daemon's backlog series: $(prom_value 'count(chat_outbox_unsent{job="chat-outboxd"})') partitions, want 2"
 echo "ok   the daemon's copy says running again, with both services' partitions"
+
+# 3. Postgres restarted under the relay and the daemons: the reconnect counters the dashboard's failover panel
+# reads move, as Prometheus scrapes them
+harness_pg_ctl -m fast -w restart >/dev/null
+harness_wait_value 30 -ge 1 prom_value 'max(chat_outbox_relay_postgres_reconnects_total)'
+harness_wait_value 30 -ge 2 prom_value 'count(chat_outboxd_postgres_reconnects_total >= 1)'
+echo "ok   Postgres restarted: the relay's and both daemons' postgres reconnect counters moved"
