@@ -20,6 +20,7 @@ PKGS=(
 	prometheus # promtool and the Prometheus deploy.prometheus runs
 	# building the Debian packages and package.install (systemd-sysusers, systemd-analyze)
 	debhelper postgresql-server-dev-all systemd
+	systemd-container # package.systemd boots a systemd as a container's PID 1 (systemd-nspawn)
 )
 scripts/install_missing.sh setup "${PKGS[@]}"
 

@@ -175,7 +175,7 @@ Run(int argc, char **argv)
 			gateway->PostgresUp();
 	});
 	if (!d->ws->Start(&error)) {
-		fprintf(stderr, "chat-outboxd: --listen %s: %s\n", cfg.listen.c_str(), error.c_str());
+		fprintf(stderr, "chat-outboxd: %s\n", error.c_str()); // names the flag and the address
 		return 2;
 	}
 	if (!cfg.outbox_status_url.empty()) {

@@ -1,7 +1,6 @@
 // relay/src/metrics_server.cpp - see metrics_server.hpp.
 #include "metrics_server.hpp"
 
-#include <netdb.h>
 #include <poll.h>
 #include <signal.h>
 #include <sys/socket.h>
@@ -12,7 +11,7 @@
 #include <cstring>
 #include <exception>
 
-#include "common/listen_address.hpp"
+#include "common/listen_socket.hpp"
 
 namespace chat_outbox::relay {
 
@@ -71,42 +70,9 @@ MetricsServer::~MetricsServer()
 bool
 MetricsServer::Start(const std::string &listen, std::string *error)
 {
-	std::string host;
-	int port = 0;
-	if (!ParseListenAddress(listen, &host, &port)) {
-		*error = "not host:port: " + listen;
+	listen_fd_ = OpenListenSocket(listen, error);
+	if (listen_fd_ < 0)
 		return false;
-	}
-	addrinfo hints = {};
-	hints.ai_family = AF_UNSPEC;
-	hints.ai_socktype = SOCK_STREAM;
-	hints.ai_flags = AI_PASSIVE | AI_NUMERICSERV;
-	addrinfo *res = nullptr;
-	std::string service = std::to_string(port);
-	int rc = getaddrinfo(AnyInterface(host) ? nullptr : host.c_str(), service.c_str(), &hints, &res);
-	if (rc != 0) {
-		*error = listen + ": " + gai_strerror(rc);
-		return false;
-	}
-	std::string why = "no address";
-	for (addrinfo *a = res; a && listen_fd_ < 0; a = a->ai_next) {
-		int fd = socket(a->ai_family, a->ai_socktype | SOCK_CLOEXEC, a->ai_protocol);
-		if (fd < 0)
-			continue;
-		int one = 1;
-		setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
-		if (bind(fd, a->ai_addr, a->ai_addrlen) == 0 && ::listen(fd, 16) == 0) {
-			listen_fd_ = fd;
-			break;
-		}
-		why = std::strerror(errno);
-		close(fd);
-	}
-	freeaddrinfo(res);
-	if (listen_fd_ < 0) {
-		*error = "cannot listen on " + listen + ": " + why;
-		return false;
-	}
 	// the thread starts with every signal blocked: SIGTERM and SIGINT must interrupt the relay loop's waits
 	sigset_t all, old;
 	sigfillset(&all);

@@ -8,6 +8,8 @@
 #   2. ChatOutboxRelayNotRunning is quiet while the relay runs, fires once the relay is SIGKILLed (its
 #      target's series end at once; the daemon's copy of the status view says stopped 10 s after the
 #      relay's last heartbeat), and clears once it runs again; the daemon's figures follow it.
+#   3. Postgres restarted: the relay's and the daemons' postgres reconnect counters move in Prometheus.
+# And a relay whose --metrics-listen is in use or not on this machine exits 2 at start, naming it.
 # The one change to the rules: ChatOutboxRelayNotRunning's `for:` is 2s here instead of 1m, so the suite
 # waits seconds, not minutes; every other line is the shipped file's. All waits are on states (the
 # targets' health, the alert's state through /api/v1/alerts), never fixed sleeps.
@@ -78,6 +80,20 @@ harness_wait_for 30 api status/buildinfo
 harness_wait_value 30 = 3 targets_up
 echo "ok   Prometheus scrapes both daemons and the relay"
 
+# A --metrics-listen the relay cannot listen on stops it at start, exit 2, one line naming the address and
+# why: in use (the relay above holds it), and an address that is not on this machine (TEST-NET-1).
+relay_metrics_refused() { # <address> <reason>
+	local rc=0
+	timeout 20 "$CHAT_OUTBOX_RELAY" --database-url "$PGURL" --redis-url "$REDIS_URL" --metrics-listen "$1" \
+		>"$H_DIR/refused.log" 2>&1 || rc=$?
+	[ "$rc" = 2 ] || fail "relay --metrics-listen $1: exit $rc, want 2: $(cat "$H_DIR/refused.log")"
+	expect_eq "relay --metrics-listen $1: its output" "chat-outbox-relay: --metrics-listen: cannot listen on $1: $2" \
+		"$(cat "$H_DIR/refused.log")"
+}
+relay_metrics_refused "127.0.0.1:$RELAY_METRICS_PORT" "Address already in use"
+relay_metrics_refused "192.0.2.1:$RELAY_METRICS_PORT" "Cannot assign requested address"
+echo "ok   relay --metrics-listen in use or not an address of this machine: exit 2 at start, the address named"
+
 # 1. every name the rules and the dashboard use is in a real scrape
 python3 "$H_ROOT/tests/deploy/metric_names.py" "$H_ROOT/deploy/prometheus/chat-outbox.rules.yml" \
 	"$H_ROOT/deploy/grafana/chat-outbox.json" | sort >"$H_DIR/used-names.txt"
@@ -102,3 +118,10 @@ harness_wait_value 30 = 1 prom_value 'chat_outbox_relay_state{job="chat-outboxd"
 [ "$(prom_value 'count(chat_outbox_unsent{job="chat-outboxd"})')" = 2 ] ||
 	fail "the daemon's backlog series: $(prom_value 'count(chat_outbox_unsent{job="chat-outboxd"})') partitions, want 2"
 echo "ok   the daemon's copy says running again, with both services' partitions"
+
+# 3. Postgres restarted under the relay and the daemons: the reconnect counters the dashboard's failover panel
+# reads move, as Prometheus scrapes them
+harness_pg_ctl -m fast -w restart >/dev/null
+harness_wait_value 30 -ge 1 prom_value 'max(chat_outbox_relay_postgres_reconnects_total)'
+harness_wait_value 30 -ge 2 prom_value 'count(chat_outboxd_postgres_reconnects_total >= 1)'
+echo "ok   Postgres restarted: the relay's and both daemons' postgres reconnect counters moved"

@@ -20,6 +20,19 @@ verify_delivered() { # verify_delivered <phase>: every stored message processed 
 	echo "ok   $1: $(stored) stored, $(distinct_processed) processed exactly once"
 }
 
+# processed job ids in the order the Worker took them (first time each) must be the outbox order.
+# Jobs the Worker lost with its connection and took again after the stalled check (consume.mjs lists
+# them in $PROCESSED.retaken) come late from any bullmq Worker: left out here, verify_delivered still
+# counts them.
+verify_order() { # verify_order <phase>
+	touch "$PROCESSED.retaken"
+	harness_psql "SELECT payload ->> 'id' FROM consumers.outbox ORDER BY id" | grep -vxFf "$PROCESSED.retaken" >"$H_DIR/outbox-order.txt" || true
+	awk '!seen[$0]++' "$PROCESSED" | grep -vxFf "$PROCESSED.retaken" >"$H_DIR/processed-order.txt" || true
+	diff -q "$H_DIR/outbox-order.txt" "$H_DIR/processed-order.txt" >/dev/null ||
+		fail "$1: processed out of outbox order: $(diff "$H_DIR/outbox-order.txt" "$H_DIR/processed-order.txt" | head -5)"
+	echo "ok   $1: processed in outbox order"
+}
+
 # A sender that sends until told to stop (send.mjs until:FILE), for phases that wait for sends after
 # an event the test caused: a fixed count may all be sent before that event on a slower machine.
 #   sender_start <tag> <interval_ms>   sets SENDER_PID; sends are counted in $H_DIR/<tag>.acked

@@ -2,8 +2,9 @@
 # tests/gateway/http.sh - /healthz (200 / 503 with Redis down), /metrics, Redis's appendfsync in both
 # (everysec, then always after Redis restarts with it), 404, 431 for oversized headers, 413 for a polling
 # POST declaring more than --max-payload, CORS for the origins in
-# --cors-origins only (never on /metrics or /healthz), /metrics on its own listener (--metrics-listen),
-# and SIGTERM: every client's transport is closed ("transport close", so it would reconnect) and the
+# --cors-origins only (never on /metrics or /healthz), the Redis and Postgres reconnect counters moving with
+# those restarts, /metrics on its own listener (--metrics-listen; one
+# in use or not on this machine stops the daemon at start, exit 2, naming it), and SIGTERM: every client's transport is closed ("transport close", so it would reconnect) and the
 # daemon exits.
 . "$(dirname "$0")/gateway.sh"
 gateway_start gateway-http --cors-origins http://app.example,https://other.example
@@ -32,6 +33,11 @@ harness_wait_for 10 bash -c "redis-cli -p $REDIS_PORT CLIENT LIST | grep -q 'nam
 pubsub_conns | grep -q 'name=chat-outboxd:bull:chat-messages:[^ ]*:pubsub ' || fail "not named :pubsub: $(pubsub_conns)"
 echo "ok   one pub/sub connection (the bus channel subscribed on it)"
 
+# metric <name>: that series' value in /metrics (one sample, no labels)
+metric() { curl -s "$url/metrics" | sed -n "s/^$1 //p"; }
+expect_eq "redis reconnects before any outage" 0 "$(metric chat_outboxd_redis_reconnects_total)"
+expect_eq "postgres reconnects before any outage" 0 "$(metric chat_outboxd_postgres_reconnects_total)"
+
 # Redis restarted with another appendfsync: both endpoints say so once the daemon reconnected.
 harness_redis_stop
 REDIS_EXTRA_ARGS="--appendfsync always" harness_redis_start_again
@@ -40,6 +46,9 @@ harness_wait_for 30 bash -c "curl -s $url/healthz | grep -q '\"redis\":true,.*\"
 curl -s "$url/metrics" | grep -x 'chat_outboxd_redis_appendfsync{setting="always"} 1' >/dev/null || fail "appendfsync always in /metrics"
 [ "$(curl -s "$url/metrics" | grep -c '^chat_outboxd_redis_appendfsync{')" = 1 ] || fail "more than one appendfsync sample"
 echo "ok   appendfsync always shows in /healthz and /metrics after Redis restarts with it"
+# every Redis connection of the daemon (commands, pub/sub, the partition's consumer) lost and back
+harness_wait_value 10 -ge 1 metric chat_outboxd_redis_reconnects_total
+echo "ok   chat_outboxd_redis_reconnects_total $(metric chat_outboxd_redis_reconnects_total) after the Redis restart"
 
 code=$(curl -s -o /dev/null -w '%{http_code}' "$url/nope")
 [ "$code" = 404 ] || fail "unknown path: $code"
@@ -128,6 +137,8 @@ echo "ok   /healthz 503 while Postgres is down: $(curl -s $url/healthz)"
 harness_pg_ctl -w start >/dev/null
 harness_wait_value 30 = 200 healthz_code || fail "no 200 after Postgres is back"
 echo "ok   /healthz 200 again"
+harness_wait_value 10 -ge 1 metric chat_outboxd_postgres_reconnects_total
+echo "ok   chat_outboxd_postgres_reconnects_total $(metric chat_outboxd_postgres_reconnects_total) after the Postgres restart"
 
 daemon_stop || fail "daemon did not exit 0 on SIGTERM"
 wait $peer || { cat "$H_DIR/peer.out"; fail "peer"; }
@@ -146,6 +157,19 @@ code=$(curl -s -o /dev/null -w '%{http_code}' "http://127.0.0.1:$mport/healthz")
 code=$(curl -s -o /dev/null -w '%{http_code}' "http://127.0.0.1:$mport/socket.io/?EIO=4&transport=polling")
 [ "$code" = 404 ] || fail "Engine.IO on the metrics listener: $code"
 echo "ok   --metrics-listen: /metrics on its own port only"
+# A --metrics-listen the daemon cannot listen on stops it at start, exit 2, one line naming the flag, the
+# address and why: in use (the daemon above holds $mport), and an address that is not on this machine
+# (192.0.2.1, TEST-NET-1), which libwebsockets alone accepted and retried in the background, silently.
+metrics_listen_refused() { # <address> <reason>
+	local log=refused-$RANDOM.log rc=0
+	daemon_run 20 "$log" --service workers --queue chat-messages --metrics-listen "$1" || rc=$?
+	[ "$rc" = 2 ] || fail "--metrics-listen $1: exit $rc, want 2: $(cat "$H_DIR/$log")"
+	expect_eq "--metrics-listen $1: its error line" "chat-outboxd: --metrics-listen: cannot listen on $1: $2" \
+		"$(grep -v '^[0-9]* [0-9-]* ' "$H_DIR/$log")"
+}
+metrics_listen_refused "127.0.0.1:$mport" "Address already in use"
+metrics_listen_refused "192.0.2.1:$mport" "Cannot assign requested address"
+echo "ok   --metrics-listen in use or not an address of this machine: exit 2 at start, the address named"
 daemon_stop || fail "daemon did not exit 0 on SIGTERM"
 DAEMON_FLAGS=(--service workers --queue chat-messages --metrics-listen off)
 daemon_start_again

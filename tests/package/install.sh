@@ -5,44 +5,34 @@
 # own ExecStartPre= and ExecStart= lines with /etc/chat-outbox/<service>.env as user chat-outbox (systemd is
 # not PID 1 here, so the test runs those lines as the unit would), the web client from /usr/share/chat-outbox.
 # Messages go both ways; a daemon killed with SIGKILL and started again by its ExecStart= line gets what was
-# sent meanwhile; a unit without its env file fails at once naming the file; a reinstall of the same version
-# while the daemons run keeps the edited env files and messages flowing; `apt-get remove` leaves only the
-# env files (and the cluster's data), `apt-get purge` removes those too.
+# sent meanwhile; the managed install's SQL from the package in a second database, relayed by
+# chat-outbox-relay@chat (its unit's lines, relay-chat.env) to a real bullmq Worker, every message once and
+# in order through a kill -9 and a start by ExecStart=; a unit without its env file fails at once naming the
+# file; a reinstall of the same version while the daemons run keeps the edited env files and messages
+# flowing; `apt-get remove` leaves only the env files (and the cluster's data), `apt-get purge` removes
+# those too. package.systemd then runs the units under a real systemd, from the packages built here.
 #
 # The host's /usr, /etc and /var are shared with every other suite (the system's PostgreSQL 15 loads the
 # extension that `make install` put there): apt and dpkg must never write to them. So the whole test runs in
 # its own mount namespace (unshare --mount) where /usr, /etc and /var are overlayfs mounts over the host's
 # trees with their upper layers in the test's scratch folder: every write lands there and disappears with the
-# namespace. It checks that the three are overlays before apt runs. The network namespace is shared (ports
-# from harness_free_port). apt sees no repository: every dependency is installed already (setup.sh), and a
-# missing one fails instead of being fetched.
+# namespace (tests/package/lib.sh). It checks that the three are overlays before apt runs. The network
+# namespace is shared (ports from harness_free_port). apt sees no repository: every dependency is installed
+# already (setup.sh), and a missing one fails instead of being fetched.
 # The packages are built unoptimized (DEB_BUILD_OPTIONS noopt, no debug info, no -dbgsym) to halve the
 # build's time: this suite tests the packaging; the other suites test the optimized programs.
 set -euo pipefail
-if [ "${CHAT_OUTBOX_PACKAGE_NS:-}" != 1 ]; then
-	[ "$(id -u)" = 0 ] || exec sudo -E "$0" "$@"
-	CHAT_OUTBOX_PACKAGE_NS=1 exec unshare --mount --propagation private bash "$0" "$@"
-fi
-. "$(dirname "$0")/../harness/lib.sh"
+. "$(dirname "$0")/lib.sh"
 harness_init package-install
 
 # --- build (before the overlay), into the scratch folder: build/packages/ keeps the optimized packages a user
 # built with scripts/package.sh.
-DEB_BUILD_OPTIONS="parallel=$(nproc) noopt nocheck noddebs" DEB_CFLAGS_APPEND=-g0 DEB_CXXFLAGS_APPEND=-g0 \
-	"$H_ROOT/scripts/package.sh" --out "$H_DIR/debs" --no-checks >"$H_DIR/package.log" 2>&1 ||
-	{ cat "$H_DIR/package.log" >&2; fail "scripts/package.sh failed"; }
+package_build "$H_DIR/debs"
 debs=("$H_DIR"/debs/*.deb)
 expect_eq "packages built" 2 "${#debs[@]}"
 
 # --- the overlay
-for tree in usr etc var; do
-	mkdir -p "$H_DIR/overlay/$tree/upper" "$H_DIR/overlay/$tree/work"
-	mount -t overlay "overlay-$tree" -o "lowerdir=/$tree,upperdir=$H_DIR/overlay/$tree/upper,workdir=$H_DIR/overlay/$tree/work" "/$tree"
-done
-for tree in usr etc var; do
-	[ "$(findmnt -n -o FSTYPE --mountpoint "/$tree")" = overlay ] || fail "/$tree is not an overlay: nothing may be installed"
-done
-echo "ok   /usr, /etc and /var are overlays; writes land in $H_DIR/overlay"
+package_overlays
 
 # `make install` put the extension's files here (setup.sh); they go (in the overlay) so that only the
 # package can provide them.
@@ -101,10 +91,11 @@ unit_exec() {
 		setpriv --reuid="$user" --regid="$user" --init-groups -- "${argv[@]}" >>"$H_DIR/$log" 2>&1
 }
 DAEMON_UNIT=/lib/systemd/system/chat-outboxd@.service
-# unit_start <instance>: ExecStartPre=, then ExecStart= in the background; sets UNIT_PID.
+RELAY_UNIT=/lib/systemd/system/chat-outbox-relay@.service
+# unit_start <unit file> <instance> <log>: ExecStartPre=, then ExecStart= in the background; sets UNIT_PID.
 unit_start() {
-	(unit_exec "$DAEMON_UNIT" ExecStartPre "$1" "$1.log") || fail "ExecStartPre of chat-outboxd@$1 failed"
-	unit_exec "$DAEMON_UNIT" ExecStart "$1" "$1.log" &
+	(unit_exec "$1" ExecStartPre "$2" "$3") || fail "ExecStartPre of $(basename "$1") instance $2 failed"
+	unit_exec "$1" ExecStart "$2" "$3" &
 	UNIT_PID=$!
 	harness_track "$UNIT_PID"
 }
@@ -129,8 +120,8 @@ if (unit_exec "$DAEMON_UNIT" ExecStartPre nosuch nosuch.log); then fail "chat-ou
 grep -F "/etc/chat-outbox/nosuch.env is missing" "$H_DIR/nosuch.log" >/dev/null || fail "no message naming the missing file: $(cat "$H_DIR/nosuch.log")"
 echo "ok   chat-outboxd@nosuch fails at once: $(cat "$H_DIR/nosuch.log")"
 
-unit_start workers; WORKERS_PID=$UNIT_PID
-unit_start consumers; CONSUMERS_PID=$UNIT_PID
+unit_start "$DAEMON_UNIT" workers workers.log; WORKERS_PID=$UNIT_PID
+unit_start "$DAEMON_UNIT" consumers consumers.log; CONSUMERS_PID=$UNIT_PID
 daemon_wait_consuming workers.log
 daemon_wait_consuming consumers.log
 expect_eq "daemon runs as" chat-outbox "$(ps -o user= -p "$WORKERS_PID")"
@@ -142,20 +133,7 @@ for file in index.html socket.io.min.js; do
 done
 echo "ok   web client served from /usr/share/chat-outbox/web"
 
-# send <n> <tag>: n messages each way, one transaction each way
-sent=0
-send() {
-	q "SELECT count(consumers.send_message(1 + g % 3, '$2 ' || g)) FROM generate_series(1, $1) g" >/dev/null
-	q "SELECT count(workers.send_message(42, '$2 reply ' || g)) FROM generate_series(1, $1) g" >/dev/null
-	sent=$((sent + $1))
-}
-both_ways() { # every message sent so far in the other service's inbox, once
-	wait_inbox workers "$sent" 60
-	wait_inbox consumers "$sent" 60
-	expect_eq "$1: workers.inbox" "$sent|$sent" "$(q "SELECT count(*), count(DISTINCT i.message_id) FROM workers.inbox i JOIN consumers.messages m ON m.id = i.message_id")"
-	expect_eq "$1: consumers.inbox" "$sent|$sent" "$(q "SELECT count(*), count(DISTINCT i.message_id) FROM consumers.inbox i JOIN workers.messages m ON m.id = i.message_id")"
-	echo "ok   $1: $sent messages each way, each once"
-}
+. "$H_ROOT/tests/package/both_ways.sh"
 send 50 first
 both_ways "installed daemons"
 
@@ -163,8 +141,49 @@ both_ways "installed daemons"
 kill -9 "$WORKERS_PID"
 wait "$WORKERS_PID" 2>/dev/null || true
 send 50 while-down
-unit_start workers; WORKERS_PID=$UNIT_PID
+unit_start "$DAEMON_UNIT" workers workers.log; WORKERS_PID=$UNIT_PID
 both_ways "after kill -9 and the unit's ExecStart="
+
+# --- the managed install's relay, chat-outbox-relay@chat: the packaged SQL installed into a second database
+# of the same cluster by its owner, a non-superuser (docs/managed.md), the relay started by its installed
+# unit's own lines with the shipped relay-chat.env as user chat-outbox. Its jobs go to Redis database 1, so
+# the daemons above (database 0) never take them; a real bullmq Worker (consume.mjs) counts them.
+EXT_PGURL=$PGURL
+q "CREATE ROLE chat_owner LOGIN" >/dev/null
+q "CREATE DATABASE managed OWNER chat_owner" >/dev/null
+PGURL="postgresql://chat_owner@127.0.0.1:$PG_PORT/managed"
+psql -XAtq -v ON_ERROR_STOP=1 "$PGURL" -f /usr/share/chat-outbox/sql/chat_outbox_managed.sql >"$H_DIR/managed-install.log" 2>&1 ||
+	{ cat "$H_DIR/managed-install.log" >&2; fail "the packaged chat_outbox_managed.sql"; }
+RELAY_REDIS_URL=$REDIS_URL/1
+set_env /etc/chat-outbox/relay-chat.env CHAT_OUTBOX_RELAY_DATABASE_URL "$PGURL"
+set_env /etc/chat-outbox/relay-chat.env CHAT_OUTBOX_RELAY_REDIS_URL "$RELAY_REDIS_URL"
+PROCESSED=$H_DIR/processed.txt
+: >"$PROCESSED"
+. "$H_ROOT/tests/extension/delivery.sh"
+(cd "$H_ROOT/tests" && REDIS_URL=$RELAY_REDIS_URL exec node extension/consume.mjs "$PROCESSED" >"$H_DIR/consumer.log" 2>&1) &
+harness_track $!
+harness_wait_for 20 grep -q ready "$H_DIR/consumer.log"
+unit_start "$RELAY_UNIT" chat relay-chat.log; RELAY_PID=$UNIT_PID
+harness_wait_value 20 = running relay_status relay_state
+expect_eq "relay runs as" chat-outbox "$(ps -o user= -p "$RELAY_PID")"
+expect_eq "status: the relay's pid" "$RELAY_PID" "$(relay_status worker_pid)"
+sender_start relay 5
+harness_wait_for 20 sender_acked_at_least 50
+harness_wait_value 20 -ge 50 distinct_processed
+echo "ok   chat-outbox-relay@chat relays the managed database's messages to the Worker"
+kill -9 "$RELAY_PID"
+wait "$RELAY_PID" 2>/dev/null || true
+at=$(sender_acked)
+harness_wait_for 20 sender_acked_at_least $((at + 50)) # sends go on with no relay running
+unit_start "$RELAY_UNIT" chat relay-chat.log; RELAY_PID=$UNIT_PID
+at=$(sender_acked)
+harness_wait_for 20 sender_acked_at_least $((at + 20))
+sender_stop
+verify_delivered "relay killed -9 and started again by its unit's ExecStart="
+verify_order "relay killed -9 and started again by its unit's ExecStart="
+kill -TERM "$RELAY_PID"
+wait "$RELAY_PID" || fail "relay exited $? on SIGTERM"
+PGURL=$EXT_PGURL
 
 # Reinstall the same version while both daemons run: the edited env files stay, messages go on.
 cp /etc/chat-outbox/workers.env "$H_DIR/workers.env.edited"
@@ -175,8 +194,8 @@ send 50 after-reinstall
 both_ways "after a reinstall while running"
 # What the postinst's try-restart does under systemd: the running daemons restart onto the reinstalled program.
 daemons_stop "$WORKERS_PID" "$CONSUMERS_PID"
-unit_start workers; WORKERS_PID=$UNIT_PID
-unit_start consumers; CONSUMERS_PID=$UNIT_PID
+unit_start "$DAEMON_UNIT" workers workers.log; WORKERS_PID=$UNIT_PID
+unit_start "$DAEMON_UNIT" consumers consumers.log; CONSUMERS_PID=$UNIT_PID
 send 50 restarted
 both_ways "restarted after the reinstall"
 

@@ -4,6 +4,7 @@
 #include "gateway/gateway.hpp"
 
 #include <cstring>
+#include <unistd.h>
 
 #include "base/c_boundary.hpp"
 #include "base/log.hpp"
@@ -15,6 +16,7 @@
 #include "gateway/core/engineio.hpp"
 #include "gateway/core/http_request.hpp"
 #include "common/listen_address.hpp"
+#include "common/listen_socket.hpp"
 #include "gateway/eio_session.hpp"
 #include "gateway/http_io.hpp"
 #include "gateway/http_routes.hpp"
@@ -27,6 +29,7 @@ namespace chat_outboxd {
 
 using chat_outbox::AnyInterface;
 using chat_outbox::ParseListenAddress;
+using chat_outbox::OpenListenSocket;
 
 namespace {
 
@@ -366,6 +369,21 @@ Gateway::Start(std::string *error)
 		*error = "--listen must be host:port, got '" + impl_->cfg.listen + "'";
 		return false;
 	}
+	// Both addresses are opened and closed here first: libwebsockets, given an address that is not on this
+	// machine or a name, makes its listener anyway and retries in the background, so the daemon would run
+	// without it. This says why at start (in use, not here, no such name), and gives libwebsockets the
+	// numeric address a name resolved to.
+	auto probe = [error](const std::string &listen, const char *flag, std::string *bound) {
+		int fd = OpenListenSocket(listen, error, bound);
+		if (fd < 0) {
+			*error = std::string(flag) + ": " + *error;
+			return false;
+		}
+		close(fd);
+		return true;
+	};
+	if (!probe(impl_->cfg.listen, "--listen", &host))
+		return false;
 	lws_set_log_level(LLL_ERR | LLL_WARN | (LogEnabled(Level::Debug) ? LLL_NOTICE : 0), LwsLog);
 
 	void *foreign_loops[1] = {impl_->loop};
@@ -411,11 +429,13 @@ Gateway::Start(std::string *error)
 		*error = "--metrics-listen must be empty, off or host:port, got '" + ml + "'";
 		return false;
 	}
+	if (own_metrics && !probe(ml, "--metrics-listen", &metrics_host))
+		return false;
 	info.options |= LWS_SERVER_OPTION_EXPLICIT_VHOSTS;
 	impl_->ctx = lws_create_context(&info);
 	struct lws_vhost *main_vhost = impl_->ctx ? lws_create_vhost(impl_->ctx, &info) : nullptr;
 	if (!main_vhost) {
-		*error = "cannot listen on " + impl_->cfg.listen +
+		*error = "--listen: cannot listen on " + impl_->cfg.listen +
 		         " (address in use, or the libwebsockets-evlib-uv plugin is missing)";
 		return false;
 	}
@@ -426,7 +446,7 @@ Gateway::Start(std::string *error)
 		minfo.vhost_name = "chat-outbox-metrics";
 		struct lws_vhost *metrics_vhost = lws_create_vhost(impl_->ctx, &minfo);
 		if (!metrics_vhost) {
-			*error = "cannot listen on --metrics-listen " + ml;
+			*error = "--metrics-listen: cannot listen on " + ml;
 			return false;
 		}
 		impl_->routes.SetMetricsVhost(metrics_vhost);

@@ -46,6 +46,10 @@ OutboxStatus::Read()
 {
 	if (reading_)
 		return;
+	// Until its connection is first up there is nothing to read, and a failed read logged now would blame
+	// the role (the hint below) at every start: the first read waits for the connection.
+	if (last_ == LastRead::kNone && !pg_.Connected())
+		return;
 	reading_ = true;
 	std::weak_ptr<bool> alive = alive_;
 	pg_.Query(kRead, {}, [this, alive](PgResult &&r) {

@@ -9,6 +9,7 @@
 #include <memory>
 
 #include "base/c_boundary.hpp"
+#include "base/core/daemon_metrics.hpp"
 #include "net/hiredis_uv.hpp"
 
 namespace chat_outboxd {
@@ -207,6 +208,10 @@ HiredisLink::Recovered(const std::string &detail)
 {
 	deadline_ = 0;
 	backoff_.Reset();
+	if (lost_)
+		Reconnects().redis++;
+	worked_ = true;
+	lost_ = false;
 	if (opt_.state_log)
 		opt_.state_log->Up(detail);
 	else
@@ -233,6 +238,7 @@ HiredisLink::Gone(const std::string &why)
 		return;
 	}
 	route_.Lost();
+	lost_ = worked_; // a connection that never worked is not a reconnect when it does
 	if (opt_.state_log)
 		opt_.state_log->Down(why);
 	else if (backoff_.Failures() == 0)

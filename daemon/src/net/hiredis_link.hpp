@@ -99,6 +99,8 @@ class HiredisLink {
 
 	uv_loop_t *loop_;
 	SentinelRoute route_;
+	bool worked_ = false;    // Recovered ran once: its owner's work was up
+	bool lost_ = false;      // lost since it worked: the next Recovered is a reconnect (Reconnects())
 	bool switching_ = false; // the sentinel's context is closed on purpose, to connect to the master
 	Options opt_;
 	std::function<void(const RedisValue &)> up_;

@@ -16,6 +16,7 @@
 
 #include "common/backoff.hpp"
 #include "base/c_boundary.hpp"
+#include "base/core/daemon_metrics.hpp"
 #include "base/log.hpp"
 #include "base/uv_timer.hpp"
 
@@ -51,6 +52,8 @@ struct PgClient::Impl {
 	State state = State::Idle;
 	chat_outbox::Backoff backoff{50, 5000};
 	StateLog state_log;
+	bool worked = false; // ready once
+	bool lost = false;   // lost since: the next ready is a reconnect (Reconnects())
 	std::deque<Pending> queue;
 	bool in_flight = false;
 	bool preparing = false;            // the query in flight is the PREPARE of queue.front()
@@ -128,6 +131,10 @@ struct PgClient::Impl {
 			state = State::Ready;
 			deadline_timer.Stop();
 			backoff.Reset();
+			if (lost)
+				Reconnects().postgres++;
+			worked = true;
+			lost = false;
 			state_log.Up();
 			Watch(UV_READABLE);
 			if (on_state)
@@ -160,6 +167,7 @@ struct PgClient::Impl {
 		if (state == State::Closed)
 			return;
 		state_log.Down(reason);
+		lost = worked; // a connection that never worked is not a reconnect when it does
 		if (was_ready && on_state)
 			on_state(false);
 		retry_timer.Start(static_cast<uint64_t>(backoff.Next()), [this] {

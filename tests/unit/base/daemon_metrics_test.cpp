@@ -65,3 +65,17 @@ TEST(Metrics, PartitionsOwnedAndLeaseStates)
 	                              R"({"partition":3,"queue":"q\"-p3","lease":"acquiring"}])");
 	EXPECT_EQ(Metrics().PartitionsJson(), "[]");
 }
+
+TEST(Metrics, ReconnectCountersAreTheProcessWideCounts)
+{
+	chat_outboxd::ReconnectCounts saved = chat_outboxd::Reconnects();
+	chat_outboxd::Reconnects() = {3, 1};
+	std::string text = Render(Metrics());
+	EXPECT_NE(text.find("# TYPE chat_outboxd_redis_reconnects_total counter\nchat_outboxd_redis_reconnects_total 3\n"),
+	          std::string::npos)
+	    << text;
+	EXPECT_NE(text.find("# TYPE chat_outboxd_postgres_reconnects_total counter\nchat_outboxd_postgres_reconnects_total 1\n"),
+	          std::string::npos)
+	    << text;
+	chat_outboxd::Reconnects() = saved;
+}

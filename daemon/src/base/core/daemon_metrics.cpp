@@ -5,6 +5,13 @@
 
 namespace chat_outboxd {
 
+ReconnectCounts &
+Reconnects()
+{
+	static ReconnectCounts counts;
+	return counts;
+}
+
 void
 Metrics::RenderJobs(std::string *out) const
 {
@@ -24,6 +31,12 @@ Metrics::RenderServers(std::string *out) const
 	MetricSample(out, "chat_outboxd_redis_up", "1 when the Redis connections are up.", "gauge", redis_up ? 1 : 0);
 	MetricSample(out, "chat_outboxd_postgres_up", "1 when the gateway's Postgres connection is up.", "gauge",
 	             postgres_up ? 1 : 0);
+	MetricSample(out, "chat_outboxd_redis_reconnects_total",
+	             "Redis connections (commands, pub/sub, every partition's and shard's) that were lost and came back.",
+	             "counter", Reconnects().redis);
+	MetricSample(out, "chat_outboxd_postgres_reconnects_total",
+	             "Postgres connections (the gateway's, every partition's) that were lost and came back.", "counter",
+	             Reconnects().postgres);
 	MetricSample(out, "chat_outboxd_redis_durable", "0 when a Redis shard it uses runs without appendonly or may evict jobs.", "gauge",
 	             redis_durable ? 1 : 0);
 	MetricHeader(out, "chat_outboxd_redis_appendfsync", "Redis's appendfsync setting, as the label (unknown: not read).",

@@ -52,4 +52,14 @@ struct Metrics {
 	std::string PartitionsJson() const;
 };
 
+// Reconnects: the Redis and Postgres connections of this process that had worked, were lost and work
+// again (net/hiredis_link.cpp and net/pg_client.cpp count them; RenderServers prints them). One pair for
+// the process, not a field of Metrics: every connection counts, most are made far from the Metrics (per
+// partition, per shard), and a daemon is one process on one loop thread.
+struct ReconnectCounts {
+	uint64_t redis = 0;
+	uint64_t postgres = 0;
+};
+ReconnectCounts &Reconnects();
+
 } // namespace chat_outboxd
