@@ -11,6 +11,7 @@
 #include <string>
 #include <vector>
 
+#include "inbox/core/delivery.hpp"
 #include "net/pg_client.hpp"
 
 namespace chat_outboxd {
@@ -29,7 +30,7 @@ class InboxSchema {
 	bool HasSender() const { return has_sender_; }
 	// Forget: a statement naming `sender` failed with undefined_column (42703): ask again next time.
 	void Forget();
-	// SawSenders: these messages carry senders, which only a database of 1.1 sends. Without the column
+	// SawSenders: these messages carry senders, or are edits or deletes, which only a database of 1.1 sends. Without the column
 	// known, it is asked for again at the next Ready, not kRecheck later: a sender is not dropped for
 	// the seconds after an update, nor shown as null.
 	template <typename Messages> void SawSenders(const Messages &messages)
@@ -37,7 +38,7 @@ class InboxSchema {
 		if (has_sender_)
 			return;
 		for (const auto &m : messages)
-			if (m.sender) {
+			if (m.sender || m.change != Change::None) {
 				known_ = false;
 				return;
 			}

@@ -19,7 +19,7 @@ TEST(InboxSql, ParamsInQueueOrder)
 	ChatMessage b{"22222222-2222-4222-8222-222222222222", -5, "two", std::string("2026-11-30T00:00:00Z"),
 	              std::string("alice")};
 	auto p = InboxInsertParams({a, b}, 41);
-	ASSERT_EQ(p.size(), 6u);
+	ASSERT_EQ(p.size(), 11u);
 	EXPECT_EQ(*p[0], R"({"11111111-1111-4111-8111-111111111111","22222222-2222-4222-8222-222222222222"})");
 	EXPECT_EQ(*p[1], R"({"1","-5"})");
 	EXPECT_EQ(*p[2], R"({"one","two"})");
