@@ -38,11 +38,11 @@ BEGIN
 END
 $check$;
 
--- edit_message's rule for a body, the same as send_message's (which keeps its own copy inline: a call
--- costs every send): not NULL (22004), not empty (22023), at most chat_outbox.max_body_bytes() bytes (22001).
-CREATE OR REPLACE FUNCTION chat_outbox.check_body(body text) RETURNS void
+-- The one rule for a message body, send_message's and edit_message's: not NULL (22004), not empty
+-- (22023), at most chat_outbox.max_body_bytes() bytes (22001). `fn` names the caller in the hint.
+CREATE OR REPLACE FUNCTION chat_outbox.check_body(body text, fn text) RETURNS void
 	LANGUAGE plpgsql STABLE PARALLEL SAFE
--- No SET clause, as check_user_id: every name is schema-qualified.
+-- No SET clause, as check_user_id: send_message calls it; every name is schema-qualified.
 AS $check$
 DECLARE
 	max_bytes int;
@@ -50,7 +50,7 @@ BEGIN
 	IF body IS NULL THEN
 		RAISE EXCEPTION 'body must not be null'
 			USING ERRCODE = '22004', DETAIL = 'A message needs a body.',
-				HINT = 'Pass the new text as the second argument of edit_message().';
+				HINT = 'Pass the message text as the second argument of ' OPERATOR(pg_catalog.||) fn OPERATOR(pg_catalog.||) '().';
 	END IF;
 	IF body OPERATOR(pg_catalog.=) '' THEN
 		RAISE EXCEPTION 'body must not be empty'
@@ -197,29 +197,13 @@ BEGIN
 		#variable_conflict use_variable
 		DECLARE
 			m %1$I.messages;
-			max_bytes int := chat_outbox.max_body_bytes();
 		BEGIN
 			IF chat_id IS NULL THEN
 				RAISE EXCEPTION 'chat_id must not be null'
 					USING ERRCODE = '22004', DETAIL = 'Every message belongs to a chat.',
 						HINT = 'Pass the chat''s id as the first argument of send_message().';
 			END IF;
-			IF body IS NULL THEN
-				RAISE EXCEPTION 'body must not be null'
-					USING ERRCODE = '22004', DETAIL = 'A message needs a body.',
-						HINT = 'Pass the message text as the second argument of send_message().';
-			END IF;
-			IF body OPERATOR(pg_catalog.=) '' THEN
-				RAISE EXCEPTION 'body must not be empty'
-					USING ERRCODE = '22023', DETAIL = 'Empty messages are not stored or relayed.',
-						HINT = 'Send at least one character.';
-			END IF;
-			IF pg_catalog.octet_length(body) OPERATOR(pg_catalog.>) max_bytes THEN
-				RAISE EXCEPTION 'body is too long'
-					USING ERRCODE = '22001',
-						DETAIL = pg_catalog.format('The body is %%s bytes; the limit is %%s bytes.', pg_catalog.octet_length(body), max_bytes),
-						HINT = 'Shorten the message, or raise ' OPERATOR(pg_catalog.||) chat_outbox.max_body_bytes_setting() OPERATOR(pg_catalog.||) '.';
-			END IF;
+			PERFORM chat_outbox.check_body(body, 'send_message');
 			IF sender IS NOT NULL THEN
 				PERFORM chat_outbox.check_user_id('sender', sender);
 			END IF;
@@ -319,7 +303,7 @@ BEGIN
 		DECLARE
 			m %1$I.messages;
 		BEGIN
-			PERFORM chat_outbox.check_body(body);
+			PERFORM chat_outbox.check_body(body, 'edit_message');
 			m := %1$I.changed_message(message_id, sender, 'edit_message');
 			UPDATE %1$I.messages t SET body = body, edited_at = pg_catalog.now(), version = t.version OPERATOR(pg_catalog.+) 1
 				WHERE t.id OPERATOR(pg_catalog.=) message_id RETURNING t.* INTO m;

@@ -11,29 +11,19 @@
 //    event's id; a change relayed twice is applied once;
 //  - bad input: another user's message, an unknown or deleted one, hostile ids, a token without a
 //    sub, a 10-MB body, an edit racing its own message's delivery, a delete racing an edit.
-import { spawn } from 'node:child_process';
-import { io } from 'socket.io-client';
 import { Queue, Worker } from 'bullmq';
 import IORedis from 'ioredis';
 import { receivingDaemon, postgres, env } from '../faults/procs.mjs';
 import { check, finish, waitUntil } from '../harness/check.mjs';
 import { token } from '../harness/jwt.mjs';
 import { openWs } from '../harness/ws_client.mjs';
+import { connected, recordingClient } from './sides_lib.mjs';
 
 const CHAT = 42;
 const workers = receivingDaemon({ service: 'workers', queue: 'chat-messages', port: Number(env('WORKERS_PORT')) });
 const consumers = receivingDaemon({ service: 'consumers', queue: 'chat-replies', port: Number(env('CONSUMERS_PORT')) });
 
-// A Socket.IO client recording every event it gets (with the recovery offset).
-function client(daemon, claims, chats = [CHAT]) {
-	const socket = io(`http://127.0.0.1:${daemon.port}`, { auth: { token: token(chats, claims) }, transports: ['websocket'], reconnectionDelay: 100 });
-	socket.events = [];
-	socket.onAny((name, data) => socket.events.push({ name, data }));
-	socket.of = (name) => socket.events.filter((e) => e.name === name).map((e) => e.data);
-	socket.ask = (event, arg) => socket.timeout(10000).emitWithAck(event, arg);
-	return socket;
-}
-const connected = (s) => waitUntil('socket connected', () => s.connected, 10000, 10);
+const client = (daemon, claims, chats = [CHAT]) => recordingClient(daemon, claims, chats);
 const q = (sql, params) => postgres.query(sql, params);
 // what a client was shown of message id, in order: [event name, body or null]
 const story = (s, id) => s.events.filter((e) => ['message', 'message_edited', 'message_deleted'].includes(e.name) && e.data.id === id)

@@ -26,28 +26,15 @@ ClientSends::ClientSends(Hub &hub, QueryQueue &queries, const Config &cfg) : hub
 std::optional<nlohmann::json>
 ClientSends::ChangeRefusal(Client &c, const std::string &message_id, const std::string *body)
 {
-	if (c.sub.empty()) {
-		hub_.CountSend(false);
-		return nlohmann::json::object({{"message", "forbidden"}, {"detail", "only a token with a sub may edit or delete"}});
-	}
-	if (!IsUuid(message_id)) {
-		hub_.CountSend(false);
-		return nlohmann::json::object({{"code", "bad_request"}, {"message", "message_id must be a message's uuid"}});
-	}
-	if (body && body->find('\0') != std::string::npos) {
-		hub_.CountSend(false);
-		return nlohmann::json::object({{"code", "invalid_body"}, {"message", "body must not contain a NUL character (U+0000)"}});
-	}
 	std::optional<nlohmann::json> err;
-	if (!c.sends.Take(hub_.NowMs(), cfg_.send_rate, cfg_.send_burst)) {
-		hub_.CountSendLimited();
-		err = nlohmann::json::object(
-		    {{"code", "rate_limited"},
-		     {"message", "more than " + std::to_string(cfg_.send_rate) + " sends per second; retry later"},
-		     {"retry_after_ms", c.sends.RetryAfterMs(cfg_.send_rate)}});
-	} else if (queries_.Full()) {
-		err = nlohmann::json::object({{"code", "busy"}, {"message", "too many queries waiting for the database; retry later"}});
-	}
+	if (c.sub.empty())
+		err = nlohmann::json::object({{"message", "forbidden"}, {"detail", "only a token with a sub may edit or delete"}});
+	else if (!IsUuid(message_id))
+		err = nlohmann::json::object({{"code", "bad_request"}, {"message", "message_id must be a message's uuid"}});
+	else if (body && body->find('\0') != std::string::npos)
+		err = nlohmann::json::object({{"code", "invalid_body"}, {"message", "body must not contain a NUL character (U+0000)"}});
+	else
+		err = Throttled(c);
 	if (err)
 		hub_.CountSend(false);
 	return err;
@@ -75,18 +62,26 @@ ClientSends::Refusal(Client &c, int64_t chat_id, const std::string &body)
 		err = nlohmann::json::object({{"code", "invalid_body"}, {"message", "body must not contain a NUL character (U+0000)"}});
 	} else if (!hub_.Allowed(c, chat_id)) {
 		err = nlohmann::json::object({{"message", "forbidden"}});
-	} else if (!c.sends.Take(hub_.NowMs(), cfg_.send_rate, cfg_.send_burst)) {
-		hub_.CountSendLimited();
-		err = nlohmann::json::object(
-		    {{"code", "rate_limited"},
-		     {"message", "more than " + std::to_string(cfg_.send_rate) + " sends per second; retry later"},
-		     {"retry_after_ms", c.sends.RetryAfterMs(cfg_.send_rate)}});
-	} else if (queries_.Full()) {
-		err = nlohmann::json::object({{"code", "busy"}, {"message", "too many queries waiting for the database; retry later"}});
+	} else {
+		err = Throttled(c);
 	}
 	if (err)
 		hub_.CountSend(false);
 	return err;
+}
+
+std::optional<nlohmann::json>
+ClientSends::Throttled(Client &c)
+{
+	if (!c.sends.Take(hub_.NowMs(), cfg_.send_rate, cfg_.send_burst)) {
+		hub_.CountSendLimited();
+		return nlohmann::json::object({{"code", "rate_limited"},
+		                               {"message", "more than " + std::to_string(cfg_.send_rate) + " sends per second; retry later"},
+		                               {"retry_after_ms", c.sends.RetryAfterMs(cfg_.send_rate)}});
+	}
+	if (queries_.Full())
+		return nlohmann::json::object({{"code", "busy"}, {"message", "too many queries waiting for the database; retry later"}});
+	return std::nullopt;
 }
 
 void

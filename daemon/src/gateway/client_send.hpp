@@ -45,6 +45,8 @@ class ClientSends {
 	QueryQueue &queries_;
 	const Config &cfg_;
 	void Run(const std::string &sql, PgParams params, std::function<void(nlohmann::json)> done);
+	// Throttled: over --send-rate (sends, edits and deletes count alike) or --query-queue full.
+	std::optional<nlohmann::json> Throttled(Client &c);
 
 	std::string sql_edit_, sql_delete_;
 	std::string sql_send_[2]; // [with_sender] (QueryQueue::Schema): 1.0's send_message takes no sender
