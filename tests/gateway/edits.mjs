@@ -174,6 +174,17 @@ try {
 		JSON.stringify(lastShown.slice(0, 3)));
 	check('Socket.IO: every message event in seq order, after the races', seqsAscending(wanda));
 
+	// ---- edits and deletes are not messages: `shown` names messages only, unread counts messages only
+	const shownIds = carl.of('shown').flatMap((e) => e.messages.map((m) => m.id));
+	const notMessages = (await q('SELECT count(*)::int AS n FROM unnest($1::uuid[]) s(id) WHERE NOT EXISTS (SELECT FROM consumers.messages m WHERE m.id = s.id)', [shownIds]))[0].n;
+	check('`shown` names messages, never an edit or delete', shownIds.length > 0 && notMessages === 0, `${notMessages} of ${shownIds.length}`);
+	const nora = client(workers, { sub: 'nora' });
+	await waitUntil('nora given chat_state', () => nora.of('chat_state').length > 0, 10000);
+	const messagesIn42 = (await q('SELECT count(*)::int AS n FROM workers.inbox WHERE chat_id = $1 AND target IS NULL', [CHAT]))[0].n;
+	check('chat_state: unread counts the messages, not their edits and deletes', nora.of('chat_state')[0].unread === messagesIn42,
+		`${nora.of('chat_state')[0].unread} unread, ${messagesIn42} messages`);
+	nora.close();
+
 	// ---- a real bullmq Worker on a service of its own sees the events as ordinary jobs
 	await q("SELECT chat_outbox.create_service('observed', 'observed-q')");
 	const connection = new IORedis(env('REDIS_URL'), { maxRetriesPerRequest: null });
