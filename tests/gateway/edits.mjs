@@ -8,7 +8,7 @@
 //  - catch-up after a reconnect (Socket.IO recovery, /ws ?since=) replays edits and deletes in
 //    order with the messages;
 //  - a real bullmq Worker sees message.edited / message.deleted as ordinary jobs, jobId the
-//    event's id; a change relayed twice is applied once;
+//    event's id; a change relayed twice is applied once; an edit that comes before its message;
 //  - bad input: another user's message, an unknown or deleted one, hostile ids, a token without a
 //    sub, a 10-MB body, an edit racing its own message's delivery, a delete racing an edit.
 import { Queue, Worker } from 'bullmq';
@@ -211,6 +211,18 @@ try {
 	await waitUntil('the queue drained', async () => (await queue.getJobCounts('wait', 'active')).wait + (await queue.getJobCounts('wait', 'active')).active === 0, 30000);
 	const n = (await q('SELECT count(*)::int AS n FROM workers.inbox WHERE message_id = $1', [payload.id]))[0].n;
 	check('an edit relayed twice is stored once (the event id is the inbox key)', n === 1, `${n} rows; ${JSON.stringify(twice)}`);
+	// an edit that reaches the receiver before its message (a message job retried after a failure comes
+	// after the jobs behind it): the message is stored and shown in its edited state
+	const early = { message: 'a0000000-0000-4000-8000-0000000000e1', edit: 'a0000000-0000-4000-8000-0000000000e2' };
+	await queue.add('message.edited', { id: early.edit, message_id: early.message, chat_id: CHAT, body: 'the edit came first',
+		sender: 'carl', version: 1, edited_at: new Date().toISOString() }, { jobId: early.edit });
+	await waitUntil('the early edit stored', async () => (await q('SELECT count(*)::int AS n FROM workers.inbox WHERE message_id = $1', [early.edit]))[0].n === 1, 30000);
+	await queue.add('message.created', { id: early.message, chat_id: CHAT, body: 'the original', sender: 'carl',
+		created_at: new Date().toISOString() }, { jobId: early.message });
+	await waitUntil('wanda shown the late message', () => story(wanda, early.message).some(([n]) => n === 'message'), 30000);
+	const late = wanda.of('message').find((m) => m.id === early.message);
+	check('an edit before its message: the message is shown and stored edited', late.body === 'the edit came first' && late.edited_at &&
+		(await q('SELECT body FROM workers.inbox WHERE message_id = $1', [early.message]))[0].body === 'the edit came first', JSON.stringify(late));
 	await queue.close();
 	connection.disconnect();
 	for (const s of [wanda, carl, carlTab]) s.close();
