@@ -47,10 +47,6 @@ LooksLikeTimestamp(const std::string &s)
 	return s.size() < 64 && std::regex_match(s, re);
 }
 
-} // namespace
-
-namespace {
-
 // ReadUuid reads field `name` of j as a uuid, lower-cased; false when it is missing or not one.
 bool
 ReadUuid(const nlohmann::json &j, const char *name, std::string *out)
@@ -90,17 +86,16 @@ FromJson(const nlohmann::json &j, Change change, std::string *reason)
 	else if (!chat->is_string() || !ParseInt64(chat->get<std::string>(), &m.chat_id))
 		return Poison(reason, "chat_id is not an integer");
 
+	// A delete's body is stored empty, whatever the payload says.
 	auto body = j.find("body");
-	if (change == Change::Deleted)
-		; // stored as the empty body, whatever the payload says
-	else if (body == j.end() || body->is_null())
-		return Poison(reason, "body missing");
-	else {
-	if (!body->is_string())
-		return Poison(reason, "body is not a string");
-	m.body = body->get<std::string>();
-	if (m.body.find('\0') != std::string::npos)
-		return Poison(reason, "body contains a NUL character"); // Postgres text cannot store it
+	if (change != Change::Deleted) {
+		if (body == j.end() || body->is_null())
+			return Poison(reason, "body missing");
+		if (!body->is_string())
+			return Poison(reason, "body is not a string");
+		m.body = body->get<std::string>();
+		if (m.body.find('\0') != std::string::npos)
+			return Poison(reason, "body contains a NUL character"); // Postgres text cannot store it
 	}
 
 	// Refused like a bad body rather than stored: send_message never writes such a sender, and every
