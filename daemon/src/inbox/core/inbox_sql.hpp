@@ -30,8 +30,8 @@ namespace chat_outboxd {
 std::string InboxLockSql();
 std::string InboxLockKey(const std::string &service);
 
-// InboxSenderColumnSql: whether table $1 (a quoted name, "svc".inbox) has a column `sender`, true or
-// false in one row and column (false also when the table does not exist).
+// InboxSenderColumnSql: whether table $1 (a quoted name, "svc".inbox) has the columns `sender` and
+// `target` (chat_outbox 1.1), true or false in one row and column (false also when the table does not exist).
 std::string InboxSenderColumnSql();
 
 // InboxHighWaterSql returns the inbox's highest seq (0 when empty), in one row and column.
