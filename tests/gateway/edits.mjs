@@ -2,7 +2,8 @@
 // deletes"), with real peers against two daemons (workers and consumers, one Postgres, one Redis,
 // the extension's relay):
 //  - a Consumers client's `edit` / `delete` (acks as `send`, its sub as sender) reach a Workers
-//    client live as `message_edited` / `message_deleted`, on Socket.IO and /ws, after the message;
+//    client live as `message_edited` / `message_deleted`, on Socket.IO and /ws, after the message,
+//    also on a second Workers gateway that consumes nothing (the bus);
 //  - a deleted message's body is gone from every inbox row; history gives each message in its
 //    current state, on both sides;
 //  - catch-up after a reconnect (Socket.IO recovery, /ws ?since=) replays edits and deletes in
@@ -22,6 +23,9 @@ import { connected, recordingClient } from './sides_lib.mjs';
 const CHAT = 42;
 const workers = receivingDaemon({ service: 'workers', queue: 'chat-messages', port: Number(env('WORKERS_PORT')) });
 const consumers = receivingDaemon({ service: 'consumers', queue: 'chat-replies', port: Number(env('CONSUMERS_PORT')) });
+// a second gateway of workers that consumes nothing: its clients are shown what the bus and the inbox say
+const workersGateway = receivingDaemon({ service: 'workers', queue: 'chat-messages', port: Number(env('SPARE_PORT')),
+	extra: ['--consume', 'off', '--identity', 'workers-gateway'] });
 
 const client = (daemon, claims, chats = [CHAT]) => recordingClient(daemon, claims, chats);
 const q = (sql, params) => postgres.query(sql, params);
@@ -34,12 +38,13 @@ const seqsAscending = (s) => {
 };
 
 try {
-	await Promise.all([workers.start(), consumers.start()]);
+	await Promise.all([workers.start(), consumers.start(), workersGateway.start()]);
 	const wanda = client(workers, { sub: 'wanda' });   // reads Consumers' messages
+	const gwen = client(workersGateway, { sub: 'gwen' }); // reads them through the other gateway
 	const carl = client(consumers, { sub: 'carl' });   // writes them
 	const carlTab = client(consumers, { sub: 'carl' }); // carl's second tab: sees his changes as `sent`
 	const ws = openWs(`ws://127.0.0.1:${workers.port}/ws?token=${token([CHAT], { sub: 'walt' })}`);
-	await Promise.all([connected(wanda), connected(carl), connected(carlTab), ws.opened]);
+	await Promise.all([connected(wanda), connected(gwen), connected(carl), connected(carlTab), ws.opened]);
 	await wanda.ask('join', { chat_id: CHAT });
 	await ws.ask({ type: 'join', chat_id: CHAT });
 
@@ -67,6 +72,9 @@ try {
 	await waitUntil('the /ws client shown all three', () => ws.frames.filter((f) => f.message?.id === id).length === 3, 10000);
 	check('/ws: the same frames, type message, message_edited, message_deleted', JSON.stringify(ws.frames.filter((f) => f.message?.id === id)
 		.map((f) => [f.type, f.message.body ?? null])) === JSON.stringify(story(wanda, id)));
+	await waitUntil('the other gateway shown all three', () => story(gwen, id).length === 3, 30000);
+	check('another gateway of the service (--consume off, fed by the bus): the same three events', JSON.stringify(story(gwen, id)) ===
+		JSON.stringify(story(wanda, id)), JSON.stringify(story(gwen, id)));
 	await waitUntil("carl's other tab shown the delete as `sent`", () => carlTab.of('sent').some((m) => m.id === id && m.deleted_at), 10000);
 	check("carl's other tab: `sent` with the edit, then the delete", carlTab.of('sent').some((m) => m.id === id && m.edited_at && m.body === 'second text'));
 	const bodies = await q('SELECT count(*)::int AS n FROM workers.inbox WHERE body IN ($1, $2)', ['first text', 'second text']);
@@ -225,10 +233,10 @@ try {
 		(await q('SELECT body FROM workers.inbox WHERE message_id = $1', [early.message]))[0].body === 'the edit came first', JSON.stringify(late));
 	await queue.close();
 	connection.disconnect();
-	for (const s of [wanda, carl, carlTab]) s.close();
+	for (const s of [wanda, gwen, carl, carlTab]) s.close();
 } catch (e) {
 	check('no exception', false, e.stack);
 } finally {
-	await Promise.all([workers.stop(), consumers.stop()]);
+	await Promise.all([workers.stop(), consumers.stop(), workersGateway.stop()]);
 }
 finish();
