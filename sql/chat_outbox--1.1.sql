@@ -86,6 +86,35 @@ BEGIN
 END
 $check$;
 
+-- The one rule for a message body, send_message's and edit_message's: not NULL (22004), not empty
+-- (22023), at most chat_outbox.max_body_bytes() bytes (22001). `fn` names the caller in the hint.
+CREATE OR REPLACE FUNCTION chat_outbox.check_body(body text, fn text) RETURNS void
+	LANGUAGE plpgsql STABLE PARALLEL SAFE
+-- No SET clause, as check_user_id: send_message calls it; every name is schema-qualified.
+AS $check$
+DECLARE
+	max_bytes int;
+BEGIN
+	IF body IS NULL THEN
+		RAISE EXCEPTION 'body must not be null'
+			USING ERRCODE = '22004', DETAIL = 'A message needs a body.',
+				HINT = 'Pass the message text as the second argument of ' OPERATOR(pg_catalog.||) fn OPERATOR(pg_catalog.||) '().';
+	END IF;
+	IF body OPERATOR(pg_catalog.=) '' THEN
+		RAISE EXCEPTION 'body must not be empty'
+			USING ERRCODE = '22023', DETAIL = 'Empty messages are not stored or relayed.',
+				HINT = 'Send at least one character.';
+	END IF;
+	max_bytes := chat_outbox.max_body_bytes();
+	IF pg_catalog.octet_length(body) OPERATOR(pg_catalog.>) max_bytes THEN
+		RAISE EXCEPTION 'body is too long'
+			USING ERRCODE = '22001',
+				DETAIL = pg_catalog.format('The body is %s bytes; the limit is %s bytes.', pg_catalog.octet_length(body), max_bytes),
+				HINT = 'Shorten the message, or raise ' OPERATOR(pg_catalog.||) chat_outbox.max_body_bytes_setting() OPERATOR(pg_catalog.||) '.';
+	END IF;
+END
+$check$;
+
 CREATE OR REPLACE FUNCTION chat_outbox.create_service(name text, queue text DEFAULT NULL, partitions int DEFAULT 1) RETURNS void
 	LANGUAGE plpgsql
 	SET search_path = pg_catalog, pg_temp
@@ -129,7 +158,12 @@ BEGIN
 			chat_id bigint NOT NULL,
 			body text NOT NULL,
 			created_at timestamptz NOT NULL DEFAULT pg_catalog.now(),
-			sender text -- the author (send_message's sender; the gateway passes the token's sub), NULL when not given
+			sender text, -- the author (send_message's sender; the gateway passes the token's sub), NULL when not given
+			-- edit_message / delete_message: a deleted message's body is '' (gone, not hidden); version
+			-- counts its edits and its delete, so a receiver never lets an older one win
+			edited_at timestamptz,
+			deleted_at timestamptz,
+			version int NOT NULL DEFAULT 0
 		);
 
 		CREATE TABLE %1$I.outbox (
@@ -151,9 +185,20 @@ BEGIN
 			created_at timestamptz,
 			received_at timestamptz NOT NULL DEFAULT pg_catalog.now(),
 			seq bigint GENERATED ALWAYS AS IDENTITY UNIQUE,
-			sender text -- the payload's sender, NULL when it has none
+			sender text, -- the payload's sender, NULL when it has none
+			-- A row is a message (target NULL) or an edit or delete of message `target` (kind 'edited' or
+			-- 'deleted', message_id the event's id): events take seqs in the same order as messages, so
+			-- clients replay them in order. inbox_apply (BEFORE INSERT) keeps every row in the state
+			-- after the newest change: a message's row and its events' rows carry the current body, a
+			-- deleted message's body is '' on all of them.
+			target uuid,
+			kind text CHECK (kind IN ('edited', 'deleted')),
+			version int NOT NULL DEFAULT 0,
+			edited_at timestamptz,
+			deleted_at timestamptz
 		);
 		CREATE INDEX inbox_chat_seq ON %1$I.inbox (chat_id, seq);
+		CREATE INDEX inbox_target ON %1$I.inbox (target) WHERE target IS NOT NULL;
 		-- history pages a chat's sent messages newest first by (created_at, id)
 		CREATE INDEX messages_chat_created ON %1$I.messages (chat_id, created_at, id);
 
@@ -200,29 +245,13 @@ BEGIN
 		#variable_conflict use_variable
 		DECLARE
 			m %1$I.messages;
-			max_bytes int := chat_outbox.max_body_bytes();
 		BEGIN
 			IF chat_id IS NULL THEN
 				RAISE EXCEPTION 'chat_id must not be null'
 					USING ERRCODE = '22004', DETAIL = 'Every message belongs to a chat.',
 						HINT = 'Pass the chat''s id as the first argument of send_message().';
 			END IF;
-			IF body IS NULL THEN
-				RAISE EXCEPTION 'body must not be null'
-					USING ERRCODE = '22004', DETAIL = 'A message needs a body.',
-						HINT = 'Pass the message text as the second argument of send_message().';
-			END IF;
-			IF body OPERATOR(pg_catalog.=) '' THEN
-				RAISE EXCEPTION 'body must not be empty'
-					USING ERRCODE = '22023', DETAIL = 'Empty messages are not stored or relayed.',
-						HINT = 'Send at least one character.';
-			END IF;
-			IF pg_catalog.octet_length(body) OPERATOR(pg_catalog.>) max_bytes THEN
-				RAISE EXCEPTION 'body is too long'
-					USING ERRCODE = '22001',
-						DETAIL = pg_catalog.format('The body is %%s bytes; the limit is %%s bytes.', pg_catalog.octet_length(body), max_bytes),
-						HINT = 'Shorten the message, or raise ' OPERATOR(pg_catalog.||) chat_outbox.max_body_bytes_setting() OPERATOR(pg_catalog.||) '.';
-			END IF;
+			PERFORM chat_outbox.check_body(body, 'send_message');
 			IF sender IS NOT NULL THEN
 				PERFORM chat_outbox.check_user_id('sender', sender);
 			END IF;
@@ -292,7 +321,7 @@ BEGIN
 			END IF;
 			PERFORM chat_outbox.check_user_id('user_id', user_id);
 			SELECT i.seq, i.message_id INTO s, m FROM %1$I.inbox i
-				WHERE i.chat_id OPERATOR(pg_catalog.=) chat_id AND i.seq OPERATOR(pg_catalog.<=) seq
+				WHERE i.chat_id OPERATOR(pg_catalog.=) chat_id AND i.seq OPERATOR(pg_catalog.<=) seq AND i.target IS NULL
 				ORDER BY i.seq DESC LIMIT 1;
 			moved := false;
 			IF s IS NOT NULL THEN
@@ -309,7 +338,138 @@ BEGIN
 		END
 		$body$;
 		REVOKE ALL ON FUNCTION %1$I.mark_read(bigint, text, bigint) FROM PUBLIC;
-	$fn$, name);
+
+		-- edit_message / delete_message: a change of a message this service sent, relayed in the same
+		-- outbox as the message, so in the same per-chat order. The message's row is locked, so two
+		-- changes of one message get versions (and outbox ids) in the order they commit; each event has
+		-- its own id (the BullMQ jobId: a change relayed twice is one job) and names the message in
+		-- message_id. A deleted message's body is '' here too.
+		CREATE OR REPLACE FUNCTION %1$I.edit_message(message_id uuid, body text, sender text DEFAULT NULL) RETURNS %1$I.messages
+			LANGUAGE plpgsql SECURITY DEFINER
+		AS $body$
+		#variable_conflict use_variable
+		DECLARE
+			m %1$I.messages;
+		BEGIN
+			PERFORM chat_outbox.check_body(body, 'edit_message');
+			m := %1$I.changed_message(message_id, sender, 'edit_message');
+			UPDATE %1$I.messages t SET body = body, edited_at = pg_catalog.now(), version = t.version OPERATOR(pg_catalog.+) 1
+				WHERE t.id OPERATOR(pg_catalog.=) message_id RETURNING t.* INTO m;
+			INSERT INTO %1$I.outbox (event, payload) VALUES ('message.edited',
+				pg_catalog.jsonb_build_object('id', pg_catalog.gen_random_uuid(), 'message_id', m.id, 'chat_id', m.chat_id,
+					'body', m.body, 'edited_at', m.edited_at, 'sender', m.sender, 'version', m.version));
+			RETURN m;
+		END
+		$body$;
+		REVOKE ALL ON FUNCTION %1$I.edit_message(uuid, text, text) FROM PUBLIC;
+
+		CREATE OR REPLACE FUNCTION %1$I.delete_message(message_id uuid, sender text DEFAULT NULL) RETURNS %1$I.messages
+			LANGUAGE plpgsql SECURITY DEFINER
+		AS $body$
+		#variable_conflict use_variable
+		DECLARE
+			m %1$I.messages;
+		BEGIN
+			m := %1$I.changed_message(message_id, sender, 'delete_message');
+			UPDATE %1$I.messages t SET body = '', deleted_at = pg_catalog.now(), version = t.version OPERATOR(pg_catalog.+) 1
+				WHERE t.id OPERATOR(pg_catalog.=) message_id RETURNING t.* INTO m;
+			INSERT INTO %1$I.outbox (event, payload) VALUES ('message.deleted',
+				pg_catalog.jsonb_build_object('id', pg_catalog.gen_random_uuid(), 'message_id', m.id, 'chat_id', m.chat_id,
+					'deleted_at', m.deleted_at, 'sender', m.sender, 'version', m.version));
+			RETURN m;
+		END
+		$body$;
+		REVOKE ALL ON FUNCTION %1$I.delete_message(uuid, text) FROM PUBLIC;
+
+		-- changed_message: the checks edit_message and delete_message share, on the message locked FOR
+		-- UPDATE: it exists in this service's messages (P0002: unknown, or another service's), is not
+		-- deleted (55000), and when sender is given it is the message's sender (42501).
+		CREATE OR REPLACE FUNCTION %1$I.changed_message(message_id uuid, sender text, fn text) RETURNS %1$I.messages
+			LANGUAGE plpgsql SECURITY DEFINER
+		AS $body$
+		#variable_conflict use_variable
+		DECLARE
+			m %1$I.messages;
+		BEGIN
+			IF message_id IS NULL THEN
+				RAISE EXCEPTION 'message_id must not be null'
+					USING ERRCODE = '22004', HINT = 'Pass the id send_message() returned as the first argument of ' OPERATOR(pg_catalog.||) fn OPERATOR(pg_catalog.||) '().';
+			END IF;
+			IF sender IS NOT NULL THEN
+				PERFORM chat_outbox.check_user_id('sender', sender);
+			END IF;
+			SELECT * INTO m FROM %1$I.messages t WHERE t.id OPERATOR(pg_catalog.=) message_id FOR UPDATE;
+			IF NOT FOUND THEN
+				RAISE EXCEPTION 'message %% does not exist', message_id
+					USING ERRCODE = 'P0002', DETAIL = pg_catalog.format('%%s changes only messages service %%s sent.', fn, %2$L);
+			END IF;
+			IF m.deleted_at IS NOT NULL THEN
+				RAISE EXCEPTION 'message %% is deleted', message_id
+					USING ERRCODE = '55000', DETAIL = 'A deleted message cannot change.';
+			END IF;
+			IF sender IS NOT NULL AND m.sender IS DISTINCT FROM sender THEN
+				RAISE EXCEPTION 'message %% was not sent by %%', message_id, sender
+					USING ERRCODE = '42501', DETAIL = 'Only its sender may change a message.';
+			END IF;
+			RETURN m;
+		END
+		$body$;
+		REVOKE ALL ON FUNCTION %1$I.changed_message(uuid, text, text) FROM PUBLIC;
+
+		-- inbox_apply: every inbox row is stored in the state after the newest change of its message,
+		-- whatever order the jobs came in (a job retried after a failure comes later than the ones
+		-- after it). A message takes the changes that arrived before it; an edit updates its message
+		-- when it is newer (version), else its row carries the newer state; a delete empties the body
+		-- of the message and of all its events. The receiver's writes are serialized by the inbox
+		-- lock (daemon/src/inbox/core/inbox_sql.hpp); the trigger also fires for a row ON CONFLICT
+		-- DO NOTHING then drops, which is why every step can run twice.
+		CREATE OR REPLACE FUNCTION %1$I.inbox_apply() RETURNS trigger
+			LANGUAGE plpgsql SECURITY DEFINER
+		AS $body$
+		DECLARE
+			s record; -- the message's state: its row, else its newest event (a delete first)
+		BEGIN
+			IF NEW.target IS NULL THEN
+				SELECT t.kind, t.body, t.edited_at, t.deleted_at, t.version INTO s FROM %1$I.inbox t
+					WHERE t.target OPERATOR(pg_catalog.=) NEW.message_id
+					ORDER BY t.deleted_at IS NULL, t.version DESC LIMIT 1;
+				IF FOUND AND s.deleted_at IS NOT NULL THEN
+					NEW.body := ''; NEW.deleted_at := s.deleted_at; NEW.version := s.version;
+				ELSIF FOUND AND s.version OPERATOR(pg_catalog.>) NEW.version THEN
+					NEW.body := s.body; NEW.edited_at := s.edited_at; NEW.version := s.version;
+				END IF;
+				RETURN NEW;
+			END IF;
+			SELECT t.chat_id, t.body, t.edited_at, t.deleted_at, t.version INTO s FROM %1$I.inbox t
+				WHERE t.message_id OPERATOR(pg_catalog.=) NEW.target AND t.target IS NULL FOR UPDATE;
+			IF FOUND THEN
+				NEW.chat_id := s.chat_id; -- an event is shown in its message's chat
+			ELSE
+				SELECT NULL::bigint AS chat_id, t.body, t.edited_at, t.deleted_at, t.version INTO s FROM %1$I.inbox t
+					WHERE t.target OPERATOR(pg_catalog.=) NEW.target ORDER BY t.deleted_at IS NULL, t.version DESC LIMIT 1;
+			END IF;
+			IF NEW.kind OPERATOR(pg_catalog.=) 'deleted' OR s.deleted_at IS NOT NULL THEN
+				NEW.body := '';
+				NEW.edited_at := NULL;
+				NEW.deleted_at := coalesce(s.deleted_at, NEW.deleted_at, pg_catalog.now());
+				IF s.deleted_at IS NULL THEN
+					UPDATE %1$I.inbox t SET body = '', deleted_at = NEW.deleted_at
+						WHERE (t.message_id OPERATOR(pg_catalog.=) NEW.target AND t.target IS NULL)
+							OR t.target OPERATOR(pg_catalog.=) NEW.target;
+				END IF;
+			ELSIF s.version IS NOT NULL AND s.version OPERATOR(pg_catalog.>=) NEW.version THEN
+				NEW.body := s.body; NEW.edited_at := s.edited_at; -- an older edit: its row shows the newer one
+			ELSIF s.chat_id IS NOT NULL THEN
+				UPDATE %1$I.inbox t SET body = NEW.body, edited_at = NEW.edited_at, version = NEW.version
+					WHERE t.message_id OPERATOR(pg_catalog.=) NEW.target AND t.target IS NULL;
+			END IF;
+			RETURN NEW;
+		END
+		$body$;
+		REVOKE ALL ON FUNCTION %1$I.inbox_apply() FROM PUBLIC;
+		CREATE OR REPLACE TRIGGER inbox_apply BEFORE INSERT ON %1$I.inbox
+			FOR EACH ROW EXECUTE FUNCTION %1$I.inbox_apply();
+	$fn$, name, name);
 END
 $define$;
 
@@ -353,21 +513,23 @@ BEGIN
 	END IF;
 	EXECUTE format('GRANT USAGE ON SCHEMA %1$I TO %2$I', service, role);
 	EXECUTE format('GRANT SELECT ON %1$I.messages, %1$I.outbox, %1$I.inbox, %1$I.read_cursors TO %2$I', service, role);
-	EXECUTE format('GRANT EXECUTE ON FUNCTION %1$I.send_message(bigint, text, text), %1$I.publish_event(text, jsonb) TO %2$I',
-		service, role);
+	EXECUTE format('GRANT EXECUTE ON FUNCTION %1$I.send_message(bigint, text, text), %1$I.edit_message(uuid, text, text), '
+		'%1$I.delete_message(uuid, text), %1$I.publish_event(text, jsonb) TO %2$I', service, role);
 	-- The role the receiving daemon runs as stores what it receives: it may add inbox rows, but
 	-- only these columns. seq and received_at always come from their defaults (no OVERRIDING
-	-- SYSTEM VALUE: clients resume from seq), and no row is ever updated or deleted. An
-	-- application's role gets no write on any table at all.
+	-- SYSTEM VALUE: clients resume from seq), and no row is ever deleted; rows change only through
+	-- the inbox_apply trigger (edits and deletes, as the owner). An application's role gets no write
+	-- on any table at all.
 	IF receiver THEN
-		EXECUTE format('GRANT INSERT (message_id, chat_id, body, created_at, sender) ON %1$I.inbox TO %2$I', service, role);
+		EXECUTE format('GRANT INSERT (message_id, chat_id, body, created_at, sender, target, kind, version, edited_at, deleted_at) '
+			'ON %1$I.inbox TO %2$I', service, role);
 		-- and it stores its clients' read cursors, only through mark_read's checks
 		EXECUTE format('GRANT EXECUTE ON FUNCTION %1$I.mark_read(bigint, text, bigint) TO %2$I', service, role);
 	END IF;
 END
 $grant$;
 COMMENT ON FUNCTION chat_outbox.grant_service(text, name, boolean) IS
-	'Gives a role exactly its service''s schema: read its tables, send through send_message/publish_event; with receiver => true also store received messages in the inbox (the receiving daemon''s role); nothing of other services.';
+	'Gives a role exactly its service''s schema: read its tables, send through send_message/publish_event, change its messages through edit_message/delete_message; with receiver => true also store received messages in the inbox (the receiving daemon''s role); nothing of other services.';
 
 -- One relay pass from SQL (the worker's code path), for tests and manual draining.
 CREATE FUNCTION chat_outbox.relay_pass(service text) RETURNS bigint[]

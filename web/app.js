@@ -6,6 +6,9 @@
 //    (sent by this side, any tab), deduplicated by id.
 //  - A message this page sends: sending -> sent (ack) -> shown (`shown`: the other side's gateway
 //    pushed it), or failed with the error and a Retry button.
+//  - Edits and deletes: this user's own messages (sender = the token's sub) have Edit and Delete
+//    (`edit`, `delete`); `message_edited` / `message_deleted` and history's current state show
+//    "edited" / "deleted" on both sides.
 //  - Presence, typing, read receipts (this page reports how far it has read what is on screen) and
 //    unread counts per chat.
 // Parameters come from the URL fragment (never sent to the server) or the query:
@@ -133,7 +136,7 @@
 		li.className = mine ? 'msg mine' : 'msg theirs';
 		li.dataset.chat = String(chatId);
 		li.hidden = chatId !== chat;
-		li.innerHTML = '<div class="body"></div><div class="meta"><span class="from"></span><time></time><span class="state"></span><span class="readby"></span></div>';
+		li.innerHTML = '<div class="body"></div><div class="meta"><span class="from"></span><time></time><span class="changed"></span><span class="state"></span><span class="readby"></span></div>';
 		li.querySelector('.body').textContent = body;
 		li.querySelector('.from').textContent = mine ? side : other;
 		return li;
@@ -146,6 +149,80 @@
 		li.querySelector('time').textContent = timeOf(m.created_at);
 		if (m.created_at) li.querySelector('time').dateTime = m.created_at;
 		byId.set(m.id, li);
+		if (m.sender !== undefined) li.dataset.sender = m.sender === null ? '' : m.sender;
+		setChange(li, m);
+	}
+
+	// ---- edits and deletes ----
+	// setChange shows a message's current state: the edited body with "edited", or "deleted" without
+	// a body. A delete is final; an edit carries the newest body (the gateway orders them).
+	function setChange(li, m) {
+		if (li.dataset.deleted === 'true') return;
+		if (m.deleted_at) {
+			li.dataset.deleted = 'true';
+			li.querySelector('.body').textContent = '';
+			li.querySelector('.changed').textContent = 'deleted';
+			li.querySelector('form.edit')?.remove();
+		} else if (m.edited_at) {
+			li.dataset.edited = 'true';
+			if (typeof m.body === 'string') li.querySelector('.body').textContent = m.body;
+			li.querySelector('.changed').textContent = 'edited';
+		}
+		ownControls(li);
+	}
+
+	// ownControls: Edit and Delete on this user's own stored messages, while not deleted.
+	function ownControls(li) {
+		const mineNow = li.classList.contains('mine') && claim.sub && li.dataset.sender === claim.sub &&
+			li.dataset.deleted !== 'true' && li.dataset.id;
+		const meta = li.querySelector('.meta');
+		if (!mineNow) {
+			meta.querySelectorAll('button.edit-button, button.delete-button').forEach((b) => b.remove());
+			return;
+		}
+		if (meta.querySelector('button.edit-button')) return;
+		const edit = document.createElement('button');
+		edit.type = 'button';
+		edit.className = 'edit-button';
+		edit.textContent = 'Edit';
+		edit.addEventListener('click', () => openEditor(li));
+		const del = document.createElement('button');
+		del.type = 'button';
+		del.className = 'delete-button';
+		del.textContent = 'Delete';
+		del.addEventListener('click', () => change(li, 'delete', { message_id: li.dataset.id }));
+		meta.append(edit, del);
+	}
+
+	function openEditor(li) {
+		if (li.querySelector('form.edit')) return;
+		const form = document.createElement('form');
+		form.className = 'edit';
+		form.innerHTML = '<label class="visually-hidden">Edit message<textarea rows="2"></textarea></label><button type="submit">Save</button><button type="button" class="cancel">Cancel</button>';
+		const text = form.querySelector('textarea');
+		text.value = li.querySelector('.body').textContent;
+		form.querySelector('.cancel').addEventListener('click', () => form.remove());
+		form.addEventListener('submit', (ev) => {
+			ev.preventDefault();
+			if (!text.value.trim()) return;
+			change(li, 'edit', { message_id: li.dataset.id, body: text.value });
+		});
+		li.querySelector('.body').after(form);
+		text.focus();
+	}
+
+	// change sends an edit or delete; its ack carries the message's new state.
+	function change(li, kind, args) {
+		if (!own.connected) return problem(`${kind}: not connected`);
+		own.timeout(SEND_TIMEOUT_MS).emit(kind, args, (err, ack) => {
+			if (err || !ack || !ack.ok) {
+				const e = (ack && ack.error) || {};
+				return problem(`${kind}: ${err ? 'no answer' : [e.message || 'refused', e.sqlstate && `(${e.sqlstate})`].filter(Boolean).join(' ')}`);
+			}
+			problem('');
+			li.querySelector('form.edit')?.remove();
+			setChange(li, ack.message);
+		});
 	}
 
 	// States of a message this side sent: sending -> sent (ack: stored with its outbox row) -> shown
@@ -164,7 +241,10 @@
 	// add shows a message from history or live once; returns its element.
 	function add(m, mine) {
 		const existing = byId.get(m.id);
-		if (existing) return existing;
+		if (existing) {
+			setChange(existing, m); // a page of history or a `sent` may carry a newer state
+			return existing;
+		}
 		const li = element(mine, m.chat_id, m.body);
 		setMessage(li, m);
 		const s = chatState.get(m.chat_id);
@@ -384,6 +464,16 @@
 		add(m, true);
 		if (end) scrollToEnd();
 	});
+	// An edit or delete of a message this page does not show (not loaded yet) is in its state when
+	// history loads it.
+	own.on('message_edited', (e) => {
+		const li = byId.get(e.id);
+		if (li) setChange(li, e);
+	});
+	own.on('message_deleted', (e) => {
+		const li = byId.get(e.id);
+		if (li) setChange(li, e);
+	});
 	own.on('shown', (e) => {
 		let unknown = false;
 		const s = chatState.get(e.chat_id);
@@ -481,6 +571,7 @@
 			if (already && already !== li) already.remove(); // it came as `sent` first: keep this element, with its story
 			setMessage(li, ack.message);
 			setState(li, 'sent');
+			ownControls(li);
 			if (shownIds.has(ack.message.id)) setState(li, 'shown');
 			place(li);
 			renderReads();

@@ -1,6 +1,7 @@
 -- The update from 1.0 to 1.1 of every existing service: the sender columns, the new send_message
--- (one function with sender DEFAULT NULL, so two-argument calls keep working), and mark_read with
--- the shared user id rule. Runs after the new shared functions (services.sql) are in place; the
+-- (one function with sender DEFAULT NULL, so two-argument calls keep working), mark_read with
+-- the shared user id rule, and edits and deletes: their columns, edit_message and delete_message
+-- (granted to whoever may call send_message) and the inbox's inbox_apply trigger. Runs after the new shared functions (services.sql) are in place; the
 -- extension's chat_outbox--1.0--1.1.sql and the managed install's update_1.1.sql are this text
 -- (sql/managed/generate.py). Idempotent: a service that has the columns and the function already
 -- (created by 1.1, or taken over from a 1.1 managed install) is left as it is.
@@ -22,17 +23,26 @@ BEGIN
 	FOR svc IN SELECT s.name FROM chat_outbox.services s ORDER BY s.name LOOP
 		EXECUTE format('ALTER TABLE %I.messages ADD COLUMN IF NOT EXISTS sender text', svc);
 		EXECUTE format('ALTER TABLE %I.inbox ADD COLUMN IF NOT EXISTS sender text', svc);
+		EXECUTE format('ALTER TABLE %I.messages ADD COLUMN IF NOT EXISTS edited_at timestamptz, '
+			'ADD COLUMN IF NOT EXISTS deleted_at timestamptz, ADD COLUMN IF NOT EXISTS version int NOT NULL DEFAULT 0', svc);
+		EXECUTE format('ALTER TABLE %I.inbox ADD COLUMN IF NOT EXISTS target uuid, '
+			'ADD COLUMN IF NOT EXISTS kind text CHECK (kind IN (''edited'', ''deleted'')), '
+			'ADD COLUMN IF NOT EXISTS version int NOT NULL DEFAULT 0, ADD COLUMN IF NOT EXISTS edited_at timestamptz, '
+			'ADD COLUMN IF NOT EXISTS deleted_at timestamptz', svc);
+		EXECUTE format('CREATE INDEX IF NOT EXISTS inbox_target ON %I.inbox (target) WHERE target IS NOT NULL', svc);
 		-- a role that stores received rows (grant_service's receiver) stores their sender too (regrole
 		-- prints a role's name quoted as needed)
 		FOR a IN SELECT DISTINCT x.grantee FROM pg_catalog.pg_attribute t, pg_catalog.aclexplode(t.attacl) x
 			WHERE t.attrelid = format('%I.inbox', svc)::regclass AND t.attname = 'message_id' AND x.privilege_type = 'INSERT'
 		LOOP
-			EXECUTE format('GRANT INSERT (sender) ON %I.inbox TO %s', svc,
+			EXECUTE format('GRANT INSERT (sender, target, kind, version, edited_at, deleted_at) ON %I.inbox TO %s', svc,
 				CASE a.grantee WHEN 0 THEN 'PUBLIC' ELSE a.grantee::regrole::text END);
 		END LOOP;
 
 		fns := ARRAY[format('%I.publish_event(text, jsonb)', svc), format('%I.mark_read(bigint, text, bigint)', svc),
-			format('%I.send_message(bigint, text, text)', svc)];
+			format('%I.send_message(bigint, text, text)', svc), format('%I.edit_message(uuid, text, text)', svc),
+			format('%I.delete_message(uuid, text)', svc), format('%I.changed_message(uuid, text, text)', svc),
+			format('%I.inbox_apply()', svc)];
 		lent := ext IS NOT NULL AND NOT EXISTS (SELECT FROM pg_catalog.pg_depend d
 			WHERE d.classid = 'pg_catalog.pg_proc'::regclass AND d.objid = to_regprocedure(fns[1])
 				AND d.refobjid = ext AND d.deptype = 'e');
@@ -64,6 +74,15 @@ BEGIN
 					CASE WHEN a.is_grantable THEN ' WITH GRANT OPTION' ELSE '' END);
 			END LOOP;
 		END IF;
+
+		-- whoever may call send_message may edit and delete (grant_service gives all three)
+		FOR a IN SELECT x.grantee, x.is_grantable FROM pg_catalog.pg_proc p, pg_catalog.aclexplode(p.proacl) x
+			WHERE p.oid = to_regprocedure(fns[3]) AND x.privilege_type = 'EXECUTE' AND x.grantee <> p.proowner
+		LOOP
+			EXECUTE format('GRANT EXECUTE ON FUNCTION %s, %s TO %s%s', fns[4], fns[5],
+				CASE a.grantee WHEN 0 THEN 'PUBLIC' ELSE a.grantee::regrole::text END,
+				CASE WHEN a.is_grantable THEN ' WITH GRANT OPTION' ELSE '' END);
+		END LOOP;
 
 		IF lent THEN
 			FOREACH fn IN ARRAY fns LOOP

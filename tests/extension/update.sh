@@ -1,11 +1,13 @@
 #!/usr/bin/env bash
 # extension.update (and managed.update, through managed/in_managed_mode.sh): an install of chat_outbox
-# 1.0 updated in place to 1.1 (senders on messages) while chat-outboxd --service workers runs:
+# 1.0 updated in place to 1.1 (senders on messages, edits and deletes) while chat-outboxd --service workers runs:
 # ALTER EXTENSION chat_outbox UPDATE, or in managed mode sql/managed/update_1.1.sql as the owner.
 # The daemon of 1.1 stores and shows what is sent before the update without senders (and a client's
 # send calls the two-argument send_message), and takes the columns up without a restart: a message sent
 # before the update arrives with sender NULL, one sent after with its sender, on the inbox and in a /ws
 # client's history, and a client's send after it passes its sub; a two-argument send still works; a
+# message sent before the update is edited and another deleted after it, and the running daemon stores
+# both in order (it takes the edit columns up like the senders); a /ws client edits and deletes; a
 # role granted send_message and the receiver's inbox columns before the update may still use them; and
 # the updated database's functions (their text, ACLs and extension membership), columns and column
 # grants equal a fresh 1.1 install's with the same services and grants.
@@ -82,7 +84,26 @@ expect_eq "senders in a /ws history" \
 	"$(ws_ask "{ type: 'history', chat_id: 42 }" \
 		"(a.messages ?? []).map((m) => m.body + '|' + m.sender).reverse().join()")"
 
+# edits and deletes across the update: a message sent before it (version 0 by the new column's
+# default) edited, another deleted; the daemon started against 1.0 tables stores both in order
+q "SELECT consumers.edit_message((SELECT id FROM consumers.messages WHERE body = 'before the update'), 'edited after the update')" >/dev/null
+q "SELECT consumers.delete_message((SELECT id FROM consumers.messages WHERE body = 'two arguments after the update'))" >/dev/null
+wait_inbox workers 5 30
+expect_eq "the inbox after an edit and a delete: messages in their state now, then the two events" "edited after the update|t|f|
+after the update|f|f|
+|f|t|
+edited after the update|t|f|edited
+|f|t|deleted" \
+	"$(q "SELECT body, edited_at IS NOT NULL, deleted_at IS NOT NULL, kind FROM workers.inbox ORDER BY seq")"
+expect_eq "a /ws client edits and deletes its own message after the update" '["edited by reader","reader"]|true' \
+	"$(ws_ask "{ type: 'edit', message_id: '$(q "SELECT id FROM workers.messages WHERE body = 'sent after the update'")', body: 'edited by reader' }" \
+		"JSON.stringify([a.message?.body, a.message?.sender])")|$(ws_ask "{ type: 'delete', message_id: '$(q "SELECT id FROM workers.messages WHERE body = 'edited by reader'")' }" \
+		"a.message?.deleted_at !== undefined")"
+
 # the grants carried over
+expect_eq "app may edit and delete, as it may send" "t|t" "$(q "SELECT has_function_privilege('app', 'consumers.edit_message(uuid, text, text)', 'EXECUTE'),
+	has_function_privilege('app', 'later.delete_message(uuid, text)', 'EXECUTE')")"
+expect_eq "recv may store edits" "t" "$(q "SELECT has_column_privilege('recv', 'workers.inbox', 'target', 'INSERT')")"
 expect_eq "app may still send" "t|t" "$(q "SELECT has_function_privilege('app', 'consumers.send_message(bigint, text, text)', 'EXECUTE'),
 	has_function_privilege('app', 'later.send_message(bigint, text, text)', 'EXECUTE')")"
 expect_eq "recv may store senders" "t" "$(q "SELECT has_column_privilege('recv', 'workers.inbox', 'sender', 'INSERT')")"
@@ -109,6 +130,15 @@ schema() { # every function of ours with its text, owner, ACL and membership; ev
 		FROM pg_attribute a JOIN pg_class c ON c.oid = a.attrelid
 		WHERE c.relnamespace::regnamespace::text IN ('consumers', 'workers', 'later') AND c.relkind = 'r'
 			AND a.attnum > 0 AND NOT a.attisdropped
+		UNION ALL
+		SELECT pg_get_indexdef(i.indexrelid) FROM pg_index i JOIN pg_class c ON c.oid = i.indrelid
+		WHERE c.relnamespace::regnamespace::text IN ('consumers', 'workers', 'later')
+		UNION ALL
+		SELECT t.tgrelid::regclass || ' ' || pg_get_triggerdef(t.oid) FROM pg_trigger t JOIN pg_class c ON c.oid = t.tgrelid
+		WHERE c.relnamespace::regnamespace::text IN ('consumers', 'workers', 'later') AND NOT t.tgisinternal
+		UNION ALL
+		SELECT c.conrelid::regclass || ' ' || c.conname || ' ' || pg_get_constraintdef(c.oid) FROM pg_constraint c
+		WHERE c.connamespace::regnamespace::text IN ('consumers', 'workers', 'later')
 		ORDER BY 1"
 }
 schema "$PGURL" >"$H_DIR/schema.updated"

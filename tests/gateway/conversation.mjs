@@ -16,23 +16,15 @@ import { receivingDaemon, postgres, env, sleep } from '../faults/procs.mjs';
 import { check, finish, waitFor, waitUntil } from '../harness/check.mjs';
 import { token } from '../harness/jwt.mjs';
 import { openWs } from '../harness/ws_client.mjs';
+import { connected, recordingClient } from './sides_lib.mjs';
 
 const CHAT = 42, OTHER = 43, EMPTY = 44;
 const workers = receivingDaemon({ service: 'workers', queue: 'chat-messages', port: Number(env('WORKERS_PORT')) });
 const consumers = receivingDaemon({ service: 'consumers', queue: 'chat-replies', port: Number(env('CONSUMERS_PORT')) });
 
-// A Socket.IO client recording every event it gets.
-function client(daemon, claims, chats = [CHAT, OTHER, EMPTY]) {
-	const socket = io(`http://127.0.0.1:${daemon.port}`, { auth: { token: token(chats, claims) }, transports: ['websocket'], reconnectionDelay: 100 });
-	socket.events = [];
-	socket.onAny((name, data) => socket.events.push({ name, data }));
-	socket.of = (name) => socket.events.filter((e) => e.name === name).map((e) => e.data);
-	socket.ask = (event, arg) => socket.timeout(10000).emitWithAck(event, arg);
-	return socket;
-}
+const client = (daemon, claims, chats = [CHAT, OTHER, EMPTY]) => recordingClient(daemon, claims, chats);
 // A /ws client: frames by type, and requests answered by ref.
 const wsClient = (daemon, claims, chats = [CHAT]) => openWs(`ws://127.0.0.1:${daemon.port}/ws?token=${token(chats, claims)}`);
-const connected = (s) => waitUntil('socket connected', () => s.connected, 10000, 10);
 
 try {
 	await Promise.all([workers.start(), consumers.start()]);

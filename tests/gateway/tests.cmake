@@ -34,4 +34,6 @@ add_shell_test(gateway.bus_interrupt gateway/bus.sh 120 ARGS interrupt)
 add_shell_test(gateway.bus_haproxy gateway/haproxy.sh 120)
 # the conversation events between the two services' daemons: history, read receipts, presence,
 # typing, shown/sent, bad input and floods (Socket.IO and /ws)
-add_shell_test(gateway.conversation gateway/conversation.sh 120)
+add_shell_test(gateway.conversation gateway/two_sides.sh 120 ARGS conversation.mjs)
+# edits and deletes: live, catch-up and history on both sides, a bullmq Worker, bad input and races
+add_shell_test(gateway.edits gateway/two_sides.sh 30 ARGS edits.mjs)

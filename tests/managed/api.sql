@@ -11,6 +11,7 @@ SELECT count(*) AS c_functions FROM pg_proc p JOIN pg_namespace n ON n.oid = p.p
 	JOIN pg_language l ON l.oid = p.prolang
 WHERE n.nspname IN ('chat_outbox', 'consumers', 'workers') AND l.lanname NOT IN ('sql', 'plpgsql');
 \ir ../regress/sql/shared/api_send.sql
+\ir ../regress/sql/shared/api_edits.sql
 SELECT * FROM consumers.send_message(1, repeat('x', 65537));
 \echo :LAST_ERROR_SQLSTATE
 -- the limit is the settings row's, in bytes; a caller's SET changes nothing

@@ -9,7 +9,9 @@
 //    sending -> sent -> shown; a read receipt appears on it once the other page has it in view;
 //  - the workers daemon is SIGKILLed: its page shows "reconnecting"; messages sent (SQL send_message)
 //    while it is down all appear once, in order, after the restart, and the page shows "back";
-//    a message typed while disconnected fails at once and its retry succeeds after the restart.
+//    a message typed while disconnected fails at once and its retry succeeds after the restart;
+//  - edits and deletes: only one's own messages have Edit and Delete; an edit and a delete made
+//    in Workers' page show as "edited" / "deleted" in both pages live, and after a reload.
 // Screenshots go to $H_DIR. Run through tests/web/chat.sh.
 import puppeteer from 'puppeteer-core';
 import { receivingDaemon, postgres, env, sleep } from '../faults/procs.mjs';
@@ -211,6 +213,37 @@ try {
 		li.querySelector('.body').textContent === 'Ships tomorrow morning.' && li.dataset.readBy === 'Carl Öberg'));
 	await wp.screenshot({ path: `${H_DIR}/workers-back.png` });
 	await cp.screenshot({ path: `${H_DIR}/consumers-back.png` });
+
+	// Edits and deletes: Workers' user edits one of their messages and deletes another.
+	const controls = (page) => page.$$eval('#messages > li', (lis) => lis.filter((li) => li.querySelector('button.edit-button'))
+		.map((li) => li.querySelector('.body').textContent));
+	check(JSON.stringify(await controls(cp)) === '["Thanks Wanda! When does it ship?"]' && (await controls(wp)).length === 3 &&
+		!(await controls(wp)).some((b) => b.startsWith('history') || b.startsWith('sent while')),
+		'Edit and Delete only on one\'s own messages (sent with one\'s sub), not on history sent without a sender nor on the other side\'s');
+	const button = (page, body, cls) => page.evaluateHandle((b, c) => [...document.querySelectorAll('#messages > li')]
+		.find((li) => li.querySelector('.body').textContent === b).querySelector(`button.${c}`), body, cls);
+	await (await button(wp, 'Ships tomorrow morning.', 'edit-button')).click();
+	await wp.$eval('#messages form.edit textarea', (t) => { t.value = ''; });
+	await wp.type('#messages form.edit textarea', 'Ships tomorrow at 9.');
+	await wp.click('#messages form.edit button[type="submit"]');
+	const changed = (page, what, body, mark) => waitDom(page, what, (b, m) => [...document.querySelectorAll('#messages > li')].some((li) =>
+		li.querySelector('.body').textContent === b && li.querySelector('.changed').textContent === m && !li.querySelector('form.edit')), body, mark);
+	await changed(wp, 'an edit in Workers\' page: the new text, marked edited', 'Ships tomorrow at 9.', 'edited');
+	await changed(cp, 'and live in Consumers\' page (message_edited)', 'Ships tomorrow at 9.', 'edited');
+	const goneId = (await shown(cp)).find((m) => m.body === 'Hi Carl, the order is packed.').id;
+	await (await button(wp, 'Hi Carl, the order is packed.', 'delete-button')).click();
+	const deleted = (page, what, id) => waitDom(page, what, (i) => {
+		const li = document.querySelector(`#messages > li[data-id="${i}"]`);
+		return li && li.dataset.deleted === 'true' && li.querySelector('.body').textContent === '' &&
+			li.querySelector('.changed').textContent === 'deleted' && !li.querySelector('button.edit-button');
+	}, id);
+	await deleted(wp, 'a delete in Workers\' page: no text, marked deleted, no more Edit', goneId);
+	await deleted(cp, 'and live in Consumers\' page (message_deleted)', goneId);
+	await cp.screenshot({ path: `${H_DIR}/consumers-edited.png` });
+	await cp.reload();
+	await connState(cp, '#conn', 'connected');
+	await changed(cp, 'after a reload of Consumers\' page: the edit from history', 'Ships tomorrow at 9.', 'edited');
+	await deleted(cp, 'and the delete', goneId);
 	// A closed page drops out of the other's presence.
 	await cp.close();
 	await waitDom(wp, 'presence: Consumers\' page closed, Carl drops out', () =>
@@ -225,6 +258,8 @@ try {
 	await waitDom(wp, 'after a reload, the message loaded from history shows shown, without a read receipt',
 		() => [...document.querySelectorAll('#messages > li.mine')].some((li) =>
 			li.querySelector('.body').textContent === 'Sent while Carl is away.' && li.dataset.state === 'shown' && !li.dataset.readBy));
+	await changed(wp, 'after a reload of Workers\' page: its edit from history, with Edit still offered', 'Ships tomorrow at 9.', 'edited');
+	await deleted(wp, 'and its delete', goneId);
 	check(pageErrors.length === 0, `no script errors or CSP violations in the pages ${JSON.stringify(pageErrors)}`);
 	console.log('PASS');
 } finally {

@@ -6,6 +6,7 @@
 #include "gateway/query_queue.hpp"
 #include "inbox/core/inbox_row.hpp"
 #include "inbox/core/inbox_sql.hpp"
+#include "inbox/core/uuid.hpp"
 
 namespace chat_outboxd {
 
@@ -15,6 +16,40 @@ ClientSends::ClientSends(Hub &hub, QueryQueue &queries, const Config &cfg) : hub
 	sql_send_[true] = head + "sender FROM " + QuoteIdent(cfg.service) + ".send_message($1::bigint, $2::text, $3::text)";
 	sql_send_[false] = head + "NULL::pg_catalog.text AS sender FROM " + QuoteIdent(cfg.service) +
 	                   ".send_message($1::bigint, $2::text)";
+	const std::string changed = head + "sender, pg_catalog.to_json(edited_at) OPERATOR(pg_catalog.#>>) '{}', "
+	                                   "pg_catalog.to_json(deleted_at) OPERATOR(pg_catalog.#>>) '{}' FROM " +
+	                            QuoteIdent(cfg.service);
+	sql_edit_ = changed + ".edit_message($1::pg_catalog.uuid, $2::text, $3::text)";
+	sql_delete_ = changed + ".delete_message($1::pg_catalog.uuid, $2::text)";
+}
+
+std::optional<nlohmann::json>
+ClientSends::ChangeRefusal(Client &c, const std::string &message_id, const std::string *body)
+{
+	std::optional<nlohmann::json> err;
+	if (c.sub.empty())
+		err = nlohmann::json::object({{"message", "forbidden"}, {"detail", "only a token with a sub may edit or delete"}});
+	else if (!IsUuid(message_id))
+		err = nlohmann::json::object({{"code", "bad_request"}, {"message", "message_id must be a message's uuid"}});
+	else if (body && body->find('\0') != std::string::npos)
+		err = nlohmann::json::object({{"code", "invalid_body"}, {"message", "body must not contain a NUL character (U+0000)"}});
+	else
+		err = Throttled(c);
+	if (err)
+		hub_.CountSend(false);
+	return err;
+}
+
+void
+ClientSends::Edit(std::string message_id, std::string body, const std::string &sender, std::function<void(nlohmann::json)> done)
+{
+	queries_.Run(sql_edit_, {std::move(message_id), std::move(body), sender}, Answer(std::move(done)));
+}
+
+void
+ClientSends::Delete(std::string message_id, const std::string &sender, std::function<void(nlohmann::json)> done)
+{
+	queries_.Run(sql_delete_, {std::move(message_id), sender}, Answer(std::move(done)));
 }
 
 std::optional<nlohmann::json>
@@ -27,18 +62,26 @@ ClientSends::Refusal(Client &c, int64_t chat_id, const std::string &body)
 		err = nlohmann::json::object({{"code", "invalid_body"}, {"message", "body must not contain a NUL character (U+0000)"}});
 	} else if (!hub_.Allowed(c, chat_id)) {
 		err = nlohmann::json::object({{"message", "forbidden"}});
-	} else if (!c.sends.Take(hub_.NowMs(), cfg_.send_rate, cfg_.send_burst)) {
-		hub_.CountSendLimited();
-		err = nlohmann::json::object(
-		    {{"code", "rate_limited"},
-		     {"message", "more than " + std::to_string(cfg_.send_rate) + " sends per second; retry later"},
-		     {"retry_after_ms", c.sends.RetryAfterMs(cfg_.send_rate)}});
-	} else if (queries_.Full()) {
-		err = nlohmann::json::object({{"code", "busy"}, {"message", "too many queries waiting for the database; retry later"}});
+	} else {
+		err = Throttled(c);
 	}
 	if (err)
 		hub_.CountSend(false);
 	return err;
+}
+
+std::optional<nlohmann::json>
+ClientSends::Throttled(Client &c)
+{
+	if (!c.sends.Take(hub_.NowMs(), cfg_.send_rate, cfg_.send_burst)) {
+		hub_.CountSendLimited();
+		return nlohmann::json::object({{"code", "rate_limited"},
+		                               {"message", "more than " + std::to_string(cfg_.send_rate) + " sends per second; retry later"},
+		                               {"retry_after_ms", c.sends.RetryAfterMs(cfg_.send_rate)}});
+	}
+	if (queries_.Full())
+		return nlohmann::json::object({{"code", "busy"}, {"message", "too many queries waiting for the database; retry later"}});
+	return std::nullopt;
 }
 
 void
@@ -54,27 +97,37 @@ ClientSends::Send(int64_t chat_id, std::string body, const std::string &sender, 
 			p.push_back(std::move(author));
 		return p;
 	};
-	queries_.RunBySchema(sql_send_, std::move(params), [this, chat_id, done = std::move(done)](PgResult &&r) {
-		if (r.ok && !r.rows.empty() && r.rows[0].size() >= 5 && r.rows[0][0]) {
+	queries_.RunBySchema(sql_send_, std::move(params), Answer(std::move(done)));
+}
+
+std::function<void(PgResult &&)>
+ClientSends::Answer(std::function<void(nlohmann::json)> done)
+{
+	return [this, done = std::move(done)](PgResult &&r) {
+		int64_t chat_id = 0;
+		if (r.ok && !r.rows.empty() && r.rows[0].size() >= 5 && r.rows[0][0] && r.rows[0][1] &&
+		    ReadInt64(r.rows[0][1], &chat_id)) {
 			hub_.CountSend(true);
 			const auto &row = r.rows[0];
 			nlohmann::json msg = {{"id", *row[0]}, {"chat_id", chat_id}, {"body", row[2].value_or("")}};
 			msg["created_at"] = row[3] ? nlohmann::json(*row[3]) : nlohmann::json(nullptr);
 			msg["sender"] = row[4] ? nlohmann::json(*row[4]) : nlohmann::json(nullptr);
+			if (row.size() >= 7)
+				AddChangeFields(msg, row[5].value_or(""), row[6].value_or(""));
 			if (on_sent_)
 				on_sent_(msg);
 			done({{"ok", true}, {"message", std::move(msg)}});
 			return;
 		}
 		hub_.CountSend(false);
-		nlohmann::json err = {{"message", r.ok ? "send_message returned no row" : r.error}};
+		nlohmann::json err = {{"message", r.ok ? "the function returned no row" : r.error}};
 		if (r.connection_lost && r.sqlstate.empty())
 			err["message"] = "database unavailable; the message may or may not have been stored";
 		err["sqlstate"] = r.sqlstate.empty() ? nlohmann::json(nullptr) : nlohmann::json(r.sqlstate);
 		err["detail"] = r.detail.empty() ? nlohmann::json(nullptr) : nlohmann::json(r.detail);
 		err["hint"] = r.hint.empty() ? nlohmann::json(nullptr) : nlohmann::json(r.hint);
 		done({{"ok", false}, {"error", std::move(err)}});
-	});
+	};
 }
 
 } // namespace chat_outboxd

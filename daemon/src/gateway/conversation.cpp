@@ -255,10 +255,12 @@ Conversation::Publish(int64_t chat, conv::Event e, const nlohmann::json &data, s
 void
 Conversation::Delivered(const std::vector<InboxMessage> &messages)
 {
-	// One `shown` per chat and batch: the senders' side marks each id. The chat's last one is kept in
+	// One `shown` per chat and batch of messages: the senders' side marks each id. The chat's last one is kept in
 	// the shown hash, for pages that load later (chat_state.shown).
 	std::map<int64_t, std::pair<nlohmann::json, const InboxMessage *>> by_chat;
 	for (const InboxMessage &m : messages) {
+		if (m.change != Change::None) // an edit or delete: its message was shown already, or is on its way
+			continue;
 		auto &[list, last] = by_chat[m.chat_id];
 		if (list.is_null())
 			list = nlohmann::json::array();

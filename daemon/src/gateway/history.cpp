@@ -24,11 +24,20 @@ std::string
 KindSql(const std::string &svc, bool received, bool with_sender)
 {
 	const std::string order = received ? "seq DESC" : "created_at DESC, message_id DESC";
+	// A received message's current state is its row (inbox_apply keeps it); the rows of its edits and
+	// deletes are not messages. A sent one's is its messages row.
+	const std::string edits = !with_sender ? "NULL::pg_catalog.uuid AS target, NULL::pg_catalog.text AS kind, "
+	                                         "NULL::pg_catalog.timestamptz AS edited_at, NULL::pg_catalog.timestamptz AS deleted_at"
+	                          : received ? "target, kind, edited_at, deleted_at"
+	                                     : "NULL::pg_catalog.uuid AS target, NULL::pg_catalog.text AS kind, edited_at, deleted_at";
 	const std::string cols = received
-	    ? "seq, message_id, chat_id, body, created_at, " + SenderColumn(with_sender) + ", COALESCE(created_at, received_at) AS t"
-	    : "NULL::bigint AS seq, id AS message_id, chat_id, body, created_at, " + SenderColumn(with_sender) + ", created_at AS t";
+	    ? "seq, message_id, chat_id, body, created_at, " + SenderColumn(with_sender) + ", " + edits +
+	          ", COALESCE(created_at, received_at) AS t"
+	    : "NULL::bigint AS seq, id AS message_id, chat_id, body, created_at, " + SenderColumn(with_sender) + ", " + edits +
+	          ", created_at AS t";
 	const std::string where = received
-	    ? "chat_id OPERATOR(pg_catalog.=) $1::bigint AND seq OPERATOR(pg_catalog.<) $2::bigint"
+	    ? "chat_id OPERATOR(pg_catalog.=) $1::bigint AND seq OPERATOR(pg_catalog.<) $2::bigint" +
+	          std::string(with_sender ? " AND target IS NULL" : "")
 	    : "chat_id OPERATOR(pg_catalog.=) $1::bigint AND (created_at OPERATOR(pg_catalog.<) $3::timestamptz OR "
 	      "(created_at OPERATOR(pg_catalog.=) $3::timestamptz AND id OPERATOR(pg_catalog.<) $4::uuid))";
 	return "SELECT " + std::string(received ? "true" : "false") + " AS received, " + InboxRowColumns(true) +
@@ -78,7 +87,7 @@ History::Page(const std::shared_ptr<Client> &c, const conv::HistoryRequest &req,
 		HistoryKind received, sent;
 		int64_t n_received = 0, n_sent = 0;
 		for (const auto &row : r.rows) {
-			if (row.size() < 9 || !row[2] || !row[3])
+			if (row.size() < 13 || !row[2] || !row[3])
 				continue;
 			bool in = row[0] && *row[0] == "t";
 			HistoryRow h;
@@ -89,11 +98,13 @@ History::Page(const std::shared_ptr<Client> &c, const conv::HistoryRequest &req,
 			h.body = row[4].value_or("");
 			h.created_at = row[5];
 			h.sender = row[6];
-			if (row[7])
-				JsonInteger(*row[7], &h.time_us);
+			h.edited_at = row[9];
+			h.deleted_at = row[10];
+			if (row[11])
+				JsonInteger(*row[11], &h.time_us);
 			int64_t n = 0;
-			if (row[8])
-				JsonInteger(*row[8], &n);
+			if (row[12])
+				JsonInteger(*row[12], &n);
 			(in ? n_received : n_sent) = n;
 			(in ? received : sent).rows.push_back(std::move(h));
 		}

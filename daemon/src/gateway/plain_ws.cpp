@@ -165,6 +165,21 @@ PlainWs::OnKeepalive(PlainClient &p)
 	hub_.ScheduleIn(p.keepalive, cfg_.ping_interval);
 }
 
+std::function<void(nlohmann::json)>
+PlainWs::MessageAnswer(const std::shared_ptr<PlainClient> &p, nlohmann::json ref)
+{
+	std::weak_ptr<PlainClient> weak = p;
+	return [this, weak, ref = std::move(ref)](nlohmann::json result) {
+		auto live = weak.lock();
+		if (!live || live->IsClosed())
+			return;
+		if (result.value("ok", false))
+			hub_.EnqueueText(*live, plainws::AckFrame(ref, {{"message", result["message"]}}));
+		else
+			hub_.EnqueueText(*live, plainws::ErrorFrame(ref, result["error"]));
+	};
+}
+
 bool
 PlainWs::HandleText(const std::shared_ptr<PlainClient> &p, std::string_view text)
 {
@@ -210,22 +225,26 @@ PlainWs::HandleText(const std::shared_ptr<PlainClient> &p, std::string_view text
 		});
 		return true;
 	}
+	case plainws::FrameType::Edit:
+	case plainws::FrameType::Delete: {
+		const bool edit = f.type == plainws::FrameType::Edit;
+		if (auto refusal = sends_.ChangeRefusal(*p, f.message_id, edit ? &f.body : nullptr)) {
+			hub_.EnqueueText(*p, plainws::ErrorFrame(f.ref, std::move(*refusal)));
+			return true;
+		}
+		auto done = MessageAnswer(p, f.ref);
+		if (edit)
+			sends_.Edit(std::move(f.message_id), std::move(f.body), p->sub, std::move(done));
+		else
+			sends_.Delete(std::move(f.message_id), p->sub, std::move(done));
+		return true;
+	}
 	case plainws::FrameType::Send: {
 		if (auto refusal = sends_.Refusal(*p, f.chat_id, f.body)) {
 			hub_.EnqueueText(*p, plainws::ErrorFrame(f.ref, std::move(*refusal)));
 			return true;
 		}
-		std::weak_ptr<PlainClient> weak = p;
-		nlohmann::json ref = f.ref;
-		sends_.Send(f.chat_id, std::move(f.body), p->sub, [this, weak, ref](nlohmann::json result) {
-			auto live = weak.lock();
-			if (!live || live->IsClosed())
-				return;
-			if (result.value("ok", false))
-				hub_.EnqueueText(*live, plainws::AckFrame(ref, {{"message", result["message"]}}));
-			else
-				hub_.EnqueueText(*live, plainws::ErrorFrame(ref, result["error"]));
-		});
+		sends_.Send(f.chat_id, std::move(f.body), p->sub, MessageAnswer(p, f.ref));
 		return true;
 	}
 	}

@@ -3,12 +3,14 @@
 // from ?since=, send/join/leave/ping frames (core/plain_ws_protocol.hpp) and a keepalive.
 #pragma once
 
+#include <functional>
 #include <memory>
 #include <string>
 #include <string_view>
 #include <unordered_map>
 
 #include <libwebsockets.h>
+#include <nlohmann/json.hpp>
 
 #include "base/core/config.hpp"
 #include "gateway/clients.hpp"
@@ -40,6 +42,9 @@ class PlainWs final : public Endpoint {
 
   private:
 	bool HandleText(const std::shared_ptr<PlainClient> &p, std::string_view text);
+	// MessageAnswer: what a send, edit or delete answers with: an ack {message} or an error frame, to
+	// the client while it is open.
+	std::function<void(nlohmann::json)> MessageAnswer(const std::shared_ptr<PlainClient> &p, nlohmann::json ref);
 	void OnKeepalive(PlainClient &p);
 
 	Hub &hub_;

@@ -63,12 +63,16 @@ Receipts::Receipts(ConvContext &ctx) : ctx_(ctx)
 	std::string svc = QuoteIdent(ctx.cfg.service);
 	sql_mark_ = "SELECT cursor_seq, cursor_message_id, pg_catalog.to_json(cursor_created_at) OPERATOR(pg_catalog.#>>) '{}', "
 	            "moved FROM " + svc + ".mark_read($1::bigint, $2::text, $3::bigint)";
-	// The user's cursor (none without a sub: $2 NULL) and the inbox rows of the chat above it, counted
-	// up to kUnreadCap so the count's cost is bounded.
-	sql_state_ = "SELECT r.seq, r.message_id, (SELECT pg_catalog.count(*) FROM (SELECT 1 FROM " + svc +
-	             ".inbox i WHERE i.chat_id OPERATOR(pg_catalog.=) $1::bigint AND i.seq OPERATOR(pg_catalog.>) "
-	             "COALESCE(r.seq, 0) LIMIT " + std::to_string(kUnreadCap) + ") u) FROM (SELECT 1) one LEFT JOIN " +
-	             svc + ".read_cursors r ON r.chat_id OPERATOR(pg_catalog.=) $1::bigint AND r.user_id OPERATOR(pg_catalog.=) $2::text";
+	// The user's cursor (none without a sub: $2 NULL) and the inbox's messages of the chat above it (not
+	// their edits and deletes, which 1.0 tables cannot hold), counted up to kUnreadCap so the count's
+	// cost is bounded.
+	for (bool with_edits : {false, true})
+		sql_state_[with_edits] =
+		    "SELECT r.seq, r.message_id, (SELECT pg_catalog.count(*) FROM (SELECT 1 FROM " + svc +
+		    ".inbox i WHERE i.chat_id OPERATOR(pg_catalog.=) $1::bigint AND i.seq OPERATOR(pg_catalog.>) "
+		    "COALESCE(r.seq, 0)" + std::string(with_edits ? " AND i.target IS NULL" : "") + " LIMIT " +
+		    std::to_string(kUnreadCap) + ") u) FROM (SELECT 1) one LEFT JOIN " + svc +
+		    ".read_cursors r ON r.chat_id OPERATOR(pg_catalog.=) $1::bigint AND r.user_id OPERATOR(pg_catalog.=) $2::text";
 }
 
 void
@@ -121,7 +125,7 @@ Receipts::SendChatState(const std::shared_ptr<Client> &c, int64_t chat, nlohmann
 		return;
 	}
 	PgParams params = {std::to_string(chat), Conversation::Identified(*c) ? std::optional<std::string>(c->sub) : std::nullopt};
-	ctx_.queries.Run(sql_state_, std::move(params), [this, alive, weak, chat, state = std::move(state)](PgResult &&r) mutable {
+	ctx_.queries.RunBySchema(sql_state_, std::move(params), [this, alive, weak, chat, state = std::move(state)](PgResult &&r) mutable {
 		auto live = weak.lock();
 		auto a = alive.lock();
 		if (!live || !live->IsOpen() || !a || !*a)

@@ -27,7 +27,7 @@ class Receipts {
 	// SendReads adds reads and shown from Redis to state and sends it.
 	void SendReads(const std::weak_ptr<Client> &weak, int64_t chat, nlohmann::json state);
 	ConvContext &ctx_;
-	std::string sql_mark_, sql_state_;
+	std::string sql_mark_, sql_state_[2]; // sql_state_[QueryQueue::Schema().HasSender()]
 };
 
 } // namespace chat_outboxd

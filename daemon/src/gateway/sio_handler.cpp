@@ -170,6 +170,26 @@ SioNamespace::OnEvent(const std::shared_ptr<Session> &s, const nlohmann::json &a
 		if (live && !live->IsClosed())
 			Ack(*live, ack, std::move(result));
 	};
+	if (name == "edit" || name == "delete") {
+		const bool edit = name == "edit";
+		auto id = arg.is_object() ? arg.find("message_id") : arg.end();
+		auto body = arg.is_object() ? arg.find("body") : arg.end();
+		if (id == arg.end() || !id->is_string() || (edit && (body == arg.end() || !body->is_string()))) {
+			hub_.CountSend(false);
+			Ack(*s, ack, {{"ok", false}, {"error", {{"message", edit ? "edit needs {message_id, body}" : "delete needs {message_id}"}}}});
+			return;
+		}
+		const std::string &body_text = edit ? body->get_ref<const std::string &>() : std::string();
+		if (auto refusal = sends_.ChangeRefusal(*s, id->get_ref<const std::string &>(), edit ? &body_text : nullptr)) {
+			Ack(*s, ack, {{"ok", false}, {"error", std::move(*refusal)}});
+			return;
+		}
+		if (edit)
+			sends_.Edit(id->get<std::string>(), body_text, s->sub, reply);
+		else
+			sends_.Delete(id->get<std::string>(), s->sub, reply);
+		return;
+	}
 	if (!conv_.Handle(s, name, arg, reply))
 		Ack(*s, ack, {{"error", "unknown event"}});
 }

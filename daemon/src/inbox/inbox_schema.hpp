@@ -1,5 +1,6 @@
 // daemon/src/inbox/inbox_schema.hpp - which version of <service>'s tables the daemon talks to: whether
-// they have the `sender` columns of chat_outbox 1.1. A daemon of 1.1 runs against 1.0 tables too, so
+// they have the columns of chat_outbox 1.1 (`sender`, and the edit columns: the inbox's `target` is
+// looked for with it). A daemon of 1.1 runs against 1.0 tables too, so
 // that it can be deployed before the database is updated, and takes the columns up without a restart
 // once ALTER EXTENSION chat_outbox UPDATE (or the managed install's update_1.1.sql) has committed
 // (docs/extension.md, 'Updating from 1.0'). Each connection that reads or writes the inbox has one.
@@ -11,6 +12,7 @@
 #include <string>
 #include <vector>
 
+#include "inbox/core/delivery.hpp"
 #include "net/pg_client.hpp"
 
 namespace chat_outboxd {
@@ -25,11 +27,12 @@ class InboxSchema {
 	// column, or looked for it less than kRecheck ago), else after one catalog query on this
 	// connection. A failed query changes nothing (then() still runs; the next call asks again).
 	void Ready(std::function<void()> then);
-	// HasSender: the inbox and messages have `sender`. Until the first answer: yes, the current version.
+	// HasSender: the inbox and messages have `sender` and the edit columns (1.1). Until the first answer:
+	// yes, the current version.
 	bool HasSender() const { return has_sender_; }
 	// Forget: a statement naming `sender` failed with undefined_column (42703): ask again next time.
 	void Forget();
-	// SawSenders: these messages carry senders, which only a database of 1.1 sends. Without the column
+	// SawSenders: these messages carry senders, or are edits or deletes, which only a database of 1.1 sends. Without the column
 	// known, it is asked for again at the next Ready, not kRecheck later: a sender is not dropped for
 	// the seconds after an update, nor shown as null.
 	template <typename Messages> void SawSenders(const Messages &messages)
@@ -37,7 +40,7 @@ class InboxSchema {
 		if (has_sender_)
 			return;
 		for (const auto &m : messages)
-			if (m.sender) {
+			if (m.sender || m.change != Change::None) {
 				known_ = false;
 				return;
 			}

@@ -14,6 +14,8 @@ RESET chat_outbox.max_body_bytes;
 SHOW chat_outbox.max_body_bytes;
 SELECT count(*) - :before AS written_by_bad_input FROM consumers.messages WHERE body <> 'éééé';
 
+\ir sql/shared/api_edits.sql
+
 \ir sql/shared/api_services.sql
 
 -- relay_pass needs an existing service

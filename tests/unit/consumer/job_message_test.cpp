@@ -91,3 +91,46 @@ TEST(BullmqMessage, MalformedTimestampIsDropped)
 	ASSERT_TRUE(m);
 	EXPECT_FALSE(m->created_at);
 }
+
+TEST(BullmqMessage, EditsAndDeletes)
+{
+	// message.edited and message.deleted name the changed message; the event's own id is the job's
+	const std::string target = "AAAAAAAA-0000-4000-8000-000000000001";
+	std::string reason;
+	auto e = ParseMessage(kEditedJob,
+	                      std::string(R"({"id":")") + kId + R"(","message_id":")" + target +
+	                          R"(","chat_id":7,"body":"new","sender":"alice","version":2,"edited_at":"2026-12-01T10:00:00Z"})",
+	                      &reason);
+	ASSERT_TRUE(e) << reason;
+	EXPECT_EQ(e->change, Change::Edited);
+	EXPECT_EQ(e->target, "aaaaaaaa-0000-4000-8000-000000000001"); // lower-cased, as Postgres prints it
+	EXPECT_EQ(e->version, 2);
+	EXPECT_EQ(e->body, "new");
+	EXPECT_EQ(e->changed_at, std::optional<std::string>("2026-12-01T10:00:00Z"));
+	// a delete's body is stored empty, whatever the payload holds
+	auto d = ParseMessage(kDeletedJob,
+	                      std::string(R"({"id":")") + kId + R"(","message_id":")" + target +
+	                          R"(","chat_id":7,"body":"left behind","version":3,"deleted_at":"2026-12-01T11:00:00Z"})",
+	                      &reason);
+	ASSERT_TRUE(d) << reason;
+	EXPECT_EQ(d->change, Change::Deleted);
+	EXPECT_EQ(d->body, "");
+	// any other name is a message
+	auto m = ParseMessage("message.created", std::string(R"({"id":")") + kId + R"(","chat_id":7,"body":"x"})", &reason);
+	ASSERT_TRUE(m);
+	EXPECT_EQ(m->change, Change::None);
+	// hostile ids and versions are poison
+	const std::string head = std::string(R"({"id":")") + kId + R"(","chat_id":7,"body":"x")";
+	EXPECT_FALSE(ParseMessage(kEditedJob, head + R"(,"version":1})", &reason));
+	EXPECT_EQ(reason, "invalid message: message_id is not a uuid string");
+	EXPECT_FALSE(ParseMessage(kEditedJob, head + R"(,"message_id":"x:1","version":1})", &reason));
+	EXPECT_EQ(reason, "invalid message: message_id is not a uuid string");
+	EXPECT_FALSE(ParseMessage(kDeletedJob, head + R"(,"message_id":")" + target + R"("})", &reason));
+	EXPECT_EQ(reason, "invalid message: version is not an integer from 1 to 2147483647");
+	EXPECT_FALSE(ParseMessage(kDeletedJob, head + R"(,"message_id":")" + target + R"(","version":0})", &reason));
+	EXPECT_FALSE(ParseMessage(kEditedJob, head + R"(,"message_id":")" + target + R"(","version":4294967296})", &reason));
+	EXPECT_FALSE(ParseMessage(kEditedJob, std::string(R"({"id":")") + kId + R"(","message_id":")" + target +
+	                                          R"(","chat_id":7,"version":1})",
+	                          &reason));
+	EXPECT_EQ(reason, "invalid message: body missing");
+}

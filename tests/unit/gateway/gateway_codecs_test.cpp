@@ -27,6 +27,40 @@ TEST(MessageJson, EncodesBothProtocolsWithTheOffset)
 	EXPECT_NO_THROW(PlainMessageFrame(m));
 }
 
+TEST(MessageJson, EditsAndDeletesAreTheirOwnEvents)
+{
+	InboxMessage e{18, "0b6d7e3a-0000-4000-8000-0000000000e1", 42, "new", "", std::string("alice")};
+	e.change = Change::Edited;
+	e.target = "0b6d7e3a-0000-4000-8000-000000000001";
+	e.edited_at = "2024-01-02T03:04:06+00:00";
+	// the id is the changed message's; the seq is the event's own, the Socket.IO offset too
+	EXPECT_EQ(SocketIoMessageEvent(e), "42[\"message_edited\",{\"body\":\"new\",\"chat_id\":42,\"edited_at\":"
+	                                   "\"2024-01-02T03:04:06+00:00\",\"id\":\"0b6d7e3a-0000-4000-8000-000000000001\","
+	                                   "\"sender\":\"alice\",\"seq\":18},\"18\"]");
+	InboxMessage d = e;
+	d.change = Change::Deleted;
+	d.seq = 19;
+	d.body.clear();
+	d.edited_at.clear();
+	d.deleted_at = "2024-01-02T03:04:07+00:00";
+	EXPECT_EQ(PlainMessageFrame(d), "{\"message\":{\"chat_id\":42,\"deleted_at\":\"2024-01-02T03:04:07+00:00\","
+	                                "\"id\":\"0b6d7e3a-0000-4000-8000-000000000001\",\"seq\":19},"
+	                                "\"type\":\"message_deleted\"}");
+	// an edit of a message deleted since: the inbox has no body for it any more, it shows as the delete
+	e.deleted_at = d.deleted_at;
+	e.body.clear();
+	EXPECT_STREQ(EventName(e), "message_deleted");
+	EXPECT_FALSE(EventObject(e).contains("body"));
+	// a message in its changed state: edited_at, or deleted_at and a null body
+	InboxMessage m{17, "0b6d7e3a-0000-4000-8000-000000000001", 42, "new", "", std::nullopt};
+	m.edited_at = "2024-01-02T03:04:06+00:00";
+	EXPECT_EQ(MessageObject(m)["edited_at"], "2024-01-02T03:04:06+00:00");
+	m.deleted_at = "2024-01-02T03:04:07+00:00";
+	m.body.clear();
+	EXPECT_TRUE(MessageObject(m)["body"].is_null());
+	EXPECT_FALSE(MessageObject(m).contains("edited_at"));
+}
+
 TEST(MessageJson, ReadsIntegersFromNumbersAndDigitStrings)
 {
 	int64_t v = 0;
@@ -70,6 +104,15 @@ TEST(PlainWs, DecodesClientFrames)
 	EXPECT_FALSE(plainws::DecodeClientFrame(R"({"type":"send","chat_id":1})", &f, &err));
 	EXPECT_FALSE(plainws::DecodeClientFrame(R"({"type":"join","chat_id":[1]})", &f, &err));
 	EXPECT_FALSE(plainws::DecodeClientFrame(R"({"type":"ping","ref":{}})", &f, &err));
+
+	ASSERT_TRUE(plainws::DecodeClientFrame(R"({"type":"edit","ref":1,"message_id":"m","body":"b"})", &f, &err));
+	EXPECT_EQ(f.type, plainws::FrameType::Edit);
+	EXPECT_EQ(f.message_id, "m"); // a uuid or not: the gateway answers a bad one with an error frame
+	EXPECT_EQ(f.body, "b");
+	ASSERT_TRUE(plainws::DecodeClientFrame(R"({"type":"delete","message_id":"m"})", &f, &err));
+	EXPECT_EQ(f.type, plainws::FrameType::Delete);
+	EXPECT_FALSE(plainws::DecodeClientFrame(R"({"type":"edit","message_id":"m"})", &f, &err));
+	EXPECT_FALSE(plainws::DecodeClientFrame(R"({"type":"delete","message_id":7})", &f, &err));
 }
 
 TEST(PlainWs, EncodesAcksAndErrors)

@@ -60,6 +60,28 @@ TEST(BusCodec, RoundTripsRowsAndTurnsLargeRowsIntoNotices)
 	EXPECT_EQ(p->entries[2].message.body, "");
 }
 
+TEST(BusCodec, EditsAndDeletesGoAsNotices)
+{
+	// The `r` and `s` rows have no place for a change: an edit, a delete, and a message that came
+	// already edited go as notices, which every gateway reads from the inbox.
+	InboxMessage edit = Row(9, "new"), deleted = Row(10, ""), edited_message = Row(11, "new");
+	edit.change = Change::Edited;
+	edit.target = "id-1";
+	deleted.change = Change::Deleted;
+	deleted.target = "id-1";
+	edited_message.edited_at = "2026-01-01T00:00:01+00:00";
+	auto payloads = EncodeBus({edit, deleted, edited_message, Row(12)}, 1);
+	ASSERT_EQ(payloads.size(), 1u);
+	auto p = DecodeBus(payloads[0]);
+	ASSERT_TRUE(p);
+	ASSERT_EQ(p->entries.size(), 4u);
+	EXPECT_TRUE(p->entries[0].notice);
+	EXPECT_TRUE(p->entries[1].notice);
+	EXPECT_TRUE(p->entries[2].notice);
+	EXPECT_FALSE(p->entries[3].notice);
+	EXPECT_EQ(p->entries[1].message.seq, 10);
+}
+
 TEST(BusCodec, SplitsPayloadsAndRefusesGarbage)
 {
 	std::vector<InboxMessage> rows;

@@ -19,7 +19,7 @@ TEST(InboxSql, ParamsInQueueOrder)
 	ChatMessage b{"22222222-2222-4222-8222-222222222222", -5, "two", std::string("2026-11-30T00:00:00Z"),
 	              std::string("alice")};
 	auto p = InboxInsertParams({a, b}, 41);
-	ASSERT_EQ(p.size(), 6u);
+	ASSERT_EQ(p.size(), 11u);
 	EXPECT_EQ(*p[0], R"({"11111111-1111-4111-8111-111111111111","22222222-2222-4222-8222-222222222222"})");
 	EXPECT_EQ(*p[1], R"({"1","-5"})");
 	EXPECT_EQ(*p[2], R"({"one","two"})");
@@ -27,6 +27,30 @@ TEST(InboxSql, ParamsInQueueOrder)
 	EXPECT_EQ(*p[4], "41");
 	EXPECT_EQ(*p[5], R"({NULL,"alice"})");
 	EXPECT_FALSE(InboxInsertParams({a}, std::nullopt)[4].has_value());
+	// a message has no change: NULL target, kind and times, version 0
+	EXPECT_EQ(*p[6], R"({NULL,NULL})");
+	EXPECT_EQ(*p[7], R"({NULL,NULL})");
+	EXPECT_EQ(*p[8], R"({"0","0"})");
+}
+
+TEST(InboxSql, ParamsOfEditsAndDeletes)
+{
+	ChatMessage e{"33333333-3333-4333-8333-333333333333", 1, "new", std::nullopt, std::string("alice")};
+	e.change = Change::Edited;
+	e.target = "11111111-1111-4111-8111-111111111111";
+	e.version = 2;
+	e.changed_at = "2026-12-01T00:00:00Z";
+	ChatMessage d{"44444444-4444-4444-8444-444444444444", 1, "", std::nullopt, std::nullopt};
+	d.change = Change::Deleted;
+	d.target = e.target;
+	d.version = 3;
+	d.changed_at = "2026-12-02T00:00:00Z";
+	auto p = InboxInsertParams({e, d}, std::nullopt);
+	EXPECT_EQ(*p[6], R"({"11111111-1111-4111-8111-111111111111","11111111-1111-4111-8111-111111111111"})");
+	EXPECT_EQ(*p[7], R"({"edited","deleted"})");
+	EXPECT_EQ(*p[8], R"({"2","3"})");
+	EXPECT_EQ(*p[9], R"({"2026-12-01T00:00:00Z",NULL})");
+	EXPECT_EQ(*p[10], R"({NULL,"2026-12-02T00:00:00Z"})");
 }
 
 TEST(InboxSql, StatementKeepsOrderAndDedupes)
@@ -52,7 +76,11 @@ TEST(InboxSql, WithoutTheSenderColumnNothingNamesIt)
 	EXPECT_EQ(sql.find("o.sender"), std::string::npos);
 	EXPECT_EQ(sql.find("created_at, sender)"), std::string::npos);
 	EXPECT_NE(sql.find("$6::pg_catalog.text[]"), std::string::npos);
-	EXPECT_NE(InboxInsertSql("workers", true).find("(message_id, chat_id, body, created_at, sender)"), std::string::npos);
+	EXPECT_EQ(sql.find("ins.target"), std::string::npos); // the input has it ($7), the table not
+	EXPECT_NE(sql.find("WHERE kind IS NULL"), std::string::npos); // an edit or delete is not stored as a message
+	EXPECT_NE(InboxInsertSql("workers", true).find("(message_id, chat_id, body, created_at, sender, target, kind, version, "
+	                                               "edited_at, deleted_at)"),
+	          std::string::npos);
 }
 
 TEST(InboxSql, LockIsItsOwnStatementKeyedByService)

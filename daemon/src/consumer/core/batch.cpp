@@ -32,7 +32,8 @@ MakeBatch(std::vector<Job> jobs)
 		bj.opts = job.Options();
 		if (const std::string *data = job.Field("data")) {
 			std::string reason;
-			bj.msg = ParseMessage(*data, &reason);
+			const std::string *name = job.Field("name");
+			bj.msg = ParseMessage(name ? *name : std::string(), *data, &reason);
 			if (!bj.msg)
 				bj.fail_reason = reason;
 		} else {

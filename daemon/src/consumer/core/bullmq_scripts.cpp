@@ -269,8 +269,9 @@ if limit > 0 then
   end
 end
 
--- the fields the consumer reads (h[1] data, h[3] defa), and ats, returned incremented
-local jobFields = {'data', 'opts', 'defa', 'atm', 'attemptsMade', 'ats'}
+-- the fields the consumer reads (h[1] data, h[3] defa, name: a message or an edit or delete), and
+-- ats, returned incremented
+local jobFields = {'data', 'opts', 'defa', 'atm', 'attemptsMade', 'ats', 'name'}
 local hashes = {}
 for k, id in ipairs(ids) do
   local jobKey = base .. id

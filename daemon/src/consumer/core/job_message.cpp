@@ -47,40 +47,32 @@ LooksLikeTimestamp(const std::string &s)
 	return s.size() < 64 && std::regex_match(s, re);
 }
 
-} // namespace
-
+// ReadUuid reads field `name` of j as a uuid, lower-cased; false when it is missing or not one.
 bool
-IsUuid(const std::string &s)
+ReadUuid(const nlohmann::json &j, const char *name, std::string *out)
 {
-	if (s.size() != 36)
+	auto v = j.find(name);
+	if (v == j.end() || !v->is_string() || !IsUuid(v->get<std::string>()))
 		return false;
-	for (size_t i = 0; i < s.size(); i++) {
-		bool dash = i == 8 || i == 13 || i == 18 || i == 23;
-		if (dash ? s[i] != '-' : !std::isxdigit(static_cast<unsigned char>(s[i])))
-			return false;
-	}
+	*out = v->get<std::string>();
+	for (char &c : *out) // Postgres prints uuids lower-case; ids are matched against its output
+		c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
 	return true;
 }
 
+// FromJson reads a message, or with `change` set an edit or delete: the same fields, and message_id,
+// version and edited_at / deleted_at; a delete carries no body.
 std::optional<ChatMessage>
-ParseMessage(const std::string &data, std::string *reason)
+FromJson(const nlohmann::json &j, Change change, std::string *reason)
 {
-	using nlohmann::json;
-	json j = json::parse(data, nullptr, false);
-	if (j.is_discarded())
-		return Poison(reason, "data is not valid JSON");
-	if (!j.is_object())
-		return Poison(reason, "data is not a JSON object");
 	ChatMessage m;
+	m.change = change;
 
 	auto id = j.find("id");
 	if (id == j.end() || id->is_null())
 		return Poison(reason, "id missing");
-	if (!id->is_string() || !IsUuid(id->get<std::string>()))
+	if (!ReadUuid(j, "id", &m.id))
 		return Poison(reason, "id is not a uuid string");
-	m.id = id->get<std::string>();
-	for (char &c : m.id) // Postgres prints uuids lower-case; ids are matched against its output
-		c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
 
 	auto chat = j.find("chat_id");
 	if (chat == j.end() || chat->is_null())
@@ -94,14 +86,17 @@ ParseMessage(const std::string &data, std::string *reason)
 	else if (!chat->is_string() || !ParseInt64(chat->get<std::string>(), &m.chat_id))
 		return Poison(reason, "chat_id is not an integer");
 
+	// A delete's body is stored empty, whatever the payload says.
 	auto body = j.find("body");
-	if (body == j.end() || body->is_null())
-		return Poison(reason, "body missing");
-	if (!body->is_string())
-		return Poison(reason, "body is not a string");
-	m.body = body->get<std::string>();
-	if (m.body.find('\0') != std::string::npos)
-		return Poison(reason, "body contains a NUL character"); // Postgres text cannot store it
+	if (change != Change::Deleted) {
+		if (body == j.end() || body->is_null())
+			return Poison(reason, "body missing");
+		if (!body->is_string())
+			return Poison(reason, "body is not a string");
+		m.body = body->get<std::string>();
+		if (m.body.find('\0') != std::string::npos)
+			return Poison(reason, "body contains a NUL character"); // Postgres text cannot store it
+	}
 
 	// Refused like a bad body rather than stored: send_message never writes such a sender, and every
 	// client would be shown it.
@@ -117,7 +112,39 @@ ParseMessage(const std::string &data, std::string *reason)
 	auto created = j.find("created_at");
 	if (created != j.end() && created->is_string() && LooksLikeTimestamp(created->get<std::string>()))
 		m.created_at = created->get<std::string>();
+	if (change == Change::None)
+		return m;
+
+	if (!ReadUuid(j, "message_id", &m.target))
+		return Poison(reason, "message_id is not a uuid string");
+	auto version = j.find("version");
+	if (version == j.end() || !version->is_number_integer() || version->get<int64_t>() < 1 ||
+	    version->get<int64_t>() > INT32_MAX)
+		return Poison(reason, "version is not an integer from 1 to 2147483647");
+	m.version = version->get<int64_t>();
+	auto at = j.find(change == Change::Edited ? "edited_at" : "deleted_at");
+	if (at != j.end() && at->is_string() && LooksLikeTimestamp(at->get<std::string>()))
+		m.changed_at = at->get<std::string>();
 	return m;
+}
+
+} // namespace
+
+std::optional<ChatMessage>
+ParseMessage(const std::string &name, const std::string &data, std::string *reason)
+{
+	nlohmann::json j = nlohmann::json::parse(data, nullptr, false);
+	if (j.is_discarded())
+		return Poison(reason, "data is not valid JSON");
+	if (!j.is_object())
+		return Poison(reason, "data is not a JSON object");
+	return FromJson(j, name == kEditedJob ? Change::Edited : name == kDeletedJob ? Change::Deleted : Change::None, reason);
+}
+
+std::optional<ChatMessage>
+ParseMessage(const std::string &data, std::string *reason)
+{
+	return ParseMessage(std::string(), data, reason);
 }
 
 } // namespace chat_outboxd

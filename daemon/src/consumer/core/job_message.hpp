@@ -9,6 +9,7 @@
 #include <string>
 
 #include "inbox/core/delivery.hpp"
+#include "inbox/core/uuid.hpp" // IsUuid, which callers of ParseMessage use too
 
 namespace chat_outboxd {
 
@@ -17,7 +18,14 @@ namespace chat_outboxd {
 // *reason to "invalid message: <why>".
 std::optional<ChatMessage> ParseMessage(const std::string &data, std::string *reason);
 
-bool IsUuid(const std::string &s);
+// The job names of an edit and a delete (edit_message / delete_message). Their data is a message's
+// fields (a delete's body is ignored: it is stored empty) with "message_id": the changed message's uuid
+// (the event's own "id" is the jobId), "version": 1 to 2^31-1 (the newest wins), "edited_at" / "deleted_at".
+// Any other name is a message.
+constexpr const char *kEditedJob = "message.edited";
+constexpr const char *kDeletedJob = "message.deleted";
+std::optional<ChatMessage> ParseMessage(const std::string &name, const std::string &data, std::string *reason);
+
 
 
 } // namespace chat_outboxd

@@ -8,6 +8,7 @@
 
 #include "gateway/core/message_json.hpp"
 #include "inbox/core/user_id.hpp"
+#include "inbox/core/uuid.hpp"
 
 namespace chat_outboxd::conv {
 
@@ -18,20 +19,6 @@ Plain(std::string_view s, size_t max)
 {
 	return !s.empty() && s.size() <= max && s.find('\t') == std::string_view::npos &&
 	       s.find('\0') == std::string_view::npos;
-}
-
-bool
-IsUuid(std::string_view s)
-{
-	if (s.size() != 36)
-		return false;
-	for (size_t i = 0; i < s.size(); i++) {
-		char c = s[i];
-		bool dash = i == 8 || i == 13 || i == 18 || i == 23;
-		if (dash ? c != '-' : !std::isxdigit(static_cast<unsigned char>(c)))
-			return false;
-	}
-	return true;
 }
 
 // A timestamp as to_json prints it: digits, '-', ':', '.', '+', 'T', at most 40 characters.

@@ -1,6 +1,8 @@
 // daemon/src/gateway/core/history.cpp - see history.hpp.
 #include "gateway/core/history.hpp"
 
+#include "gateway/core/message_json.hpp"
+
 namespace chat_outboxd {
 
 namespace {
@@ -13,6 +15,7 @@ RowJson(const HistoryRow &r, bool received)
 	m["sender"] = r.sender ? nlohmann::json(*r.sender) : nlohmann::json(nullptr);
 	m["seq"] = received ? nlohmann::json(r.seq) : nlohmann::json(nullptr);
 	m["dir"] = received ? "in" : "out";
+	AddChangeFields(m, r.edited_at.value_or(""), r.deleted_at.value_or(""));
 	return m;
 }
 

@@ -45,19 +45,54 @@ MessageObject(const InboxMessage &m)
 		j["created_at"] = m.created_at;
 	j["sender"] = m.sender ? nlohmann::json(*m.sender) : nlohmann::json(nullptr);
 	j["seq"] = m.seq;
+	AddChangeFields(j, m.edited_at, m.deleted_at);
 	return j;
+}
+
+void
+AddChangeFields(nlohmann::json &m, const std::string &edited_at, const std::string &deleted_at)
+{
+	if (!deleted_at.empty()) {
+		m["body"] = nullptr;
+		m["deleted_at"] = deleted_at;
+	} else if (!edited_at.empty())
+		m["edited_at"] = edited_at;
+}
+
+const char *
+EventName(const InboxMessage &m)
+{
+	if (m.change == Change::None)
+		return "message";
+	return m.change == Change::Deleted || !m.deleted_at.empty() ? "message_deleted" : "message_edited";
+}
+
+nlohmann::json
+EventObject(const InboxMessage &m)
+{
+	if (m.change == Change::None)
+		return MessageObject(m);
+	auto at = [](const std::string &s) { return s.empty() ? nlohmann::json(nullptr) : nlohmann::json(s); };
+	if (m.change == Change::Deleted || !m.deleted_at.empty())
+		return {{"id", m.target}, {"chat_id", m.chat_id}, {"deleted_at", at(m.deleted_at)}, {"seq", m.seq}};
+	return {{"id", m.target},
+	        {"chat_id", m.chat_id},
+	        {"body", m.body},
+	        {"edited_at", at(m.edited_at)},
+	        {"sender", m.sender ? nlohmann::json(*m.sender) : nlohmann::json(nullptr)},
+	        {"seq", m.seq}};
 }
 
 std::string
 SocketIoMessageEvent(const InboxMessage &m)
 {
-	return "42" + DumpJson(nlohmann::json::array({"message", MessageObject(m), std::to_string(m.seq)}));
+	return "42" + DumpJson(nlohmann::json::array({EventName(m), EventObject(m), std::to_string(m.seq)}));
 }
 
 std::string
 PlainMessageFrame(const InboxMessage &m)
 {
-	return DumpJson({{"type", "message"}, {"message", MessageObject(m)}});
+	return DumpJson({{"type", EventName(m)}, {"message", EventObject(m)}});
 }
 
 } // namespace chat_outboxd

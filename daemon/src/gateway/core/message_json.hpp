@@ -11,14 +11,24 @@
 namespace chat_outboxd {
 
 // MessageObject: created_at is null when unknown, sender null for a message sent without one; seq is
-// a JSON number.
+// a JSON number; AddChangeFields as below.
 nlohmann::json MessageObject(const InboxMessage &m);
 
-// SocketIoMessageEvent is the Engine.IO text `42["message",{...},"<seq>"]`: the trailing string is
+// AddChangeFields: a message's current state, only when changed: "edited_at" when edited; when
+// deleted "deleted_at" and a null "body" (its text is gone).
+void AddChangeFields(nlohmann::json &m, const std::string &edited_at, const std::string &deleted_at);
+
+// EventName: what a row is to clients: "message", "message_edited" {id, chat_id, body, edited_at,
+// sender, seq} or "message_deleted" {id, chat_id, deleted_at, seq}; the id is the changed message's.
+// An edit of a message deleted since is shown as its delete (the inbox no longer has its body).
+const char *EventName(const InboxMessage &m);
+nlohmann::json EventObject(const InboxMessage &m);
+
+// SocketIoMessageEvent is the Engine.IO text `42["<EventName>",{...},"<seq>"]`: the trailing string is
 // the connection-state-recovery offset the client sends back on reconnect.
 std::string SocketIoMessageEvent(const InboxMessage &m);
 
-// PlainMessageFrame is `{"type":"message","message":{...}}`.
+// PlainMessageFrame is `{"type":"<EventName>","message":{...}}`.
 std::string PlainMessageFrame(const InboxMessage &m);
 
 // JsonInteger reads an int64 given as a JSON integer or a string of digits (offsets and chat ids

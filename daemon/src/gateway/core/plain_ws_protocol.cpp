@@ -44,6 +44,20 @@ DecodeClientFrame(std::string_view text, ClientFrame *out, std::string *error)
 		out->arg = std::move(j);
 		return true;
 	}
+	if (t == "edit" || t == "delete") {
+		out->type = t == "edit" ? FrameType::Edit : FrameType::Delete;
+		auto id = j.find("message_id");
+		if (id == j.end() || !id->is_string())
+			return Fail(error, "message_id must be a string");
+		out->message_id = id->get<std::string>();
+		if (out->type == FrameType::Edit) {
+			auto body = j.find("body");
+			if (body == j.end() || !body->is_string())
+				return Fail(error, "body must be a string");
+			out->body = body->get<std::string>();
+		}
+		return true;
+	}
 	if (t == "send")
 		out->type = FrameType::Send;
 	else if (t == "join")

@@ -50,7 +50,10 @@ EncodeBus(const std::vector<InboxMessage> &messages, int64_t published_ms)
 		if (cur.empty())
 			cur = Header(published_ms);
 		size_t row_bytes = m.id.size() + m.created_at.size() + m.body.size() + (m.sender ? m.sender->size() : 0);
-		if (row_bytes > kBusRowBytes) {
+		// An edit or delete, or a message that carries one (the `r` and `s` rows have no place for it),
+		// goes as a notice: the gateways read it from the inbox.
+		const bool changed = m.change != Change::None || !m.edited_at.empty() || !m.deleted_at.empty();
+		if (row_bytes > kBusRowBytes || changed) {
 			cur += "n " + std::to_string(m.seq) + " " + std::to_string(m.chat_id) + "\n";
 		} else {
 			cur += std::string(m.sender ? "s " : "r ") + std::to_string(m.seq) + " " + std::to_string(m.chat_id) + " " +

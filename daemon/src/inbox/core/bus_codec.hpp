@@ -11,7 +11,7 @@
 // (A row without a sender stays an `r`, so a gateway that predates senders reads it.)
 // Lengths make the format binary safe (a body may hold any byte but NUL, as Postgres text). A row
 // whose id, created_at, body and sender together pass kBusRowBytes goes as a notice: the gateways read it
-// from the inbox, so a large message costs one query per gateway instead of a copy through Redis to
+// from the inbox (so does an edit or delete, and a message that came already edited or deleted), so a large message costs one query per gateway instead of a copy through Redis to
 // every gateway; a payload is closed once it passes kBusPayloadBytes and the next one begins.
 #pragma once
 

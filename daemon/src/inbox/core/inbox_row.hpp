@@ -17,19 +17,24 @@ namespace chat_outboxd {
 constexpr const char *kCreatedAtSql = "pg_catalog.to_json(created_at) OPERATOR(pg_catalog.#>>) '{}'";
 
 // InboxRowColumns is the select list of an inbox row, in the order ReadInboxRow reads it:
-// seq, message_id, chat_id, body, created_at (as kCreatedAtSql), sender (NULL without the column:
-// with_sender false, inbox_schema.hpp). Further columns may follow.
+// seq, message_id, chat_id, body, created_at (as kCreatedAtSql), sender, target, kind, edited_at,
+// deleted_at (the last five NULL without the 1.1 columns: with_sender false, inbox_schema.hpp).
+// Further columns may follow.
 std::string InboxRowColumns(bool with_sender);
+// EditColumns is the last four of them: `target, kind, edited_at, deleted_at` as InboxRowColumns
+// selects them, or NULLs when the table has none.
+std::string EditColumns(bool with_sender);
 
 // SenderColumn is `sender`, or a NULL in its place when the table has none (chat_outbox 1.0).
 std::string SenderColumn(bool with_sender);
-constexpr size_t kInboxRowColumns = 6;
+constexpr size_t kInboxRowColumns = 10;
 
 using PgRow = std::vector<std::optional<std::string>>;
 
 // ReadInboxRow moves the row's first kInboxRowColumns columns into *out; false when the row is
 // shorter, or seq, message_id, chat_id or body is NULL or not what Postgres prints for its type
-// (a NULL created_at reads as empty, a NULL sender as none).
+// (a NULL created_at, edited_at or deleted_at reads as empty, a NULL sender as none), or kind is not
+// NULL, 'edited' or 'deleted'.
 bool ReadInboxRow(PgRow &row, InboxMessage *out);
 
 // ReadInt64 reads a bigint as Postgres prints it in text format.

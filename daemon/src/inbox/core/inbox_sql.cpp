@@ -51,28 +51,35 @@ constexpr int64_t kOthersBytesPerWrite = 1 << 20;
 
 // The SELECT list, one entry per InboxColumn in its order: the expression for a message of the batch
 // (i = input, ins = what this statement inserted, e = the row that was already there) and for a row
-// of another writer (o).
+// of another writer (o). `since_1_1`: a column chat_outbox 1.0's inbox lacks, read as NULL there.
 struct ColumnSql {
 	InboxColumn column;
 	const char *batch;
 	const char *other;
+	bool since_1_1 = false;
 };
 
-// What the sender column reads as against 1.0 tables, which have none.
-constexpr const char *kNoSender = "NULL::pg_catalog.text";
+// An inserted row reads as the insert returned it (inbox_apply may have changed it), an existing one as it was.
+#define CHAT_OUTBOXD_ROW(col) "CASE WHEN ins.seq IS NULL THEN e." col " ELSE ins." col " END"
+#define CHAT_OUTBOXD_ISO(col) "pg_catalog.to_json(" col ") OPERATOR(pg_catalog.#>>) '{}'"
 
 constexpr ColumnSql kColumns[] = {
     {kInboxSeq, "coalesce(ins.seq, e.seq)", "o.seq"},
     {kInboxId, "i.message_id::pg_catalog.text", "o.message_id::pg_catalog.text"},
-    {kInboxChatId, "coalesce(e.chat_id, i.chat_id)", "o.chat_id"},
-    {kInboxBody, "coalesce(e.body, i.body)", "o.body"},
-    {kInboxCreatedIso, "pg_catalog.to_json(coalesce(e.created_at, i.created_at)) OPERATOR(pg_catalog.#>>) '{}'",
-     "pg_catalog.to_json(o.created_at) OPERATOR(pg_catalog.#>>) '{}'"},
-    {kInboxSender, "coalesce(e.sender, i.sender)", "o.sender"},
-    {kInboxCreatedEpoch, "EXTRACT(epoch FROM coalesce(e.created_at, i.created_at))::pg_catalog.float8",
+    {kInboxChatId, CHAT_OUTBOXD_ROW("chat_id"), "o.chat_id"},
+    {kInboxBody, CHAT_OUTBOXD_ROW("body"), "o.body"},
+    {kInboxCreatedIso, CHAT_OUTBOXD_ISO(CHAT_OUTBOXD_ROW("created_at")), CHAT_OUTBOXD_ISO("o.created_at")},
+    {kInboxSender, CHAT_OUTBOXD_ROW("sender"), "o.sender", true},
+    {kInboxTarget, CHAT_OUTBOXD_ROW("target") "::pg_catalog.text", "o.target::pg_catalog.text", true},
+    {kInboxChange, CHAT_OUTBOXD_ROW("kind"), "o.kind", true},
+    {kInboxEditedAt, CHAT_OUTBOXD_ISO(CHAT_OUTBOXD_ROW("edited_at")), CHAT_OUTBOXD_ISO("o.edited_at"), true},
+    {kInboxDeletedAt, CHAT_OUTBOXD_ISO(CHAT_OUTBOXD_ROW("deleted_at")), CHAT_OUTBOXD_ISO("o.deleted_at"), true},
+    {kInboxCreatedEpoch, "EXTRACT(epoch FROM " CHAT_OUTBOXD_ROW("created_at") ")::pg_catalog.float8",
      "EXTRACT(epoch FROM o.created_at)::pg_catalog.float8"},
     {kInboxKind, "CASE WHEN ins.seq IS NULL THEN 'e' ELSE 'n' END", "'o'"},
 };
+#undef CHAT_OUTBOXD_ROW
+#undef CHAT_OUTBOXD_ISO
 static_assert(sizeof kColumns / sizeof kColumns[0] == kInboxColumnCount, "one SELECT entry per InboxColumn");
 
 constexpr bool
@@ -91,7 +98,9 @@ SelectList(bool batch, bool with_sender)
 	std::string out;
 	for (size_t i = 0; i < kInboxColumnCount; i++) {
 		out += i ? ", " : " ";
-		out += i == kInboxSender && !with_sender ? kNoSender : batch ? kColumns[i].batch : kColumns[i].other;
+		out += kColumns[i].since_1_1 && !with_sender ? "NULL::pg_catalog.text"
+		       : batch                               ? kColumns[i].batch
+		                                             : kColumns[i].other;
 		if (i == kInboxSeq)
 			out += " AS seq";
 	}
@@ -115,8 +124,10 @@ InboxLockKey(const std::string &service)
 std::string
 InboxSenderColumnSql()
 {
-	return "SELECT EXISTS (SELECT FROM pg_catalog.pg_attribute a WHERE a.attrelid OPERATOR(pg_catalog.=) "
-	       "pg_catalog.to_regclass($1::pg_catalog.text) AND a.attname OPERATOR(pg_catalog.=) 'sender' AND NOT a.attisdropped)";
+	// sender and target came in 1.1 together (an unreleased 1.1 had only sender: it reads as 1.0)
+	return "SELECT pg_catalog.count(*) OPERATOR(pg_catalog.=) 2 FROM pg_catalog.pg_attribute a WHERE a.attrelid "
+	       "OPERATOR(pg_catalog.=) pg_catalog.to_regclass($1::pg_catalog.text) AND a.attname OPERATOR(pg_catalog.=) "
+	       "ANY ('{sender,target}'::pg_catalog.text[]) AND NOT a.attisdropped";
 }
 
 std::string
@@ -138,18 +149,24 @@ InboxInsertSql(const std::string &service, bool with_sender)
 	       " SELECT DISTINCT ON (message_id) * FROM ROWS FROM ("
 	       "pg_catalog.unnest($1::pg_catalog.uuid[]), pg_catalog.unnest($2::pg_catalog.int8[]),"
 	       " pg_catalog.unnest($3::pg_catalog.text[]), pg_catalog.unnest($4::pg_catalog.timestamptz[]),"
-	       " pg_catalog.unnest($6::pg_catalog.text[]))"
-	       " WITH ORDINALITY AS t(message_id, chat_id, body, created_at, sender, ord)"
+	       " pg_catalog.unnest($6::pg_catalog.text[]), pg_catalog.unnest($7::pg_catalog.uuid[]),"
+	       " pg_catalog.unnest($8::pg_catalog.text[]), pg_catalog.unnest($9::pg_catalog.int4[]),"
+	       " pg_catalog.unnest($10::pg_catalog.timestamptz[]), pg_catalog.unnest($11::pg_catalog.timestamptz[]))"
+	       " WITH ORDINALITY AS t(message_id, chat_id, body, created_at, sender, target, kind, version, edited_at,"
+	       " deleted_at, ord)"
 	       " ORDER BY message_id, ord"
 	       "), ins AS ("
 	       " INSERT INTO " +
 	       inbox +
-	       (with_sender ? " (message_id, chat_id, body, created_at, sender)"
-	                      " SELECT message_id, chat_id, body, created_at, sender FROM input ORDER BY ord"
+	       (with_sender ? " (message_id, chat_id, body, created_at, sender, target, kind, version, edited_at, deleted_at)"
+	                      " SELECT message_id, chat_id, body, created_at, sender, target, kind, version, edited_at,"
+	                      " deleted_at FROM input ORDER BY ord"
+	                      " ON CONFLICT (message_id) DO NOTHING"
+	                      " RETURNING message_id, seq, chat_id, body, created_at, sender, target, kind, edited_at, deleted_at"
 	                    : " (message_id, chat_id, body, created_at)"
-	                      " SELECT message_id, chat_id, body, created_at FROM input ORDER BY ord") +
-	       " ON CONFLICT (message_id) DO NOTHING"
-	       " RETURNING message_id, seq"
+	                      " SELECT message_id, chat_id, body, created_at FROM input WHERE kind IS NULL ORDER BY ord"
+	                      " ON CONFLICT (message_id) DO NOTHING"
+	                      " RETURNING message_id, seq, chat_id, body, created_at") +
 	       ") SELECT" +
 	       SelectList(true, with_sender) +
 	       " FROM input i LEFT JOIN ins ON ins.message_id OPERATOR(pg_catalog.=) i.message_id"
@@ -186,19 +203,27 @@ InboxOthersBytesPerWrite()
 std::vector<std::optional<std::string>>
 InboxInsertParams(const std::vector<ChatMessage> &messages, std::optional<int64_t> pushed_up_to)
 {
-	std::vector<std::optional<std::string>> ids, chats, bodies, created, senders;
+	std::vector<std::optional<std::string>> ids, chats, bodies, created, senders, targets, kinds, versions, edited,
+	    deleted;
 	for (const auto &m : messages) {
 		ids.emplace_back(m.id);
 		chats.emplace_back(std::to_string(m.chat_id));
 		bodies.emplace_back(m.body);
 		created.push_back(m.created_at);
 		senders.push_back(m.sender);
+		const bool change = m.change != Change::None;
+		targets.push_back(change ? std::optional<std::string>(m.target) : std::nullopt);
+		kinds.push_back(!change ? std::nullopt : std::optional<std::string>(m.change == Change::Edited ? "edited" : "deleted"));
+		versions.push_back(std::to_string(m.version));
+		edited.push_back(m.change == Change::Edited ? m.changed_at : std::nullopt);
+		deleted.push_back(m.change == Change::Deleted ? m.changed_at : std::nullopt);
 	}
 	std::optional<std::string> after;
 	if (pushed_up_to)
 		after = std::to_string(*pushed_up_to);
-	return {PgArrayLiteral(ids),     PgArrayLiteral(chats), PgArrayLiteral(bodies),
-	        PgArrayLiteral(created), after,                 PgArrayLiteral(senders)};
+	return {PgArrayLiteral(ids),     PgArrayLiteral(chats),   PgArrayLiteral(bodies),   PgArrayLiteral(created),
+	        after,                   PgArrayLiteral(senders), PgArrayLiteral(targets),  PgArrayLiteral(kinds),
+	        PgArrayLiteral(versions), PgArrayLiteral(edited), PgArrayLiteral(deleted)};
 }
 
 bool

@@ -30,8 +30,8 @@ namespace chat_outboxd {
 std::string InboxLockSql();
 std::string InboxLockKey(const std::string &service);
 
-// InboxSenderColumnSql: whether table $1 (a quoted name, "svc".inbox) has a column `sender`, true or
-// false in one row and column (false also when the table does not exist).
+// InboxSenderColumnSql: whether table $1 (a quoted name, "svc".inbox) has the columns `sender` and
+// `target` (chat_outbox 1.1), true or false in one row and column (false also when the table does not exist).
 std::string InboxSenderColumnSql();
 
 // InboxHighWaterSql returns the inbox's highest seq (0 when empty), in one row and column.
@@ -40,8 +40,11 @@ std::string InboxHighWaterSql(const std::string &service);
 // InboxInsertSql returns the insert for schema `service`. Its result has the columns of
 // InboxColumn, ordered by seq: every distinct message of the batch, new or already there, and every
 // row another writer committed above $5 (the highest seq already pushed; NULL: none).
-// with_sender: the inbox has `sender` (chat_outbox 1.1, inbox_schema.hpp); without it the senders ($6)
-// are not stored and every row's sender reads NULL.
+// with_sender: the inbox has `sender` and the edit columns (chat_outbox 1.1, inbox_schema.hpp); without
+// them the senders ($6) are not stored, every row's sender reads NULL, and edits and deletes are not
+// stored (their rows come back without a seq: the write fails, and is retried).
+// The inbox_apply trigger may change what a row stores (an edit that came before its message): the
+// result reads an inserted row as the insert returned it.
 std::string InboxInsertSql(const std::string &service, bool with_sender);
 
 // The result columns of InboxInsertSql, in its SELECT order (InboxInsertSql builds its SELECT list
@@ -54,12 +57,17 @@ enum InboxColumn : size_t {
 	kInboxBody,         // body
 	kInboxCreatedIso,   // created_at, ISO 8601 as JSON prints it, or NULL
 	kInboxSender,       // sender, or NULL
+	kInboxTarget,       // an edit's or delete's message id as text, or NULL
+	kInboxChange,       // 'edited', 'deleted', or NULL for a message
+	kInboxEditedAt,     // edited_at as ISO 8601, or NULL
+	kInboxDeletedAt,    // deleted_at as ISO 8601, or NULL
 	kInboxCreatedEpoch, // created_at as epoch seconds, or NULL
 	kInboxKind,         // InboxRowKind as one letter
 	kInboxColumnCount
 };
 static_assert(kInboxSeq == 0 && kInboxId == 1 && kInboxChatId == 2 && kInboxBody == 3 && kInboxCreatedIso == 4 &&
-                  kInboxSender == 5 &&
+                  kInboxSender == 5 && kInboxTarget == 6 && kInboxChange == 7 && kInboxEditedAt == 8 &&
+                  kInboxDeletedAt == 9 &&
                   kInboxKind >= kInboxRowColumns,
               "a result row starts with an inbox row as ReadInboxRow reads it");
 
@@ -75,8 +83,9 @@ enum class InboxRowKind : char {
 int InboxOthersPerWrite();
 int64_t InboxOthersBytesPerWrite();
 
-// InboxInsertParams returns $1..$6: uuid[], bigint[], text[], timestamptz[] literals, the highest
-// seq already pushed (nullopt: unknown, no other writers' rows are returned), and the senders' text[].
+// InboxInsertParams returns $1..$11: uuid[], bigint[], text[], timestamptz[] literals, the highest
+// seq already pushed (nullopt: unknown, no other writers' rows are returned), the senders' text[],
+// and the changes': targets uuid[], kinds text[], versions int[], edited_at and deleted_at timestamptz[].
 std::vector<std::optional<std::string>> InboxInsertParams(const std::vector<ChatMessage> &messages,
                                                           std::optional<int64_t> pushed_up_to);
 
