@@ -8,6 +8,9 @@
 // (wait, meta, marker, ...), and a /ws client that resumes from 0 and never reads. At the end it
 // checks, against what Postgres committed:
 //   lost = 0, shown twice = 0, per-chat order violations = 0, unsent = 0, inbox rows = sent rows.
+// The senders also edit and delete some of their messages: each change is counted like a message
+// (lost: committed, messages.version, but never shown; twice: one event's seq shown twice; out of
+// order: a change shown before its message).
 //   node soak.mjs [--seed N] [--seconds S] [--chats C] [--clients K]
 // The seed is printed; the same seed replays the same fault schedule.
 import pg from 'pg';
@@ -47,12 +50,23 @@ function client(side, k) {
 	c.socket = io(`http://127.0.0.1:${side.daemon.port}`, {
 		auth: (cb) => cb({ token: t, since: c.lastSeq }), reconnectionDelay: 100, reconnectionDelayMax: 1000,
 	});
+	// changes: message id -> the seqs of its edit and delete events shown
+	c.changes = new Map();
+	const change = (e) => {
+		if (!c.seen.has(e.id)) c.violations = (c.violations ?? 0) + 1; // a change before its message
+		const seqs = c.changes.get(e.id) ?? new Map();
+		seqs.set(e.seq, (seqs.get(e.seq) ?? 0) + 1);
+		c.changes.set(e.id, seqs);
+		c.lastSeq = Math.max(c.lastSeq, Number(e.seq));
+	};
+	c.socket.on('message_edited', change);
+	c.socket.on('message_deleted', change);
 	c.socket.on('message', (m) => {
 		if (!c.seen.has(m.id)) c.seen.set(m.id, 0);
 		c.seen.set(m.id, c.seen.get(m.id) + 1);
 		c.total++;
 		c.lastSeq = Math.max(c.lastSeq, Number(m.seq));
-		const [, chat, k] = /^c(\d+) #(\d+)$/.exec(m.body) || [];
+		const [, chat, k] = /^c(\d+) #(\d+)( edited)?$/.exec(m.body) || []; // shown already edited, or deleted ('')
 		if (chat === undefined) return;
 		c.order ??= new Map();
 		const prev = c.order.get(chat) ?? -1;
@@ -63,7 +77,7 @@ function client(side, k) {
 }
 
 const sent = { ok: 0, failed: 0, sending: true };
-const chatSender = (side, chat) => sendLoop(side.sender, chat, sent, paceRand);
+const chatSender = (side, chat) => sendLoop(side.sender, chat, sent, paceRand, { changes: true });
 
 const faults = {};
 const FAULTS = {
@@ -181,15 +195,17 @@ const deadline = t0 + SECONDS * 1000;
 await faultSchedule(FAULTS, deadline, rand, faults, say);
 sent.sending = false;
 await Promise.all(senders);
-say(`sending stopped: ${sent.ok} sends acknowledged, ${sent.failed} failed or unknown (Postgres decides)`);
+say(`sending stopped: ${sent.ok} sends and ${sent.changes ?? 0} edits or deletes acknowledged, ${sent.failed} failed or unknown (Postgres decides)`);
 
 // Truth: what Postgres committed, per side; then wait until every client has been shown all of it.
 const truth = {};
 for (const side of sides) {
 	const chats = [...side.chats, side.lateChat];
-	truth[side.name] = await postgres.query(`SELECT id::text, chat_id::int FROM ${side.sender}.messages WHERE chat_id = ANY($1::bigint[])`, [chats]);
+	truth[side.name] = await postgres.query(`SELECT id::text, chat_id::int, version FROM ${side.sender}.messages WHERE chat_id = ANY($1::bigint[])`, [chats]);
 }
-const missing = (side, c) => truth[side.name].filter((m) => !c.seen.has(m.id)).length;
+// a message not shown, and each of its changes not shown, count one each
+const missing = (side, c) => truth[side.name].reduce((n, m) =>
+	n + (c.seen.has(m.id) ? 0 : 1) + Math.max(0, m.version - (c.changes.get(m.id)?.size ?? 0)), 0);
 await waitUntil('every client to be shown every committed message', () =>
 	sides.every((side) => side.clients.every((c) => missing(side, c) === 0)), 90000).catch((e) => say(e.message));
 await sleep(1000);
@@ -200,13 +216,16 @@ console.log(`faults injected: ${Object.entries(faults).map(([k, v]) => `${k} ${v
 for (const side of sides) {
 	const rows = truth[side.name];
 	const [{ unsent }] = await postgres.query(`SELECT count(*)::int AS unsent FROM ${side.sender}.outbox WHERE sent_at IS NULL`);
-	const [{ inbox }] = await postgres.query(`SELECT count(*)::int AS inbox FROM ${side.receiver}.inbox WHERE chat_id = ANY($1::bigint[])`,
+	const [{ inbox, events }] = await postgres.query(`SELECT count(*) FILTER (WHERE target IS NULL)::int AS inbox,
+		count(*) FILTER (WHERE target IS NOT NULL)::int AS events FROM ${side.receiver}.inbox WHERE chat_id = ANY($1::bigint[])`,
 		[[...side.chats, side.lateChat]]);
+	const changed = rows.reduce((n, m) => n + m.version, 0);
 	const lost = Math.max(...side.clients.map((c) => missing(side, c)));
-	const twice = side.clients.reduce((n, c) => n + [...c.seen.values()].filter((v) => v > 1).length, 0);
+	const twice = side.clients.reduce((n, c) => n + [...c.seen.values()].filter((v) => v > 1).length +
+		[...c.changes.values()].reduce((k, seqs) => k + [...seqs.values()].filter((v) => v > 1).length, 0), 0);
 	const violations = side.clients.reduce((n, c) => n + (c.violations ?? 0), 0);
-	console.log(`${side.name}: sent ${rows.length}   inbox ${inbox}   lost ${lost}   shown twice ${twice}   ` +
-		`order violations ${violations}   unsent ${unsent}   clients ${side.clients.length}`);
+	console.log(`${side.name}: sent ${rows.length} + ${changed} edits and deletes   inbox ${inbox} + ${events}   lost ${lost}   ` +
+		`shown twice ${twice}   order violations ${violations}   unsent ${unsent}   clients ${side.clients.length}`);
 	for (const c of side.clients) { // enough detail to find the cause of a loss from the logs
 		const gone = rows.filter((m) => !c.seen.has(m.id)).slice(0, 5);
 		if (!gone.length) continue;
@@ -214,7 +233,7 @@ for (const side of sides) {
 			WHERE message_id = ANY($1::uuid[]) ORDER BY seq`, [gone.map((m) => m.id)]);
 		console.log(`  ${c.name} was never shown: ${where.map((w) => `seq ${w.seq} (chat ${w.chat_id}, inbox ${w.received_at})`).join(', ')}`);
 	}
-	if (lost || twice || violations || unsent || inbox !== rows.length) failed = true;
+	if (lost || twice || violations || unsent || inbox !== rows.length || events !== changed) failed = true;
 }
 for (const side of sides) {
 	side.clients.forEach((c) => c.socket.close());

@@ -24,8 +24,11 @@ export const between = (lo, hi, r) => lo + Math.floor(r() * (hi - lo + 1));
 // chatSender: one loop per chat, so a chat's send order is its commit order (and its outbox order).
 // Bodies are "c<chat> #<k>"; k moves on even when the outcome is unknown (connection lost at COMMIT):
 // bodies stay unique and ordered, and Postgres is the truth of what was sent. Runs while
-// state.sending; counts state.ok / state.failed.
-export async function chatSender(service, chat, state, pace) {
+// state.sending; counts state.ok / state.failed. With changes, after a send the loop also edits
+// (1 in 8) or deletes (1 in 25) the message it just sent, through the same outbox: each change is
+// one more event the receivers must show once, after its message (Postgres counts them in
+// messages.version).
+export async function chatSender(service, chat, state, pace, { changes = false } = {}) {
 	let k = 0;
 	let db = null;
 	while (state.sending) {
@@ -36,8 +39,16 @@ export async function chatSender(service, chat, state, pace) {
 				await db.connect();
 			}
 			const body = `c${chat} #${k++}`;
-			await db.query(`SELECT id FROM ${service}.send_message($1, $2)`, [chat, body]);
+			const { rows: [{ id }] } = await db.query(`SELECT id FROM ${service}.send_message($1, $2)`, [chat, body]);
 			state.ok++;
+			const roll = changes ? pace() : 1;
+			if (roll < 0.04) {
+				await db.query(`SELECT id FROM ${service}.delete_message($1)`, [id]);
+				state.changes = (state.changes ?? 0) + 1;
+			} else if (roll < 0.04 + 0.125) {
+				await db.query(`SELECT id FROM ${service}.edit_message($1, $2)`, [id, `${body} edited`]);
+				state.changes = (state.changes ?? 0) + 1;
+			}
 		} catch {
 			state.failed++;
 			db?.end().catch(() => {});
