@@ -112,7 +112,7 @@ etcd3:
 bootstrap:
   dcs:
     # Patroni's rule: loop_wait + 2 * retry_timeout <= ttl (docs/ha.md, "Timings")
-    ttl: 8
+    ttl: 7
     loop_wait: 1
     retry_timeout: 3
     maximum_lag_on_failover: 1048576
@@ -187,7 +187,7 @@ defaults
   # a connection refused by a server that just died is retried on another one, not on it again
   retries 2
   option redispatch 1
-  default-server inter 500ms fastinter 250ms downinter 500ms fall 2 rise 1 observe layer4 error-limit 1 on-error mark-down on-marked-down shutdown-sessions
+  default-server inter 500ms fastinter 250ms downinter 250ms fall 2 rise 1 observe layer4 error-limit 1 on-error mark-down on-marked-down shutdown-sessions
 listen stats
   bind 127.0.0.1:$HAPROXY_STATS
   mode http
