@@ -6,7 +6,7 @@
 #   which the gateways use. Timings are chosen for failover in seconds (docs/ha.md, "Timings").
 #
 #   scripts/cluster.sh start    start everything; returns once HAProxy routes to every part (prints where each listens)
-#   scripts/cluster.sh status   what runs, Patroni's and Sentinel's view
+#   scripts/cluster.sh status   what runs, Patroni's, Sentinel's and HAProxy's view
 #   scripts/cluster.sh stop     stop everything it started (by the pids it recorded)
 #   scripts/cluster.sh restart <part>   start a part again after it was killed (redis-master, patroni-1, haproxy, ...)
 #   scripts/cluster.sh haproxy-up       exit 0 when HAProxy's stats socket says every gateway and the Postgres leader UP
@@ -405,6 +405,9 @@ cmd_status() {
 	echo "-- Patroni"
 	as_pg patronictl -c "$D/pg1.yml" list 2>/dev/null || echo "(patronictl did not answer)"
 	echo "-- Sentinel: master of 'chat' is $(redis-cli -p "${SENTINELS[0]}" SENTINEL get-master-addr-by-name chat 2>/dev/null | paste -sd:)"
+	echo "-- HAProxy (server status)"
+	haproxy_stat 2>/dev/null | awk -F, '$1 !~ /^#/ && $2 != "FRONTEND" && $2 != "BACKEND" && $1 != "stats" && NF > 18 { print "  " $1 "/" $2 " " $18 }' ||
+		echo "(HAProxy's stats socket did not answer)"
 }
 
 case "${1:-}" in
