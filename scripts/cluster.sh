@@ -1,13 +1,15 @@
 #!/usr/bin/env bash
 # scripts/cluster.sh - the production topology on one machine, for trying failovers by hand:
 #   etcd (one member), a Patroni pair (PostgreSQL 15 with chat_outbox, synchronous replication),
-#   a Redis master with one replica and three sentinels, and for each service (consumers, workers)
-#   two chat-outboxd gateways behind HAProxy; HAProxy also routes a port to the Postgres primary.
+#   a Redis master with two replicas and three sentinels, and for each service (consumers, workers)
+#   two chat-outboxd gateways behind HAProxy; HAProxy also routes a port to the Postgres primary,
+#   which the gateways use. Timings are chosen for failover in seconds (docs/ha.md, "Timings").
 #
-#   scripts/cluster.sh start    start everything (prints where each part listens)
-#   scripts/cluster.sh status   what runs, Patroni's and Sentinel's view
+#   scripts/cluster.sh start    start everything; returns once HAProxy routes to every part (prints where each listens)
+#   scripts/cluster.sh status   what runs, Patroni's, Sentinel's and HAProxy's view
 #   scripts/cluster.sh stop     stop everything it started (by the pids it recorded)
-#   scripts/cluster.sh restart <part>   start a part again after it was killed (redis-master, patroni-1, ...)
+#   scripts/cluster.sh restart <part>   start a part again after it was killed (redis-master, patroni-1, haproxy, ...)
+#   scripts/cluster.sh haproxy-up       exit 0 when HAProxy's stats socket says every gateway and the Postgres leader UP
 #   scripts/cluster.sh env      where each part listens, as shell assignments (for scripts and tests)
 #
 # Needs what scripts/setup.sh installs (the extension installed with `make install`, the daemon built in
@@ -26,13 +28,16 @@ CHAT_OUTBOXD=${CHAT_OUTBOXD:-$ROOT/build/daemon/chat-outboxd}
 ETCD=$((B + 0)) ETCD_PEER=$((B + 1))
 PG=($((B + 10)) $((B + 11))) REST=($((B + 20)) $((B + 21)))
 PG_PRIMARY=$((B + 30)) HAPROXY_STATS=$((B + 31))
-REDIS_MASTER=$((B + 40)) REDIS_REPLICA=$((B + 41))
+# cluster.sh names the Redis nodes by the port they started on, whichever is master now
+REDIS_MASTER=$((B + 40)) REDIS_REPLICA=$((B + 41)) REDIS_REPLICA2=$((B + 42))
 SENTINELS=($((B + 50)) $((B + 51)) $((B + 52)))
 # service:queue it consumes:gateway ports:HAProxy port
 SERVICES=("consumers:chat-replies:$((B + 60)),$((B + 61)):$((B + 70))" "workers:chat-messages:$((B + 62)),$((B + 63)):$((B + 71))")
 
 SENTINEL_URL="redis-sentinel://127.0.0.1:${SENTINELS[0]},127.0.0.1:${SENTINELS[1]},127.0.0.1:${SENTINELS[2]}/chat"
 DB_URL="postgresql://postgres@127.0.0.1:${PG[0]},127.0.0.1:${PG[1]}/chat?target_session_attrs=read-write"
+# the gateways go through HAProxy: it follows Patroni's leader and cuts sessions on a node that lost it
+GATEWAY_DB_URL="postgresql://postgres@127.0.0.1:$PG_PRIMARY/chat"
 
 as_pg() { if [ "$(id -u)" = 0 ]; then runuser -u "$PG_USER" -- "$@"; else "$@"; fi; }
 alive() { [ -f "$D/pids/$1.pid" ] && kill -0 "$(cat "$D/pids/$1.pid")" 2>/dev/null; }
@@ -76,7 +81,9 @@ start_redis() {
 	local port
 	run_bg redis-master redis_node redis-master "$REDIS_MASTER"
 	wait_for 10 "redis master" redis-cli -p "$REDIS_MASTER" ping
+	# two replicas: after the master's loss one is promoted and the other still meets the relay's WAIT 1
 	run_bg redis-replica redis_node redis-replica "$REDIS_REPLICA" --replicaof 127.0.0.1 "$REDIS_MASTER"
+	run_bg redis-replica-2 redis_node redis-replica-2 "$REDIS_REPLICA2" --replicaof 127.0.0.1 "$REDIS_MASTER"
 	for i in 0 1 2; do
 		port=${SENTINELS[$i]}
 		cat >"$D/sentinel-$i.conf" <<CONF
@@ -84,7 +91,7 @@ port $port
 bind 127.0.0.1
 dir $D
 sentinel monitor chat 127.0.0.1 $REDIS_MASTER 2
-sentinel down-after-milliseconds chat 2000
+sentinel down-after-milliseconds chat 1000
 sentinel failover-timeout chat 10000
 CONF
 		run_bg "sentinel-$i" redis-sentinel "$D/sentinel-$i.conf"
@@ -104,9 +111,10 @@ etcd3:
   hosts: 127.0.0.1:$ETCD
 bootstrap:
   dcs:
-    ttl: 20
-    loop_wait: 2
-    retry_timeout: 5
+    # Patroni's rule: loop_wait + 2 * retry_timeout <= ttl (docs/ha.md, "Timings")
+    ttl: 7
+    loop_wait: 1
+    retry_timeout: 3
     maximum_lag_on_failover: 1048576
     synchronous_mode: true
     postgresql:
@@ -162,17 +170,24 @@ start_patroni() {
 	for i in 1 2; do cp "$D/pids/patroni-$i.real" "$D/pids/patroni-$i.pid"; done
 }
 
-start_haproxy() {
-	{
-		cat <<CFG
+# HAProxy's timings (docs/ha.md, "Timings"): a server is checked every 500 ms and marked down after two
+# failed checks, or at once when a connection to it fails (observe layer4, on-error mark-down); a server
+# marked down has its sessions cut (shutdown-sessions), so a gateway on a Postgres that lost the lead
+# reconnects to the new leader instead of waiting on it.
+haproxy_config() {
+	cat <<CFG
 global
   maxconn 4000
+  stats socket $D/haproxy.sock mode 600 level admin
 defaults
-  timeout connect 2s
+  timeout connect 1s
   timeout client 1h
   timeout server 1h
   timeout tunnel 1h
-  default-server inter 1s fall 2 rise 1
+  # a connection refused by a server that just died is retried on another one, not on it again
+  retries 2
+  option redispatch 1
+  default-server inter 500ms fastinter 250ms downinter 250ms fall 2 rise 1 observe layer4 error-limit 1 on-error mark-down on-marked-down shutdown-sessions
 listen stats
   bind 127.0.0.1:$HAPROXY_STATS
   mode http
@@ -184,22 +199,49 @@ listen postgres-primary
   mode tcp
   option httpchk GET /primary
   http-check expect status 200
-  server pg1 127.0.0.1:${PG[0]} check port ${REST[0]} on-marked-down shutdown-sessions
-  server pg2 127.0.0.1:${PG[1]} check port ${REST[1]} on-marked-down shutdown-sessions
+  server pg1 127.0.0.1:${PG[0]} check port ${REST[0]}
+  server pg2 127.0.0.1:${PG[1]} check port ${REST[1]}
 CFG
-		local s svc ports front n
-		for s in "${SERVICES[@]}"; do
-			IFS=: read -r svc _ ports front <<<"$s"
-			# Socket.IO's polling transport needs every request of a session on one gateway: balance by source
-			printf 'listen gateway-%s\n  bind 127.0.0.1:%s\n  mode http\n  balance source\n  option httpchk GET /healthz\n' "$svc" "$front"
-			n=0
-			for p in ${ports//,/ }; do
-				n=$((n + 1))
-				printf '  server %s-%s 127.0.0.1:%s check\n' "$svc" "$n" "$p"
-			done
+	local s svc ports front n
+	for s in "${SERVICES[@]}"; do
+		IFS=: read -r svc _ ports front <<<"$s"
+		# Socket.IO's polling transport needs every request of a session on one gateway: balance by source
+		printf 'listen gateway-%s\n  bind 127.0.0.1:%s\n  mode http\n  balance source\n  option httpchk GET /healthz\n' "$svc" "$front"
+		n=0
+		for p in ${ports//,/ }; do
+			n=$((n + 1))
+			printf '  server %s-%s 127.0.0.1:%s check\n' "$svc" "$n" "$p"
 		done
-	} >"$D/haproxy.cfg"
+	done
+}
+
+start_haproxy() {
+	haproxy_config >"$D/haproxy.cfg"
 	run_bg haproxy haproxy -db -f "$D/haproxy.cfg"
+	wait_for 10 "HAProxy's stats socket" test -S "$D/haproxy.sock"
+}
+
+# haproxy_stat: `show stat` on the stats socket as CSV (no socat on a fresh machine: Python's socket)
+haproxy_stat() {
+	/usr/bin/python3 -c '
+import socket, sys
+s = socket.socket(socket.AF_UNIX)
+s.settimeout(2)
+s.connect(sys.argv[1])
+s.sendall(b"show stat\n")
+out = b""
+while chunk := s.recv(65536):
+    out += chunk
+sys.stdout.write(out.decode())' "$D/haproxy.sock"
+}
+
+# haproxy_up: every gateway UP, and one Postgres server (the leader) UP, as HAProxy routes now
+haproxy_up() {
+	haproxy_stat | awk -F, '
+		$2 == "FRONTEND" || $2 == "BACKEND" || $1 ~ /^#/ || $1 == "stats" || NF < 18 { next }
+		$1 == "postgres-primary" { if ($18 == "UP") pg++; next }
+		{ gw++; if ($18 == "UP") up++ }
+		END { exit !(pg == 1 && gw > 0 && up == gw) }'
 }
 
 create_database() {
@@ -210,10 +252,12 @@ create_database() {
 	psql -XAtq "$url/chat" -c "CREATE EXTENSION IF NOT EXISTS chat_outbox"
 }
 
-# start_gateway <service> <queue> <n> <port>: gateway n of a service, once it answers /healthz
+# start_gateway <service> <queue> <n> <port>: gateway n of a service, once it answers /healthz.
+# --lease-ttl 2000: the standby gateway takes the partition of a consumer that died within about 2.7 s
+# (4/3 of the ttl), not 6.7 s (docs/ha.md, "Timings")
 start_gateway() {
-	run_bg "gateway-$1-$3" "$CHAT_OUTBOXD" --service "$1" --queue "$2" --identity "$1-$3" \
-		--listen "127.0.0.1:$4" --redis-url "$SENTINEL_URL" --database-url "$DB_URL" --jwt-secret "$(cat "$D/jwt-secret")"
+	run_bg "gateway-$1-$3" "$CHAT_OUTBOXD" --service "$1" --queue "$2" --identity "$1-$3" --lease-ttl 2000 \
+		--listen "127.0.0.1:$4" --redis-url "$SENTINEL_URL" --database-url "$GATEWAY_DB_URL" --jwt-secret "$(cat "$D/jwt-secret")"
 	wait_for 20 "gateway $1-$3" curl -sf "http://127.0.0.1:$4/healthz"
 }
 
@@ -235,9 +279,9 @@ print_map() {
 chat_outbox cluster in $D (logs in $D/log)
   etcd                 127.0.0.1:$ETCD
   Postgres (Patroni)   pg1 127.0.0.1:${PG[0]} (REST ${REST[0]}), pg2 127.0.0.1:${PG[1]} (REST ${REST[1]}); synchronous_mode on
-                       primary via HAProxy: postgresql://$PG_USER@127.0.0.1:$PG_PRIMARY/chat
+                       primary via HAProxy (the gateways use it): $GATEWAY_DB_URL
                        patronictl -c $D/pg1.yml list
-  Redis                master 127.0.0.1:$REDIS_MASTER, replica 127.0.0.1:$REDIS_REPLICA
+  Redis                master 127.0.0.1:$REDIS_MASTER, replicas 127.0.0.1:$REDIS_REPLICA and 127.0.0.1:$REDIS_REPLICA2
                        sentinels: $SENTINEL_URL
 MAP
 	for s in "${SERVICES[@]}"; do
@@ -268,6 +312,8 @@ cmd_start() {
 	start_haproxy
 	create_database
 	start_gateways
+	# /healthz answered is not yet routed: HAProxy marks a server up at its next check
+	wait_for 30 "HAProxy to mark every gateway and the Postgres leader UP" haproxy_up
 	print_map
 }
 
@@ -276,7 +322,7 @@ cmd_stop() {
 	[ -d "$D/pids" ] || { echo "cluster: nothing recorded in $D"; return 0; }
 	# gateways first (they finish their batches), the servers after, etcd last
 	for name in gateway-consumers-1 gateway-consumers-2 gateway-workers-1 gateway-workers-2 haproxy \
-		patroni-1 patroni-2 sentinel-0 sentinel-1 sentinel-2 redis-replica redis-master etcd; do
+		patroni-1 patroni-2 sentinel-0 sentinel-1 sentinel-2 redis-replica-2 redis-replica redis-master etcd; do
 		f=$D/pids/$name.pid
 		[ -f "$f" ] || continue
 		pid=$(cat "$f")
@@ -299,6 +345,12 @@ cmd_restart() {
 	case $name in
 	redis-master) run_bg redis-master redis_node redis-master "$REDIS_MASTER" ;;
 	redis-replica) run_bg redis-replica redis_node redis-replica "$REDIS_REPLICA" ;;
+	redis-replica-2) run_bg redis-replica-2 redis_node redis-replica-2 "$REDIS_REPLICA2" ;;
+	sentinel-[012]) run_bg "$name" redis-sentinel "$D/$name.conf" ;;
+	haproxy)
+		start_haproxy
+		wait_for 30 "HAProxy to mark every gateway and the Postgres leader UP" haproxy_up
+		;;
 	patroni-1 | patroni-2)
 		start_patroni_node $((${name#patroni-} - 1))
 		wait_for 20 "$name to start" test -s "$D/pids/$name.real"
@@ -317,7 +369,7 @@ cmd_restart() {
 		exit 2
 		;;
 	*)
-		echo "cluster: restart takes redis-master, redis-replica, patroni-1, patroni-2 or gateway-<service>-<n>" >&2
+		echo "cluster: restart takes redis-master, redis-replica, redis-replica-2, sentinel-<0-2>, patroni-1, patroni-2, haproxy or gateway-<service>-<n>" >&2
 		exit 2
 		;;
 	esac
@@ -331,7 +383,8 @@ CLUSTER_PG_PORTS=${PG[0]},${PG[1]}
 CLUSTER_PG_REST_PORTS=${REST[0]},${REST[1]}
 CLUSTER_PG_PRIMARY_PORT=$PG_PRIMARY
 CLUSTER_DATABASE_URL='$DB_URL'
-CLUSTER_REDIS_PORTS=$REDIS_MASTER,$REDIS_REPLICA
+CLUSTER_REDIS_PORTS=$REDIS_MASTER,$REDIS_REPLICA,$REDIS_REPLICA2
+CLUSTER_GATEWAY_DATABASE_URL='$GATEWAY_DB_URL'
 CLUSTER_SENTINEL_PORTS=${SENTINELS[0]},${SENTINELS[1]},${SENTINELS[2]}
 CLUSTER_SENTINEL_URL='$SENTINEL_URL'
 ENV
@@ -352,6 +405,9 @@ cmd_status() {
 	echo "-- Patroni"
 	as_pg patronictl -c "$D/pg1.yml" list 2>/dev/null || echo "(patronictl did not answer)"
 	echo "-- Sentinel: master of 'chat' is $(redis-cli -p "${SENTINELS[0]}" SENTINEL get-master-addr-by-name chat 2>/dev/null | paste -sd:)"
+	echo "-- HAProxy (server status)"
+	haproxy_stat 2>/dev/null | awk -F, '$1 !~ /^#/ && $2 != "FRONTEND" && $2 != "BACKEND" && $1 != "stats" && NF > 18 { print "  " $1 "/" $2 " " $18 }' ||
+		echo "(HAProxy's stats socket did not answer)"
 }
 
 case "${1:-}" in
@@ -359,9 +415,10 @@ start) cmd_start ;;
 stop) cmd_stop ;;
 status) cmd_status ;;
 restart) cmd_restart "${2:-}" ;;
+haproxy-up) haproxy_up ;;
 env) cmd_env ;;
 *)
-	echo "usage: scripts/cluster.sh start|stop|status|restart <part>|env" >&2
+	echo "usage: scripts/cluster.sh start|stop|status|restart <part>|env|haproxy-up" >&2
 	exit 2
 	;;
 esac

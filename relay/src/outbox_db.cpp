@@ -13,6 +13,7 @@
 #include "common/relay/partition_layout.hpp"
 #include "common/relay/relay_sql.hpp"
 #include "common/partitions.hpp"
+#include "common/pg_primary.hpp"
 
 namespace chat_outbox::relay {
 
@@ -44,7 +45,10 @@ void
 OutboxDb::Connect()
 {
 	Disconnect();
-	conn_ = PQconnectdb(conninfo_.c_str());
+	// a primary unless the URL says otherwise (common/pg_primary.hpp): a standby is skipped, not used
+	const char *keys[] = {kTargetSessionAttrsKey, "dbname", nullptr};
+	const char *values[] = {kTargetSessionAttrsPrimary, conninfo_.c_str(), nullptr};
+	conn_ = PQconnectdbParams(keys, values, 1);
 	if (PQstatus(conn_) != CONNECTION_OK) {
 		std::string why = PQerrorMessage(conn_);
 		Disconnect();

@@ -6,6 +6,8 @@
 #include <chrono>
 #include <random>
 
+#include "common/pg_primary.hpp"
+
 namespace chat_outbox::relay {
 
 namespace {
@@ -63,8 +65,9 @@ void
 LogicalWake::Connect(int64_t now_ms)
 {
 	// the chat database's connection, as a logical replication connection (which also runs SQL)
-	const char *keys[] = {"dbname", "replication", "application_name", nullptr};
-	const char *values[] = {conninfo_.c_str(), "database", "chat-outbox-relay wake", nullptr};
+	// on the primary the relay writes to (common/pg_primary.hpp), not a standby the URL lists first
+	const char *keys[] = {kTargetSessionAttrsKey, "dbname", "replication", "application_name", nullptr};
+	const char *values[] = {kTargetSessionAttrsPrimary, conninfo_.c_str(), "database", "chat-outbox-relay wake", nullptr};
 	conn_ = PQconnectdbParams(keys, values, 1);
 	if (PQstatus(conn_) != CONNECTION_OK)
 		return Fail("connect: " + OneLine(PQerrorMessage(conn_)), now_ms);

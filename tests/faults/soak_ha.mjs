@@ -4,20 +4,30 @@
 // Socket.IO client with the default transports (polling, then the upgrade), a websocket-only Socket.IO
 // client and a /ws client, each resuming from the highest seq it saw. Senders call send_message, half
 // of the chats through HAProxy's Postgres port and half with the multi-host conninfo
-// (target_session_attrs=read-write). A seeded schedule injects one machine's loss at a time:
-//   redis master SIGKILL   Sentinel promotes the replica; the old master starts again (a replica)
-//   pg switchover          patronictl switchover to the standby
-//   pg postgres SIGKILL    the primary's postmaster killed; Patroni restarts it or fails over
-//   pg machine loss        the primary's Patroni and postgres SIGKILLed; the standby takes the leader
-//                          key when it expires; the old node starts again (pg_rewind, a standby)
-//   gateway SIGKILL        one gateway killed, HAProxy moves its clients; started again after a pause
-// After each fault it waits until the topology is whole again (Redis master with a linked replica,
-// Patroni leader and a streaming standby, every gateway healthy), so faults never overlap.
+// (target_session_attrs=read-write). A seeded schedule injects one machine's loss at a time (--rounds N
+// instead runs every fault, or those --faults names by key, once per round in this order):
+//   redis-master   redis master SIGKILL   Sentinel promotes a replica; the old master starts again (a replica)
+//   redis-replica  redis replica SIGKILL  one replica lost; the other meets WAIT 1; started again
+//   sentinel       sentinel SIGKILL       one of three sentinels lost; started again
+//   pg-switchover  pg switchover          patronictl switchover to the standby
+//   pg-postgres    pg postgres SIGKILL    the primary's postmaster killed; Patroni restarts it or fails over
+//   pg-patroni     pg Patroni SIGKILL     the leader's Patroni alone killed: its postgres runs on, HAProxy
+//                                         marks it down (its REST check fails) and cuts its sessions; the
+//                                         standby takes the leader key when it expires; the old Patroni
+//                                         starts again and demotes its postgres
+//   pg-machine     pg machine loss        the primary's Patroni and postgres SIGKILLed; the standby takes the
+//                                         leader key when it expires; the old node starts again (a standby)
+//   gateway        gateway SIGKILL        one gateway killed, HAProxy moves its clients; started again after a pause
+//   haproxy        haproxy restart        HAProxy SIGKILLed and started again (cluster.sh restart haproxy)
+// After each fault it waits until the topology is whole again (Redis master with two linked replicas,
+// every sentinel up, Patroni leader and a streaming standby, every gateway healthy, HAProxy routing to
+// each), so faults never overlap. Each fault's gap is printed: the longest time any client was shown
+// nothing, from the last message before the fault to the first after the topology was whole again.
 // A send that returned an error is counted as refused; a send that returned its id must be committed
 // (in Postgres at the end) and shown. At the end, against what Postgres committed:
 //   lost = 0 (acknowledged or committed, not shown), acknowledged but not committed = 0,
 //   shown twice = 0, per-chat order violations = 0, unsent = 0.
-//   node soak_ha.mjs [--seed N] [--seconds S] [--chats C]
+//   node soak_ha.mjs [--seed N] [--seconds S] [--chats C] [--rounds N [--faults key,key...]]
 import { execFile, execFileSync } from 'node:child_process';
 import { promisify } from 'node:util';
 import fs from 'node:fs';
@@ -26,11 +36,12 @@ import { io } from 'socket.io-client';
 import { resumingWs } from '../harness/ws_client.mjs';
 import { token } from '../harness/jwt.mjs';
 import { DIRECTIONS, waitUntil, sleep, env } from './procs.mjs';
-import { opt, mulberry32, between as betweenIn } from './soak_lib.mjs';
+import { opt, optString, mulberry32, between as betweenIn, longestSilence } from './soak_lib.mjs';
 
 const seed = opt('seed', Math.floor(Math.random() * 2 ** 31));
 const SECONDS = opt('seconds', 120);
 const CHATS = opt('chats', 4);
+const ROUNDS = opt('rounds', 0);
 
 const D = env('CLUSTER_DIR');
 const ports = (name) => env(name).split(',').map(Number);
@@ -51,8 +62,11 @@ const pick = (xs) => xs[Math.floor(rand() * xs.length)];
 
 const t0 = Date.now();
 const say = (s) => console.log(`${((Date.now() - t0) / 1000).toFixed(1).padStart(7)}s  ${s}`);
-console.log(`== chaos soak, topology ha: seed ${seed}, ${SECONDS} s, ${CHATS} chats per direction ==`);
-console.log(`   replay with: tests/faults/soak.sh --topology ha --seed ${seed} --seconds ${SECONDS}`);
+console.log(ROUNDS > 0
+	? `== chaos soak, topology ha: seed ${seed}, ${ROUNDS} rounds of each fault, ${CHATS} chats per direction ==`
+	: `== chaos soak, topology ha: seed ${seed}, ${SECONDS} s, ${CHATS} chats per direction ==`);
+console.log(`   replay with: tests/faults/soak.sh --topology ha --seed ${seed} ` +
+	(ROUNDS > 0 ? `--rounds ${ROUNDS} --faults ${optString('faults', 'all')}` : `--seconds ${SECONDS}`));
 
 // --- the cluster's processes, by the pid files scripts/cluster.sh keeps --------------------------
 
@@ -73,7 +87,7 @@ const redisCli = (port, ...args) => {
 	try { return execFileSync('redis-cli', ['-p', String(port), ...args], { encoding: 'utf8', timeout: 3000, stdio: ['ignore', 'pipe', 'ignore'] }); } catch { return ''; }
 };
 const redisMasterPort = () => Number(redisCli(SENTINELS[0], 'SENTINEL', 'get-master-addr-by-name', 'chat').split('\n')[1]);
-const redisName = (port) => (port === REDIS[0] ? 'redis-master' : 'redis-replica'); // cluster.sh's names by port
+const redisName = (port) => ['redis-master', 'redis-replica', 'redis-replica-2'][REDIS.indexOf(port)]; // cluster.sh's names by port
 
 const rest = async (i, path) => {
 	try {
@@ -85,24 +99,30 @@ const pgLeader = async () => {
 	for (const i of [0, 1]) if ((await rest(i, '/primary')).status === 200) return i;
 	return -1;
 };
+const haproxyUp = async () => {
+	try { await run(CLUSTER, ['haproxy-up'], { timeout: 5000 }); return true; } catch { return false; }
+};
 const gatewayUp = async (port) => {
 	try { return (await fetch(`http://127.0.0.1:${port}/healthz`, { signal: AbortSignal.timeout(2000) })).ok; } catch { return false; }
 };
 
-// whole(): one Redis master (as Sentinel sees it) with a replica whose link is up, a Patroni leader and
-// a synchronous standby, and every gateway healthy.
+// whole(): one Redis master (as every sentinel sees it) with two replicas whose links are up, a Patroni
+// leader and a synchronous standby, every gateway healthy, and HAProxy routing to each.
 async function whole() {
 	const m = redisMasterPort();
 	if (!m) return false;
-	const other = REDIS.find((p) => p !== m);
-	if (!/master_link_status:up/.test(redisCli(other, 'INFO', 'replication'))) return false;
+	if (SENTINELS.some((p) => Number(redisCli(p, 'SENTINEL', 'get-master-addr-by-name', 'chat').split('\n')[1]) !== m)) return false;
+	for (const other of REDIS.filter((p) => p !== m)) {
+		const info = redisCli(other, 'INFO', 'replication');
+		if (!/master_link_status:up/.test(info) || !info.includes(`master_port:${m}`)) return false;
+	}
 	// Patroni's view: a running leader and a streaming synchronous standby (with synchronous_mode only
 	// that one may take over; a standby that is not in sync yet would leave no candidate)
 	const members = (await rest(0, '/cluster')).body.members ?? (await rest(1, '/cluster')).body.members ?? [];
 	if (!members.some((m) => m.role === 'leader' && m.state === 'running')) return false;
 	if (!members.some((m) => m.role === 'sync_standby' && ['streaming', 'running'].includes(m.state))) return false;
 	for (const p of [...GATEWAYS.consumers, ...GATEWAYS.workers]) if (!(await gatewayUp(p))) return false;
-	return true;
+	return haproxyUp();
 }
 
 // --- clients and senders ----------------------------------------------------------------------------
@@ -112,6 +132,7 @@ const sides = Object.entries(DIRECTIONS).map(([name, d], i) => ({
 }));
 
 function record(c, m) {
+	c.arrivals.push(Date.now());
 	c.seen.set(m.id, (c.seen.get(m.id) ?? 0) + 1);
 	c.lastSeq = Math.max(c.lastSeq, Number(m.seq));
 	const [, chat, k] = /^c(\d+) #(\d+)$/.exec(m.body) || [];
@@ -120,7 +141,7 @@ function record(c, m) {
 	if (Number(k) <= prev) c.violations++;
 	c.order.set(chat, Math.max(prev, Number(k)));
 }
-const newClient = (side, kind) => ({ name: `${side.receiver} ${kind}`, kind, seen: new Map(), order: new Map(), lastSeq: 0, violations: 0 });
+const newClient = (side, kind) => ({ name: `${side.receiver} ${kind}`, kind, seen: new Map(), order: new Map(), lastSeq: 0, violations: 0, arrivals: [] });
 
 function socketIoClient(side, kind, transports) {
 	const c = newClient(side, kind);
@@ -207,6 +228,22 @@ const FAULTS = {
 		await sleep(between(0, 3000));
 		await restart(name);
 	},
+	async 'redis replica SIGKILL'() {
+		const m = redisMasterPort();
+		const port = pick(REDIS.filter((p) => p !== m));
+		const name = redisName(port);
+		say(`fault: SIGKILL Redis replica :${port} (${name})`);
+		await killWait(pidOf(name));
+		await sleep(between(500, 3000));
+		await restart(name);
+	},
+	async 'sentinel SIGKILL'() {
+		const name = `sentinel-${between(0, 2)}`;
+		say(`fault: SIGKILL ${name}`);
+		await killWait(pidOf(name));
+		await sleep(between(500, 3000));
+		await restart(name);
+	},
 	async 'pg switchover'() {
 		const leader = await pgLeader();
 		if (leader < 0) return say('fault: pg switchover skipped (no leader)');
@@ -222,6 +259,16 @@ const FAULTS = {
 		const pid = Number(fs.readFileSync(`${D}/pg${leader + 1}/postmaster.pid`, 'utf8').split('\n')[0]);
 		say(`fault: SIGKILL the primary's postmaster (pg${leader + 1}, pid ${pid})`);
 		await killWait(pid);
+	},
+	async 'pg Patroni SIGKILL'() {
+		const leader = await pgLeader();
+		if (leader < 0) return say('fault: pg Patroni SIGKILL skipped (no leader)');
+		const name = `patroni-${leader + 1}`;
+		say(`fault: SIGKILL pg${leader + 1}'s Patroni alone (its postgres runs on, unfenced)`);
+		await killWait(pidOf(name));
+		await waitUntil('the standby to take the leader key', async () => (await pgLeader()) === 1 - leader, 90000);
+		say(`  pg${2 - leader} is the leader; pg${leader + 1}'s Patroni starts again and demotes its postgres`);
+		await restart(name);
 	},
 	async 'pg machine loss'() {
 		const leader = await pgLeader();
@@ -247,7 +294,22 @@ const FAULTS = {
 		await sleep(away);
 		await restart(name);
 	},
+	async 'haproxy restart'() {
+		say('fault: SIGKILL HAProxy, started again at once');
+		await killWait(pidOf('haproxy'));
+		await restart('haproxy');
+	},
 };
+// --faults takes these keys
+const KEYS = {
+	'redis-master': 'redis master SIGKILL', 'redis-replica': 'redis replica SIGKILL', sentinel: 'sentinel SIGKILL',
+	'pg-switchover': 'pg switchover', 'pg-postgres': 'pg postgres SIGKILL', 'pg-patroni': 'pg Patroni SIGKILL',
+	'pg-machine': 'pg machine loss', gateway: 'gateway SIGKILL', haproxy: 'haproxy restart',
+};
+const chosen = optString('faults', 'all').replace(/^all$/, Object.keys(KEYS).join(',')).split(',').map((k) => {
+	if (!KEYS[k]) throw new Error(`--faults: no fault ${k} (${Object.keys(KEYS).join(', ')})`);
+	return KEYS[k];
+});
 
 // --- the run --------------------------------------------------------------------------------------
 
@@ -257,18 +319,37 @@ for (const side of sides) {
 await waitUntil('clients to connect', () => sides.every((s) => s.clients.every((c) => c.connected())), 30000);
 const senders = sides.flatMap((side) => side.chats.map((chat, i) => chatSender(side, chat, i % 2 ? MULTI_HOST : HAPROXY_PG)));
 
-const deadline = t0 + SECONDS * 1000;
-while (Date.now() < deadline - 5000) {
-	await sleep(between(1000, 4000));
-	const kind = pick(Object.keys(FAULTS));
+// each fault's window: from its injection until the topology is whole again (gaps are read from it at the end)
+const windows = [];
+async function inject(kind) {
 	count(kind);
+	const w = { kind, from: Date.now(), to: null };
+	windows.push(w);
 	try {
 		await FAULTS[kind]();
 	} catch (e) {
 		say(`fault ${kind} could not be injected cleanly: ${e.message}`);
 	}
-	await waitUntil('the topology to be whole again', whole, 180000, 500).catch((e) => say(e.message));
+	await waitUntil('the topology to be whole again', whole, 180000, 250).catch((e) => say(e.message));
+	w.to = Date.now();
+	say(`  whole again after ${((w.to - w.from) / 1000).toFixed(1)} s`);
 }
+if (ROUNDS > 0) {
+	await waitUntil('the topology to be whole', whole, 60000, 250);
+	for (let r = 1; r <= ROUNDS; r++) {
+		for (const kind of chosen) {
+			await sleep(between(1000, 2000)); // messages flow before each fault: its gap starts from one
+			await inject(kind);
+		}
+	}
+} else {
+	const deadline = t0 + SECONDS * 1000;
+	while (Date.now() < deadline - 5000) {
+		await sleep(between(1000, 4000));
+		await inject(pick(chosen));
+	}
+}
+await sleep(2000); // the last window needs a message shown after it
 sending = false;
 await Promise.all(senders);
 say(`sending stopped: ${sent.ok} sends acknowledged, ${sent.refused} refused (the sender saw an error)`);
@@ -288,6 +369,23 @@ await sleep(1000);
 let failed = false;
 console.log('');
 console.log(`faults injected: ${Object.entries(faults).map(([k, v]) => `${k} ${v}`).join(', ') || 'none'}`);
+// gaps: per fault, the longest silence of any client in its window (never: not shown a message after it)
+const clients = sides.flatMap((side) => side.clients);
+const gaps = new Map();
+for (const w of windows) {
+	let worst = { ms: -1, client: '' };
+	for (const c of clients) {
+		const ms = longestSilence(c.arrivals, w.from, w.to ?? Date.now()) ?? Infinity;
+		if (ms > worst.ms) worst = { ms, client: c.name };
+	}
+	if (!gaps.has(w.kind)) gaps.set(w.kind, []);
+	gaps.get(w.kind).push(worst);
+}
+const fmt = (ms) => (ms === Infinity ? 'never' : `${(ms / 1000).toFixed(1)}`);
+for (const [kind, list] of gaps) {
+	const max = list.reduce((a, b) => (b.ms > a.ms ? b : a));
+	console.log(`gap ${kind}: ${list.map((g) => fmt(g.ms)).join(', ')} s (max ${fmt(max.ms)} s, ${max.client})`);
+}
 console.log(`sends: ${sent.ok} acknowledged, ${sent.refused} refused`);
 for (const side of sides) {
 	const rows = truth[side.name];

@@ -6,6 +6,24 @@ import { env, sleep } from './procs.mjs';
 const argv = process.argv;
 export const opt = (name, def) => (argv.includes(`--${name}`) ? Number(argv[argv.lastIndexOf(`--${name}`) + 1]) : def); // last one wins
 export const flag = (name) => argv.includes(`--${name}`);
+export const optString = (name, def) => (argv.includes(`--${name}`) ? argv[argv.lastIndexOf(`--${name}`) + 1] : def);
+
+// longestSilence: how long a client was shown nothing around a fault, in ms. arrivals are the times
+// (ascending) it was shown a message; the fault began at `from` and the topology was whole again at
+// `to`. The silence runs from the last arrival before `from` (or `from`) through every arrival up to
+// the first one after `to`; null when nothing arrived after `to` (the client never caught up).
+export function longestSilence(arrivals, from, to) {
+	let i = 0;
+	while (i < arrivals.length && arrivals[i] < from) i++;
+	let prev = i > 0 ? arrivals[i - 1] : from;
+	let longest = 0;
+	for (; i < arrivals.length; i++) {
+		longest = Math.max(longest, arrivals[i] - prev);
+		prev = arrivals[i];
+		if (arrivals[i] > to) return longest;
+	}
+	return null;
+}
 
 // mulberry32: small, seedable, good enough to pick faults and pauses. The fault schedule has its own
 // stream, so the senders' random pacing cannot shift it: the same seed replays the same faults.

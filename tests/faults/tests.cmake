@@ -5,3 +5,6 @@ add_shell_test(faults.no_aof faults/no_aof.sh 180)
 # issue 13: one service, four partitions on two Redis shards, two consumers (+ one joining), three
 # gateways; each of the scaled topology's faults once (soak.sh --topology scaled --scripted).
 add_shell_test(faults.scaled faults/soak.sh 120 ARGS --topology scaled --scripted --chats 12)
+# issue 23: the pure parts of the soaks' shared library (the HA soak's gap), with node's test runner
+add_test(NAME faults.soak_lib COMMAND node --test ${CMAKE_CURRENT_SOURCE_DIR}/faults/soak_lib_test.mjs)
+set_tests_properties(faults.soak_lib PROPERTIES TIMEOUT 60)

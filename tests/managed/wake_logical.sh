@@ -16,6 +16,10 @@
 #   7. A COMMIT the relay hears before its rows are visible (the WAL is flushed, and streamed,
 #      before the transaction leaves the procarray) is relayed at once all the same: the relay looks
 #      again (relay/src/core/wake_recheck.hpp) instead of waiting for its poll, an hour here.
+#   8. A streaming standby listed first in --database-url, without target_session_attrs: the relay
+#      asks libpq for a primary (common/pg_primary.hpp), so its connection and its stream skip the
+#      standby, and a message is relayed woken by the stream. Taking the standby, it could claim
+#      nothing (read-only) and stream nothing (no logical decoding on a PG 15 standby).
 set -euo pipefail
 export HARNESS_MANAGED_WAKE=logical
 . "$(dirname "$0")/../harness/lib.sh"
@@ -116,3 +120,17 @@ harness_wait_for 60 grep -q "$held_id" "$PROCESSED" ||
 super "ALTER SYSTEM RESET synchronous_standby_names"
 super "SELECT pg_reload_conf()" >/dev/null
 verify_delivered "a commit heard before it was visible"
+
+# 8. a standby listed first: both of the relay's connections skip it
+. "$H_ROOT/tests/ha/standby.sh"
+kill "$RELAY_PID"
+STANDBY_PORT=$(harness_free_port)
+standby_build "$H_DIR/standby" "$STANDBY_PORT" "$PG_PORT"
+harness_wait_value 20 = t psql -XAtq "postgresql://postgres@127.0.0.1:$STANDBY_PORT/chat" -c "SELECT pg_is_in_recovery()"
+PGURL="postgresql://chat_owner@127.0.0.1:$STANDBY_PORT,127.0.0.1:$PG_PORT/chat" relay_start four --poll-interval 3600000
+harness_wait_for 30 grep -q "logical wake-up streaming" "$H_DIR/relay-four.log" ||
+	fail "the relay given a standby first did not stream from the primary: $(tail -3 "$H_DIR/relay-four.log")"
+standby_id=$(harness_psql "SELECT id FROM consumers.send_message(8, 'a standby listed first')")
+harness_wait_for 60 grep -q "$standby_id" "$PROCESSED" ||
+	fail "the relay given a standby first did not relay (an hour's poll; not within 60 s): $(tail -3 "$H_DIR/relay-four.log")"
+verify_delivered "a standby listed first"

@@ -58,7 +58,7 @@ class InboxStage {
 	Metrics &metrics_;
 	InboxWriter writer_;
 	UvTimer retry_timer_;
-	chat_outbox::Backoff backoff_{50, 5000};
+	chat_outbox::Backoff backoff_{chat_outbox::kServerRetryFirstMs, chat_outbox::kServerRetryMaxMs};
 	std::function<void()> on_attempt_;
 
 	BatchPtr batch_;

@@ -111,7 +111,7 @@ class HiredisLink {
 	uint64_t deadline_ = 0; // 0: nothing awaited
 	std::string deadline_what_;
 	std::string drop_reason_;
-	chat_outbox::Backoff backoff_{50, 5000};
+	chat_outbox::Backoff backoff_{chat_outbox::kServerRetryFirstMs, chat_outbox::kServerRetryMaxMs};
 	UvTimer retry_timer_, watchdog_;
 };
 

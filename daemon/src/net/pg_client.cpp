@@ -15,6 +15,7 @@
 #include <libpq-fe.h>
 
 #include "common/backoff.hpp"
+#include "common/pg_primary.hpp"
 #include "base/c_boundary.hpp"
 #include "base/core/daemon_metrics.hpp"
 #include "base/log.hpp"
@@ -50,7 +51,7 @@ struct PgClient::Impl {
 	// stall the daemon forever. Daemon queries are short; half a minute means the connection is gone.
 	UvTimer deadline_timer;
 	State state = State::Idle;
-	chat_outbox::Backoff backoff{50, 5000};
+	chat_outbox::Backoff backoff{chat_outbox::kServerRetryFirstMs, chat_outbox::kServerRetryMaxMs};
 	StateLog state_log;
 	bool worked = false; // ready once
 	bool lost = false;   // lost since: the next ready is a reconnect (Reconnects())
@@ -98,8 +99,9 @@ struct PgClient::Impl {
 
 	void Connect()
 	{
-		const char *keys[] = {"dbname", "application_name", "connect_timeout", nullptr};
-		const char *vals[] = {conninfo.c_str(), name.c_str(), "5", nullptr};
+		// a primary unless the URL says otherwise (common/pg_primary.hpp); the keywords after dbname win
+		const char *keys[] = {chat_outbox::kTargetSessionAttrsKey, "dbname", "application_name", "connect_timeout", nullptr};
+		const char *vals[] = {chat_outbox::kTargetSessionAttrsPrimary, conninfo.c_str(), name.c_str(), "5", nullptr};
 		conn = PQconnectStartParams(keys, vals, 1);
 		if (!conn || PQstatus(conn) == CONNECTION_BAD) {
 			Lost(conn ? PQerrorMessage(conn) : "out of memory");
