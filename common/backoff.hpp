@@ -57,9 +57,11 @@ class Backoff {
 	int64_t failures_ = 0;
 };
 
-// chat-outboxd's connections to Postgres and Redis and its inbox write retry back off from 50 ms to
-// 1 s, not 5 s: after a failover the daemon is back within a second of the new server answering
-// (docs/ha.md, "Timings"), and an attempt on a server that is down costs one refused connect.
+// Every retry of a server that failed back off from 50 ms to 1 s: chat-outboxd's connections to
+// Postgres and Redis and its inbox write retry, the relays' Redis batches (a service, a shard) and
+// chat-outbox-relay's Postgres connection. After a failover each is back within a second of the new
+// server answering (docs/ha.md, "Timings"), and an attempt on a server that is down costs one
+// refused connect.
 inline constexpr int64_t kServerRetryFirstMs = 50;
 inline constexpr int64_t kServerRetryMaxMs = 1000;
 

@@ -13,7 +13,7 @@ namespace chat_outbox {
 
 class RelayHealth {
   public:
-	RelayHealth() : backoff_(50, 5000) {}
+	RelayHealth() : backoff_(kServerRetryFirstMs, kServerRetryMaxMs) {}
 
 	// OnFailure records a failed round and returns the delay before the next one. *log_it says
 	// whether this failure starts an outage (log "redis unreachable") or continues one (stay quiet).

@@ -4,7 +4,7 @@
 // Round after round: every service's pass (outbox_db.cpp), then wait for a notification on the
 // outbox triggers' channel, a wake-up from the logical replication stream (--wake logical,
 // wake_logical.cpp) or the poll interval, whichever comes first. A full pass goes again at
-// once. Redis failing for everyone backs off (50 ms doubling to 5 s) and is logged once when it
+// once. Redis failing for everyone backs off (50 ms doubling to 1 s) and is logged once when it
 // starts and once when it ends; one service failing (a dropped table, a queue Redis refuses) is
 // recorded in the status view, logged once per change, retried with its own backoff, and the
 // others go on. Postgres lost: reconnect with the same backoff. SIGTERM or SIGINT: finish the
@@ -157,7 +157,7 @@ main(int argc, char **argv)
 	}
 	RedisLink &redis = *shards[0]; // its durability warning is the one shown
 	RelayHealth health;      // Redis, for every service
-	Backoff pg_backoff(50, 5000);
+	Backoff pg_backoff(kServerRetryFirstMs, kServerRetryMaxMs);
 	bool pg_down = false;
 	std::map<std::string, ServiceState> services;
 	std::map<std::string, std::string> layouts; // per service: what its layout was last recorded as
@@ -213,7 +213,7 @@ main(int argc, char **argv)
 					db.RecordServiceError(name, why);
 				}
 				st->error = why;
-				st->retry_at = now + Backoff(50, 5000).Delay(st->failures++);
+				st->retry_at = now + Backoff(kServerRetryFirstMs, kServerRetryMaxMs).Delay(st->failures++);
 				last_error = why;
 			};
 			// Redis failing for every service: backoff, logged when the outage starts
@@ -241,7 +241,7 @@ main(int argc, char **argv)
 					Log("redis shard " + std::to_string(s) + " unreachable: " + why +
 						"; rows of the partitions on it wait in the outbox, the other shards' partitions are relayed; "
 						"retrying with backoff");
-				outages[s].until = NowMs() + Backoff(50, 5000).Delay(outages[s].failures++);
+				outages[s].until = NowMs() + Backoff(kServerRetryFirstMs, kServerRetryMaxMs).Delay(outages[s].failures++);
 				last_error = why;
 			};
 			for (size_t s = 1; s < shards.size(); s++) {

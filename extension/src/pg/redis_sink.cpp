@@ -135,9 +135,10 @@ SinkShardDown(RedisSink &sink, const char *why)
 	if (sink.down_failures == 0)
 		ereport(LOG, (errmsg("chat_outbox relay: redis shard %d unreachable: %s", sink.index, why),
 					  errdetail("Rows of the partitions on this shard stay in the outbox; the other shards' partitions "
-								"are relayed. Retrying with backoff up to 5 s.")));
+								"are relayed. Retrying with backoff up to 1 s.")));
 	sink.down_until = TimestampTzPlusMilliseconds(GetCurrentTimestamp(),
-												   chat_outbox::Backoff(50, 5000).Delay(sink.down_failures));
+												   chat_outbox::Backoff(chat_outbox::kServerRetryFirstMs, chat_outbox::kServerRetryMaxMs)
+												   .Delay(sink.down_failures));
 	sink.down_failures++;
 }
 

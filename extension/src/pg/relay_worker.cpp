@@ -238,9 +238,10 @@ ServiceFailed(RelayService *svc, const SinkFailure *failure)
 {
 	if (svc->failures == 0)
 		ereport(LOG, (errmsg("chat_outbox relay: service \"%s\" cannot be relayed: %s", svc->name, failure->message),
-					  errdetail("Its rows stay in the outbox; the other services go on. Retrying with backoff up to 5 s.")));
+					  errdetail("Its rows stay in the outbox; the other services go on. Retrying with backoff up to 1 s.")));
 	svc->retry_at = TimestampTzPlusMilliseconds(GetCurrentTimestamp(),
-												 chat_outbox::Backoff(50, 5000).Delay(svc->failures));
+												 chat_outbox::Backoff(chat_outbox::kServerRetryFirstMs, chat_outbox::kServerRetryMaxMs)
+												 .Delay(svc->failures));
 	svc->failures++;
 	RelaySetServiceError(svc->name, failure->message);
 	RelaySetError(failure->message);
@@ -398,7 +399,7 @@ HandleFailure(const SinkFailure *failure)
 
 	if (log_it)
 		ereport(LOG, (errmsg("chat_outbox relay: redis unreachable: %s", failure->message),
-					  errdetail("Rows stay in the outbox; retrying with backoff up to 5 s.")));
+					  errdetail("Rows stay in the outbox; retrying with backoff up to 1 s.")));
 	RelaySetError(failure->message);
 	RelaySetState(RELAY_BACKING_OFF);
 	BackOff(delay);
