@@ -15,10 +15,12 @@ while [ $# -gt 0 ]; do # soak.sh passes --topology on; the rest goes to soak_ha.
 	esac
 done
 
-# a base with its 64 ports free (cluster.sh uses base .. base+63)
+# a base with its 64 ports free (cluster.sh uses base .. base+63), in 10000-19983: below the test harness's
+# ports (20000-32767, tests/harness/lib.sh) and below the kernel's ephemeral range (32768 and up), where a
+# client's outgoing connection could take a port a node is about to listen on
 listening=$(ss -Htln | awk '{print $4}' | sed 's/.*://' | sort -u)
 for _ in $(seq 1 50); do
-	base=$((30000 + 64 * (RANDOM % 400)))
+	base=$((10000 + 64 * (RANDOM % 155)))
 	clash=0
 	for p in $listening; do [ "$p" -ge "$base" ] && [ "$p" -lt $((base + 64)) ] && { clash=1; break; }; done
 	[ $clash = 0 ] && break
