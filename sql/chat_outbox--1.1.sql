@@ -560,7 +560,7 @@ CREATE INDEX IF NOT EXISTS members_user ON chat_outbox.members (user_id);
 
 -- Every committed change reaches the gateways as a NOTIFY on channel chat_outbox_members, sent at
 -- commit and in commit order (so a removal is never announced before it is visible). The payload is
--- "<chat_id> <user_id>" for a statement that changed at most kMembersNotifyRows (64) rows, and "*"
+-- "+<chat_id> <user_id>" (added) or "-<chat_id> <user_id>" (removed) for a statement that changed at most kMembersNotifyRows (64) rows, and "*"
 -- for a bigger one: a bulk load would otherwise queue one notification per row, and a gateway that
 -- gets "*" reloads every connected user's chats at once (daemon/src/gateway/members.cpp).
 CREATE OR REPLACE FUNCTION chat_outbox.members_changed() RETURNS trigger
@@ -585,14 +585,15 @@ BEGIN
 		PERFORM pg_notify('chat_outbox_members', '*');
 		RETURN NULL;
 	END IF;
-	IF TG_OP <> 'DELETE' THEN
-		FOR r IN SELECT a.chat_id, a.user_id FROM added a LOOP
-			PERFORM pg_notify('chat_outbox_members', r.chat_id || ' ' || r.user_id);
-		END LOOP;
-	END IF;
+	-- an UPDATE is the old row's removal, then the new row's addition
 	IF TG_OP <> 'INSERT' THEN
 		FOR r IN SELECT d.chat_id, d.user_id FROM removed d LOOP
-			PERFORM pg_notify('chat_outbox_members', r.chat_id || ' ' || r.user_id);
+			PERFORM pg_notify('chat_outbox_members', '-' || r.chat_id || ' ' || r.user_id);
+		END LOOP;
+	END IF;
+	IF TG_OP <> 'DELETE' THEN
+		FOR r IN SELECT a.chat_id, a.user_id FROM added a LOOP
+			PERFORM pg_notify('chat_outbox_members', '+' || r.chat_id || ' ' || r.user_id);
 		END LOOP;
 	END IF;
 	RETURN NULL;
