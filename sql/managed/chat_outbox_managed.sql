@@ -593,6 +593,7 @@ BEGIN
 		-- and, with --authz membership, reads who is a member of which chat
 		EXECUTE format('GRANT USAGE ON SCHEMA chat_outbox TO %I', role);
 		EXECUTE format('GRANT SELECT ON chat_outbox.members TO %I', role);
+		EXECUTE format('GRANT EXECUTE ON FUNCTION chat_outbox.check_member(bigint, text) TO %I', role);
 	ELSE
 		-- the application decides who is in which chat: through add_member/remove_member, or in bulk
 		-- (the table's CHECK and its triggers hold for every row, so the gateways learn of each change)
@@ -675,6 +676,26 @@ CREATE TRIGGER members_removed AFTER DELETE ON chat_outbox.members
 	REFERENCING OLD TABLE AS removed FOR EACH STATEMENT EXECUTE FUNCTION chat_outbox.members_changed();
 CREATE TRIGGER members_updated AFTER UPDATE ON chat_outbox.members
 	REFERENCING NEW TABLE AS added OLD TABLE AS removed FOR EACH STATEMENT EXECUTE FUNCTION chat_outbox.members_changed();
+
+-- check_member: the gateway's send with --authz membership calls it in the send's statement. It
+-- locks the membership row FOR KEY SHARE until the send commits, so a remove_member racing the send
+-- waits for it (the message is committed before the removal) or, committed first, makes it fail
+-- here (42501, nothing written). True when user_id is a member of chat_id.
+CREATE OR REPLACE FUNCTION chat_outbox.check_member(chat_id bigint, user_id text) RETURNS boolean
+	LANGUAGE plpgsql SECURITY DEFINER
+	SET search_path = pg_catalog, pg_temp
+AS $check$
+BEGIN
+	PERFORM FROM chat_outbox.members m WHERE m.chat_id = check_member.chat_id AND m.user_id = check_member.user_id
+		FOR KEY SHARE;
+	IF NOT FOUND THEN
+		RAISE EXCEPTION 'forbidden: not a member of chat %', chat_id
+			USING ERRCODE = '42501', HINT = 'chat_outbox.add_member() makes a user a member.';
+	END IF;
+	RETURN true;
+END
+$check$;
+REVOKE ALL ON FUNCTION chat_outbox.check_member(bigint, text) FROM PUBLIC;
 
 -- add_member: true when the user was not a member yet. A NULL chat_id or user_id is 22004; the
 -- user id rule is check_user_id's (22023).

@@ -480,6 +480,7 @@ BEGIN
 		-- and, with --authz membership, reads who is a member of which chat
 		EXECUTE format('GRANT USAGE ON SCHEMA chat_outbox TO %I', role);
 		EXECUTE format('GRANT SELECT ON chat_outbox.members TO %I', role);
+		EXECUTE format('GRANT EXECUTE ON FUNCTION chat_outbox.check_member(bigint, text) TO %I', role);
 	ELSE
 		-- the application decides who is in which chat: through add_member/remove_member, or in bulk
 		-- (the table's CHECK and its triggers hold for every row, so the gateways learn of each change)

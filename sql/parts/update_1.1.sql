@@ -97,6 +97,7 @@ BEGIN
 			EXECUTE format('GRANT USAGE ON SCHEMA chat_outbox TO %s', a.grantee::regrole::text);
 			IF a.receiver THEN
 				EXECUTE format('GRANT SELECT ON chat_outbox.members TO %s', a.grantee::regrole::text);
+				EXECUTE format('GRANT EXECUTE ON FUNCTION chat_outbox.check_member(bigint, text) TO %s', a.grantee::regrole::text);
 			ELSE
 				EXECUTE format('GRANT EXECUTE ON FUNCTION chat_outbox.add_member(bigint, text), chat_outbox.remove_member(bigint, text) TO %s',
 					a.grantee::regrole::text);

@@ -107,7 +107,8 @@ expect_eq "recv may store edits" "t" "$(q "SELECT has_column_privilege('recv', '
 expect_eq "app may still send" "t|t" "$(q "SELECT has_function_privilege('app', 'consumers.send_message(bigint, text, text)', 'EXECUTE'),
 	has_function_privilege('app', 'later.send_message(bigint, text, text)', 'EXECUTE')")"
 expect_eq "recv may store senders" "t" "$(q "SELECT has_column_privilege('recv', 'workers.inbox', 'sender', 'INSERT')")"
-expect_eq "membership came with the update: app changes it, recv reads it" "t|t|t|f|t" "$(q "SELECT
+expect_eq "membership came with the update: app changes it, recv reads it and checks sends" "t|t|t|t|f|t" "$(q "SELECT
+	has_function_privilege('recv', 'chat_outbox.check_member(bigint, text)', 'EXECUTE'),
 	has_function_privilege('app', 'chat_outbox.add_member(bigint, text)', 'EXECUTE'),
 	has_function_privilege('app', 'chat_outbox.remove_member(bigint, text)', 'EXECUTE'),
 	has_table_privilege('app', 'chat_outbox.members', 'INSERT'),

@@ -39,9 +39,13 @@ INSERT INTO chat_outbox.members (chat_id, user_id) VALUES (10, E'tab\there');
 SELECT count(*) AS members FROM chat_outbox.members;
 RESET ROLE;
 
--- the receiving daemon's role reads membership and cannot change it
+-- the receiving daemon's role reads membership and cannot change it; its gateway's sends check it
+-- (check_member, whose race with remove_member is tests/regress/specs/member_send_race.spec)
 SET ROLE consumers_daemon;
 SELECT count(*) AS members_seen FROM chat_outbox.members WHERE chat_id = 10;
+SELECT chat_outbox.check_member(10, 'alice') AS alice_is_member;
+SELECT chat_outbox.check_member(10, 'bob');
+\echo :LAST_ERROR_SQLSTATE
 SELECT chat_outbox.add_member(10, 'mallory');
 \echo :LAST_ERROR_SQLSTATE
 INSERT INTO chat_outbox.members (chat_id, user_id) VALUES (10, 'mallory');
