@@ -82,6 +82,7 @@ CREATE OR REPLACE FUNCTION chat_outbox.relay_redis_shards(OUT shard int, OUT red
 -- Created by this script, these tables belong to the extension, and pg_dump skips the data of
 -- extension tables unless told otherwise. (Services created later are ordinary tables.)
 SELECT pg_catalog.pg_extension_config_dump('chat_outbox.services', 'WHERE name NOT IN (''consumers'', ''workers'')');
+SELECT pg_catalog.pg_extension_config_dump('chat_outbox.members', '');
 SELECT pg_catalog.pg_extension_config_dump('consumers.messages', '');
 SELECT pg_catalog.pg_extension_config_dump('consumers.outbox', '');
 SELECT pg_catalog.pg_extension_config_dump('consumers.inbox', '');

@@ -477,6 +477,16 @@ BEGIN
 			'ON %1$I.inbox TO %2$I', service, role);
 		-- and it stores its clients' read cursors, only through mark_read's checks
 		EXECUTE format('GRANT EXECUTE ON FUNCTION %1$I.mark_read(bigint, text, bigint) TO %2$I', service, role);
+		-- and, with --authz membership, reads who is a member of which chat
+		EXECUTE format('GRANT USAGE ON SCHEMA chat_outbox TO %I', role);
+		EXECUTE format('GRANT SELECT ON chat_outbox.members TO %I', role);
+		EXECUTE format('GRANT EXECUTE ON FUNCTION chat_outbox.check_member(bigint, text) TO %I', role);
+	ELSE
+		-- the application decides who is in which chat: through add_member/remove_member, or in bulk
+		-- (the table's CHECK and its triggers hold for every row, so the gateways learn of each change)
+		EXECUTE format('GRANT USAGE ON SCHEMA chat_outbox TO %I', role);
+		EXECUTE format('GRANT EXECUTE ON FUNCTION chat_outbox.add_member(bigint, text), chat_outbox.remove_member(bigint, text) TO %I', role);
+		EXECUTE format('GRANT SELECT, INSERT, DELETE ON chat_outbox.members TO %I', role);
 	END IF;
 END
 $grant$;

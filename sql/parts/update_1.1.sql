@@ -1,7 +1,8 @@
 -- The update from 1.0 to 1.1 of every existing service: the sender columns, the new send_message
 -- (one function with sender DEFAULT NULL, so two-argument calls keep working), mark_read with
 -- the shared user id rule, and edits and deletes: their columns, edit_message and delete_message
--- (granted to whoever may call send_message) and the inbox's inbox_apply trigger. Runs after the new shared functions (services.sql) are in place; the
+-- (granted to whoever may call send_message) and the inbox's inbox_apply trigger, and membership's grants
+-- (chat_outbox.members and add_member/remove_member come first, sql/parts/members.sql). Runs after the new shared functions (services.sql) are in place; the
 -- extension's chat_outbox--1.0--1.1.sql and the managed install's update_1.1.sql are this text
 -- (sql/managed/generate.py). Idempotent: a service that has the columns and the function already
 -- (created by 1.1, or taken over from a 1.1 managed install) is left as it is.
@@ -82,6 +83,26 @@ BEGIN
 			EXECUTE format('GRANT EXECUTE ON FUNCTION %s, %s TO %s%s', fns[4], fns[5],
 				CASE a.grantee WHEN 0 THEN 'PUBLIC' ELSE a.grantee::regrole::text END,
 				CASE WHEN a.is_grantable THEN ' WITH GRANT OPTION' ELSE '' END);
+		END LOOP;
+
+		-- membership (sql/parts/members.sql), as grant_service gives it now: a receiver (INSERT on the
+		-- inbox) reads chat_outbox.members, an application role (send_message, no inbox INSERT) also
+		-- changes it
+		FOR a IN SELECT DISTINCT x.grantee, EXISTS (SELECT FROM pg_catalog.pg_attribute t, pg_catalog.aclexplode(t.attacl) y
+				WHERE t.attrelid = format('%I.inbox', svc)::regclass AND t.attname = 'message_id'
+					AND y.privilege_type = 'INSERT' AND y.grantee = x.grantee) AS receiver
+			FROM pg_catalog.pg_proc p, pg_catalog.aclexplode(p.proacl) x
+			WHERE p.oid = to_regprocedure(fns[3]) AND x.privilege_type = 'EXECUTE' AND x.grantee <> p.proowner AND x.grantee <> 0
+		LOOP
+			EXECUTE format('GRANT USAGE ON SCHEMA chat_outbox TO %s', a.grantee::regrole::text);
+			IF a.receiver THEN
+				EXECUTE format('GRANT SELECT ON chat_outbox.members TO %s', a.grantee::regrole::text);
+				EXECUTE format('GRANT EXECUTE ON FUNCTION chat_outbox.check_member(bigint, text) TO %s', a.grantee::regrole::text);
+			ELSE
+				EXECUTE format('GRANT EXECUTE ON FUNCTION chat_outbox.add_member(bigint, text), chat_outbox.remove_member(bigint, text) TO %s',
+					a.grantee::regrole::text);
+				EXECUTE format('GRANT SELECT, INSERT, DELETE ON chat_outbox.members TO %s', a.grantee::regrole::text);
+			END IF;
 		END LOOP;
 
 		IF lent THEN

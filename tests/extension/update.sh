@@ -107,6 +107,12 @@ expect_eq "recv may store edits" "t" "$(q "SELECT has_column_privilege('recv', '
 expect_eq "app may still send" "t|t" "$(q "SELECT has_function_privilege('app', 'consumers.send_message(bigint, text, text)', 'EXECUTE'),
 	has_function_privilege('app', 'later.send_message(bigint, text, text)', 'EXECUTE')")"
 expect_eq "recv may store senders" "t" "$(q "SELECT has_column_privilege('recv', 'workers.inbox', 'sender', 'INSERT')")"
+expect_eq "membership came with the update: app changes it, recv reads it and checks sends" "t|t|t|t|f|t" "$(q "SELECT
+	has_function_privilege('recv', 'chat_outbox.check_member(bigint, text)', 'EXECUTE'),
+	has_function_privilege('app', 'chat_outbox.add_member(bigint, text)', 'EXECUTE'),
+	has_function_privilege('app', 'chat_outbox.remove_member(bigint, text)', 'EXECUTE'),
+	has_table_privilege('app', 'chat_outbox.members', 'INSERT'),
+	has_table_privilege('recv', 'chat_outbox.members', 'INSERT'), has_table_privilege('recv', 'chat_outbox.members', 'SELECT')")"
 
 # the updated schema equals a fresh install's
 psql -XAtq -v ON_ERROR_STOP=1 "$PG_SUPER_URL" -c "CREATE DATABASE fresh OWNER $(q "SELECT current_user")" >/dev/null
@@ -128,17 +134,20 @@ schema() { # every function of ours with its text, owner, ACL and membership; ev
 		SELECT c.relnamespace::regnamespace || '.' || c.relname || '.' || a.attname || ' ' || format_type(a.atttypid, a.atttypmod)
 			|| ' ' || a.attnum || ' ' || coalesce(a.attacl::text, '-')
 		FROM pg_attribute a JOIN pg_class c ON c.oid = a.attrelid
-		WHERE c.relnamespace::regnamespace::text IN ('consumers', 'workers', 'later') AND c.relkind = 'r'
+		WHERE c.relnamespace::regnamespace::text IN ('chat_outbox', 'consumers', 'workers', 'later') AND c.relkind = 'r'
 			AND a.attnum > 0 AND NOT a.attisdropped
 		UNION ALL
 		SELECT pg_get_indexdef(i.indexrelid) FROM pg_index i JOIN pg_class c ON c.oid = i.indrelid
-		WHERE c.relnamespace::regnamespace::text IN ('consumers', 'workers', 'later')
+		WHERE c.relnamespace::regnamespace::text IN ('chat_outbox', 'consumers', 'workers', 'later')
 		UNION ALL
 		SELECT t.tgrelid::regclass || ' ' || pg_get_triggerdef(t.oid) FROM pg_trigger t JOIN pg_class c ON c.oid = t.tgrelid
-		WHERE c.relnamespace::regnamespace::text IN ('consumers', 'workers', 'later') AND NOT t.tgisinternal
+		WHERE c.relnamespace::regnamespace::text IN ('chat_outbox', 'consumers', 'workers', 'later') AND NOT t.tgisinternal
 		UNION ALL
 		SELECT c.conrelid::regclass || ' ' || c.conname || ' ' || pg_get_constraintdef(c.oid) FROM pg_constraint c
-		WHERE c.connamespace::regnamespace::text IN ('consumers', 'workers', 'later')
+		WHERE c.connamespace::regnamespace::text IN ('chat_outbox', 'consumers', 'workers', 'later')
+		UNION ALL
+		SELECT 'membership grants ' || coalesce((SELECT relacl::text FROM pg_class WHERE oid = 'chat_outbox.members'::regclass), '-')
+			|| ' ' || coalesce((SELECT nspacl::text FROM pg_namespace WHERE nspname = 'chat_outbox'), '-')
 		ORDER BY 1"
 }
 schema "$PGURL" >"$H_DIR/schema.updated"

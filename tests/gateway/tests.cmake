@@ -37,3 +37,5 @@ add_shell_test(gateway.bus_haproxy gateway/haproxy.sh 120)
 add_shell_test(gateway.conversation gateway/two_sides.sh 120 ARGS conversation.mjs)
 # edits and deletes: live, catch-up and history on both sides, a bullmq Worker, bad input and races
 add_shell_test(gateway.edits gateway/two_sides.sh 30 ARGS edits.mjs)
+# --authz membership: live revocation on two gateways, add then join, a removal racing a send, hostile subs
+add_shell_test(gateway.members gateway/two_sides.sh 30 ARGS members.mjs)

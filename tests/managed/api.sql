@@ -50,3 +50,4 @@ SELECT service, queue, unsent, relay_state, worker_pid FROM chat_outbox.status O
 UPDATE chat_outbox.settings SET max_body_bytes = 1000000;
 \echo :LAST_ERROR_SQLSTATE
 \ir ../regress/sql/shared/roles_receiver.sql
+\ir ../regress/sql/shared/roles_members.sql

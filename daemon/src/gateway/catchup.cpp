@@ -112,6 +112,9 @@ Catchup::Page(const std::shared_ptr<Client> &c)
 			c->replay_after = std::max(c->replay_after, m.seq);
 			if (!c->gate.Take(m.seq))
 				continue;
+			// the page was asked for before the client left the chat (--authz membership: removed)
+			if (!std::binary_search(c->joined.begin(), c->joined.end(), m.chat_id))
+				continue;
 			hub_.CountCatchupMessage();
 			FrameRef f = MakeFrame(c->kind == Client::Kind::SocketIo ? SocketIoMessageEvent(m) : PlainMessageFrame(m));
 			if (!hub_.Fits(*c, f->Text().size()) && c->held_bytes)

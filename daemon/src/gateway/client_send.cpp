@@ -13,7 +13,13 @@ namespace chat_outboxd {
 ClientSends::ClientSends(Hub &hub, QueryQueue &queries, const Config &cfg) : hub_(hub), queries_(queries), cfg_(cfg)
 {
 	const std::string head = std::string("SELECT id, chat_id, body, ") + kCreatedAtSql + ", ";
-	sql_send_[true] = head + "sender FROM " + QuoteIdent(cfg.service) + ".send_message($1::bigint, $2::text, $3::text)";
+	// --authz membership: chat_outbox.check_member locks the sender's membership row (FOR KEY SHARE) in
+	// the send's own transaction, so a remove_member racing it commits after the message, or commits
+	// first and the send is refused with nothing written (sql/parts/members.sql)
+	const std::string chat = cfg.authz == "membership"
+	                             ? "CASE WHEN chat_outbox.check_member($1::bigint, $3::text) THEN $1::bigint END"
+	                             : "$1::bigint";
+	sql_send_[true] = head + "sender FROM " + QuoteIdent(cfg.service) + ".send_message(" + chat + ", $2::text, $3::text)";
 	sql_send_[false] = head + "NULL::pg_catalog.text AS sender FROM " + QuoteIdent(cfg.service) +
 	                   ".send_message($1::bigint, $2::text)";
 	const std::string changed = head + "sender, pg_catalog.to_json(edited_at) OPERATOR(pg_catalog.#>>) '{}', "

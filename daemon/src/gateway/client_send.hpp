@@ -12,6 +12,7 @@
 
 #include "base/core/config.hpp"
 #include "gateway/clients.hpp"
+#include "net/pg_client.hpp"
 
 namespace chat_outboxd {
 

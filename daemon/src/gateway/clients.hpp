@@ -150,7 +150,10 @@ struct Client : std::enable_shared_from_this<Client> {
 	Auth auth = Auth::Connecting;
 	int close_code = LWS_CLOSE_STATUS_NORMAL;
 	std::string close_reason;
-	std::vector<int64_t> allowed;  // the token's chats (sorted)
+	std::vector<int64_t> allowed;  // the chats it may see (sorted): the token's, or with --authz membership its sub's
+	// --authz membership with a `chats` claim: the claim (sorted), which narrows chats added later
+	std::vector<int64_t> token_chats;
+	bool has_chats_claim = false;
 	std::vector<int64_t> joined;   // rooms joined (sorted)
 	// Delivery state, kept by the Hub and Catchup.
 	SeqGate<FrameRef> gate;

@@ -69,7 +69,8 @@ std::optional<nlohmann::json>
 Conversation::Refusal(Client &c, int64_t chat, TokenBucket &bucket, const conv::Rate &rate, bool needs_identity)
 {
 	if (!hub_.Allowed(c, chat))
-		return conv::Error("forbidden", "chat " + std::to_string(chat) + " is not in the token");
+		return conv::Error("forbidden", "chat " + std::to_string(chat) +
+		                                    (cfg_.authz == "membership" ? " is not one of this user's" : " is not in the token"));
 	if (needs_identity && !Identified(c))
 		return conv::Error("no_identity", "the token has no usable sub (1-200 bytes, no control character)");
 	if (!bucket.Take(hub_.NowMs(), rate.per_second, rate.burst))

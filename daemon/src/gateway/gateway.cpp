@@ -13,6 +13,7 @@
 #include "gateway/catchup.hpp"
 #include "gateway/client_send.hpp"
 #include "gateway/conversation.hpp"
+#include "gateway/membership.hpp"
 #include "gateway/core/engineio.hpp"
 #include "gateway/core/http_request.hpp"
 #include "common/listen_address.hpp"
@@ -94,6 +95,7 @@ struct Gateway::Impl {
 	Catchup catchup;
 	ClientSends sends;
 	Conversation conv;
+	std::unique_ptr<Membership> members; // --authz membership only
 	HttpWriter http;
 	SioNamespace sio;
 	EngineIo engine;
@@ -153,6 +155,10 @@ Gateway::Impl::Impl(uv_loop_t *l, const Config &c, PgClient &pg, Metrics &metric
       routes(hub, engine, http, c), bus(l, c, hub, pg, queries.Schema(), metrics, bus_metrics), pubsub(ps)
 {
 	hub.SetCatchup(&catchup);
+	if (c.authz == "membership") {
+		members = std::make_unique<Membership>(hub, queries, pg, conv);
+		hub.SetMembership(members.get());
+	}
 	sends.OnSent([this](const nlohmann::json &message) { conv.Sent(message); });
 	hub.AddEndpoint(engine);
 	hub.AddEndpoint(plain);
@@ -494,6 +500,8 @@ void
 Gateway::PostgresUp()
 {
 	impl_->queries.Schema().Ready([] {});
+	if (impl_->members)
+		impl_->members->PostgresUp();
 }
 
 size_t

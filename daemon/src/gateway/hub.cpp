@@ -122,6 +122,9 @@ void
 Hub::Admit(Client &c, const AuthResult &auth)
 {
 	c.allowed = auth.allowed;
+	c.has_chats_claim = membership && auth.has_chats;
+	if (c.has_chats_claim)
+		c.token_chats = auth.token_chats;
 	c.sub = auth.sub;
 	c.name = auth.name;
 	c.serial = ++next_serial;
@@ -137,6 +140,30 @@ bool
 Hub::Allowed(const Client &c, int64_t chat) const
 {
 	return std::binary_search(c.allowed.begin(), c.allowed.end(), chat);
+}
+
+bool
+Hub::Revoke(Client &c, int64_t chat)
+{
+	auto it = std::lower_bound(c.allowed.begin(), c.allowed.end(), chat);
+	if (it == c.allowed.end() || *it != chat)
+		return false;
+	c.allowed.erase(it);
+	Leave(c, chat);
+	// live messages held during a replay may be of that chat: the replay reads them again, without it
+	if (c.replay != Client::Replay::Off && c.held_bytes)
+		DropHeld(c);
+	return true;
+}
+
+void
+Hub::Allow(Client &c, int64_t chat)
+{
+	if (c.has_chats_claim && !std::binary_search(c.token_chats.begin(), c.token_chats.end(), chat))
+		return;
+	auto it = std::lower_bound(c.allowed.begin(), c.allowed.end(), chat);
+	if (it == c.allowed.end() || *it != chat)
+		c.allowed.insert(it, chat);
 }
 
 bool

@@ -67,6 +67,13 @@ class Hub {
 	// Admit puts an authorized client in its rooms and ends its grant when its token expires.
 	void Admit(Client &c, const AuthResult &auth);
 	bool Allowed(const Client &c, int64_t chat) const;
+	// --authz membership (gateway/membership.*): Revoke takes chat from what c may see and out of its
+	// room (false when c could not see it); Allow lets c join chat, within its token's chats claim.
+	bool Revoke(Client &c, int64_t chat);
+	void Allow(Client &c, int64_t chat);
+	// SetMembership: who answers a sub's chats with --authz membership (null in token mode).
+	void SetMembership(class Membership *m) { membership = m; }
+	class Membership *Members() const { return membership; }
 	// TakeRoomChange spends one of c's tokens for a join or leave it asked for (the joins of its
 	// admission are free): false, with *retry_after_ms, when it has none left. Each join costs the
 	// gateway a presence script in Redis and a chat_state lookup in Postgres, and a leave undoes the
@@ -155,6 +162,7 @@ class Hub {
 	const QueryQueue &queries;
 	const OutboxStatus *outbox_status = nullptr;
 	Catchup *catchup = nullptr;
+	class Membership *membership = nullptr;
 	std::function<void(Client &, int64_t, bool)> room_change;
 	uint64_t next_serial = 0;
 	std::vector<Endpoint *> endpoints;

@@ -12,6 +12,7 @@
 #include "gateway/core/plain_ws_protocol.hpp"
 #include "gateway/http_io.hpp"
 #include "gateway/hub.hpp"
+#include "gateway/membership.hpp"
 
 namespace chat_outboxd {
 
@@ -56,6 +57,34 @@ PlainWs::OnEstablished(struct lws *wsi, Conn *c)
 		            ar.message + ": " + ar.reason);
 		return true;
 	}
+	Membership *members = hub_.Members();
+	if (!members) {
+		Welcome(p, ar, since);
+		return true;
+	}
+	// --authz membership: the sub's chats first (cached per gateway, gateway/membership.hpp)
+	std::weak_ptr<PlainClient> weak = p;
+	members->ChatsOf(ar.sub, [this, weak, ar, requested, since](bool ok, const std::vector<int64_t> &chats) mutable {
+		auto p = weak.lock();
+		if (!p || !p->IsOpen() || p->Admitted())
+			return;
+		if (!ok) {
+			Close(*p, LWS_CLOSE_STATUS_GOINGAWAY, "unavailable: postgres did not answer");
+			return;
+		}
+		MemberRooms(&ar, chats, requested);
+		if (!ar.ok) {
+			Close(*p, kCloseForbidden, ar.message + ": " + ar.reason);
+			return;
+		}
+		Welcome(p, ar, since);
+	});
+	return true;
+}
+
+void
+PlainWs::Welcome(const std::shared_ptr<PlainClient> &p, const AuthResult &ar, int64_t since)
+{
 	p->gate = SeqGate<FrameRef>(since >= 0 ? since : 0);
 	// welcome.seq is where a client that receives nothing resumes from (?since=).
 	nlohmann::json welcome = {{"type", "welcome"}, {"chats", ar.rooms}};
@@ -64,7 +93,6 @@ PlainWs::OnEstablished(struct lws *wsi, Conn *c)
 	hub_.Admit(*p, ar);
 	if (since >= 0 && !p->joined.empty())
 		catchup_.Start(p, since);
-	return true;
 }
 
 int

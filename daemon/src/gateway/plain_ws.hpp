@@ -14,6 +14,7 @@
 
 #include "base/core/config.hpp"
 #include "gateway/clients.hpp"
+#include "gateway/core/gateway_auth.hpp"
 
 namespace chat_outboxd {
 
@@ -42,6 +43,8 @@ class PlainWs final : public Endpoint {
 
   private:
 	bool HandleText(const std::shared_ptr<PlainClient> &p, std::string_view text);
+	// Welcome admits an authorized client: the welcome frame, its rooms, its catch-up from since (-1: none).
+	void Welcome(const std::shared_ptr<PlainClient> &p, const AuthResult &ar, int64_t since);
 	// MessageAnswer: what a send, edit or delete answers with: an ack {message} or an error frame, to
 	// the client while it is open.
 	std::function<void(nlohmann::json)> MessageAnswer(const std::shared_ptr<PlainClient> &p, nlohmann::json ref);

@@ -13,6 +13,7 @@
 #include "gateway/core/recovery.hpp"
 #include "gateway/core/socketio.hpp"
 #include "gateway/hub.hpp"
+#include "gateway/membership.hpp"
 
 namespace chat_outboxd {
 
@@ -98,6 +99,33 @@ SioNamespace::OnConnect(const std::shared_ptr<Session> &s, const nlohmann::json 
 		hub_.EnqueueText(*s, "4" + sio::EncodeConnectError("/", ar.message, {{"reason", ar.reason}}));
 		return;
 	}
+	Membership *members = hub_.Members();
+	if (!members) {
+		AdmitSocket(s, ar, resume);
+		return;
+	}
+	// --authz membership: the sub's chats first (cached per gateway, gateway/membership.hpp)
+	std::weak_ptr<Session> weak = s;
+	members->ChatsOf(ar.sub, [this, weak, ar, requested, resume](bool ok, const std::vector<int64_t> &chats) mutable {
+		auto s = weak.lock();
+		if (!s || !s->IsOpen() || s->Admitted())
+			return;
+		if (!ok) {
+			hub_.EnqueueText(*s, "4" + sio::EncodeConnectError("/", "unavailable", {{"reason", "postgres did not answer"}}));
+			return;
+		}
+		MemberRooms(&ar, chats, requested);
+		if (!ar.ok) {
+			hub_.EnqueueText(*s, "4" + sio::EncodeConnectError("/", ar.message, {{"reason", ar.reason}}));
+			return;
+		}
+		AdmitSocket(s, ar, resume);
+	});
+}
+
+void
+SioNamespace::AdmitSocket(const std::shared_ptr<Session> &s, const AuthResult &ar, sio::Resume resume)
+{
 	s->socket_id = eio::RandomId(20);
 	if (resume.pid.empty())
 		resume.pid = sio::MakePid(eio::RandomId(16), hub_.HighSeq());

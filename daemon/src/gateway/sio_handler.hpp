@@ -12,6 +12,8 @@
 
 #include "base/core/config.hpp"
 #include "gateway/clients.hpp"
+#include "gateway/core/gateway_auth.hpp"
+#include "gateway/core/recovery.hpp"
 
 namespace chat_outboxd {
 
@@ -33,6 +35,8 @@ class SioNamespace {
 
   private:
 	void OnConnect(const std::shared_ptr<Session> &s, const nlohmann::json &auth, const std::string &nsp);
+	// AdmitSocket answers CONNECT for an authorized socket and admits it (with its catch-up).
+	void AdmitSocket(const std::shared_ptr<Session> &s, const AuthResult &ar, sio::Resume resume);
 	void OnEvent(const std::shared_ptr<Session> &s, const nlohmann::json &args, std::optional<uint64_t> ack);
 	void Ack(Session &s, std::optional<uint64_t> ack, nlohmann::json value);
 

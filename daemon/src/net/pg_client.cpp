@@ -62,6 +62,7 @@ struct PgClient::Impl {
 	PgResult current; // result being assembled for the in-flight query
 	std::deque<Pending> rejected;
 	std::function<void(bool)> on_state;
+	std::function<void(const std::string &, const std::string &)> on_notify;
 
 	Impl(uv_loop_t *l, std::string ci, std::string n)
 	    : loop(l), conninfo(std::move(ci)), name(std::move(n)), retry_timer(l, "postgres reconnect"),
@@ -254,6 +255,16 @@ struct PgClient::Impl {
 			Absorb(res);
 			PQclear(res);
 		}
+		// notifications (LISTEN) arrive between and during queries; each callback may query again
+		while (state == State::Ready && conn) {
+			PGnotify *n = PQnotifies(conn);
+			if (!n)
+				break;
+			std::string channel = n->relname, payload = n->extra;
+			PQfreemem(n);
+			if (on_notify)
+				on_notify(channel, payload);
+		}
 		if (state == State::Ready && PQstatus(conn) == CONNECTION_BAD)
 			Lost(PQerrorMessage(conn));
 	}
@@ -402,6 +413,12 @@ bool
 PgClient::Connected() const
 {
 	return impl_->state == State::Ready;
+}
+
+void
+PgClient::OnNotify(std::function<void(const std::string &channel, const std::string &payload)> fn)
+{
+	impl_->on_notify = std::move(fn);
 }
 
 void

@@ -46,6 +46,9 @@ class PgClient {
 	bool Connected() const;
 	// on_state is called with true when a connection is established and false when it is lost.
 	void OnStateChange(std::function<void(bool)> on_state);
+	// OnNotify: what runs for each NOTIFY this connection hears (after a LISTEN sent with Query; a
+	// reconnect forgets it, so LISTEN again in OnStateChange).
+	void OnNotify(std::function<void(const std::string &channel, const std::string &payload)> fn);
 	// Close fails queued queries, closes the socket and calls done once the uv handles are closed.
 	void Close(std::function<void()> done);
 

@@ -1,6 +1,7 @@
 -- Created by this script, these tables belong to the extension, and pg_dump skips the data of
 -- extension tables unless told otherwise. (Services created later are ordinary tables.)
 SELECT pg_catalog.pg_extension_config_dump('chat_outbox.services', 'WHERE name NOT IN (''consumers'', ''workers'')');
+SELECT pg_catalog.pg_extension_config_dump('chat_outbox.members', '');
 SELECT pg_catalog.pg_extension_config_dump('consumers.messages', '');
 SELECT pg_catalog.pg_extension_config_dump('consumers.outbox', '');
 SELECT pg_catalog.pg_extension_config_dump('consumers.inbox', '');

@@ -44,4 +44,5 @@ SELECT * FROM workers.mark_read(7, 'u1', 10);
 RESET ROLE;
 
 DROP EXTENSION chat_outbox CASCADE;
+REVOKE USAGE ON SCHEMA chat_outbox FROM rc_app, rc_daemon; -- grant_service's, outlives the extension
 DROP ROLE rc_app, rc_daemon;

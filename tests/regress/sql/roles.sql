@@ -11,7 +11,10 @@ SELECT chat_outbox.relay_pass('consumers');
 SHOW chat_outbox.redis_url;
 \echo :LAST_ERROR_SQLSTATE
 \ir sql/shared/roles_receiver.sql
+\ir sql/shared/roles_members.sql
 
--- each test creates what it uses and drops it, so any one of them runs alone
+-- each test creates what it uses and drops it, so any one of them runs alone (schema chat_outbox
+-- outlives the extension, and grant_service's USAGE on it with it)
+REVOKE USAGE ON SCHEMA chat_outbox FROM consumers_app, workers_app, consumers_daemon;
 DROP EXTENSION chat_outbox CASCADE;
 DROP ROLE consumers_app, workers_app, consumers_daemon;

@@ -53,6 +53,11 @@ Fields()
 	     &Config::listen, nullptr},
 	    {{"jwt-secret", "string", "HS256 secret that signs client tokens", true, true, kMinSecretBytes, kNoLimit},
 	     &Config::jwt_secret, nullptr},
+	    {{"authz", "string",
+	      "who may see a chat: token (the token's chats claim) or membership (chat_outbox.members, changes "
+	      "applied live; the token needs sub and exp, a chats claim further restricts)",
+	      false, false, 0, kNoLimit, "token|membership"},
+	     &Config::authz, nullptr},
 	    {{"jwt-audience", "string",
 	      "when set, a client token's aud (a string or an array of strings) must contain this value", false, false},
 	     &Config::jwt_audience, nullptr},

@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <cctype>
+#include <iterator>
 
 #include "gateway/core/message_json.hpp"
 
@@ -17,12 +18,32 @@ SortUnique(std::vector<int64_t> *v)
 	std::sort(v->begin(), v->end());
 	v->erase(std::unique(v->begin(), v->end()), v->end());
 }
+// PickRooms: every allowed chat, or the requested ones when each is allowed; false (forbidden) else.
+bool
+PickRooms(AuthResult *r, const std::optional<std::vector<int64_t>> &requested, const char *refusal)
+{
+	if (!requested) {
+		r->rooms = r->allowed;
+		return true;
+	}
+	r->rooms = *requested;
+	SortUnique(&r->rooms);
+	for (int64_t c : r->rooms) {
+		if (!std::binary_search(r->allowed.begin(), r->allowed.end(), c)) {
+			r->message = "forbidden";
+			r->reason = "chat " + std::to_string(c) + " " + refusal;
+			r->rooms.clear();
+			return false;
+		}
+	}
+	return true;
+}
 } // namespace
 
 jwt::Policy
 TokenPolicy(const Config &cfg)
 {
-	return {cfg.jwt_secret, cfg.jwt_audience, cfg.jwt_issuer};
+	return {cfg.jwt_secret, cfg.jwt_audience, cfg.jwt_issuer, cfg.authz == "membership"};
 }
 
 AuthResult
@@ -36,25 +57,27 @@ Authorize(std::string_view token, const jwt::Policy &policy, int64_t now,
 		return r;
 	}
 	r.allowed = claims.chats;
+	r.has_chats = claims.has_chats;
 	r.expires_at = claims.exp;
 	r.sub = claims.sub;
 	r.name = claims.name;
-	if (!requested) {
-		r.rooms = claims.chats;
-	} else {
-		r.rooms = *requested;
-		SortUnique(&r.rooms);
-		for (int64_t c : r.rooms) {
-			if (!std::binary_search(r.allowed.begin(), r.allowed.end(), c)) {
-				r.message = "forbidden";
-				r.reason = "chat " + std::to_string(c) + " is not in the token";
-				r.rooms.clear();
-				return r;
-			}
-		}
-	}
-	r.ok = true;
+	r.ok = PickRooms(&r, requested, "is not in the token");
 	return r;
+}
+
+void
+MemberRooms(AuthResult *r, const std::vector<int64_t> &member_of, const std::optional<std::vector<int64_t>> &requested)
+{
+	std::vector<int64_t> allowed;
+	if (r->has_chats)
+		r->token_chats = r->allowed;
+	if (r->has_chats)
+		std::set_intersection(member_of.begin(), member_of.end(), r->allowed.begin(), r->allowed.end(),
+		                      std::back_inserter(allowed));
+	else
+		allowed = member_of;
+	r->allowed = std::move(allowed);
+	r->ok = PickRooms(r, requested, "is not a chat of this user");
 }
 
 bool

@@ -23,12 +23,22 @@ struct AuthResult {
 	std::vector<int64_t> rooms;   // the chats to join now (sorted)
 	int64_t expires_at = 0;       // the token's exp (unix seconds): the connection ends then
 	std::string sub, name;        // the token's sub and name claims (empty when absent)
+	// --authz membership: whether the token has a `chats` claim, which then narrows the membership
+	// (allowed holds that claim until MemberRooms replaces it)
+	bool has_chats = true;
+	std::vector<int64_t> token_chats; // the claim, kept by MemberRooms when has_chats
 };
 
 // Authorize verifies the token and picks the rooms. A requested chat outside the token refuses the
 // whole connection ("forbidden") rather than silently dropping it, so a client bug shows at once.
 AuthResult Authorize(std::string_view token, const jwt::Policy &policy, int64_t now,
                      const std::optional<std::vector<int64_t>> &requested);
+
+// MemberRooms finishes an Authorize of --authz membership once the sub's chats (sorted, unique) are
+// known: allowed becomes those chats, narrowed by the token's `chats` claim when it has one, and the
+// rooms are picked as Authorize picks them (a requested chat outside them refuses the connection).
+void MemberRooms(AuthResult *r, const std::vector<int64_t> &member_of,
+                 const std::optional<std::vector<int64_t>> &requested);
 
 // TokenPolicy is what the settings ask of client tokens: --jwt-secret, --jwt-audience, --jwt-issuer.
 // It views into cfg, which must outlive it.

@@ -8,6 +8,8 @@
 #include <openssl/evp.h>
 #include <openssl/hmac.h>
 
+#include "inbox/core/user_id.hpp"
+
 namespace chat_outboxd::jwt {
 
 namespace {
@@ -217,12 +219,13 @@ Verify(std::string_view token, const Policy &policy, int64_t now, Claims *claims
 	// Absent and present-but-wrong are told apart: a backend that puts "1" or 1 in the claim has a
 	// different bug from one that forgets it.
 	auto chats = payload.find("chats");
-	if (chats == payload.end())
-		return Fail(reason, "chats missing");
-	if (!chats->is_array())
-		return Fail(reason, "bad chats");
 	claims->chats.clear();
-	for (const auto &c : *chats) {
+	claims->has_chats = chats != payload.end();
+	if (!claims->has_chats && !policy.membership)
+		return Fail(reason, "chats missing");
+	if (claims->has_chats && !chats->is_array())
+		return Fail(reason, "bad chats");
+	for (const auto &c : claims->has_chats ? *chats : nlohmann::json::array()) {
 		if (!c.is_number_integer() || (c.is_number_unsigned() && c.get<uint64_t>() > uint64_t(INT64_MAX)))
 			return Fail(reason, "bad chats");
 		claims->chats.push_back(c.get<int64_t>());
@@ -234,6 +237,11 @@ Verify(std::string_view token, const Policy &policy, int64_t now, Claims *claims
 	auto sub = payload.find("sub");
 	if (sub != payload.end() && sub->is_string())
 		claims->sub = sub->get<std::string>();
+	if (policy.membership && sub == payload.end())
+		return Fail(reason, "sub missing");
+	// the user id rule of chat_outbox.check_user_id: the sub is looked up in chat_outbox.members
+	if (policy.membership && !chat_outboxd::IsUserId(claims->sub))
+		return Fail(reason, "bad sub");
 	claims->name.clear();
 	auto name = payload.find("name");
 	if (name != payload.end() && name->is_string())

@@ -14,6 +14,7 @@ namespace chat_outboxd::jwt {
 
 struct Claims {
 	std::vector<int64_t> chats; // sorted, unique
+	bool has_chats = true;      // false: no `chats` claim (allowed only by Policy::chats_optional)
 	int64_t exp = 0;
 	std::string sub;  // the user (conversation events); empty when absent or not a string
 	std::string name; // the user's name as shown to others; empty when absent or not a string
@@ -24,6 +25,9 @@ struct Policy {
 	std::string_view secret = {};   // HMAC key; its minimum length is a setting's rule (base/core/config.cpp)
 	std::string_view audience = {}; // non-empty: `aud` (a string, or an array of strings) must contain it
 	std::string_view issuer = {};   // non-empty: `iss` must be exactly this string
+	// --authz membership: the chats come from the database, so a token needs no `chats` claim (one
+	// it has still restricts); then it needs a `sub` (sub missing / bad sub), whose chats they are.
+	bool membership = false;
 };
 
 // Verify checks the encoding (canonical base64url in every part), the header (alg HS256), the

@@ -1,0 +1,64 @@
+// daemon/src/gateway/membership.hpp - --authz membership: which chats a token's sub may see, from
+// chat_outbox.members, and the live revocation when that changes (docs/gateway.md, Membership).
+//
+// A cache per gateway, one entry per user: a connect storm costs one query per user (every socket of
+// the user waiting for it shares it), never one per socket or per chat. Entries are kept up to date
+// by the NOTIFYs of chat_outbox_members (sql/parts/members.sql), heard on the gateway's own Postgres
+// connection: NOTIFY is sent at commit, so a gateway never hears of a removal before it is visible,
+// and needs no other bus; after a reconnect (notifications may have been missed) every entry is read
+// again. A change is applied to every socket of the user on this gateway: a removed chat is left at
+// once, with a `removed` event; an added one may be joined at once.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include "gateway/core/member_change.hpp"
+
+namespace chat_outboxd {
+
+class Conversation;
+class Hub;
+class PgClient;
+class QueryQueue;
+struct Client;
+
+class Membership {
+  public:
+	using ChatsCallback = std::function<void(bool ok, const std::vector<int64_t> &chats)>;
+	Membership(Hub &hub, QueryQueue &queries, PgClient &pg, Conversation &conv);
+	Membership(const Membership &) = delete;
+	Membership &operator=(const Membership &) = delete;
+
+	// ChatsOf answers the sub's chats (sorted): from the cache at once, else after one query shared by
+	// every caller for that sub; ok false when Postgres did not answer.
+	void ChatsOf(const std::string &sub, ChatsCallback cb);
+	// PostgresUp: the connection is (re)established: LISTEN again, and read every cached user again.
+	void PostgresUp();
+	// Users: the entries held (for tests and /metrics).
+	size_t Users() const { return users_.size(); }
+
+  private:
+	struct Entry {
+		std::vector<int64_t> chats; // sorted; valid when loaded
+		bool loaded = false;
+		bool loading = false;
+		bool stale = false; // a change came while loading: the answer may predate it, read again
+		std::vector<ChatsCallback> waiting;
+	};
+	void OnNotify(const std::string &payload);
+	void Load(const std::string &sub);
+	// Apply takes the sub's sockets from chats it left and lets them into chats it got.
+	void Apply(const std::string &sub, const std::vector<int64_t> &before, const std::vector<int64_t> &after);
+
+	Hub &hub_;
+	QueryQueue &queries_;
+	PgClient &pg_;
+	Conversation &conv_;
+	std::unordered_map<std::string, Entry> users_;
+};
+
+} // namespace chat_outboxd

@@ -1,0 +1,78 @@
+// tests/unit/gateway/membership_test.cpp - the pure parts of --authz membership: the NOTIFY payloads of
+// chat_outbox_members (sql/parts/members.sql), tokens without a chats claim, and how the membership,
+// a chats claim and the requested chats make a connection's chats (MemberRooms).
+#include <gtest/gtest.h>
+
+#include "gateway/core/gateway_auth.hpp"
+#include "gateway/core/jwt.hpp"
+#include "gateway/core/member_change.hpp"
+
+using namespace chat_outboxd;
+
+TEST(MemberChange, ReadsTheTriggersPayloads)
+{
+	MemberChange c;
+	ASSERT_TRUE(ParseMemberChange("+42 alice", &c));
+	EXPECT_EQ(c.kind, MemberChange::Kind::Added);
+	EXPECT_EQ(c.chat, 42);
+	EXPECT_EQ(c.user, "alice");
+	ASSERT_TRUE(ParseMemberChange("-7 bob smith", &c)); // a user id may hold spaces
+	EXPECT_EQ(c.kind, MemberChange::Kind::Removed);
+	EXPECT_EQ(c.chat, 7);
+	EXPECT_EQ(c.user, "bob smith");
+	ASSERT_TRUE(ParseMemberChange("*", &c));
+	EXPECT_EQ(c.kind, MemberChange::Kind::All);
+}
+
+TEST(MemberChange, RefusesAnythingElse)
+{
+	MemberChange c;
+	for (const std::string &bad : std::vector<std::string>{"", "+", "+42", "+42 ", "42 alice", "?42 alice", "+x alice", "--7 a" /* a chat id clients cannot name (JsonInteger) */, "+99999999999999999999 a",
+	                        std::string("+1 a\x01", 5), "+1 " + std::string(201, 'x')})
+		EXPECT_FALSE(ParseMemberChange(bad, &c)) << bad;
+}
+
+TEST(MemberRooms, MembershipNarrowedByTheClaimAndTheRequest)
+{
+	AuthResult r;
+	r.has_chats = false;
+	MemberRooms(&r, {1, 2, 3}, std::nullopt);
+	EXPECT_TRUE(r.ok);
+	EXPECT_EQ(r.allowed, (std::vector<int64_t>{1, 2, 3}));
+	EXPECT_EQ(r.rooms, r.allowed);
+
+	AuthResult claim;
+	claim.allowed = {2, 3, 9};
+	MemberRooms(&claim, {1, 2, 3}, std::vector<int64_t>{3});
+	EXPECT_TRUE(claim.ok);
+	EXPECT_EQ(claim.allowed, (std::vector<int64_t>{2, 3}));
+	EXPECT_EQ(claim.token_chats, (std::vector<int64_t>{2, 3, 9}));
+	EXPECT_EQ(claim.rooms, (std::vector<int64_t>{3}));
+
+	AuthResult outside;
+	outside.has_chats = false;
+	MemberRooms(&outside, {1}, std::vector<int64_t>{1, 5});
+	EXPECT_FALSE(outside.ok);
+	EXPECT_EQ(outside.message, "forbidden");
+	EXPECT_EQ(outside.reason, "chat 5 is not a chat of this user");
+}
+
+TEST(MemberTokens, NeedSubNotChats)
+{
+	const int64_t now = 1700000000;
+	jwt::Policy membership{"s3cret", {}, {}, true};
+	auto verdict = [&](const std::string &payload, const jwt::Policy &policy) {
+		jwt::Claims c;
+		std::string reason;
+		return jwt::Verify(jwt::Sign(payload, "s3cret"), policy, now, &c, &reason) ? std::string(c.has_chats ? "ok, chats" : "ok") : reason;
+	};
+	EXPECT_EQ(verdict(R"({"exp":1700000100,"sub":"u"})", membership), "ok");
+	EXPECT_EQ(verdict(R"({"exp":1700000100,"sub":"u","chats":[1]})", membership), "ok, chats");
+	EXPECT_EQ(verdict(R"({"exp":1700000100,"sub":"u","chats":"1"})", membership), "bad chats");
+	EXPECT_EQ(verdict(R"({"exp":1700000100})", membership), "sub missing");
+	EXPECT_EQ(verdict(R"({"exp":1700000100,"sub":""})", membership), "bad sub");
+	EXPECT_EQ(verdict(R"({"exp":1700000100,"sub":"a\u0000b"})", membership), "bad sub");
+	EXPECT_EQ(verdict(R"({"exp":1700000100,"sub":7})", membership), "bad sub");
+	EXPECT_EQ(verdict(R"({"exp":1700000100,"sub":")" + std::string(201, 'x') + "\"}", membership), "bad sub");
+	EXPECT_EQ(verdict(R"({"exp":1700000100,"sub":"u"})", jwt::Policy{"s3cret"}), "chats missing"); // token mode
+}
