@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # repo.hygiene: the tracked files hold no merge-conflict markers, name no path outside the repository
-# (a comment's or a doc's reference must resolve here), and every relative link in a Markdown file
-# names a file or folder that exists. No servers; about a second.
+# (a comment's or a doc's reference must resolve here), and every relative link in README.md and docs/ names
+# a file or folder that exists and, with #anchor, one of its headings. No servers; about a second.
 set -euo pipefail
 ROOT=$(cd "$(dirname "$0")/../.." && pwd)
 cd "$ROOT"
@@ -20,25 +20,7 @@ if hits=$(grep -nE '(\.\./shared/|/work/(main|h-|shared|\.library))' -- "${files
 fi
 echo "ok   no path outside the repository"
 
-# relative Markdown links: [text](path) and [text](path#anchor), resolved from the file's folder
-bad=$(python3 - "${files[@]}" <<'PY'
-import os, re, sys
-link = re.compile(r'\[[^\]]*\]\(([^)\s]+)\)')
-for f in sys.argv[1:]:
-    if not f.endswith('.md'):
-        continue
-    text = open(f, encoding='utf-8').read()
-    # links inside code spans and fenced blocks are examples, not references
-    text = re.sub(r'```.*?```', '', text, flags=re.S)
-    text = re.sub(r'`[^`\n]*`', '', text)
-    for target in link.findall(text):
-        if re.match(r'^[a-z][a-z0-9+.-]*:', target) or target.startswith('#'):
-            continue
-        path = target.split('#', 1)[0]
-        if not os.path.exists(os.path.join(os.path.dirname(f), path)):
-            print(f'{f}: ({target})')
-PY
-)
-[ -z "$bad" ] || fail "Markdown links to nothing:"$'\n'"$bad"
-echo "ok   every relative Markdown link resolves"
+# relative Markdown links and their #anchors (scripts/check_doc_links.py: README.md and docs/)
+bad=$(python3 scripts/check_doc_links.py 2>&1) || fail "Markdown links to nothing:"$'\n'"$bad"
+echo "ok   every relative Markdown link and anchor in README.md and docs/ resolves"
 [ "$fails" = 0 ] || exit 1
