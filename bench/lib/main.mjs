@@ -126,14 +126,17 @@ INSERT INTO consumers.outbox (event, payload) SELECT 'message.created', to_jsonb
 NOTIFY consumers_outbox;
 COMMIT;
 `;
-  const b = baseline("v2");
-  results.raw["v2 send txn (pgbench)"] = {};
-  for (const n of P.tpSenders) {
-    await b.reset();
-    results.raw["v2 send txn (pgbench)"][n] = await pgbench(process.env.BASELINE_URL, v2script, n, P.rawSeconds);
-    log(`raw v2 x${n}: ${num(results.raw["v2 send txn (pgbench)"][n])} tps`);
-  }
-  await b.reset();
+  // one row of raw rates: `script` by pgbench with each sender count, the variant's tables reset before each
+  const rawRow = async (label, variant, script) => {
+    results.raw[label] = {};
+    for (const n of P.tpSenders) {
+      await variant.reset();
+      results.raw[label][n] = await pgbench(process.env.BASELINE_URL, script, n, P.rawSeconds);
+      log(`raw ${variant.name} x${n}: ${num(results.raw[label][n])} tps`);
+    }
+    await variant.reset();
+  };
+  await rawRow("v2 send txn (pgbench)", baseline("v2"), v2script);
   const q = baseline("pgq");
   if (q.available) { // the pgq variant's send: the same transaction with pgq.insert_event as the outbox
     const pgqScript = `\\set chat random(1, 128)
@@ -143,13 +146,7 @@ SELECT pgq.insert_event('consumers_outbox', 'message.created', to_jsonb(m)::text
 NOTIFY consumers_outbox;
 COMMIT;
 `;
-    results.raw["pgq send txn (pgbench)"] = {};
-    for (const n of P.tpSenders) {
-      await q.reset();
-      results.raw["pgq send txn (pgbench)"][n] = await pgbench(process.env.BASELINE_URL, pgqScript, n, P.rawSeconds);
-      log(`raw pgq x${n}: ${num(results.raw["pgq send txn (pgbench)"][n])} tps`);
-    }
-    await q.reset();
+    await rawRow("pgq send txn (pgbench)", q, pgqScript);
   }
   const o = ours();
   if (process.env.OURS_EXT === "1") { // needs only the extension, not the daemon
