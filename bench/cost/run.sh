@@ -10,11 +10,12 @@
 #                  says how much one figure can be trusted
 #   --out FILE     also write the report (markdown) there
 #
-# One round: pgbench sends N messages; the round ends when all N are in workers.inbox and the outbox holds
-# no sent row (chat_outbox.retention = 1s: the relay's purge is part of the round). Autovacuum is off for
-# the three tables the path writes, so the vacuum each round needs is run at its end, measured on its own.
+# One round has two halves on the same servers: raw (chat_outbox.relay_enabled = off: send_message alone)
+# and end to end (the relay on, until all N are in workers.inbox and the outbox holds no sent row:
+# chat_outbox.retention = 1s makes the relay's purge part of it). Autovacuum is off for the three tables
+# the path writes, so the vacuum each half needs is run at its end, measured on its own.
 # Figures: pg_stat_statements (track = all: the statements inside send_message and the relay's SPI
-# statements are separate rows), pg_stat_wal, pg_stat_user_tables, and CPU from /proc: the relay worker,
+# statements are separate rows), WAL by insert position, pg_stat_user_tables, and CPU from /proc: the relay worker,
 # the daemon's inbox connection, the daemon and Redis by pid; the senders' backends by difference from the
 # whole Postgres tree (the postmaster's own time, its reaped children's and its live children's).
 # Speed is printed, never asserted. Needs what scripts/setup.sh installs (pgbench, the built daemon).
