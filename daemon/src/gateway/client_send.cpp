@@ -25,8 +25,18 @@ ClientSends::ClientSends(Hub &hub, QueryQueue &queries, const Config &cfg) : hub
 	const std::string changed = head + "sender, pg_catalog.to_json(edited_at) OPERATOR(pg_catalog.#>>) '{}', "
 	                                   "pg_catalog.to_json(deleted_at) OPERATOR(pg_catalog.#>>) '{}' FROM " +
 	                            QuoteIdent(cfg.service);
-	sql_edit_ = changed + ".edit_message($1::pg_catalog.uuid, $2::text, $3::text)";
-	sql_delete_ = changed + ".delete_message($1::pg_catalog.uuid, $2::text)";
+	// --authz membership: an edit or delete locks the author's membership of the message's chat the same
+	// way, in its own statement, before edit_message locks the message. A message this service does not
+	// have passes the check unchanged, so edit_message answers it as unknown (P0002), as in token mode.
+	auto message = [&cfg](const char *sender) {
+		if (cfg.authz != "membership")
+			return std::string("$1::pg_catalog.uuid");
+		return std::string("CASE WHEN (SELECT chat_outbox.check_member(m.chat_id, ") + sender + "::text) FROM " +
+		       QuoteIdent(cfg.service) + ".messages m WHERE m.id OPERATOR(pg_catalog.=) $1::pg_catalog.uuid) IS NOT FALSE "
+		       "THEN $1::pg_catalog.uuid END";
+	};
+	sql_edit_ = changed + ".edit_message(" + message("$3") + ", $2::text, $3::text)";
+	sql_delete_ = changed + ".delete_message(" + message("$2") + ", $2::text)";
 }
 
 std::optional<nlohmann::json>
