@@ -57,8 +57,19 @@ Hub::AllClients() const
 void
 Hub::ForgetClients()
 {
+	user_clients.Clear();
 	for (Endpoint *e : endpoints)
 		e->ForgetAll();
+}
+
+std::vector<std::shared_ptr<Client>>
+Hub::ClientsOf(const std::string &sub) const
+{
+	std::vector<std::shared_ptr<Client>> out;
+	if (const auto *list = user_clients.Of(sub))
+		for (Client *c : *list)
+			out.push_back(c->shared_from_this());
+	return out;
 }
 
 // A session without a namespace socket costs the daemon a slot and a heartbeat and proves nothing
@@ -114,6 +125,13 @@ Hub::SetAuthed(Client &c, bool authed)
 		client_count++;
 	else
 		client_count--;
+	// c.sub is set only while c is Connecting (Admit), so it is the key it was added under.
+	if (membership && !c.sub.empty()) {
+		if (authed)
+			user_clients.Add(c.sub, &c);
+		else if (user_clients.Remove(c.sub, &c) && user_gone)
+			user_gone(c.sub);
+	}
 	if (c.kind == Client::Kind::SocketIo)
 		SetPending(static_cast<Session &>(c), !authed && !c.IsClosed());
 }

@@ -22,6 +22,7 @@
 #include "gateway/core/conversation_counters.hpp"
 #include "gateway/core/gateway_auth.hpp"
 #include "gateway/core/rooms.hpp"
+#include "gateway/core/user_index.hpp"
 #include "gateway/deadlines.hpp"
 #include "inbox/core/bus_metrics.hpp"
 #include "inbox/core/delivery.hpp"
@@ -73,6 +74,11 @@ class Hub {
 	void Allow(Client &c, int64_t chat);
 	// SetMembership: who answers a sub's chats with --authz membership (null in token mode).
 	void SetMembership(class Membership *m) { membership = m; }
+	// --authz membership: the admitted clients of a sub on this gateway (SetAuthed keeps the index),
+	// and what runs when a sub's last one is gone (its cached chats may go).
+	std::vector<std::shared_ptr<Client>> ClientsOf(const std::string &sub) const;
+	bool HasClientsOf(const std::string &sub) const { return user_clients.Of(sub) != nullptr; }
+	void OnUserGone(std::function<void(const std::string &sub)> fn) { user_gone = std::move(fn); }
 	class Membership *Members() const { return membership; }
 	// TakeRoomChange spends one of c's tokens for a join or leave it asked for (the joins of its
 	// admission are free): false, with *retry_after_ms, when it has none left. Each join costs the
@@ -164,6 +170,8 @@ class Hub {
 	Catchup *catchup = nullptr;
 	class Membership *membership = nullptr;
 	std::function<void(Client &, int64_t, bool)> room_change;
+	std::function<void(const std::string &)> user_gone;
+	UserIndex<Client> user_clients; // --authz membership only: admitted clients with a sub, by sub
 	uint64_t next_serial = 0;
 	std::vector<Endpoint *> endpoints;
 	Rooms<Client> rooms;

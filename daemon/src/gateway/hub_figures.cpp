@@ -4,6 +4,7 @@
 
 #include <algorithm>
 
+#include "gateway/membership.hpp"
 #include "gateway/outbox_status.hpp"
 #include "gateway/query_queue.hpp"
 
@@ -66,6 +67,13 @@ Hub::MetricsText() const
 	gauge("chat_outboxd_gateway_queries_waiting", "Gateway queries waiting for Postgres (--query-queue)", queries.Waiting());
 	gauge("chat_outboxd_gateway_engine_sessions", "Open Engine.IO sessions", engine_sessions);
 	gauge("chat_outboxd_gateway_rooms", "Rooms with at least one member", rooms.RoomCount());
+	if (membership) {
+		gauge("chat_outboxd_gateway_users", "Users (token subs) with a connected client", user_clients.Users());
+		gauge("chat_outboxd_gateway_membership_cache_users", "Users whose chats the membership cache holds",
+		      membership->Users());
+		gauge("chat_outboxd_gateway_membership_cache_bytes", "Bytes the membership cache holds (keys, chat ids, entries)",
+		      membership->Bytes());
+	}
 	conversation_counters.Render(&s);
 	if (outbox_status)
 		outbox_status->Render(&s);

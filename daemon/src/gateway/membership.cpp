@@ -23,6 +23,34 @@ Membership::Membership(Hub &hub, QueryQueue &queries, PgClient &pg, Conversation
 		if (channel == kMembersChannel)
 			OnNotify(payload);
 	});
+	hub_.OnUserGone([this](const std::string &sub) { Evict(sub); });
+}
+
+void
+Membership::Evict(const std::string &sub)
+{
+	auto it = users_.find(sub);
+	if (it == users_.end() || it->second.loading || hub_.HasClientsOf(sub))
+		return;
+	users_.erase(it);
+	// A hash map keeps its bucket array when emptied: after a storm of users who left, give it back
+	// (halving at least, so the rehashes cost O(1) per eviction over time).
+	if (users_.size() * 4 < users_.bucket_count())
+		users_.rehash(0);
+}
+
+size_t
+Membership::Bytes() const
+{
+	// A hash node holds the pair, a next pointer and the key's hash; a key longer than the string's
+	// inline buffer (15 bytes in libstdc++) has its own allocation.
+	constexpr size_t kInlineKey = 15;
+	size_t n = users_.bucket_count() * sizeof(void *);
+	for (const auto &[sub, e] : users_)
+		n += sizeof(std::pair<const std::string, Entry>) + 2 * sizeof(void *) +
+		     (sub.size() > kInlineKey ? sub.capacity() + 1 : 0) + e.chats.capacity() * sizeof(int64_t) +
+		     e.waiting.capacity() * sizeof(ChatsCallback);
+	return n;
 }
 
 void
@@ -88,6 +116,7 @@ Membership::Load(const std::string &sub)
 			Apply(sub, before, chats);
 		for (auto &cb : waiting)
 			cb(true, chats);
+		Evict(sub); // the connects that asked may all have been refused or gone
 	});
 }
 
@@ -139,9 +168,8 @@ Membership::Apply(const std::string &sub, const std::vector<int64_t> &before, co
 	std::set_difference(after.begin(), after.end(), before.begin(), before.end(), std::back_inserter(got));
 	if (gone.empty() && got.empty())
 		return;
-	// Every client is looked at: a change is rare next to messages, and a client's sub is not indexed.
-	for (const auto &c : hub_.AllClients()) {
-		if (!c->Admitted() || c->IsClosed() || c->sub != sub)
+	for (const auto &c : hub_.ClientsOf(sub)) {
+		if (c->IsClosed())
 			continue;
 		for (int64_t chat : gone) {
 			if (hub_.Revoke(*c, chat))

@@ -6,8 +6,13 @@
 // by the NOTIFYs of chat_outbox_members (sql/parts/members.sql), heard on the gateway's own Postgres
 // connection: NOTIFY is sent at commit, so a gateway never hears of a removal before it is visible,
 // and needs no other bus; after a reconnect (notifications may have been missed) every entry is read
-// again. A change is applied to every socket of the user on this gateway: a removed chat is left at
-// once, with a `removed` event; an added one may be joined at once.
+// again. A change is applied to every socket of the user on this gateway (the Hub's index by sub): a
+// removed chat is left at once, with a `removed` event; an added one may be joined at once.
+//
+// An entry lives while the user has an admitted socket here or a connect of the user waits for it:
+// it goes when the user's last socket goes (Hub::OnUserGone) and, after a read, when no socket of the
+// user was admitted with it (the connect was refused or gone). So the cache is bounded by the users
+// connected, and a gateway that saw many users come and go holds only those still here.
 #pragma once
 
 #include <cstdint>
@@ -38,8 +43,9 @@ class Membership {
 	void ChatsOf(const std::string &sub, ChatsCallback cb);
 	// PostgresUp: the connection is (re)established: LISTEN again, and read every cached user again.
 	void PostgresUp();
-	// Users: the entries held (for tests and /metrics).
+	// Users: the entries held; Bytes: what they hold (keys, chat ids, entries), for /metrics.
 	size_t Users() const { return users_.size(); }
+	size_t Bytes() const;
 
   private:
 	struct Entry {
@@ -50,6 +56,8 @@ class Membership {
 		std::vector<ChatsCallback> waiting;
 	};
 	void OnNotify(const std::string &payload);
+	// Evict drops sub's entry unless a socket of the user is here or a read of it is out.
+	void Evict(const std::string &sub);
 	void Load(const std::string &sub);
 	// Apply takes the sub's sockets from chats it left and lets them into chats it got.
 	void Apply(const std::string &sub, const std::vector<int64_t> &before, const std::vector<int64_t> &after);

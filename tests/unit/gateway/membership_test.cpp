@@ -76,3 +76,26 @@ TEST(MemberTokens, NeedSubNotChats)
 	EXPECT_EQ(verdict(R"({"exp":1700000100,"sub":")" + std::string(201, 'x') + "\"}", membership), "bad sub");
 	EXPECT_EQ(verdict(R"({"exp":1700000100,"sub":"u"})", jwt::Policy{"s3cret"}), "chats missing"); // token mode
 }
+
+TEST(MemberTokens, RequestedChatsWaitForTheMembership)
+{
+	// a token without a chats claim: the requested chats are checked against the membership, not the token
+	const int64_t now = 1700000000;
+	jwt::Policy membership{"s3cret", {}, {}, true};
+	const std::string token = jwt::Sign(R"({"exp":1700000100,"sub":"u"})", "s3cret");
+	AuthResult r = Authorize(token, membership, now, std::vector<int64_t>{2});
+	ASSERT_TRUE(r.ok) << r.reason;
+	MemberRooms(&r, {1, 2}, std::vector<int64_t>{2});
+	EXPECT_TRUE(r.ok);
+	EXPECT_EQ(r.rooms, std::vector<int64_t>{2});
+	AuthResult outside = Authorize(token, membership, now, std::vector<int64_t>{5});
+	ASSERT_TRUE(outside.ok);
+	MemberRooms(&outside, {1, 2}, std::vector<int64_t>{5});
+	EXPECT_FALSE(outside.ok);
+	EXPECT_EQ(outside.reason, "chat 5 is not a chat of this user");
+	// with a chats claim, a requested chat outside the claim is refused by the token at once
+	AuthResult claimed = Authorize(jwt::Sign(R"({"exp":1700000100,"sub":"u","chats":[1]})", "s3cret"), membership, now,
+	                               std::vector<int64_t>{2});
+	EXPECT_FALSE(claimed.ok);
+	EXPECT_EQ(claimed.reason, "chat 2 is not in the token");
+}

@@ -61,6 +61,10 @@ Authorize(std::string_view token, const jwt::Policy &policy, int64_t now,
 	r.expires_at = claims.exp;
 	r.sub = claims.sub;
 	r.name = claims.name;
+	if (policy.membership && !claims.has_chats) {
+		r.ok = true; // the requested chats wait for the membership (MemberRooms)
+		return r;
+	}
 	r.ok = PickRooms(&r, requested, "is not in the token");
 	return r;
 }

@@ -31,6 +31,8 @@ struct AuthResult {
 
 // Authorize verifies the token and picks the rooms. A requested chat outside the token refuses the
 // whole connection ("forbidden") rather than silently dropping it, so a client bug shows at once.
+// With --authz membership and no chats claim it picks nothing: the requested chats are checked
+// against the membership by MemberRooms.
 AuthResult Authorize(std::string_view token, const jwt::Policy &policy, int64_t now,
                      const std::optional<std::vector<int64_t>> &requested);
 
