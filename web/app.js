@@ -11,6 +11,10 @@
 //    "edited" / "deleted" on both sides.
 //  - Presence, typing, read receipts (this page reports how far it has read what is on screen) and
 //    unread counts per chat.
+//  - Membership (a gateway with --authz membership): `removed` {chat_id} ends this user's part in a
+//    chat: the chat is marked removed in the selector, a notice says so while it is shown, and
+//    writing, editing and deleting there are disabled (the gateway would refuse them); what was shown
+//    before stays. A reload shows only the chats the user is still in.
 // Parameters come from the URL fragment (never sent to the server) or the query:
 //   #token=<jwt>&side=Workers&other=Consumers&chat=42
 'use strict';
@@ -63,6 +67,7 @@
 		next: null, more: true, loading: false, loaded: false, refreshing: false,
 		unread: 0, myRead: 0, reads: new Map(), users: [], typing: new Map(),
 		newest: null, // the received message with the highest seq: what a read report names
+		removed: false, // `removed`: this user is no longer a member (final for this page)
 		shownUpTo: '', // created_at of the last of this side's messages the other side's gateway pushed
 	}]));
 	const userKey = (u) => `${u.service}\t${u.sub}`;
@@ -78,8 +83,9 @@
 		renderTyping();
 		renderReads();
 		renderOlder();
+		renderRemoved();
 		const s = chatState.get(chat);
-		if (!s.loaded && own.connected) loadOlder(chat);
+		if (!s.loaded && !s.removed && own.connected) loadOlder(chat);
 		scrollToEnd();
 		maybeRead();
 	}
@@ -88,6 +94,7 @@
 		if (chats.length < 2) return;
 		for (const opt of $('chat').options) {
 			const s = chatState.get(Number(opt.value));
+			if (s.removed) continue;
 			opt.dataset.unread = String(s.unread);
 			opt.textContent = `chat ${opt.value}${s.unread ? ` · ${s.unread >= 1000 ? '1000+' : s.unread} unread` : ''}`;
 		}
@@ -174,7 +181,7 @@
 	// ownControls: Edit and Delete on this user's own stored messages, while not deleted.
 	function ownControls(li) {
 		const mineNow = li.classList.contains('mine') && claim.sub && li.dataset.sender === claim.sub &&
-			li.dataset.deleted !== 'true' && li.dataset.id;
+			li.dataset.deleted !== 'true' && li.dataset.id && !chatState.get(Number(li.dataset.chat))?.removed;
 		const meta = li.querySelector('.meta');
 		if (!mineNow) {
 			meta.querySelectorAll('button.edit-button, button.delete-button').forEach((b) => b.remove());
@@ -339,6 +346,7 @@
 	async function reportRead() {
 		if (document.visibilityState !== 'visible' || !own.connected || !claim.sub) return;
 		const s = chatState.get(chat);
+		if (s.removed) return;
 		const li = s.newest;
 		if (!li || Number(li.dataset.seq) <= s.myRead || !inView(li)) return;
 		const c = chat, seq = Number(li.dataset.seq);
@@ -429,9 +437,9 @@
 		if (connState === 'reconnecting') {
 			missed = 0;
 			showConn('back', `back · ${own.recovered ? 'missed messages filled in' : 'reloaded'}`);
-			for (const c of chats) refreshNewest(c);
+			for (const c of chats) if (!chatState.get(c).removed) refreshNewest(c);
 		} else showConn('connected', 'connected');
-		if (!chatState.get(chat).loaded) loadOlder(chat);
+		if (!chatState.get(chat).loaded && !chatState.get(chat).removed) loadOlder(chat);
 		sendButton();
 	});
 	own.on('message', (m) => {
@@ -473,6 +481,24 @@
 	own.on('message_deleted', (e) => {
 		const li = byId.get(e.id);
 		if (li) setChange(li, e);
+	});
+	own.on('removed', ({ chat_id: c }) => {
+		const s = chatState.get(c);
+		if (!s || s.removed) return;
+		s.removed = true;
+		s.typing.clear();
+		s.users = [];
+		const opt = $('chat').querySelector(`option[value="${c}"]`);
+		if (opt) {
+			opt.disabled = true;
+			opt.textContent = `chat ${c} · removed`;
+		}
+		for (const li of list.querySelectorAll(`li[data-chat="${c}"]`)) {
+			li.querySelector('form.edit')?.remove();
+			ownControls(li);
+		}
+		document.body.dataset.removed = chats.filter((x) => chatState.get(x).removed).join(',');
+		if (c === chat) showChat();
 	});
 	own.on('shown', (e) => {
 		let unknown = false;
@@ -555,7 +581,20 @@
 
 	// ---- sending ----
 	function sendButton() {
-		$('send-button').disabled = !own.connected;
+		const removed = chatState.get(chat).removed;
+		$('send-button').disabled = !own.connected || removed;
+		$('body').disabled = removed;
+	}
+
+	// renderRemoved: the notice of a chat this user was removed from, and no writing there.
+	function renderRemoved() {
+		const removed = chatState.get(chat).removed;
+		const others = chats.some((c) => !chatState.get(c).removed);
+		$('removed').textContent = removed ? `You were removed from chat ${chat}: nothing new arrives here and you cannot write here` +
+			(others ? '. Pick another chat above.' : '.') : '';
+		$('removed').hidden = !removed;
+		$('removed').dataset.chat = removed ? String(chat) : '';
+		sendButton();
 	}
 
 	function send(li, body, chatId) {
@@ -591,7 +630,7 @@
 	$('send').addEventListener('submit', (ev) => {
 		ev.preventDefault();
 		const body = $('body').value;
-		if (!body.trim()) return;
+		if (!body.trim() || chatState.get(chat).removed) return;
 		$('body').value = '';
 		if (lastTyping && own.connected && claim.sub) own.emit('typing', { chat_id: chat, typing: false });
 		lastTyping = 0;
