@@ -1,7 +1,15 @@
 // bench/membership/connect.mjs - connects SOCKETS /ws clients, each a user of its own, to one daemon
-// and reports how long until every welcome arrived, per-socket connect times and the daemon's RSS
-// (run by bench/membership/run.sh, once per --authz mode, in the same run).
-//   node connect.mjs <port> <pid> <token|membership> <sockets> <batch>
+// and reports how long until every welcome arrived, per-socket connect times, the daemon's RSS and,
+// in membership mode, what its membership cache holds (run by bench/membership/run.sh, once per
+// --authz mode, in the same run).
+//   node connect.mjs <port> <pid> <token|membership> <sockets> <batch> [chat size]
+// User i is in 5 chats, shared with the users of its group of <chat size> (default 10):
+// chats g*5+1 .. g*5+5 with g = floor(i / chat size), as run.sh fills chat_outbox.members.
+//
+// A connect that fails before its welcome (a reset, a refusal, a close, no welcome within 60 s) is
+// counted by why and tried again after a backoff (100 ms doubling to 2 s, with jitter), at most
+// ATTEMPTS times; a socket that fails after its welcome is counted as dropped. Nothing ends the run
+// early: the report says how many were welcomed, retried, failed and dropped.
 import { readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 
@@ -9,46 +17,109 @@ import { createRequire } from 'node:module';
 const require = createRequire(new URL('../../tests/package.json', import.meta.url));
 const WebSocket = require('ws');
 const jwt = require('jsonwebtoken');
-const [port, pid, mode, sockets, batch] = process.argv.slice(2);
-const N = Number(sockets), B = Number(batch);
+const [port, pid, mode, sockets, batch, chatSize = '10'] = process.argv.slice(2);
+const N = Number(sockets), B = Number(batch), G = Number(chatSize);
+const ATTEMPTS = 8;
 const SECRET = process.env.CHAT_OUTBOXD_JWT_SECRET;
-const CHATS = [1, 2, 3, 4, 5];
+const CHATS_PER_USER = 5;
+const chatsOf = (i) => Array.from({ length: CHATS_PER_USER }, (_, k) => Math.floor(i / G) * CHATS_PER_USER + k + 1);
 const exp = Math.floor(Date.now() / 1000) + 3600;
 // the same chats either way: in the token (token mode), or in chat_outbox.members (membership mode)
-const tokenOf = (i) => jwt.sign(mode === 'token' ? { sub: `user-${i}`, chats: CHATS, exp } : { sub: `user-${i}`, exp }, SECRET,
+const tokenOf = (i) => jwt.sign(mode === 'token' ? { sub: `user-${i}`, chats: chatsOf(i), exp } : { sub: `user-${i}`, exp }, SECRET,
 	{ algorithm: 'HS256' });
 const rssKb = () => Number(readFileSync(`/proc/${pid}/status`, 'utf8').match(/VmRSS:\s+(\d+)/)[1]);
+const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
+const metric = async (name) => {
+	const text = await (await fetch(`http://127.0.0.1:${port}/metrics`)).text();
+	const m = text.match(new RegExp(`^${name} (\\S+)$`, 'm'));
+	return m ? Number(m[1]) : null;
+};
 const tokens = Array.from({ length: N }, (_, i) => tokenOf(i));
 
 const open = [];
 const times = [];
-const connectOne = (i) => new Promise((resolve, reject) => {
-	const t0 = performance.now();
+const failures = {}; // why a connect attempt failed -> count
+let retries = 0, failed = 0, dropped = 0;
+const count = (why) => { failures[why] = (failures[why] || 0) + 1; };
+
+// attempt: one connect, resolved with the socket once welcomed, rejected with why it was not.
+const attempt = (i) => new Promise((resolve, reject) => {
 	const ws = new WebSocket(`ws://127.0.0.1:${port}/ws?token=${tokens[i]}`, { perMessageDeflate: false });
-	const timer = setTimeout(() => reject(new Error('connect timeout')), 60000);
-	ws.on('error', reject);
-	ws.on('close', (code, reason) => reject(new Error(`closed ${code} ${reason}`)));
-	ws.once('message', (data) => {
+	let state = 'connecting'; // -> 'welcomed' (resolved) | 'failed' (rejected) | 'closed by us'
+	ws.end = () => {
+		state = 'closed by us';
+		ws.terminate();
+	};
+	const fail = (why) => {
+		if (state !== 'connecting') return;
+		state = 'failed';
 		clearTimeout(timer);
+		ws.terminate();
+		reject(new Error(why));
+	};
+	const timer = setTimeout(() => fail('no welcome within 60 s'), 60000);
+	ws.on('error', (e) => fail(e.code || e.message)); // after the welcome, the close that follows counts it
+	ws.on('close', (code) => {
+		if (state === 'welcomed') dropped++;
+		else fail(`closed ${code}`);
+	});
+	ws.once('message', (data) => {
 		const f = JSON.parse(data.toString());
-		if (f.type !== 'welcome' || f.chats.length !== CHATS.length) return reject(new Error(`not welcomed: ${data}`));
-		times.push(performance.now() - t0);
-		open.push(ws);
-		resolve();
+		if (f.type !== 'welcome' || f.chats.join() !== chatsOf(i).join()) return fail(`not welcomed: ${String(data).slice(0, 80)}`);
+		if (state !== 'connecting') return;
+		state = 'welcomed';
+		clearTimeout(timer);
+		resolve(ws);
 	});
 });
 
+async function connectOne(i) {
+	const t0 = performance.now();
+	let backoff = 100;
+	for (let n = 1; n <= ATTEMPTS; n++) {
+		try {
+			open.push(await attempt(i));
+			times.push(performance.now() - t0);
+			return;
+		} catch (e) {
+			count(e.message);
+			if (n === ATTEMPTS) break;
+			retries++;
+			await sleep(backoff / 2 + Math.random() * backoff / 2);
+			backoff = Math.min(backoff * 2, 2000);
+		}
+	}
+	failed++;
+}
+
 const rssBefore = rssKb();
+const cacheBefore = await metric('chat_outboxd_gateway_membership_cache_bytes');
 const start = performance.now();
 for (let i = 0; i < N; i += B)
 	await Promise.all(Array.from({ length: Math.min(B, N - i) }, (_, k) => connectOne(i + k)));
 const seconds = (performance.now() - start) / 1000;
-await new Promise((r) => setTimeout(r, 500));
+await sleep(500);
 const rssAfter = rssKb();
+const cacheUsers = await metric('chat_outboxd_gateway_membership_cache_users');
+const cacheBytes = await metric('chat_outboxd_gateway_membership_cache_bytes');
 times.sort((a, b) => a - b);
-const pct = (p) => times[Math.min(times.length - 1, Math.floor(p * times.length))].toFixed(1);
-console.log(JSON.stringify({ mode, sockets: N, batch: B, seconds: Number(seconds.toFixed(2)), per_second: Math.round(N / seconds),
-	p50_ms: Number(pct(0.5)), p99_ms: Number(pct(0.99)), max_ms: Number(times[times.length - 1].toFixed(1)),
+const pct = (p) => (times.length ? Number(times[Math.min(times.length - 1, Math.floor(p * times.length))].toFixed(1)) : null);
+const report = {
+	mode, sockets: N, batch: B, chat_size: G, welcomed: open.length, retries, failed, dropped_after_welcome: dropped, failures,
+	seconds: Number(seconds.toFixed(2)), per_second: Math.round(open.length / seconds),
+	p50_ms: pct(0.5), p99_ms: pct(0.99), max_ms: pct(1),
 	rss_before_mb: Math.round(rssBefore / 1024), rss_after_mb: Math.round(rssAfter / 1024),
-	rss_per_socket_kb: Number(((rssAfter - rssBefore) / N).toFixed(2)) }));
-for (const ws of open) ws.terminate();
+	rss_per_socket_kb: Number(((rssAfter - rssBefore) / Math.max(1, open.length)).toFixed(2)),
+};
+if (cacheBytes !== null) {
+	// membership mode: the cache's own share of the memory, per user, and whether it empties once all left
+	Object.assign(report, { cache_users: cacheUsers, cache_kb: Number((cacheBytes / 1024).toFixed(1)),
+		cache_bytes_per_user: Math.round((cacheBytes - (cacheBefore || 0)) / Math.max(1, cacheUsers)) });
+}
+for (const ws of open) ws.end();
+if (cacheBytes !== null) {
+	for (let i = 0; i < 100 && (await metric('chat_outboxd_gateway_membership_cache_users')) > 0; i++) await sleep(100);
+	report.cache_users_after_close = await metric('chat_outboxd_gateway_membership_cache_users');
+	report.rss_after_close_mb = Math.round(rssKb() / 1024);
+}
+console.log(JSON.stringify(report));
