@@ -1,5 +1,6 @@
 // bench/membership/connect.mjs - connects SOCKETS /ws clients, each a user of its own, to one daemon
-// and reports how long until every welcome arrived, per-socket connect times, the daemon's RSS and,
+// and reports how long until every welcome arrived (and every chat_state of the joins), per-socket
+// connect times, the daemon's RSS once that settled and,
 // in membership mode, what its membership cache holds (run by bench/membership/run.sh, once per
 // --authz mode, in the same run).
 //   node connect.mjs <port> <pid> <token|membership> <sockets> <batch> [chat size]
@@ -39,7 +40,7 @@ const tokens = Array.from({ length: N }, (_, i) => tokenOf(i));
 const open = [];
 const times = [];
 const failures = {}; // why a connect attempt failed -> count
-let retries = 0, failed = 0, dropped = 0;
+let retries = 0, failed = 0, dropped = 0, chatStates = 0;
 const count = (why) => { failures[why] = (failures[why] || 0) + 1; };
 
 // attempt: one connect, resolved with the socket once welcomed, rejected with why it was not.
@@ -63,8 +64,12 @@ const attempt = (i) => new Promise((resolve, reject) => {
 		if (state === 'welcomed') dropped++;
 		else fail(`closed ${code}`);
 	});
-	ws.once('message', (data) => {
+	ws.on('message', (data) => {
 		const f = JSON.parse(data.toString());
+		if (state === 'welcomed') {
+			if (f.type === 'chat_state') chatStates++;
+			return;
+		}
 		if (f.type !== 'welcome' || f.chats.join() !== chatsOf(i).join()) return fail(`not welcomed: ${String(data).slice(0, 80)}`);
 		if (state !== 'connecting') return;
 		state = 'welcomed';
@@ -98,6 +103,11 @@ const start = performance.now();
 for (let i = 0; i < N; i += B)
 	await Promise.all(Array.from({ length: Math.min(B, N - i) }, (_, k) => connectOne(i + k)));
 const seconds = (performance.now() - start) / 1000;
+// The joins of a welcome go on after it (presence in Redis, chat_state from Postgres): the memory is
+// measured once every welcomed socket has its 5 chat_state (or after 120 s, reported as not settled).
+const settledBy = performance.now() + 120000;
+while (chatStates < open.length * CHATS_PER_USER && performance.now() < settledBy) await sleep(50);
+const settledSeconds = (performance.now() - start) / 1000;
 await sleep(500);
 const rssAfter = rssKb();
 const cacheUsers = await metric('chat_outboxd_gateway_membership_cache_users');
@@ -108,6 +118,7 @@ const report = {
 	mode, sockets: N, batch: B, chat_size: G, welcomed: open.length, retries, failed, dropped_after_welcome: dropped, failures,
 	seconds: Number(seconds.toFixed(2)), per_second: Math.round(open.length / seconds),
 	p50_ms: pct(0.5), p99_ms: pct(0.99), max_ms: pct(1),
+	chat_states: chatStates, settled_seconds: Number(settledSeconds.toFixed(2)),
 	rss_before_mb: Math.round(rssBefore / 1024), rss_after_mb: Math.round(rssAfter / 1024),
 	rss_per_socket_kb: Number(((rssAfter - rssBefore) / Math.max(1, open.length)).toFixed(2)),
 };

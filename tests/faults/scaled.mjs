@@ -9,13 +9,15 @@
 // restart drops sockets and never moves a lease. On every gateway: a Socket.IO client with default
 // transports (resumes by connection state recovery: pid + offset), a websocket-only Socket.IO client
 // (resumes with auth.since) and a /ws client (reconnects with ?since=). Messages: one send_message loop
-// per chat over many chats (the relay spreads them over the partitions), and a real bullmq Queue adding
-// to partition 1 (on shard 1) for its own chat. Faults: a consumer holding leases SIGKILLed and
+// per chat over many chats (the relay spreads them over the partitions), mixed with edits and deletes
+// of the messages just sent (soak_lib.mjs's chatSender), and a real bullmq Queue adding to partition 1
+// (on shard 1) for its own chat. Faults: a consumer holding leases SIGKILLed and
 // restarted, a consumer joining (and, at random, leaving by SIGTERM), a gateway restarted (SIGTERM or
 // SIGKILL), a Redis shard SIGKILLed and restarted from its AOF.
 // At the end, against the inbox (the record) and what Postgres committed: every client was shown every
-// message of its chats once, per chat in send order and overall in seq order; every sent row and every
-// acknowledged Queue.add reached the inbox once; nothing is left unsent.
+// message of its chats once, per chat in send order and overall in seq order, and every edit and delete
+// Postgres committed once, after its message; every sent row and every acknowledged Queue.add reached
+// the inbox once, and every change as one event row; nothing is left unsent.
 //   node scaled.mjs [--seed N] [--seconds S] [--chats C] [--scripted]
 import { execSync } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
@@ -25,7 +27,7 @@ import { Queue } from 'bullmq';
 import { token } from '../harness/jwt.mjs';
 import { Daemon } from '../harness/daemon.mjs';
 import { redis, postgres, waitUntil, sleep, env } from './procs.mjs';
-import { opt, flag, mulberry32, between, chatSender, faultSchedule } from './soak_lib.mjs';
+import { opt, flag, mulberry32, between, chatSender, faultSchedule, Shown } from './soak_lib.mjs';
 
 const seed = opt('seed', Math.floor(Math.random() * 2 ** 31));
 const SECONDS = opt('seconds', 90);
@@ -77,23 +79,10 @@ const running = (d) => d.proc && d.proc.exitCode === null && d.proc.signalCode =
 const chats = Array.from({ length: CHATS }, (_, c) => 1000 + c);
 const allChats = [...chats, QUEUE_CHAT];
 
-// A client records what it is shown: count per id, per-chat order by body ("c<chat> #<k>"), seq order.
+// A client records what it is shown (Shown, soak_lib.mjs): count per id, per-chat order by body
+// ("c<chat> #<k>"), seq order, and the edits and deletes of the messages.
 function recorder(name, kind, port, watches) {
-	const c = { name, kind, port, watches, seen: new Map(), lastSeq: 0, perChat: new Map(), chatOrder: 0, seqOrder: 0 };
-	c.show = (m) => {
-		const n = (c.seen.get(m.id) ?? 0) + 1;
-		c.seen.set(m.id, n);
-		if (n > 1) return; // counted as twice, not as out of order
-		const seq = Number(m.seq);
-		if (seq <= c.lastSeq) c.seqOrder++;
-		c.lastSeq = Math.max(c.lastSeq, seq);
-		const [, chat, k] = /^c(\d+) #(\d+)$/.exec(m.body) || [];
-		if (chat === undefined) return;
-		const prev = c.perChat.get(chat) ?? -1;
-		if (Number(k) <= prev) c.chatOrder++;
-		c.perChat.set(chat, Math.max(prev, Number(k)));
-	};
-	return c;
+	return { name, kind, port, watches, shown: new Shown() };
 }
 
 function sioClient(name, port, watches, websocketOnly) {
@@ -101,11 +90,11 @@ function sioClient(name, port, watches, websocketOnly) {
 	const t = token(watches, { sub: name, ttlSeconds: 7200 });
 	// default transports: the library's connection state recovery (pid + offset) resumes it;
 	// websocket-only: auth.since with the highest seq it was shown.
-	const auth = websocketOnly ? (cb) => cb({ token: t, since: c.lastSeq }) : { token: t };
+	const auth = websocketOnly ? (cb) => cb({ token: t, since: c.shown.lastSeq }) : { token: t };
 	c.socket = io(`http://127.0.0.1:${port}`, {
 		auth, reconnectionDelay: 100, reconnectionDelayMax: 1000, ...(websocketOnly ? { transports: ['websocket'] } : {}),
 	});
-	c.socket.on('message', (m) => c.show(m));
+	c.shown.listen(c.socket);
 	c.ready = () => c.socket.connected;
 	c.close = () => c.socket.close();
 	return c;
@@ -114,8 +103,8 @@ function sioClient(name, port, watches, websocketOnly) {
 function wsClient(name, port, watches) {
 	const c = recorder(name, '/ws', port, watches);
 	const t = token(watches, { sub: name, ttlSeconds: 7200 });
-	const ws = resumingWs(() => `ws://127.0.0.1:${port}/ws?token=${t}&since=${c.lastSeq}`,
-		(f) => { if (f.type === 'message') c.show(f.message); }, { minDelay: 200, maxDelay: 1000 });
+	const ws = resumingWs(() => `ws://127.0.0.1:${port}/ws?token=${t}&since=${c.shown.lastSeq}`,
+		(f) => c.shown.frame(f), { minDelay: 200, maxDelay: 1000 });
 	c.ready = ws.connected;
 	c.close = ws.close;
 	return c;
@@ -216,7 +205,7 @@ const clients = gateways.flatMap((g, i) => {
 await waitUntil('clients to connect', () => clients.every((c) => c.ready()), 15000);
 
 const sent = { ok: 0, failed: 0, sending: true };
-const senders = chats.map((chat) => chatSender(SENDER, chat, sent, paceRand));
+const senders = chats.map((chat) => chatSender(SENDER, chat, sent, paceRand, { changes: true }));
 await waitUntil('the relay to write the layout key', () => redisGet(0, `bull:${QUEUE}:partitions`) === String(PARTITIONS), 20000);
 await waitUntil('the two consumers to share the partitions', () => leaseHolders().length === 2, 20000);
 say(`leases: ${holders().join(' ')}`);
@@ -238,14 +227,18 @@ if (SCRIPTED) {
 sent.sending = false;
 queueAdds.running = false;
 await Promise.all([...senders, producer]);
-say(`sending stopped: ${sent.ok} send_message acknowledged, ${sent.failed} failed or unknown (Postgres decides); ` +
+say(`sending stopped: ${sent.ok} send_message and ${sent.changes ?? 0} edits or deletes acknowledged, ${sent.failed} failed or unknown (Postgres decides); ` +
 	`${queueAdds.acknowledged.length} Queue.add acknowledged, ${queueAdds.failed} failed`);
 
 // Truth: the inbox (the record) for the chats, once it holds every row Postgres committed and every
 // acknowledged Queue.add (or the deadline passed: then they count as missing from the inbox). Then wait
 // until every client has been shown all of its chats' rows.
-const sentRows = await postgres.query(`SELECT id::text FROM ${SENDER}.messages WHERE chat_id = ANY($1::bigint[])`, [chats]);
-const inboxRows = () => postgres.query('SELECT message_id::text AS id, chat_id::int AS chat FROM workers.inbox WHERE chat_id = ANY($1::bigint[])', [allChats]);
+const sentRows = await postgres.query(`SELECT id::text, version FROM ${SENDER}.messages WHERE chat_id = ANY($1::bigint[])`, [chats]);
+const versions = new Map(sentRows.map((r) => [r.id, r.version])); // edits and deletes Postgres committed; a Queue.add has none
+const changed = sentRows.reduce((n, r) => n + r.version, 0);
+// the messages of the inbox (its edit and delete rows are counted apart, against versions)
+const inboxRows = async () => (await postgres.query(`SELECT message_id::text AS id, chat_id::int AS chat FROM workers.inbox
+	WHERE chat_id = ANY($1::bigint[]) AND target IS NULL`, [allChats])).map((r) => ({ ...r, version: versions.get(r.id) ?? 0 }));
 let rows = [];
 let inboxIds = new Set();
 const notInInbox = () => sentRows.filter((r) => !inboxIds.has(r.id)).length + queueAdds.acknowledged.filter((id) => !inboxIds.has(id)).length;
@@ -255,7 +248,7 @@ await waitUntil('the inbox to hold every sent message and every acknowledged job
 	return notInInbox() === 0;
 }, SCRIPTED ? 30000 : 90000, 250).catch((e) => say(e.message));
 const truthFor = (c) => rows.filter((r) => c.watches.includes(r.chat));
-const missing = (c) => truthFor(c).filter((r) => !c.seen.has(r.id)).length;
+const missing = (c) => c.shown.missing(truthFor(c));
 await waitUntil('every client to be shown every message of its chats', () => clients.every((c) => missing(c) === 0), SCRIPTED ? 30000 : 90000)
 	.catch((e) => say(e.message));
 await sleep(1000);
@@ -265,24 +258,26 @@ const [{ distinct }] = await postgres.query('SELECT count(DISTINCT message_id)::
 const [{ total }] = await postgres.query('SELECT count(*)::int AS total FROM workers.inbox');
 const missingFromInbox = notInInbox();
 const lost = clients.reduce((n, c) => n + missing(c), 0);
-const twice = clients.reduce((n, c) => n + [...c.seen.values()].filter((v) => v > 1).length, 0);
-const chatOrder = clients.reduce((n, c) => n + c.chatOrder, 0);
-const seqOrder = clients.reduce((n, c) => n + c.seqOrder, 0);
+const twice = clients.reduce((n, c) => n + c.shown.twice(), 0);
+const chatOrder = clients.reduce((n, c) => n + c.shown.chatOrder, 0);
+const seqOrder = clients.reduce((n, c) => n + c.shown.seqOrder, 0);
+const [{ events }] = await postgres.query('SELECT count(*)::int AS events FROM workers.inbox WHERE chat_id = ANY($1::bigint[]) AND target IS NOT NULL', [chats]);
 console.log('');
 console.log(`faults injected: ${Object.entries(faults).map(([k, v]) => `${k} ${v}`).join(', ') || 'none'}`);
-console.log(`messages: ${sentRows.length} sent with send_message, ${queueAdds.acknowledged.length} added by a bullmq Queue; ` +
+console.log(`messages: ${sentRows.length} sent with send_message (+ ${changed} edits and deletes, ${events} in the inbox), ${queueAdds.acknowledged.length} added by a bullmq Queue; ` +
 	`inbox ${rows.length} (${total - distinct} duplicate ids), missing from the inbox ${missingFromInbox}, unsent ${unsent}`);
 console.log(`clients ${clients.length}: lost ${lost}   shown twice ${twice}   out of order per chat ${chatOrder}   out of seq order ${seqOrder}`);
 for (const c of clients) {
-	const gone = truthFor(c).filter((r) => !c.seen.has(r.id)).slice(0, 5);
-	const line = `  ${c.name} (${c.kind}, gateway port ${c.port}): shown ${c.seen.size} of ${truthFor(c).length}`;
-	if (gone.length || c.chatOrder || c.seqOrder) {
+	const gone = truthFor(c).filter((r) => !c.shown.seen.has(r.id)).slice(0, 5);
+	const line = `  ${c.name} (${c.kind}, gateway port ${c.port}): shown ${c.shown.seen.size} of ${truthFor(c).length}, ` +
+		`missing ${missing(c)} with the changes`;
+	if (gone.length || c.shown.chatOrder || c.shown.seqOrder) {
 		const where = gone.length ? await postgres.query(`SELECT chat_id, seq FROM workers.inbox WHERE message_id = ANY($1::uuid[]) ORDER BY seq`, [gone.map((r) => r.id)]) : [];
 		console.log(`${line}; never shown: ${where.map((w) => `seq ${w.seq} (chat ${w.chat_id})`).join(', ') || '-'}; ` +
-			`out of order ${c.chatOrder}, out of seq order ${c.seqOrder}`);
+			`out of order ${c.shown.chatOrder}, out of seq order ${c.shown.seqOrder}`);
 	} else console.log(line);
 }
-if (lost || twice || chatOrder || seqOrder || unsent || missingFromInbox || total !== distinct || sentRows.length === 0 || queueAdds.acknowledged.length === 0) failed = true;
+if (lost || twice || chatOrder || seqOrder || unsent || missingFromInbox || events !== changed || total !== distinct || sentRows.length === 0 || queueAdds.acknowledged.length === 0) failed = true;
 clients.forEach((c) => c.close());
 for (const d of [...gateways, ...consumers]) if (running(d)) await stopClean(d);
 console.log(failed ? `FAIL (seed ${seed})` : 'PASS');

@@ -18,7 +18,7 @@ import { io } from 'socket.io-client';
 import WebSocket from 'ws';
 import { token } from '../harness/jwt.mjs';
 import { DIRECTIONS, receivingDaemon, redis, postgres, waitUntil, sleep, env } from './procs.mjs';
-import { opt, mulberry32, between as pickBetween, chatSender as sendLoop, faultSchedule } from './soak_lib.mjs';
+import { opt, mulberry32, between as pickBetween, chatSender as sendLoop, faultSchedule, Shown } from './soak_lib.mjs';
 
 const seed = opt('seed', Math.floor(Math.random() * 2 ** 31));
 const SECONDS = opt('seconds', 90);
@@ -43,36 +43,15 @@ const sides = Object.entries(DIRECTIONS).map(([name, d], i) => ({
 		extra: ['--lock-duration', '3000', '--stalled-interval', '2000'] }),
 }));
 
-// Clients: each watches every chat of its side; it resumes from the highest seq it saw.
+// Clients: each watches every chat of its side; it resumes from the highest seq it saw. What it is
+// shown is counted by Shown (soak_lib.mjs), messages and their edits and deletes alike.
 function client(side, k) {
-	const c = { name: `${side.receiver}#${k}`, seen: new Map(), lastSeq: 0, total: 0 };
+	const c = { name: `${side.receiver}#${k}`, shown: new Shown() };
 	const t = token([...side.chats, side.lateChat], { sub: c.name, ttlSeconds: 7200 });
 	c.socket = io(`http://127.0.0.1:${side.daemon.port}`, {
-		auth: (cb) => cb({ token: t, since: c.lastSeq }), reconnectionDelay: 100, reconnectionDelayMax: 1000,
+		auth: (cb) => cb({ token: t, since: c.shown.lastSeq }), reconnectionDelay: 100, reconnectionDelayMax: 1000,
 	});
-	// changes: message id -> the seqs of its edit and delete events shown
-	c.changes = new Map();
-	const change = (e) => {
-		if (!c.seen.has(e.id)) c.violations = (c.violations ?? 0) + 1; // a change before its message
-		const seqs = c.changes.get(e.id) ?? new Map();
-		seqs.set(e.seq, (seqs.get(e.seq) ?? 0) + 1);
-		c.changes.set(e.id, seqs);
-		c.lastSeq = Math.max(c.lastSeq, Number(e.seq));
-	};
-	c.socket.on('message_edited', change);
-	c.socket.on('message_deleted', change);
-	c.socket.on('message', (m) => {
-		if (!c.seen.has(m.id)) c.seen.set(m.id, 0);
-		c.seen.set(m.id, c.seen.get(m.id) + 1);
-		c.total++;
-		c.lastSeq = Math.max(c.lastSeq, Number(m.seq));
-		const [, chat, k] = /^c(\d+) #(\d+)( edited)?$/.exec(m.body) || []; // shown already edited, or deleted ('')
-		if (chat === undefined) return;
-		c.order ??= new Map();
-		const prev = c.order.get(chat) ?? -1;
-		if (Number(k) <= prev) c.violations = (c.violations ?? 0) + 1;
-		c.order.set(chat, Math.max(prev, Number(k)));
-	});
+	c.shown.listen(c.socket);
 	return c;
 }
 
@@ -204,8 +183,7 @@ for (const side of sides) {
 	truth[side.name] = await postgres.query(`SELECT id::text, chat_id::int, version FROM ${side.sender}.messages WHERE chat_id = ANY($1::bigint[])`, [chats]);
 }
 // a message not shown, and each of its changes not shown, count one each
-const missing = (side, c) => truth[side.name].reduce((n, m) =>
-	n + (c.seen.has(m.id) ? 0 : 1) + Math.max(0, m.version - (c.changes.get(m.id)?.size ?? 0)), 0);
+const missing = (side, c) => c.shown.missing(truth[side.name]);
 await waitUntil('every client to be shown every committed message', () =>
 	sides.every((side) => side.clients.every((c) => missing(side, c) === 0)), 90000).catch((e) => say(e.message));
 await sleep(1000);
@@ -221,13 +199,12 @@ for (const side of sides) {
 		[[...side.chats, side.lateChat]]);
 	const changed = rows.reduce((n, m) => n + m.version, 0);
 	const lost = Math.max(...side.clients.map((c) => missing(side, c)));
-	const twice = side.clients.reduce((n, c) => n + [...c.seen.values()].filter((v) => v > 1).length +
-		[...c.changes.values()].reduce((k, seqs) => k + [...seqs.values()].filter((v) => v > 1).length, 0), 0);
-	const violations = side.clients.reduce((n, c) => n + (c.violations ?? 0), 0);
+	const twice = side.clients.reduce((n, c) => n + c.shown.twice(), 0);
+	const violations = side.clients.reduce((n, c) => n + c.shown.chatOrder, 0);
 	console.log(`${side.name}: sent ${rows.length} + ${changed} edits and deletes   inbox ${inbox} + ${events}   lost ${lost}   ` +
 		`shown twice ${twice}   order violations ${violations}   unsent ${unsent}   clients ${side.clients.length}`);
 	for (const c of side.clients) { // enough detail to find the cause of a loss from the logs
-		const gone = rows.filter((m) => !c.seen.has(m.id)).slice(0, 5);
+		const gone = rows.filter((m) => !c.shown.seen.has(m.id)).slice(0, 5);
 		if (!gone.length) continue;
 		const where = await postgres.query(`SELECT message_id::text AS id, chat_id, seq, received_at::text FROM ${side.receiver}.inbox
 			WHERE message_id = ANY($1::uuid[]) ORDER BY seq`, [gone.map((m) => m.id)]);

@@ -2,9 +2,10 @@
 //
 // Both directions, several chats each, and per receiving service three clients through HAProxy: a
 // Socket.IO client with the default transports (polling, then the upgrade), a websocket-only Socket.IO
-// client and a /ws client, each resuming from the highest seq it saw. Senders call send_message, half
-// of the chats through HAProxy's Postgres port and half with the multi-host conninfo
-// (target_session_attrs=read-write). A seeded schedule injects one machine's loss at a time (--rounds N
+// client and a /ws client, each resuming from the highest seq it saw. Senders call send_message, and
+// edit or delete some of the messages they just sent (soak_lib.mjs's chatSender, the soaks' one
+// traffic mix), half of the chats through HAProxy's Postgres port and half with the multi-host
+// conninfo (target_session_attrs=read-write). An edit or delete is counted like a message. A seeded schedule injects one machine's loss at a time (--rounds N
 // instead runs every fault, or those --faults names by key, once per round in this order):
 //   redis-master   redis master SIGKILL   Sentinel promotes a replica; the old master starts again (a replica)
 //   redis-replica  redis replica SIGKILL  one replica lost; the other meets WAIT 1; started again
@@ -36,7 +37,7 @@ import { io } from 'socket.io-client';
 import { resumingWs } from '../harness/ws_client.mjs';
 import { token } from '../harness/jwt.mjs';
 import { DIRECTIONS, waitUntil, sleep, env } from './procs.mjs';
-import { opt, optString, mulberry32, between as betweenIn, longestSilence } from './soak_lib.mjs';
+import { opt, optString, mulberry32, between as betweenIn, longestSilence, chatSender as sendLoop, Shown } from './soak_lib.mjs';
 
 const seed = opt('seed', Math.floor(Math.random() * 2 ** 31));
 const SECONDS = opt('seconds', 120);
@@ -131,25 +132,16 @@ const sides = Object.entries(DIRECTIONS).map(([name, d], i) => ({
 	name, ...d, chats: Array.from({ length: CHATS }, (_, c) => 1000 * (i + 1) + c), front: FRONT[d.receiver],
 }));
 
-function record(c, m) {
-	c.arrivals.push(Date.now());
-	c.seen.set(m.id, (c.seen.get(m.id) ?? 0) + 1);
-	c.lastSeq = Math.max(c.lastSeq, Number(m.seq));
-	const [, chat, k] = /^c(\d+) #(\d+)$/.exec(m.body) || [];
-	if (chat === undefined) return;
-	const prev = c.order.get(chat) ?? -1;
-	if (Number(k) <= prev) c.violations++;
-	c.order.set(chat, Math.max(prev, Number(k)));
-}
-const newClient = (side, kind) => ({ name: `${side.receiver} ${kind}`, kind, seen: new Map(), order: new Map(), lastSeq: 0, violations: 0, arrivals: [] });
+// what a client was shown: Shown (soak_lib.mjs), messages and their edits and deletes alike
+const newClient = (side, kind) => ({ name: `${side.receiver} ${kind}`, kind, shown: new Shown() });
 
 function socketIoClient(side, kind, transports) {
 	const c = newClient(side, kind);
 	const t = token(side.chats, { sub: c.name, ttlSeconds: 6 * 3600 });
 	c.socket = io(`http://127.0.0.1:${side.front}`, {
-		auth: (cb) => cb({ token: t, since: c.lastSeq }), reconnectionDelay: 100, reconnectionDelayMax: 1000, ...(transports ? { transports } : {}),
+		auth: (cb) => cb({ token: t, since: c.shown.lastSeq }), reconnectionDelay: 100, reconnectionDelayMax: 1000, ...(transports ? { transports } : {}),
 	});
-	c.socket.on('message', (m) => record(c, m));
+	c.shown.listen(c.socket);
 	c.connected = () => c.socket.connected;
 	c.close = () => c.socket.close();
 	return c;
@@ -159,8 +151,8 @@ function socketIoClient(side, kind, transports) {
 function wsClient(side) {
 	const c = newClient(side, '/ws');
 	const t = token(side.chats, { sub: c.name, ttlSeconds: 6 * 3600 });
-	const ws = resumingWs(() => `ws://127.0.0.1:${side.front}/ws?token=${t}&since=${c.lastSeq}`,
-		(f) => { if (f.type === 'message') record(c, f.message); }, { minDelay: 100, maxDelay: 1000 });
+	const ws = resumingWs(() => `ws://127.0.0.1:${side.front}/ws?token=${t}&since=${c.shown.lastSeq}`,
+		(f) => c.shown.frame(f), { minDelay: 100, maxDelay: 1000 });
 	c.connected = ws.connected;
 	c.close = ws.close;
 	return c;
@@ -187,30 +179,11 @@ async function connect(url) {
 	throw last;
 }
 
-let sending = true;
 const acked = []; // { side, id } of every send that returned its id
-const sent = { ok: 0, refused: 0 };
-async function chatSender(side, chat, url) {
-	let k = 0;
-	let db = null;
-	while (sending) {
-		try {
-			db ??= await connect(url);
-			// k moves on even when the outcome is unknown: bodies stay unique and ordered per chat
-			const body = `c${chat} #${k++}`;
-			const { rows } = await db.query(`SELECT id::text FROM ${side.sender}.send_message($1, $2)`, [chat, body]);
-			acked.push({ side: side.name, id: rows[0].id });
-			sent.ok++;
-		} catch {
-			sent.refused++;
-			db?.end().catch(() => {});
-			db = null;
-			await sleep(200);
-		}
-		await sleep(between(20, 120, paceRand));
-	}
-	await db?.end().catch(() => {});
-}
+const sent = { ok: 0, failed: 0, sending: true };
+// soak_lib.mjs's traffic mix (sends, edits, deletes), through HAProxy or the multi-host conninfo
+const chatSender = (side, chat, url) => sendLoop(side.sender, chat, sent, paceRand,
+	{ changes: true, connect: () => connect(url), onSent: (id) => acked.push({ side: side.name, id }) });
 
 // --- faults ---------------------------------------------------------------------------------------
 
@@ -350,18 +323,19 @@ if (ROUNDS > 0) {
 	}
 }
 await sleep(2000); // the last window needs a message shown after it
-sending = false;
+sent.sending = false;
 await Promise.all(senders);
-say(`sending stopped: ${sent.ok} sends acknowledged, ${sent.refused} refused (the sender saw an error)`);
+say(`sending stopped: ${sent.ok} sends and ${sent.changes ?? 0} edits or deletes acknowledged, ${sent.failed} refused (the sender saw an error)`);
 
 // Truth: what the primary committed, per side; then wait until every client was shown all of it.
 const truthDb = await connect(MULTI_HOST);
 const q = async (sql, params) => (await truthDb.query(sql, params)).rows;
 const truth = {};
 for (const side of sides) {
-	truth[side.name] = await q(`SELECT id::text FROM ${side.sender}.messages WHERE chat_id = ANY($1::bigint[])`, [side.chats]);
+	truth[side.name] = await q(`SELECT id::text, version FROM ${side.sender}.messages WHERE chat_id = ANY($1::bigint[])`, [side.chats]);
 }
-const missing = (side, c) => truth[side.name].filter((m) => !c.seen.has(m.id)).length;
+// a message not shown, and each of its changes not shown, count one each
+const missing = (side, c) => c.shown.missing(truth[side.name]);
 await waitUntil('every client to be shown every committed message', () =>
 	sides.every((side) => side.clients.every((c) => missing(side, c) === 0)), 120000).catch((e) => say(e.message));
 await sleep(1000);
@@ -375,7 +349,7 @@ const gaps = new Map();
 for (const w of windows) {
 	let worst = { ms: -1, client: '' };
 	for (const c of clients) {
-		const ms = longestSilence(c.arrivals, w.from, w.to ?? Date.now()) ?? Infinity;
+		const ms = longestSilence(c.shown.arrivals, w.from, w.to ?? Date.now()) ?? Infinity;
 		if (ms > worst.ms) worst = { ms, client: c.name };
 	}
 	if (!gaps.has(w.kind)) gaps.set(w.kind, []);
@@ -386,7 +360,7 @@ for (const [kind, list] of gaps) {
 	const max = list.reduce((a, b) => (b.ms > a.ms ? b : a));
 	console.log(`gap ${kind}: ${list.map((g) => fmt(g.ms)).join(', ')} s (max ${fmt(max.ms)} s, ${max.client})`);
 }
-console.log(`sends: ${sent.ok} acknowledged, ${sent.refused} refused`);
+console.log(`sends: ${sent.ok} acknowledged (+ ${sent.changes ?? 0} edits and deletes), ${sent.failed} refused`);
 for (const side of sides) {
 	const rows = truth[side.name];
 	const committed = new Set(rows.map((m) => m.id));
@@ -394,15 +368,16 @@ for (const side of sides) {
 	const ackedNotCommitted = ackedHere.filter((a) => !committed.has(a.id));
 	const [{ unsent }] = await q(`SELECT count(*)::int AS unsent FROM ${side.sender}.outbox WHERE sent_at IS NULL`);
 	const lost = Math.max(...side.clients.map((c) => missing(side, c))) + ackedNotCommitted.length;
-	const twice = side.clients.reduce((n, c) => n + [...c.seen.values()].filter((v) => v > 1).length, 0);
-	const violations = side.clients.reduce((n, c) => n + c.violations, 0);
-	console.log(`${side.name}: committed ${rows.length} (acknowledged ${ackedHere.length})   lost ${lost}   shown twice ${twice}   ` +
+	const twice = side.clients.reduce((n, c) => n + c.shown.twice(), 0);
+	const violations = side.clients.reduce((n, c) => n + c.shown.chatOrder, 0);
+	const changed = rows.reduce((n, m) => n + m.version, 0);
+	console.log(`${side.name}: committed ${rows.length} + ${changed} edits and deletes (acknowledged ${ackedHere.length} sends)   lost ${lost}   shown twice ${twice}   ` +
 		`order violations ${violations}   unsent ${unsent}`);
 	if (ackedNotCommitted.length) console.log(`  acknowledged but not in Postgres: ${ackedNotCommitted.slice(0, 10).map((a) => a.id).join(' ')}`);
 	for (const c of side.clients) {
-		const gone = rows.filter((m) => !c.seen.has(m.id));
-		const dup = [...c.seen.values()].filter((v) => v > 1).length;
-		console.log(`  ${c.name}: shown ${c.seen.size}, missing ${gone.length}, twice ${dup}, order violations ${c.violations}` +
+		const gone = rows.filter((m) => !c.shown.seen.has(m.id));
+		console.log(`  ${c.name}: shown ${c.shown.seen.size}, missing ${missing(side, c)} (messages ${gone.length}), twice ${c.shown.twice()}, ` +
+			`order violations ${c.shown.chatOrder}` +
 			(gone.length ? `; never shown: ${gone.slice(0, 5).map((m) => m.id).join(' ')}` : ''));
 	}
 	if (lost || twice || violations || unsent) failed = true;

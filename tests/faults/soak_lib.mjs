@@ -1,5 +1,5 @@
 // tests/faults/soak_lib.mjs - what the topologies of the chaos soak share (soak.mjs, scaled.mjs, soak_ha.mjs):
-// option parsing, the seeded random streams, and the senders.
+// option parsing, the seeded random streams, the senders (the traffic mix) and what a client was shown.
 import pg from 'pg';
 import { env, sleep } from './procs.mjs';
 
@@ -25,6 +25,74 @@ export function longestSilence(arrivals, from, to) {
 	return null;
 }
 
+// Shown: what one client was shown, counted the same way by every topology. Messages are counted by
+// id and checked per chat against their bodies ("c<chat> #<k>", as chatSender sends them: k rises);
+// edits and deletes (message_edited / message_deleted, id = the message's) by the seq of their event,
+// and one shown before its message is out of order. Every event (message or change) is also checked in
+// seq order. A message shown again is counted as twice, not as out of order.
+export class Shown {
+	constructor() {
+		this.seen = new Map();    // message id -> times shown
+		this.changes = new Map(); // message id -> (event seq -> times shown)
+		this.perChat = new Map(); // chat -> highest k shown
+		this.lastSeq = 0;         // highest seq shown (where the client resumes from)
+		this.chatOrder = 0;       // per chat: a lower k after a higher one, or a change before its message
+		this.seqOrder = 0;        // a seq not above the previous event's
+		this.arrivals = [];       // when each event was shown (ms), for the gaps around faults
+	}
+	#seq(seq) {
+		const n = Number(seq);
+		if (n <= this.lastSeq) this.seqOrder++;
+		this.lastSeq = Math.max(this.lastSeq, n);
+	}
+	message(m) {
+		this.arrivals.push(Date.now());
+		const n = (this.seen.get(m.id) ?? 0) + 1;
+		this.seen.set(m.id, n);
+		if (n > 1) return;
+		this.#seq(m.seq);
+		// shown already edited ("… edited") or deleted (no body): its k still says where it belongs
+		const [, chat, k] = /^c(\d+) #(\d+)( edited)?$/.exec(m.body ?? '') || [];
+		if (chat === undefined) return;
+		const prev = this.perChat.get(chat) ?? -1;
+		if (Number(k) <= prev) this.chatOrder++;
+		this.perChat.set(chat, Math.max(prev, Number(k)));
+	}
+	change(e) {
+		this.arrivals.push(Date.now());
+		const seqs = this.changes.get(e.id) ?? new Map();
+		const n = (seqs.get(e.seq) ?? 0) + 1;
+		seqs.set(e.seq, n);
+		this.changes.set(e.id, seqs);
+		if (n > 1) return;
+		if (!this.seen.has(e.id)) this.chatOrder++;
+		this.#seq(e.seq);
+	}
+	// missing: what of truth ({id, version}: version = the message's edits and delete, as Postgres
+	// committed them) was not shown: a message and each of its changes count one each.
+	missing(truth) {
+		let n = 0;
+		for (const m of truth) n += (this.seen.has(m.id) ? 0 : 1) + Math.max(0, (m.version ?? 0) - (this.changes.get(m.id)?.size ?? 0));
+		return n;
+	}
+	// twice: messages and change events shown more than once.
+	twice() {
+		let n = [...this.seen.values()].filter((v) => v > 1).length;
+		for (const seqs of this.changes.values()) n += [...seqs.values()].filter((v) => v > 1).length;
+		return n;
+	}
+	// listen: a Socket.IO client's events, or (frame) a /ws frame, into this tally.
+	listen(socket) {
+		socket.on('message', (m) => this.message(m));
+		socket.on('message_edited', (e) => this.change(e));
+		socket.on('message_deleted', (e) => this.change(e));
+	}
+	frame(f) {
+		if (f.type === 'message') this.message(f.message);
+		else if (f.type === 'message_edited' || f.type === 'message_deleted') this.change(f.message);
+	}
+}
+
 // mulberry32: small, seedable, good enough to pick faults and pauses. The fault schedule has its own
 // stream, so the senders' random pacing cannot shift it: the same seed replays the same faults.
 export const mulberry32 = (seed32) => {
@@ -42,23 +110,27 @@ export const between = (lo, hi, r) => lo + Math.floor(r() * (hi - lo + 1));
 // chatSender: one loop per chat, so a chat's send order is its commit order (and its outbox order).
 // Bodies are "c<chat> #<k>"; k moves on even when the outcome is unknown (connection lost at COMMIT):
 // bodies stay unique and ordered, and Postgres is the truth of what was sent. Runs while
-// state.sending; counts state.ok / state.failed. With changes, after a send the loop also edits
-// (1 in 8) or deletes (1 in 25) the message it just sent, through the same outbox: each change is
-// one more event the receivers must show once, after its message (Postgres counts them in
-// messages.version).
-export async function chatSender(service, chat, state, pace, { changes = false } = {}) {
+// state.sending; counts state.ok / state.failed (and state.changes). This is the one traffic mix of
+// the soaks: with changes, after a send the loop also edits (1 in 8) or deletes (1 in 25) the message
+// it just sent, through the same outbox: each change is one more event the receivers must show once,
+// after its message (Postgres counts them in messages.version; Shown counts what a client saw).
+// connect: how to open the sender's connection (default: PGURL); onSent(id): each acknowledged send.
+export async function chatSender(service, chat, state, pace, { changes = false, connect, onSent } = {}) {
+	const open = connect ?? (async () => {
+		const db = new pg.Client({ connectionString: env('PGURL') });
+		db.on('error', () => {});
+		await db.connect();
+		return db;
+	});
 	let k = 0;
 	let db = null;
 	while (state.sending) {
 		try {
-			if (!db) {
-				db = new pg.Client({ connectionString: env('PGURL') });
-				db.on('error', () => {});
-				await db.connect();
-			}
+			db ??= await open();
 			const body = `c${chat} #${k++}`;
-			const { rows: [{ id }] } = await db.query(`SELECT id FROM ${service}.send_message($1, $2)`, [chat, body]);
+			const { rows: [{ id }] } = await db.query(`SELECT id::text FROM ${service}.send_message($1, $2)`, [chat, body]);
 			state.ok++;
+			onSent?.(id);
 			const roll = changes ? pace() : 1;
 			if (roll < 0.04) {
 				await db.query(`SELECT id FROM ${service}.delete_message($1)`, [id]);

@@ -1,7 +1,7 @@
 // tests/faults/soak_lib_test.mjs - the pure parts of soak_lib.mjs (node --test; CTest faults.soak_lib).
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { longestSilence } from './soak_lib.mjs';
+import { longestSilence, Shown } from './soak_lib.mjs';
 
 test('the silence runs from the last arrival before the fault', () => {
 	// shown at 0, 100, 200; fault at 250; nothing until 3200; whole again at 3000
@@ -21,4 +21,31 @@ test('no arrival before the fault: the silence starts at the fault', () => {
 test('nothing shown after the topology was whole: null (never caught up)', () => {
 	assert.equal(longestSilence([0, 100], 200, 1000), null);
 	assert.equal(longestSilence([], 0, 10), null);
+});
+
+test('Shown: messages and their changes, each once and in order', () => {
+	const s = new Shown();
+	s.message({ id: 'a', seq: '1', body: 'c1 #0' });
+	s.message({ id: 'b', seq: '2', body: 'c1 #1' });
+	s.change({ id: 'a', seq: '3' });
+	s.change({ id: 'b', seq: '4' });
+	s.message({ id: 'c', seq: '5', body: 'c1 #2 edited' }); // reached the inbox after its edit
+	s.message({ id: 'd', seq: '6', body: null }); // deleted before it was shown
+	assert.equal(s.chatOrder + s.seqOrder + s.twice(), 0);
+	assert.equal(s.lastSeq, 6);
+	assert.equal(s.missing([{ id: 'a', version: 1 }, { id: 'b', version: 1 }, { id: 'c', version: 0 }, { id: 'd', version: 1 }]), 1); // d's delete
+	assert.equal(s.missing([{ id: 'a', version: 2 }, { id: 'z', version: 1 }]), 3); // a's second change, z and its change
+});
+
+test('Shown: repeats are twice, a change before its message and a lower k are out of order', () => {
+	const s = new Shown();
+	s.message({ id: 'a', seq: '1', body: 'c1 #5' });
+	s.message({ id: 'a', seq: '1', body: 'c1 #5' });
+	s.change({ id: 'x', seq: '2' });
+	s.change({ id: 'x', seq: '2' });
+	s.message({ id: 'b', seq: '3', body: 'c1 #4' });
+	assert.equal(s.twice(), 2);
+	assert.equal(s.chatOrder, 2);
+	s.message({ id: 'c', seq: '2', body: 'c2 #0' });
+	assert.equal(s.seqOrder, 1);
 });
