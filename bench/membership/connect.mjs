@@ -28,7 +28,8 @@ const exp = Math.floor(Date.now() / 1000) + 3600;
 // the same chats either way: in the token (token mode), or in chat_outbox.members (membership mode)
 const tokenOf = (i) => jwt.sign(mode === 'token' ? { sub: `user-${i}`, chats: chatsOf(i), exp } : { sub: `user-${i}`, exp }, SECRET,
 	{ algorithm: 'HS256' });
-const rssKb = () => Number(readFileSync(`/proc/${pid}/status`, 'utf8').match(/VmRSS:\s+(\d+)/)[1]);
+const procKb = (field) => Number(readFileSync(`/proc/${pid}/status`, 'utf8').match(new RegExp(`${field}:\\s+(\\d+)`))[1]);
+const rssKb = () => procKb('VmRSS');
 const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
 const metric = async (name) => {
 	const text = await (await fetch(`http://127.0.0.1:${port}/metrics`)).text();
@@ -99,6 +100,7 @@ async function connectOne(i) {
 
 const rssBefore = rssKb();
 const cacheBefore = await metric('chat_outboxd_gateway_membership_cache_bytes');
+const readsBefore = await metric('chat_outboxd_gateway_membership_reads_total');
 const start = performance.now();
 for (let i = 0; i < N; i += B)
 	await Promise.all(Array.from({ length: Math.min(B, N - i) }, (_, k) => connectOne(i + k)));
@@ -124,13 +126,14 @@ const report = {
 };
 if (cacheBytes !== null) {
 	// membership mode: the cache's own share of the memory, per user, and whether it empties once all left
-	Object.assign(report, { cache_users: cacheUsers, cache_kb: Number((cacheBytes / 1024).toFixed(1)),
+	Object.assign(report, { membership_reads: (await metric('chat_outboxd_gateway_membership_reads_total')) - readsBefore, cache_users: cacheUsers, cache_kb: Number((cacheBytes / 1024).toFixed(1)),
 		cache_bytes_per_user: Math.round((cacheBytes - (cacheBefore || 0)) / Math.max(1, cacheUsers)) });
 }
+// the peak RSS so far (VmHWM): RSS is mostly the high-water mark of what the storm allocated at once
+report.rss_peak_mb = Math.round(procKb('VmHWM') / 1024);
 for (const ws of open) ws.end();
-if (cacheBytes !== null) {
-	for (let i = 0; i < 100 && (await metric('chat_outboxd_gateway_membership_cache_users')) > 0; i++) await sleep(100);
-	report.cache_users_after_close = await metric('chat_outboxd_gateway_membership_cache_users');
-	report.rss_after_close_mb = Math.round(rssKb() / 1024);
-}
+for (let i = 0; i < 300 && (await metric('chat_outboxd_clients_connected')) > 0; i++) await sleep(100);
+report.rss_after_close_mb = Math.round(rssKb() / 1024);
+report.rss_peak_after_close_mb = Math.round(procKb('VmHWM') / 1024);
+if (cacheBytes !== null) report.cache_users_after_close = await metric('chat_outboxd_gateway_membership_cache_users');
 console.log(JSON.stringify(report));

@@ -170,7 +170,8 @@ try {
 	check(`${USERS} users of two sockets each: ${USERS} entries, ${USERS} users indexed`, full.users === USERS && full.indexed === USERS,
 		JSON.stringify(full));
 	console.log(`membership cache: ${base.users} entries / ${base.bytes} bytes before, ${full.users} / ${full.bytes} with ${USERS} users ` +
-		`(${Math.round((full.bytes - base.bytes) / USERS)} bytes per user of 1 chat)`);
+		`(${Math.round((full.bytes - base.bytes) / USERS)} bytes per user of 1 chat); ` +
+		`${await gwA.metric('chat_outboxd_gateway_membership_reads_total')} reads of chat_outbox.members so far`);
 	crowd.filter((_, i) => i % 2 === 0).forEach((s) => s.close()); // one tab of each user
 	await waitUntil('one tab of each user closed', async () => (await gwA.metric('chat_outboxd_clients_connected')) === USERS, 10000);
 	check('a user with a tab left keeps the entry', (await cache(gwA)).users === USERS);

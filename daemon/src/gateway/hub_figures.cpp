@@ -73,6 +73,8 @@ Hub::MetricsText() const
 		      membership->Users());
 		gauge("chat_outboxd_gateway_membership_cache_bytes", "Bytes the membership cache holds (keys, chat ids, entries)",
 		      membership->Bytes());
+		counter("chat_outboxd_gateway_membership_reads_total", "Queries that read users' chats (up to 500 users each)",
+		        membership->Reads());
 	}
 	conversation_counters.Render(&s);
 	if (outbox_status)

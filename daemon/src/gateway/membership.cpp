@@ -4,6 +4,8 @@
 #include <algorithm>
 #include <iterator>
 
+#include <nlohmann/json.hpp>
+
 #include "base/log.hpp"
 #include "gateway/conversation.hpp"
 #include "gateway/hub.hpp"
@@ -13,7 +15,13 @@
 namespace chat_outboxd {
 
 namespace {
-const char *const kChatsOfUser = "SELECT chat_id FROM chat_outbox.members WHERE user_id = $1 ORDER BY chat_id";
+// The chats of a batch of users ($1: a JSON array of their subs), each user's in ascending order.
+const char *const kChatsOfUsers =
+    "SELECT m.user_id, m.chat_id FROM chat_outbox.members m WHERE m.user_id OPERATOR(pg_catalog.=) ANY("
+    "ARRAY(SELECT pg_catalog.jsonb_array_elements_text($1::pg_catalog.jsonb))) ORDER BY m.chat_id";
+// Users read by one query at most: a connect storm costs one round trip per this many users, and one
+// answer holds their chats only.
+constexpr size_t kUsersPerRead = 500;
 } // namespace
 
 Membership::Membership(Hub &hub, QueryQueue &queries, PgClient &pg, Conversation &conv)
@@ -82,42 +90,68 @@ Membership::Load(const std::string &sub)
 	Entry &e = users_[sub];
 	e.loading = true;
 	e.stale = false;
-	queries_.Run(kChatsOfUser, PgParams{sub}, [this, sub](PgResult &&r) {
-		auto it = users_.find(sub);
-		if (it == users_.end())
-			return;
-		Entry &e = it->second;
-		e.loading = false;
-		if (r.ok && e.stale) {
-			Load(sub);
-			return;
-		}
-		std::vector<ChatsCallback> waiting;
-		waiting.swap(e.waiting);
-		if (!r.ok) {
-			Log(Level::Warning, "gateway: reading chat_outbox.members failed: %s", r.error.c_str());
-			if (!e.loaded)
-				users_.erase(it);
-			for (auto &cb : waiting)
-				cb(false, {});
-			return;
-		}
-		std::vector<int64_t> chats;
+	batch_.push_back(sub);
+	ReadBatch();
+}
+
+// ReadBatch sends one query for the users waiting to be read, unless one is out: the loads that come
+// meanwhile go in the next one, so a storm of connects costs a round trip per batch, not per user.
+void
+Membership::ReadBatch()
+{
+	if (read_ == Read::Out || batch_.empty())
+		return;
+	size_t n = std::min(batch_.size(), kUsersPerRead);
+	std::vector<std::string> subs(batch_.begin(), batch_.begin() + static_cast<std::ptrdiff_t>(n));
+	batch_.erase(batch_.begin(), batch_.begin() + static_cast<std::ptrdiff_t>(n));
+	read_ = Read::Out;
+	reads_++;
+	queries_.Run(kChatsOfUsers, PgParams{nlohmann::json(subs).dump()}, [this, subs](PgResult &&r) {
+		read_ = Read::Idle;
+		if (!r.ok)
+			Log(Level::Warning, "gateway: reading chat_outbox.members for %zu user(s) failed: %s", subs.size(), r.error.c_str());
+		std::unordered_map<std::string, std::vector<int64_t>> chats;
 		for (const auto &row : r.rows) {
 			int64_t chat = 0;
-			if (!row.empty() && row[0] && JsonInteger(*row[0], &chat))
-				chats.push_back(chat);
+			if (row.size() >= 2 && row[0] && row[1] && JsonInteger(*row[1], &chat))
+				chats[*row[0]].push_back(chat);
 		}
-		std::vector<int64_t> before = std::move(e.chats);
-		bool was_loaded = e.loaded;
-		e.chats = chats;
-		e.loaded = true;
-		if (was_loaded)
-			Apply(sub, before, chats);
-		for (auto &cb : waiting)
-			cb(true, chats);
-		Evict(sub); // the connects that asked may all have been refused or gone
+		for (const std::string &sub : subs)
+			Loaded(sub, r.ok, std::move(chats[sub]));
+		ReadBatch();
 	});
+}
+
+void
+Membership::Loaded(const std::string &sub, bool ok, std::vector<int64_t> chats)
+{
+	auto it = users_.find(sub);
+	if (it == users_.end())
+		return;
+	Entry &e = it->second;
+	e.loading = false;
+	if (ok && e.stale) {
+		Load(sub);
+		return;
+	}
+	std::vector<ChatsCallback> waiting;
+	waiting.swap(e.waiting);
+	if (!ok) {
+		if (!e.loaded)
+			users_.erase(it);
+		for (auto &cb : waiting)
+			cb(false, {});
+		return;
+	}
+	std::vector<int64_t> before = std::move(e.chats);
+	bool was_loaded = e.loaded;
+	e.chats = chats;
+	e.loaded = true;
+	if (was_loaded)
+		Apply(sub, before, chats);
+	for (auto &cb : waiting)
+		cb(true, chats);
+	Evict(sub); // the connects that asked may all have been refused or gone
 }
 
 void

@@ -1,8 +1,9 @@
 // daemon/src/gateway/membership.hpp - --authz membership: which chats a token's sub may see, from
 // chat_outbox.members, and the live revocation when that changes (docs/gateway.md, Membership).
 //
-// A cache per gateway, one entry per user: a connect storm costs one query per user (every socket of
-// the user waiting for it shares it), never one per socket or per chat. Entries are kept up to date
+// A cache per gateway, one entry per user: a connect storm costs one read per user (every socket of
+// the user waiting for it shares it), never one per socket or per chat, and the reads of the users
+// that wait together go as one query (up to kUsersPerRead users), one query out at a time. Entries are kept up to date
 // by the NOTIFYs of chat_outbox_members (sql/parts/members.sql), heard on the gateway's own Postgres
 // connection: NOTIFY is sent at commit, so a gateway never hears of a removal before it is visible,
 // and needs no other bus; after a reconnect (notifications may have been missed) every entry is read
@@ -46,6 +47,8 @@ class Membership {
 	// Users: the entries held; Bytes: what they hold (keys, chat ids, entries), for /metrics.
 	size_t Users() const { return users_.size(); }
 	size_t Bytes() const;
+	// Reads: the queries sent to read users' chats (each for up to kUsersPerRead users).
+	uint64_t Reads() const { return reads_; }
 
   private:
 	struct Entry {
@@ -56,9 +59,13 @@ class Membership {
 		std::vector<ChatsCallback> waiting;
 	};
 	void OnNotify(const std::string &payload);
+	// Load queues sub's read; ReadBatch sends the queued reads (kUsersPerRead users a query, one query
+	// out at a time); Loaded ends one user's read (ok false: Postgres did not answer).
+	void Load(const std::string &sub);
+	void ReadBatch();
+	void Loaded(const std::string &sub, bool ok, std::vector<int64_t> chats);
 	// Evict drops sub's entry unless a socket of the user is here or a read of it is out.
 	void Evict(const std::string &sub);
-	void Load(const std::string &sub);
 	// Apply takes the sub's sockets from chats it left and lets them into chats it got.
 	void Apply(const std::string &sub, const std::vector<int64_t> &before, const std::vector<int64_t> &after);
 
@@ -67,6 +74,10 @@ class Membership {
 	PgClient &pg_;
 	Conversation &conv_;
 	std::unordered_map<std::string, Entry> users_;
+	std::vector<std::string> batch_; // users whose read waits for the next query
+	enum class Read : uint8_t { Idle, Out };
+	uint64_t reads_ = 0;
+	Read read_ = Read::Idle;          // Out: a read of chat_outbox.members is out (the next batch waits)
 };
 
 } // namespace chat_outboxd
