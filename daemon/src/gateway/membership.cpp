@@ -106,7 +106,8 @@ Membership::ReadBatch()
 	batch_.erase(batch_.begin(), batch_.begin() + static_cast<std::ptrdiff_t>(n));
 	read_ = Read::Out;
 	reads_++;
-	queries_.Run(kChatsOfUsers, PgParams{nlohmann::json(subs).dump()}, [this, subs](PgResult &&r) {
+	// ahead of the queries waiting (a storm's chat_state lookups): the connects wait on this one
+	queries_.RunFirst(kChatsOfUsers, PgParams{nlohmann::json(subs).dump()}, [this, subs](PgResult &&r) {
 		read_ = Read::Idle;
 		if (!r.ok)
 			Log(Level::Warning, "gateway: reading chat_outbox.members for %zu user(s) failed: %s", subs.size(), r.error.c_str());

@@ -16,10 +16,17 @@ QueryQueue::Run(const std::string &sql, PgParams params, std::function<void(PgRe
 }
 
 void
-QueryQueue::Submit(const std::string &sql, PgParams params, std::function<void(PgResult &&)> cb)
+QueryQueue::RunFirst(const std::string &sql, PgParams params, std::function<void(PgResult &&)> cb)
+{
+	out_++;
+	Submit(sql, std::move(params), std::move(cb), true);
+}
+
+void
+QueryQueue::Submit(const std::string &sql, PgParams params, std::function<void(PgResult &&)> cb, bool first)
 {
 	std::weak_ptr<QueryQueue *> self_alive = alive_;
-	pg_.Query(sql, std::move(params), [this, self_alive, cb = std::move(cb)](PgResult &&r) {
+	auto answer = [this, self_alive, cb = std::move(cb)](PgResult &&r) {
 		if (self_alive.expired())
 			return;
 		out_--;
@@ -28,7 +35,11 @@ QueryQueue::Submit(const std::string &sql, PgParams params, std::function<void(P
 		cb(std::move(r));
 		if (on_slot_free_)
 			on_slot_free_();
-	});
+	};
+	if (first)
+		pg_.QueryFirst(sql, std::move(params), std::move(answer));
+	else
+		pg_.Query(sql, std::move(params), std::move(answer));
 }
 
 void

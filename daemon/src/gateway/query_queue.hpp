@@ -21,6 +21,8 @@ class QueryQueue {
 	// Run sends sql; cb runs with the answer unless the gateway is gone by then, and on_slot_free
 	// runs after it.
 	void Run(const std::string &sql, PgParams params, std::function<void(PgResult &&)> cb);
+	// RunFirst is Run ahead of the queries waiting (PgClient::QueryFirst): for what admissions wait on.
+	void RunFirst(const std::string &sql, PgParams params, std::function<void(PgResult &&)> cb);
 	// RunBySchema runs sql[Schema().HasSender()] with params(HasSender()) once the schema is known (at
 	// once, but for the first query and while the column is missing, see InboxSchema). Its slot is
 	// taken now: a query waiting for the schema counts against --query-queue like one waiting for
@@ -43,7 +45,7 @@ class QueryQueue {
 
   private:
 	// Submit sends a query whose slot is already counted in out_.
-	void Submit(const std::string &sql, PgParams params, std::function<void(PgResult &&)> cb);
+	void Submit(const std::string &sql, PgParams params, std::function<void(PgResult &&)> cb, bool first = false);
 
 	PgClient &pg_;
 	const Config &cfg_;

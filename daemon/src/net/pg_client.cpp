@@ -394,6 +394,19 @@ PgClient::Query(std::string sql, PgParams params, Callback cb)
 }
 
 void
+PgClient::QueryFirst(std::string sql, PgParams params, Callback cb)
+{
+	if (impl_->state != State::Ready) {
+		Query(std::move(sql), std::move(params), std::move(cb)); // failed the same way as any query
+		return;
+	}
+	// the query out (in flight) stays at the front until its answer is read
+	auto at = impl_->queue.begin() + (impl_->in_flight ? 1 : 0);
+	impl_->queue.insert(at, Pending{std::move(sql), std::move(params), std::move(cb), ""});
+	impl_->SendNext();
+}
+
+void
 PgClient::QueryPrepared(std::string statement, std::string sql, PgParams params, Callback cb)
 {
 	Pending p{std::move(sql), std::move(params), std::move(cb), std::move(statement)};

@@ -40,6 +40,10 @@ class PgClient {
 
 	void Start();
 	void Query(std::string sql, PgParams params, Callback cb);
+	// QueryFirst is Query ahead of every query still waiting (behind the one out): for a query others
+	// wait on that must not queue behind many that nobody waits on. Its caller keeps at most one out
+	// at a time, so the queries it overtakes are delayed by one query, not starved.
+	void QueryFirst(std::string sql, PgParams params, Callback cb);
 	// QueryPrepared runs sql as the named prepared statement, preparing it on this connection's
 	// first use (again after a reconnect): a statement on the hot path is planned once, not per call.
 	void QueryPrepared(std::string statement, std::string sql, PgParams params, Callback cb);
