@@ -38,7 +38,7 @@ void
 Membership::Evict(const std::string &sub)
 {
 	auto it = users_.find(sub);
-	if (it == users_.end() || it->second.loading || hub_.HasClientsOf(sub))
+	if (it == users_.end() || it->second.read != Entry::Read::None || hub_.HasClientsOf(sub))
 		return;
 	users_.erase(it);
 	// A hash map keeps its bucket array when emptied: after a storm of users who left, give it back
@@ -75,12 +75,12 @@ void
 Membership::ChatsOf(const std::string &sub, ChatsCallback cb)
 {
 	Entry &e = users_[sub];
-	if (e.loaded) {
+	if (e.known == Entry::Chats::Known) {
 		cb(true, e.chats);
 		return;
 	}
 	e.waiting.push_back(std::move(cb));
-	if (!e.loading)
+	if (e.read == Entry::Read::None)
 		Load(sub);
 }
 
@@ -88,8 +88,7 @@ void
 Membership::Load(const std::string &sub)
 {
 	Entry &e = users_[sub];
-	e.loading = true;
-	e.stale = false;
+	e.read = Entry::Read::Out;
 	batch_.push_back(sub);
 	ReadBatch();
 }
@@ -130,25 +129,26 @@ Membership::Loaded(const std::string &sub, bool ok, std::vector<int64_t> chats)
 	if (it == users_.end())
 		return;
 	Entry &e = it->second;
-	e.loading = false;
-	if (ok && e.stale) {
+	const bool stale = e.read == Entry::Read::Stale;
+	e.read = Entry::Read::None;
+	if (ok && stale) {
 		Load(sub);
 		return;
 	}
 	std::vector<ChatsCallback> waiting;
 	waiting.swap(e.waiting);
 	if (!ok) {
-		if (!e.loaded)
+		if (e.known == Entry::Chats::Unknown)
 			users_.erase(it);
 		for (auto &cb : waiting)
 			cb(false, {});
 		return;
 	}
 	std::vector<int64_t> before = std::move(e.chats);
-	bool was_loaded = e.loaded;
+	const bool was_known = e.known == Entry::Chats::Known;
 	e.chats = chats;
-	e.loaded = true;
-	if (was_loaded)
+	e.known = Entry::Chats::Known;
+	if (was_known)
 		Apply(sub, before, chats);
 	for (auto &cb : waiting)
 		cb(true, chats);
@@ -166,8 +166,8 @@ Membership::OnNotify(const std::string &payload)
 	if (change.kind == MemberChange::Kind::All) {
 		std::vector<std::string> subs;
 		for (auto &[sub, e] : users_) {
-			if (e.loading)
-				e.stale = true;
+			if (e.read != Entry::Read::None)
+				e.read = Entry::Read::Stale;
 			else
 				subs.push_back(sub);
 		}
@@ -179,9 +179,9 @@ Membership::OnNotify(const std::string &payload)
 	if (it == users_.end())
 		return; // nobody of this user is here, or asked
 	Entry &e = it->second;
-	if (e.loading)
-		e.stale = true;
-	if (!e.loaded)
+	if (e.read != Entry::Read::None)
+		e.read = Entry::Read::Stale;
+	if (e.known == Entry::Chats::Unknown)
 		return;
 	std::vector<int64_t> before = e.chats;
 	auto pos = std::lower_bound(e.chats.begin(), e.chats.end(), change.chat);

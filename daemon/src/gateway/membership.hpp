@@ -52,10 +52,14 @@ class Membership {
 
   private:
 	struct Entry {
-		std::vector<int64_t> chats; // sorted; valid when loaded
-		bool loaded = false;
-		bool loading = false;
-		bool stale = false; // a change came while loading: the answer may predate it, read again
+		// Chats: whether chats holds the user's chats (Known after the first read answered).
+		enum class Chats : uint8_t { Unknown, Known };
+		// Read: None, or a read is queued or out (Out); Stale: a change came meanwhile, so its answer
+		// may predate it and the user is read again when it comes.
+		enum class Read : uint8_t { None, Out, Stale };
+		std::vector<int64_t> chats; // sorted; valid when Known
+		Chats known = Chats::Unknown;
+		Read read = Read::None;
 		std::vector<ChatsCallback> waiting;
 	};
 	void OnNotify(const std::string &payload);
