@@ -1,6 +1,8 @@
 // web/app.js - the chat page. One person on one side (service) of the chat, one connection: the
 // gateway that served the page (docs/gateway.md, "Conversations").
 //  - `token` (JWT from the backend) is the grant: its `chats` are the chats shown, `sub`/`name` the user.
+//    A token without `chats` (a gateway with --authz membership decides from the database) shows the
+//    chats the gateway joined it to, as their chat_state arrives.
 //  - History: `history` pages through what this side received and what its users sent, newest first,
 //    on open and whenever the list is scrolled to its top; live: `message` (received) and `sent`
 //    (sent by this side, any tab), deduplicated by id.
@@ -45,14 +47,19 @@
 	const claim = claims(token);
 	const side = params.get('side') || 'this side';
 	const other = params.get('other') || 'other side';
-	if (!claim || !Array.isArray(claim.chats) || claim.chats.length === 0) {
+	const byMembership = claim && !Array.isArray(claim.chats) && typeof claim.sub === 'string' && claim.sub !== '';
+	if (!claim || (!byMembership && (!Array.isArray(claim.chats) || claim.chats.length === 0))) {
 		problem('No usable token: open the link your backend (or scripts/demo.sh) printed, which ends in #token=…');
 		$('conn').hidden = true;
 		$('send-button').disabled = true;
 		return;
 	}
-	const chats = claim.chats.map(Number);
-	let chat = chats.includes(Number(params.get('chat'))) ? Number(params.get('chat')) : chats[0];
+	// chats: the token's, or (byMembership) those the gateway joined this user to, learnt from chat_state;
+	// chat is the one shown (null until one is known). The `chat` parameter picks it when it is one.
+	const chats = byMembership ? [] : claim.chats.map(Number);
+	const wanted = Number(params.get('chat'));
+	let chat = byMembership ? null : chats.includes(wanted) ? wanted : chats[0];
+	let picked = false; // the user chose a chat in the selector
 	const user = claim.name || claim.sub || 'anonymous';
 	let myService = null; // learnt from chat_state.me
 	$('user').textContent = `${user} · ${side}`;
@@ -63,19 +70,42 @@
 	}
 
 	// ---- per chat: history paging, unread count, read cursors, presence, typing ----
-	const chatState = new Map(chats.map((c) => [c, {
+	const newChatState = () => ({
 		next: null, more: true, loading: false, loaded: false, refreshing: false,
 		unread: 0, myRead: 0, reads: new Map(), users: [], typing: new Map(),
 		newest: null, // the received message with the highest seq: what a read report names
 		removed: false, // `removed`: this user is no longer a member (final for this page)
 		shownUpTo: '', // created_at of the last of this side's messages the other side's gateway pushed
-	}]));
+	});
+	const chatState = new Map(chats.map((c) => [c, newChatState()]));
+	// current: the shown chat's state (null while no chat is known yet)
+	const current = () => (chat === null ? null : chatState.get(chat));
+
+	// addChat: a chat the gateway joined this user to (byMembership), in the selector; the first one
+	// known, or the `chat` parameter's, is shown unless the user picked one.
+	function addChat(c) {
+		if (chatState.has(c)) return;
+		chats.push(c);
+		chatState.set(c, newChatState());
+		$('chat').add(new Option(`chat ${c}`, String(c), false, false));
+		$('chat-pick').hidden = chats.length < 2;
+		if (chat === null || (c === wanted && !picked)) {
+			chat = c;
+			$('chat').value = String(c);
+			showChat();
+		}
+	}
 	const userKey = (u) => `${u.service}\t${u.sub}`;
 	const isMe = (u) => u && u.service === myService && u.sub === (claim.sub || '');
 	const sideOf = (u) => (u.service === myService ? side : other);
 	const nameOf = (u) => u.name || u.sub;
 
 	function showChat() {
+		if (chat === null) {
+			$('title').textContent = own.connected ? 'No chat yet' : 'chat_outbox';
+			sendButton();
+			return;
+		}
 		$('title').textContent = `Chat ${chat}`;
 		document.title = `${user} · chat ${chat}`;
 		for (const li of list.children) li.hidden = Number(li.dataset.chat) !== chat;
@@ -345,8 +375,8 @@
 	}
 	async function reportRead() {
 		if (document.visibilityState !== 'visible' || !own.connected || !claim.sub) return;
-		const s = chatState.get(chat);
-		if (s.removed) return;
+		const s = current();
+		if (!s || s.removed) return;
 		const li = s.newest;
 		if (!li || Number(li.dataset.seq) <= s.myRead || !inView(li)) return;
 		const c = chat, seq = Number(li.dataset.seq);
@@ -403,7 +433,8 @@
 	}
 
 	function renderTyping() {
-		const s = chatState.get(chat), now = Date.now();
+		const s = current(), now = Date.now();
+		if (!s) return;
 		for (const [k, t] of s.typing) if (t.until <= now) s.typing.delete(k);
 		const who = [...s.typing.values()].map((t) => nameOf(t.user));
 		$('typing').textContent = who.length ? `${who.join(', ')} ${who.length > 1 ? 'are' : 'is'} typing…` : '';
@@ -413,7 +444,7 @@
 
 	let lastTyping = 0;
 	$('body').addEventListener('input', () => {
-		if (!$('body').value.trim() || !own.connected || !claim.sub || Date.now() - lastTyping < TYPING_EVERY_MS) return;
+		if (!$('body').value.trim() || !own.connected || !claim.sub || chat === null || Date.now() - lastTyping < TYPING_EVERY_MS) return;
 		lastTyping = Date.now();
 		own.emit('typing', { chat_id: chat, typing: true });
 	});
@@ -439,7 +470,9 @@
 			showConn('back', `back · ${own.recovered ? 'missed messages filled in' : 'reloaded'}`);
 			for (const c of chats) if (!chatState.get(c).removed) refreshNewest(c);
 		} else showConn('connected', 'connected');
-		if (!chatState.get(chat).loaded && !chatState.get(chat).removed) loadOlder(chat);
+		const s = current();
+		if (s && !s.loaded && !s.removed) loadOlder(chat);
+		if (chat === null) showChat();
 		sendButton();
 	});
 	own.on('message', (m) => {
@@ -513,6 +546,7 @@
 		if (unknown) refreshNewest(e.chat_id);
 	});
 	own.on('chat_state', (st) => {
+		if (byMembership) addChat(st.chat_id);
 		const s = chatState.get(st.chat_id);
 		if (!s) return;
 		myService = st.me.service;
@@ -555,7 +589,7 @@
 	});
 	// The presence list is re-read now and then: members of a gateway that was killed expire without an event.
 	setInterval(async () => {
-		if (!own.connected) return;
+		if (!own.connected || chat === null) return;
 		const ack = await own.timeout(REQUEST_TIMEOUT_MS).emitWithAck('presence', { chat_id: chat }).catch(() => null);
 		if (ack && ack.ok) {
 			chatState.get(ack.chat_id).users = ack.users;
@@ -581,14 +615,15 @@
 
 	// ---- sending ----
 	function sendButton() {
-		const removed = chatState.get(chat).removed;
-		$('send-button').disabled = !own.connected || removed;
-		$('body').disabled = removed;
+		const s = current();
+		const closed = !s || s.removed; // no chat to write to yet, or removed from it
+		$('send-button').disabled = !own.connected || closed;
+		$('body').disabled = closed;
 	}
 
 	// renderRemoved: the notice of a chat this user was removed from, and no writing there.
 	function renderRemoved() {
-		const removed = chatState.get(chat).removed;
+		const removed = current().removed;
 		const others = chats.some((c) => !chatState.get(c).removed);
 		$('removed').textContent = removed ? `You were removed from chat ${chat}: nothing new arrives here and you cannot write here` +
 			(others ? '. Pick another chat above.' : '.') : '';
@@ -630,7 +665,7 @@
 	$('send').addEventListener('submit', (ev) => {
 		ev.preventDefault();
 		const body = $('body').value;
-		if (!body.trim() || chatState.get(chat).removed) return;
+		if (!body.trim() || !current() || current().removed) return;
 		$('body').value = '';
 		if (lastTyping && own.connected && claim.sub) own.emit('typing', { chat_id: chat, typing: false });
 		lastTyping = 0;
@@ -646,14 +681,13 @@
 		}
 	});
 
-	if (chats.length > 1) {
-		for (const c of chats) $('chat').add(new Option(`chat ${c}`, String(c), false, c === chat));
-		$('chat-pick').hidden = false;
-		$('chat').addEventListener('change', () => {
-			chat = Number($('chat').value);
-			showChat();
-		});
-	}
+	for (const c of chats) $('chat').add(new Option(`chat ${c}`, String(c), false, c === chat));
+	$('chat-pick').hidden = chats.length < 2;
+	$('chat').addEventListener('change', () => {
+		chat = Number($('chat').value);
+		picked = true;
+		showChat();
+	});
 	showChat();
 	sendButton();
 })();

@@ -4,11 +4,14 @@
 //  - the page shows a notice, marks chat 42 removed in the selector, and disables writing there, and
 //    its own message there loses Edit and Delete;
 //  - a message sent to 42 after the removal never appears, while one sent to 43 after it does;
-//  - switching to chat 43 hides the notice and enables writing again.
+//  - switching to chat 43 hides the notice and enables writing again;
+//  - a second page whose token has only sub and exp (no chats claim) shows the chats the gateway
+//    joined it to (42 and 43, 42 first as its URL asks), the message of 42, and the removal too.
 // Run through tests/web/chat.sh members.mjs.
 import puppeteer from 'puppeteer-core';
 import { receivingDaemon, postgres, env } from '../faults/procs.mjs';
-import { token as signFor } from '../harness/jwt.mjs';
+import jwt from 'jsonwebtoken';
+import { token as signFor, SECRET } from '../harness/jwt.mjs';
 
 const CHAT = 42, OTHER_CHAT = 43;
 const DEADLINE_MS = 20000;
@@ -43,9 +46,19 @@ try {
 	const token = signFor([CHAT, OTHER_CHAT], { sub: 'wanda', name: 'Wanda', ttlSeconds: 600 });
 	await page.goto(`http://127.0.0.1:${workers.port}/#${new URLSearchParams({ token, side: 'Workers', other: 'Consumers', chat: String(CHAT) })}`);
 	await waitDom(page, 'connected', () => document.querySelector('#conn').dataset.state === 'connected');
+	// the same user with a token of only sub and exp: the page learns her chats from the gateway
+	const bare = await (await browser.createBrowserContext()).newPage();
+	bare.on('pageerror', (e) => pageErrors.push(`[sub only] ${e.message}`));
+	const subOnly = jwt.sign({ sub: 'wanda', exp: Math.floor(Date.now() / 1000) + 600 }, SECRET, { algorithm: 'HS256' });
+	await bare.goto(`http://127.0.0.1:${workers.port}/#${new URLSearchParams({ token: subOnly, side: 'Workers', other: 'Consumers', chat: String(CHAT) })}`);
+	await waitDom(bare, 'a token without chats: the page shows the chats of her membership, the asked one first', (a, b) =>
+		[...document.querySelectorAll('#chat option')].map((o) => o.value).sort().join() === `${a},${b}` &&
+		!document.querySelector('#chat-pick').hidden && document.querySelector('#title').textContent === `Chat ${a}` &&
+		!document.querySelector('#body').disabled, CHAT, OTHER_CHAT);
 
 	await postgres.query('SELECT consumers.send_message($1, $2)', [CHAT, 'before the removal']);
 	await hasBody(page, 'a message of chat 42 shown', 'before the removal');
+	await hasBody(bare, 'and on the page of the token without chats', 'before the removal');
 	await page.type('#body', 'mine, before');
 	await page.keyboard.press('Enter');
 	await waitDom(page, 'her own message is sent, with Edit and Delete', () => [...document.querySelectorAll('#messages > li.mine')].some((li) =>
@@ -59,6 +72,8 @@ try {
 	}, CHAT);
 	check(await page.evaluate(() => document.querySelector('#body').disabled && document.querySelector('#send-button').disabled),
 		'writing in the chat is disabled');
+	await waitDom(bare, 'the page of the token without chats shows the removal too', () => !document.querySelector('#removed').hidden &&
+		document.querySelector('#body').disabled);
 	check(await page.$eval(`#chat option[value="${CHAT}"]`, (o) => o.disabled && /removed/.test(o.textContent)),
 		'the chat is marked removed in the selector');
 	check(await page.evaluate(() => !document.querySelector('#messages > li.mine button.edit-button, #messages > li.mine button.delete-button')),
