@@ -16,7 +16,8 @@
 //  - Membership (a gateway with --authz membership): `removed` {chat_id} ends this user's part in a
 //    chat: the chat is marked removed in the selector, a notice says so while it is shown, and
 //    writing, editing and deleting there are disabled (the gateway would refuse them); what was shown
-//    before stays. A reload shows only the chats the user is still in.
+//    before stays. After a reload a chat of the token's claim whose history is refused `forbidden` is
+//    shown the same way.
 // Parameters come from the URL fragment (never sent to the server) or the query:
 //   #token=<jwt>&side=Workers&other=Consumers&chat=42
 'use strict';
@@ -324,6 +325,10 @@
 		renderOlder();
 		const ack = await history(c, s.loaded ? s.next : null);
 		s.loading = false;
+		if (ack && !ack.ok && ack.error.code === 'forbidden') {
+			renderOlder();
+			return markRemoved(c);
+		}
 		if (!ack || !ack.ok) {
 			renderOlder();
 			problem(`history: ${ack ? ack.error.message : 'no answer'}`);
@@ -515,7 +520,10 @@
 		const li = byId.get(e.id);
 		if (li) setChange(li, e);
 	});
-	own.on('removed', ({ chat_id: c }) => {
+	own.on('removed', ({ chat_id: c }) => markRemoved(c));
+	// markRemoved: this user is no longer a member of chat c (`removed`, or its history refused as
+	// forbidden: a reload after the removal with a token whose chats claim still names it).
+	function markRemoved(c) {
 		const s = chatState.get(c);
 		if (!s || s.removed) return;
 		s.removed = true;
@@ -532,7 +540,7 @@
 		}
 		document.body.dataset.removed = chats.filter((x) => chatState.get(x).removed).join(',');
 		if (c === chat) showChat();
-	});
+	}
 	own.on('shown', (e) => {
 		let unknown = false;
 		const s = chatState.get(e.chat_id);
@@ -625,7 +633,7 @@
 	function renderRemoved() {
 		const removed = current().removed;
 		const others = chats.some((c) => !chatState.get(c).removed);
-		$('removed').textContent = removed ? `You were removed from chat ${chat}: nothing new arrives here and you cannot write here` +
+		$('removed').textContent = removed ? `You are no longer a member of chat ${chat}: nothing new arrives here and you cannot write here` +
 			(others ? '. Pick another chat above.' : '.') : '';
 		$('removed').hidden = !removed;
 		$('removed').dataset.chat = removed ? String(chat) : '';

@@ -4,7 +4,8 @@
 //  - the page shows a notice, marks chat 42 removed in the selector, and disables writing there, and
 //    its own message there loses Edit and Delete;
 //  - a message sent to 42 after the removal never appears, while one sent to 43 after it does;
-//  - switching to chat 43 hides the notice and enables writing again;
+//  - switching to chat 43 hides the notice and enables writing again; after a reload (the token still
+//    names 42) the page shows 42 as removed (its history is refused forbidden), not as an error;
 //  - a second page whose token has only sub and exp (no chats claim) shows the chats the gateway
 //    joined it to (42 and 43, 42 first as its URL asks), the message of 42, and the removal too.
 // Run through tests/web/chat.sh members.mjs.
@@ -68,7 +69,7 @@ try {
 	await postgres.query("SELECT chat_outbox.remove_member($1, 'wanda')", [CHAT]);
 	await waitDom(page, 'removed: the notice names the chat', (c) => {
 		const n = document.querySelector('#removed');
-		return !n.hidden && n.dataset.chat === String(c) && /removed from chat 42/.test(n.textContent);
+		return !n.hidden && n.dataset.chat === String(c) && /no longer a member of chat 42/.test(n.textContent);
 	}, CHAT);
 	check(await page.evaluate(() => document.querySelector('#body').disabled && document.querySelector('#send-button').disabled),
 		'writing in the chat is disabled');
@@ -90,6 +91,13 @@ try {
 	await page.select('#chat', String(OTHER_CHAT));
 	await waitDom(page, 'in chat 43: no notice, writing enabled', () => document.querySelector('#removed').hidden &&
 		!document.querySelector('#body').disabled && !document.querySelector('#send-button').disabled);
+	// a reload: the token still names chat 42, the gateway refuses its history; the page shows it as removed
+	await page.reload();
+	await waitDom(page, 'after a reload, the chat the token names but the membership does not: shown removed', (c) => {
+		const n = document.querySelector('#removed');
+		return !n.hidden && n.dataset.chat === String(c) && document.querySelector('#body').disabled &&
+			document.querySelector(`#chat option[value="${c}"]`).disabled && !document.querySelector('#problem').textContent;
+	}, CHAT);
 	check(pageErrors.length === 0, `no script errors${pageErrors.length ? `: ${pageErrors.join('; ')}` : ''}`);
 } catch (e) {
 	console.error(e.message);
