@@ -13,23 +13,18 @@
 //  - edits and deletes: only one's own messages have Edit and Delete; an edit and a delete made
 //    in Workers' page show as "edited" / "deleted" in both pages live, and after a reload.
 // Screenshots go to $H_DIR. Run through tests/web/chat.sh.
-import puppeteer from 'puppeteer-core';
+import { launchBrowser, check, waitDom, DEADLINE_MS } from './page.mjs';
 import { receivingDaemon, postgres, env, sleep } from '../faults/procs.mjs';
 import { waitUntil as waitFor } from '../harness/check.mjs';
 import { token as signFor } from '../harness/jwt.mjs';
 
 const CHAT = 42, OTHER_CHAT = 43;
-const DEADLINE_MS = 20000;
 const H_DIR = env('H_DIR');
 const HISTORY = 300;
 const web = ['--web-root', env('WEB_ROOT')];
 const workers = receivingDaemon({ service: 'workers', queue: 'chat-messages', port: Number(env('WORKERS_PORT')), extra: web });
 const consumers = receivingDaemon({ service: 'consumers', queue: 'chat-replies', port: Number(env('CONSUMERS_PORT')), extra: web });
 
-function check(cond, what) {
-	if (!cond) throw new Error(`FAIL: ${what}`);
-	console.log(`ok: ${what}`);
-}
 
 function pageUrl(own, sub, name, side, other, chats = [CHAT]) {
 	const token = signFor(chats, { sub, ttlSeconds: 600, name });
@@ -43,9 +38,6 @@ const shown = (page) => page.$$eval('#messages > li', (lis) => lis.map((li) => (
 	seq: li.dataset.seq, state: li.dataset.state, states: li.dataset.states, readBy: li.dataset.readBy })));
 const presence = (page) => page.$$eval('#presence > li', (lis) => lis.map((li) => li.textContent).sort().join(' | '));
 
-const waitDom = (page, what, fn, ...args) =>
-	page.waitForFunction(fn, { timeout: DEADLINE_MS, polling: 50 }, ...args).then(() => console.log(`ok: ${what}`),
-		(e) => { throw new Error(`FAIL: ${what}: ${e.message}`); });
 
 const connState = (page, sel, state) => waitDom(page, `${sel} is ${state}`,
 	(s, st) => document.querySelector(s)?.dataset.state === st, sel, state);
@@ -59,11 +51,7 @@ async function typeAndSend(page, body) {
 	await page.keyboard.press('Enter');
 }
 
-const browser = await puppeteer.launch({
-	executablePath: process.env.CHROMIUM || '/usr/bin/chromium',
-	headless: true,
-	args: ['--no-sandbox', '--disable-gpu', '--disable-dev-shm-usage'],
-});
+const browser = await launchBrowser();
 try {
 	await Promise.all([workers.start(), consumers.start()]);
 	// History: sent before anyone opened the chat, alternately by each side, each in its own transaction

@@ -9,33 +9,21 @@
 //  - a second page whose token has only sub and exp (no chats claim) shows the chats the gateway
 //    joined it to (42 and 43, 42 first as its URL asks), the message of 42, and the removal too.
 // Run through tests/web/chat.sh members.mjs.
-import puppeteer from 'puppeteer-core';
+import { launchBrowser, check, waitDom } from './page.mjs';
 import { receivingDaemon, postgres, env } from '../faults/procs.mjs';
 import jwt from 'jsonwebtoken';
 import { token as signFor, SECRET } from '../harness/jwt.mjs';
 
 const CHAT = 42, OTHER_CHAT = 43;
-const DEADLINE_MS = 20000;
 const H_DIR = env('H_DIR');
 const workers = receivingDaemon({ service: 'workers', queue: 'chat-messages', port: Number(env('WORKERS_PORT')),
 	extra: ['--web-root', env('WEB_ROOT'), '--authz', 'membership'] });
 
-function check(cond, what) {
-	if (!cond) throw new Error(`FAIL: ${what}`);
-	console.log(`ok: ${what}`);
-}
-const waitDom = (page, what, fn, ...args) =>
-	page.waitForFunction(fn, { timeout: DEADLINE_MS, polling: 50 }, ...args).then(() => console.log(`ok: ${what}`),
-		(e) => { throw new Error(`FAIL: ${what}: ${e.message}`); });
 const hasBody = (page, what, body) => waitDom(page, what,
 	(b) => [...document.querySelectorAll('#messages > li')].some((li) => li.querySelector('.body').textContent === b), body);
 const bodies = (page) => page.$$eval('#messages > li .body', (els) => els.map((e) => e.textContent));
 
-const browser = await puppeteer.launch({
-	executablePath: process.env.CHROMIUM || '/usr/bin/chromium',
-	headless: true,
-	args: ['--no-sandbox', '--disable-gpu', '--disable-dev-shm-usage'],
-});
+const browser = await launchBrowser();
 let failed = false;
 try {
 	await postgres.query("SELECT chat_outbox.add_member($1, 'wanda'), chat_outbox.add_member($2, 'wanda')", [CHAT, OTHER_CHAT]);
