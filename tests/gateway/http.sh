@@ -3,7 +3,7 @@
 # (everysec, then always after Redis restarts with it), 404, 431 for oversized headers, 413 for a polling
 # POST declaring more than --max-payload, CORS for the origins in
 # --cors-origins only (never on /metrics or /healthz), the Redis and Postgres reconnect counters moving with
-# those restarts, /metrics on its own listener (--metrics-listen; one
+# those restarts, /metrics on its own listener (--metrics-listen; one, or a --listen,
 # in use or not on this machine stops the daemon at start, exit 2, naming it), and SIGTERM: every client's transport is closed ("transport close", so it would reconnect) and the
 # daemon exits.
 . "$(dirname "$0")/gateway.sh"
@@ -159,19 +159,22 @@ code=$(curl -s -o /dev/null -w '%{http_code}' "http://127.0.0.1:$mport/healthz")
 code=$(curl -s -o /dev/null -w '%{http_code}' "http://127.0.0.1:$mport/socket.io/?EIO=4&transport=polling")
 [ "$code" = 404 ] || fail "Engine.IO on the metrics listener: $code"
 echo "ok   --metrics-listen: /metrics on its own port only"
-# A --metrics-listen the daemon cannot listen on stops it at start, exit 2, one line naming the flag, the
-# address and why: in use (the daemon above holds $mport), and an address that is not on this machine
-# (192.0.2.1, TEST-NET-1), which libwebsockets alone accepted and retried in the background, silently.
-metrics_listen_refused() { # <address> <reason>
+# A --listen or --metrics-listen the daemon cannot listen on stops it at start, exit 2, one line naming the
+# flag, the address and why: in use (the daemon above holds $mport and its --listen), and an address that is
+# not on this machine (192.0.2.1, TEST-NET-1), which libwebsockets alone accepted and retried in the
+# background, silently.
+listen_refused() { # <flag> <address> <reason>
 	local log=refused-$RANDOM.log rc=0
-	daemon_run 20 "$log" --service workers --queue chat-messages --metrics-listen "$1" || rc=$?
-	[ "$rc" = 2 ] || fail "--metrics-listen $1: exit $rc, want 2: $(cat "$H_DIR/$log")"
-	expect_eq "--metrics-listen $1: its error line" "chat-outboxd: --metrics-listen: cannot listen on $1: $2" \
+	daemon_run 20 "$log" --service workers --queue chat-messages "$1" "$2" || rc=$?
+	[ "$rc" = 2 ] || fail "$1 $2: exit $rc, want 2: $(cat "$H_DIR/$log")"
+	expect_eq "$1 $2: its error line" "chat-outboxd: $1: cannot listen on $2: $3" \
 		"$(grep -v '^[0-9]* [0-9-]* ' "$H_DIR/$log")"
 }
-metrics_listen_refused "127.0.0.1:$mport" "Address already in use"
-metrics_listen_refused "192.0.2.1:$mport" "Cannot assign requested address"
-echo "ok   --metrics-listen in use or not an address of this machine: exit 2 at start, the address named"
+listen_refused --metrics-listen "127.0.0.1:$mport" "Address already in use"
+listen_refused --metrics-listen "192.0.2.1:$mport" "Cannot assign requested address"
+listen_refused --listen "127.0.0.1:$DAEMON_PORT" "Address already in use"
+listen_refused --listen "192.0.2.1:$DAEMON_PORT" "Cannot assign requested address"
+echo "ok   --listen or --metrics-listen in use or not an address of this machine: exit 2 at start, the address named"
 daemon_stop || fail "daemon did not exit 0 on SIGTERM"
 DAEMON_FLAGS=(--service workers --queue chat-messages --metrics-listen off)
 daemon_start_again
