@@ -4,10 +4,14 @@
 
 #include <algorithm>
 
+#include "common/prometheus_text.hpp"
 #include "gateway/outbox_status.hpp"
 #include "gateway/query_queue.hpp"
 
 namespace chat_outboxd {
+
+using chat_outbox::MetricHeader;
+using chat_outbox::MetricSample;
 
 std::string
 Hub::HealthJson(int *status) const
