@@ -3,9 +3,11 @@
 //   - a request target with a percent-encoded NUL (path or query; GET, polling, /ws upgrade): 400;
 //   - a head over 16,384 bytes, or over 64 header lines and query arguments together: 431;
 //   - a head that has not ended 20 s after the connection opened: 408;
-// each with Connection: close, and the connection closed after it. Meanwhile a Socket.IO client and a
+// each with Connection: close, and the connection closed after it. 1,030 connections sending their
+// heads at once fill the listener (1,024 read at a time; it logs that new ones wait) and are all served. Meanwhile a Socket.IO client and a
 // /ws client stay connected and are shown every message sent before, during and after; heads within
 // the bounds (15,000 bytes, 64 fields, a head sent in pieces) are served.
+import { readFileSync } from 'node:fs';
 import net from 'node:net';
 import { PORT, check, finish, messagesOf, sioClient, sql, token, waitFor, wsClient } from './peer_lib.mjs';
 
@@ -110,6 +112,21 @@ const neverResp = await never;
 release();
 check('a head that never ends -> 408, Connection: close, closed', statusLine(neverResp) === 'HTTP/1.1 408 Request Timeout' &&
 	closes(neverResp), neverResp.slice(0, 200));
+
+// More connections than the listener reads heads of at once (1,024): the listener waits (its log line
+// says so), the kernel's backlog holds the rest, and when the heads end every connection is served.
+const heldBack = Array.from({ length: 1030 }, () => {
+	let end;
+	const done = raw(['GET /healthz HTTP/1.1\r\nHost: x\r\n', 'Connection: close\r\n\r\n'], new Promise((r) => { end = r; }));
+	return { done, end };
+});
+const log = () => readFileSync(`${process.env.H_DIR}/daemon.log`, 'utf8');
+await waitFor('the listener full', () => /--listen: 1024 connections are sending their request heads; new ones wait/.test(log()), 30000);
+check('1,024 connections sending their heads: the listener waits', true);
+heldBack.forEach((h) => h.end());
+const served = await Promise.all(heldBack.map((h) => h.done));
+const ok = served.filter((r) => statusLine(r) === 'HTTP/1.1 200 OK').length;
+check('all 1,030 served once their heads ended', ok === heldBack.length, `${ok} of ${heldBack.length}`);
 
 sio.close();
 ws.close();

@@ -64,8 +64,10 @@ HeadReader::Close()
 	pending_.clear();
 }
 
-// Each change of the listener's state is logged once: full (the kernel's backlog holds new connections
-// until a head is in), accept failing (retried every second, e.g. out of descriptors), and back.
+// Each change of the listener's state is logged once: accept failing (retried every second, e.g. out of
+// descriptors) and back. Full (the kernel's backlog holds new connections until a head is in or
+// given up on) comes and goes with each connection while slow clients hold every place, so it is
+// logged at most once a minute, with how often it filled since.
 void
 HeadReader::SetListenState(ListenState s, const char *why)
 {
@@ -75,7 +77,7 @@ HeadReader::SetListenState(ListenState s, const char *why)
 	listen_state_ = s;
 	switch (s) {
 	case ListenState::Accepting:
-		if (was == ListenState::Full || was == ListenState::Failing)
+		if (was == ListenState::Failing)
 			Log(Level::Notice, "gateway: %s accepts connections again", name_);
 		listen_poll_.Start(UV_READABLE, [this](int status, int) {
 			if (status == 0)
@@ -84,8 +86,15 @@ HeadReader::SetListenState(ListenState s, const char *why)
 		break;
 	case ListenState::Full:
 		listen_poll_.Stop();
-		Log(Level::Warning, "gateway: %s: %zu connections are sending their request heads; new ones wait", name_,
-		    pending_.size());
+		times_full_++;
+		if (full_logged_at_ == 0 || uv_now(loop_) - full_logged_at_ >= 60000) {
+			Log(Level::Warning,
+			    "gateway: %s: %zu connections are sending their request heads; new ones wait (full %llu time(s) "
+			    "since the last such line)",
+			    name_, pending_.size(), static_cast<unsigned long long>(times_full_));
+			full_logged_at_ = uv_now(loop_);
+			times_full_ = 0;
+		}
 		break;
 	case ListenState::Failing:
 		listen_poll_.Stop();

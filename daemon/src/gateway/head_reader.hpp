@@ -69,6 +69,8 @@ class HeadReader {
 	UvTimer tick_;
 	UvTimer retry_;
 	ListenState listen_state_ = ListenState::Closed;
+	uint64_t full_logged_at_ = 0; // uv_now() of the last "full" line, 0: none yet
+	uint64_t times_full_ = 0;     // since that line
 	std::map<Pending *, std::unique_ptr<Pending>> pending_;
 	std::array<char, http::kMaxHeadBytes> scratch_; // what the last peek saw
 };
