@@ -137,6 +137,10 @@ HeadReader::OnAcceptable()
 		}
 		p.deadline = uv_now(loop_) + kHeadTimeoutMs;
 		pending_.emplace(&p, std::move(owned));
+		// A client on a fast path has often sent its head by now: looked at at once, it is handed on
+		// without the socket ever being watched here.
+		if (!OnReadable(p, 0))
+			continue;
 		p.poll.Start(UV_READABLE | UV_DISCONNECT, [this, &p](int status, int events) {
 			if (status < 0)
 				Drop(p);
@@ -149,7 +153,7 @@ HeadReader::OnAcceptable()
 // The head is peeked, not read: it stays in the socket for libwebsockets, which reads it as from any
 // connection it accepted itself, and the only copy of it is scratch_, one per listener. SO_RCVLOWAT asks
 // the kernel to report the socket readable again only once more than what was peeked is there.
-void
+bool
 HeadReader::OnReadable(Pending &p, int events)
 {
 	if (p.state == Pending::State::Draining) {
@@ -161,35 +165,33 @@ HeadReader::OnReadable(Pending &p, int events)
 			if (n < 0 && errno == EINTR)
 				continue;
 			if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK))
-				return;
+				return true;
 			Drop(p); // closed by the client, failed, or sent too much after the answer
-			return;
+			return false;
 		}
 	}
 	ssize_t n = recv(p.fd, scratch_.data(), scratch_.size(), MSG_PEEK);
 	if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR))
-		return;
+		return true;
 	if (n <= 0) {
 		Drop(p);
-		return;
+		return false;
 	}
 	switch (http::ScanHead(std::string_view(scratch_.data(), static_cast<size_t>(n)))) {
 	case http::HeadScan::Incomplete: {
 		// A client that stopped sending (half-closed) before its head ended is gone.
 		if (events & UV_DISCONNECT) {
 			Drop(p);
-			return;
+			return false;
 		}
 		int more = static_cast<int>(n) + 1;
 		setsockopt(p.fd, SOL_SOCKET, SO_RCVLOWAT, &more, sizeof more);
-		return;
+		return true;
 	}
 	case http::HeadScan::TooLarge:
-		Answer(p, 431, "Request Header Fields Too Large", "request header fields too large\n");
-		return;
+		return Answer(p, 431, "Request Header Fields Too Large", "request header fields too large\n");
 	case http::HeadScan::BadTarget:
-		Answer(p, 400, "Bad Request", "bad request target\n");
-		return;
+		return Answer(p, 400, "Bad Request", "bad request target\n");
 	case http::HeadScan::Whole:
 		break;
 	}
@@ -201,11 +203,12 @@ HeadReader::OnReadable(Pending &p, int events)
 	if (listen_state_ == ListenState::Full)
 		SetListenState(ListenState::Accepting);
 	handoff_(fd);
+	return false;
 }
 
 // Answer sends a whole response (a fresh connection's send buffer takes it), ends the sending side and
 // reads on until the client closes, for at most kDrainMs and kDrainBytes.
-void
+bool
 HeadReader::Answer(Pending &p, int status, const char *reason, const char *body)
 {
 	std::string r = "HTTP/1.1 " + std::to_string(status) + " " + reason +
@@ -214,13 +217,14 @@ HeadReader::Answer(Pending &p, int status, const char *reason, const char *body)
 	Log(Level::Debug, "gateway: %s: answered %d to a request head", name_, status);
 	if (send(p.fd, r.data(), r.size(), MSG_NOSIGNAL) < 0) {
 		Drop(p);
-		return;
+		return false;
 	}
 	shutdown(p.fd, SHUT_WR);
 	int one = 1;
 	setsockopt(p.fd, SOL_SOCKET, SO_RCVLOWAT, &one, sizeof one);
 	p.state = Pending::State::Draining;
 	p.deadline = uv_now(loop_) + kDrainMs;
+	return true;
 }
 
 void

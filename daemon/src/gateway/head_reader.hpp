@@ -56,8 +56,10 @@ class HeadReader {
 
 	void OnAcceptable();
 	void SetListenState(ListenState s, const char *why = nullptr);
-	void OnReadable(Pending &p, int events);
-	void Answer(Pending &p, int status, const char *reason, const char *body);
+	// OnReadable and Answer: true while p is still here (waiting for more, or draining), false when it
+	// was handed on or closed (p is gone).
+	bool OnReadable(Pending &p, int events);
+	bool Answer(Pending &p, int status, const char *reason, const char *body);
 	void Drop(Pending &p);
 	void OnTick();
 
