@@ -9,10 +9,9 @@ SRCS = $(wildcard extension/src/pg/*.cpp) $(wildcard common/relay/*.cpp) common/
 OBJS = $(SRCS:.cpp=.o)
 
 # Include paths: the sources include "pg/..." (extension/src) and "common/..." (the repository root,
-# which PGXS itself puts on the path, as -I. -I$(srcdir): the build runs in this folder). The server's
-# headers come again as -isystem, which takes precedence over PGXS's -I for them, so a C++ warning
-# inside a Postgres header is not reported against this code.
-PG_CPPFLAGS = -isystem $(shell $(PG_CONFIG) --includedir-server) -Iextension/src
+# which PGXS itself puts on the path, as -I. -I$(srcdir): the build runs in this folder), and the
+# server's headers, which PGXS adds too.
+PG_CPPFLAGS = -Iextension/src
 PG_CXXFLAGS = -std=c++17 -Wall -Wextra -Wno-unused-parameter -Wno-missing-field-initializers -Wno-register -Wno-format-truncation
 # PGXS adds COPT (extra flags from the environment or the command line) to C only; the C++ sources take
 # them too, last, so they win (pg_buildext sets COPT to dpkg-buildflags' CFLAGS: a package build's flags).
