@@ -4,7 +4,8 @@
 # POST declaring more than --max-payload, CORS for the origins in
 # --cors-origins only (never on /metrics or /healthz), the Redis and Postgres reconnect counters moving with
 # those restarts, /metrics on its own listener (--metrics-listen; one, or a --listen,
-# in use or not on this machine stops the daemon at start, exit 2, naming it), and SIGTERM: every client's transport is closed ("transport close", so it would reconnect) and the
+# in use or not on this machine stops the daemon at start, exit 2, naming it), a listener out of
+# descriptors (said once, retried, serving again), and SIGTERM: every client's transport is closed ("transport close", so it would reconnect) and the
 # daemon exits.
 . "$(dirname "$0")/gateway.sh"
 gateway_start gateway-http --cors-origins http://app.example,https://other.example
@@ -182,5 +183,32 @@ daemon_wait_healthy
 code=$(curl -s -o /dev/null -w '%{http_code}' "$url/metrics")
 [ "$code" = 404 ] || fail "/metrics with --metrics-listen off: $code"
 echo "ok   --metrics-listen off: no /metrics"
+daemon_stop || fail "daemon did not exit 0 on SIGTERM"
+
+# Out of descriptors: a daemon allowed 64 accepts connections that send half a head until accept fails
+# (EMFILE); it says so once, retries every second, and once those connections are closed it accepts again
+# and serves.
+(
+	ulimit -n 64
+	exec "$CHAT_OUTBOXD" --listen "127.0.0.1:$DAEMON_PORT" --service workers --queue chat-messages
+) >>"$H_DIR/fds.log" 2>&1 &
+DAEMON_PID=$!
+harness_track "$DAEMON_PID"
+daemon_wait_healthy
+held=()
+for _ in $(seq 80); do
+	exec {fd}<>"/dev/tcp/127.0.0.1/$DAEMON_PORT"
+	printf 'GET /healthz HTTP/1.1\r\n' >&"$fd"
+	held+=("$fd")
+done
+failing='gateway: --listen cannot accept connections (Too many open files); retrying every second'
+harness_wait_for 20 grep -qF "$failing" "$H_DIR/fds.log" || fail "no line for the failing accept: $(tail -5 "$H_DIR/fds.log")"
+for fd in "${held[@]}"; do exec {fd}>&-; done
+harness_wait_for 20 grep -qF 'gateway: --listen accepts connections again' "$H_DIR/fds.log" ||
+	fail "no line for accepting again: $(tail -5 "$H_DIR/fds.log")"
+code=$(curl -s -o /dev/null -w '%{http_code}' --max-time 10 "$url/healthz")
+[ "$code" = 200 ] || fail "/healthz after the descriptors came back: $code"
+expect_eq "lines for the failing accept" 1 "$(grep -cF "$failing" "$H_DIR/fds.log")"
+echo "ok   out of descriptors: accept failing said once, retried, accepting again and serving once they are back"
 daemon_stop || fail "daemon did not exit 0 on SIGTERM"
 echo "all checks passed"

@@ -75,6 +75,8 @@ HeadReader::SetListenState(ListenState s, const char *why)
 	if (s == was || (was == ListenState::Closed && s != ListenState::Accepting))
 		return;
 	listen_state_ = s;
+	if (was == ListenState::Failing)
+		retry_.Stop();
 	switch (s) {
 	case ListenState::Accepting:
 		if (was == ListenState::Failing)
@@ -122,10 +124,8 @@ HeadReader::OnAcceptable()
 				SetListenState(ListenState::Failing, std::strerror(errno));
 			return;
 		}
-		if (listen_state_ == ListenState::Failing) {
-			retry_.Stop();
+		if (listen_state_ == ListenState::Failing)
 			SetListenState(ListenState::Accepting);
-		}
 		// What libwebsockets' own listener sets on a connection it accepts: frames leave at once.
 		int one = 1;
 		setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
