@@ -381,6 +381,12 @@ Gateway::Start(std::string *error)
 {
 	// The daemon listens itself (HeadReader) and gives libwebsockets each connection whose request head
 	// is in; libwebsockets' vhost listens on nothing.
+	std::string host;
+	int port = 0;
+	if (!ParseListenAddress(impl_->cfg.listen, &host, &port)) {
+		*error = "--listen must be host:port, got '" + impl_->cfg.listen + "'";
+		return false;
+	}
 	int listen_fd = OpenListenSocket(impl_->cfg.listen, error, SOMAXCONN);
 	if (listen_fd < 0) {
 		*error = "--listen: " + *error;
@@ -390,8 +396,6 @@ Gateway::Start(std::string *error)
 	bool own_metrics = !ml.empty() && ml != "off";
 	int metrics_fd = -1;
 	if (own_metrics) {
-		std::string host;
-		int port = 0;
 		if (!ParseListenAddress(ml, &host, &port)) {
 			close(listen_fd);
 			*error = "--metrics-listen must be empty, off or host:port, got '" + ml + "'";
