@@ -8,7 +8,10 @@ DATA       = $(wildcard sql/chat_outbox--*.sql)
 SRCS = $(wildcard extension/src/pg/*.cpp) $(wildcard common/relay/*.cpp) common/redis_url.cpp common/redis_safety.cpp common/redis_handshake.cpp common/redis_sentinel.cpp common/redis_script.cpp common/bullmq/queue_keys.cpp common/partitions.cpp
 OBJS = $(SRCS:.cpp=.o)
 
-PG_CPPFLAGS = -isystem $(shell $(PG_CONFIG) --includedir-server) -Iextension/src -I.
+# Include paths: the sources include "pg/..." (extension/src) and "common/..." (the repository root,
+# which PGXS itself puts on the path, as -I. -I$(srcdir): the build runs in this folder), and the
+# server's headers, which PGXS adds too.
+PG_CPPFLAGS = -Iextension/src
 PG_CXXFLAGS = -std=c++17 -Wall -Wextra -Wno-unused-parameter -Wno-missing-field-initializers -Wno-register -Wno-format-truncation
 # PGXS adds COPT (extra flags from the environment or the command line) to C only; the C++ sources take
 # them too, last, so they win (pg_buildext sets COPT to dpkg-buildflags' CFLAGS: a package build's flags).

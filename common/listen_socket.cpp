@@ -13,7 +13,7 @@
 namespace chat_outbox {
 
 int
-OpenListenSocket(const std::string &listen, std::string *error, std::string *bound_host)
+OpenListenSocket(const std::string &listen, std::string *error, int backlog)
 {
 	std::string host;
 	int port = 0;
@@ -42,13 +42,8 @@ OpenListenSocket(const std::string &listen, std::string *error, std::string *bou
 		}
 		int one = 1;
 		setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
-		if (bind(fd, a->ai_addr, a->ai_addrlen) == 0 && ::listen(fd, 16) == 0) {
+		if (bind(fd, a->ai_addr, a->ai_addrlen) == 0 && ::listen(fd, backlog) == 0) {
 			listen_fd = fd;
-			if (bound_host) {
-				char numeric[NI_MAXHOST] = "";
-				getnameinfo(a->ai_addr, a->ai_addrlen, numeric, sizeof numeric, nullptr, 0, NI_NUMERICHOST);
-				*bound_host = AnyInterface(host) ? std::string() : std::string(numeric);
-			}
 			break;
 		}
 		why = std::strerror(errno);

@@ -1,8 +1,5 @@
 // common/listen_socket.hpp - open a listening TCP socket for a host:port setting, or say exactly why not:
-// chat-outbox-relay's --metrics-listen listens on it; chat-outboxd opens and closes one for --listen and
-// --metrics-listen before libwebsockets binds them, because libwebsockets, given an address that is not on
-// this machine or a name, creates the listener anyway and retries in the background: the daemon would run
-// on without it and say nothing.
+// chat-outbox-relay's --metrics-listen and chat-outboxd's --listen and --metrics-listen listen on it.
 #pragma once
 
 #include <string>
@@ -10,10 +7,9 @@
 namespace chat_outbox {
 
 // OpenListenSocket: a socket bound to host:port (common/listen_address.hpp; every interface for
-// AnyInterface(host)), listening, close-on-exec, SO_REUSEADDR. -1 with *error = "cannot listen on
-// <listen>: <reason>" (address in use, not an address of this machine, a name that does not resolve,
-// not host:port). *bound_host, when given: the numeric address bound ("" for every interface), what a
-// library that takes only addresses is given instead of a name.
-int OpenListenSocket(const std::string &listen, std::string *error, std::string *bound_host = nullptr);
+// AnyInterface(host)), listening with this backlog, close-on-exec, SO_REUSEADDR. -1 with *error = "cannot
+// listen on <listen>: <reason>" (address in use, not an address of this machine, a name that does not
+// resolve, not host:port).
+int OpenListenSocket(const std::string &listen, std::string *error, int backlog = 16);
 
 } // namespace chat_outbox

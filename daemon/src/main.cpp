@@ -25,7 +25,7 @@
 #include "consumer/core/partition_calls.hpp"
 #include "consumer/partition_manager.hpp"
 #include "base/core/config.hpp"
-#include "base/core/daemon_metrics.hpp"
+#include "metrics/core/daemon_metrics.hpp"
 #include "base/log.hpp"
 #include "base/uv_handle.hpp"
 #include "inbox/bus_publisher.hpp"

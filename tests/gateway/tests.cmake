@@ -17,6 +17,9 @@ gateway_peer_test(gateway.faults faults.mjs 120 --max-payload 100000)
 gateway_peer_test(gateway.plain_ws plain_ws.mjs 120)
 # /healthz, /metrics, CORS, 404, SIGTERM with clients connected
 add_shell_test(gateway.http gateway/http.sh 120)
+# request heads libwebsockets would drop unanswered get 400 / 431 / 408 from the gateway; clients
+# connected meanwhile are shown every message (the 408 waits for the 20 s head deadline)
+gateway_peer_test(gateway.request_heads request_heads.mjs 40)
 add_shell_test(gateway.fuzz gateway/fuzz.sh 600)
 # token expiry ends connections; a session that never joins is closed
 # the connect timeout is checked at each ping, so pings every 300 ms (a pong may take 5 s)

@@ -20,7 +20,7 @@
 #include <uv.h>
 
 #include "base/core/config.hpp"
-#include "base/core/daemon_metrics.hpp"
+#include "metrics/core/daemon_metrics.hpp"
 #include "inbox/core/delivery.hpp"
 #include "net/pg_client.hpp"
 #include "net/redis_conn.hpp"

@@ -17,7 +17,7 @@
 
 #include "common/backoff.hpp"
 #include "base/core/config.hpp"
-#include "base/core/daemon_metrics.hpp"
+#include "metrics/core/daemon_metrics.hpp"
 #include "base/uv_timer.hpp"
 #include "consumer/core/batch.hpp"
 #include "inbox/core/delivery.hpp"

@@ -24,7 +24,7 @@
 #include <uv.h>
 
 #include "base/core/config.hpp"
-#include "base/core/daemon_metrics.hpp"
+#include "metrics/core/daemon_metrics.hpp"
 #include "inbox/core/delivery.hpp"
 #include "net/redis_conn.hpp"
 #include "common/redis_url.hpp"

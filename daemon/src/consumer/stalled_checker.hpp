@@ -11,7 +11,7 @@
 #include <cstdint>
 
 #include "consumer/core/bullmq_calls.hpp"
-#include "base/core/daemon_metrics.hpp"
+#include "metrics/core/daemon_metrics.hpp"
 #include "net/redis_conn.hpp"
 #include "base/uv_timer.hpp"
 

@@ -18,7 +18,7 @@
 #include <uv.h>
 
 #include "base/core/config.hpp"
-#include "base/core/daemon_metrics.hpp"
+#include "metrics/core/daemon_metrics.hpp"
 #include "common/backoff.hpp"
 #include "base/uv_timer.hpp"
 #include "inbox/core/bus_metrics.hpp"

@@ -3,8 +3,10 @@
 // that handles it, the WebSocket upgrade decision, and shutdown.
 #include "gateway/gateway.hpp"
 
-#include <cstring>
+#include <sys/socket.h>
 #include <unistd.h>
+
+#include <cstring>
 
 #include "base/c_boundary.hpp"
 #include "base/log.hpp"
@@ -19,6 +21,7 @@
 #include "common/listen_address.hpp"
 #include "common/listen_socket.hpp"
 #include "gateway/eio_session.hpp"
+#include "gateway/head_reader.hpp"
 #include "gateway/http_io.hpp"
 #include "gateway/http_routes.hpp"
 #include "gateway/hub.hpp"
@@ -28,9 +31,8 @@
 
 namespace chat_outboxd {
 
-using chat_outbox::AnyInterface;
-using chat_outbox::ParseListenAddress;
 using chat_outbox::OpenListenSocket;
+using chat_outbox::ParseListenAddress;
 
 namespace {
 
@@ -102,6 +104,10 @@ struct Gateway::Impl {
 	PlainWs plain;
 	HttpRoutes routes;
 	Bus bus;
+	// The listeners (--listen, --metrics-listen): each reads a connection's request head, then hands
+	// the connection to its libwebsockets vhost.
+	HeadReader listener;
+	HeadReader metrics_listener;
 	RedisSubscriber &pubsub;
 	bool bus_started = false;
 	std::unique_ptr<UvTimer> shutdown_timer;
@@ -152,7 +158,8 @@ Gateway::Impl::Impl(uv_loop_t *l, const Config &c, PgClient &pg, Metrics &metric
     : loop(l), cfg(c), queries(pg, c), hub(l, c, metrics, bus_metrics, queries), catchup(hub, queries, c),
       sends(hub, queries, c), conv(l, hub, queries, redis, ps, c), http(c.cors_origins),
       sio(hub, catchup, sends, conv, c), engine(hub, sio, http, c), plain(hub, catchup, sends, conv, c),
-      routes(hub, engine, http, c), bus(l, c, hub, pg, queries.Schema(), metrics, bus_metrics), pubsub(ps)
+      routes(hub, engine, http, c), bus(l, c, hub, pg, queries.Schema(), metrics, bus_metrics), listener(l, "--listen"),
+      metrics_listener(l, "--metrics-listen"), pubsub(ps)
 {
 	hub.SetCatchup(&catchup);
 	if (c.authz == "membership") {
@@ -233,12 +240,12 @@ Gateway::Impl::OnFilter(struct lws *wsi, Conn *, void *, size_t)
 
 // WebSocketAllowed: /ws always; on /socket.io/ a new session within the unauthenticated-session caps,
 // or the probe of a live polling session with no probe under way (docs/protocols/socketio.md,
-// 'Upgrade'); no WebSocket on the --metrics-listen vhost, during shutdown, or before the gateway is
+// 'Upgrade'); no WebSocket on the --metrics-listen listener, during shutdown, or before the gateway is
 // ready to tell a client where to resume from (Hub::Ready).
 bool
 Gateway::Impl::WebSocketAllowed(struct lws *wsi)
 {
-	if (hub.ShuttingDown() || !hub.Ready() || routes.OnMetricsVhost(wsi))
+	if (hub.ShuttingDown() || !hub.Ready() || HttpRoutes::OnMetricsListener(wsi))
 		return false;
 	std::string uri = Header(wsi, WSI_TOKEN_GET_URI);
 	if (uri == "/ws")
@@ -311,6 +318,9 @@ void
 Gateway::Impl::BeginShutdown(std::function<void()> done)
 {
 	on_shutdown_done = std::move(done);
+	// No new connection from here on; those still sending their heads are closed.
+	listener.Close();
+	metrics_listener.Close();
 	if (hub.ShuttingDown() || !ctx) {
 		hub.SetShuttingDown();
 		FinishShutdown();
@@ -369,34 +379,41 @@ Gateway::~Gateway()
 bool
 Gateway::Start(std::string *error)
 {
+	// The daemon listens itself (HeadReader) and gives libwebsockets each connection whose request head
+	// is in; libwebsockets' vhost listens on nothing.
 	std::string host;
 	int port = 0;
 	if (!ParseListenAddress(impl_->cfg.listen, &host, &port)) {
 		*error = "--listen must be host:port, got '" + impl_->cfg.listen + "'";
 		return false;
 	}
-	// Both addresses are opened and closed here first: libwebsockets, given an address that is not on this
-	// machine or a name, makes its listener anyway and retries in the background, so the daemon would run
-	// without it. This says why at start (in use, not here, no such name), and gives libwebsockets the
-	// numeric address a name resolved to.
-	auto probe = [error](const std::string &listen, const char *flag, std::string *bound) {
-		int fd = OpenListenSocket(listen, error, bound);
-		if (fd < 0) {
-			*error = std::string(flag) + ": " + *error;
+	int listen_fd = OpenListenSocket(impl_->cfg.listen, error, SOMAXCONN);
+	if (listen_fd < 0) {
+		*error = "--listen: " + *error;
+		return false;
+	}
+	const std::string &ml = impl_->cfg.metrics_listen;
+	bool own_metrics = !ml.empty() && ml != "off";
+	int metrics_fd = -1;
+	if (own_metrics) {
+		if (!ParseListenAddress(ml, &host, &port)) {
+			close(listen_fd);
+			*error = "--metrics-listen must be empty, off or host:port, got '" + ml + "'";
 			return false;
 		}
-		close(fd);
-		return true;
-	};
-	if (!probe(impl_->cfg.listen, "--listen", &host))
-		return false;
+		metrics_fd = OpenListenSocket(ml, error, SOMAXCONN);
+		if (metrics_fd < 0) {
+			close(listen_fd);
+			*error = "--metrics-listen: " + *error;
+			return false;
+		}
+	}
 	lws_set_log_level(LLL_ERR | LLL_WARN | (LogEnabled(Level::Debug) ? LLL_NOTICE : 0), LwsLog);
 
 	void *foreign_loops[1] = {impl_->loop};
 	struct lws_context_creation_info info;
 	std::memset(&info, 0, sizeof info);
-	info.port = port;
-	info.iface = AnyInterface(host) ? nullptr : host.c_str();
+	info.port = CONTEXT_PORT_NO_LISTEN_SERVER;
 	// Both HTTP and every WebSocket (no subprotocol) land in one protocol; the path decides the role.
 	static const struct lws_protocols protocols[] = {
 	    // tx_packet_size: one send() per frame up to 64 KiB (a catch-up page holds big frames);
@@ -409,12 +426,12 @@ Gateway::Start(std::string *error)
 	// connect (O(n) each). Engine.IO has its own heartbeat, /ws its keepalive (PlainWs::OnKeepalive).
 	static const lws_retry_bo_t no_validity_checks = {};
 	info.retry_and_idle_policy = &no_validity_checks;
-	info.options = LWS_SERVER_OPTION_LIBUV;
+	info.options = LWS_SERVER_OPTION_LIBUV | LWS_SERVER_OPTION_EXPLICIT_VHOSTS;
 	info.foreign_loops = foreign_loops;
 	info.user = impl_.get();
 	// A JWT may travel in ?token= or Authorization. libwebsockets cuts the path, the query and each
-	// known header at kMaxFieldBytes (answered 431 by HeadTooLarge); the buffer leaves room for the
-	// rest of the head, since a head that overflows it is dropped by libwebsockets without an answer.
+	// known header at kMaxFieldBytes (answered 431 by HeadTooLarge); its buffer holds any head the
+	// HeadReader hands on (http::kHeaderBufferBytes).
 	static const struct lws_token_limits field_limits = [] {
 		struct lws_token_limits l {};
 		for (auto &v : l.token_limit)
@@ -426,36 +443,41 @@ Gateway::Start(std::string *error)
 	info.timeout_secs = 20;
 	info.keepalive_timeout = 60; // polling clients come back within a ping interval
 	info.vhost_name = "chat-outbox-gateway";
-	// --metrics-listen host:port: a second vhost on the same context (and loop) for /metrics.
-	std::string metrics_host;
-	int metrics_port = 0;
-	const std::string &ml = impl_->cfg.metrics_listen;
-	bool own_metrics = !ml.empty() && ml != "off";
-	if (own_metrics && !ParseListenAddress(ml, &metrics_host, &metrics_port)) {
-		*error = "--metrics-listen must be empty, off or host:port, got '" + ml + "'";
+	impl_->ctx = lws_create_context(&info);
+	struct lws_vhost *vhost = impl_->ctx ? lws_create_vhost(impl_->ctx, &info) : nullptr;
+	if (!vhost) {
+		close(listen_fd);
+		if (metrics_fd >= 0)
+			close(metrics_fd);
+		*error = "libwebsockets cannot run on the daemon's libuv loop (is libwebsockets-evlib-uv installed?)";
 		return false;
 	}
-	if (own_metrics && !probe(ml, "--metrics-listen", &metrics_host))
-		return false;
-	info.options |= LWS_SERVER_OPTION_EXPLICIT_VHOSTS;
-	impl_->ctx = lws_create_context(&info);
-	struct lws_vhost *main_vhost = impl_->ctx ? lws_create_vhost(impl_->ctx, &info) : nullptr;
-	if (!main_vhost) {
-		*error = "--listen: cannot listen on " + impl_->cfg.listen +
-		         " (address in use, or the libwebsockets-evlib-uv plugin is missing)";
+	// Handed on: libwebsockets reads the connection from its first byte, as one it accepted itself; it
+	// closes the socket itself when it cannot adopt it. tag: the connection's opaque user data.
+	auto adopt = [vhost](const void *tag) {
+		return [vhost, tag](int fd) {
+			lws_adopt_desc_t desc = {};
+			desc.vh = vhost;
+			desc.type = static_cast<lws_adoption_type>(LWS_ADOPT_SOCKET | LWS_ADOPT_HTTP);
+			desc.fd.sockfd = fd;
+			desc.opaque = const_cast<void *>(tag);
+			if (!lws_adopt_descriptor_vhost_via_info(&desc))
+				Log(Level::Verbose, "gateway: libwebsockets did not take a connection");
+		};
+	};
+	if (!impl_->listener.Start(listen_fd, adopt(nullptr))) {
+		close(listen_fd);
+		if (metrics_fd >= 0)
+			close(metrics_fd);
+		*error = "--listen: libuv cannot watch the listening socket";
 		return false;
 	}
 	if (own_metrics) {
-		struct lws_context_creation_info minfo = info;
-		minfo.port = metrics_port;
-		minfo.iface = AnyInterface(metrics_host) ? nullptr : metrics_host.c_str();
-		minfo.vhost_name = "chat-outbox-metrics";
-		struct lws_vhost *metrics_vhost = lws_create_vhost(impl_->ctx, &minfo);
-		if (!metrics_vhost) {
-			*error = "--metrics-listen: cannot listen on " + ml;
+		if (!impl_->metrics_listener.Start(metrics_fd, adopt(&HttpRoutes::kMetricsListener))) {
+			close(metrics_fd);
+			*error = "--metrics-listen: libuv cannot watch the listening socket";
 			return false;
 		}
-		impl_->routes.SetMetricsVhost(metrics_vhost);
 		Log(Level::Notice, "gateway: /metrics and /healthz on %s", ml.c_str());
 	}
 	Log(Level::Notice, "gateway: listening on %s (Socket.IO /socket.io/, WebSocket /ws, /healthz, /metrics)",

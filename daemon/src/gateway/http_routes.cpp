@@ -10,6 +10,8 @@
 
 namespace chat_outboxd {
 
+const char HttpRoutes::kMetricsListener = 0;
+
 HttpRoutes::HttpRoutes(Hub &hub, EngineIo &engine, const HttpWriter &http, const Config &cfg)
     : hub_(hub), engine_(engine), http_(http), cfg_(cfg)
 {
@@ -52,7 +54,7 @@ HttpRoutes::OnRequest(struct lws *wsi, Conn *c, const char *path_in)
 	}
 	bool get = lws_hdr_total_length(wsi, WSI_TOKEN_GET_URI) > 0;
 	// --metrics-listen: its own listener serves /metrics and /healthz only; the public one no /metrics.
-	bool metrics_only = OnMetricsVhost(wsi);
+	bool metrics_only = OnMetricsListener(wsi);
 	bool metrics_here = cfg_.metrics_listen.empty() || metrics_only;
 	if (!metrics_only && (path == "/socket.io/" || path == "/socket.io")) {
 		c->cors = true;

@@ -17,9 +17,11 @@ class Hub;
 class HttpRoutes {
   public:
 	HttpRoutes(Hub &hub, EngineIo &engine, const HttpWriter &http, const Config &cfg);
-	// SetMetricsVhost: the --metrics-listen vhost, which serves /metrics and /healthz only.
-	void SetMetricsVhost(struct lws_vhost *v) { metrics_vhost_ = v; }
-	bool OnMetricsVhost(struct lws *wsi) const { return metrics_vhost_ && lws_get_vhost(wsi) == metrics_vhost_; }
+	// A connection accepted on --metrics-listen carries kMetricsListener as its opaque user data (set
+	// when it is handed to libwebsockets) and is served /metrics and /healthz only. (Not a vhost of its
+	// own: libwebsockets moves a connection to the vhost its Host header names, or the first one.)
+	static const char kMetricsListener;
+	static bool OnMetricsListener(struct lws *wsi) { return lws_get_opaque_user_data(wsi) == &kMetricsListener; }
 
 	int OnRequest(struct lws *wsi, Conn *c, const char *path);
 	// OnWriteable writes the response Respond stored, or completes a held polling GET.
@@ -30,7 +32,6 @@ class HttpRoutes {
 	EngineIo &engine_;
 	const HttpWriter &http_;
 	const Config &cfg_;
-	struct lws_vhost *metrics_vhost_ = nullptr;
 };
 
 } // namespace chat_outboxd

@@ -17,7 +17,7 @@
 #include <uv.h>
 
 #include "base/core/config.hpp"
-#include "base/core/daemon_metrics.hpp"
+#include "metrics/core/daemon_metrics.hpp"
 #include "gateway/clients.hpp"
 #include "gateway/core/conversation_counters.hpp"
 #include "gateway/core/gateway_auth.hpp"

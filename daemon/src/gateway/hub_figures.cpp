@@ -4,11 +4,15 @@
 
 #include <algorithm>
 
+#include "common/prometheus_text.hpp"
 #include "gateway/membership.hpp"
 #include "gateway/outbox_status.hpp"
 #include "gateway/query_queue.hpp"
 
 namespace chat_outboxd {
+
+using chat_outbox::MetricHeader;
+using chat_outbox::MetricSample;
 
 std::string
 Hub::HealthJson(int *status) const

@@ -3,10 +3,12 @@
 
 #include <cstdlib>
 
-#include "base/core/metrics.hpp"
 #include "base/log.hpp"
+#include "common/prometheus_text.hpp"
 
 namespace chat_outboxd {
+
+using chat_outbox::MetricSample;
 
 namespace {
 

@@ -9,7 +9,7 @@
 #include <memory>
 
 #include "base/c_boundary.hpp"
-#include "base/core/daemon_metrics.hpp"
+#include "metrics/core/daemon_metrics.hpp"
 #include "net/hiredis_uv.hpp"
 
 namespace chat_outboxd {

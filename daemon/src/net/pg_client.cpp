@@ -17,7 +17,7 @@
 #include "common/backoff.hpp"
 #include "common/pg_primary.hpp"
 #include "base/c_boundary.hpp"
-#include "base/core/daemon_metrics.hpp"
+#include "metrics/core/daemon_metrics.hpp"
 #include "base/log.hpp"
 #include "base/uv_timer.hpp"
 

@@ -15,7 +15,7 @@
 #include <string>
 #include <vector>
 
-#include "base/core/daemon_metrics.hpp"
+#include "metrics/core/daemon_metrics.hpp"
 #include "net/redis_conn.hpp"
 
 namespace chat_outboxd {

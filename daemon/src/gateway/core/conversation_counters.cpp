@@ -1,9 +1,11 @@
 // daemon/src/gateway/core/conversation_counters.cpp - see conversation_counters.hpp.
 #include "gateway/core/conversation_counters.hpp"
 
-#include "base/core/metrics.hpp"
+#include "common/prometheus_text.hpp"
 
 namespace chat_outboxd::conv {
+
+using chat_outbox::MetricHeader;
 
 namespace {
 

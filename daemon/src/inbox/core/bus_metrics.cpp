@@ -3,6 +3,8 @@
 
 namespace chat_outboxd {
 
+using chat_outbox::MetricSample;
+
 void
 BusMetrics::Render(std::string *out) const
 {

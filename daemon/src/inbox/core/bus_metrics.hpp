@@ -6,7 +6,8 @@
 #include <cstdint>
 #include <string>
 
-#include "base/core/metrics.hpp"
+#include "common/prometheus_text.hpp"
+#include "metrics/core/lag_buckets.hpp"
 
 namespace chat_outboxd {
 
@@ -19,7 +20,7 @@ struct BusMetrics {
 	uint64_t fill_rows = 0;        // rows those reads handed on
 	uint64_t buffer_overflows = 0; // gaps whose buffered rows passed the bound (read again)
 	bool subscribed = false;
-	Histogram lag_seconds{LagBuckets()};
+	chat_outbox::Histogram lag_seconds{LagBuckets()};
 
 	// Render appends the chat_outboxd_bus_* series.
 	void Render(std::string *out) const;

@@ -1,16 +1,20 @@
-// daemon/src/base/core/daemon_metrics.hpp - the daemon's own figures for /metrics and /healthz: its
+// daemon/src/metrics/core/daemon_metrics.hpp - the daemon's own figures for /metrics and /healthz: its
 // consumer's work, its partitions, and whether its servers are up.
 //
 // They live below both the consumer and the gateway because the consumer and net count them and the
 // gateway prints them (consumer and gateway never see each other). The gateway's and the bus's
-// counters are their areas' own (gateway/hub.hpp, inbox/core/bus_metrics.hpp).
+// counters are their areas' own (gateway/hub.hpp, inbox/core/bus_metrics.hpp). Every series is written
+// with common/prometheus_text.hpp, the one writer of Prometheus text (chat-outbox-relay's too).
+//
+// Single-threaded (the libuv loop), so plain integers.
 #pragma once
 
 #include <cstdint>
 #include <string>
 #include <vector>
 
-#include "base/core/metrics.hpp"
+#include "common/prometheus_text.hpp"
+#include "metrics/core/lag_buckets.hpp"
 
 namespace chat_outboxd {
 
@@ -38,8 +42,8 @@ struct Metrics {
 	std::vector<PartitionLease> partition_leases;
 	uint64_t leases_acquired = 0;
 	uint64_t leases_lost = 0;
-	Histogram batch_size{{1, 2, 5, 10, 20, 50, 100, 200, 500, 1000}};
-	Histogram lag_seconds{LagBuckets()};
+	chat_outbox::Histogram batch_size{{1, 2, 5, 10, 20, 50, 100, 200, 500, 1000}};
+	chat_outbox::Histogram lag_seconds{LagBuckets()};
 
 	// The series, in the order /metrics prints them, with the gateway's and the bus's between them:
 	// RenderJobs (the consumer's counters), RenderServers, RenderPartitions (and the consumer's

@@ -1,9 +1,13 @@
-// daemon/src/base/core/daemon_metrics.cpp - see daemon_metrics.hpp.
-#include "base/core/daemon_metrics.hpp"
+// daemon/src/metrics/core/daemon_metrics.cpp - see daemon_metrics.hpp.
+#include "metrics/core/daemon_metrics.hpp"
 
 #include <nlohmann/json.hpp>
 
 namespace chat_outboxd {
+
+using chat_outbox::MetricHeader;
+using chat_outbox::MetricLabelValue;
+using chat_outbox::MetricSample;
 
 ReconnectCounts &
 Reconnects()

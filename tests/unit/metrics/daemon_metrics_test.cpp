@@ -1,5 +1,5 @@
-// tests/unit/base/daemon_metrics_test.cpp - the Prometheus text of the daemon's own metrics.
-#include "base/core/daemon_metrics.hpp"
+// tests/unit/metrics/daemon_metrics_test.cpp - the Prometheus text of the daemon's own metrics.
+#include "metrics/core/daemon_metrics.hpp"
 
 #include <gtest/gtest.h>
 
