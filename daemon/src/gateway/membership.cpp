@@ -24,7 +24,8 @@ const char *const kChatsOfUsers =
     "ORDER BY m.chat_id LIMIT $2::pg_catalog.int8) f "
     "UNION ALL SELECT m.user_id, m.chat_id, 's' FROM pg_catalog.jsonb_each($1::pg_catalog.jsonb) u "
     "JOIN chat_outbox.members m ON m.user_id OPERATOR(pg_catalog.=) u.key AND m.chat_id OPERATOR(pg_catalog.=) ANY("
-    "ARRAY(SELECT pg_catalog.int8(pg_catalog.jsonb_array_elements_text(u.value))))";
+    "ARRAY(SELECT pg_catalog.int8(pg_catalog.jsonb_array_elements_text(u.value)))) "
+    "WHERE pg_catalog.jsonb_array_length(u.value) OPERATOR(pg_catalog.>) 0"; // a connect's read holds nothing yet
 // Whether one user is a member of one chat ($1 chat, $2 user): a join past a cut list.
 const char *const kIsMember =
     "SELECT 1 FROM chat_outbox.members WHERE chat_id OPERATOR(pg_catalog.=) $1::pg_catalog.int8 "
