@@ -14,25 +14,16 @@
 //  - a user in 5,000 chats costs the cache what a user of five does.
 import { check, finish, waitUntil } from '../harness/check.mjs';
 import { receivingDaemon, postgres, env } from '../faults/procs.mjs';
-import jwt from 'jsonwebtoken';
-import { io } from 'socket.io-client';
-import { SECRET } from '../harness/jwt.mjs';
 import { openWs } from '../harness/ws_client.mjs';
 import { connected } from './sides_lib.mjs';
+import { client as memberClient, refusal, token } from './members_lib.mjs';
+
+const client = (sub, opts = {}) => memberClient(gw, { sub }, opts);
 
 const BOUND = 5;
 const gw = receivingDaemon({ service: 'workers', queue: 'chat-messages', port: Number(env('WORKERS_PORT')),
 	extra: ['--authz', 'membership', '--max-member-chats', String(BOUND)] });
 const q = (sql, params) => postgres.query(sql, params);
-const token = (sub) => jwt.sign({ exp: Math.floor(Date.now() / 1000) + 3600, sub }, SECRET, { algorithm: 'HS256' });
-const client = (sub, opts = {}) => {
-	const s = io(`http://127.0.0.1:${gw.port}`, { auth: { token: token(sub) }, transports: ['websocket'], reconnectionDelay: 100, ...opts });
-	s.events = [];
-	s.onAny((name, data) => s.events.push({ name, data }));
-	s.of = (name) => s.events.filter((e) => e.name === name).map((e) => e.data);
-	s.ask = (event, arg) => s.timeout(10000).emitWithAck(event, arg);
-	return s;
-};
 const chatsShown = (s) => [...new Set(s.of('message').map((m) => m.chat_id))].sort((a, b) => a - b);
 const wsChatsShown = (ws) => [...new Set(ws.frames.filter((f) => f.type === 'message').map((f) => f.message.chat_id))].sort((a, b) => a - b);
 const bodies = (s) => s.of('message').map((m) => m.body);
@@ -48,7 +39,7 @@ try {
 	// ---- connect: the first five, told so; another user is not cut
 	const big = client('big');
 	const small = client('small');
-	const bigWs = openWs(`ws://127.0.0.1:${gw.port}/ws?token=${token('big')}`);
+	const bigWs = openWs(`ws://127.0.0.1:${gw.port}/ws?token=${token({ sub: 'big' })}`);
 	await Promise.all([connected(big), connected(small), bigWs.opened]);
 	await waitUntil('big told her chats were cut (both protocols)', () => big.of('chats_cut').length === 1 &&
 		bigWs.frames.some((f) => f.type === 'chats_cut'), 10000);
@@ -71,11 +62,7 @@ try {
 	check('small: not cut, her three chats', small.of('chats_cut').length === 0 && same(chatsShown(small), range(101, 103)));
 
 	// ---- asking for a chat past the list at connect: refused, saying what to do
-	const asked = await new Promise((resolve) => {
-		const s = client('big', { reconnection: false, auth: { token: token('big'), chats: [107] } });
-		s.on('connect_error', (e) => { s.close(); resolve(`${e.message}: ${e.data?.reason}`); });
-		s.on('connect', () => { s.close(); resolve('connected'); });
-	});
+	const asked = await refusal(gw, { sub: 'big' }, [107]);
 	check('auth.chats past the list: refused, join it once connected', asked ===
 		'forbidden: chat 107 is not among the first 5 chats of this user (--max-member-chats): join it once connected', asked);
 
