@@ -35,12 +35,17 @@ try {
 	await q("INSERT INTO chat_outbox.members (chat_id, user_id) SELECT c, 'big' FROM generate_series(101, 108) c");
 	await q("INSERT INTO chat_outbox.members (chat_id, user_id) SELECT c, 'small' FROM generate_series(101, 103) c");
 	await gw.start();
+	// start() returns once /healthz is past "starting", which includes "unavailable" (Postgres not connected
+	// yet): a /ws client refused then does not retry, so wait for "ok"
+	await waitUntil('the gateway ready', async () =>
+		(await (await fetch(`http://127.0.0.1:${gw.port}/healthz`)).json()).status === 'ok', 10000);
 
 	// ---- connect: the first five, told so; another user is not cut
 	const big = client('big');
 	const small = client('small');
 	const bigWs = openWs(`ws://127.0.0.1:${gw.port}/ws?token=${token({ sub: 'big' })}`);
-	await Promise.all([connected(big), connected(small), bigWs.opened]);
+	await waitUntil('both Socket.IO clients and the /ws one connected', () => big.connected && small.connected &&
+		bigWs.readyState === bigWs.OPEN, 10000);
 	await waitUntil('big told her chats were cut (both protocols)', () => big.of('chats_cut').length === 1 &&
 		bigWs.frames.some((f) => f.type === 'chats_cut'), 10000);
 	check('Socket.IO: chats_cut {max_member_chats}', same(big.of('chats_cut'), [{ max_member_chats: BOUND }]), JSON.stringify(big.of('chats_cut')));
