@@ -15,11 +15,9 @@
 //    refused 42501 (the change's statement checks the membership, as a send's does).
 import { check, finish, waitUntil } from '../harness/check.mjs';
 import { receivingDaemon, postgres, env } from '../faults/procs.mjs';
-import jwt from 'jsonwebtoken';
-import { io } from 'socket.io-client';
-import { SECRET } from '../harness/jwt.mjs';
 import { openWs } from '../harness/ws_client.mjs';
 import { connected } from './sides_lib.mjs';
+import { client, refusal, token } from './members_lib.mjs';
 
 const CHAT = 77, OTHER = 78;
 const authz = ['--authz', 'membership'];
@@ -27,27 +25,10 @@ const gwA = receivingDaemon({ service: 'workers', queue: 'chat-messages', port: 
 const gwB = receivingDaemon({ service: 'workers', queue: 'chat-messages', port: Number(env('SPARE_PORT')),
 	extra: [...authz, '--consume', 'off', '--identity', 'workers-gateway'] });
 const q = (sql, params) => postgres.query(sql, params);
-// a token of exactly these claims (an undefined one is left out: no chats claim, no sub) for an hour
-const token = (claims) => jwt.sign({ exp: Math.floor(Date.now() / 1000) + 3600, ...claims }, SECRET, { algorithm: 'HS256' });
-// a Socket.IO client recording its events (as sides_lib.mjs's recordingClient, with any claims)
-const client = (daemon, claims, opts = {}) => {
-	const s = io(`http://127.0.0.1:${daemon.port}`, { auth: { token: token(claims) }, transports: ['websocket'], reconnectionDelay: 100, ...opts });
-	s.events = [];
-	s.onAny((name, data) => s.events.push({ name, data }));
-	s.of = (name) => s.events.filter((e) => e.name === name).map((e) => e.data);
-	s.ask = (event, arg) => s.timeout(10000).emitWithAck(event, arg);
-	return s;
-};
 const member = (daemon, sub) => client(daemon, { sub });
 const bodiesOf = (s, chat) => s.events.filter((e) => e.name === 'message' && e.data.chat_id === chat).map((e) => e.data.body);
 const wsBodies = (ws, chat) => ws.frames.filter((f) => f.type === 'message' && f.message?.chat_id === chat).map((f) => f.message.body);
 const send = (body, chat = CHAT) => q('SELECT consumers.send_message($1, $2)', [chat, body]);
-// a connect refusal (asking for chats, when given): resolves with the connect_error's message and reason
-const refusal = (daemon, claims, chats) => new Promise((resolve) => {
-	const s = client(daemon, claims, { reconnection: false, ...(chats ? { auth: { token: token(claims), chats } } : {}) });
-	s.on('connect_error', (e) => { s.close(); resolve(`${e.message}: ${e.data?.reason}`); });
-	s.on('connect', () => { s.close(); resolve('connected'); });
-});
 
 try {
 	await q("SELECT chat_outbox.add_member($1, 'mia'), chat_outbox.add_member($1, 'max'), chat_outbox.add_member($2, 'mia')", [CHAT, OTHER]);

@@ -42,3 +42,5 @@ add_shell_test(gateway.conversation gateway/two_sides.sh 120 ARGS conversation.m
 add_shell_test(gateway.edits gateway/two_sides.sh 30 ARGS edits.mjs)
 # --authz membership: live revocation on two gateways, add then join, a removal racing a send, hostile subs
 add_shell_test(gateway.members gateway/two_sides.sh 30 ARGS members.mjs)
+# --authz membership over --max-member-chats: the first chats, chats_cut, joins one by one, live changes past the list
+add_shell_test(gateway.members_bound gateway/two_sides.sh 30 ARGS members_bound.mjs)

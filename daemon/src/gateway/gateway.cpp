@@ -163,7 +163,7 @@ Gateway::Impl::Impl(uv_loop_t *l, const Config &c, PgClient &pg, Metrics &metric
 {
 	hub.SetCatchup(&catchup);
 	if (c.authz == "membership") {
-		members = std::make_unique<Membership>(hub, queries, pg, conv);
+		members = std::make_unique<Membership>(hub, queries, pg, conv, static_cast<size_t>(c.max_member_chats));
 		hub.SetMembership(members.get());
 	}
 	sends.OnSent([this](const nlohmann::json &message) { conv.Sent(message); });

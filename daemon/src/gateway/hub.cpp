@@ -6,6 +6,7 @@
 
 #include "base/log.hpp"
 #include "gateway/catchup.hpp"
+#include "gateway/membership.hpp"
 #include "gateway/core/conversation.hpp"
 #include "gateway/core/engineio.hpp"
 #include "gateway/core/message_json.hpp"
@@ -174,14 +175,69 @@ Hub::Revoke(Client &c, int64_t chat)
 	return true;
 }
 
-void
+bool
 Hub::Allow(Client &c, int64_t chat)
 {
 	if (c.has_chats_claim && !std::binary_search(c.token_chats.begin(), c.token_chats.end(), chat))
+		return false;
+	auto it = std::lower_bound(c.allowed.begin(), c.allowed.end(), chat);
+	if (it != c.allowed.end() && *it == chat)
+		return true;
+	if (c.allowed.size() >= static_cast<size_t>(cfg.max_member_chats))
+		return false;
+	c.allowed.insert(it, chat);
+	return true;
+}
+
+void
+Hub::AskJoin(Client &c, int64_t chat, std::function<void(JoinAnswer)> done)
+{
+	if (Join(c, chat)) {
+		done(JoinAnswer::Joined);
+		return;
+	}
+	if (!membership || (c.has_chats_claim && !std::binary_search(c.token_chats.begin(), c.token_chats.end(), chat))) {
+		done(JoinAnswer::Forbidden);
+		return;
+	}
+	std::weak_ptr<Client> weak = c.shared_from_this();
+	membership->IsMember(c.sub, chat, [this, weak, chat, done = std::move(done)](Membership::Answer a) {
+		auto live = weak.lock();
+		if (!live || !live->IsOpen() || live->auth != Client::Auth::Admitted)
+			return;
+		if (a == Membership::Answer::Unavailable)
+			done(JoinAnswer::Unavailable);
+		else if (a == Membership::Answer::No)
+			done(JoinAnswer::Forbidden);
+		else if (!Allow(*live, chat))
+			done(JoinAnswer::TooMany);
+		else
+			done(Join(*live, chat) ? JoinAnswer::Joined : JoinAnswer::Forbidden);
+	});
+}
+
+const char *
+Hub::JoinError(JoinAnswer a)
+{
+	switch (a) {
+	case JoinAnswer::TooMany:
+		return "too_many_chats";
+	case JoinAnswer::Unavailable:
+		return "unavailable";
+	default:
+		return "forbidden";
+	}
+}
+
+void
+Hub::AskLeave(Client &c, int64_t chat)
+{
+	Leave(c, chat);
+	if (!membership || !membership->Cut(c.sub))
 		return;
 	auto it = std::lower_bound(c.allowed.begin(), c.allowed.end(), chat);
-	if (it == c.allowed.end() || *it != chat)
-		c.allowed.insert(it, chat);
+	if (it != c.allowed.end() && *it == chat)
+		c.allowed.erase(it);
 }
 
 bool

@@ -69,9 +69,10 @@ class Hub {
 	void Admit(Client &c, const AuthResult &auth);
 	bool Allowed(const Client &c, int64_t chat) const;
 	// --authz membership (gateway/membership.*): Revoke takes chat from what c may see and out of its
-	// room (false when c could not see it); Allow lets c join chat, within its token's chats claim.
+	// room (false when c could not see it); Allow lets c join chat, within its token's chats claim and
+	// --max-member-chats (false when c holds that many already, or the claim leaves chat out).
 	bool Revoke(Client &c, int64_t chat);
-	void Allow(Client &c, int64_t chat);
+	bool Allow(Client &c, int64_t chat);
 	// SetMembership: who answers a sub's chats with --authz membership (null in token mode).
 	void SetMembership(class Membership *m) { membership = m; }
 	// --authz membership: the admitted clients of a sub on this gateway (SetAuthed keeps the index),
@@ -87,6 +88,17 @@ class Hub {
 	bool TakeRoomChange(Client &c, int64_t *retry_after_ms);
 	bool Join(Client &c, int64_t chat);
 	void Leave(Client &c, int64_t chat);
+	// AskJoin is a `join` the client asked for: a chat it may see is joined at once; with --authz
+	// membership one it does not hold is asked of the membership (past a cut list, of the database)
+	// and joined in a free place (TooMany when it holds --max-member-chats). done runs unless c is
+	// gone by then.
+	enum class JoinAnswer : uint8_t { Joined, Forbidden, TooMany, Unavailable };
+	void AskJoin(Client &c, int64_t chat, std::function<void(JoinAnswer)> done);
+	// JoinError: what a refused join answers, the same word in both protocols (docs/gateway.md).
+	static const char *JoinError(JoinAnswer a);
+	// AskLeave is a `leave` the client asked for: with --authz membership and a user in more chats
+	// than the bound, the chat's place is given back too (the chat is joined again by AskJoin).
+	void AskLeave(Client &c, int64_t chat);
 	void LeaveAll(Client &c);
 
 	// --- delivery

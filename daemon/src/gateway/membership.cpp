@@ -15,17 +15,35 @@
 namespace chat_outboxd {
 
 namespace {
-// The chats of a batch of users ($1: a JSON array of their subs), each user's in ascending order.
+// The chats of a batch of users ($1: a JSON object of their subs, each with the chats its sockets
+// hold): per user its first $2 chats by id ('f'), and which of the held ones are still its ('s'),
+// so a read tells a chat removed from one only pushed past the first (MemberChats, Gone).
 const char *const kChatsOfUsers =
-    "SELECT m.user_id, m.chat_id FROM chat_outbox.members m WHERE m.user_id OPERATOR(pg_catalog.=) ANY("
-    "ARRAY(SELECT pg_catalog.jsonb_array_elements_text($1::pg_catalog.jsonb))) ORDER BY m.chat_id";
+    "SELECT u.key, f.chat_id, 'f' FROM pg_catalog.jsonb_each($1::pg_catalog.jsonb) u CROSS JOIN LATERAL ("
+    "SELECT m.chat_id FROM chat_outbox.members m WHERE m.user_id OPERATOR(pg_catalog.=) u.key "
+    "ORDER BY m.chat_id LIMIT $2::pg_catalog.int8) f "
+    "UNION ALL SELECT m.user_id, m.chat_id, 's' FROM pg_catalog.jsonb_each($1::pg_catalog.jsonb) u "
+    "JOIN chat_outbox.members m ON m.user_id OPERATOR(pg_catalog.=) u.key AND m.chat_id OPERATOR(pg_catalog.=) ANY("
+    "ARRAY(SELECT pg_catalog.int8(pg_catalog.jsonb_array_elements_text(u.value)))) "
+    "WHERE pg_catalog.jsonb_array_length(u.value) OPERATOR(pg_catalog.>) 0"; // a connect's read holds nothing yet
+// Whether one user is a member of one chat ($1 chat, $2 user): a join past a cut list.
+const char *const kIsMember =
+    "SELECT 1 FROM chat_outbox.members WHERE chat_id OPERATOR(pg_catalog.=) $1::pg_catalog.int8 "
+    "AND user_id OPERATOR(pg_catalog.=) $2";
 // Users read by one query at most: a connect storm costs one round trip per this many users, and one
 // answer holds their chats only.
 constexpr size_t kUsersPerRead = 500;
+
+void
+SortUnique(std::vector<int64_t> *v)
+{
+	std::sort(v->begin(), v->end());
+	v->erase(std::unique(v->begin(), v->end()), v->end());
+}
 } // namespace
 
-Membership::Membership(Hub &hub, QueryQueue &queries, PgClient &pg, Conversation &conv)
-    : hub_(hub), queries_(queries), pg_(pg), conv_(conv)
+Membership::Membership(Hub &hub, QueryQueue &queries, PgClient &pg, Conversation &conv, size_t bound)
+    : hub_(hub), queries_(queries), pg_(pg), conv_(conv), bound_(bound)
 {
 	pg_.OnNotify([this](const std::string &channel, const std::string &payload) {
 		if (channel == kMembersChannel)
@@ -56,7 +74,7 @@ Membership::Bytes() const
 	size_t n = users_.bucket_count() * sizeof(void *);
 	for (const auto &[sub, e] : users_)
 		n += sizeof(std::pair<const std::string, Entry>) + 2 * sizeof(void *) +
-		     (sub.size() > kInlineKey ? sub.capacity() + 1 : 0) + e.chats.capacity() * sizeof(int64_t) +
+		     (sub.size() > kInlineKey ? sub.capacity() + 1 : 0) + e.chats.chats.capacity() * sizeof(int64_t) +
 		     e.waiting.capacity() * sizeof(ChatsCallback);
 	return n;
 }
@@ -84,6 +102,48 @@ Membership::ChatsOf(const std::string &sub, ChatsCallback cb)
 		Load(sub);
 }
 
+// A query's answer and the NOTIFYs come on the same connection in commit order: a removal committed
+// while the query ran is heard after its answer (and revokes what it granted), one committed before
+// it started is not in its answer.
+void
+Membership::IsMember(const std::string &sub, int64_t chat, std::function<void(Answer)> cb)
+{
+	auto it = users_.find(sub);
+	MemberChats::Verdict v = it != users_.end() && it->second.known == Entry::Chats::Known ? it->second.chats.Has(chat)
+	                                                                                      : MemberChats::Verdict::Ask;
+	if (v != MemberChats::Verdict::Ask) {
+		cb(v == MemberChats::Verdict::Yes ? Answer::Yes : Answer::No);
+		return;
+	}
+	if (queries_.Full()) {
+		cb(Answer::Unavailable);
+		return;
+	}
+	queries_.Run(kIsMember, PgParams{std::to_string(chat), sub}, [cb = std::move(cb)](PgResult &&r) {
+		cb(!r.ok ? Answer::Unavailable : r.rows.empty() ? Answer::No : Answer::Yes);
+	});
+}
+
+bool
+Membership::Cut(const std::string &sub) const
+{
+	auto it = users_.find(sub);
+	return it != users_.end() && it->second.known == Entry::Chats::Known && it->second.chats.Cut();
+}
+
+std::vector<int64_t>
+Membership::Held(const std::string &sub) const
+{
+	std::vector<int64_t> held;
+	auto it = users_.find(sub);
+	if (it != users_.end() && it->second.known == Entry::Chats::Known)
+		held = it->second.chats.chats;
+	for (const auto &c : hub_.ClientsOf(sub))
+		held.insert(held.end(), c->allowed.begin(), c->allowed.end());
+	SortUnique(&held);
+	return held;
+}
+
 void
 Membership::Load(const std::string &sub)
 {
@@ -105,25 +165,32 @@ Membership::ReadBatch()
 	batch_.erase(batch_.begin(), batch_.begin() + static_cast<std::ptrdiff_t>(n));
 	read_ = Read::Out;
 	reads_++;
+	// what each user's sockets hold now: a chat of them the read does not find was removed
+	auto asked = std::make_shared<std::unordered_map<std::string, std::vector<int64_t>>>();
+	nlohmann::json users = nlohmann::json::object();
+	for (const std::string &sub : subs)
+		users[sub] = (*asked)[sub] = Held(sub);
 	// ahead of the queries waiting (a storm's chat_state lookups): the connects wait on this one
-	queries_.RunFirst(kChatsOfUsers, PgParams{nlohmann::json(subs).dump()}, [this, subs](PgResult &&r) {
+	queries_.RunFirst(kChatsOfUsers, PgParams{users.dump(), std::to_string(bound_ + 1)},
+	                  [this, subs, asked](PgResult &&r) {
 		read_ = Read::Idle;
 		if (!r.ok)
 			Log(Level::Warning, "gateway: reading chat_outbox.members for %zu user(s) failed: %s", subs.size(), r.error.c_str());
-		std::unordered_map<std::string, std::vector<int64_t>> chats;
+		std::unordered_map<std::string, std::vector<int64_t>> first, still;
 		for (const auto &row : r.rows) {
 			int64_t chat = 0;
-			if (row.size() >= 2 && row[0] && row[1] && JsonInteger(*row[1], &chat))
-				chats[*row[0]].push_back(chat);
+			if (row.size() >= 3 && row[0] && row[1] && row[2] && JsonInteger(*row[1], &chat))
+				(*row[2] == "f" ? first : still)[*row[0]].push_back(chat);
 		}
 		for (const std::string &sub : subs)
-			Loaded(sub, r.ok, std::move(chats[sub]));
+			Loaded(sub, r.ok, std::move(first[sub]), (*asked)[sub], std::move(still[sub]));
 		ReadBatch();
 	});
 }
 
 void
-Membership::Loaded(const std::string &sub, bool ok, std::vector<int64_t> chats)
+Membership::Loaded(const std::string &sub, bool ok, std::vector<int64_t> first, const std::vector<int64_t> &asked,
+                   std::vector<int64_t> still)
 {
 	auto it = users_.find(sub);
 	if (it == users_.end())
@@ -144,14 +211,21 @@ Membership::Loaded(const std::string &sub, bool ok, std::vector<int64_t> chats)
 			cb(false, {});
 		return;
 	}
-	std::vector<int64_t> before = std::move(e.chats);
-	const bool was_known = e.known == Entry::Chats::Known;
-	e.chats = chats;
-	e.known = Entry::Chats::Known;
-	if (was_known)
-		Apply(sub, before, chats);
+	SortUnique(&first);
+	SortUnique(&still);
+	MemberChats now = MemberChats::Read(first, bound_);
+	if (e.known == Entry::Chats::Known) {
+		std::vector<int64_t> got;
+		std::set_difference(now.chats.begin(), now.chats.end(), e.chats.chats.begin(), e.chats.chats.end(),
+		                    std::back_inserter(got));
+		e.chats = now;
+		Apply(sub, Gone(asked, first, still), got);
+	} else {
+		e.chats = now;
+		e.known = Entry::Chats::Known;
+	}
 	for (auto &cb : waiting)
-		cb(true, chats);
+		cb(true, now);
 	Evict(sub); // the connects that asked may all have been refused or gone
 }
 
@@ -183,24 +257,22 @@ Membership::OnNotify(const std::string &payload)
 		e.read = Entry::Read::Stale;
 	if (e.known == Entry::Chats::Unknown)
 		return;
-	std::vector<int64_t> before = e.chats;
-	auto pos = std::lower_bound(e.chats.begin(), e.chats.end(), change.chat);
-	bool has = pos != e.chats.end() && *pos == change.chat;
-	if (change.kind == MemberChange::Kind::Added && !has)
-		e.chats.insert(pos, change.chat);
-	else if (change.kind == MemberChange::Kind::Removed && has)
-		e.chats.erase(pos);
-	else
+	if (change.kind == MemberChange::Kind::Added) {
+		if (e.chats.Add(change.chat, bound_))
+			Apply(change.user, {}, {change.chat});
 		return;
-	Apply(change.user, before, e.chats);
+	}
+	// a socket may hold a chat past a cut list (joined one by one): every socket is asked to let go
+	const bool was_listed = e.chats.Remove(change.chat);
+	Apply(change.user, {change.chat}, {});
+	// a cut list that lost one is read again, so that it holds the first chats again
+	if (was_listed && e.chats.Cut() && e.read == Entry::Read::None)
+		Load(change.user);
 }
 
 void
-Membership::Apply(const std::string &sub, const std::vector<int64_t> &before, const std::vector<int64_t> &after)
+Membership::Apply(const std::string &sub, const std::vector<int64_t> &gone, const std::vector<int64_t> &got)
 {
-	std::vector<int64_t> gone, got;
-	std::set_difference(before.begin(), before.end(), after.begin(), after.end(), std::back_inserter(gone));
-	std::set_difference(after.begin(), after.end(), before.begin(), before.end(), std::back_inserter(got));
 	if (gone.empty() && got.empty())
 		return;
 	for (const auto &c : hub_.ClientsOf(sub)) {

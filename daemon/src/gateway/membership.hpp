@@ -10,6 +10,10 @@
 // again. A change is applied to every socket of the user on this gateway (the Hub's index by sub): a
 // removed chat is left at once, with a `removed` event; an added one may be joined at once.
 //
+// An entry holds at most --max-member-chats chats of its user, the first by chat id, and whether they
+// are all (MemberChats): a user in a million chats costs what a user in the bound does. Whether a chat
+// past a cut list is the user's is asked of the database, one chat at a time (IsMember, for a join).
+//
 // An entry lives while the user has an admitted socket here or a connect of the user waits for it:
 // it goes when the user's last socket goes (Hub::OnUserGone) and, after a read, when no socket of the
 // user was admitted with it (the connect was refused or gone). So the cache is bounded by the users
@@ -23,6 +27,7 @@
 #include <vector>
 
 #include "gateway/core/member_change.hpp"
+#include "gateway/core/member_chats.hpp"
 
 namespace chat_outboxd {
 
@@ -34,14 +39,22 @@ struct Client;
 
 class Membership {
   public:
-	using ChatsCallback = std::function<void(bool ok, const std::vector<int64_t> &chats)>;
-	Membership(Hub &hub, QueryQueue &queries, PgClient &pg, Conversation &conv);
+	using ChatsCallback = std::function<void(bool ok, const MemberChats &chats)>;
+	// bound: --max-member-chats, the most chats an entry holds
+	Membership(Hub &hub, QueryQueue &queries, PgClient &pg, Conversation &conv, size_t bound);
 	Membership(const Membership &) = delete;
 	Membership &operator=(const Membership &) = delete;
 
 	// ChatsOf answers the sub's chats (sorted): from the cache at once, else after one query shared by
 	// every caller for that sub; ok false when Postgres did not answer.
 	void ChatsOf(const std::string &sub, ChatsCallback cb);
+	// IsMember answers whether chat is one of sub's (a user with a connected socket): from the entry
+	// at once, or, past a cut list, after a query (Unavailable when Postgres did not answer or
+	// --query-queue is full).
+	enum class Answer : uint8_t { Yes, No, Unavailable };
+	void IsMember(const std::string &sub, int64_t chat, std::function<void(Answer)> cb);
+	// Cut: sub has more chats than the bound (its entry holds the first ones only).
+	bool Cut(const std::string &sub) const;
 	// PostgresUp: the connection is (re)established: LISTEN again, and read every cached user again.
 	void PostgresUp();
 	// Users: the entries held; Bytes: what they hold (keys, chat ids, entries), for /metrics.
@@ -57,7 +70,7 @@ class Membership {
 		// Read: None, or a read is queued or out (Out); Stale: a change came meanwhile, so its answer
 		// may predate it and the user is read again when it comes.
 		enum class Read : uint8_t { None, Out, Stale };
-		std::vector<int64_t> chats; // sorted; valid when Known
+		MemberChats chats; // valid when Known
 		Chats known = Chats::Unknown;
 		Read read = Read::None;
 		std::vector<ChatsCallback> waiting;
@@ -67,16 +80,23 @@ class Membership {
 	// out at a time); Loaded ends one user's read (ok false: Postgres did not answer).
 	void Load(const std::string &sub);
 	void ReadBatch();
-	void Loaded(const std::string &sub, bool ok, std::vector<int64_t> chats);
+	// asked: the chats the user's sockets held when the read was sent, checked by it; still: those of
+	// them the read found (see Gone).
+	void Loaded(const std::string &sub, bool ok, std::vector<int64_t> first, const std::vector<int64_t> &asked,
+	            std::vector<int64_t> still);
+	// Held: the chats sub's sockets hold (sorted), which a read checks.
+	std::vector<int64_t> Held(const std::string &sub) const;
 	// Evict drops sub's entry unless a socket of the user is here or a read of it is out.
 	void Evict(const std::string &sub);
-	// Apply takes the sub's sockets from chats it left and lets them into chats it got.
-	void Apply(const std::string &sub, const std::vector<int64_t> &before, const std::vector<int64_t> &after);
+	// Apply takes the sub's sockets from chats the user left and lets them into chats it got (each
+	// socket within the bound).
+	void Apply(const std::string &sub, const std::vector<int64_t> &gone, const std::vector<int64_t> &got);
 
 	Hub &hub_;
 	QueryQueue &queries_;
 	PgClient &pg_;
 	Conversation &conv_;
+	const size_t bound_;
 	std::unordered_map<std::string, Entry> users_;
 	std::vector<std::string> batch_; // users whose read waits for the next query
 	enum class Read : uint8_t { Idle, Out };

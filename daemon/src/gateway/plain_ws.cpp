@@ -64,7 +64,7 @@ PlainWs::OnEstablished(struct lws *wsi, Conn *c)
 	}
 	// --authz membership: the sub's chats first (cached per gateway, gateway/membership.hpp)
 	std::weak_ptr<PlainClient> weak = p;
-	members->ChatsOf(ar.sub, [this, weak, ar, requested, since](bool ok, const std::vector<int64_t> &chats) mutable {
+	members->ChatsOf(ar.sub, [this, weak, ar, requested, since](bool ok, const MemberChats &chats) mutable {
 		auto p = weak.lock();
 		if (!p || !p->IsOpen() || p->Admitted())
 			return;
@@ -78,6 +78,8 @@ PlainWs::OnEstablished(struct lws *wsi, Conn *c)
 			return;
 		}
 		Welcome(p, ar, since);
+		if (ar.chats_cut)
+			conv_.Emit(*p, "chats_cut", {{"max_member_chats", cfg_.max_member_chats}});
 	});
 	return true;
 }
@@ -230,12 +232,19 @@ PlainWs::HandleText(const std::shared_ptr<PlainClient> &p, std::string_view text
 			return true;
 		}
 		if (f.type == plainws::FrameType::Leave) {
-			hub_.Leave(*p, f.chat_id);
+			hub_.AskLeave(*p, f.chat_id);
 			hub_.EnqueueText(*p, plainws::AckFrame(f.ref, {{"ok", true}}));
-		} else if (hub_.Join(*p, f.chat_id))
-			hub_.EnqueueText(*p, plainws::AckFrame(f.ref, {{"ok", true}}));
-		else
-			hub_.EnqueueText(*p, plainws::ErrorFrame(f.ref, {{"message", "forbidden"}}));
+			return true;
+		}
+		hub_.AskJoin(*p, f.chat_id, [this, weak = std::weak_ptr<PlainClient>(p), ref = f.ref](Hub::JoinAnswer a) {
+			auto live = weak.lock();
+			if (!live || live->IsClosed())
+				return;
+			if (a == Hub::JoinAnswer::Joined)
+				hub_.EnqueueText(*live, plainws::AckFrame(ref, {{"ok", true}}));
+			else
+				hub_.EnqueueText(*live, plainws::ErrorFrame(ref, {{"message", Hub::JoinError(a)}}));
+		});
 		return true;
 	case plainws::FrameType::Conversation: {
 		std::weak_ptr<PlainClient> weak = p;

@@ -106,7 +106,7 @@ SioNamespace::OnConnect(const std::shared_ptr<Session> &s, const nlohmann::json 
 	}
 	// --authz membership: the sub's chats first (cached per gateway, gateway/membership.hpp)
 	std::weak_ptr<Session> weak = s;
-	members->ChatsOf(ar.sub, [this, weak, ar, requested, resume](bool ok, const std::vector<int64_t> &chats) mutable {
+	members->ChatsOf(ar.sub, [this, weak, ar, requested, resume](bool ok, const MemberChats &chats) mutable {
 		auto s = weak.lock();
 		if (!s || !s->IsOpen() || s->Admitted())
 			return;
@@ -120,6 +120,8 @@ SioNamespace::OnConnect(const std::shared_ptr<Session> &s, const nlohmann::json 
 			return;
 		}
 		AdmitSocket(s, ar, resume);
+		if (ar.chats_cut)
+			conv_.Emit(*s, "chats_cut", {{"max_member_chats", cfg_.max_member_chats}});
 	});
 }
 
@@ -156,12 +158,20 @@ SioNamespace::OnEvent(const std::shared_ptr<Session> &s, const nlohmann::json &a
 		return;
 	}
 	if (name == "join") {
-		if (!has_chat)
+		if (!has_chat) {
 			Ack(*s, ack, {{"error", "chat_id must be an integer"}});
-		else if (hub_.Join(*s, chat))
-			Ack(*s, ack, {{"ok", true}});
-		else
-			Ack(*s, ack, {{"error", "forbidden"}});
+			return;
+		}
+		std::weak_ptr<Session> weak = s;
+		hub_.AskJoin(*s, chat, [this, weak, ack](Hub::JoinAnswer a) {
+			auto live = weak.lock();
+			if (!live || live->IsClosed())
+				return;
+			if (a == Hub::JoinAnswer::Joined)
+				Ack(*live, ack, {{"ok", true}});
+			else
+				Ack(*live, ack, {{"error", Hub::JoinError(a)}});
+		});
 		return;
 	}
 	if (name == "leave") {
@@ -169,7 +179,7 @@ SioNamespace::OnEvent(const std::shared_ptr<Session> &s, const nlohmann::json &a
 			Ack(*s, ack, {{"error", "chat_id must be an integer"}});
 			return;
 		}
-		hub_.Leave(*s, chat);
+		hub_.AskLeave(*s, chat);
 		Ack(*s, ack, {{"ok", true}});
 		return;
 	}

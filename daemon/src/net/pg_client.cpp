@@ -20,6 +20,7 @@
 #include "metrics/core/daemon_metrics.hpp"
 #include "base/log.hpp"
 #include "base/uv_timer.hpp"
+#include "net/core/query_order.hpp"
 
 namespace chat_outboxd {
 
@@ -400,9 +401,7 @@ PgClient::QueryFirst(std::string sql, PgParams params, Callback cb)
 		Query(std::move(sql), std::move(params), std::move(cb)); // failed the same way as any query
 		return;
 	}
-	// the query out (in flight) stays at the front until its answer is read
-	auto at = impl_->queue.begin() + (impl_->in_flight ? 1 : 0);
-	impl_->queue.insert(at, Pending{std::move(sql), std::move(params), std::move(cb), ""});
+	InsertAhead(impl_->queue, impl_->in_flight, Pending{std::move(sql), std::move(params), std::move(cb), ""});
 	impl_->SendNext();
 }
 

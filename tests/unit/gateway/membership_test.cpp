@@ -36,14 +36,14 @@ TEST(MemberRooms, MembershipNarrowedByTheClaimAndTheRequest)
 {
 	AuthResult r;
 	r.has_chats = false;
-	MemberRooms(&r, {1, 2, 3}, std::nullopt);
+	MemberRooms(&r, MemberChats{{1, 2, 3}}, std::nullopt);
 	EXPECT_TRUE(r.ok);
 	EXPECT_EQ(r.allowed, (std::vector<int64_t>{1, 2, 3}));
 	EXPECT_EQ(r.rooms, r.allowed);
 
 	AuthResult claim;
 	claim.allowed = {2, 3, 9};
-	MemberRooms(&claim, {1, 2, 3}, std::vector<int64_t>{3});
+	MemberRooms(&claim, MemberChats{{1, 2, 3}}, std::vector<int64_t>{3});
 	EXPECT_TRUE(claim.ok);
 	EXPECT_EQ(claim.allowed, (std::vector<int64_t>{2, 3}));
 	EXPECT_EQ(claim.token_chats, (std::vector<int64_t>{2, 3, 9}));
@@ -51,7 +51,7 @@ TEST(MemberRooms, MembershipNarrowedByTheClaimAndTheRequest)
 
 	AuthResult outside;
 	outside.has_chats = false;
-	MemberRooms(&outside, {1}, std::vector<int64_t>{1, 5});
+	MemberRooms(&outside, MemberChats{{1}}, std::vector<int64_t>{1, 5});
 	EXPECT_FALSE(outside.ok);
 	EXPECT_EQ(outside.message, "forbidden");
 	EXPECT_EQ(outside.reason, "chat 5 is not a chat of this user");
@@ -85,12 +85,12 @@ TEST(MemberTokens, RequestedChatsWaitForTheMembership)
 	const std::string token = jwt::Sign(R"({"exp":1700000100,"sub":"u"})", "s3cret");
 	AuthResult r = Authorize(token, membership, now, std::vector<int64_t>{2});
 	ASSERT_TRUE(r.ok) << r.reason;
-	MemberRooms(&r, {1, 2}, std::vector<int64_t>{2});
+	MemberRooms(&r, MemberChats{{1, 2}}, std::vector<int64_t>{2});
 	EXPECT_TRUE(r.ok);
 	EXPECT_EQ(r.rooms, std::vector<int64_t>{2});
 	AuthResult outside = Authorize(token, membership, now, std::vector<int64_t>{5});
 	ASSERT_TRUE(outside.ok);
-	MemberRooms(&outside, {1, 2}, std::vector<int64_t>{5});
+	MemberRooms(&outside, MemberChats{{1, 2}}, std::vector<int64_t>{5});
 	EXPECT_FALSE(outside.ok);
 	EXPECT_EQ(outside.reason, "chat 5 is not a chat of this user");
 	// with a chats claim, a requested chat outside the claim is refused by the token at once

@@ -58,6 +58,12 @@ Fields()
 	      "applied live; the token needs sub and exp, a chats claim further restricts)",
 	      false, false, 0, kNoLimit, "token|membership"},
 	     &Config::authz, nullptr},
+	    {{"max-member-chats", "int",
+	      "with --authz membership, the most chats one socket holds and one user's cached membership keeps: a "
+	      "user in more gets the first ones by chat id and the chats_cut event, and joins the others one by one "
+	      "in places freed by leave",
+	      false, false, 1, kNoLimit},
+	     nullptr, &Config::max_member_chats},
 	    {{"jwt-audience", "string",
 	      "when set, a client token's aud (a string or an array of strings) must contain this value", false, false},
 	     &Config::jwt_audience, nullptr},

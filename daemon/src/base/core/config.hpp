@@ -27,6 +27,7 @@ struct Config {
 	std::string listen = "127.0.0.1:8080";
 	std::string jwt_secret;
 	std::string authz = "token";          // "membership": chats from chat_outbox.members, not the token
+	int64_t max_member_chats = 1000;      // --authz membership: chats one socket holds, and one user's cache entry
 	std::string jwt_audience;             // empty: tokens' `aud` is not checked
 	std::string jwt_issuer;               // empty: tokens' `iss` is not checked
 	std::string identity;                 // default <service>@<hostname>, set by main

@@ -70,18 +70,25 @@ Authorize(std::string_view token, const jwt::Policy &policy, int64_t now,
 }
 
 void
-MemberRooms(AuthResult *r, const std::vector<int64_t> &member_of, const std::optional<std::vector<int64_t>> &requested)
+MemberRooms(AuthResult *r, const MemberChats &member_of, const std::optional<std::vector<int64_t>> &requested)
 {
+	const std::vector<int64_t> &chats = member_of.chats;
 	std::vector<int64_t> allowed;
 	if (r->has_chats)
 		r->token_chats = r->allowed;
 	if (r->has_chats)
-		std::set_intersection(member_of.begin(), member_of.end(), r->allowed.begin(), r->allowed.end(),
+		std::set_intersection(chats.begin(), chats.end(), r->allowed.begin(), r->allowed.end(),
 		                      std::back_inserter(allowed));
 	else
-		allowed = member_of;
+		allowed = chats;
 	r->allowed = std::move(allowed);
-	r->ok = PickRooms(r, requested, "is not a chat of this user");
+	r->chats_cut = member_of.Cut();
+	// of a cut list, only the database knows whether a requested chat past it is the user's: the
+	// client is told to join it once connected, where it is checked
+	const std::string refusal = member_of.Cut() ? "is not among the first " + std::to_string(chats.size()) +
+	                                                  " chats of this user (--max-member-chats): join it once connected"
+	                                            : "is not a chat of this user";
+	r->ok = PickRooms(r, requested, refusal.c_str());
 }
 
 bool

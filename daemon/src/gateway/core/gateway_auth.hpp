@@ -12,6 +12,7 @@
 
 #include "base/core/config.hpp"
 #include "gateway/core/jwt.hpp"
+#include "gateway/core/member_chats.hpp"
 
 namespace chat_outboxd {
 
@@ -27,6 +28,9 @@ struct AuthResult {
 	// (allowed holds that claim until MemberRooms replaces it)
 	bool has_chats = true;
 	std::vector<int64_t> token_chats; // the claim, kept by MemberRooms when has_chats
+	// --authz membership: the user has more chats than --max-member-chats, so the socket gets the
+	// first of them only (it is told: the chats_cut event)
+	bool chats_cut = false;
 };
 
 // Authorize verifies the token and picks the rooms. A requested chat outside the token refuses the
@@ -36,11 +40,11 @@ struct AuthResult {
 AuthResult Authorize(std::string_view token, const jwt::Policy &policy, int64_t now,
                      const std::optional<std::vector<int64_t>> &requested);
 
-// MemberRooms finishes an Authorize of --authz membership once the sub's chats (sorted, unique) are
-// known: allowed becomes those chats, narrowed by the token's `chats` claim when it has one, and the
-// rooms are picked as Authorize picks them (a requested chat outside them refuses the connection).
-void MemberRooms(AuthResult *r, const std::vector<int64_t> &member_of,
-                 const std::optional<std::vector<int64_t>> &requested);
+// MemberRooms finishes an Authorize of --authz membership once the sub's chats are known (the first
+// --max-member-chats of them): allowed becomes those chats, narrowed by the token's `chats` claim
+// when it has one, and the rooms are picked as Authorize picks them (a requested chat outside them
+// refuses the connection; of a cut list, with a reason that says so).
+void MemberRooms(AuthResult *r, const MemberChats &member_of, const std::optional<std::vector<int64_t>> &requested);
 
 // TokenPolicy is what the settings ask of client tokens: --jwt-secret, --jwt-audience, --jwt-issuer.
 // It views into cfg, which must outlive it.
