@@ -140,7 +140,7 @@ std::string
 InboxInsertSql(const std::string &service, bool with_sender)
 {
 	// Every distinct message of the batch comes back, inserted or not, with its seq: after a write
-	// whose outcome was unknown (connection lost at COMMIT), or when another writer committed it,
+	// whose outcome was unknown (connection lost before the commit was confirmed), or when another writer committed it,
 	// the consumer must still push the rows nobody pushed. An existing row is read from the inbox
 	// (the statement's snapshot does not see what `ins` adds, so the two never overlap). Rows of
 	// other writers above $5 come back too: nobody else pushes them to this daemon's clients.

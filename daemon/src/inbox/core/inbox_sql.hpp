@@ -1,15 +1,16 @@
 // daemon/src/inbox/core/inbox_sql.hpp - the statements that write a batch into <service>.inbox, and
 // the reading of their result.
 //
-// One write is one transaction of four statements on the inbox connection:
-//   BEGIN; SELECT <the inbox lock>; <the insert>; COMMIT
-// The lock is an advisory lock per inbox, held to COMMIT, so seqs are handed out in commit order
+// One write is one transaction of two statements on the inbox connection, sent together as one
+// pipeline (one round trip; the server commits at the pipeline's Sync, or rolls both back):
+//   SELECT <the inbox lock>; <the insert>
+// The lock is an advisory lock per inbox, held to the commit, so seqs are handed out in commit order
 // (clients resume from a seq: a row committing below an already-pushed seq would be skipped by
 // every resuming client). It is taken in its own statement because a statement's snapshot is taken
 // when the statement starts: the insert, started after the lock wait, sees every row the writer
 // before it committed, in READ COMMITTED.
 //
-// A batch is sent as four parallel arrays (text format) and inserted WITH ORDINALITY in that order,
+// A batch is sent as parallel arrays (text format) and inserted WITH ORDINALITY in that order,
 // so `seq` follows queue order; ON CONFLICT DO NOTHING + RETURNING tells which ids were new.
 //
 // Every function and operator is qualified with pg_catalog, and type names too, so objects a role
