@@ -41,6 +41,7 @@ InboxStage::Close(std::function<void()> done)
 void
 InboxStage::OnConnected()
 {
+	writer_.OnConnected();
 	if (!pushed_up_to_)
 		ReadHighWater();
 }

@@ -3,6 +3,8 @@
 
 #include <cstdlib>
 
+#include "base/log.hpp"
+
 namespace chat_outboxd {
 
 InboxWriter::InboxWriter(PgClient &pg, const std::string &service)
@@ -43,6 +45,16 @@ InboxWriter::WriteAs(bool with_sender, PgParams params, std::function<void(Inbox
 		if (out.ok && !ParseInboxRows(std::move(r.rows), &out, &out.error))
 			out.ok = false;
 		done(std::move(out));
+	});
+}
+
+void
+InboxWriter::OnConnected()
+{
+	// Its failure fails nothing else: the writes go on, with the plans the statistics give.
+	pg_.Query(InboxSessionSql(), {}, [](PgResult &&r) {
+		if (!r.ok && !r.connection_lost)
+			Log(Level::Warning, "inbox session setup failed: %s", r.error.c_str());
 	});
 }
 

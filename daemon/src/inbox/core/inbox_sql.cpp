@@ -110,6 +110,12 @@ SelectList(bool batch, bool with_sender)
 } // namespace
 
 std::string
+InboxSessionSql()
+{
+	return "SET enable_seqscan = off";
+}
+
+std::string
 InboxLockSql()
 {
 	return "SELECT pg_catalog.pg_advisory_xact_lock(pg_catalog.hashtext($1::pg_catalog.text))";

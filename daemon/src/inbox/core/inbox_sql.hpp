@@ -27,6 +27,13 @@
 
 namespace chat_outboxd {
 
+// InboxSessionSql: what the inbox connection runs once per session, before anything else. Its plans
+// walk the inbox's indexes whatever the statistics say: an inbox vacuumed while empty looks like a
+// table of no pages, and a plan made then (the insert's, and the inbox_apply trigger's lookups, which
+// run once per row) would scan the whole inbox for every row until the next analyze. Every lookup
+// these statements make has an index; without one a scan is still chosen.
+std::string InboxSessionSql();
+
 // InboxLockSql takes the inbox's advisory lock; its one parameter is InboxLockKey(service).
 std::string InboxLockSql();
 std::string InboxLockKey(const std::string &service);
