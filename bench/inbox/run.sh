@@ -3,7 +3,7 @@
 # chat-outboxd binaries side by side on the same servers (before and after a change), and what the
 # relay's inbox purge and the vacuum it leaves cost afterwards. Not a test: it prints figures.
 #
-#   bench/inbox/run.sh [--messages N] [--rounds R] [--batch-sizes "100 10"] [--out FILE]
+#   bench/inbox/run.sh [--messages N] [--rounds R] [--batch-sizes "100 10"] [--reset purge|truncate] [--out FILE]
 #                      [--daemon LABEL=PATH]...   (default: this build's chat-outboxd, labelled "this")
 #   INBOX_SQL_<LABEL>=file.sql   SQL run (as the owner) before each of that daemon's halves, and
 #                                INBOX_SQL_RESET=file.sql before every other's: a schema change measured
@@ -15,23 +15,27 @@
 # /proc), WAL by insert position (nothing else writes meanwhile: the relay has nothing to send, the
 # purge is off), pg_stat_statements (track = all: the statements inside the inbox_apply trigger are
 # rows of their own) and pg_stat_user_functions (the trigger's own time), the drain's wall time and the
-# daemon's CPU. Then the purge: chat_outbox.inbox_retention = 1s until the relay has deleted every row
-# (the relay worker's CPU and the WAL), then VACUUM of the inbox (its CPU and WAL); that leaves the same
-# empty table for the next half. A CHECKPOINT before each half gives each the same full-page writes.
+# daemon's CPU. Then, with --reset purge (the default), the purge: chat_outbox.inbox_retention = 1s until the
+# relay has deleted every row (the relay worker's CPU and the WAL), then VACUUM of the inbox (its CPU and WAL);
+# that leaves the same empty table for the next half: one vacuumed while empty, as a quiet service's is after
+# its purge. With --reset truncate, TRUNCATE instead (the purge is not measured): an inbox the planner has never
+# seen vacuumed, as a new one is. A CHECKPOINT before each half gives each the same full-page writes.
 # Halves alternate between the binaries within a round, so a machine whose load drifts shifts all alike.
 set -euo pipefail
 ROOT=$(cd "$(dirname "$0")/../.." && pwd)
-MESSAGES=20000 ROUNDS=3 BATCHES="100 10" OUT="" DAEMONS=()
+MESSAGES=20000 ROUNDS=3 BATCHES="100 10" RESET=purge OUT="" DAEMONS=()
 while [ $# -gt 0 ]; do
 	case $1 in
 	--messages) MESSAGES=$2; shift 2 ;;
 	--rounds) ROUNDS=$2; shift 2 ;;
 	--batch-sizes) BATCHES=$2; shift 2 ;;
 	--daemon) DAEMONS+=("$2"); shift 2 ;;
+	--reset) RESET=$2; shift 2 ;;
 	--out) OUT=$2; shift 2 ;;
-	*) echo "usage: $0 [--messages N] [--rounds R] [--batch-sizes \"100 10\"] [--daemon LABEL=PATH]... [--out FILE]" >&2; exit 2 ;;
+	*) echo "usage: $0 [--messages N] [--rounds R] [--batch-sizes \"100 10\"] [--reset purge|truncate] [--daemon LABEL=PATH]... [--out FILE]" >&2; exit 2 ;;
 	esac
 done
+case $RESET in purge | truncate) ;; *) echo "--reset purge or truncate" >&2; exit 2 ;; esac
 [ ${#DAEMONS[@]} -gt 0 ] || DAEMONS=("this=$ROOT/build/daemon/chat-outboxd")
 . "$ROOT/tests/harness/lib.sh"
 . "$ROOT/bench/lib/ticks.sh"
@@ -68,7 +72,7 @@ n=$MESSAGES
 report=$H_DIR/report.md summary=$H_DIR/summary.tsv
 : >"$summary"
 {
-	echo "# bench/inbox/run.sh --messages $MESSAGES --rounds $ROUNDS --batch-sizes \"$BATCHES\""
+	echo "# bench/inbox/run.sh --messages $MESSAGES --rounds $ROUNDS --batch-sizes \"$BATCHES\" --reset $RESET"
 	echo
 	echo "commit \`$(git -C "$ROOT" rev-parse --short HEAD)\`, $(date -u +%Y-%m-%dT%H:%MZ), $(nproc) cores, $(psql --version | awk '{print $3}'), load average at start $(cut -d' ' -f1-3 /proc/loadavg)"
 	echo
@@ -100,15 +104,19 @@ half() {
 	# a backend reports its function statistics when it is idle or exits
 	harness_wait_value 30 = "" inbox_pid
 	fn=$(sql -F '|' -c "SELECT coalesce(sum(calls), 0), coalesce(sum(self_time), 0) FROM pg_stat_user_functions WHERE funcname = 'inbox_apply'")
-	# the relay purges what the half wrote, then the vacuum it leaves
-	rp=$(relay_pid) r0=$(ticks "$rp") pw0=$(wal_bytes)
-	setting chat_outbox.inbox_retention 1s
-	harness_wait_value 300 -eq 0 inbox_rows
-	setting chat_outbox.inbox_retention 0
-	r1=$(ticks "$rp") pw1=$(wal_bytes)
-	v0=$(pg_tree_ticks) vw0=$(wal_bytes)
-	sql -c "VACUUM workers.inbox"
-	v1=$(pg_tree_ticks) vw1=$(wal_bytes)
+	if [ "$RESET" = purge ]; then # the relay purges what the half wrote, then the vacuum it leaves
+		rp=$(relay_pid) r0=$(ticks "$rp") pw0=$(wal_bytes)
+		setting chat_outbox.inbox_retention 1s
+		harness_wait_value 300 -eq 0 inbox_rows
+		setting chat_outbox.inbox_retention 0
+		r1=$(ticks "$rp") pw1=$(wal_bytes)
+		v0=$(pg_tree_ticks) vw0=$(wal_bytes)
+		sql -c "VACUUM workers.inbox"
+		v1=$(pg_tree_ticks) vw1=$(wal_bytes)
+	else
+		sql -c "TRUNCATE workers.inbox"
+		r0=0 r1=0 pw0=0 pw1=0 v0=0 v1=0 vw0=0 vw1=0
+	fi
 	IFS='|' read -r calls ms rows wal <<<"$stats"
 	IFS='|' read -r fcalls fms <<<"$fn"
 	printf '%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n' "$label" "$batch" "$round" \
