@@ -91,11 +91,17 @@ TEST(InboxSql, LockIsItsOwnStatementKeyedByService)
 	EXPECT_EQ(InboxLockKey("o'neil"), "chat_outbox.inbox:o'neil"); // a parameter, never spliced into SQL
 }
 
+TEST(InboxSql, SessionSetupOutlivesEachWrite)
+{
+	// Run once per session: a SET LOCAL would end with the first write's transaction.
+	EXPECT_EQ(InboxSessionSql(), "SET enable_seqscan = off");
+}
+
 TEST(InboxSql, EveryFunctionAndOperatorIsQualified)
 {
 	// Names a role could shadow with its own function, operator or type earlier in search_path.
 	for (const std::string &sql : {InboxInsertSql("workers", true), InboxInsertSql("workers", false), InboxLockSql(),
-	                               InboxHighWaterSql("workers"), InboxSenderColumnSql()}) {
+	                               InboxHighWaterSql("workers"), InboxSenderColumnSql(), InboxSessionSql()}) {
 		for (const char *bare : {" to_json(", "(to_json(", " hashtext(", "(hashtext(", " unnest(", "(unnest(",
 		                         " max(", "(max(", " #>> ", " = ", " > ", "::text", "::uuid", "::bigint",
 		                         "::timestamptz", "::float8", "::int8", " pg_advisory_xact_lock("})
