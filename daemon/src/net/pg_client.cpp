@@ -217,9 +217,7 @@ struct PgClient::Impl {
 			SendPipeline(p.pipeline);
 			return;
 		}
-		std::vector<const char *> values;
-		for (const auto &v : p.params)
-			values.push_back(v ? v->c_str() : nullptr);
+		std::vector<const char *> values = Values(p.params);
 		int n = static_cast<int>(values.size());
 		int sent;
 		if (p.statement.empty())
@@ -234,6 +232,20 @@ struct PgClient::Impl {
 			Lost(PQerrorMessage(conn));
 			return;
 		}
+		AwaitAnswer();
+	}
+
+	static std::vector<const char *> Values(const PgParams &params)
+	{
+		std::vector<const char *> values;
+		for (const auto &v : params)
+			values.push_back(v ? v->c_str() : nullptr);
+		return values;
+	}
+
+	// AwaitAnswer: what was queued is the query in flight; flush it and wait for its results.
+	void AwaitAnswer()
+	{
 		in_flight = true;
 		current = PgResult();
 		ArmDeadline(kQueryDeadlineMs);
@@ -251,9 +263,7 @@ struct PgClient::Impl {
 		pipelining = true;
 		steps.clear();
 		for (const PgStatement &st : statements) {
-			std::vector<const char *> values;
-			for (const auto &v : st.params)
-				values.push_back(v ? v->c_str() : nullptr);
+			std::vector<const char *> values = Values(st.params);
 			int n = static_cast<int>(values.size());
 			bool sent = true;
 			if (st.name.empty())
@@ -275,10 +285,7 @@ struct PgClient::Impl {
 			Lost(PQerrorMessage(conn));
 			return;
 		}
-		in_flight = true;
-		current = PgResult();
-		ArmDeadline(kQueryDeadlineMs);
-		Flush();
+		AwaitAnswer();
 	}
 
 	// PipelineResult takes one result of the pipeline in flight: each statement's result is followed
