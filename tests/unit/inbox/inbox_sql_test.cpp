@@ -94,7 +94,7 @@ TEST(InboxSql, LockIsItsOwnStatementKeyedByService)
 TEST(InboxSql, SessionSetupOutlivesEachWrite)
 {
 	// Run once per session: a SET LOCAL would end with the first write's transaction.
-	EXPECT_EQ(InboxSessionSql(), "SET enable_seqscan = off");
+	EXPECT_EQ(InboxSessionSql(), "SET enable_seqscan TO off");
 }
 
 TEST(InboxSql, EveryFunctionAndOperatorIsQualified)

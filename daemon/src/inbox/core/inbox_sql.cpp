@@ -112,7 +112,7 @@ SelectList(bool batch, bool with_sender)
 std::string
 InboxSessionSql()
 {
-	return "SET enable_seqscan = off";
+	return "SET enable_seqscan TO off";
 }
 
 std::string
