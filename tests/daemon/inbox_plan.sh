@@ -4,7 +4,9 @@
 # removed) looks like a table of no pages to the planner; a session that plans its statements then
 # keeps plans that scan the whole inbox, and with the inbox_apply trigger's lookup that is one scan per
 # inserted row, until autovacuum's next analyze: a backlog then drains in time quadratic in its size.
-# The daemon's inbox session walks the indexes whatever the statistics say. Checked by what each
+# The daemon's inbox session walks the indexes whatever the statistics say, and plans its insert once
+# (a generic plan, made here on the inbox that looks empty), so the insert's own read of rows that were
+# already there must be a probe per row too, not a join over the whole inbox. Checked by what each
 # statement reads (buffers, from pg_stat_statements), which does not depend on the machine's speed.
 . "$(dirname "$0")/../harness/lib.sh"
 harness_init daemon-inbox-plan
@@ -31,7 +33,7 @@ awk -v b="${lookup#*|}" 'BEGIN { exit !(b <= 3) }' || fail "the trigger's lookup
 insert=$(q "SELECT round(sum(shared_blks_hit + shared_blks_read)::numeric / sum(rows), 2) FROM pg_stat_statements
 	WHERE toplevel AND query LIKE 'WITH input AS%INSERT INTO \"workers\".inbox%'")
 echo "inbox insert: buffers per row = $insert (the trigger's included)"
-awk -v b="$insert" 'BEGIN { exit !(b <= 30) }' || fail "the inbox insert reads $insert buffers per row"
+awk -v b="$insert" 'BEGIN { exit !(b <= 20) }' || fail "the inbox insert reads $insert buffers per row"
 echo "ok   $N rows into an inbox vacuumed empty: every lookup an index probe"
 daemon_stop
 echo "PASS"

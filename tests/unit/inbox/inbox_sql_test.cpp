@@ -93,8 +93,9 @@ TEST(InboxSql, LockIsItsOwnStatementKeyedByService)
 
 TEST(InboxSql, SessionSetupOutlivesEachWrite)
 {
-	// Run once per session: a SET LOCAL would end with the first write's transaction.
-	EXPECT_EQ(InboxSessionSql(), "SET enable_seqscan TO off");
+	// Run once per session: a local setting would end with the first write's transaction.
+	EXPECT_EQ(InboxSessionSql(), "SELECT pg_catalog.set_config('enable_seqscan', 'off', false), "
+	                             "pg_catalog.set_config('plan_cache_mode', 'force_generic_plan', false)");
 }
 
 TEST(InboxSql, EveryFunctionAndOperatorIsQualified)

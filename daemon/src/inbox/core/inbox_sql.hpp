@@ -27,11 +27,16 @@
 
 namespace chat_outboxd {
 
-// InboxSessionSql: what the inbox connection runs once per session, before anything else. Its plans
-// walk the inbox's indexes whatever the statistics say: an inbox vacuumed while empty looks like a
-// table of no pages, and a plan made then (the insert's, and the inbox_apply trigger's lookups, which
-// run once per row) would scan the whole inbox for every row until the next analyze. Every lookup
-// these statements make has an index; without one a scan is still chosen.
+// InboxSessionSql: what the inbox connection runs once per session, before anything else (session
+// settings, not SET LOCAL: they outlive each write's transaction).
+// - enable_seqscan off: the plans walk the inbox's indexes whatever the statistics say. An inbox
+//   vacuumed while empty looks like a table of no pages, and a plan made then (the insert's, and the
+//   inbox_apply trigger's lookup, which runs once per row) would scan the whole inbox for every row
+//   until the next analyze. Every lookup these statements make has an index.
+// - plan_cache_mode force_generic_plan: the insert is planned once per session, not at every write.
+//   Its custom plans never look cheaper than the generic one to the plan cache's test, so it planned
+//   every batch again (about half a millisecond a batch here); its generic plan joins the batch to
+//   what it inserted by hash and probes the inbox by index, whatever the batch's size.
 std::string InboxSessionSql();
 
 // InboxLockSql takes the inbox's advisory lock; its one parameter is InboxLockKey(service).
