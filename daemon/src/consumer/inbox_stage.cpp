@@ -41,7 +41,6 @@ InboxStage::Close(std::function<void()> done)
 void
 InboxStage::OnConnected()
 {
-	writer_.OnConnected();
 	if (!pushed_up_to_)
 		ReadHighWater();
 }

@@ -36,8 +36,8 @@ class InboxStage {
 	void Write(BatchPtr batch, std::function<void(BatchPtr)> committed);
 	// Current is the batch in the stage, or null when the stage is free.
 	const BatchPtr &Current() const { return batch_; }
-	// OnConnected sets the new session up (InboxWriter::OnConnected) and reads the inbox's highest seq
-	// while it is not known: rows up to it reach clients by catch-up, rows above it are pushed by this stage.
+	// OnConnected reads the inbox's highest seq while it is not known: rows up to it reach clients by
+	// catch-up, rows above it are pushed by this stage.
 	void OnConnected();
 	// Abandon drops the batch in the stage (a stop that gave up); nothing is called back for it.
 	void Abandon();

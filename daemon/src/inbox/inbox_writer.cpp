@@ -3,8 +3,6 @@
 
 #include <cstdlib>
 
-#include "base/log.hpp"
-
 namespace chat_outboxd {
 
 InboxWriter::InboxWriter(PgClient &pg, const std::string &service)
@@ -26,10 +24,12 @@ InboxWriter::Write(const std::vector<ChatMessage> &messages, std::optional<int64
 void
 InboxWriter::WriteAs(bool with_sender, PgParams params, std::function<void(InboxWriteResult &&)> done)
 {
-	// The lock and the insert go out as one pipeline: one round trip, one transaction committed at
-	// its Sync, so the lock is held for the insert and the commit only, never across a round trip.
-	// Two inserts, one per schema version: a prepared statement keeps the text it was prepared with.
+	// The planner settings, the lock and the insert go out as one pipeline: one round trip, one
+	// transaction committed at its Sync, so the lock is held for the insert and the commit only, never
+	// across a round trip. Two inserts, one per schema version: a prepared statement keeps the text it
+	// was prepared with.
 	std::vector<PgStatement> statements{
+	    {"chat_outboxd_inbox_planner", InboxPlannerSql(), {}},
 	    {"chat_outboxd_inbox_lock", InboxLockSql(), {InboxLockKey(service_)}},
 	    {with_sender ? "chat_outboxd_inbox_insert" : "chat_outboxd_inbox_insert_1_0", insert_sql_[with_sender],
 	     std::move(params)}};
@@ -45,16 +45,6 @@ InboxWriter::WriteAs(bool with_sender, PgParams params, std::function<void(Inbox
 		if (out.ok && !ParseInboxRows(std::move(r.rows), &out, &out.error))
 			out.ok = false;
 		done(std::move(out));
-	});
-}
-
-void
-InboxWriter::OnConnected()
-{
-	// Its failure fails nothing else: the writes go on, with the plans the statistics give.
-	pg_.Query(InboxSessionSql(), {}, [](PgResult &&r) {
-		if (!r.ok && !r.connection_lost)
-			Log(Level::Warning, "inbox session setup failed: %s", r.error.c_str());
 	});
 }
 

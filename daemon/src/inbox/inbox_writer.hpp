@@ -32,8 +32,6 @@ class InboxWriter {
 	// Write inserts messages; pushed_up_to is the highest seq already pushed (nullopt: unknown).
 	void Write(const std::vector<ChatMessage> &messages, std::optional<int64_t> pushed_up_to,
 	           std::function<void(InboxWriteResult &&)> done);
-	// OnConnected sets up a new session (InboxSessionSql), ahead of every query after it.
-	void OnConnected();
 	// ReadHighWater reads the inbox's highest seq (nullopt when the read failed).
 	void ReadHighWater(std::function<void(std::optional<int64_t>)> done);
 

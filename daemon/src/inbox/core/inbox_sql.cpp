@@ -110,10 +110,10 @@ SelectList(bool batch, bool with_sender)
 } // namespace
 
 std::string
-InboxSessionSql()
+InboxPlannerSql()
 {
-	return "SELECT pg_catalog.set_config('enable_seqscan', 'off', false), "
-	       "pg_catalog.set_config('plan_cache_mode', 'force_generic_plan', false)";
+	return "SELECT pg_catalog.set_config('enable_seqscan', 'off', true), "
+	       "pg_catalog.set_config('plan_cache_mode', 'force_generic_plan', true)";
 }
 
 std::string
@@ -152,7 +152,7 @@ InboxInsertSql(const std::string &service, bool with_sender)
 	// (the statement's snapshot does not see what `ins` adds, so the two never overlap), one index
 	// probe per message that was not inserted: the LATERAL subquery with its LIMIT is planned as a
 	// lookup per row whose outer-only condition skips the probe for an inserted one, never as a join
-	// that reads the whole inbox (a plan made on an inbox that looked empty, and kept: InboxSessionSql). Rows of
+	// that reads the whole inbox (a plan made on an inbox that looked empty, and kept: InboxPlannerSql). Rows of
 	// other writers above $5 come back too: nobody else pushes them to this daemon's clients.
 	const std::string inbox = QuoteIdent(service) + ".inbox";
 	return "WITH input AS ("
