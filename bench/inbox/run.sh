@@ -97,7 +97,7 @@ half() {
 	ip=$(inbox_pid)
 	ipt=$(ticks "$ip") dt=$(ticks "$dpid")
 	stats=$(sql -F '|' -c "SELECT coalesce(sum(calls), 0), coalesce(sum(total_exec_time), 0), coalesce(sum(rows), 0), coalesce(sum(wal_bytes), 0)
-		FROM pg_stat_statements WHERE toplevel AND query ~* 'inbox|advisory_xact_lock|^(BEGIN|COMMIT)' AND query !~* 'count\(\*\)|max\(seq\)|pg_stat'")
+		FROM pg_stat_statements WHERE toplevel AND query ~* 'inbox|advisory_xact_lock|set_config|^(BEGIN|COMMIT)' AND query !~* 'count\(\*\)|max\(seq\)|pg_stat'")
 	sql -c "SELECT calls, round(total_exec_time::numeric, 1), rows, wal_bytes, toplevel, left(regexp_replace(query, '\s+', ' ', 'g'), 100)
 		FROM pg_stat_statements ORDER BY total_exec_time DESC LIMIT 10" >"$H_DIR/statements-$label-$batch-$round"
 	daemon_stop || true
@@ -172,8 +172,8 @@ done
 		done
 	done
 	echo
-	echo "Each round ran every daemon's half back to back, alternating; the statements are those whose text names the inbox"
-	echo "(the lock, the insert, BEGIN/COMMIT), the trigger's own statements excluded (they are inside the insert's time)."
+	echo "Each round ran every daemon's half back to back, alternating; the statements are the write's (the planner settings,"
+	echo "the lock, the insert, BEGIN/COMMIT), the trigger's own statements excluded (they are inside the insert's time)."
 } >>"$report"
 cat "$report"
 [ -z "$OUT" ] || cp "$report" "$OUT"

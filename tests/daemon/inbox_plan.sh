@@ -4,7 +4,7 @@
 # removed) looks like a table of no pages to the planner; a session that plans its statements then
 # keeps plans that scan the whole inbox, and with the inbox_apply trigger's lookup that is one scan per
 # inserted row, until autovacuum's next analyze: a backlog then drains in time quadratic in its size.
-# The daemon's inbox session walks the indexes whatever the statistics say, and plans its insert once
+# The daemon's inbox write walks the indexes whatever the statistics say, and plans its insert once
 # (a generic plan, made here on the inbox that looks empty), so the insert's own read of rows that were
 # already there must be a probe per row too, not a join over the whole inbox. Checked by what each
 # statement reads (buffers, from pg_stat_statements), which does not depend on the machine's speed.
