@@ -2,9 +2,9 @@
 # daemon.frozen_writer: a consumer frozen (SIGSTOP, a paused VM) while its inbox write is under way
 # does not hold the service's inbox lock, so the service's other consumers go on writing. The write
 # goes to Postgres as one pipeline (the lock, the insert, one Sync), so once Postgres has it, it runs
-# and commits without the daemon. Before, the lock, the insert and the COMMIT were three round trips:
-# a consumer frozen after the lock's was granted left its session idle in transaction holding the
-# lock, and every other consumer of the service waited until it resumed.
+# and commits without the daemon. A write sent statement by statement would leave the session of a
+# consumer frozen after its lock was granted idle in transaction, holding the lock, and every other
+# consumer of the service would wait until it resumed.
 . "$(dirname "$0")/../harness/lib.sh"
 daemon_env daemon-frozen-writer
 LOCK="pg_catalog.hashtext('chat_outbox.inbox:workers')"

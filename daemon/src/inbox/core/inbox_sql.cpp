@@ -147,13 +147,14 @@ std::string
 InboxInsertSql(const std::string &service, bool with_sender)
 {
 	// Every distinct message of the batch comes back, inserted or not, with its seq: after a write
-	// whose outcome was unknown (connection lost before the commit was confirmed), or when another writer committed it,
-	// the consumer must still push the rows nobody pushed. An existing row is read from the inbox
-	// (the statement's snapshot does not see what `ins` adds, so the two never overlap), one index
-	// probe per message that was not inserted: the LATERAL subquery with its LIMIT is planned as a
-	// lookup per row whose outer-only condition skips the probe for an inserted one, never as a join
-	// that reads the whole inbox (a plan made on an inbox that looked empty, and kept: InboxPlannerSql). Rows of
-	// other writers above $5 come back too: nobody else pushes them to this daemon's clients.
+	// whose outcome was unknown (connection lost before the commit was confirmed), or when another
+	// writer committed it, the consumer must still push the rows nobody pushed. An existing row is
+	// read from the inbox (the statement's snapshot does not see what `ins` adds, so the two never
+	// overlap), one index probe per message that was not inserted: the LATERAL subquery with its LIMIT
+	// is planned as a lookup per row whose outer-only condition skips the probe for an inserted one,
+	// never as a join that reads the whole inbox (a plan made on an inbox that looked empty, and kept:
+	// InboxPlannerSql). Rows of other writers above $5 come back too: nobody else pushes them to this
+	// daemon's clients.
 	const std::string inbox = QuoteIdent(service) + ".inbox";
 	return "WITH input AS ("
 	       " SELECT DISTINCT ON (message_id) * FROM ROWS FROM ("

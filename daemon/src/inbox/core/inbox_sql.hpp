@@ -35,8 +35,8 @@ namespace chat_outboxd {
 //   inbox_apply trigger's lookup, which runs once per row) would scan the whole inbox for every row
 //   until the next analyze. Every lookup these statements make has an index.
 // - plan_cache_mode force_generic_plan: the insert is planned once per connection, not at every write.
-//   Its custom plans never look cheaper than the generic one to the plan cache's test, so it planned
-//   every batch again (about half a millisecond a batch here); its generic plan joins the batch to
+//   Its custom plans never look cheaper than the generic one to the plan cache's test, so each batch
+//   would be planned again (about half a millisecond a batch); its generic plan joins the batch to
 //   what it inserted by hash and probes the inbox by index, whatever the batch's size.
 std::string InboxPlannerSql();
 
