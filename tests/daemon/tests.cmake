@@ -22,6 +22,8 @@ add_shell_test(daemon.stop_during_restarts daemon/stop_during_restarts.sh 240)
 add_shell_test(daemon.add_shard daemon/add_shard.sh 120)
 add_shell_test(daemon.shard_durability daemon/shard_durability.sh 60)
 add_shell_test(daemon.lost_lock_order daemon/lost_lock_order.sh 120)
+add_shell_test(daemon.frozen_writer daemon/frozen_writer.sh 60)
+add_shell_test(daemon.inbox_plan daemon/inbox_plan.sh 60)
 # PgClient::QueryFirst on a real connection: a small program of its own, linked with the daemon's net area
 add_executable(pg_query_first ${CMAKE_CURRENT_LIST_DIR}/pg_query_first.cpp)
 target_link_libraries(pg_query_first PRIVATE outboxd_net)

@@ -2,7 +2,6 @@
 #include "inbox/inbox_writer.hpp"
 
 #include <cstdlib>
-#include <memory>
 
 namespace chat_outboxd {
 
@@ -25,36 +24,27 @@ InboxWriter::Write(const std::vector<ChatMessage> &messages, std::optional<int64
 void
 InboxWriter::WriteAs(bool with_sender, PgParams params, std::function<void(InboxWriteResult &&)> done)
 {
-	// The four statements are queued together, so nothing else runs on the connection between them;
-	// the first failure is the write's error (the ones after it report the aborted transaction).
-	auto out = std::make_shared<InboxWriteResult>();
-	out->ok = true;
-	auto note = [out](const PgResult &r) {
-		out->connection_lost = out->connection_lost || r.connection_lost;
-		if (r.ok || !out->ok)
-			return;
-		out->ok = false;
-		out->error = r.error;
-		out->sqlstate = r.sqlstate;
-	};
-	auto rows = std::make_shared<PgRows>();
-	pg_.Query("BEGIN", {}, [note](PgResult &&r) { note(r); });
-	pg_.QueryPrepared("chat_outboxd_inbox_lock", InboxLockSql(), {InboxLockKey(service_)},
-	                  [note](PgResult &&r) { note(r); });
-	// Two statements, one per schema version: a prepared statement keeps the text it was prepared with.
-	pg_.QueryPrepared(with_sender ? "chat_outboxd_inbox_insert" : "chat_outboxd_inbox_insert_1_0",
-	                  insert_sql_[with_sender], std::move(params), [note, rows, check = schema_.Checker()](PgResult &&r) {
-		                  check(r);
-		                  note(r);
-		                  *rows = std::move(r.rows);
-	                  });
-	pg_.Query("COMMIT", {}, [note, out, rows, done = std::move(done)](PgResult &&r) {
-		note(r);
+	// The planner settings, the lock and the insert go out as one pipeline: one round trip, one
+	// transaction committed at its Sync, so the lock is held for the insert and the commit only, never
+	// across a round trip. Two inserts, one per schema version: a prepared statement keeps the text it
+	// was prepared with.
+	std::vector<PgStatement> statements{
+	    {"chat_outboxd_inbox_planner", InboxPlannerSql(), {}},
+	    {"chat_outboxd_inbox_lock", InboxLockSql(), {InboxLockKey(service_)}},
+	    {with_sender ? "chat_outboxd_inbox_insert" : "chat_outboxd_inbox_insert_1_0", insert_sql_[with_sender],
+	     std::move(params)}};
+	pg_.Pipeline(std::move(statements), [check = schema_.Checker(), done = std::move(done)](PgResult &&r) {
+		check(r);
+		InboxWriteResult out;
+		out.ok = r.ok;
+		out.connection_lost = r.connection_lost;
+		out.error = r.error;
+		out.sqlstate = r.sqlstate;
 		// A row without a seq is one the insert could not see: a writer that skips the lock committed it
 		// during the insert. The write is reported failed and retried; the retry reads every row back.
-		if (out->ok && !ParseInboxRows(std::move(*rows), out.get(), &out->error))
-			out->ok = false;
-		done(std::move(*out));
+		if (out.ok && !ParseInboxRows(std::move(r.rows), &out, &out.error))
+			out.ok = false;
+		done(std::move(out));
 	});
 }
 

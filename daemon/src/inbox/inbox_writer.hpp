@@ -1,5 +1,5 @@
-// daemon/src/inbox/inbox_writer.hpp - the inbox writer: one transaction per batch into <service>.inbox
-// (the statements are in core/inbox_sql.hpp).
+// daemon/src/inbox/inbox_writer.hpp - the inbox writer: one transaction per batch into <service>.inbox,
+// sent as one pipeline (the statements are in core/inbox_sql.hpp).
 //
 // It reports which messages were new (ON CONFLICT DO NOTHING) and which were already there, each
 // with its `seq`, and the rows other writers committed above the highest seq already pushed, all in

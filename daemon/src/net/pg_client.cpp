@@ -1,7 +1,8 @@
 // daemon/src/net/pg_client.cpp - non-blocking libpq on a uv_poll (see pg_client.hpp).
 //
 // States: Idle (waiting for the reconnect timer) -> Connecting (PQconnectPoll) -> Ready.
-// One query is in flight at a time; the rest wait in `queue` in submission order.
+// One query is in flight at a time; the rest wait in `queue` in submission order. A pipeline is one
+// query: the connection is in libpq's pipeline mode only while it is in flight.
 // For developers: the uv_poll must be closed before PQfinish closes the socket, and recreated
 // whenever PQsocket changes during PQconnectPoll (libpq may try another address or retry without
 // SSL on a new socket); a poll handle on a closed fd is undefined behaviour in libuv. Every handle
@@ -31,6 +32,13 @@ struct Pending {
 	PgParams params;
 	PgClient::Callback cb;
 	std::string statement; // non-empty: run as this prepared statement, prepared on first use
+	std::vector<PgStatement> pipeline; // non-empty: these statements instead, in one pipeline
+};
+
+// What a pipeline's next result belongs to: the PREPARE of a statement not yet prepared on this
+// connection, or an execution.
+struct PipelineStep {
+	std::string prepares; // the statement's name; empty for an execution
 };
 
 enum class State { Idle, Connecting, Ready, Closed };
@@ -59,6 +67,8 @@ struct PgClient::Impl {
 	std::deque<Pending> queue;
 	bool in_flight = false;
 	bool preparing = false;            // the query in flight is the PREPARE of queue.front()
+	std::deque<PipelineStep> steps;    // the pipeline in flight: the results still to come, in order
+	bool pipelining = false;           // the query in flight is a pipeline (libpq is in pipeline mode)
 	std::set<std::string> prepared;    // statements this connection has prepared
 	PgResult current; // result being assembled for the in-flight query
 	std::deque<Pending> rejected;
@@ -167,6 +177,8 @@ struct PgClient::Impl {
 		}
 		prepared.clear();
 		preparing = false;
+		pipelining = false;
+		steps.clear();
 		FailAll(reason);
 		if (state == State::Closed)
 			return;
@@ -202,9 +214,11 @@ struct PgClient::Impl {
 		if (state != State::Ready || in_flight || queue.empty())
 			return;
 		const Pending &p = queue.front();
-		std::vector<const char *> values;
-		for (const auto &v : p.params)
-			values.push_back(v ? v->c_str() : nullptr);
+		if (!p.pipeline.empty()) {
+			SendPipeline(p.pipeline);
+			return;
+		}
+		std::vector<const char *> values = Values(p.params);
 		int n = static_cast<int>(values.size());
 		int sent;
 		if (p.statement.empty())
@@ -219,10 +233,94 @@ struct PgClient::Impl {
 			Lost(PQerrorMessage(conn));
 			return;
 		}
+		AwaitAnswer();
+	}
+
+	static std::vector<const char *> Values(const PgParams &params)
+	{
+		std::vector<const char *> values;
+		for (const auto &v : params)
+			values.push_back(v ? v->c_str() : nullptr);
+		return values;
+	}
+
+	// AwaitAnswer: what was queued is the query in flight; flush it and wait for its results.
+	void AwaitAnswer()
+	{
 		in_flight = true;
 		current = PgResult();
 		ArmDeadline(kQueryDeadlineMs);
 		Flush();
+	}
+
+	// SendPipeline queues every statement (a PREPARE before each one this connection has not prepared)
+	// and one Sync, then flushes them all: the server answers them in order, in one round trip.
+	void SendPipeline(const std::vector<PgStatement> &statements)
+	{
+		if (!PQenterPipelineMode(conn)) {
+			Lost(PQerrorMessage(conn));
+			return;
+		}
+		pipelining = true;
+		steps.clear();
+		for (const PgStatement &st : statements) {
+			std::vector<const char *> values = Values(st.params);
+			int n = static_cast<int>(values.size());
+			bool sent = true;
+			if (st.name.empty())
+				sent = PQsendQueryParams(conn, st.sql.c_str(), n, nullptr, values.data(), nullptr, nullptr, 0);
+			else {
+				if (!prepared.count(st.name)) {
+					sent = PQsendPrepare(conn, st.name.c_str(), st.sql.c_str(), n, nullptr);
+					steps.push_back({st.name});
+				}
+				sent = sent && PQsendQueryPrepared(conn, st.name.c_str(), n, values.data(), nullptr, nullptr, 0);
+			}
+			if (!sent) {
+				Lost(PQerrorMessage(conn));
+				return;
+			}
+			steps.push_back({});
+		}
+		if (!PQpipelineSync(conn)) {
+			Lost(PQerrorMessage(conn));
+			return;
+		}
+		AwaitAnswer();
+	}
+
+	// PipelineResult takes one result of the pipeline in flight: each statement's result is followed
+	// by a null one, and the Sync's result ends the pipeline. After an error the server skips the
+	// rest up to the Sync, which libpq reports as PGRES_PIPELINE_ABORTED results.
+	void PipelineResult(PGresult *res)
+	{
+		if (!res) { // the end of one statement's results
+			if (!steps.empty())
+				steps.pop_front();
+			return;
+		}
+		ExecStatusType st = PQresultStatus(res);
+		if (st == PGRES_PIPELINE_SYNC) {
+			PQclear(res);
+			pipelining = false;
+			if (!PQexitPipelineMode(conn)) {
+				Lost(PQerrorMessage(conn));
+				return;
+			}
+			Finish();
+			return;
+		}
+		if (st == PGRES_PIPELINE_ABORTED) {
+			if (current.error.empty()) {
+				current.ok = false;
+				current.error = "pipeline aborted";
+			}
+		} else {
+			if (!steps.empty() && !steps.front().prepares.empty() && st == PGRES_COMMAND_OK)
+				prepared.insert(steps.front().prepares);
+			Absorb(res);
+		}
+		PQclear(res);
 	}
 
 	void Flush()
@@ -249,6 +347,10 @@ struct PgClient::Impl {
 		}
 		while (state == State::Ready && in_flight && !PQisBusy(conn)) {
 			PGresult *res = PQgetResult(conn);
+			if (pipelining) {
+				PipelineResult(res);
+				continue;
+			}
 			if (!res) {
 				Finish();
 				continue;
@@ -348,6 +450,20 @@ struct PgClient::Impl {
 		});
 	}
 
+	// Enqueue sends p after the queries before it; while disconnected it fails p at the next loop turn.
+	void Enqueue(Pending &&p)
+	{
+		if (state == State::Closed)
+			return; // shutting down: nobody is left to act on the answer
+		if (state != State::Ready) {
+			rejected.push_back(std::move(p));
+			fail_timer.Start(0, [this] { FailRejected(); });
+			return;
+		}
+		queue.push_back(std::move(p));
+		SendNext();
+	}
+
 	// FailRejected answers the queries submitted while disconnected.
 	void FailRejected()
 	{
@@ -408,17 +524,13 @@ PgClient::QueryFirst(std::string sql, PgParams params, Callback cb)
 void
 PgClient::QueryPrepared(std::string statement, std::string sql, PgParams params, Callback cb)
 {
-	Pending p{std::move(sql), std::move(params), std::move(cb), std::move(statement)};
-	if (impl_->state == State::Closed)
-		return; // shutting down: nobody is left to act on the answer
-	if (impl_->state != State::Ready) {
-		impl_->rejected.push_back(std::move(p));
-		Impl *d = impl_.get();
-		d->fail_timer.Start(0, [d] { d->FailRejected(); });
-		return;
-	}
-	impl_->queue.push_back(std::move(p));
-	impl_->SendNext();
+	impl_->Enqueue(Pending{std::move(sql), std::move(params), std::move(cb), std::move(statement), {}});
+}
+
+void
+PgClient::Pipeline(std::vector<PgStatement> statements, Callback cb)
+{
+	impl_->Enqueue(Pending{"", {}, std::move(cb), "", std::move(statements)});
 }
 
 bool

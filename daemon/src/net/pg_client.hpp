@@ -1,7 +1,7 @@
 // daemon/src/net/pg_client.hpp - one non-blocking libpq connection on the libuv loop.
 //
 // Queries are queued and sent one at a time in order (text parameters and results); the
-// callback runs on the loop. On a lost connection every queued query fails with
+// callback runs on the loop. A Pipeline is one entry of that queue: its statements go out at once. On a lost connection every queued query fails with
 // `connection_lost = true`, and the client reconnects with backoff, logging the state change once.
 // Callers decide what to retry: nothing is retried behind their back, so nothing is done twice.
 #pragma once
@@ -28,6 +28,14 @@ struct PgResult {
 
 using PgParams = std::vector<std::optional<std::string>>;
 
+// One statement of a Pipeline: with a name, run as that prepared statement (prepared on this
+// connection's first use, as QueryPrepared does); without one, as an unnamed statement.
+struct PgStatement {
+	std::string name;
+	std::string sql;
+	PgParams params;
+};
+
 class PgClient {
   public:
 	using Callback = std::function<void(PgResult &&)>;
@@ -47,6 +55,12 @@ class PgClient {
 	// QueryPrepared runs sql as the named prepared statement, preparing it on this connection's
 	// first use (again after a reconnect): a statement on the hot path is planned once, not per call.
 	void QueryPrepared(std::string statement, std::string sql, PgParams params, Callback cb);
+	// Pipeline sends the statements in one round trip and runs them as one transaction: with no
+	// BEGIN among them, the server runs everything up to the pipeline's one Sync as an implicit
+	// transaction and commits it at the Sync, or rolls all of it back when one fails (the ones after
+	// it do not run). The callback gets the first error, else the rows of the last statement; with
+	// connection_lost, the transaction may or may not have committed. No BEGIN or COMMIT belongs in it.
+	void Pipeline(std::vector<PgStatement> statements, Callback cb);
 	bool Connected() const;
 	// on_state is called with true when a connection is established and false when it is lost.
 	void OnStateChange(std::function<void(bool)> on_state);

@@ -91,11 +91,18 @@ TEST(InboxSql, LockIsItsOwnStatementKeyedByService)
 	EXPECT_EQ(InboxLockKey("o'neil"), "chat_outbox.inbox:o'neil"); // a parameter, never spliced into SQL
 }
 
+TEST(InboxSql, PlannerSettingsLastOneWrite)
+{
+	// Local to the write's transaction (true): nothing stays on a connection a pooler hands on.
+	EXPECT_EQ(InboxPlannerSql(), "SELECT pg_catalog.set_config('enable_seqscan', 'off', true), "
+	                             "pg_catalog.set_config('plan_cache_mode', 'force_generic_plan', true)");
+}
+
 TEST(InboxSql, EveryFunctionAndOperatorIsQualified)
 {
 	// Names a role could shadow with its own function, operator or type earlier in search_path.
 	for (const std::string &sql : {InboxInsertSql("workers", true), InboxInsertSql("workers", false), InboxLockSql(),
-	                               InboxHighWaterSql("workers"), InboxSenderColumnSql()}) {
+	                               InboxHighWaterSql("workers"), InboxSenderColumnSql(), InboxPlannerSql()}) {
 		for (const char *bare : {" to_json(", "(to_json(", " hashtext(", "(hashtext(", " unnest(", "(unnest(",
 		                         " max(", "(max(", " #>> ", " = ", " > ", "::text", "::uuid", "::bigint",
 		                         "::timestamptz", "::float8", "::int8", " pg_advisory_xact_lock("})

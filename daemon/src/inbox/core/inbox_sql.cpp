@@ -110,6 +110,13 @@ SelectList(bool batch, bool with_sender)
 } // namespace
 
 std::string
+InboxPlannerSql()
+{
+	return "SELECT pg_catalog.set_config('enable_seqscan', 'off', true), "
+	       "pg_catalog.set_config('plan_cache_mode', 'force_generic_plan', true)";
+}
+
+std::string
 InboxLockSql()
 {
 	return "SELECT pg_catalog.pg_advisory_xact_lock(pg_catalog.hashtext($1::pg_catalog.text))";
@@ -140,10 +147,14 @@ std::string
 InboxInsertSql(const std::string &service, bool with_sender)
 {
 	// Every distinct message of the batch comes back, inserted or not, with its seq: after a write
-	// whose outcome was unknown (connection lost at COMMIT), or when another writer committed it,
-	// the consumer must still push the rows nobody pushed. An existing row is read from the inbox
-	// (the statement's snapshot does not see what `ins` adds, so the two never overlap). Rows of
-	// other writers above $5 come back too: nobody else pushes them to this daemon's clients.
+	// whose outcome was unknown (connection lost before the commit was confirmed), or when another
+	// writer committed it, the consumer must still push the rows nobody pushed. An existing row is
+	// read from the inbox (the statement's snapshot does not see what `ins` adds, so the two never
+	// overlap), one index probe per message that was not inserted: the LATERAL subquery with its LIMIT
+	// is planned as a lookup per row whose outer-only condition skips the probe for an inserted one,
+	// never as a join that reads the whole inbox (a plan made on an inbox that looked empty, and kept:
+	// InboxPlannerSql). Rows of other writers above $5 come back too: nobody else pushes them to this
+	// daemon's clients.
 	const std::string inbox = QuoteIdent(service) + ".inbox";
 	return "WITH input AS ("
 	       " SELECT DISTINCT ON (message_id) * FROM ROWS FROM ("
@@ -170,9 +181,9 @@ InboxInsertSql(const std::string &service, bool with_sender)
 	       ") SELECT" +
 	       SelectList(true, with_sender) +
 	       " FROM input i LEFT JOIN ins ON ins.message_id OPERATOR(pg_catalog.=) i.message_id"
-	       " LEFT JOIN " +
+	       " LEFT JOIN LATERAL (SELECT * FROM " +
 	       inbox +
-	       " e ON e.message_id OPERATOR(pg_catalog.=) i.message_id AND ins.message_id IS NULL"
+	       " x WHERE x.message_id OPERATOR(pg_catalog.=) i.message_id AND ins.message_id IS NULL LIMIT 1) e ON true"
 	       " UNION ALL SELECT * FROM (SELECT" +
 	       SelectList(false, with_sender) +
 	       " FROM (SELECT q.*, pg_catalog.sum(pg_catalog.octet_length(q.body)) OVER (ORDER BY q.seq) AS run"

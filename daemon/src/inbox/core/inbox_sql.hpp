@@ -1,15 +1,16 @@
 // daemon/src/inbox/core/inbox_sql.hpp - the statements that write a batch into <service>.inbox, and
 // the reading of their result.
 //
-// One write is one transaction of four statements on the inbox connection:
-//   BEGIN; SELECT <the inbox lock>; <the insert>; COMMIT
-// The lock is an advisory lock per inbox, held to COMMIT, so seqs are handed out in commit order
+// One write is one transaction of three statements on the inbox connection, sent together as one
+// pipeline (one round trip; the server commits at the pipeline's Sync, or rolls all back):
+//   SELECT <the planner settings>; SELECT <the inbox lock>; <the insert>
+// The lock is an advisory lock per inbox, held to the commit, so seqs are handed out in commit order
 // (clients resume from a seq: a row committing below an already-pushed seq would be skipped by
 // every resuming client). It is taken in its own statement because a statement's snapshot is taken
 // when the statement starts: the insert, started after the lock wait, sees every row the writer
 // before it committed, in READ COMMITTED.
 //
-// A batch is sent as four parallel arrays (text format) and inserted WITH ORDINALITY in that order,
+// A batch is sent as parallel arrays (text format) and inserted WITH ORDINALITY in that order,
 // so `seq` follows queue order; ON CONFLICT DO NOTHING + RETURNING tells which ids were new.
 //
 // Every function and operator is qualified with pg_catalog, and type names too, so objects a role
@@ -25,6 +26,19 @@
 #include "inbox/core/inbox_row.hpp"
 
 namespace chat_outboxd {
+
+// InboxPlannerSql: the first statement of every write, the planner settings of its transaction
+// (local to it: nothing is left on the connection, which a transaction-pooling PgBouncer may hand
+// to another client next).
+// - enable_seqscan off: the plans walk the inbox's indexes whatever the statistics say. An inbox
+//   vacuumed while empty looks like a table of no pages, and a plan made then (the insert's, and the
+//   inbox_apply trigger's lookup, which runs once per row) would scan the whole inbox for every row
+//   until the next analyze. Every lookup these statements make has an index.
+// - plan_cache_mode force_generic_plan: the insert is planned once per connection, not at every write.
+//   Its custom plans never look cheaper than the generic one to the plan cache's test, so each batch
+//   would be planned again (about half a millisecond a batch); its generic plan joins the batch to
+//   what it inserted by hash and probes the inbox by index, whatever the batch's size.
+std::string InboxPlannerSql();
 
 // InboxLockSql takes the inbox's advisory lock; its one parameter is InboxLockKey(service).
 std::string InboxLockSql();
