@@ -369,6 +369,8 @@ main(int argc, char **argv)
 			}
 			if (!redis_failed && !stop_requested && NowMs() >= next_purge) {
 				db.Purge(list);
+				for (const auto &line : db.TakeRotationLog())
+					Log(line);
 				next_purge = NowMs() + 5000;
 			}
 			if (stop_requested || (more && !redis_failed))
