@@ -193,7 +193,7 @@ BEGIN
 			PRIMARY KEY (id, gen)
 		) PARTITION BY LIST (gen);
 		ALTER SEQUENCE %1$I.outbox_id_seq OWNED BY %1$I.outbox_events.id;
-		CREATE INDEX outbox_events_xid ON %1$I.outbox_events (xid);
+		CREATE INDEX outbox_events_xid ON %1$I.outbox_events (xid, id);
 		CREATE TABLE %1$I.outbox_events_0 PARTITION OF %1$I.outbox_events FOR VALUES IN (0);
 		CREATE TABLE %1$I.outbox_events_1 PARTITION OF %1$I.outbox_events FOR VALUES IN (1);
 		CREATE TABLE %1$I.outbox_events_2 PARTITION OF %1$I.outbox_events FOR VALUES IN (2);
@@ -781,10 +781,15 @@ REVOKE ALL ON FUNCTION chat_outbox.add_member(bigint, text), chat_outbox.remove_
 -- Every outbox row carries its transaction's id (xid), drawn before the row's id. A tick is
 -- (Mpre, S, M): the id sequence's last value, then S = pg_current_snapshot(), then the last value
 -- again. The window between two ticks of a cursor, prev and new, is the rows visible in S_new and
--- not in S_prev. It is (id in (Mpre_prev, M_new]) plus (xid in S_prev's xip list), both filtered by
--- visibility: a row not visible in S_prev with an id at most Mpre_prev got its xid before its id, so
--- before Mpre_prev was read and before S_prev was taken, so its transaction was running at S_prev;
--- a row visible in S_new drew its id before S_new, so at most M_new. Rows are never updated.
+-- not in S_prev. It is (id in (Mpre_prev, M_new]) plus, among ids up to Mpre_prev, (xid in S_prev's
+-- xip list) and (xid at or above S_prev's xmax), each filtered by visibility: a row not visible in
+-- S_prev with an id at most Mpre_prev got its xid before its id, so before Mpre_prev was read; its
+-- transaction was running at S_prev (in the xip list) or got its xid after S_prev's snapshot was
+-- computed (at or above its xmax: Postgres may hand out a snapshot computed before the last
+-- statement when no transaction ended since, so "taken after Mpre" does not mean "computed after").
+-- A row visible in S_new drew its id before S_new, so at most M_new. All three parts are index
+-- scans: the id index, and the (xid, id) index whose id bound is checked in the index, so a
+-- transaction held open costs one probe per window. Rows are never updated.
 
 -- The chat_id of a payload, by the rule of common/partitions.hpp (ChatIdOfJson): a JSON integer
 -- that fits a bigint, else NULL (such a row is in partition 0).
@@ -879,6 +884,13 @@ BEGIN
 				UNION ALL
 				(SELECT e.id, e.event, e.payload, e.chat_id FROM %1$I.outbox_events e
 					WHERE e.xid = ANY (ARRAY(SELECT pg_snapshot_xip($4))) AND e.id > $8 AND e.id <= $9
+						AND pg_visible_in_snapshot(e.xid, $3)
+						AND ($5 = 1 OR chat_outbox.partition_of(e.chat_id, $5) = ANY ($6))
+						AND NOT EXISTS (SELECT FROM %1$I.outbox_refused f WHERE f.id = e.id)
+					ORDER BY e.id LIMIT $7)
+				UNION ALL
+				(SELECT e.id, e.event, e.payload, e.chat_id FROM %1$I.outbox_events e
+					WHERE e.xid >= pg_snapshot_xmax($4) AND e.id > $8 AND e.id <= $9
 						AND pg_visible_in_snapshot(e.xid, $3)
 						AND ($5 = 1 OR chat_outbox.partition_of(e.chat_id, $5) = ANY ($6))
 						AND NOT EXISTS (SELECT FROM %1$I.outbox_refused f WHERE f.id = e.id)
@@ -1080,22 +1092,24 @@ CREATE OR REPLACE FUNCTION chat_outbox.relay_redis_shards(OUT shard int, OUT red
 -- The rows of a service's outbox the relay has not sent and Redis has not refused, read through
 -- the outbox view (the unsent flag is the cursors'), looking only where they can be: above the
 -- lowest id the cursors' finished ticks read (done_mpre), or written by a transaction those ticks saw
--- running. Columns: id, chat_id, created_at.
+-- running or did not know yet (sql/parts/outbox.sql says why). Columns: id, chat_id, created_at.
 CREATE OR REPLACE FUNCTION chat_outbox.outbox_unsent_sql(service text) RETURNS text
 	LANGUAGE sql STABLE
 	SET search_path = pg_catalog, pg_temp
 RETURN format('SELECT o.id, o.chat_id, o.created_at FROM %I.outbox o WHERE o.sent_at IS NULL AND o.refused IS NULL
-		AND (o.id > $1 OR o.xid = ANY ($2))', service);
+		AND (o.id > $1 OR o.xid = ANY ($2) OR o.xid >= $3)', service);
 
--- The bounds outbox_unsent_sql takes ($1, $2) for a service: the cursors' lowest done_mpre (the lowest
--- bigint without cursors: every row) and the xids their finished ticks saw running.
-CREATE OR REPLACE FUNCTION chat_outbox.outbox_unsent_bounds(service text, OUT above bigint, OUT xids xid8[])
+-- The bounds outbox_unsent_sql takes ($1, $2, $3) for a service: the cursors' lowest done_mpre (the
+-- lowest bigint without cursors: every row), the xids their finished ticks saw running, and the
+-- lowest xmax of those ticks.
+CREATE OR REPLACE FUNCTION chat_outbox.outbox_unsent_bounds(service text, OUT above bigint, OUT xids xid8[], OUT xmax xid8)
 	LANGUAGE sql STABLE
 	SET search_path = pg_catalog, pg_temp
 AS $bounds$
 	SELECT coalesce(min(c.done_mpre), -9223372036854775808),
 		coalesce((SELECT array_agg(DISTINCT x) FROM chat_outbox.outbox_cursors d, pg_snapshot_xip(d.done_snap) x
-			WHERE d.service = outbox_unsent_bounds.service), '{}')
+			WHERE d.service = outbox_unsent_bounds.service), '{}'),
+		coalesce(min(pg_snapshot_xmax(c.done_snap)), '0')
 	FROM chat_outbox.outbox_cursors c WHERE c.service = outbox_unsent_bounds.service
 $bounds$;
 
@@ -1110,7 +1124,7 @@ DECLARE
 BEGIN
 	b := chat_outbox.outbox_unsent_bounds(service);
 	EXECUTE format('SELECT count(*), now() - min(u.created_at) FROM (%s) u', chat_outbox.outbox_unsent_sql(service))
-		INTO unsent, oldest_unsent_age USING b.above, b.xids;
+		INTO unsent, oldest_unsent_age USING b.above, b.xids, b.xmax;
 	EXECUTE format('SELECT count(*), (array_agg(reason ORDER BY id))[1] FROM %I.outbox_refused', service)
 		INTO refused, refused_reason;
 EXCEPTION WHEN undefined_table OR invalid_schema_name THEN
@@ -1130,10 +1144,10 @@ DECLARE
 	b record;
 BEGIN
 	b := chat_outbox.outbox_unsent_bounds(service);
-	RETURN QUERY EXECUTE format('SELECT p.p, coalesce(b.unsent, 0), b.age FROM generate_series(0, $3 - 1) p(p)
-		LEFT JOIN (SELECT chat_outbox.partition_of(u.chat_id, $3) AS p, count(*) AS unsent, now() - min(u.created_at) AS age
+	RETURN QUERY EXECUTE format('SELECT p.p, coalesce(b.unsent, 0), b.age FROM generate_series(0, $4 - 1) p(p)
+		LEFT JOIN (SELECT chat_outbox.partition_of(u.chat_id, $4) AS p, count(*) AS unsent, now() - min(u.created_at) AS age
 			FROM (%s) u GROUP BY 1) b ON b.p = p.p ORDER BY 1', chat_outbox.outbox_unsent_sql(service))
-		USING b.above, b.xids, partitions;
+		USING b.above, b.xids, b.xmax, partitions;
 EXCEPTION WHEN undefined_table OR invalid_schema_name THEN
 	RETURN; -- a service whose outbox is gone: no rows here, the status view shows why
 END

@@ -5,10 +5,15 @@
 -- Every outbox row carries its transaction's id (xid), drawn before the row's id. A tick is
 -- (Mpre, S, M): the id sequence's last value, then S = pg_current_snapshot(), then the last value
 -- again. The window between two ticks of a cursor, prev and new, is the rows visible in S_new and
--- not in S_prev. It is (id in (Mpre_prev, M_new]) plus (xid in S_prev's xip list), both filtered by
--- visibility: a row not visible in S_prev with an id at most Mpre_prev got its xid before its id, so
--- before Mpre_prev was read and before S_prev was taken, so its transaction was running at S_prev;
--- a row visible in S_new drew its id before S_new, so at most M_new. Rows are never updated.
+-- not in S_prev. It is (id in (Mpre_prev, M_new]) plus, among ids up to Mpre_prev, (xid in S_prev's
+-- xip list) and (xid at or above S_prev's xmax), each filtered by visibility: a row not visible in
+-- S_prev with an id at most Mpre_prev got its xid before its id, so before Mpre_prev was read; its
+-- transaction was running at S_prev (in the xip list) or got its xid after S_prev's snapshot was
+-- computed (at or above its xmax: Postgres may hand out a snapshot computed before the last
+-- statement when no transaction ended since, so "taken after Mpre" does not mean "computed after").
+-- A row visible in S_new drew its id before S_new, so at most M_new. All three parts are index
+-- scans: the id index, and the (xid, id) index whose id bound is checked in the index, so a
+-- transaction held open costs one probe per window. Rows are never updated.
 
 -- The chat_id of a payload, by the rule of common/partitions.hpp (ChatIdOfJson): a JSON integer
 -- that fits a bigint, else NULL (such a row is in partition 0).
@@ -103,6 +108,13 @@ BEGIN
 				UNION ALL
 				(SELECT e.id, e.event, e.payload, e.chat_id FROM %1$I.outbox_events e
 					WHERE e.xid = ANY (ARRAY(SELECT pg_snapshot_xip($4))) AND e.id > $8 AND e.id <= $9
+						AND pg_visible_in_snapshot(e.xid, $3)
+						AND ($5 = 1 OR chat_outbox.partition_of(e.chat_id, $5) = ANY ($6))
+						AND NOT EXISTS (SELECT FROM %1$I.outbox_refused f WHERE f.id = e.id)
+					ORDER BY e.id LIMIT $7)
+				UNION ALL
+				(SELECT e.id, e.event, e.payload, e.chat_id FROM %1$I.outbox_events e
+					WHERE e.xid >= pg_snapshot_xmax($4) AND e.id > $8 AND e.id <= $9
 						AND pg_visible_in_snapshot(e.xid, $3)
 						AND ($5 = 1 OR chat_outbox.partition_of(e.chat_id, $5) = ANY ($6))
 						AND NOT EXISTS (SELECT FROM %1$I.outbox_refused f WHERE f.id = e.id)

@@ -109,7 +109,7 @@ BEGIN
 			PRIMARY KEY (id, gen)
 		) PARTITION BY LIST (gen);
 		ALTER SEQUENCE %1$I.outbox_id_seq OWNED BY %1$I.outbox_events.id;
-		CREATE INDEX outbox_events_xid ON %1$I.outbox_events (xid);
+		CREATE INDEX outbox_events_xid ON %1$I.outbox_events (xid, id);
 		CREATE TABLE %1$I.outbox_events_0 PARTITION OF %1$I.outbox_events FOR VALUES IN (0);
 		CREATE TABLE %1$I.outbox_events_1 PARTITION OF %1$I.outbox_events FOR VALUES IN (1);
 		CREATE TABLE %1$I.outbox_events_2 PARTITION OF %1$I.outbox_events FOR VALUES IN (2);

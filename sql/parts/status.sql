@@ -1,22 +1,24 @@
 -- The rows of a service's outbox the relay has not sent and Redis has not refused, read through
 -- the outbox view (the unsent flag is the cursors'), looking only where they can be: above the
 -- lowest id the cursors' finished ticks read (done_mpre), or written by a transaction those ticks saw
--- running. Columns: id, chat_id, created_at.
+-- running or did not know yet (sql/parts/outbox.sql says why). Columns: id, chat_id, created_at.
 CREATE OR REPLACE FUNCTION chat_outbox.outbox_unsent_sql(service text) RETURNS text
 	LANGUAGE sql STABLE
 	SET search_path = pg_catalog, pg_temp
 RETURN format('SELECT o.id, o.chat_id, o.created_at FROM %I.outbox o WHERE o.sent_at IS NULL AND o.refused IS NULL
-		AND (o.id > $1 OR o.xid = ANY ($2))', service);
+		AND (o.id > $1 OR o.xid = ANY ($2) OR o.xid >= $3)', service);
 
--- The bounds outbox_unsent_sql takes ($1, $2) for a service: the cursors' lowest done_mpre (the lowest
--- bigint without cursors: every row) and the xids their finished ticks saw running.
-CREATE OR REPLACE FUNCTION chat_outbox.outbox_unsent_bounds(service text, OUT above bigint, OUT xids xid8[])
+-- The bounds outbox_unsent_sql takes ($1, $2, $3) for a service: the cursors' lowest done_mpre (the
+-- lowest bigint without cursors: every row), the xids their finished ticks saw running, and the
+-- lowest xmax of those ticks.
+CREATE OR REPLACE FUNCTION chat_outbox.outbox_unsent_bounds(service text, OUT above bigint, OUT xids xid8[], OUT xmax xid8)
 	LANGUAGE sql STABLE
 	SET search_path = pg_catalog, pg_temp
 AS $bounds$
 	SELECT coalesce(min(c.done_mpre), -9223372036854775808),
 		coalesce((SELECT array_agg(DISTINCT x) FROM chat_outbox.outbox_cursors d, pg_snapshot_xip(d.done_snap) x
-			WHERE d.service = outbox_unsent_bounds.service), '{}')
+			WHERE d.service = outbox_unsent_bounds.service), '{}'),
+		coalesce(min(pg_snapshot_xmax(c.done_snap)), '0')
 	FROM chat_outbox.outbox_cursors c WHERE c.service = outbox_unsent_bounds.service
 $bounds$;
 
@@ -31,7 +33,7 @@ DECLARE
 BEGIN
 	b := chat_outbox.outbox_unsent_bounds(service);
 	EXECUTE format('SELECT count(*), now() - min(u.created_at) FROM (%s) u', chat_outbox.outbox_unsent_sql(service))
-		INTO unsent, oldest_unsent_age USING b.above, b.xids;
+		INTO unsent, oldest_unsent_age USING b.above, b.xids, b.xmax;
 	EXECUTE format('SELECT count(*), (array_agg(reason ORDER BY id))[1] FROM %I.outbox_refused', service)
 		INTO refused, refused_reason;
 EXCEPTION WHEN undefined_table OR invalid_schema_name THEN
@@ -51,10 +53,10 @@ DECLARE
 	b record;
 BEGIN
 	b := chat_outbox.outbox_unsent_bounds(service);
-	RETURN QUERY EXECUTE format('SELECT p.p, coalesce(b.unsent, 0), b.age FROM generate_series(0, $3 - 1) p(p)
-		LEFT JOIN (SELECT chat_outbox.partition_of(u.chat_id, $3) AS p, count(*) AS unsent, now() - min(u.created_at) AS age
+	RETURN QUERY EXECUTE format('SELECT p.p, coalesce(b.unsent, 0), b.age FROM generate_series(0, $4 - 1) p(p)
+		LEFT JOIN (SELECT chat_outbox.partition_of(u.chat_id, $4) AS p, count(*) AS unsent, now() - min(u.created_at) AS age
 			FROM (%s) u GROUP BY 1) b ON b.p = p.p ORDER BY 1', chat_outbox.outbox_unsent_sql(service))
-		USING b.above, b.xids, partitions;
+		USING b.above, b.xids, b.xmax, partitions;
 EXCEPTION WHEN undefined_table OR invalid_schema_name THEN
 	RETURN; -- a service whose outbox is gone: no rows here, the status view shows why
 END
