@@ -39,6 +39,8 @@ CREATE OR REPLACE FUNCTION chat_outbox.relay_batch(service text, batch_size int,
 	RETURNS SETOF record
 	LANGUAGE plpgsql
 	SET search_path = pg_catalog, pg_temp
+	-- the relays plan with sort, seqscan and bitmapscan off: costs past jit_above_cost, compiled for nothing
+	SET jit = off
 AS $batch$
 #variable_conflict use_column
 DECLARE
