@@ -143,7 +143,8 @@ CREATE TABLE chat_outbox.outbox_rotation (
 	started_at timestamptz NOT NULL DEFAULT pg_catalog.now(),
 	closed_xmax pg_catalog.xid8[] NOT NULL DEFAULT '{NULL,NULL,NULL}',
 	empty boolean[] NOT NULL DEFAULT '{false,true,true}',
-	waiting text -- what the truncate of the oldest generation waits for, NULL when nothing
+	waiting text, -- what the truncate of the oldest generation waits for, NULL when nothing
+	truncated bigint NOT NULL DEFAULT 0 -- generations truncated so far
 );
 COMMENT ON TABLE chat_outbox.outbox_rotation IS 'Per service: the outbox generation that takes new rows, and the rotation''s state.';
 
@@ -1072,6 +1073,7 @@ BEGIN
 				EXECUTE pg_catalog.format('TRUNCATE %I.outbox_events_%s', outbox_rotate.service, oldest);
 				r.empty[oldest + 1] := true;
 				r.closed_xmax[oldest + 1] := NULL;
+				r.truncated := r.truncated + 1;
 			EXCEPTION WHEN lock_not_available THEN
 				waiting := pg_catalog.format('generation %s: a session holds a lock on %I.outbox_events_%s', oldest,
 					outbox_rotate.service, oldest);
@@ -1089,7 +1091,7 @@ BEGIN
 	r.waiting := waiting;
 	IF r IS DISTINCT FROM before THEN
 		UPDATE chat_outbox.outbox_rotation t SET current = r.current, started_at = r.started_at, closed_xmax = r.closed_xmax,
-			empty = r.empty, waiting = r.waiting WHERE t.service = outbox_rotate.service;
+			empty = r.empty, waiting = r.waiting, truncated = r.truncated WHERE t.service = outbox_rotate.service;
 	END IF;
 	RETURN waiting;
 END

@@ -231,6 +231,7 @@ BEGIN
 				EXECUTE pg_catalog.format('TRUNCATE %I.outbox_events_%s', outbox_rotate.service, oldest);
 				r.empty[oldest + 1] := true;
 				r.closed_xmax[oldest + 1] := NULL;
+				r.truncated := r.truncated + 1;
 			EXCEPTION WHEN lock_not_available THEN
 				waiting := pg_catalog.format('generation %s: a session holds a lock on %I.outbox_events_%s', oldest,
 					outbox_rotate.service, oldest);
@@ -248,7 +249,7 @@ BEGIN
 	r.waiting := waiting;
 	IF r IS DISTINCT FROM before THEN
 		UPDATE chat_outbox.outbox_rotation t SET current = r.current, started_at = r.started_at, closed_xmax = r.closed_xmax,
-			empty = r.empty, waiting = r.waiting WHERE t.service = outbox_rotate.service;
+			empty = r.empty, waiting = r.waiting, truncated = r.truncated WHERE t.service = outbox_rotate.service;
 	END IF;
 	RETURN waiting;
 END

@@ -30,6 +30,7 @@ CREATE TABLE chat_outbox.outbox_rotation (
 	started_at timestamptz NOT NULL DEFAULT pg_catalog.now(),
 	closed_xmax pg_catalog.xid8[] NOT NULL DEFAULT '{NULL,NULL,NULL}',
 	empty boolean[] NOT NULL DEFAULT '{false,true,true}',
-	waiting text -- what the truncate of the oldest generation waits for, NULL when nothing
+	waiting text, -- what the truncate of the oldest generation waits for, NULL when nothing
+	truncated bigint NOT NULL DEFAULT 0 -- generations truncated so far
 );
 COMMENT ON TABLE chat_outbox.outbox_rotation IS 'Per service: the outbox generation that takes new rows, and the rotation''s state.';
