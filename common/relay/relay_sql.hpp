@@ -60,4 +60,40 @@ constexpr const char *const kPlannerSettings[][2] = {{"enable_sort", "off"},
 													 {"plan_cache_mode", "force_generic_plan"},
 													 {"jit", "off"}};
 
+// A service whose outbox is still 1.1's (a table with sent_at: the relay runs before ALTER EXTENSION
+// UPDATE or the managed update_1.2.sql) is relayed the 1.1 way until its update, so that deploying a
+// relay of 1.2 first stops nothing. $1 text the service; true while its outbox is 1.1's.
+constexpr const char kOutboxBefore12[] =
+	"SELECT pg_catalog.to_regclass(pg_catalog.quote_ident($1) OPERATOR(pg_catalog.||) '.outbox_events') IS NULL";
+
+namespace before_1_2 {
+
+// Claims and marks the next batch in one statement: $1 int4 batch size, $2 int8 the last id of the
+// pass's previous batch (or the lowest bigint), $3 int4 a partition count and $4 int4[] partitions
+// whose rows are left unclaimed. Every claim of a pass reads with the pass's first snapshot (the
+// extension: SPI_execute_snapshot; chat-outbox-relay: REPEATABLE READ), so a late commit waits for the
+// next pass. Against a 1.2 outbox (a view) it fails, and the relay looks again which outbox it has.
+constexpr const char kClaim[] =
+	"UPDATE %s.outbox SET sent_at = pg_catalog.now() "
+	"WHERE sent_at IS NULL AND id OPERATOR(pg_catalog.=) ANY (ARRAY(SELECT id FROM %s.outbox "
+	"WHERE sent_at IS NULL AND refused IS NULL AND id OPERATOR(pg_catalog.>) $2 "
+	"AND (pg_catalog.cardinality($4::pg_catalog.int4[]) OPERATOR(pg_catalog.=) 0 "
+	"OR chat_outbox.chat_partition(payload, $3::pg_catalog.int4) OPERATOR(pg_catalog.<>) ALL ($4::pg_catalog.int4[])) "
+	"ORDER BY id LIMIT $1 FOR UPDATE)) "
+	"RETURNING id, event, payload::pg_catalog.text, payload OPERATOR(pg_catalog.->>) 'id', "
+	"CASE WHEN pg_catalog.jsonb_typeof(payload OPERATOR(pg_catalog.->) 'chat_id') OPERATOR(pg_catalog.=) 'number' "
+	"THEN payload OPERATOR(pg_catalog.->>) 'chat_id' END";
+
+// A row Redis could not take goes back to unsent, with the reason ($2 text), and is not claimed again.
+constexpr const char kRefuse[] = "UPDATE %s.outbox SET sent_at = NULL, refused = $2 WHERE id OPERATOR(pg_catalog.=) $1";
+
+// Deletes, among the $2 (int4) oldest rows by id, those sent more than $1 (int4) seconds ago.
+constexpr const char kPurgeSent[] =
+	"DELETE FROM %s.outbox WHERE id OPERATOR(pg_catalog.=) ANY (ARRAY("
+	"SELECT id FROM (SELECT id, sent_at FROM %s.outbox ORDER BY id LIMIT $2) oldest "
+	"WHERE sent_at OPERATOR(pg_catalog.<) "
+	"(pg_catalog.now() OPERATOR(pg_catalog.-) pg_catalog.make_interval(secs => $1))))";
+
+} // namespace before_1_2
+
 } // namespace chat_outbox::relay_sql

@@ -174,6 +174,18 @@ ChooseLayout(const std::string &service, const std::string &queue, int wanted, R
 
 } // namespace
 
+bool
+OutboxDb::OutboxBefore12(const std::string &service)
+{
+	auto known = before_1_2_.find(service);
+	if (known != before_1_2_.end())
+		return known->second;
+	Result r(Exec(relay_sql::kOutboxBefore12, {service}, PGRES_TUPLES_OK));
+	bool before = PQntuples(r.get()) == 1 && std::string(PQgetvalue(r.get(), 0, 0)) == "t";
+	before_1_2_[service] = before;
+	return before;
+}
+
 PassResult
 OutboxDb::RunPass(const Service &svc, int64_t batch_size, RedisShards &shards, const std::string &prefix,
 				  const std::vector<bool> &down, int *last_layout)
@@ -186,15 +198,21 @@ OutboxDb::RunPass(const Service &svc, int64_t batch_size, RedisShards &shards, c
 		if (down[ShardOf(p, nshards)])
 			excluded += (excluded.size() > 1 ? "," : "") + std::to_string(p);
 	excluded += "}";
-	Result(Exec("BEGIN ISOLATION LEVEL READ COMMITTED", {}, PGRES_COMMAND_OK));
+	const bool before_1_2 = OutboxBefore12(svc.name);
+	// 1.1's outbox: one REPEATABLE READ transaction, so every claim of the pass reads with its first
+	// snapshot (a late commit waits for the next pass); 1.2's windows take their own snapshots
+	Result(Exec(before_1_2 ? "BEGIN ISOLATION LEVEL REPEATABLE READ" : "BEGIN ISOLATION LEVEL READ COMMITTED", {}, PGRES_COMMAND_OK));
 	try {
-		const std::string refuse = Statement(relay_sql::kRefuse, svc.name);
+		const std::string refuse = Statement(before_1_2 ? relay_sql::before_1_2::kRefuse : relay_sql::kRefuse, svc.name);
+		const std::string claim_1_1 = Statement(relay_sql::before_1_2::kClaim, svc.name);
+		std::string after = std::to_string(LLONG_MIN);
 		int64_t last_id = 0;
 		std::vector<std::pair<int64_t, std::string>> refused;
 		std::vector<bool> written(nshards, false); // the shards this pass sent a batch to
 		for (int b = 0; b < kMaxBatches; b++) {
-			Result r(Exec(relay_sql::kClaim, {svc.name, std::to_string(batch_size), std::to_string(*last_layout), excluded},
-						  PGRES_TUPLES_OK));
+			Result r(before_1_2 ? Exec(claim_1_1, {std::to_string(batch_size), after, std::to_string(basis), excluded}, PGRES_TUPLES_OK)
+								: Exec(relay_sql::kClaim, {svc.name, std::to_string(batch_size), std::to_string(*last_layout), excluded},
+									   PGRES_TUPLES_OK));
 			int n = PQntuples(r.get());
 			if (n == 0)
 				break;
@@ -249,6 +267,7 @@ OutboxDb::RunPass(const Service &svc, int64_t batch_size, RedisShards &shards, c
 					if (verdicts[i])
 						refused.emplace_back(sorted[call.first + i].id, *verdicts[i]);
 			}
+			after = std::to_string(last_id);
 			result.claimed += n;
 			if (n < batch_size)
 				break;
@@ -276,6 +295,7 @@ OutboxDb::RunPass(const Service &svc, int64_t batch_size, RedisShards &shards, c
 	} catch (...) {
 		if (conn_)
 			PQclear(PQexec(conn_, "ROLLBACK"));
+		before_1_2_.erase(svc.name); // an update to 1.2 fails the 1.1 claim: look again next pass
 		throw;
 	}
 	return result;
@@ -336,19 +356,26 @@ OutboxDb::Purge(const std::vector<Service> &services)
 	constexpr int kLimit = 1000;
 	int64_t total = 0;
 	for (const auto &svc : services) {
-		// the outbox: one step of its rotation (never a row deleted one by one)
+		// the outbox: one step of its rotation (never a row deleted one by one); 1.1's outbox is purged
 		try {
-			Result r(Exec(relay_sql::kRotate, {svc.name, retention}, PGRES_TUPLES_OK));
-			std::string waiting = PQgetisnull(r.get(), 0, 0) ? "" : PQgetvalue(r.get(), 0, 0);
-			std::string &before = rotation_wait_[svc.name];
-			if (waiting != before)
-				rotation_log_.push_back(waiting.empty() ? "the rotation of " + svc.name + ".outbox goes on"
-														: "the rotation of " + svc.name + ".outbox waits for " + waiting +
-															  " (relaying goes on; chat_outbox.status, rotation_wait)");
-			before = waiting;
+			if (OutboxBefore12(svc.name)) {
+				if (retention != "0")
+					Result(Exec(Statement(relay_sql::before_1_2::kPurgeSent, svc.name), {retention, std::to_string(kLimit)},
+								PGRES_COMMAND_OK));
+			} else {
+				Result r(Exec(relay_sql::kRotate, {svc.name, retention}, PGRES_TUPLES_OK));
+				std::string waiting = PQgetisnull(r.get(), 0, 0) ? "" : PQgetvalue(r.get(), 0, 0);
+				std::string &before = rotation_wait_[svc.name];
+				if (waiting != before)
+					rotation_log_.push_back(waiting.empty() ? "the rotation of " + svc.name + ".outbox goes on"
+															: "the rotation of " + svc.name + ".outbox waits for " + waiting +
+																  " (relaying goes on; chat_outbox.status, rotation_wait)");
+				before = waiting;
+			}
 		} catch (const PgFailure &f) {
 			if (f.lost)
 				throw;
+			before_1_2_.erase(svc.name);
 		}
 		if (inbox_retention == "0")
 			continue;

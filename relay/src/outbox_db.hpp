@@ -105,11 +105,15 @@ class OutboxDb {
 	PGresult *Exec(const std::string &sql, const std::vector<std::string> &params, ExecStatusType want);
 	bool DrainNotifications();
 	std::string Statement(const char *format, const std::string &service);
+	// OutboxBefore12: whether the service's outbox is still 1.1's (relay_sql::kOutboxBefore12),
+	// looked up once and again after a pass of the service failed.
+	bool OutboxBefore12(const std::string &service);
 
 	std::string conninfo_;
 	PGconn *conn_ = nullptr;
 	std::map<std::string, std::string> rotation_wait_; // per service: what its rotation waited for last ("" nothing)
 	std::vector<std::string> rotation_log_;
+	std::map<std::string, bool> before_1_2_;
 };
 
 } // namespace chat_outbox::relay

@@ -859,8 +859,7 @@ REVOKE ALL ON FUNCTION chat_outbox.outbox_rotate(text, int) FROM PUBLIC;
 -- The outbox view's writes, for operators and tests (roles get no write on it): an INSERT adds an
 -- event (unsent); an UPDATE that sets sent_at to NULL sends a row again, one that sets refused to
 -- NULL relays a refused row; both add the row anew (a new id, the same payload, so the same jobId).
--- The rows themselves never change. An UPDATE that marks rows sent (a relay of 1.1 still running)
--- changes nothing.
+-- The rows themselves never change: any other UPDATE (a relay of 1.1 marking rows sent) fails.
 CREATE OR REPLACE FUNCTION chat_outbox.outbox_view_write() RETURNS trigger
 	LANGUAGE plpgsql
 	SET search_path = pg_catalog, pg_temp
@@ -872,7 +871,9 @@ BEGIN
 	IF TG_OP = 'UPDATE' AND OLD.refused IS NOT NULL AND NEW.refused IS NULL THEN
 		EXECUTE pg_catalog.format('DELETE FROM %I.outbox_refused f WHERE f.id = $1', svc) USING OLD.id;
 	ELSIF TG_OP = 'UPDATE' AND NOT (OLD.sent_at IS NOT NULL AND NEW.sent_at IS NULL) THEN
-		RETURN NULL;
+		RAISE EXCEPTION 'an outbox row is written once'
+			USING ERRCODE = '0A000', DETAIL = 'The relay''s cursors say what is sent (chat_outbox 1.2).',
+				HINT = 'Set sent_at to NULL to send rows again, refused to NULL to relay a refused row.';
 	ELSIF TG_OP = 'INSERT' AND NEW.sent_at IS NOT NULL THEN
 		RAISE EXCEPTION 'an outbox row is written unsent'
 			USING ERRCODE = '0A000', DETAIL = 'The relay''s cursors say what is sent; rows never change.';

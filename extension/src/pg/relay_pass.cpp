@@ -144,11 +144,34 @@ KeepPlan(const char *fmt, const char *schema, int nargs, Oid *argtypes)
 	return plan;
 }
 
+/* OutboxBefore12: whether the service's outbox is still 1.1's (before its ALTER EXTENSION UPDATE) */
+static bool
+OutboxBefore12(RelayService *svc)
+{
+	Oid			argtypes[1] = {TEXTOID};
+	Datum		args[1] = {CStringGetTextDatum(svc->name)};
+	bool		isnull;
+	bool		before;
+
+	if (SPI_execute_with_args(chat_outbox::relay_sql::kOutboxBefore12, 1, argtypes, args, nullptr, true, 1) != SPI_OK_SELECT ||
+		SPI_processed != 1)
+		elog(ERROR, "chat_outbox: looking up the outbox of service \"%s\" failed", svc->name);
+	before = DatumGetBool(SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &isnull));
+	SPI_freetuptable(SPI_tuptable);
+	return before;
+}
+
+/*
+ * The plans are made once per service and kept until a statement of the service fails (a replaced
+ * table, or the update to 1.2 of its outbox: the 1.1 claim fails on the 1.2 view, and the next pass
+ * looks again which outbox it has).
+ */
 static void
 PreparePlans(RelayService *svc)
 {
 	const char *schema = quote_identifier(svc->name);
 	Oid			claim_args[4] = {TEXTOID, INT4OID, INT4OID, INT4ARRAYOID};
+	Oid			claim_args_1_1[4] = {INT4OID, INT8OID, INT4OID, INT4ARRAYOID};
 	Oid			rotate_args[2] = {TEXTOID, INT4OID};
 	Oid			purge_args[2] = {INT4OID, INT4OID};
 	Oid			refuse_args[2] = {INT8OID, TEXTOID};
@@ -156,11 +179,20 @@ PreparePlans(RelayService *svc)
 
 	if (svc->claim_plan)
 		return;
-	svc->claim_plan = KeepPlan(chat_outbox::relay_sql::kClaim, schema, 4, claim_args);
-	/* a row Redis could not take is recorded as refused, with the reason, and is not read again */
-	svc->refuse_plan = KeepPlan(chat_outbox::relay_sql::kRefuse, schema, 2, refuse_args);
-	svc->rotate_plan = KeepPlan(chat_outbox::relay_sql::kRotate, schema, 2, rotate_args);
-	/* the inbox the same way, by seq (its unique index), so a round's work is bounded by $2 rows */
+	svc->before_1_2 = OutboxBefore12(svc);
+	if (svc->before_1_2) {
+		namespace old = chat_outbox::relay_sql::before_1_2;
+
+		svc->claim_plan = KeepPlan(old::kClaim, schema, 4, claim_args_1_1);
+		svc->refuse_plan = KeepPlan(old::kRefuse, schema, 2, refuse_args);
+		svc->rotate_plan = KeepPlan(old::kPurgeSent, schema, 2, purge_args);
+	} else {
+		svc->claim_plan = KeepPlan(chat_outbox::relay_sql::kClaim, schema, 4, claim_args);
+		/* a row Redis could not take is recorded as refused, with the reason, and is not read again */
+		svc->refuse_plan = KeepPlan(chat_outbox::relay_sql::kRefuse, schema, 2, refuse_args);
+		svc->rotate_plan = KeepPlan(chat_outbox::relay_sql::kRotate, schema, 2, rotate_args);
+	}
+	/* the inbox by seq (its unique index), so a round's work is bounded by $2 rows */
 	svc->inbox_purge_plan = KeepPlan(chat_outbox::relay_sql::kPurgeInbox, schema, 2, purge_args);
 	svc->partitions_plan = KeepPlan(chat_outbox::relay_sql::kWantedPartitions, schema, 1, partitions_args);
 }
@@ -190,17 +222,21 @@ TextOf(Datum d, int *len)
  * until the caller frees the tuptable and resets the context.
  */
 static int
-ClaimBatch(RelayService *svc, int batch_size, Datum excluded, OutboxRow **rows_out)
+ClaimBatch(RelayService *svc, int batch_size, int64 after, Datum excluded, Snapshot pass_snapshot, OutboxRow **rows_out)
 {
 	Datum		args[4] = {CStringGetTextDatum(svc->name), Int32GetDatum(batch_size), Int32GetDatum(svc->layout), excluded};
+	Datum		args_1_1[4] = {Int32GetDatum(batch_size), Int64GetDatum(after), Int32GetDatum(Max(svc->layout, 1)), excluded};
 	int			planner_level = UseIndexOrder();
-	int			ret = SPI_execute_plan(svc->claim_plan, args, nullptr, false, 0);
+	/* 1.1's outbox: every claim of a pass reads with the pass's first snapshot (a late commit waits) */
+	int			ret = svc->before_1_2
+		? SPI_execute_snapshot(svc->claim_plan, args_1_1, nullptr, pass_snapshot, InvalidSnapshot, false, true, 0)
+		: SPI_execute_plan(svc->claim_plan, args, nullptr, false, 0);
 	int			n;
 	OutboxRow  *rows;
 	TupleDesc	desc;
 
 	ResetPlanner(planner_level);
-	if (ret != SPI_OK_SELECT)
+	if (ret != (svc->before_1_2 ? SPI_OK_UPDATE_RETURNING : SPI_OK_SELECT))
 		elog(ERROR, "chat_outbox: reading a batch of %s.outbox failed: %s", svc->name, SPI_result_code_string(ret));
 	n = (int) SPI_processed;
 	*rows_out = nullptr;
@@ -241,7 +277,7 @@ RefuseRows(RelayService *svc, List *refusals)
 		Datum		args[2] = {Int64GetDatum(r->row_id), CStringGetTextDatum(r->reason)};
 		int			ret = SPI_execute_plan(svc->refuse_plan, args, nullptr, false, 0);
 
-		if (ret != SPI_OK_INSERT)
+		if (ret != (svc->before_1_2 ? SPI_OK_UPDATE : SPI_OK_INSERT))
 			elog(ERROR, "chat_outbox: marking %s.outbox row %lld refused failed: %s", svc->name,
 				 (long long) r->row_id, SPI_result_code_string(ret));
 		ereport(LOG, (errmsg("chat_outbox relay: refused outbox row %lld of %s: %s", (long long) r->row_id,
@@ -447,6 +483,7 @@ RelayPass(RelayService *svc, int batch_size, int64 **ids_out, SinkFailure *failu
 	int			layout = 0;
 	List	   *refusals = NIL;
 	Datum		excluded;
+	Snapshot	pass_snapshot;
 
 	PreparePlans(svc);
 	if (!RedisSinkEnsureConnected(failure)) {
@@ -458,13 +495,15 @@ RelayPass(RelayService *svc, int batch_size, int64 **ids_out, SinkFailure *failu
 		*ids_out = ids;
 	}
 	excluded = ExcludedPartitions(svc);
+	/* registered, so an ERROR's abort releases it; every return below goes through the end */
+	pass_snapshot = RegisterSnapshot(GetTransactionSnapshot());
 	for (int b = 0; b < RELAY_PASS_MAX_BATCHES; b++) {
 		OutboxRow  *rows;
 		int			n;
 		SPITupleTable *claimed;
 
 		MemoryContextSwitchTo(batch_cxt);
-		n = ClaimBatch(svc, batch_size, excluded, &rows); /* Redis runs the previous batch meanwhile */
+		n = ClaimBatch(svc, batch_size, last_id, excluded, pass_snapshot, &rows); /* Redis runs the previous batch meanwhile */
 		claimed = SPI_tuptable; /* the rows point into it; ChooseLayout's query makes another */
 		MemoryContextSwitchTo(outer_cxt);
 		if (n > 0 && layout == 0) {
@@ -509,6 +548,7 @@ RelayPass(RelayService *svc, int batch_size, int64 **ids_out, SinkFailure *failu
 		if (written[s])
 			ok = RedisSinkWaitReplicas(s, chat_outbox_redis_min_replicas, failure);
 	MemoryContextDelete(batch_cxt);
+	UnregisterSnapshot(pass_snapshot);
 	if (!ok && failure->kind == FAILURE_CONNECTION && failure->shard > 0)
 		failure->kind = FAILURE_SHARD; /* that shard is down now (redis_sink.cpp): the next pass leaves it out */
 	if (!ok)
@@ -560,6 +600,14 @@ RelayRotate(RelayService *svc, int retention_s)
 	Datum		waiting;
 
 	PreparePlans(svc);
+	if (svc->before_1_2) {
+		/* 1.1's outbox: its sent rows are purged, 1,000 per round */
+		Datum		purge[2] = {Int32GetDatum(retention_s), Int32GetDatum(1000)};
+
+		if (retention_s > 0 && SPI_execute_plan(svc->rotate_plan, purge, nullptr, false, 0) != SPI_OK_DELETE)
+			elog(ERROR, "chat_outbox: purge of %s.outbox failed", svc->name);
+		return 0;
+	}
 	ret = SPI_execute_plan(svc->rotate_plan, args, nullptr, false, 1);
 	if (ret != SPI_OK_SELECT || SPI_processed != 1)
 		elog(ERROR, "chat_outbox: rotating %s.outbox failed: %s", svc->name, SPI_result_code_string(ret));
