@@ -14,8 +14,8 @@ namespace chat_outbox::relay_sql {
 // cursors have) and $4 int4[] partitions under that count whose rows are left for later: those on a
 // Redis shard that is down (their cursors stay). A chat's rows are all in one partition, so leaving
 // some out never lets a chat's later row pass an earlier one. The rows are written once and never
-// updated: what is sent is the cursors'. A second relay waits for the first on the service's
-// rotation row, then starts where the first ended. The rows come in id order within each group of
+// updated: what is sent is the cursors'. A second relay waits for the first on the service's row
+// of chat_outbox.services, then starts where the first ended. The rows come in id order within each group of
 // partitions; the caller sorts them by id. The last column is the row's chat_id as text (NULL when
 // its payload has no integer chat_id; common/partitions.hpp, ChatIdOfJson, reads it).
 constexpr const char kClaim[] =

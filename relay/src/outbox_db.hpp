@@ -79,7 +79,7 @@ class OutboxDb {
 	// sets *last_layout as soon as it chose a count, so a pass that failed on a down shard has
 	// told the next one which partitions to leave out.
 	// The pass is one READ COMMITTED transaction (a window's tick takes a snapshot of its own); a
-	// second relay waits for the first on the service's rotation row, then starts where it ended.
+	// second relay waits for the first on the service's row of chat_outbox.services, then starts where it ended.
 	PassResult RunPass(const Service &svc, int64_t batch_size, RedisShards &shards, const std::string &prefix,
 					   const std::vector<bool> &down, int *last_layout);
 	// RecordLayout writes the count a service is relayed under and what a change waits for ("" none).

@@ -874,8 +874,9 @@ RETURN coalesce((((chat_id % partitions) + partitions) % partitions)::int, 0);
 -- window, and the cursors moved past them, in the caller's transaction (uncommitted until Redis has
 -- them; a rollback leaves the cursors where they were). partitions: the count the relay relays
 -- under (0: the count the cursors have); excluded: partitions under that count whose Redis shard is
--- down, whose cursors stay. The relays of a service take turns on the service's rotation row
--- (FOR UPDATE), so a second relay waits for the first and then starts where it ended.
+-- down, whose cursors stay. The relays of a service take turns on the service's row of
+-- chat_outbox.services (FOR NO KEY UPDATE), so a second relay waits for the first and then starts
+-- where it ended.
 CREATE OR REPLACE FUNCTION chat_outbox.relay_batch(service text, batch_size int, partitions int, excluded int[],
 	OUT id bigint, OUT event text, OUT payload jsonb, OUT chat_id bigint)
 	RETURNS SETOF record
@@ -904,9 +905,11 @@ BEGIN
 		RAISE EXCEPTION 'chat_outbox.relay_batch needs READ COMMITTED'
 			USING ERRCODE = '25000', DETAIL = 'A tick reads the id sequence, then takes a new snapshot.';
 	END IF;
-	PERFORM FROM chat_outbox.outbox_rotation t WHERE t.service = svc FOR UPDATE;
+	-- the relays of a service take turns on its row of chat_outbox.services (not on the rotation's
+	-- row: a rotation step waits for no pass, and no pass for a rotation step)
+	PERFORM FROM chat_outbox.services t WHERE t.name = svc FOR NO KEY UPDATE;
 	IF NOT FOUND THEN
-		RAISE EXCEPTION 'service "%" has no outbox rotation', svc USING ERRCODE = '42P01';
+		RAISE EXCEPTION 'service "%" does not exist', svc USING ERRCODE = '42704';
 	END IF;
 	IF k = 0 THEN
 		k := coalesce((SELECT x.partitions FROM chat_outbox.outbox_cursors x WHERE x.service = svc LIMIT 1), 1);

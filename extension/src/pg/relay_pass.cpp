@@ -6,7 +6,7 @@
  *      the service's windows and moves its cursors past them. The rows are written once and never
  *      updated: a window is the rows visible in a tick's snapshot and not in the cursor's previous
  *      tick's, sent in id order. A second relay (a rolling deploy, or relay_pass() from SQL) waits
- *      for the first on the service's rotation row (FOR UPDATE) and then starts where it ended, so it
+ *      for the first on the service's row of chat_outbox.services and then starts where it ended, so it
  *      never sends later rows ahead of earlier ones, nor the first relay's rows again.
  *   2. push: one EVALSHA adds the batch as BullMQ jobs, in id order, jobId = message id.
  *   3. with chat_outbox.redis_min_replicas > 0, once every batch is answered: WAIT for that many
