@@ -64,7 +64,8 @@ DefineChatOutboxGucs(void)
 							nullptr, &chat_outbox_max_body_bytes, 65536, 1, 256 * 1024 * 1024, PGC_SUSET, 0,
 							nullptr, nullptr, nullptr);
 	DefineCustomIntVariable("chat_outbox.retention", gettext_noop("How long sent outbox rows are kept."),
-							gettext_noop("The relay deletes sent rows older than this, in small batches. 0 keeps them."),
+							gettext_noop("Each outbox generation takes rows this long; the relay truncates the oldest "
+										 "once it is past all its rows. 0 keeps them."),
 							&chat_outbox_retention, 86400, 0, INT_MAX, PGC_SIGHUP, GUC_UNIT_S, nullptr, nullptr,
 							nullptr);
 	DefineCustomIntVariable("chat_outbox.inbox_retention", gettext_noop("How long received inbox rows are kept."),
