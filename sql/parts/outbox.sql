@@ -284,8 +284,9 @@ BEGIN
 	PERFORM pg_current_xact_id(); -- the xid before the id (see the top of this file)
 	EXECUTE pg_catalog.format('INSERT INTO %I.outbox_events (gen, chat_id, event, payload, created_at)
 		VALUES ((SELECT r.current FROM chat_outbox.outbox_rotation r WHERE r.service = $1), chat_outbox.chat_id_of($3), $2, $3,
-			coalesce($4, now())) RETURNING id', svc)
-		USING svc, NEW.event, NEW.payload, CASE WHEN TG_OP = 'INSERT' THEN NEW.created_at END INTO new_id;
+			coalesce($4, now())) RETURNING id, xid, chat_id, gen, created_at', svc)
+		USING svc, NEW.event, NEW.payload, CASE WHEN TG_OP = 'INSERT' THEN NEW.created_at END
+		INTO new_id, NEW.xid, NEW.chat_id, NEW.gen, NEW.created_at;
 	IF TG_OP = 'INSERT' AND NEW.refused IS NOT NULL THEN
 		EXECUTE pg_catalog.format('INSERT INTO %I.outbox_refused (id, gen, reason) SELECT $1, r.current, $2
 			FROM chat_outbox.outbox_rotation r WHERE r.service = $3', svc) USING new_id, NEW.refused, svc;
