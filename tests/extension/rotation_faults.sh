@@ -39,6 +39,15 @@ hold_rotation() {
 	harness_wait_for 10 grep -q '^held$' "$H_DIR/hold.out"
 }
 
+# goes_on <what> <truncates before>: 50 more sends acknowledged and two more truncates
+goes_on() {
+	local at
+	at=$(sender_acked)
+	harness_wait_for 60 sender_acked_at_least $((at + 50)) || fail "sends stopped after $1"
+	harness_wait_for 60 truncated_at_least $(($2 + 2)) || fail "the rotation did not go on after $1"
+	echo "ok   $1: $(($(truncated) - $2)) truncates since"
+}
+
 node "$HERE/consume.mjs" "$PROCESSED" >"$H_DIR/consumer.log" 2>&1 &
 harness_track $!
 harness_wait_for 20 grep -q ready "$H_DIR/consumer.log"
@@ -56,10 +65,7 @@ kill -9 "$before"
 exec {hold_fd}>&- # the crash recovery ended the holding session too
 relay_back() { [ -n "$(relay_pid)" ] && [ "$(relay_pid)" != "$before" ]; }
 harness_wait_for 60 relay_back || fail "the relay did not come back"
-at=$(sender_acked)
-harness_wait_for 30 sender_acked_at_least $((at + 50))
-harness_wait_for 60 truncated_at_least $((t + 2)) || fail "the rotation did not go on after the relay's crash"
-echo "ok   relay SIGKILLed inside a rotation step: $(($(truncated) - t)) truncates since"
+goes_on "the relay SIGKILLed inside a rotation step" "$t"
 
 # 2. Postgres restarted while the relay waits inside a rotation step
 hold_rotation
@@ -67,10 +73,7 @@ harness_wait_for 30 relay_in_rotation || fail "the relay never waited inside out
 t=$(truncated)
 harness_pg_ctl -m immediate -w restart >/dev/null
 exec {hold_fd}>&-
-at=$(sender_acked)
-harness_wait_for 60 sender_acked_at_least $((at + 50))
-harness_wait_for 60 truncated_at_least $((t + 2)) || fail "the rotation did not go on after the restart"
-echo "ok   Postgres restarted inside a rotation step: $(($(truncated) - t)) truncates since"
+goes_on "Postgres restarted inside a rotation step" "$t"
 
 # 3. the partition count changes during the stream (the new queues' Workers: consume.mjs serves
 # the old queue only, so the change waits until it is drained, then the relay goes to 4 queues)
@@ -78,10 +81,7 @@ t=$(truncated)
 q "SELECT chat_outbox.set_partitions('consumers', 4)" >/dev/null
 switched() { [ "$(q "SELECT layout FROM chat_outbox.status WHERE service = 'consumers'")" = 4 ]; }
 harness_wait_for 60 switched || fail "the relay did not switch to 4 partitions"
-at=$(sender_acked)
-harness_wait_for 30 sender_acked_at_least $((at + 50))
-harness_wait_for 60 truncated_at_least $((t + 2)) || fail "the rotation did not go on after the partition change"
-echo "ok   partition count 1 -> 4 during the stream: $(($(truncated) - t)) truncates since"
+goes_on "the partition count 1 -> 4 during the stream" "$t"
 sender_stop
 all_sent() { [ "$(q "SELECT count(*) FROM consumers.outbox WHERE sent_at IS NULL")" = 0 ]; }
 harness_wait_for 60 all_sent || fail "rows left unsent"
