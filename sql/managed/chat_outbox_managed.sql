@@ -953,15 +953,15 @@ BEGIN
 						AND NOT EXISTS (SELECT FROM %1$I.outbox_refused f WHERE f.id = e.id)
 					ORDER BY e.id LIMIT $7)
 				UNION ALL
+				-- the late rows: their ids through the (xid, id) index first (no order asked, so no
+				-- plan walks the whole id range with sort disabled), then the rows by id
 				(SELECT e.id, e.event, e.payload, e.chat_id FROM %1$I.outbox_events e
-					WHERE e.xid = ANY (ARRAY(SELECT pg_snapshot_xip($4))) AND e.id > $8 AND e.id <= $9
-						AND pg_visible_in_snapshot(e.xid, $3)
-						AND ($5 = 1 OR chat_outbox.partition_of(e.chat_id, $5) = ANY ($6))
-						AND NOT EXISTS (SELECT FROM %1$I.outbox_refused f WHERE f.id = e.id)
-					ORDER BY e.id LIMIT $7)
-				UNION ALL
-				(SELECT e.id, e.event, e.payload, e.chat_id FROM %1$I.outbox_events e
-					WHERE e.xid >= pg_snapshot_xmax($4) AND e.id > $8 AND e.id <= $9
+					WHERE e.id = ANY (ARRAY(
+							SELECT l.id FROM %1$I.outbox_events l
+							WHERE l.xid = ANY (ARRAY(SELECT pg_snapshot_xip($4))) AND l.id > $8 AND l.id <= $9
+							UNION ALL
+							SELECT l.id FROM %1$I.outbox_events l
+							WHERE l.xid >= pg_snapshot_xmax($4) AND l.id > $8 AND l.id <= $9))
 						AND pg_visible_in_snapshot(e.xid, $3)
 						AND ($5 = 1 OR chat_outbox.partition_of(e.chat_id, $5) = ANY ($6))
 						AND NOT EXISTS (SELECT FROM %1$I.outbox_refused f WHERE f.id = e.id)
