@@ -834,6 +834,7 @@ DECLARE
 	m bigint;
 	got int;
 	last bigint;
+	stmt text := 'chat_outbox_window_' || relay_batch.service;
 BEGIN
 	-- each statement below needs a snapshot of its own: a tick is taken between two reads of the sequence
 	IF pg_catalog.current_setting('transaction_isolation') <> 'read committed' THEN
@@ -879,7 +880,12 @@ BEGIN
 			c.win_last := NULL;
 		END IF;
 		got := 0;
-		FOR r IN EXECUTE pg_catalog.format($q$
+		-- the window's query is prepared once per session and service (planning it cost more than
+		-- running it); its plan holds whatever the statistics say: the late rows' arms ask for xid
+		-- order, which only the (xid, id) index gives, so no plan walks the old rows' id range
+		IF NOT EXISTS (SELECT FROM pg_prepared_statements p WHERE p.name = stmt) THEN
+			EXECUTE pg_catalog.format($q$
+			PREPARE %2$I (bigint, bigint, pg_snapshot, pg_snapshot, int, int[], int, bigint, bigint) AS
 			SELECT w.id, w.event, w.payload, w.chat_id FROM (
 				(SELECT e.id, e.event, e.payload, e.chat_id FROM %1$I.outbox_events e
 					WHERE e.id > $1 AND e.id <= $2
@@ -888,22 +894,22 @@ BEGIN
 						AND NOT EXISTS (SELECT FROM %1$I.outbox_refused f WHERE f.id = e.id)
 					ORDER BY e.id LIMIT $7)
 				UNION ALL
-				-- the late rows: their ids through the (xid, id) index first (no order asked, so no
-				-- plan walks the whole id range with sort disabled), then the rows by id
 				(SELECT e.id, e.event, e.payload, e.chat_id FROM %1$I.outbox_events e
 					WHERE e.id = ANY (ARRAY(
-							SELECT l.id FROM %1$I.outbox_events l
-							WHERE l.xid = ANY (ARRAY(SELECT pg_snapshot_xip($4))) AND l.id > $8 AND l.id <= $9
+							(SELECT l.id FROM %1$I.outbox_events l
+							WHERE l.xid = ANY (ARRAY(SELECT pg_snapshot_xip($4))) AND l.id > $8 AND l.id <= $9 ORDER BY l.xid)
 							UNION ALL
-							SELECT l.id FROM %1$I.outbox_events l
-							WHERE l.xid >= pg_snapshot_xmax($4) AND l.id > $8 AND l.id <= $9))
+							(SELECT l.id FROM %1$I.outbox_events l
+							WHERE l.xid >= pg_snapshot_xmax($4) AND l.id > $8 AND l.id <= $9 ORDER BY l.xid)))
 						AND pg_visible_in_snapshot(e.xid, $3)
 						AND ($5 = 1 OR chat_outbox.partition_of(e.chat_id, $5) = ANY ($6))
 						AND NOT EXISTS (SELECT FROM %1$I.outbox_refused f WHERE f.id = e.id)
 					ORDER BY e.id LIMIT $7)
-			) w ORDER BY w.id LIMIT $7 $q$, svc)
-			USING greatest(c.done_mpre, coalesce(c.win_last, c.done_mpre)), c.win_m, c.win_snap, c.done_snap, k, g.parts, want,
-				coalesce(c.win_last, -9223372036854775808), c.done_mpre
+			) w ORDER BY w.id LIMIT $7 $q$, svc, stmt);
+		END IF;
+		FOR r IN EXECUTE pg_catalog.format('EXECUTE %I (%L, %L, %L, %L, %L, %L, %L, %L, %L)', stmt,
+				greatest(c.done_mpre, coalesce(c.win_last, c.done_mpre)), c.win_m, c.win_snap, c.done_snap, k, g.parts, want,
+				coalesce(c.win_last, -9223372036854775808), c.done_mpre)
 		LOOP
 			id := r.id;
 			event := r.event;

@@ -63,8 +63,10 @@ constexpr const char *const kPlannerSettings[][2] = {{"enable_sort", "off"},
 // A service whose outbox is still 1.1's (a table with sent_at: the relay runs before ALTER EXTENSION
 // UPDATE or the managed update_1.2.sql) is relayed the 1.1 way until its update, so that deploying a
 // relay of 1.2 first stops nothing. $1 text the service; true while its outbox is 1.1's.
+// (1.1's outbox is a table, 1.2's a view; a service without either takes the 1.2 way and fails there)
 constexpr const char kOutboxBefore12[] =
-	"SELECT pg_catalog.to_regclass(pg_catalog.quote_ident($1) OPERATOR(pg_catalog.||) '.outbox_events') IS NULL";
+	"SELECT COALESCE((SELECT c.relkind OPERATOR(pg_catalog.=) 'r' FROM pg_catalog.pg_class c "
+	"WHERE c.oid OPERATOR(pg_catalog.=) pg_catalog.to_regclass(pg_catalog.quote_ident($1) OPERATOR(pg_catalog.||) '.outbox')), false)";
 
 namespace before_1_2 {
 
