@@ -46,7 +46,7 @@ DefineChatOutboxGucs(void)
 					 "redis-sentinel://[[user]:password@]host:port[,host:port...]/master[?db=N]. Visible to superusers only."),
 		&chat_outbox_redis_url, "redis://127.0.0.1:6379", PGC_SIGHUP, GUC_SUPERUSER_ONLY, nullptr, nullptr, nullptr);
 	DefineCustomIntVariable("chat_outbox.batch_size", gettext_noop("Outbox rows per relay batch."),
-							gettext_noop("Each batch is one UPDATE ... RETURNING that claims and marks the rows, and one Redis round trip."),
+							gettext_noop("Each batch is one read of the relay's windows (its cursors move past the rows), and one Redis round trip."),
 							&chat_outbox_batch_size, 500, 1, 5000, PGC_SIGHUP, 0, nullptr, nullptr, nullptr);
 	DefineCustomIntVariable("chat_outbox.poll_interval", gettext_noop("Fallback poll interval of the relay."),
 							gettext_noop("The relay is woken at commit; this timer catches what the wake-up misses."),

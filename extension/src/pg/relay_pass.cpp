@@ -1,5 +1,5 @@
 /*
- * extension/src/pg/relay_pass.cpp - mark -> push, the relay's unit of work.
+ * extension/src/pg/relay_pass.cpp - read a window's batch -> push, the relay's unit of work.
  *
  * In the caller's transaction, batch after batch:
  *   1. read the next batch: chat_outbox.relay_batch (sql/parts/outbox.sql) returns the next rows of
@@ -306,7 +306,7 @@ ReadWantedPartitions(RelayService *svc)
 }
 
 /*
- * ChooseLayout decides, after the pass's first claim, the partition count the pass relays under
+ * ChooseLayout decides, after the pass's first batch, the partition count the pass relays under
  * (docs/architecture.md, 'Changing the number of partitions'): the count in the layout key on
  * shard 0, or, when the service now wants another one, the new count once no job waits or runs in
  * the old layout's queues (the key is SET before any job goes under it). While jobs remain, the
@@ -358,7 +358,7 @@ ChooseLayout(RelayService *svc, SinkFailure *failure)
 }
 
 /*
- * SendBatch sorts a claimed batch by (partition, id) and sends each shard its calls, one Lua call
+ * SendBatch sorts a batch by (partition, id) and sends each shard its calls, one Lua call
  * per partition present (common/relay/partition_layout.hpp). sent[s] tells which shards now have a batch in
  * flight. The rows' partitions follow the layout the pass chose.
  */
@@ -404,7 +404,7 @@ SendBatch(RelayService *svc, int layout, OutboxRow *rows, int n, bool *sent, Sin
 		if (k == 0)
 			continue;
 		if (!RedisSinkShardUp(s)) {
-			/* the claim left this shard's partitions out under another count than the pass relays under */
+			/* the batch read left this shard's partitions out under another count than the pass relays under */
 			failure->kind = FAILURE_SHARD;
 			failure->shard = s;
 			snprintf(failure->message, sizeof failure->message, "redis shard %d is down", s);
@@ -419,7 +419,7 @@ SendBatch(RelayService *svc, int layout, OutboxRow *rows, int n, bool *sent, Sin
 
 /*
  * ExcludedPartitions: the partitions (under the count the service was last relayed under) whose
- * shard is down, as an int4[] for the claim; empty when every shard is up.
+ * shard is down, as an int4[] for the batch read; empty when every shard is up.
  */
 static Datum
 ExcludedPartitions(RelayService *svc)
@@ -541,7 +541,7 @@ RelayPass(RelayService *svc, int batch_size, int64 **ids_out, SinkFailure *failu
 			ok = false;
 	}
 	/*
-	 * the marks commit only once the pass's jobs are on enough replicas to survive a failover: on
+	 * the cursors' moves commit only once the pass's jobs are on enough replicas to survive a failover: on
 	 * every shard the pass wrote to, each of which must acknowledge its own writes
 	 */
 	for (int s = 0; ok && total > 0 && chat_outbox_redis_min_replicas > 0 && s < CHAT_OUTBOX_MAX_SHARDS; s++)
