@@ -132,7 +132,7 @@ RefreshServices(void)
 
 typedef enum ServiceWork
 {
-	WORK_PASS,					/* mark -> push */
+	WORK_PASS,					/* read -> push */
 	WORK_PURGE_OUTBOX,			/* delete sent rows past retention */
 	WORK_PURGE_INBOX			/* delete received rows past inbox_retention */
 } ServiceWork;
