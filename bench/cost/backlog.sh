@@ -23,8 +23,10 @@ harness_init bench-backlog
 harness_redis_start
 harness_pg_start "" "chat_outbox.retention = '1s'" "chat_outbox.relay_enabled = off" "shared_buffers = 256MB" "max_wal_size = 4GB"
 ms() { date +%s%3N; }
-step_ms() { # one rotation step, as the relay runs it (retention 0: no switch, only the truncate's check)
-	local t0; t0=$(ms); q "SELECT chat_outbox.outbox_rotate('consumers', 0)" >/dev/null; echo $(($(ms) - t0))
+step_ms() { # one rotation step, as the relay runs it (retention 0: no switch, only the truncate's check), timed inside the server
+	psql -XAtq -v ON_ERROR_STOP=1 "$PGURL" -c "DO \$\$ DECLARE t timestamptz := clock_timestamp(); BEGIN
+		PERFORM chat_outbox.outbox_rotate('consumers', 0);
+		RAISE NOTICE 'ms %', round((extract(epoch FROM clock_timestamp() - t) * 1000)::numeric, 2); END \$\$" 2>&1 | sed -n 's/.*ms //p'
 }
 echo "rotation step, empty outbox: $(step_ms) ms"
 t0=$(ms)
@@ -33,9 +35,11 @@ for ((n = 0; n < ROWS; n += 10000)); do
 done
 echo "sent $ROWS rows (relay paused) in $(($(ms) - t0)) ms"
 echo "rotation step with $ROWS unsent rows: $(step_ms) ms, $(step_ms) ms, $(step_ms) ms"
-t0=$(ms); q "SELECT unsent FROM chat_outbox.status WHERE service = 'consumers'" >/dev/null
-echo "chat_outbox.status with the backlog: $(($(ms) - t0)) ms (it counts the unsent rows)"
-q "ALTER SYSTEM RESET chat_outbox.relay_enabled" >/dev/null
+status_ms=$(psql -XAtq -v ON_ERROR_STOP=1 "$PGURL" -c "DO \$\$ DECLARE t timestamptz := clock_timestamp(); BEGIN
+	PERFORM unsent FROM chat_outbox.status WHERE service = 'consumers';
+	RAISE NOTICE 'ms %', round((extract(epoch FROM clock_timestamp() - t) * 1000)::numeric, 2); END \$\$" 2>&1 | sed -n 's/.*ms //p')
+echo "chat_outbox.status with the backlog: $status_ms ms (it counts the unsent rows)"
+q "ALTER SYSTEM SET chat_outbox.relay_enabled = on" >/dev/null
 q "SELECT pg_reload_conf()" >/dev/null
 t0=$(ms)
 unsent() { q "SELECT count(*) FROM consumers.outbox_events" >/dev/null; [ "$(rcli LLEN bull:chat-messages:wait)" -ge "$ROWS" ]; }
