@@ -556,9 +556,8 @@ CREATE TABLE IF NOT EXISTS chat_outbox.members (
 );
 COMMENT ON TABLE chat_outbox.members IS
 	'Who is a member of which chat (gateways with --authz membership); change it with add_member/remove_member or in bulk with INSERT/DELETE.';
--- a gateway reads the first chats of a user by id (--max-member-chats of them, however many the user
--- has): in this index they are the first entries under the user, read without sorting the rest
-CREATE INDEX IF NOT EXISTS members_user ON chat_outbox.members (user_id, chat_id);
+-- a gateway loads one user's chats on connect
+CREATE INDEX IF NOT EXISTS members_user ON chat_outbox.members (user_id);
 
 -- Every committed change reaches the gateways as a NOTIFY on channel chat_outbox_members, sent at
 -- commit and in commit order (so a removal is never announced before it is visible). The payload is

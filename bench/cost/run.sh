@@ -12,8 +12,9 @@
 #
 # One round has two halves on the same servers: raw (chat_outbox.relay_enabled = off: send_message alone)
 # and end to end (the relay on, until all N are in workers.inbox and the outbox holds no sent row:
-# chat_outbox.retention = 1s makes the relay's purge part of it). Autovacuum is off for the three tables
-# the path writes, so the vacuum each half needs is run at its end, measured on its own.
+# chat_outbox.retention = 1s makes the relay's purge (1.1) or rotation (1.2: the outbox's generations,
+# truncated) part of it). Autovacuum is off for the tables the path writes, so the vacuum each half
+# needs is run at its end, measured on its own. Either outbox layout: 1.1's table or 1.2's generations.
 # Figures: pg_stat_statements (track = all: the statements inside send_message and the relay's SPI
 # statements are separate rows), WAL by insert position, pg_stat_user_tables, and CPU from /proc: the relay worker,
 # the daemon's inbox connection, the daemon and Redis by pid; the senders' backends by difference from the
@@ -38,7 +39,10 @@ harness_pg_start "" "shared_preload_libraries = 'chat_outbox,pg_stat_statements'
 	"chat_outbox.retention = '1s'" "shared_buffers = 256MB" "max_wal_size = 4GB"
 q() { psql -XAtq -v ON_ERROR_STOP=1 "$PGURL" "$@"; }
 q -c "CREATE EXTENSION pg_stat_statements"
-for t in consumers.outbox consumers.messages workers.inbox; do q -c "ALTER TABLE $t SET (autovacuum_enabled = off)"; done
+# the outbox's tables: 1.1's one, or 1.2's three generations (written once, truncated by the rotation)
+if [ "$(q -c "SELECT to_regclass('consumers.outbox_events') IS NULL")" = t ]; then OUTBOX_TABLES="consumers.outbox"
+else OUTBOX_TABLES="consumers.outbox_events_0 consumers.outbox_events_1 consumers.outbox_events_2"; fi
+for t in $OUTBOX_TABLES consumers.messages workers.inbox; do q -c "ALTER TABLE $t SET (autovacuum_enabled = off)"; done
 
 export PORT=$(harness_free_port) JWT_SECRET=bench-cost-secret-of-32-bytes-or-more-here
 "${CHAT_OUTBOXD:-$ROOT/build/daemon/chat-outboxd}" --service workers --queue chat-messages --listen 127.0.0.1:$PORT \
@@ -101,14 +105,14 @@ reset_stats() { q -c "SELECT pg_stat_statements_reset()" >/dev/null; }
 # send_message's own statistics: calls and exec µs per call
 send_stats() { q -F ' ' -c "SELECT calls, total_exec_time * 1000 / calls FROM pg_stat_statements WHERE query LIKE '%send_message%' AND toplevel"; }
 # the three tables' cumulative row counters (they are not reset: each half reads its own difference)
-TABLES="'consumers.messages'::regclass, 'consumers.outbox'::regclass, 'workers.inbox'::regclass"
+TABLES="'consumers.messages'::regclass, 'workers.inbox'::regclass$(for t in $OUTBOX_TABLES; do echo -n ", '$t'::regclass"; done)"
 table_counts() { q -F '|' -c "SELECT relname, n_tup_ins, n_tup_upd, n_tup_hot_upd, n_tup_del FROM pg_stat_user_tables WHERE relid IN ($TABLES) ORDER BY schemaname, relname"; }
 # the counters reach the shared ones when a backend is idle (within 10 s): wait until the inbox's has all
 inbox_counted() { [ "$(q -c "SELECT n_tup_ins FROM pg_stat_user_tables WHERE relid = 'workers.inbox'::regclass")" -ge "$expected" ]; }
 add() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.3f", a + b }'; }
 per() { awk -v a="$1" -v b="$2" -v n="$3" 'BEGIN { printf "%.0f", (b - a) * 1e6 / n }'; } # µs (or bytes / 1e6) per message
 drained() { [ "$(delivered)" -ge "$expected" ] && [ "$(outbox_rows)" = 0 ]; }
-vacuum() { q -c "VACUUM consumers.outbox" -c "VACUUM consumers.messages" -c "VACUUM workers.inbox"; }
+vacuum() { for t in $OUTBOX_TABLES consumers.messages workers.inbox; do q -c "VACUUM $t"; done; }
 
 report=$H_DIR/report.md
 summary=$H_DIR/summary.tsv

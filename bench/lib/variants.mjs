@@ -94,10 +94,11 @@ export function baseline(version, { polling = false } = {}) {
   };
 }
 
+// the outbox's table (v1, v2, chat_outbox 1.1) or chat_outbox 1.2's generations (consumers.outbox_events_<0..2>)
 async function outboxStats(url) {
-  const r = await sql(url, `SELECT pg_total_relation_size('consumers.outbox') AS bytes, n_dead_tup AS dead, n_live_tup AS live
-                             FROM pg_stat_user_tables WHERE schemaname = 'consumers' AND relname = 'outbox'`);
-  return r.rows[0] ? { bytes: Number(r.rows[0].bytes), dead: Number(r.rows[0].dead), live: Number(r.rows[0].live) } : null;
+  const r = await sql(url, `SELECT sum(pg_total_relation_size(relid)) AS bytes, sum(n_dead_tup) AS dead, sum(n_live_tup) AS live
+                             FROM pg_stat_user_tables WHERE schemaname = 'consumers' AND (relname = 'outbox' OR relname LIKE 'outbox\\_events\\_%')`);
+  return r.rows[0] && r.rows[0].bytes !== null ? { bytes: Number(r.rows[0].bytes), dead: Number(r.rows[0].dead), live: Number(r.rows[0].live) } : null;
 }
 
 // PgQ's outbox is its rotating event tables (pgq.event_<queue id>_<0..2>)
@@ -144,7 +145,10 @@ export function ours({ polling = false } = {}) {
       if (polling) { await sql(e.PGURL, "ALTER SYSTEM RESET chat_outbox.wake_at_commit"); await sql(e.PGURL, "SELECT pg_reload_conf()"); }
     },
     async reset() {
-      await sql(e.PGURL, "TRUNCATE consumers.messages, consumers.outbox, workers.inbox");
+      // chat_outbox 1.2's outbox is its generations (consumers.outbox is a view over them); 1.1's is a table
+      const gens = (await sql(e.PGURL, "SELECT to_regclass('consumers.outbox_events') IS NOT NULL AS gens")).rows[0].gens;
+      await sql(e.PGURL, gens ? "TRUNCATE consumers.messages, consumers.outbox_events, consumers.outbox_refused, workers.inbox"
+                              : "TRUNCATE consumers.messages, consumers.outbox, workers.inbox");
       await delQueue(e.REDIS_URL, OURS_QUEUE);
     },
     sender(poolSize = 10) {

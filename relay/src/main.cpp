@@ -9,7 +9,7 @@
 // recorded in the status view, logged once per change, retried with its own backoff, and the
 // others go on. Postgres lost: reconnect with the same backoff. SIGTERM or SIGINT: finish the
 // pass in progress, then exit 0. Nothing is kept in memory across transactions; any number of
-// relays may run at once (their claims wait for each other in id order). With --metrics-listen, the
+// relays may run at once (their passes take turns on each service, in id order). With --metrics-listen, the
 // loop publishes its figures to the /metrics thread (metrics_server.hpp) as they change.
 #include <signal.h>
 #include <unistd.h>
@@ -369,6 +369,8 @@ main(int argc, char **argv)
 			}
 			if (!redis_failed && !stop_requested && NowMs() >= next_purge) {
 				db.Purge(list);
+				for (const auto &line : db.TakeRotationLog())
+					Log(line);
 				next_purge = NowMs() + 5000;
 			}
 			if (stop_requested || (more && !redis_failed))

@@ -174,6 +174,18 @@ ChooseLayout(const std::string &service, const std::string &queue, int wanted, R
 
 } // namespace
 
+bool
+OutboxDb::OutboxBefore12(const std::string &service)
+{
+	auto known = before_1_2_.find(service);
+	if (known != before_1_2_.end())
+		return known->second;
+	Result r(Exec(relay_sql::kOutboxBefore12, {service}, PGRES_TUPLES_OK));
+	bool before = PQntuples(r.get()) == 1 && std::string(PQgetvalue(r.get(), 0, 0)) == "t";
+	before_1_2_[service] = before;
+	return before;
+}
+
 PassResult
 OutboxDb::RunPass(const Service &svc, int64_t batch_size, RedisShards &shards, const std::string &prefix,
 				  const std::vector<bool> &down, int *last_layout)
@@ -186,17 +198,21 @@ OutboxDb::RunPass(const Service &svc, int64_t batch_size, RedisShards &shards, c
 		if (down[ShardOf(p, nshards)])
 			excluded += (excluded.size() > 1 ? "," : "") + std::to_string(p);
 	excluded += "}";
-	Result(Exec("BEGIN ISOLATION LEVEL REPEATABLE READ", {}, PGRES_COMMAND_OK));
+	const bool before_1_2 = OutboxBefore12(svc.name);
+	// 1.1's outbox: one REPEATABLE READ transaction, so every claim of the pass reads with its first
+	// snapshot (a late commit waits for the next pass); 1.2's windows take their own snapshots
+	Result(Exec(before_1_2 ? "BEGIN ISOLATION LEVEL REPEATABLE READ" : "BEGIN ISOLATION LEVEL READ COMMITTED", {}, PGRES_COMMAND_OK));
 	try {
-		const std::string claim = Statement(relay_sql::kClaim, svc.name);
-		const std::string refuse = Statement(relay_sql::kRefuse, svc.name);
+		const std::string refuse = Statement(before_1_2 ? relay_sql::before_1_2::kRefuse : relay_sql::kRefuse, svc.name);
+		const std::string claim_1_1 = Statement(relay_sql::before_1_2::kClaim, svc.name);
 		std::string after = std::to_string(LLONG_MIN);
 		int64_t last_id = 0;
 		std::vector<std::pair<int64_t, std::string>> refused;
 		std::vector<bool> written(nshards, false); // the shards this pass sent a batch to
 		for (int b = 0; b < kMaxBatches; b++) {
-			Result r(Exec(claim, {std::to_string(batch_size), after, std::to_string(basis), excluded},
-						  PGRES_TUPLES_OK));
+			Result r(before_1_2 ? Exec(claim_1_1, {std::to_string(batch_size), after, std::to_string(basis), excluded}, PGRES_TUPLES_OK)
+								: Exec(relay_sql::kClaim, {svc.name, std::to_string(batch_size), std::to_string(*last_layout), excluded},
+									   PGRES_TUPLES_OK));
 			int n = PQntuples(r.get());
 			if (n == 0)
 				break;
@@ -279,6 +295,7 @@ OutboxDb::RunPass(const Service &svc, int64_t batch_size, RedisShards &shards, c
 	} catch (...) {
 		if (conn_)
 			PQclear(PQexec(conn_, "ROLLBACK"));
+		before_1_2_.erase(svc.name); // an update to 1.2 fails the 1.1 claim: look again next pass
 		throw;
 	}
 	return result;
@@ -335,30 +352,49 @@ OutboxDb::Purge(const std::vector<Service> &services)
 				  "FROM chat_outbox.settings", {}, PGRES_TUPLES_OK));
 	if (PQntuples(s.get()) == 0)
 		return 0;
-	const std::string retention[2] = {PQgetvalue(s.get(), 0, 0), PQgetvalue(s.get(), 0, 1)};
-	const char *formats[2] = {relay_sql::kPurgeSent, relay_sql::kPurgeInbox};
+	const std::string retention = PQgetvalue(s.get(), 0, 0), inbox_retention = PQgetvalue(s.get(), 0, 1);
 	constexpr int kLimit = 1000;
 	int64_t total = 0;
-	for (const auto &svc : services)
-		for (int k = 0; k < 2; k++) {
-			if (retention[k] == "0")
-				continue;
-			const std::string sql = Statement(formats[k], svc.name);
-			for (int round = 0; round < 100; round++) {
-				int deleted;
-				try {
-					Result r(Exec(sql, {retention[k], std::to_string(kLimit)}, PGRES_COMMAND_OK));
-					deleted = std::atoi(PQcmdTuples(r.get()));
-				} catch (const PgFailure &f) {
-					if (f.lost)
-						throw;
-					break; // a service without its table: its pass reports it
-				}
-				total += deleted;
-				if (deleted < kLimit)
-					break;
+	for (const auto &svc : services) {
+		// the outbox: one step of its rotation (never a row deleted one by one); 1.1's outbox is purged
+		try {
+			if (OutboxBefore12(svc.name)) {
+				if (retention != "0")
+					Result(Exec(Statement(relay_sql::before_1_2::kPurgeSent, svc.name), {retention, std::to_string(kLimit)},
+								PGRES_COMMAND_OK));
+			} else {
+				Result r(Exec(relay_sql::kRotate, {svc.name, retention}, PGRES_TUPLES_OK));
+				std::string waiting = PQgetisnull(r.get(), 0, 0) ? "" : PQgetvalue(r.get(), 0, 0);
+				std::string &before = rotation_wait_[svc.name];
+				if (waiting != before)
+					rotation_log_.push_back(waiting.empty() ? "the rotation of " + svc.name + ".outbox goes on"
+															: "the rotation of " + svc.name + ".outbox waits for " + waiting +
+																  " (relaying goes on; chat_outbox.status, rotation_wait)");
+				before = waiting;
 			}
+		} catch (const PgFailure &f) {
+			if (f.lost)
+				throw;
+			before_1_2_.erase(svc.name);
 		}
+		if (inbox_retention == "0")
+			continue;
+		const std::string sql = Statement(relay_sql::kPurgeInbox, svc.name);
+		for (int round = 0; round < 100; round++) {
+			int deleted;
+			try {
+				Result r(Exec(sql, {inbox_retention, std::to_string(kLimit)}, PGRES_COMMAND_OK));
+				deleted = std::atoi(PQcmdTuples(r.get()));
+			} catch (const PgFailure &f) {
+				if (f.lost)
+					throw;
+				break; // a service without its table: its pass reports it
+			}
+			total += deleted;
+			if (deleted < kLimit)
+				break;
+		}
+	}
 	return total;
 }
 

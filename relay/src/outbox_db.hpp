@@ -1,12 +1,15 @@
 // relay/src/outbox_db.hpp - chat-outbox-relay's Postgres side: one libpq connection.
 //
 // The pass is the extension's (extension/src/pg/relay_pass.cpp), with the same statements
-// (common/relay/relay_sql.hpp): in one transaction per service, claim and mark a batch, add
-// it to Redis in one Lua call, up to kMaxBatches batches; COMMIT only once Redis acknowledged every
-// batch, ROLLBACK on any failure, so the rows are unsent again. Nothing is held across transactions.
+// (common/relay/relay_sql.hpp): in one transaction per service, read a batch of the windows (the
+// cursors move with it), add it to Redis in one Lua call, up to kMaxBatches batches; COMMIT only
+// once Redis acknowledged every batch, ROLLBACK on any failure, so the cursors are where they were.
+// Nothing is held across transactions.
 #pragma once
 
 #include <libpq-fe.h>
+
+#include <map>
 
 #include <cstdint>
 #include <memory>
@@ -75,10 +78,8 @@ class OutboxDb {
 	// partitions go on; a pass that would still need a down shard throws kConnection. The pass
 	// sets *last_layout as soon as it chose a count, so a pass that failed on a down shard has
 	// told the next one which partitions to leave out.
-	// The pass is one REPEATABLE READ transaction: every claim sees the rows committed before its
-	// first claim and no later ones (why: extension/src/pg/relay_pass.cpp, whose claims read with
-	// the pass's first snapshot). A second relay's marks then end the pass with a serialization
-	// failure (PgFailure::Conflict) instead of the wait-and-recheck of READ COMMITTED.
+	// The pass is one READ COMMITTED transaction (a window's tick takes a snapshot of its own); a
+	// second relay waits for the first on the service's row of chat_outbox.services, then starts where it ended.
 	PassResult RunPass(const Service &svc, int64_t batch_size, RedisShards &shards, const std::string &prefix,
 					   const std::vector<bool> &down, int *last_layout);
 	// RecordLayout writes the count a service is relayed under and what a change waits for ("" none).
@@ -88,10 +89,13 @@ class OutboxDb {
 	// Heartbeat writes this relay's row of chat_outbox.relays.
 	void Heartbeat(const std::string &relay_id, const std::string &state, const std::string &last_error,
 				   const std::string &redis_warning, const std::string &appendfsync, const std::vector<std::string> &shards);
-	// Purge deletes sent outbox rows and received inbox rows past chat_outbox.settings' retentions,
-	// 1,000 rows per statement, until a statement finds fewer; returns the rows deleted. Also
-	// forgets relays silent for a day (their rows of chat_outbox.relays).
+	// Purge runs one step of each outbox's rotation (chat_outbox.settings' retention) and deletes
+	// received inbox rows past inbox_retention, 1,000 rows per statement, until a statement finds
+	// fewer; returns the inbox rows deleted. Also forgets relays silent for a day (their rows of
+	// chat_outbox.relays).
 	int64_t Purge(const std::vector<Service> &services);
+	// TakeRotationLog: the log lines of what the rotations started or stopped waiting for, once each.
+	std::vector<std::string> TakeRotationLog() { return std::move(rotation_log_); }
 	// WaitForWake returns once a notification arrived (true) or after timeout_ms (false); a signal,
 	// or something to read on also_fd (another wake-up's socket, -1 for none), ends it early too.
 	// Notifications already received count at once.
@@ -101,9 +105,15 @@ class OutboxDb {
 	PGresult *Exec(const std::string &sql, const std::vector<std::string> &params, ExecStatusType want);
 	bool DrainNotifications();
 	std::string Statement(const char *format, const std::string &service);
+	// OutboxBefore12: whether the service's outbox is still 1.1's (relay_sql::kOutboxBefore12),
+	// looked up once and again after a pass of the service failed.
+	bool OutboxBefore12(const std::string &service);
 
 	std::string conninfo_;
 	PGconn *conn_ = nullptr;
+	std::map<std::string, std::string> rotation_wait_; // per service: what its rotation waited for last ("" nothing)
+	std::vector<std::string> rotation_log_;
+	std::map<std::string, bool> before_1_2_;
 };
 
 } // namespace chat_outbox::relay

@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
-# sql/managed/copy_services.sh <from> <to> [service...] - copy services' messages, outbox and inbox
-# rows, as they are (sent_at included), from one chat_outbox database to another, and move each
-# identity sequence past the copied ids. The data step of switching between the extension and the
+# sql/managed/copy_services.sh <from> <to> [service...] - copy services' messages and inbox rows as
+# they are, and the outbox rows not sent yet (refused ones with their reasons), with their ids, from
+# one chat_outbox 1.2 database to another, and move each sequence past the copied ids. Sent outbox
+# rows stay behind: what is sent is the source relay's cursors' to say, and the copied rows are
+# written by the target's own transaction (its xid), so the target's relay sends exactly them. The data step of switching between the extension and the
 # managed install (docs/managed.md). <from> and <to> are libpq URIs or connection strings; the
 # services default to every row of <from>'s chat_outbox.services, and must exist in <to> (created
 # by its install or create_service) with empty tables. Run it while nothing writes to <from> and no
@@ -15,15 +17,30 @@ services=("$@")
 if [ ${#services[@]} -eq 0 ]; then
 	mapfile -t services < <(psql -XAtq -v ON_ERROR_STOP=1 "$from" -c "SELECT name FROM chat_outbox.services ORDER BY name")
 fi
+tmp=$(mktemp)
+trap 'rm -f "$tmp"' EXIT
 for s in "${services[@]}"; do
-	for t in messages outbox inbox; do
+	for t in messages inbox; do
 		# COPY writes identity columns as given (like OVERRIDING SYSTEM VALUE), so ids and seqs are kept
 		psql -XAtq -v ON_ERROR_STOP=1 "$from" -c "COPY \"$s\".$t TO STDOUT" |
 			psql -XAtq -v ON_ERROR_STOP=1 "$to" -c "COPY \"$s\".$t FROM STDIN"
 	done
+	psql -XAtq -v ON_ERROR_STOP=1 "$from" -c "COPY (SELECT id, chat_id, event, payload, created_at, refused FROM \"$s\".outbox
+		WHERE sent_at IS NULL ORDER BY id) TO STDOUT" >"$tmp"
+	top=$(psql -XAtq -v ON_ERROR_STOP=1 "$from" -c "SELECT greatest(coalesce(max(id), 0), coalesce(pg_sequence_last_value('\"$s\".outbox_id_seq'), 0)) FROM \"$s\".outbox")
 	psql -XAtq -v ON_ERROR_STOP=1 "$to" >/dev/null <<SQL
-SELECT setval(pg_get_serial_sequence('"$s".outbox', 'id'), coalesce(max(id), 1), max(id) IS NOT NULL) FROM "$s".outbox;
+BEGIN;
+SELECT pg_current_xact_id(); -- the xid before the rows (their ids are the source's)
+CREATE TEMP TABLE copied (id bigint, chat_id bigint, event text, payload jsonb, created_at timestamptz, refused text) ON COMMIT DROP;
+\copy copied FROM '$tmp'
+INSERT INTO "$s".outbox_events (id, gen, chat_id, event, payload, created_at)
+	SELECT c.id, r.current, c.chat_id, c.event, c.payload, c.created_at FROM copied c, chat_outbox.outbox_rotation r
+	WHERE r.service = '$s' ORDER BY c.id;
+INSERT INTO "$s".outbox_refused (id, gen, reason)
+	SELECT c.id, r.current, c.refused FROM copied c, chat_outbox.outbox_rotation r WHERE r.service = '$s' AND c.refused IS NOT NULL;
+SELECT setval('"$s".outbox_id_seq', greatest($top, 1), $top > 0);
 SELECT setval(pg_get_serial_sequence('"$s".inbox', 'seq'), coalesce(max(seq), 1), max(seq) IS NOT NULL) FROM "$s".inbox;
+COMMIT;
 SQL
 	echo "copied service $s"
 done

@@ -67,6 +67,68 @@ BEGIN
 END
 $check$;
 
+-- The outbox as one reads it (for debugging; roles may SELECT it): every row of the generations,
+-- sent_at (when the relay's cursor of the row's partition finished the tick that sent it, NULL while
+-- unsent) and refused (why Redis refused it) derived, never stored. INSERT and UPDATE go through
+-- chat_outbox.outbox_view_write.
+CREATE OR REPLACE FUNCTION chat_outbox.outbox_view_sql(name text) RETURNS text
+	LANGUAGE sql IMMUTABLE
+RETURN pg_catalog.format($view$
+		CREATE VIEW %1$I.outbox AS
+			SELECT e.id, e.event, e.payload, e.created_at,
+				CASE WHEN f.id IS NULL AND (pg_visible_in_snapshot(e.xid, c.done_snap)
+					OR (e.id <= c.win_last AND pg_visible_in_snapshot(e.xid, c.win_snap))) THEN c.done_at END AS sent_at,
+				f.reason AS refused, e.xid, e.chat_id, e.gen
+			FROM %1$I.outbox_events e
+			LEFT JOIN %1$I.outbox_refused f ON f.id = e.id
+			LEFT JOIN chat_outbox.outbox_cursors c ON c.service = %1$L AND c.partition = chat_outbox.partition_of(e.chat_id, c.partitions);
+		CREATE TRIGGER outbox_write INSTEAD OF INSERT OR UPDATE ON %1$I.outbox
+			FOR EACH ROW EXECUTE FUNCTION chat_outbox.outbox_view_write();
+	$view$, name);
+
+-- A service's outbox (create_service; the update to 1.2 for services made before): written once
+-- (docs/extension.md, 'How the relay works'): three generations, LIST partitions of gen, that take
+-- rows in turn and are truncated whole once the relay is past them; what is sent is the relay's
+-- cursors' to say (chat_outbox.outbox_cursors), never a row's. xid is the writing transaction's id,
+-- which the senders draw before the row's id.
+CREATE OR REPLACE FUNCTION chat_outbox.create_outbox(name text) RETURNS void
+	LANGUAGE plpgsql
+	SET search_path = pg_catalog, pg_temp
+AS $create$
+BEGIN
+	EXECUTE format($ddl$
+		CREATE SEQUENCE %1$I.outbox_id_seq;
+		CREATE TABLE %1$I.outbox_events (
+			xid pg_catalog.xid8 NOT NULL DEFAULT pg_catalog.pg_current_xact_id(),
+			id bigint NOT NULL DEFAULT pg_catalog.nextval(%2$L),
+			gen int NOT NULL,
+			chat_id bigint, -- the payload's chat_id (chat_outbox.chat_id_of): its partition without reading the JSON
+			event text NOT NULL,
+			payload jsonb NOT NULL,
+			created_at timestamptz NOT NULL DEFAULT pg_catalog.now(),
+			PRIMARY KEY (id, gen)
+		) PARTITION BY LIST (gen);
+		ALTER SEQUENCE %1$I.outbox_id_seq OWNED BY %1$I.outbox_events.id;
+		CREATE INDEX outbox_events_xid ON %1$I.outbox_events (xid, id);
+		CREATE TABLE %1$I.outbox_events_0 PARTITION OF %1$I.outbox_events FOR VALUES IN (0);
+		CREATE TABLE %1$I.outbox_events_1 PARTITION OF %1$I.outbox_events FOR VALUES IN (1);
+		CREATE TABLE %1$I.outbox_events_2 PARTITION OF %1$I.outbox_events FOR VALUES IN (2);
+		CREATE TRIGGER wake_relay AFTER INSERT ON %1$I.outbox_events
+			FOR EACH STATEMENT EXECUTE FUNCTION chat_outbox.wake_relay();
+		-- Rows Redis could not take as jobs, with why: kept unsent (the relay's windows leave them out)
+		-- until an operator relays them (UPDATE <service>.outbox SET refused = NULL).
+		CREATE TABLE %1$I.outbox_refused (
+			id bigint PRIMARY KEY,
+			gen int NOT NULL,
+			reason text NOT NULL,
+			refused_at timestamptz NOT NULL DEFAULT pg_catalog.now()
+		);
+	$ddl$, name, format('%I.outbox_id_seq', name));
+	EXECUTE chat_outbox.outbox_view_sql(name);
+	INSERT INTO chat_outbox.outbox_rotation (service) VALUES (name);
+END
+$create$;
+
 CREATE OR REPLACE FUNCTION chat_outbox.create_service(name text, queue text DEFAULT NULL, partitions int DEFAULT 1) RETURNS void
 	LANGUAGE plpgsql
 	SET search_path = pg_catalog, pg_temp
@@ -118,18 +180,6 @@ BEGIN
 			version int NOT NULL DEFAULT 0
 		);
 
-		CREATE TABLE %1$I.outbox (
-			id bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
-			event text NOT NULL,
-			payload jsonb NOT NULL,
-			created_at timestamptz NOT NULL DEFAULT pg_catalog.now(),
-			sent_at timestamptz,
-			refused text -- why Redis could not take this row as a job; the relay skips it while set
-		);
-		CREATE INDEX outbox_unsent ON %1$I.outbox (id) WHERE sent_at IS NULL;
-		CREATE TRIGGER wake_relay AFTER INSERT ON %1$I.outbox
-			FOR EACH STATEMENT EXECUTE FUNCTION chat_outbox.wake_relay();
-
 		CREATE TABLE %1$I.inbox (
 			message_id uuid PRIMARY KEY,
 			chat_id bigint NOT NULL,
@@ -165,7 +215,7 @@ BEGIN
 			PRIMARY KEY (chat_id, user_id)
 		);
 	$ddl$, name);
-
+	PERFORM chat_outbox.create_outbox(name);
 	PERFORM chat_outbox.define_service_functions(name);
 
 	INSERT INTO chat_outbox.services (name, queue, partitions) VALUES (create_service.name, q, create_service.partitions);
@@ -207,8 +257,10 @@ BEGIN
 			IF sender IS NOT NULL THEN
 				PERFORM chat_outbox.check_user_id('sender', sender);
 			END IF;
+			-- the message's row gives the transaction its xid before the event's id is drawn
 			INSERT INTO %1$I.messages (chat_id, body, sender) VALUES (chat_id, body, sender) RETURNING * INTO m;
-			INSERT INTO %1$I.outbox (event, payload) VALUES ('message.created',
+			INSERT INTO %1$I.outbox_events (gen, chat_id, event, payload) VALUES (
+				(SELECT r.current FROM chat_outbox.outbox_rotation r WHERE r.service OPERATOR(pg_catalog.=) %2$L), m.chat_id, 'message.created',
 				pg_catalog.jsonb_build_object('id', m.id, 'chat_id', m.chat_id, 'body', m.body, 'created_at', m.created_at,
 					'sender', m.sender));
 			RETURN m;
@@ -248,7 +300,11 @@ BEGIN
 			IF NOT payload OPERATOR(pg_catalog.?) 'id' THEN
 				payload := payload OPERATOR(pg_catalog.||) pg_catalog.jsonb_build_object('id', pg_catalog.gen_random_uuid());
 			END IF;
-			INSERT INTO %1$I.outbox (event, payload) VALUES (event, payload) RETURNING * INTO o;
+			PERFORM pg_catalog.pg_current_xact_id(); -- the xid before the event's id
+			INSERT INTO %1$I.outbox_events (gen, chat_id, event, payload) VALUES (
+				(SELECT r.current FROM chat_outbox.outbox_rotation r WHERE r.service OPERATOR(pg_catalog.=) %2$L),
+				chat_outbox.chat_id_of(payload), event, payload)
+				RETURNING id, event, payload, created_at, NULL::pg_catalog.timestamptz, NULL::pg_catalog.text, xid, chat_id, gen INTO o;
 			RETURN o;
 		END
 		$body$;
@@ -307,7 +363,9 @@ BEGIN
 			m := %1$I.changed_message(message_id, sender, 'edit_message');
 			UPDATE %1$I.messages t SET body = body, edited_at = pg_catalog.now(), version = t.version OPERATOR(pg_catalog.+) 1
 				WHERE t.id OPERATOR(pg_catalog.=) message_id RETURNING t.* INTO m;
-			INSERT INTO %1$I.outbox (event, payload) VALUES ('message.edited',
+			-- changed_message locked the message's row: the transaction has its xid before the event's id
+			INSERT INTO %1$I.outbox_events (gen, chat_id, event, payload) VALUES (
+				(SELECT r.current FROM chat_outbox.outbox_rotation r WHERE r.service OPERATOR(pg_catalog.=) %2$L), m.chat_id, 'message.edited',
 				pg_catalog.jsonb_build_object('id', pg_catalog.gen_random_uuid(), 'message_id', m.id, 'chat_id', m.chat_id,
 					'body', m.body, 'edited_at', m.edited_at, 'sender', m.sender, 'version', m.version));
 			RETURN m;
@@ -325,7 +383,9 @@ BEGIN
 			m := %1$I.changed_message(message_id, sender, 'delete_message');
 			UPDATE %1$I.messages t SET body = '', deleted_at = pg_catalog.now(), version = t.version OPERATOR(pg_catalog.+) 1
 				WHERE t.id OPERATOR(pg_catalog.=) message_id RETURNING t.* INTO m;
-			INSERT INTO %1$I.outbox (event, payload) VALUES ('message.deleted',
+			-- changed_message locked the message's row: the transaction has its xid before the event's id
+			INSERT INTO %1$I.outbox_events (gen, chat_id, event, payload) VALUES (
+				(SELECT r.current FROM chat_outbox.outbox_rotation r WHERE r.service OPERATOR(pg_catalog.=) %2$L), m.chat_id, 'message.deleted',
 				pg_catalog.jsonb_build_object('id', pg_catalog.gen_random_uuid(), 'message_id', m.id, 'chat_id', m.chat_id,
 					'deleted_at', m.deleted_at, 'sender', m.sender, 'version', m.version));
 			RETURN m;

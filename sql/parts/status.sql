@@ -1,38 +1,68 @@
+-- The rows of a service's outbox the relay has not sent and Redis has not refused, read through
+-- the outbox view (the unsent flag is the cursors'), looking only where they can be: above the
+-- lowest id the cursors' finished ticks read (done_mpre), or written by a transaction those ticks saw
+-- running or did not know yet (sql/parts/outbox.sql says why). Columns: id, chat_id, created_at.
+CREATE OR REPLACE FUNCTION chat_outbox.outbox_unsent_sql(service text) RETURNS text
+	LANGUAGE sql STABLE
+	SET search_path = pg_catalog, pg_temp
+RETURN format('SELECT o.id, o.chat_id, o.created_at FROM %I.outbox o WHERE o.sent_at IS NULL AND o.refused IS NULL
+		AND (o.id > $1 OR o.xid = ANY ($2) OR o.xid >= $3)', service);
+
+-- The bounds outbox_unsent_sql takes ($1, $2, $3) for a service: the cursors' lowest done_mpre (the
+-- lowest bigint without cursors: every row), the xids their finished ticks saw running, and the
+-- lowest xmax of those ticks.
+CREATE OR REPLACE FUNCTION chat_outbox.outbox_unsent_bounds(service text, OUT above bigint, OUT xids xid8[], OUT xmax xid8)
+	LANGUAGE sql STABLE
+	SET search_path = pg_catalog, pg_temp
+AS $bounds$
+	SELECT coalesce(min(c.done_mpre), -9223372036854775808),
+		coalesce((SELECT array_agg(DISTINCT x) FROM chat_outbox.outbox_cursors d, pg_snapshot_xip(d.done_snap) x
+			WHERE d.service = outbox_unsent_bounds.service), '{}'),
+		coalesce(min(pg_snapshot_xmax(c.done_snap)), '0')
+	FROM chat_outbox.outbox_cursors c WHERE c.service = outbox_unsent_bounds.service
+$bounds$;
+
 -- unsent counts the rows waiting to be relayed; refused ones (kept unsent, skipped) are counted apart
-CREATE FUNCTION chat_outbox.outbox_backlog(service text, OUT unsent bigint, OUT oldest_unsent_age interval,
+CREATE OR REPLACE FUNCTION chat_outbox.outbox_backlog(service text, OUT unsent bigint, OUT oldest_unsent_age interval,
 	OUT refused bigint, OUT refused_reason text)
 	LANGUAGE plpgsql STABLE
 	SET search_path = pg_catalog, pg_temp
 AS $backlog$
+DECLARE
+	b record;
 BEGIN
-	EXECUTE format('SELECT count(*) FILTER (WHERE refused IS NULL), now() - min(created_at) FILTER (WHERE refused IS NULL),
-		count(*) FILTER (WHERE refused IS NOT NULL), (array_agg(refused ORDER BY id) FILTER (WHERE refused IS NOT NULL))[1]
-		FROM %I.outbox WHERE sent_at IS NULL', service)
-		INTO unsent, oldest_unsent_age, refused, refused_reason;
+	b := chat_outbox.outbox_unsent_bounds(service);
+	EXECUTE format('SELECT count(*), now() - min(u.created_at) FROM (%s) u', chat_outbox.outbox_unsent_sql(service))
+		INTO unsent, oldest_unsent_age USING b.above, b.xids, b.xmax;
+	EXECUTE format('SELECT count(*), (array_agg(reason ORDER BY id))[1] FROM %I.outbox_refused', service)
+		INTO refused, refused_reason;
 EXCEPTION WHEN undefined_table OR invalid_schema_name THEN
 	-- a service whose outbox is gone: its row shows NULLs (and the relay's service_error), the view still works
 	unsent := NULL;
 END
 $backlog$;
 
--- The backlog per partition (chat_partition): one row for each of the service's partitions, empty ones too.
-CREATE FUNCTION chat_outbox.partition_backlog(service text, partitions int, OUT partition int, OUT unsent bigint,
+-- The backlog per partition (partition_of): one row for each of the service's partitions, empty ones too.
+CREATE OR REPLACE FUNCTION chat_outbox.partition_backlog(service text, partitions int, OUT partition int, OUT unsent bigint,
 	OUT oldest_unsent_age interval)
 	RETURNS SETOF record
 	LANGUAGE plpgsql STABLE
 	SET search_path = pg_catalog, pg_temp
 AS $backlog$
+DECLARE
+	b record;
 BEGIN
-	RETURN QUERY EXECUTE format('SELECT p.p, coalesce(b.unsent, 0), b.age FROM generate_series(0, $1 - 1) p(p)
-		LEFT JOIN (SELECT chat_outbox.chat_partition(payload, $1) AS p, count(*) AS unsent, now() - min(created_at) AS age
-			FROM %I.outbox WHERE sent_at IS NULL AND refused IS NULL GROUP BY 1) b ON b.p = p.p ORDER BY 1', service)
-		USING partitions;
+	b := chat_outbox.outbox_unsent_bounds(service);
+	RETURN QUERY EXECUTE format('SELECT p.p, coalesce(b.unsent, 0), b.age FROM generate_series(0, $4 - 1) p(p)
+		LEFT JOIN (SELECT chat_outbox.partition_of(u.chat_id, $4) AS p, count(*) AS unsent, now() - min(u.created_at) AS age
+			FROM (%s) u GROUP BY 1) b ON b.p = p.p ORDER BY 1', chat_outbox.outbox_unsent_sql(service))
+		USING b.above, b.xids, b.xmax, partitions;
 EXCEPTION WHEN undefined_table OR invalid_schema_name THEN
 	RETURN; -- a service whose outbox is gone: no rows here, the status view shows why
 END
 $backlog$;
 
-CREATE VIEW chat_outbox.status AS
+CREATE OR REPLACE VIEW chat_outbox.status AS
 	SELECT s.name AS service,
 		s.queue,
 		b.unsent,
@@ -50,17 +80,19 @@ CREATE VIEW chat_outbox.status AS
 		w.redis_appendfsync,
 		s.partitions,
 		r.layout,
-		r.layout_change
+		r.layout_change,
+		g.waiting AS rotation_wait
 	FROM chat_outbox.services s
 	CROSS JOIN LATERAL chat_outbox.outbox_backlog(s.name) b
+	LEFT JOIN chat_outbox.outbox_rotation g ON g.service = s.name
 	CROSS JOIN chat_outbox.relay_worker_status() w
 	LEFT JOIN chat_outbox.relay_service_status() r ON r.service = s.name;
-COMMENT ON VIEW chat_outbox.status IS 'Per outbox: backlog, last relayed id and time, the relay worker''s state, the partition count asked for and the one relayed under.';
+COMMENT ON VIEW chat_outbox.status IS 'Per outbox: backlog, last relayed id and time, the relay worker''s state, the partition count asked for and the one relayed under, what the rotation of its outbox waits for.';
 
 -- Per partition of every service: its queue and Redis shard (the rules of common/partitions.hpp:
 -- <queue> alone with one partition, else <queue>-p<partition>; shard = partition mod shards), its
 -- backlog and lag. Which consumer works a partition is the daemons' to show (leases in Redis), not this view's.
-CREATE VIEW chat_outbox.partition_status AS
+CREATE OR REPLACE VIEW chat_outbox.partition_status AS
 	SELECT s.name AS service,
 		b.partition,
 		CASE WHEN s.partitions = 1 THEN s.queue ELSE s.queue || '-p' || b.partition END AS queue,

@@ -1,16 +1,16 @@
 #!/usr/bin/env bash
 # tests/extension/late_commit_pass.sh - a commit that lands between two batches of one relay pass
 # never lets a chat's later message pass it.
-# A pass claims batch after batch, each above the last id of the batch before. A row with a lower id
-# whose transaction was still open at the first claim is not in that claim; if it commits while the
-# pass goes on, and its sender, having seen the commit, sends again in the same chat, the newer row
-# (a higher id) must not be relayed in this pass ahead of the older one: the older one is only
-# claimable by the next pass, which starts from the lowest id. Every claim of a pass therefore sees
-# the rows committed before the pass's first claim, and no later ones.
+# A pass reads batch after batch of its window: the rows visible in its tick's snapshot and not in
+# the previous tick's. A row with a lower id whose transaction was still open at the tick is not in
+# that window; if it commits while the pass goes on, and its sender, having seen the commit, sends
+# again in the same chat, the newer row (a higher id) must not be relayed ahead of the older one:
+# both are in a later window, sent in id order.
 # Made deterministic with a row lock: batch_size 2, rows a b c d of chat 2 committed, `late` of
-# chat 1 open in session X with the lowest id; the pass claims a b, then waits on a lock we hold on
-# c. Meanwhile X commits and `after` (chat 1) is sent and committed. Released, the pass takes c d and
-# then looks for a third batch. Also run in managed mode (chat-outbox-relay, managed.late_commit_pass).
+# chat 1 open in session X with the lowest id; the pass takes its tick, reads a b, then waits on a
+# lock we hold on the service's cursor. Meanwhile X commits and `after` (chat 1) is sent and
+# committed. Released, the pass sends a b, then c d and then looks for a third batch. Also run in
+# managed mode (chat-outbox-relay, managed.late_commit_pass).
 set -euo pipefail
 . "$(dirname "$0")/../harness/lib.sh"
 export CHAT_OUTBOX_RELAY_BATCH_SIZE=2
@@ -45,13 +45,12 @@ hold x "$PGURL"
 say x "BEGIN; SELECT consumers.send_message(1, 'late');"
 harness_wait_for 10 grep -c . "$H_DIR/x.out"
 harness_psql "BEGIN; SELECT consumers.send_message(2, b) FROM unnest(ARRAY['a', 'b', 'c', 'd']) b; COMMIT;" >/dev/null
-c_id=$(harness_psql "SELECT o.id FROM consumers.outbox o JOIN consumers.messages m ON m.id::text = o.payload->>'id' WHERE m.body = 'c'")
 hold lock "$SUPER_URL"
-say lock "BEGIN; SELECT id FROM consumers.outbox WHERE id = $c_id FOR UPDATE;"
-harness_wait_for 10 grep -c "^$c_id\$" "$H_DIR/lock.out"
+say lock "BEGIN; SELECT 'locked' FROM chat_outbox.outbox_cursors WHERE service = 'consumers' FOR UPDATE;"
+harness_wait_for 10 grep -c "^locked\$" "$H_DIR/lock.out"
 kill -CONT "$RELAY"
 
-# the pass has claimed a b and waits for c
+# the pass has read a b and waits to move the cursor past them
 waiting() { [ "$(psql -XAtq "$SUPER_URL" -c "SELECT count(*) FROM pg_locks WHERE NOT granted")" -ge 1 ]; }
 harness_wait_for 30 waiting || fail "the relay never waited on the locked row"
 say x "COMMIT; SELECT 'committed';"

@@ -20,7 +20,7 @@ q "SELECT pg_reload_conf()" >/dev/null
 q "SELECT chat_outbox.create_service('aaa_broken')" >/dev/null
 q "SELECT chat_outbox.create_service('billing', queue => 'billing-messages')" >/dev/null
 q "SELECT billing.send_message(1, 'invoice')" >/dev/null
-q "DROP TABLE aaa_broken.outbox CASCADE"
+q "DROP TABLE aaa_broken.outbox_events CASCADE"
 q "SELECT chat_outbox.create_service('aab_gone')" >/dev/null
 q "DROP SCHEMA aab_gone CASCADE"
 

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # extension.update (and managed.update, through managed/in_managed_mode.sh): an install of chat_outbox
 # 1.0 updated in place to 1.1 (senders on messages, edits and deletes) while chat-outboxd --service workers runs:
-# ALTER EXTENSION chat_outbox UPDATE, or in managed mode sql/managed/update_1.1.sql as the owner.
+# ALTER EXTENSION chat_outbox UPDATE (1.0 -> 1.1 -> 1.2), or in managed mode sql/managed/update_1.1.sql and
+# update_1.2.sql as the owner (1.2: the write-once outbox; the relay of 1.2 relays 1.1's outbox until then).
 # The daemon of 1.1 stores and shows what is sent before the update without senders (and a client's
 # send calls the two-argument send_message), and takes the columns up without a restart: a message sent
 # before the update arrives with sender NULL, one sent after with its sender, on the inbox and in a /ws
@@ -10,7 +11,7 @@
 # both in order (it takes the edit columns up like the senders); a /ws client edits and deletes; a
 # role granted send_message and the receiver's inbox columns before the update may still use them; and
 # the updated database's functions (their text, ACLs and extension membership), columns and column
-# grants equal a fresh 1.1 install's with the same services and grants.
+# grants equal a fresh install's with the same services and grants.
 . "$(dirname "$0")/../harness/lib.sh"
 export HARNESS_INSTALL_VERSION=1.0
 daemon_env update
@@ -51,11 +52,13 @@ expect_eq "a client's send before the update: acked, without a sender" '["sent b
 	"$(ws_ask "{ type: 'send', chat_id: 42, body: 'sent before the update' }" "JSON.stringify([a.message?.body, a.message?.sender])")"
 
 if [ "$managed" = 1 ]; then
-	psql -XAtq -v ON_ERROR_STOP=1 "$PGURL" -f "$H_ROOT/sql/managed/update_1.1.sql" >"$H_DIR/update.log" 2>&1 ||
-		{ cat "$H_DIR/update.log" >&2; fail "update_1.1.sql failed"; }
+	for v in 1.1 1.2; do
+		psql -XAtq -v ON_ERROR_STOP=1 "$PGURL" -f "$H_ROOT/sql/managed/update_$v.sql" >"$H_DIR/update.log" 2>&1 ||
+			{ cat "$H_DIR/update.log" >&2; fail "update_$v.sql failed"; }
+	done
 else
 	psql -XAtq -v ON_ERROR_STOP=1 "$PG_SUPER_URL" -c "ALTER EXTENSION chat_outbox UPDATE" >/dev/null
-	expect_eq "extension version" "1.1" "$(q "SELECT extversion FROM pg_extension WHERE extname = 'chat_outbox'")"
+	expect_eq "extension version" "1.2" "$(q "SELECT extversion FROM pg_extension WHERE extname = 'chat_outbox'")"
 fi
 
 # the running daemon takes the columns up: the first message with a sender tells it to look again
@@ -134,7 +137,7 @@ schema() { # every function of ours with its text, owner, ACL and membership; ev
 		SELECT c.relnamespace::regnamespace || '.' || c.relname || '.' || a.attname || ' ' || format_type(a.atttypid, a.atttypmod)
 			|| ' ' || a.attnum || ' ' || coalesce(a.attacl::text, '-')
 		FROM pg_attribute a JOIN pg_class c ON c.oid = a.attrelid
-		WHERE c.relnamespace::regnamespace::text IN ('chat_outbox', 'consumers', 'workers', 'later') AND c.relkind = 'r'
+		WHERE c.relnamespace::regnamespace::text IN ('chat_outbox', 'consumers', 'workers', 'later') AND c.relkind IN ('r', 'p', 'v')
 			AND a.attnum > 0 AND NOT a.attisdropped
 		UNION ALL
 		SELECT pg_get_indexdef(i.indexrelid) FROM pg_index i JOIN pg_class c ON c.oid = i.indrelid
@@ -152,6 +155,6 @@ schema() { # every function of ours with its text, owner, ACL and membership; ev
 }
 schema "$PGURL" >"$H_DIR/schema.updated"
 schema "$fresh_url" >"$H_DIR/schema.fresh"
-diff -u "$H_DIR/schema.fresh" "$H_DIR/schema.updated" || fail "the updated schema differs from a fresh 1.1 install's"
+diff -u "$H_DIR/schema.fresh" "$H_DIR/schema.updated" || fail "the updated schema differs from a fresh install's"
 echo "ok   the updated schema equals a fresh install's ($(wc -l <"$H_DIR/schema.fresh") functions and columns)"
 echo "PASS"

@@ -96,16 +96,18 @@ const FAULTS = {
 		process.kill(rows[0].pid, 'SIGKILL');
 		await sleep(500);
 	},
-	async 'long transaction holding outbox rows'() {
+	async 'long transaction holding the relay\'s cursor'() {
+		// the outbox's rows are written once; what a relay pass moves is its cursor: holding it holds
+		// the pass (and, with the transaction's xid, the outbox's rotation) for that long
 		const side = pick(sides);
 		const hold = between(500, 3000);
-		say(`fault: a transaction holds ${side.sender}.outbox unsent rows FOR UPDATE for ${hold} ms`);
+		say(`fault: a transaction holds ${side.sender}'s relay cursors FOR UPDATE for ${hold} ms`);
 		const c = new pg.Client({ connectionString: env('PGURL') });
 		c.on('error', () => {});
 		try {
 			await c.connect();
 			await c.query('BEGIN');
-			await c.query(`SELECT id FROM ${side.sender}.outbox WHERE sent_at IS NULL ORDER BY id LIMIT 50 FOR UPDATE`);
+			await c.query('SELECT partition FROM chat_outbox.outbox_cursors WHERE service = $1 FOR UPDATE', [side.sender]);
 			await sleep(hold);
 			await c.query('ROLLBACK');
 		} catch { /* Postgres may be restarting */ }

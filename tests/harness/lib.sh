@@ -27,7 +27,7 @@
 #                                       HARNESS_MANAGED_WAKE=logical: wal_level = logical, chat_owner
 #                                       with REPLICATION, chat_outbox.settings.wake = 'wal', and every
 #                                       relay_start'ed relay woken by logical decoding (--wake logical)
-#                                       HARNESS_INSTALL_VERSION=1.0: install chat_outbox 1.0 instead of the
+#                                       HARNESS_INSTALL_VERSION=1.0 or 1.1: install that version instead of the
 #                                       current version (the update suites)
 #   harness_psql <sql>                  psql -XAtq against $PGURL, stops on error
 #   q <sql>                             the same, for suites that query a lot
@@ -296,7 +296,7 @@ CONF
 			-c "CREATE ROLE chat_owner LOGIN" -c "CREATE DATABASE chat OWNER chat_owner" >/dev/null
 		PGURL="postgresql://chat_owner@127.0.0.1:$PG_PORT/chat"
 		local install=$H_ROOT/sql/managed/chat_outbox_managed.sql
-		[ "${HARNESS_INSTALL_VERSION:-}" != 1.0 ] || install=$H_ROOT/tests/managed/chat_outbox_managed-1.0.sql
+		[ -z "${HARNESS_INSTALL_VERSION:-}" ] || install=$H_ROOT/tests/managed/chat_outbox_managed-$HARNESS_INSTALL_VERSION.sql
 		psql -XAtq -v ON_ERROR_STOP=1 "$PGURL" -f "$install" >"$H_DIR/install.log" 2>&1 ||
 			{ cat "$H_DIR/install.log" >&2; return 1; }
 		if [ "${HARNESS_MANAGED_WAKE:-notify}" = logical ]; then

@@ -129,7 +129,7 @@ echo "ok   SCRIPT FLUSH: the script loaded again ($reloads line(s)), the message
 
 # 7. one broken service holds back no other
 harness_psql "SELECT chat_outbox.create_service('aaa_broken')" >/dev/null
-harness_psql "SET client_min_messages = warning; DROP TABLE aaa_broken.outbox CASCADE"
+harness_psql "SET client_min_messages = warning; DROP TABLE aaa_broken.outbox_events CASCADE"
 sent=$(harness_psql "SELECT id FROM consumers.send_message(3, 'past a broken service')")
 harness_wait_for 20 grep -q "$sent" "$PROCESSED"
 harness_wait_for 10 bash -c "[ -n \"\$(psql -XAtq '$PGURL' -c \"SELECT service_error FROM chat_outbox.status WHERE service = 'aaa_broken'\")\" ]"

@@ -60,7 +60,7 @@ kill -TERM "$RELAY_PID"
 wait "$RELAY_PID"
 PGURL=$MANAGED_URL node "$HERE/send.mjs" 100 stopped 0 >"$H_DIR/sender4.log" 2>&1
 expect_eq "rows waiting with no relay" 100 "$(relay_status unsent)"
-PGURL=$EXT_URL harness_psql "TRUNCATE consumers.messages, consumers.outbox, consumers.inbox, workers.messages, workers.outbox, workers.inbox"
+PGURL=$EXT_URL harness_psql "TRUNCATE consumers.messages, consumers.outbox_events, consumers.outbox_refused, consumers.inbox, workers.messages, workers.outbox_events, workers.outbox_refused, workers.inbox"
 copy_services "$MANAGED_URL" "$EXT_URL"
 PGURL=$EXT_URL
 expect_eq "unsent rows moved back" 100 "$(relay_status unsent)"

@@ -46,7 +46,7 @@ DefineChatOutboxGucs(void)
 					 "redis-sentinel://[[user]:password@]host:port[,host:port...]/master[?db=N]. Visible to superusers only."),
 		&chat_outbox_redis_url, "redis://127.0.0.1:6379", PGC_SIGHUP, GUC_SUPERUSER_ONLY, nullptr, nullptr, nullptr);
 	DefineCustomIntVariable("chat_outbox.batch_size", gettext_noop("Outbox rows per relay batch."),
-							gettext_noop("Each batch is one UPDATE ... RETURNING that claims and marks the rows, and one Redis round trip."),
+							gettext_noop("Each batch is one read of the relay's windows (its cursors move past the rows), and one Redis round trip."),
 							&chat_outbox_batch_size, 500, 1, 5000, PGC_SIGHUP, 0, nullptr, nullptr, nullptr);
 	DefineCustomIntVariable("chat_outbox.poll_interval", gettext_noop("Fallback poll interval of the relay."),
 							gettext_noop("The relay is woken at commit; this timer catches what the wake-up misses."),
@@ -64,7 +64,8 @@ DefineChatOutboxGucs(void)
 							nullptr, &chat_outbox_max_body_bytes, 65536, 1, 256 * 1024 * 1024, PGC_SUSET, 0,
 							nullptr, nullptr, nullptr);
 	DefineCustomIntVariable("chat_outbox.retention", gettext_noop("How long sent outbox rows are kept."),
-							gettext_noop("The relay deletes sent rows older than this, in small batches. 0 keeps them."),
+							gettext_noop("Each outbox generation takes rows this long; the relay truncates the oldest "
+										 "once it is past all its rows. 0 keeps them."),
 							&chat_outbox_retention, 86400, 0, INT_MAX, PGC_SIGHUP, GUC_UNIT_S, nullptr, nullptr,
 							nullptr);
 	DefineCustomIntVariable("chat_outbox.inbox_retention", gettext_noop("How long received inbox rows are kept."),

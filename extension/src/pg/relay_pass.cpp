@@ -1,36 +1,27 @@
 /*
- * extension/src/pg/relay_pass.cpp - mark -> push, the relay's unit of work.
+ * extension/src/pg/relay_pass.cpp - read a window's batch -> push, the relay's unit of work.
  *
  * In the caller's transaction, batch after batch:
- *   1. claim and mark in one statement: UPDATE ... SET sent_at = now() WHERE sent_at IS NULL AND
- *      id = ANY(ARRAY(SELECT the oldest unsent ids ORDER BY id LIMIT n FOR UPDATE)) RETURNING the rows.
- *      Plain FOR UPDATE, not SKIP LOCKED: a second relay (a rolling deploy, or relay_pass() from
- *      SQL) waits for the first instead of sending later rows ahead of earlier ones; once the first
- *      commits, the row locks recheck sent_at and the second relay takes only what is still unsent.
- *      Each row is written once (not locked, then updated), and exactly the returned rows are
- *      marked, so no row committed in between can be marked without being sent.
+ *   1. read the next batch: chat_outbox.relay_batch (sql/parts/outbox.sql) returns the next rows of
+ *      the service's windows and moves its cursors past them. The rows are written once and never
+ *      updated: a window is the rows visible in a tick's snapshot and not in the cursor's previous
+ *      tick's, sent in id order. A second relay (a rolling deploy, or relay_pass() from SQL) waits
+ *      for the first on the service's row of chat_outbox.services and then starts where it ended, so it
+ *      never sends later rows ahead of earlier ones, nor the first relay's rows again.
  *   2. push: one EVALSHA adds the batch as BullMQ jobs, in id order, jobId = message id.
  *   3. with chat_outbox.redis_min_replicas > 0, once every batch is answered: WAIT for that many
  *      replicas on each shard the pass wrote to, and fail the pass (roll back) when any shard's
  *      replicas acknowledge fewer. One WAIT covers every write its connection made, so one per
  *      shard and pass is enough.
- * The marks are not visible to anyone until the caller commits, and the caller commits only after
- * Redis has acknowledged every batch. If Redis fails, or its answer is lost, the caller rolls back
- * and the rows are unsent again; if the commit is lost after the push, the rows go again. Either
- * way BullMQ records the repeats as duplicates.
+ * The cursors' moves are not visible to anyone until the caller commits, and the caller commits
+ * only after Redis has acknowledged every batch. If Redis fails, or its answer is lost, the caller
+ * rolls back and the cursors are where they were; if the commit is lost after the push, the rows go
+ * again. Either way BullMQ records the repeats as duplicates.
  *
- * While Redis runs batch k, Postgres claims and marks batch k+1 (one batch in flight at most, so a
- * batch Redis refused is never followed by a later one). A pass stops at a batch that is not full
- * or after RELAY_PASS_MAX_BATCHES. Batch k+1 starts above batch k's last id: the rows this
- * transaction has marked are invisible to it but still in the unsent index, and walking over them
- * again would make each batch of a pass slower than the one before (docs/relay-benchmarks.md has
- * the drain rates). So every claim of a pass reads with the snapshot of its first claim (its
- * command id advanced, so it sees the pass's own marks): a lower id that commits while the pass
- * goes on is left to the next pass, which starts from the lowest id, and so is everything
- * committed after it. With a fresh snapshot per claim, a row whose sender saw that lower id
- * commit and then sent again in the same chat would be claimed above it, ahead of it
- * (tests/extension/late_commit_pass.sh). The row locks still wait and recheck as in any
- * READ COMMITTED statement, so a second relay's marks are never sent again.
+ * While Redis runs batch k, Postgres reads batch k+1 (one batch in flight at most, so a batch Redis
+ * refused is never followed by a later one). A pass stops at a batch that is not full or after
+ * RELAY_PASS_MAX_BATCHES. A late commit keeps its place: a row committed after a tick is in a later
+ * window, and so is everything its sender sent after seeing that commit (extension.late_commit_pass).
  */
 #include "pg/relay_pass.hpp"
 
@@ -48,15 +39,15 @@ FreePlans(RelayService *svc)
 {
 	if (svc->claim_plan)
 		SPI_freeplan(svc->claim_plan);
-	if (svc->purge_plan)
-		SPI_freeplan(svc->purge_plan);
+	if (svc->rotate_plan)
+		SPI_freeplan(svc->rotate_plan);
 	if (svc->refuse_plan)
 		SPI_freeplan(svc->refuse_plan);
 	if (svc->inbox_purge_plan)
 		SPI_freeplan(svc->inbox_purge_plan);
 	if (svc->partitions_plan)
 		SPI_freeplan(svc->partitions_plan);
-	svc->claim_plan = svc->purge_plan = svc->refuse_plan = svc->inbox_purge_plan = svc->partitions_plan = nullptr;
+	svc->claim_plan = svc->rotate_plan = svc->refuse_plan = svc->inbox_purge_plan = svc->partitions_plan = nullptr;
 }
 
 void
@@ -153,34 +144,55 @@ KeepPlan(const char *fmt, const char *schema, int nargs, Oid *argtypes)
 	return plan;
 }
 
+/* OutboxBefore12: whether the service's outbox is still 1.1's (before its ALTER EXTENSION UPDATE) */
+static bool
+OutboxBefore12(RelayService *svc)
+{
+	Oid			argtypes[1] = {TEXTOID};
+	Datum		args[1] = {CStringGetTextDatum(svc->name)};
+	bool		isnull;
+	bool		before;
+
+	if (SPI_execute_with_args(chat_outbox::relay_sql::kOutboxBefore12, 1, argtypes, args, nullptr, true, 1) != SPI_OK_SELECT ||
+		SPI_processed != 1)
+		elog(ERROR, "chat_outbox: looking up the outbox of service \"%s\" failed", svc->name);
+	before = DatumGetBool(SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &isnull));
+	SPI_freetuptable(SPI_tuptable);
+	return before;
+}
+
+/*
+ * The plans are made once per service and kept until a statement of the service fails (a replaced
+ * table, or the update to 1.2 of its outbox: the 1.1 claim fails on the 1.2 view, and the next pass
+ * looks again which outbox it has).
+ */
 static void
 PreparePlans(RelayService *svc)
 {
 	const char *schema = quote_identifier(svc->name);
-	Oid			claim_args[4] = {INT4OID, INT8OID, INT4OID, INT4ARRAYOID};
+	Oid			claim_args[4] = {TEXTOID, INT4OID, INT4OID, INT4ARRAYOID};
+	Oid			claim_args_1_1[4] = {INT4OID, INT8OID, INT4OID, INT4ARRAYOID};
+	Oid			rotate_args[2] = {TEXTOID, INT4OID};
 	Oid			purge_args[2] = {INT4OID, INT4OID};
 	Oid			refuse_args[2] = {INT8OID, TEXTOID};
 	Oid			partitions_args[1] = {TEXTOID};
 
 	if (svc->claim_plan)
 		return;
-	/*
-	 * id = ANY(ARRAY(subquery)), not id IN (subquery): the locking subquery becomes an InitPlan that
-	 * runs exactly once, and the update is one index scan over exactly those ids. As a join (hash
-	 * aggregate, then a nested loop) the plan is up to the planner, and it is slower too
-	 * (docs/relay-benchmarks.md).
-	 */
-	svc->claim_plan = KeepPlan(chat_outbox::relay_sql::kClaim, schema, 4, claim_args);
-	/* a row Redis could not take goes back to unsent, with the reason, and is not claimed again */
-	svc->refuse_plan = KeepPlan(chat_outbox::relay_sql::kRefuse, schema, 2, refuse_args);
-	/*
-	 * The purge looks at the $2 oldest rows by id and deletes those sent before the cutoff. Filtering
-	 * before the LIMIT would walk every younger row in search of $2 old ones: each round would end
-	 * with a scan of the whole retention window (with the default 1d and a steady stream, millions
-	 * of rows every 10 s) while relaying waits behind it.
-	 */
-	svc->purge_plan = KeepPlan(chat_outbox::relay_sql::kPurgeSent, schema, 2, purge_args);
-	/* the inbox the same way, by seq (its unique index), so a round's work is bounded by $2 rows */
+	svc->before_1_2 = OutboxBefore12(svc);
+	if (svc->before_1_2) {
+		namespace old = chat_outbox::relay_sql::before_1_2;
+
+		svc->claim_plan = KeepPlan(old::kClaim, schema, 4, claim_args_1_1);
+		svc->refuse_plan = KeepPlan(old::kRefuse, schema, 2, refuse_args);
+		svc->rotate_plan = KeepPlan(old::kPurgeSent, schema, 2, purge_args);
+	} else {
+		svc->claim_plan = KeepPlan(chat_outbox::relay_sql::kClaim, schema, 4, claim_args);
+		/* a row Redis could not take is recorded as refused, with the reason, and is not read again */
+		svc->refuse_plan = KeepPlan(chat_outbox::relay_sql::kRefuse, schema, 2, refuse_args);
+		svc->rotate_plan = KeepPlan(chat_outbox::relay_sql::kRotate, schema, 2, rotate_args);
+	}
+	/* the inbox by seq (its unique index), so a round's work is bounded by $2 rows */
 	svc->inbox_purge_plan = KeepPlan(chat_outbox::relay_sql::kPurgeInbox, schema, 2, purge_args);
 	svc->partitions_plan = KeepPlan(chat_outbox::relay_sql::kWantedPartitions, schema, 1, partitions_args);
 }
@@ -205,24 +217,27 @@ TextOf(Datum d, int *len)
 }
 
 /*
- * ClaimAndMark marks the next batch above `after` sent (uncommitted) and returns its rows in id
- * order: RETURNING follows the join, not the ids. It reads with the pass's snapshot (see the top).
- * The rows point into SPI_tuptable and memory of the current context, so they stay valid until the
- * caller frees the tuptable and resets the context.
+ * ClaimBatch reads the next batch (the cursors move with it, uncommitted) and returns its rows in id
+ * order. The rows point into SPI_tuptable and memory of the current context, so they stay valid
+ * until the caller frees the tuptable and resets the context.
  */
 static int
-ClaimAndMark(RelayService *svc, int batch_size, int64 after, Datum excluded, Snapshot pass_snapshot, OutboxRow **rows_out)
+ClaimBatch(RelayService *svc, int batch_size, int64 after, Datum excluded, Snapshot pass_snapshot, OutboxRow **rows_out)
 {
-	Datum		args[4] = {Int32GetDatum(batch_size), Int64GetDatum(after), Int32GetDatum(Max(svc->layout, 1)), excluded};
+	Datum		args[4] = {CStringGetTextDatum(svc->name), Int32GetDatum(batch_size), Int32GetDatum(svc->layout), excluded};
+	Datum		args_1_1[4] = {Int32GetDatum(batch_size), Int64GetDatum(after), Int32GetDatum(Max(svc->layout, 1)), excluded};
 	int			planner_level = UseIndexOrder();
-	int			ret = SPI_execute_snapshot(svc->claim_plan, args, nullptr, pass_snapshot, InvalidSnapshot, false, true, 0);
+	/* 1.1's outbox: every claim of a pass reads with the pass's first snapshot (a late commit waits) */
+	int			ret = svc->before_1_2
+		? SPI_execute_snapshot(svc->claim_plan, args_1_1, nullptr, pass_snapshot, InvalidSnapshot, false, true, 0)
+		: SPI_execute_plan(svc->claim_plan, args, nullptr, false, 0);
 	int			n;
 	OutboxRow  *rows;
 	TupleDesc	desc;
 
 	ResetPlanner(planner_level);
-	if (ret != SPI_OK_UPDATE_RETURNING)
-		elog(ERROR, "chat_outbox: claim on %s.outbox failed: %s", svc->name, SPI_result_code_string(ret));
+	if (ret != (svc->before_1_2 ? SPI_OK_UPDATE_RETURNING : SPI_OK_SELECT))
+		elog(ERROR, "chat_outbox: reading a batch of %s.outbox failed: %s", svc->name, SPI_result_code_string(ret));
 	n = (int) SPI_processed;
 	*rows_out = nullptr;
 	if (n == 0)
@@ -248,9 +263,9 @@ ClaimAndMark(RelayService *svc, int batch_size, int64 after, Datum excluded, Sna
 }
 
 /*
- * RefuseRows unmarks the rows Redis refused (their job key holds something that is not a job) and
- * records why, in this pass's transaction: they stay unsent, the claim skips them from now on, and
- * the status view counts them. Each is logged here, once: a refused row is not claimed again.
+ * RefuseRows records the rows Redis refused (their job key holds something that is not a job) and
+ * why, in this pass's transaction: they stay unsent, the windows leave them out from now on, and
+ * the status view counts them. Each is logged here, once: a refused row is not read again.
  */
 static void
 RefuseRows(RelayService *svc, List *refusals)
@@ -262,13 +277,13 @@ RefuseRows(RelayService *svc, List *refusals)
 		Datum		args[2] = {Int64GetDatum(r->row_id), CStringGetTextDatum(r->reason)};
 		int			ret = SPI_execute_plan(svc->refuse_plan, args, nullptr, false, 0);
 
-		if (ret != SPI_OK_UPDATE)
+		if (ret != (svc->before_1_2 ? SPI_OK_UPDATE : SPI_OK_INSERT))
 			elog(ERROR, "chat_outbox: marking %s.outbox row %lld refused failed: %s", svc->name,
 				 (long long) r->row_id, SPI_result_code_string(ret));
 		ereport(LOG, (errmsg("chat_outbox relay: refused outbox row %lld of %s: %s", (long long) r->row_id,
 							 svc->name, r->reason),
-					  errdetail("The row stays unsent, with this reason in its column \"refused\"; the rows after it "
-								"are relayed."),
+					  errdetail("The row stays unsent, with this reason in %s.outbox_refused; the rows after it "
+								"are relayed.", quote_identifier(svc->name)),
 					  errhint("Free the key, then UPDATE %s.outbox SET refused = NULL WHERE id = %lld to relay it.",
 							  quote_identifier(svc->name), (long long) r->row_id)));
 	}
@@ -291,7 +306,7 @@ ReadWantedPartitions(RelayService *svc)
 }
 
 /*
- * ChooseLayout decides, after the pass's first claim, the partition count the pass relays under
+ * ChooseLayout decides, after the pass's first batch, the partition count the pass relays under
  * (docs/architecture.md, 'Changing the number of partitions'): the count in the layout key on
  * shard 0, or, when the service now wants another one, the new count once no job waits or runs in
  * the old layout's queues (the key is SET before any job goes under it). While jobs remain, the
@@ -343,7 +358,7 @@ ChooseLayout(RelayService *svc, SinkFailure *failure)
 }
 
 /*
- * SendBatch sorts a claimed batch by (partition, id) and sends each shard its calls, one Lua call
+ * SendBatch sorts a batch by (partition, id) and sends each shard its calls, one Lua call
  * per partition present (common/relay/partition_layout.hpp). sent[s] tells which shards now have a batch in
  * flight. The rows' partitions follow the layout the pass chose.
  */
@@ -389,7 +404,7 @@ SendBatch(RelayService *svc, int layout, OutboxRow *rows, int n, bool *sent, Sin
 		if (k == 0)
 			continue;
 		if (!RedisSinkShardUp(s)) {
-			/* the claim left this shard's partitions out under another count than the pass relays under */
+			/* the batch read left this shard's partitions out under another count than the pass relays under */
 			failure->kind = FAILURE_SHARD;
 			failure->shard = s;
 			snprintf(failure->message, sizeof failure->message, "redis shard %d is down", s);
@@ -404,7 +419,7 @@ SendBatch(RelayService *svc, int layout, OutboxRow *rows, int n, bool *sent, Sin
 
 /*
  * ExcludedPartitions: the partitions (under the count the service was last relayed under) whose
- * shard is down, as an int4[] for the claim; empty when every shard is up.
+ * shard is down, as an int4[] for the batch read; empty when every shard is up.
  */
 static Datum
 ExcludedPartitions(RelayService *svc)
@@ -488,7 +503,7 @@ RelayPass(RelayService *svc, int batch_size, int64 **ids_out, SinkFailure *failu
 		SPITupleTable *claimed;
 
 		MemoryContextSwitchTo(batch_cxt);
-		n = ClaimAndMark(svc, batch_size, last_id, excluded, pass_snapshot, &rows); /* Redis runs the previous batch meanwhile */
+		n = ClaimBatch(svc, batch_size, last_id, excluded, pass_snapshot, &rows); /* Redis runs the previous batch meanwhile */
 		claimed = SPI_tuptable; /* the rows point into it; ChooseLayout's query makes another */
 		MemoryContextSwitchTo(outer_cxt);
 		if (n > 0 && layout == 0) {
@@ -526,7 +541,7 @@ RelayPass(RelayService *svc, int batch_size, int64 **ids_out, SinkFailure *failu
 			ok = false;
 	}
 	/*
-	 * the marks commit only once the pass's jobs are on enough replicas to survive a failover: on
+	 * the cursors' moves commit only once the pass's jobs are on enough replicas to survive a failover: on
 	 * every shard the pass wrote to, each of which must acknowledge its own writes
 	 */
 	for (int s = 0; ok && total > 0 && chat_outbox_redis_min_replicas > 0 && s < CHAT_OUTBOX_MAX_SHARDS; s++)
@@ -577,10 +592,41 @@ Purge(RelayService *svc, SPIPlanPtr plan, const char *table, int retention_s, in
 }
 
 int
-RelayPurgeSent(RelayService *svc, int retention_s, int limit)
+RelayRotate(RelayService *svc, int retention_s)
 {
+	Datum		args[2] = {CStringGetTextDatum(svc->name), Int32GetDatum(retention_s)};
+	int			ret;
+	bool		isnull;
+	Datum		waiting;
+
 	PreparePlans(svc);
-	return Purge(svc, svc->purge_plan, "outbox", retention_s, limit);
+	if (svc->before_1_2) {
+		/* 1.1's outbox: its sent rows are purged, 1,000 per round */
+		Datum		purge[2] = {Int32GetDatum(retention_s), Int32GetDatum(1000)};
+
+		if (retention_s > 0 && SPI_execute_plan(svc->rotate_plan, purge, nullptr, false, 0) != SPI_OK_DELETE)
+			elog(ERROR, "chat_outbox: purge of %s.outbox failed", svc->name);
+		return 0;
+	}
+	ret = SPI_execute_plan(svc->rotate_plan, args, nullptr, false, 1);
+	if (ret != SPI_OK_SELECT || SPI_processed != 1)
+		elog(ERROR, "chat_outbox: rotating %s.outbox failed: %s", svc->name, SPI_result_code_string(ret));
+	waiting = SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &isnull);
+	/* logged when what it waits for changes: not at every round while a transaction stays open */
+	if (isnull && svc->rotation_wait[0] != '\0') {
+		ereport(LOG, (errmsg("chat_outbox relay: the rotation of %s.outbox goes on", svc->name)));
+		svc->rotation_wait[0] = '\0';
+	} else if (!isnull) {
+		char	   *why = TextDatumGetCString(waiting);
+
+		if (strcmp(why, svc->rotation_wait) != 0)
+			ereport(LOG, (errmsg("chat_outbox relay: the rotation of %s.outbox waits for %s", svc->name, why),
+						  errdetail("Relaying goes on; only the truncate of the oldest generation waits "
+									"(chat_outbox.status, rotation_wait).")));
+		strlcpy(svc->rotation_wait, why, sizeof svc->rotation_wait);
+	}
+	SPI_freetuptable(SPI_tuptable);
+	return 0;
 }
 
 int

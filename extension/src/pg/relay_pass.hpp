@@ -11,17 +11,19 @@ typedef struct RelayService
 {
 	char		name[NAMEDATALEN];
 	char		queue[256];
-	SPIPlanPtr	claim_plan;		/* claims and marks a batch in one statement */
-	SPIPlanPtr	purge_plan;
-	SPIPlanPtr	refuse_plan;	/* unmarks a row Redis refused and records why */
+	SPIPlanPtr	claim_plan;		/* reads the next batch of the windows, moving the cursors */
+	SPIPlanPtr	rotate_plan;	/* one step of the outbox's rotation */
+	SPIPlanPtr	refuse_plan;	/* records a row Redis refused and why */
 	SPIPlanPtr	inbox_purge_plan;
 	SPIPlanPtr	partitions_plan;	/* reads the service's partition count */
+	bool		before_1_2;		/* its outbox is still 1.1's (a table with sent_at): relayed the 1.1 way */
 	int			layout;			/* the count its last pass relayed under (0: none yet): which partitions a
 								 * down shard holds */
 	bool		layout_waiting; /* a change of its count waits for the old queues (logged once) */
 	int			failures;		/* passes of this service that failed in a row (FAILURE_SERVICE) */
 	TimestampTz retry_at;		/* while failing: its next pass, not before */
-	int			purge_failures[2];	/* outbox, inbox purges of this service that failed in a row */
+	int			purge_failures[2];	/* outbox rotations, inbox purges of this service that failed in a row */
+	char		rotation_wait[256]; /* what the rotation waited for at its last step ("": nothing), logged on change */
 } RelayService;
 
 /* RelayServiceFor returns the cached entry for `name` (plans kept across passes), creating it. */
@@ -40,9 +42,10 @@ void		RelayForgetPlans(RelayService *svc);
 #define RELAY_PASS_MAX_BATCHES 8
 
 /*
- * RelayPass needs a transaction, SPI_connect and an active snapshot. Returns the number of rows
- * relayed (batch_size * RELAY_PASS_MAX_BATCHES means there may be more), or -1 when Redis failed
- * or its answer was lost (*failure says why; the caller must roll back, which unmarks the rows).
+ * RelayPass needs a READ COMMITTED transaction, SPI_connect and an active snapshot. Returns the
+ * number of rows relayed (batch_size * RELAY_PASS_MAX_BATCHES means there may be more), or -1 when
+ * Redis failed or its answer was lost (*failure says why; the caller must roll back, which leaves
+ * the cursors where they were).
  * With ids_out, *ids_out is an SPI_palloc'd array of the relayed outbox ids, in push order.
  */
 int			RelayPass(RelayService *svc, int batch_size, int64 **ids_out, SinkFailure *failure);
@@ -50,7 +53,7 @@ int			RelayPass(RelayService *svc, int batch_size, int64 **ids_out, SinkFailure 
 /* RelayUseIndexOrderForSession gives the worker's whole session the planner settings of the passes. */
 void		RelayUseIndexOrderForSession(void);
 
-/* RelayPurgeSent deletes up to `limit` sent rows older than retention_s; returns how many. */
-int			RelayPurgeSent(RelayService *svc, int retention_s, int limit);
+/* RelayRotate runs one step of the service's outbox rotation (retention_s: 0 never switches); returns 0. */
+int			RelayRotate(RelayService *svc, int retention_s);
 /* RelayPurgeInbox deletes inbox rows received more than retention_s ago, among the `limit` lowest seqs. */
 int			RelayPurgeInbox(RelayService *svc, int retention_s, int limit);

@@ -1,7 +1,7 @@
 /*
  * extension/src/pg/relay_pass_sql.cpp - chat_outbox.relay_pass(service): one pass from SQL.
  *
- * Runs the worker's mark -> push pass (relay_pass.cpp) in the caller's transaction, against
+ * Runs the worker's read -> push pass (relay_pass.cpp) in the caller's transaction, against
  * the configured Redis, and returns the outbox ids it relayed in order. Isolation specs use it to
  * drive two relays at once; the locks are released when the caller commits or rolls back.
  */
@@ -39,12 +39,12 @@ chat_outbox_relay_pass(PG_FUNCTION_ARGS)
 	if (n < 0 && failure.kind == FAILURE_LAYOUT_WAIT)
 		ereport(ERROR, (errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
 						errmsg("service \"%s\" is not relayed yet: %s", service, failure.message),
-						errdetail("The claimed rows stay unsent.")));
+						errdetail("The batch's rows stay unsent.")));
 	if (n < 0)
 		ereport(ERROR, (errcode(ERRCODE_CONNECTION_FAILURE),
 						errmsg("%s: %s", failure.kind == FAILURE_SERVICE ? "redis refused the batch" : "redis unreachable",
 							   failure.message),
-						errdetail("The claimed rows stay unsent.")));
+						errdetail("The batch's rows stay unsent.")));
 	SPI_finish();
 
 	elems = (Datum *) palloc(sizeof(Datum) * Max(n, 1));

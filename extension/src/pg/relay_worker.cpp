@@ -25,8 +25,10 @@ PGDLLEXPORT void chat_outbox_relay_main(Datum main_arg);
 }
 
 /*
- * Purge about twice per retention period, but at most every 10 s and at least every 1 s. The purge
- * runs between relay rounds, one transaction of PURGE_BATCH rows per service and table at a time,
+ * Purge about twice per retention period, but at most every 10 s and at least every 1 s. The outbox
+ * is not purged row by row: each round runs one step of its rotation per service (truncate the oldest
+ * generation once the cursors are past it, switch generations; sql/parts/outbox.sql). The inbox purge
+ * runs between relay rounds, one transaction of PURGE_BATCH rows per service at a time,
  * so a relay round waits for those few transactions, never a run of them per table (figures in
  * docs/relay-benchmarks.md). While a transaction finds rows to delete, the next
  * follows PURGE_BEHIND_MS later, so the purge keeps up with any send rate (100,000 rows/s at most).
@@ -130,7 +132,7 @@ RefreshServices(void)
 
 typedef enum ServiceWork
 {
-	WORK_PASS,					/* mark -> push */
+	WORK_PASS,					/* read -> push */
 	WORK_PURGE_OUTBOX,			/* delete sent rows past retention */
 	WORK_PURGE_INBOX			/* delete received rows past inbox_retention */
 } ServiceWork;
@@ -147,7 +149,7 @@ typedef enum ServiceWork
 static int
 RunServiceWork(RelayService *svc, ServiceWork work, SinkFailure *failure)
 {
-	static const char *const activity[] = {"chat_outbox relay: pass", "chat_outbox relay: purging sent rows",
+	static const char *const activity[] = {"chat_outbox relay: pass", "chat_outbox relay: rotating the outbox",
 										   "chat_outbox relay: purging the inbox"};
 	volatile int n = -1;
 	volatile bool caught = false;
@@ -175,7 +177,7 @@ RunServiceWork(RelayService *svc, ServiceWork work, SinkFailure *failure)
 				n = RelayPass(svc, chat_outbox_batch_size, nullptr, failure);
 				break;
 			case WORK_PURGE_OUTBOX:
-				n = RelayPurgeSent(svc, chat_outbox_retention, PURGE_BATCH);
+				n = RelayRotate(svc, chat_outbox_retention);
 				break;
 			case WORK_PURGE_INBOX:
 				n = RelayPurgeInbox(svc, chat_outbox_inbox_retention, PURGE_BATCH);

@@ -17,7 +17,7 @@ Options()
 		{"database-url", "string", "libpq connection string or URI of the chat database (the role that ran the managed install)"},
 		{"redis-url", "string", "redis://[[user]:password@]host[:port][/db], unix:///path or redis-sentinel://[[user]:password@]host:port[,host:port...]/master[?db=N] (logged without its password); several, separated by spaces, are shards: partition p on shard p mod their number"},
 		{"prefix", "string", "BullMQ key prefix"},
-		{"batch-size", "int", "outbox rows per batch: one claim-and-mark statement and one Lua call", 1, 5000},
+		{"batch-size", "int", "outbox rows per batch: one read of the relay's windows and one Lua call", 1, 5000},
 		{"poll-interval", "int", "ms between passes when no notification arrives (the fallback wake-up)", 10, 3600000},
 		{"redis-timeout", "int", "ms one Redis connect or batch may take before the pass is rolled back", 10, 600000},
 		{"redis-min-replicas", "int", "Redis replicas that must acknowledge a pass's jobs (WAIT) before it commits; fewer roll it back", 0, 100},

@@ -10,9 +10,11 @@ FROM information_schema.columns
 WHERE table_schema IN ('consumers', 'workers')
 GROUP BY 1, 2 ORDER BY 1, 2;
 
--- the partial index on unsent rows, the wake-up trigger
+-- the outbox's generations with their id and xid indexes (no index on a sent flag: rows are written
+-- once), the wake-up trigger on the generations, the view's write trigger
 SELECT indexdef FROM pg_indexes WHERE schemaname = 'consumers' ORDER BY indexname;
-SELECT tgname, tgtype FROM pg_trigger WHERE tgrelid = 'consumers.outbox'::regclass;
+SELECT tgrelid::regclass, tgname, tgtype FROM pg_trigger
+WHERE tgrelid IN ('consumers.outbox'::regclass, 'consumers.outbox_events'::regclass) ORDER BY 2;
 
 -- send_message returns the stored row; without a sender its sender is NULL
 SELECT chat_id, body, id IS NOT NULL AS has_id, created_at IS NOT NULL AS has_created_at, sender
