@@ -517,7 +517,7 @@ PgClient::QueryFirst(std::string sql, PgParams params, Callback cb)
 		Query(std::move(sql), std::move(params), std::move(cb)); // failed the same way as any query
 		return;
 	}
-	InsertAhead(impl_->queue, impl_->in_flight, Pending{std::move(sql), std::move(params), std::move(cb), ""});
+	InsertAhead(impl_->queue, impl_->in_flight, Pending{std::move(sql), std::move(params), std::move(cb), "", {}});
 	impl_->SendNext();
 }
 
