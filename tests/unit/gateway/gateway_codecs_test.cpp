@@ -14,7 +14,7 @@ using namespace chat_outboxd;
 
 TEST(MessageJson, EncodesBothProtocolsWithTheOffset)
 {
-	InboxMessage m{17, "0b6d7e3a-0000-4000-8000-000000000001", 42, "hi \"there\"", "2024-01-02T03:04:05.6+00:00", std::nullopt};
+	InboxMessage m{17, "0b6d7e3a-0000-4000-8000-000000000001", 42, "hi \"there\"", "2024-01-02T03:04:05.6+00:00", std::nullopt, Change::None, "", "", ""};
 	EXPECT_EQ(SocketIoMessageEvent(m),
 	          "42[\"message\",{\"body\":\"hi \\\"there\\\"\",\"chat_id\":42,\"created_at\":\"2024-01-02T03:04:05.6+00:00\","
 	          "\"id\":\"0b6d7e3a-0000-4000-8000-000000000001\",\"sender\":null,\"seq\":17},\"17\"]");
@@ -29,7 +29,7 @@ TEST(MessageJson, EncodesBothProtocolsWithTheOffset)
 
 TEST(MessageJson, EditsAndDeletesAreTheirOwnEvents)
 {
-	InboxMessage e{18, "0b6d7e3a-0000-4000-8000-0000000000e1", 42, "new", "", std::string("alice")};
+	InboxMessage e{18, "0b6d7e3a-0000-4000-8000-0000000000e1", 42, "new", "", std::string("alice"), Change::None, "", "", ""};
 	e.change = Change::Edited;
 	e.target = "0b6d7e3a-0000-4000-8000-000000000001";
 	e.edited_at = "2024-01-02T03:04:06+00:00";
@@ -52,7 +52,7 @@ TEST(MessageJson, EditsAndDeletesAreTheirOwnEvents)
 	EXPECT_STREQ(EventName(e), "message_deleted");
 	EXPECT_FALSE(EventObject(e).contains("body"));
 	// a message in its changed state: edited_at, or deleted_at and a null body
-	InboxMessage m{17, "0b6d7e3a-0000-4000-8000-000000000001", 42, "new", "", std::nullopt};
+	InboxMessage m{17, "0b6d7e3a-0000-4000-8000-000000000001", 42, "new", "", std::nullopt, Change::None, "", "", ""};
 	m.edited_at = "2024-01-02T03:04:06+00:00";
 	EXPECT_EQ(MessageObject(m)["edited_at"], "2024-01-02T03:04:06+00:00");
 	m.deleted_at = "2024-01-02T03:04:07+00:00";

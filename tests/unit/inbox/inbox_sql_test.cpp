@@ -15,9 +15,9 @@ TEST(InboxSql, ArrayLiteralQuotesEverything)
 
 TEST(InboxSql, ParamsInQueueOrder)
 {
-	ChatMessage a{"11111111-1111-4111-8111-111111111111", 1, "one", std::nullopt, std::nullopt};
+	ChatMessage a{"11111111-1111-4111-8111-111111111111", 1, "one", std::nullopt, std::nullopt, Change::None, "", 0, std::nullopt};
 	ChatMessage b{"22222222-2222-4222-8222-222222222222", -5, "two", std::string("2026-11-30T00:00:00Z"),
-	              std::string("alice")};
+	              std::string("alice"), Change::None, "", 0, std::nullopt};
 	auto p = InboxInsertParams({a, b}, 41);
 	ASSERT_EQ(p.size(), 11u);
 	EXPECT_EQ(*p[0], R"({"11111111-1111-4111-8111-111111111111","22222222-2222-4222-8222-222222222222"})");
@@ -35,12 +35,12 @@ TEST(InboxSql, ParamsInQueueOrder)
 
 TEST(InboxSql, ParamsOfEditsAndDeletes)
 {
-	ChatMessage e{"33333333-3333-4333-8333-333333333333", 1, "new", std::nullopt, std::string("alice")};
+	ChatMessage e{"33333333-3333-4333-8333-333333333333", 1, "new", std::nullopt, std::string("alice"), Change::None, "", 0, std::nullopt};
 	e.change = Change::Edited;
 	e.target = "11111111-1111-4111-8111-111111111111";
 	e.version = 2;
 	e.changed_at = "2026-12-01T00:00:00Z";
-	ChatMessage d{"44444444-4444-4444-8444-444444444444", 1, "", std::nullopt, std::nullopt};
+	ChatMessage d{"44444444-4444-4444-8444-444444444444", 1, "", std::nullopt, std::nullopt, Change::None, "", 0, std::nullopt};
 	d.change = Change::Deleted;
 	d.target = e.target;
 	d.version = 3;
