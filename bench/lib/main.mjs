@@ -241,12 +241,14 @@ async function sectionSustained(minutes) {
     await sql(process.env.PGURL, `ALTER SYSTEM SET chat_outbox.retention = '${retention.replace(/'/g, "")}'`);
     await sql(process.env.PGURL, "SELECT pg_reload_conf()");
   }
+  const url = v.kind === "ours" ? process.env.PGURL : process.env.BASELINE_URL;
   await withVariant(v, async () => {
+    await sql(url, "SELECT pg_stat_reset()"); // the table counters below are this run's
     const sock = await D.connect(v, [1]);
     const got = new Map();
     sock.on("message", (m) => got.set(m.body, now()));
     const sender = v.sender(16);
-    const sentAt = new Map();
+    const sentAt = new Map(), ackAt = new Map();
     const tEnd = now() + minutes * 60000;
     let i = 0, inflight = 0;
     const t0 = now();
@@ -256,11 +258,12 @@ async function sectionSustained(minutes) {
     // never pauses the senders.
     const evaluate = async (w) => {
       const lat = w.bodies.filter((b) => got.has(b)).map((b) => got.get(b) - sentAt.get(b));
-      const st = await v.outboxStats();
+      // the send's own part (its commit acknowledged): a tail here is Postgres's, before any relay runs
+      const ack = summary(w.bodies.filter((b) => ackAt.has(b)).map((b) => ackAt.get(b) - sentAt.get(b)));
       const s = summary(lat);
-      samples.push({ t: w.t, p50: s.p50, p99: s.p99, shown: lat.length, sent: w.bodies.length, skipped: w.skipped, unsent: w.unsent, ...w.st });
-      log(`sustained t=${w.t}s p50 ${ms(s.p50)} p99 ${ms(s.p99)} shown ${lat.length}/${w.bodies.length}${w.skipped ? ` (${w.skipped} sends skipped)` : ""} outbox ${num(w.st?.bytes / 1024)} kB dead ${w.st?.dead}`);
-      for (const b of w.bodies) { sentAt.delete(b); got.delete(b); }
+      samples.push({ t: w.t, p50: s.p50, p99: s.p99, ackP50: ack.p50, ackP99: ack.p99, shown: lat.length, sent: w.bodies.length, skipped: w.skipped, unsent: w.unsent, ...w.st });
+      log(`sustained t=${w.t}s p50 ${ms(s.p50)} p99 ${ms(s.p99)} ack p50 ${ms(ack.p50)} p99 ${ms(ack.p99)} shown ${lat.length}/${w.bodies.length}${w.skipped ? ` (${w.skipped} sends skipped)` : ""} outbox ${num(w.st?.bytes / 1024)} kB dead ${w.st?.dead}`);
+      for (const b of w.bodies) { sentAt.delete(b); got.delete(b); ackAt.delete(b); }
     };
     while (now() < tEnd) {
       const due = t0 + (i * 1000) / rate;
@@ -270,7 +273,7 @@ async function sectionSustained(minutes) {
       // a send that cannot start (256 already waiting for Postgres) is counted as skipped, not as lost
       if (inflight < 256) {
         sentAt.set(body, now()); winBodies.push(body);
-        inflight++; sender.send(1, body).catch(() => {}).finally(() => inflight--);
+        inflight++; sender.send(1, body).then(() => ackAt.set(body, now()), () => {}).finally(() => inflight--);
       } else winSkipped++;
       if (now() >= nextSample) {
         const cur = { t: Math.round((now() - t0) / 1000), bodies: winBodies, skipped: winSkipped, st: await v.outboxStats(), unsent: await v.unsent() };
@@ -286,7 +289,11 @@ async function sectionSustained(minutes) {
     await sql(process.env.PGURL, "ALTER SYSTEM RESET chat_outbox.retention");
     await sql(process.env.PGURL, "SELECT pg_reload_conf()");
   }
-  results.sustained = { variant: v.name, rate, minutes, retention: v.kind === "ours" ? retention : null, samples };
+  // what the run did to the outbox's tables (and the path's others): row versions and every vacuum
+  const tables = await sql(url, `SELECT schemaname || '.' || relname AS name, n_tup_ins, n_tup_upd, n_tup_del, n_dead_tup, autovacuum_count, autoanalyze_count, vacuum_count
+                                   FROM pg_stat_user_tables WHERE schemaname IN ('consumers', 'workers') ORDER BY 1`)
+    .then((r) => r.rows, (e) => { log(`sustained: pg_stat_user_tables: ${e.message}`); return null; });
+  results.sustained = { variant: v.name, rate, minutes, retention: v.kind === "ours" ? retention : null, samples, tables };
 }
 
 // ---------------- report ----------------
@@ -389,8 +396,23 @@ function report() {
   if (results.sustained) {
     const s = results.sustained;
     L.push(`\n## Sustained: ${s.variant}, ${s.minutes} min at ${s.rate} msg/s (30 s windows)${s.retention ? `, chat_outbox.retention = ${s.retention}` : ""}\n`);
-    L.push(table(["t (s)", "p50", "p99", "shown/sent", "skipped", "unsent", "outbox size", "dead tuples"],
-      s.samples.map((x) => [x.t, ms(x.p50), ms(x.p99), `${x.shown}/${x.sent}`, x.skipped || 0, x.unsent, `${num(x.bytes / 1024)} kB`, x.dead])));
+    L.push(table(["t (s)", "p50", "p99", "p99/p50", "send ack p50", "send ack p99", "shown/sent", "skipped", "unsent", "outbox size", "dead tuples"],
+      s.samples.map((x) => [x.t, ms(x.p50), ms(x.p99), (x.p99 / x.p50).toFixed(1), ms(x.ackP50), ms(x.ackP99), `${x.shown}/${x.sent}`, x.skipped || 0, x.unsent, `${num(x.bytes / 1024)} kB`, x.dead])));
+    if (s.tables) {
+      L.push(`\npg_stat_user_tables at the end of the run (counters reset at its start):\n`);
+      L.push(table(["table", "inserted", "updated", "deleted", "dead tuples", "autovacuums", "autoanalyzes", "vacuums"],
+        s.tables.map((r) => [r.name, num(r.n_tup_ins), num(r.n_tup_upd), num(r.n_tup_del), num(r.n_dead_tup), r.autovacuum_count, r.autoanalyze_count, r.vacuum_count])));
+    }
+    // the issue's terms, counted (never asserted): windows after the first 5 minutes
+    const late = s.samples.filter((x) => x.t > 300);
+    if (late.length) {
+      const within = late.filter((x) => x.p99 <= 3 * x.p50).length;
+      const ratios = late.map((x) => x.p99 / x.p50).sort((a, b) => a - b);
+      const lost = s.samples.reduce((n, x) => n + (x.sent - x.shown), 0);
+      L.push(`\nAfter the first 5 minutes: p99 <= 3x p50 in ${within} of ${late.length} windows (p99/p50 median ${ratios[Math.floor(ratios.length / 2)].toFixed(1)}, worst ${ratios[ratios.length - 1].toFixed(1)}); ` +
+        `dead tuples at most ${Math.max(...late.map((x) => x.dead ?? 0))}; outbox ${num(Math.min(...late.map((x) => x.bytes)) / 1048576, 1)}-${num(Math.max(...late.map((x) => x.bytes)) / 1048576, 1)} MB; ` +
+        `${lost} of ${s.samples.reduce((n, x) => n + x.sent, 0)} sent not shown; ${s.samples.reduce((n, x) => n + (x.skipped || 0), 0)} sends skipped.`);
+    }
   }
   return L.join("\n");
 }
