@@ -9,6 +9,8 @@
 #   --sustained M    also run M minutes at half the maximum delivered rate (not for CI)
 #   --rate R         sustained rate in msg/s (default: half the best delivered rate measured in this run)
 #   --retention T    chat_outbox.retention during the sustained run (default 5min, so the purge shows)
+#   --sustained-relay off   the sustained run's sends with the relay paused: the send alone, its commit's
+#                    latency per window without any relay, Redis or inbox work beside it
 #   --only LIST      run only these sections (latency,throughput,raw,recovery,cost,fanout,sustained)
 #   --out DIR        where results.md, results.json and the plots go (default build/bench); each plot
 #                    is <name>.dat (its points), <name>.png and <name>.svg: `node bench/lib/plot.mjs DIR`

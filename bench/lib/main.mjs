@@ -235,10 +235,14 @@ async function sectionSustained(minutes) {
   // Sent rows are kept for chat_outbox.retention (default 1d) and then purged by the relay; a run
   // of minutes shows the purge keeping the table flat only with a retention shorter than the run.
   const retention = opt("retention", "5min");
-  log(`sustained ${v.name}: ${minutes} min at ${rate} msg/s${v.kind === "ours" ? `, chat_outbox.retention = ${retention}` : ""}`);
+  // --sustained-relay off: the same sends with the relay paused, the send alone (its commit's tails
+  // without any relay, Redis or inbox work beside it); nothing is shown
+  const relayOff = v.kind === "ours" && opt("sustained-relay", "on") === "off";
+  log(`sustained ${v.name}: ${minutes} min at ${rate} msg/s${v.kind === "ours" ? `, chat_outbox.retention = ${retention}` : ""}${relayOff ? ", relay paused" : ""}`);
   const samples = [];
   if (v.kind === "ours") {
     await sql(process.env.PGURL, `ALTER SYSTEM SET chat_outbox.retention = '${retention.replace(/'/g, "")}'`);
+    if (relayOff) await sql(process.env.PGURL, "ALTER SYSTEM SET chat_outbox.relay_enabled = off");
     await sql(process.env.PGURL, "SELECT pg_reload_conf()");
   }
   const url = v.kind === "ours" ? process.env.PGURL : process.env.BASELINE_URL;
@@ -289,13 +293,14 @@ async function sectionSustained(minutes) {
   });
   if (v.kind === "ours") {
     await sql(process.env.PGURL, "ALTER SYSTEM RESET chat_outbox.retention");
+    await sql(process.env.PGURL, "ALTER SYSTEM RESET chat_outbox.relay_enabled");
     await sql(process.env.PGURL, "SELECT pg_reload_conf()");
   }
   // what the run did to the outbox's tables (and the path's others): row versions and every vacuum
   const tables = await sql(url, `SELECT schemaname || '.' || relname AS name, n_tup_ins, n_tup_upd, n_tup_del, n_dead_tup, autovacuum_count, autoanalyze_count, vacuum_count
                                    FROM pg_stat_user_tables WHERE schemaname IN ('consumers', 'workers') ORDER BY 1`)
     .then((r) => r.rows, (e) => { log(`sustained: pg_stat_user_tables: ${e.message}`); return null; });
-  results.sustained = { variant: v.name, rate, minutes, retention: v.kind === "ours" ? retention : null, samples, tables };
+  results.sustained = { variant: relayOff ? `${v.name}, relay paused (the send alone)` : v.name, rate, minutes, retention: v.kind === "ours" ? retention : null, samples, tables };
 }
 
 // ---------------- report ----------------
