@@ -4,6 +4,7 @@
 import fs from "node:fs";
 import path from "node:path";
 import os from "node:os";
+import { monitorEventLoopDelay } from "node:perf_hooks";
 import { allVariants, baseline, ours, ROOT, sql } from "./variants.mjs";
 import * as D from "./drivers.mjs";
 import { summary, ms, range, num, table, sleep, now } from "./stats.mjs";
@@ -253,6 +254,10 @@ async function sectionSustained(minutes) {
     sock.on("message", (m) => got.set(m.body, now()));
     const sender = v.sender(16);
     const sentAt = new Map(), ackAt = new Map();
+    // the load generator's own stalls (GC, a busy event loop) delay what it timestamps: measured per window
+    const LOOP_MS = 5; // the histogram samples every 5 ms and records the whole interval: the delay is what exceeds it
+    const loop = monitorEventLoopDelay({ resolution: LOOP_MS });
+    loop.enable();
     const tEnd = now() + minutes * 60000;
     let i = 0, inflight = 0;
     const t0 = now();
@@ -267,8 +272,8 @@ async function sectionSustained(minutes) {
       // and the rest: from the acknowledged commit to shown (relay, Redis, daemon, inbox, socket)
       const after = summary(w.bodies.filter((b) => ackAt.has(b) && got.has(b)).map((b) => Math.max(0, got.get(b) - ackAt.get(b))));
       const s = summary(lat);
-      samples.push({ t: w.t, p50: s.p50, p99: s.p99, ackP50: ack.p50, ackP99: ack.p99, afterP50: after.p50, afterP99: after.p99, shown: lat.length, sent: w.bodies.length, skipped: w.skipped, unsent: w.unsent, ...w.st });
-      log(`sustained t=${w.t}s p50 ${ms(s.p50)} p99 ${ms(s.p99)} ack p50 ${ms(ack.p50)} p99 ${ms(ack.p99)} after commit p50 ${ms(after.p50)} p99 ${ms(after.p99)} shown ${lat.length}/${w.bodies.length}${w.skipped ? ` (${w.skipped} sends skipped)` : ""} outbox ${num(w.st?.bytes / 1024)} kB dead ${w.st?.dead}`);
+      samples.push({ t: w.t, p50: s.p50, p99: s.p99, ackP50: ack.p50, ackP99: ack.p99, afterP50: after.p50, afterP99: after.p99, loopP99: w.loopP99, loopMax: w.loopMax, shown: lat.length, sent: w.bodies.length, skipped: w.skipped, unsent: w.unsent, ...w.st });
+      log(`sustained t=${w.t}s p50 ${ms(s.p50)} p99 ${ms(s.p99)} ack p50 ${ms(ack.p50)} p99 ${ms(ack.p99)} after commit p50 ${ms(after.p50)} p99 ${ms(after.p99)} generator's event loop delay p99 ${ms(w.loopP99)} max ${ms(w.loopMax)} shown ${lat.length}/${w.bodies.length}${w.skipped ? ` (${w.skipped} sends skipped)` : ""} outbox ${num(w.st?.bytes / 1024)} kB dead ${w.st?.dead}`);
       for (const b of w.bodies) { sentAt.delete(b); got.delete(b); ackAt.delete(b); }
     };
     while (now() < tEnd) {
@@ -282,12 +287,15 @@ async function sectionSustained(minutes) {
         inflight++; sender.send(1, body).then(() => ackAt.set(body, now()), () => {}).finally(() => inflight--);
       } else winSkipped++;
       if (now() >= nextSample) {
-        const cur = { t: Math.round((now() - t0) / 1000), bodies: winBodies, skipped: winSkipped, st: await v.outboxStats(), unsent: await v.unsent() };
+        const cur = { t: Math.round((now() - t0) / 1000), bodies: winBodies, skipped: winSkipped, st: await v.outboxStats(), unsent: await v.unsent(),
+          loopP99: Math.max(0, loop.percentile(99) / 1e6 - LOOP_MS), loopMax: Math.max(0, loop.max / 1e6 - LOOP_MS) };
+        loop.reset();
         if (prev) await evaluate(prev);
         prev = cur; winBodies = []; winSkipped = 0; nextSample += window;
       }
     }
     await sleep(3000);
+    loop.disable();
     if (prev) await evaluate(prev);
     sock.close(); await sender.close();
   });
@@ -403,8 +411,8 @@ function report() {
   if (results.sustained) {
     const s = results.sustained;
     L.push(`\n## Sustained: ${s.variant}, ${s.minutes} min at ${s.rate} msg/s (30 s windows)${s.retention ? `, chat_outbox.retention = ${s.retention}` : ""}\n`);
-    L.push(table(["t (s)", "p50", "p99", "p99/p50", "send ack p50", "send ack p99", "after commit p50", "after commit p99", "shown/sent", "skipped", "unsent", "outbox size", "dead tuples"],
-      s.samples.map((x) => [x.t, ms(x.p50), ms(x.p99), (x.p99 / x.p50).toFixed(1), ms(x.ackP50), ms(x.ackP99), ms(x.afterP50), ms(x.afterP99), `${x.shown}/${x.sent}`, x.skipped || 0, x.unsent, `${num(x.bytes / 1024)} kB`, x.dead])));
+    L.push(table(["t (s)", "p50", "p99", "p99/p50", "send ack p50", "send ack p99", "after commit p50", "after commit p99", "generator's loop delay p99 / max", "shown/sent", "skipped", "unsent", "outbox size", "dead tuples"],
+      s.samples.map((x) => [x.t, ms(x.p50), ms(x.p99), (x.p99 / x.p50).toFixed(1), ms(x.ackP50), ms(x.ackP99), ms(x.afterP50), ms(x.afterP99), `${ms(x.loopP99)} / ${ms(x.loopMax)}`, `${x.shown}/${x.sent}`, x.skipped || 0, x.unsent, `${num(x.bytes / 1024)} kB`, x.dead])));
     if (s.tables) {
       L.push(`\npg_stat_user_tables at the end of the run (counters reset at its start):\n`);
       L.push(table(["table", "inserted", "updated", "deleted", "dead tuples", "autovacuums", "autoanalyzes", "vacuums"],
