@@ -420,7 +420,12 @@ function report() {
     }
     // the issue's terms, counted (never asserted): windows after the first 5 minutes
     const late = s.samples.filter((x) => x.t > 300);
-    if (late.length) {
+    const shownAny = late.some((x) => x.shown > 0);
+    if (late.length && !shownAny) { // the relay paused: only the send's acknowledged commit
+      const acks = late.map((x) => x.ackP99).sort((a, b) => a - b);
+      L.push(`\nAfter the first 5 minutes: the send's ack p99 ${ms(acks[0])}-${ms(acks[acks.length - 1])} (median ${ms(acks[Math.floor(acks.length / 2)])}), ` +
+        `p99 <= 3x its p50 in ${late.filter((x) => x.ackP99 <= 3 * x.ackP50).length} of ${late.length} windows; ${s.samples.reduce((n, x) => n + (x.skipped || 0), 0)} sends skipped.`);
+    } else if (late.length) {
       const within = late.filter((x) => x.p99 <= 3 * x.p50).length;
       const withinAfter = late.filter((x) => x.afterP99 <= 3 * x.afterP50).length;
       const ratios = late.map((x) => x.p99 / x.p50).sort((a, b) => a - b);
