@@ -17,20 +17,15 @@ harness_init extension-rotation-faults
 harness_redis_start
 harness_pg_start "" "chat_outbox.retention = '1s'"
 export REDIS_URL PGURL
-HERE=$H_ROOT/tests/extension
 PROCESSED=$H_DIR/processed.txt
 : >"$PROCESSED"
 cd "$H_ROOT/tests"
-. "$HERE/delivery.sh"
+. "$H_ROOT/tests/extension/delivery.sh"
 . "$H_ROOT/tests/harness/rotation.sh"
 
 relay_pid() { q "SELECT pid FROM pg_stat_activity WHERE backend_type = 'chat_outbox relay'"; }
 
-node "$HERE/consume.mjs" "$PROCESSED" >"$H_DIR/consumer.log" 2>&1 &
-harness_track $!
-harness_wait_for 20 grep -q ready "$H_DIR/consumer.log"
-sender_start rot 2
-harness_wait_for 60 truncated_at_least 1 || fail "no truncate under the stream"
+start_stream
 
 # 1. the relay killed inside a rotation step
 rotation_held_by_relay

@@ -1,7 +1,9 @@
 # tests/harness/rotation.sh - the outbox's rotation under faults, what the rotation_faults suites of both
 # modes share (tests/extension/rotation_faults.sh: the relay is a background worker;
-# tests/managed/rotation_faults.sh: it is chat-outbox-relay). Sourced after tests/extension/delivery.sh,
-# with a sender running (sender_start) and $PROCESSED written by consume.mjs; service consumers.
+# tests/managed/rotation_faults.sh: it is chat-outbox-relay). Sourced after tests/extension/delivery.sh
+# (sender_*, verify_counted), with $PROCESSED set (the job ids consume.mjs writes); service consumers.
+#   start_stream                       a real bullmq Worker (consume.mjs) on the queue and the sender, until the
+#                                      first truncate
 #   truncated, truncated_at_least <n>  generations truncated so far (chat_outbox.outbox_rotation)
 #   rotation_waiters                   pids of the relay sessions waiting for a lock inside a rotation step
 #   hold_rotation                      a psql session holding consumers' rotation row FOR UPDATE; HOLD_FD
@@ -25,6 +27,14 @@ OUTBOX_CHANGES=0
 
 truncated() { q "SELECT truncated FROM chat_outbox.outbox_rotation WHERE service = 'consumers'"; }
 truncated_at_least() { [ "$(truncated)" -ge "$1" ]; }
+
+start_stream() {
+	node "$H_ROOT/tests/extension/consume.mjs" "$PROCESSED" >"$H_DIR/consumer.log" 2>&1 &
+	harness_track $!
+	harness_wait_for 20 grep -q ready "$H_DIR/consumer.log"
+	sender_start rot 2
+	harness_wait_for 60 truncated_at_least 1 || fail "no truncate under the stream"
+}
 
 rotation_waiters() {
 	q "SELECT pid FROM pg_stat_activity WHERE pid <> pg_backend_pid() AND wait_event_type = 'Lock'
@@ -87,7 +97,8 @@ change_partitions_in_stream() {
 	goes_on "the partition count 1 -> 4 during the stream" "$t"
 	sender_stop
 	harness_wait_value 60 = 0 q "SELECT count(*) FROM consumers.outbox WHERE sent_at IS NULL" || fail "rows left unsent"
-	for p in 0 1 2 3; do rcli LRANGE "bull:chat-messages-p$p:wait" 0 -1 | tac; done >"$H_DIR/after-switch.txt"
+	# (redis-cli prints an empty list as an empty line)
+	for p in 0 1 2 3; do rcli LRANGE "bull:chat-messages-p$p:wait" 0 -1 | tac; done | sed '/^$/d' >"$H_DIR/after-switch.txt"
 	cat "$H_DIR/after-switch.txt" >>"$PROCESSED"
 }
 

@@ -15,26 +15,20 @@
 set -euo pipefail
 . "$(dirname "$0")/../harness/lib.sh"
 relay_managed_env managed-rotation-faults
-HERE=$H_ROOT/tests/extension
 PROCESSED=$H_DIR/processed.txt
 : >"$PROCESSED"
 cd "$H_ROOT/tests"
-. "$HERE/delivery.sh"
+. "$H_ROOT/tests/extension/delivery.sh"
 . "$H_ROOT/tests/harness/rotation.sh"
 
 q "UPDATE chat_outbox.settings SET retention = '1 second'"
-node "$HERE/consume.mjs" "$PROCESSED" >"$H_DIR/consumer.log" 2>&1 &
-harness_track $!
-harness_wait_for 20 grep -q ready "$H_DIR/consumer.log"
 relay_start rot
-sender_start rot 2
-harness_wait_for 60 truncated_at_least 1 || fail "no truncate under the stream"
+start_stream
 
 # 1. the relay killed inside a rotation step, and started again
 rotation_held_by_relay
 dead=$(rotation_waiters)
 kill -9 "$RELAY_PID"
-wait "$RELAY_PID" 2>/dev/null || true
 relay_start rot-again
 new_waiter() { rotation_waiters | grep -vx "$dead" >/dev/null; }
 harness_wait_for 30 new_waiter || fail "the restarted relay never waited inside a rotation step"
