@@ -51,3 +51,38 @@ sender_stop() {
 	touch "$H_DIR/$SENDER_TAG.stop"
 	wait "$SENDER_PID" || fail "sender $SENDER_TAG exited $?"
 }
+
+# Lost / twice / out of order, counted, for suites with one sender sending one message at a time
+# (send.mjs): each send's transaction starts after the previous one committed, so a chat's messages
+# must arrive in the order of their created_at (the late-commit guarantee), whatever the partitions.
+#   delivery_counts <stored> <processed> [<retaken>]
+#     <stored>: "id chat_id" lines, each chat's in the order its messages must arrive; <processed>:
+#     job ids in the order they were processed (or wait in their queue); <retaken>: ids left out of
+#     the order count (see verify_order). Prints "lost L, twice T, out of order O, not stored N":
+#     stored and never processed; processed more than once; processed after a later message of its
+#     chat; processed but never stored. Reads files only.
+#   verify_counted <phase>   the counts of this test's messages and $PROCESSED; fails unless all are 0
+delivery_counts() {
+	awk -v stored="$1" -v processed="$2" -v retaken="${3:-/dev/null}" 'BEGIN {
+		while ((getline line < retaken) > 0) late[line] = 1
+		while ((getline line < stored) > 0) { split(line, f, " "); n++; rank[f[1]] = n; chat[f[1]] = f[2] }
+		while ((getline id < processed) > 0) {
+			if (id == "") continue
+			if (!(id in rank)) { unstored++; continue }
+			if (seen[id]++) { if (seen[id] == 2) twice++; continue }
+			if (id in late) continue
+			if (rank[id] < top[chat[id]]) ooo++; else top[chat[id]] = rank[id]
+		}
+		for (id in rank) if (!(id in seen)) lost++
+		printf "lost %d, twice %d, out of order %d, not stored %d\n", lost, twice, ooo, unstored
+	}'
+}
+
+verify_counted() {
+	harness_wait_for 60 all_delivered || true # a lost message: the counts below say which way
+	harness_psql "SELECT id, chat_id FROM consumers.messages ORDER BY chat_id, created_at, id" | tr '|' ' ' >"$H_DIR/stored-order.txt"
+	local counts
+	counts=$(delivery_counts "$H_DIR/stored-order.txt" "$PROCESSED" "$PROCESSED.retaken")
+	[ "$counts" = "lost 0, twice 0, out of order 0, not stored 0" ] || fail "$1: $(stored) stored: $counts"
+	echo "ok   $1: $(stored) stored: $counts"
+}
