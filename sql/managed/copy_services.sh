@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # sql/managed/copy_services.sh <from> <to> [service...] - copy services' messages and inbox rows as
 # they are, and the outbox rows not sent yet (refused ones with their reasons), with their ids, from
-# one chat_outbox 1.2 database to another, and move each sequence past the copied ids. Sent outbox
+# one chat_outbox 1.3 database to another, and move each sequence past the copied ids (the target's
+# inbox triggers fill its inbox_waiting from the copied inbox rows as they come). Sent outbox
 # rows stay behind: what is sent is the source relay's cursors' to say, and the copied rows are
 # written by the target's own transaction (its xid), so the target's relay sends exactly them. The data step of switching between the extension and the
 # managed install (docs/managed.md). <from> and <to> are libpq URIs or connection strings; the

@@ -1,11 +1,13 @@
 #!/usr/bin/env python3
 # sql/managed/generate.py - writes both modes' SQL from the parts in sql/parts/, by concatenation only:
-#   sql/chat_outbox--1.2.sql              the extension's script (CREATE EXTENSION chat_outbox)
+#   sql/chat_outbox--1.3.sql              the extension's script (CREATE EXTENSION chat_outbox)
 #   sql/managed/chat_outbox_managed.sql   the managed install, for a Postgres that cannot load our library
-#   sql/chat_outbox--1.1--1.2.sql         the extension's update from 1.1 (ALTER EXTENSION chat_outbox UPDATE)
-#   sql/managed/update_1.2.sql            the same update of a managed install, run by the operator
-# (sql/chat_outbox--1.0.sql and --1.1.sql are those versions as released, and chat_outbox--1.0--1.1.sql
-# and sql/managed/update_1.1.sql their updates: kept for installs of them and their updates, not written.)
+#   sql/chat_outbox--1.2--1.3.sql         the extension's update from 1.2 (ALTER EXTENSION chat_outbox UPDATE)
+#   sql/managed/update_1.3.sql            the same update of a managed install, run by the operator
+# (sql/chat_outbox--1.0.sql, --1.1.sql and --1.2.sql are those versions as released, and
+# chat_outbox--1.0--1.1.sql, --1.1--1.2.sql and sql/managed/update_1.1.sql, update_1.2.sql their
+# updates: kept for installs of them and their updates, not written. The managed installs of 1.0, 1.1
+# and 1.2 as released are kept as tests/managed/chat_outbox_managed-<version>.sql for the update tests.)
 # Both are the shared parts (sql/parts/*.sql: every table, send_message(), publish_event(),
 # create_service(), grant_service(), the backlog functions and the status views, one text for both)
 # around each mode's own parts (sql/parts/extension/, sql/parts/managed/). What the modes do
@@ -13,7 +15,7 @@
 # triggers, the body limit, the relay's status), so the shared text calls it without knowing the mode.
 # It also writes the in-place switches between the modes from the same parts: from_extension.sql
 # (the extension's objects become the managed install's) and the extension's version 'managed' with
-# its update to '1.2' (a managed install's objects become the extension's).
+# its update to '1.3' (a managed install's objects become the extension's).
 #   sql/managed/generate.py            rewrite the files
 #   sql/managed/generate.py --check    exit 1 when a file in the tree is not what would be written
 # docs/managed.md describes the result.
@@ -22,24 +24,31 @@ import sys
 
 ROOT = pathlib.Path(__file__).resolve().parents[2]
 PARTS = ROOT / "sql" / "parts"
-VERSION = "1.2"
-PREVIOUS = "1.1"
+VERSION = "1.3"
+PREVIOUS = "1.2"
 EXTENSION = ROOT / "sql" / f"chat_outbox--{VERSION}.sql"
 MANAGED = ROOT / "sql" / "managed" / "chat_outbox_managed.sql"
-# The update from the previous version, the same text in both modes (sql/parts/update_1.2*.sql after
-# the new tables and the shared functions):
+# The update from the previous version, the same text in both modes (sql/parts/update_1.3*.sql after
+# the shared functions):
 EXTENSION_UPDATE = ROOT / "sql" / f"chat_outbox--{PREVIOUS}--{VERSION}.sql"
 MANAGED_UPDATE = ROOT / "sql" / "managed" / f"update_{VERSION}.sql"
 # In-place switches between the modes in one database (docs/managed.md, Switching modes):
 FROM_EXTENSION = ROOT / "sql" / "managed" / "from_extension.sql"        # extension -> managed install
 ADOPT_INSTALL = ROOT / "sql" / "chat_outbox--managed.sql"             # CREATE EXTENSION ... VERSION 'managed'
-ADOPT_UPDATE = ROOT / "sql" / f"chat_outbox--managed--{VERSION}.sql"   # ... then UPDATE TO '1.2'
+ADOPT_UPDATE = ROOT / "sql" / f"chat_outbox--managed--{VERSION}.sql"   # ... then UPDATE TO '1.3'
 
 # Each mode's functions that the other mode defines too (CREATE OR REPLACE): a switch runs the
 # target mode's file over the source mode's functions.
 SWAPPED = ["hooks.sql", "relay_status.sql"]
 SHARED_BEFORE_STATUS = ["services_table.sql", "outbox_tables.sql", "services.sql", "members.sql", "outbox.sql"]
 SHARED_AFTER_STATUS = ["status.sql", "seed.sql"]
+# The extension's tables whose rows pg_dump keeps: the install's, then those each update made (the
+# update's own file, also at the end of its update script).
+CONFIG_DUMP = ["extension/config_dump.sql", "extension/config_dump_1.2.sql", f"extension/config_dump_{VERSION}.sql"]
+# What the update from the previous version gives anew (CREATE OR REPLACE) before its own steps.
+UPDATE_SHARED = ["services.sql"]
+# What the update does, in the header of both modes' update files.
+UPDATE_WHAT = "a plain message's inbox insert runs no trigger function while no change waits for its message"
 
 
 def part(name):
@@ -52,8 +61,7 @@ def parts(*names):
 
 def extension():
     return parts("extension/head.sql", "extension/hooks.sql", *SHARED_BEFORE_STATUS, "extension/relay_pass.sql",
-                 "extension/relay_status.sql", *SHARED_AFTER_STATUS, "extension/config_dump.sql",
-                 "extension/config_dump_1.2.sql")
+                 "extension/relay_status.sql", *SHARED_AFTER_STATUS, *CONFIG_DUMP)
 
 
 def managed():
@@ -105,10 +113,10 @@ COMMIT;
 
 
 def adopt_install():
-    return """-- sql/chat_outbox--managed.sql - CREATE EXTENSION chat_outbox VERSION 'managed': the start of switching
+    return f"""-- sql/chat_outbox--managed.sql - CREATE EXTENSION chat_outbox VERSION 'managed': the start of switching
 -- one database in place from the managed install to the extension. GENERATED by
 -- sql/managed/generate.py: do not edit. It creates nothing; ALTER EXTENSION chat_outbox UPDATE TO
--- '1.2' (chat_outbox--managed--1.2.sql) then takes the managed install's objects over.
+-- '{VERSION}' (chat_outbox--managed--{VERSION}.sql) then takes the managed install's objects over.
 \\echo Use "CREATE EXTENSION chat_outbox VERSION 'managed'" to load this file. \\quit
 DO $check$
 BEGIN
@@ -129,7 +137,7 @@ MANAGED_ONLY = "ARRAY['settings', 'relays', 'relay_progress']"
 def adopt_update():
     relay_pass = part("extension/relay_pass.sql")
     swapped_sql = swapped("extension")
-    config_dump = parts("extension/config_dump.sql", "extension/config_dump_1.2.sql")
+    config_dump = parts(*CONFIG_DUMP)
     return f"""-- sql/chat_outbox--managed--{VERSION}.sql - ALTER EXTENSION chat_outbox UPDATE TO '{VERSION}' from version 'managed':
 -- the managed install's objects become the extension's, as CREATE EXTENSION chat_outbox would have
 -- made them, every row kept; the managed install's own tables stay until dropped by hand once the
@@ -170,27 +178,29 @@ $adopt$;
 {config_dump}"""
 
 
-# The update's text: the new tables, the shared functions anew (CREATE OR REPLACE), then each
-# service's own update: every sql/parts/update_1.2*.sql in name order, so that a change of its own
-# adds a file beside the others'.
+# The update's text: the shared functions anew (CREATE OR REPLACE), then each service's own update:
+# every sql/parts/update_1.3*.sql in name order, so that a change of its own adds a file beside the
+# others'.
 def update():
     steps = sorted(p.name for p in PARTS.glob(f"update_{VERSION}*.sql"))
-    return parts("outbox_tables.sql", "services.sql", "outbox.sql", "status.sql", *steps)
+    return parts(*UPDATE_SHARED, *steps)
 
 
 def extension_update():
-    return f"""-- sql/chat_outbox--{PREVIOUS}--{VERSION}.sql - ALTER EXTENSION chat_outbox UPDATE from {PREVIOUS}: the
--- write-once outbox (docs/extension.md, 'How the relay works').
+    return f"""-- sql/chat_outbox--{PREVIOUS}--{VERSION}.sql - ALTER EXTENSION chat_outbox UPDATE from {PREVIOUS}:
+-- {UPDATE_WHAT}
+-- (docs/architecture.md, 'Edits and deletes').
 -- GENERATED by sql/managed/generate.py from sql/parts/: do not edit.
 \\echo Use "ALTER EXTENSION chat_outbox UPDATE" to load this file. \\quit
 
 {update()}
-{part("extension/config_dump_1.2.sql")}"""
+{part(f"extension/config_dump_{VERSION}.sql")}"""
 
 
 def managed_update():
     return f"""-- sql/managed/update_{VERSION}.sql - update a managed install of chat_outbox {PREVIOUS} to {VERSION} in place:
--- the write-once outbox. GENERATED by sql/managed/generate.py from sql/parts/: do not edit.
+-- {UPDATE_WHAT}.
+-- GENERATED by sql/managed/generate.py from sql/parts/: do not edit.
 -- Run it once, as the database owner who ran the install, while senders and chat-outbox-relay go on:
 --   psql -v ON_ERROR_STOP=1 -f update_{VERSION}.sql postgresql://owner@host/chat
 -- (docs/managed.md, Updating).

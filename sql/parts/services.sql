@@ -1,4 +1,4 @@
--- CREATE OR REPLACE: the update to 1.1 (sql/parts/update_1.1.sql) runs this same text over 1.0's functions.
+-- CREATE OR REPLACE: each update (sql/parts/update_*.sql) runs this same text over the previous version's functions.
 
 -- The range of a service's partition count, with the error create_service() and set_partitions() give.
 CREATE OR REPLACE FUNCTION chat_outbox.check_partitions(partitions int) RETURNS void
@@ -129,6 +129,31 @@ BEGIN
 END
 $create$;
 
+-- A service's changes waiting for their message (create_service; the update to 1.3 for services made
+-- before): the target of every edit or delete in the inbox whose message is not there yet (its job
+-- comes later: a job retried after a failure comes after the ones behind it). inbox_apply keeps it,
+-- and the inbox's triggers read it once per statement, so that a plain message runs no trigger
+-- function while nothing waits (define_service_functions). Filled from the inbox: empty for a new
+-- service, the changes already waiting for one updated to 1.3 (whose inbox the update locked first).
+CREATE OR REPLACE FUNCTION chat_outbox.create_inbox_waiting(name text) RETURNS void
+	LANGUAGE plpgsql
+	SET search_path = pg_catalog, pg_temp
+AS $create$
+BEGIN
+	EXECUTE format($ddl$
+		CREATE TABLE %1$I.inbox_waiting (
+			target uuid PRIMARY KEY,
+			since timestamptz NOT NULL DEFAULT pg_catalog.now() -- when the first change of it arrived
+		);
+		INSERT INTO %1$I.inbox_waiting (target, since)
+			SELECT c.target, min(c.received_at) FROM %1$I.inbox c
+			WHERE c.target IS NOT NULL
+				AND NOT EXISTS (SELECT FROM %1$I.inbox m WHERE m.message_id = c.target AND m.target IS NULL)
+			GROUP BY c.target;
+	$ddl$, name);
+END
+$create$;
+
 CREATE OR REPLACE FUNCTION chat_outbox.create_service(name text, queue text DEFAULT NULL, partitions int DEFAULT 1) RETURNS void
 	LANGUAGE plpgsql
 	SET search_path = pg_catalog, pg_temp
@@ -216,6 +241,7 @@ BEGIN
 		);
 	$ddl$, name);
 	PERFORM chat_outbox.create_outbox(name);
+	PERFORM chat_outbox.create_inbox_waiting(name);
 	PERFORM chat_outbox.define_service_functions(name);
 
 	INSERT INTO chat_outbox.services (name, queue, partitions) VALUES (create_service.name, q, create_service.partitions);
@@ -224,9 +250,10 @@ $create$;
 COMMENT ON FUNCTION chat_outbox.create_service(text, text, int) IS
 	'Creates schema <name> with messages, outbox, inbox and send_message(), relayed to BullMQ queue <queue> (default <name>-messages), or with partitions > 1 to queues <queue>-p0 ... <queue>-p<partitions-1>.';
 
--- The functions of service <name>'s schema, (re)defined: by create_service() and by the update to
--- 1.1, which gives every existing service the new send_message. CREATE OR REPLACE keeps the grants
--- and the owner of a function whose signature stays. Not SECURITY DEFINER, so callable by anyone
+-- The functions of service <name>'s schema and the inbox's triggers, (re)defined: by create_service()
+-- and by an update that changes them, for every existing service (sql/parts/update_*.sql), so both
+-- get the same text. CREATE OR REPLACE keeps the grants and the owner of a function whose signature
+-- stays. Not SECURITY DEFINER, so callable by anyone
 -- (as create_service is by whom it is granted to): it runs with the caller's rights, which must
 -- create in the schema or own the functions already there.
 CREATE OR REPLACE FUNCTION chat_outbox.define_service_functions(name text) RETURNS void
@@ -432,9 +459,12 @@ BEGIN
 		-- whatever order the jobs came in (a job retried after a failure comes later than the ones
 		-- after it). A message takes the changes that arrived before it; an edit updates its message
 		-- when it is newer (version), else its row carries the newer state; a delete empties the body
-		-- of the message and of all its events. The receiver's writes are serialized by the inbox
-		-- lock (daemon/src/inbox/core/inbox_sql.hpp); the trigger also fires for a row ON CONFLICT
-		-- DO NOTHING then drops, which is why every step can run twice.
+		-- of the message and of all its events. A change whose message is not there yet waits for it
+		-- in inbox_waiting until the message takes it. The receiver's writes are serialized by the
+		-- inbox lock (daemon/src/inbox/core/inbox_sql.hpp); the trigger also fires for a row ON
+		-- CONFLICT DO NOTHING then drops, which is why every step can run twice.
+		-- It runs for every change, and for a message only while a change waits (the trigger's WHEN,
+		-- below): only a waiting change can give a message a state other than its own.
 		CREATE OR REPLACE FUNCTION %1$I.inbox_apply() RETURNS trigger
 			LANGUAGE plpgsql SECURITY DEFINER
 		AS $body$
@@ -445,9 +475,13 @@ BEGIN
 				SELECT t.kind, t.body, t.edited_at, t.deleted_at, t.version INTO s FROM %1$I.inbox t
 					WHERE t.target OPERATOR(pg_catalog.=) NEW.message_id
 					ORDER BY t.deleted_at IS NULL, t.version DESC LIMIT 1;
-				IF FOUND AND s.deleted_at IS NOT NULL THEN
+				IF NOT FOUND THEN
+					RETURN NEW;
+				END IF;
+				DELETE FROM %1$I.inbox_waiting w WHERE w.target OPERATOR(pg_catalog.=) NEW.message_id;
+				IF s.deleted_at IS NOT NULL THEN
 					NEW.body := ''; NEW.deleted_at := s.deleted_at; NEW.version := s.version;
-				ELSIF FOUND AND s.version OPERATOR(pg_catalog.>) NEW.version THEN
+				ELSIF s.version OPERATOR(pg_catalog.>) NEW.version THEN
 					NEW.body := s.body; NEW.edited_at := s.edited_at; NEW.version := s.version;
 				END IF;
 				RETURN NEW;
@@ -459,6 +493,10 @@ BEGIN
 			ELSE
 				SELECT NULL::bigint AS chat_id, t.body, t.edited_at, t.deleted_at, t.version INTO s FROM %1$I.inbox t
 					WHERE t.target OPERATOR(pg_catalog.=) NEW.target ORDER BY t.deleted_at IS NULL, t.version DESC LIMIT 1;
+				-- the message is not there yet: the change waits for it, and the rest of this statement's
+				-- messages run the trigger (one of them may be it)
+				INSERT INTO %1$I.inbox_waiting (target) VALUES (NEW.target) ON CONFLICT (target) DO NOTHING;
+				PERFORM pg_catalog.set_config(%3$L, 'on', true);
 			END IF;
 			IF NEW.kind OPERATOR(pg_catalog.=) 'deleted' OR s.deleted_at IS NOT NULL THEN
 				NEW.body := '';
@@ -479,9 +517,50 @@ BEGIN
 		END
 		$body$;
 		REVOKE ALL ON FUNCTION %1$I.inbox_apply() FROM PUBLIC;
+
+		-- inbox_waiting_check: once per INSERT statement on the inbox, before its rows, whether a change
+		-- waits for its message, into the transaction-local setting %3$s ('on' or 'off') that
+		-- inbox_apply's WHEN reads for each message. The rule stays inbox_apply's: this only says when a
+		-- message needs it. The setting is not under chat_outbox.: the extension reserves that prefix.
+		CREATE OR REPLACE FUNCTION %1$I.inbox_waiting_check() RETURNS trigger
+			LANGUAGE plpgsql SECURITY DEFINER
+		AS $body$
+		BEGIN
+			PERFORM pg_catalog.set_config(%3$L, CASE WHEN EXISTS (SELECT FROM %1$I.inbox_waiting) THEN 'on' ELSE 'off' END, true);
+			RETURN NULL;
+		END
+		$body$;
+		REVOKE ALL ON FUNCTION %1$I.inbox_waiting_check() FROM PUBLIC;
+
+		-- inbox_waiting_purge: after inbox rows are deleted (the relay's purge past inbox_retention) or
+		-- the inbox truncated, a message none of whose changes is left has nothing waiting for it: a
+		-- message that never comes keeps the trigger on for messages no longer than its changes are
+		-- kept. One probe of the target index per waiting row (there are few, mostly none), never a
+		-- join the planner might make a scan of the whole inbox at every purge statement.
+		CREATE OR REPLACE FUNCTION %1$I.inbox_waiting_purge() RETURNS trigger
+			LANGUAGE plpgsql SECURITY DEFINER
+		AS $body$
+		DECLARE
+			waiting uuid;
+		BEGIN
+			FOR waiting IN SELECT w.target FROM %1$I.inbox_waiting w LOOP
+				IF NOT EXISTS (SELECT FROM %1$I.inbox t WHERE t.target OPERATOR(pg_catalog.=) waiting) THEN
+					DELETE FROM %1$I.inbox_waiting w WHERE w.target OPERATOR(pg_catalog.=) waiting;
+				END IF;
+			END LOOP;
+			RETURN NULL;
+		END
+		$body$;
+		REVOKE ALL ON FUNCTION %1$I.inbox_waiting_purge() FROM PUBLIC;
+
+		CREATE OR REPLACE TRIGGER inbox_waiting_check BEFORE INSERT ON %1$I.inbox
+			FOR EACH STATEMENT EXECUTE FUNCTION %1$I.inbox_waiting_check();
 		CREATE OR REPLACE TRIGGER inbox_apply BEFORE INSERT ON %1$I.inbox
-			FOR EACH ROW EXECUTE FUNCTION %1$I.inbox_apply();
-	$fn$, name, name);
+			FOR EACH ROW WHEN (NEW.target IS NOT NULL OR pg_catalog.current_setting(%3$L, true) OPERATOR(pg_catalog.=) 'on')
+			EXECUTE FUNCTION %1$I.inbox_apply();
+		CREATE OR REPLACE TRIGGER inbox_waiting_purge AFTER DELETE OR TRUNCATE ON %1$I.inbox
+			FOR EACH STATEMENT EXECUTE FUNCTION %1$I.inbox_waiting_purge();
+	$fn$, name, name, 'chat_outbox_waiting.' || name);
 END
 $define$;
 

@@ -3,6 +3,7 @@
 # received longer ago than the setting, 1,000 lowest seqs per transaction, and never a younger
 # one; catch-up (seq > offset) then starts at the oldest row kept. Outbox retention off here, so
 # the inbox purge is shown to run on its own; a service whose inbox was dropped holds nothing back.
+# An old edit whose message never came waits for it (inbox_waiting) until the purge deletes the edit.
 set -euo pipefail
 . "$(dirname "$0")/../harness/lib.sh"
 harness_init extension-inbox-retention
@@ -23,12 +24,20 @@ ins() {
 ins old '-1 day' 5000
 ins young '1 day' 300
 ins late-old '-1 day' 2000
+# an edit received as long ago whose message never came: it waits for its message (checked before its
+# transaction commits, so the purge cannot have deleted it yet)
+expect_eq "an old edit whose message never came waits for it" 1 "$(psql -XAtq -v ON_ERROR_STOP=1 "$PGURL" -c "BEGIN" \
+	-c "INSERT INTO workers.inbox (message_id, chat_id, body, target, kind, version, edited_at, received_at)
+		VALUES (gen_random_uuid(), 1, 'an edit', gen_random_uuid(), 'edited', 1, now(), now() - interval '1 day')" \
+	-c "SELECT count(*) FROM workers.inbox_waiting" -c "COMMIT")"
 ins young '1 day' 100000
 old() { q "SELECT count(*) FROM workers.inbox WHERE received_at < now()"; }
 no_old() { [ "$(old)" -eq 0 ]; }
 harness_wait_for 60 no_old || fail "old inbox rows left: $(old)"
 [ "$(q "SELECT count(*) FROM workers.inbox")" -eq 100300 ] || fail "young rows deleted: $(q "SELECT count(*) FROM workers.inbox") left"
 echo "ok   7,000 old inbox rows deleted (2,000 of them behind 300 young ones); all 100,300 young ones kept"
+expect_eq "the purge deleted the old edit, and nothing waits any more" "0|0" \
+	"$(q "SELECT count(*), (SELECT count(*) FROM workers.inbox_waiting) FROM workers.inbox WHERE target IS NOT NULL")"
 
 # Each purge round looks at the 1,000 lowest seqs only, so over 4 s the purge reads a few thousand
 # entries of the seq index, not the 100,300 young rows per round. (1,000 young rows in a row at the

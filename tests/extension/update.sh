@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # extension.update (and managed.update, through managed/in_managed_mode.sh): an install of chat_outbox
 # 1.0 updated in place to 1.1 (senders on messages, edits and deletes) while chat-outboxd --service workers runs:
-# ALTER EXTENSION chat_outbox UPDATE (1.0 -> 1.1 -> 1.2), or in managed mode sql/managed/update_1.1.sql and
-# update_1.2.sql as the owner (1.2: the write-once outbox; the relay of 1.2 relays 1.1's outbox until then).
+# ALTER EXTENSION chat_outbox UPDATE (1.0 -> 1.1 -> 1.2 -> 1.3), or in managed mode sql/managed/update_1.1.sql,
+# update_1.2.sql and update_1.3.sql as the owner (1.2: the write-once outbox, the relay of 1.2 relays
+# 1.1's outbox until then; 1.3: the inbox's changes waiting for their message).
 # The daemon of 1.1 stores and shows what is sent before the update without senders (and a client's
 # send calls the two-argument send_message), and takes the columns up without a restart: a message sent
 # before the update arrives with sender NULL, one sent after with its sender, on the inbox and in a /ws
@@ -52,13 +53,13 @@ expect_eq "a client's send before the update: acked, without a sender" '["sent b
 	"$(ws_ask "{ type: 'send', chat_id: 42, body: 'sent before the update' }" "JSON.stringify([a.message?.body, a.message?.sender])")"
 
 if [ "$managed" = 1 ]; then
-	for v in 1.1 1.2; do
+	for v in 1.1 1.2 1.3; do
 		psql -XAtq -v ON_ERROR_STOP=1 "$PGURL" -f "$H_ROOT/sql/managed/update_$v.sql" >"$H_DIR/update.log" 2>&1 ||
 			{ cat "$H_DIR/update.log" >&2; fail "update_$v.sql failed"; }
 	done
 else
 	psql -XAtq -v ON_ERROR_STOP=1 "$PG_SUPER_URL" -c "ALTER EXTENSION chat_outbox UPDATE" >/dev/null
-	expect_eq "extension version" "1.2" "$(q "SELECT extversion FROM pg_extension WHERE extname = 'chat_outbox'")"
+	expect_eq "extension version" "1.3" "$(q "SELECT extversion FROM pg_extension WHERE extname = 'chat_outbox'")"
 fi
 
 # the running daemon takes the columns up: the first message with a sender tells it to look again

@@ -21,7 +21,8 @@ preload=$(psql -XAtq "$PG_SUPER_URL" -c "SHOW shared_preload_libraries")
 [ -z "$preload" ] || fail "shared_preload_libraries is '$preload'"
 # the provider's admin creates the application roles; the owner may act as them (SET ROLE)
 psql -XAtq -v ON_ERROR_STOP=1 "$PG_SUPER_URL" -c "CREATE ROLE consumers_app LOGIN" -c "CREATE ROLE workers_app LOGIN" \
-	-c "CREATE ROLE consumers_daemon LOGIN" -c "GRANT consumers_app, workers_app, consumers_daemon TO chat_owner"
+	-c "CREATE ROLE consumers_daemon LOGIN" -c "GRANT consumers_app, workers_app, consumers_daemon TO chat_owner" \
+	-c "ALTER DATABASE chat SET track_functions = 'pl'" # api_waiting.sql counts inbox_apply's calls
 psql -Xa -v ON_ERROR_STOP=0 "$PGURL" -f "$H_ROOT/tests/managed/api.sql" >"$H_DIR/api.out" 2>&1
 # psql prints a file's errors with their line: keep only the message, lines move as the file grows
 sed -i -E 's/^psql:[^:]+:[0-9]+: //' "$H_DIR/api.out"

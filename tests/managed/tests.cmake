@@ -15,6 +15,7 @@ add_shell_test(managed.extension.hostile_ids managed/in_managed_mode.sh 180 ARGS
 add_shell_test(managed.config_doc managed/config_doc.sh 30)
 add_shell_test(managed.update managed/in_managed_mode.sh 30 ARGS extension/update.sh)
 add_shell_test(managed.update_in_place managed/in_managed_mode.sh 60 ARGS extension/update_in_place.sh)
+add_shell_test(managed.update_waiting managed/in_managed_mode.sh 20 ARGS extension/update_waiting.sh)
 add_shell_test(managed.retention managed/retention.sh 90)
 add_shell_test(managed.rotation_faults managed/rotation_faults.sh 90)
 add_shell_test(managed.extension.partitions managed/in_managed_mode.sh 120 ARGS extension/partitions.sh)

@@ -16,6 +16,11 @@ SELECT count(*) - :before AS written_by_bad_input FROM consumers.messages WHERE 
 
 \ir sql/shared/api_edits.sql
 
+-- inbox_apply's calls counted, for the changes waiting for their message
+SET track_functions = 'pl';
+\ir sql/shared/api_waiting.sql
+RESET track_functions;
+
 \ir sql/shared/api_services.sql
 
 -- relay_pass needs an existing service
