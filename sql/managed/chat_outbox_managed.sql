@@ -979,7 +979,10 @@ DECLARE
 	m bigint;
 	got int;
 	last bigint;
-	stmt text := 'chat_outbox_window_' || relay_batch.service;
+	rot chat_outbox.outbox_rotation;
+	gens int[];
+	-- named for its parameters: a session that prepared another version's window keeps it unused
+	stmt text := 'chat_outbox_w13_' || relay_batch.service;
 BEGIN
 	-- each statement below needs a snapshot of its own: a tick is taken between two reads of the sequence
 	IF pg_catalog.current_setting('transaction_isolation') <> 'read committed' THEN
@@ -1005,6 +1008,7 @@ BEGIN
 		INSERT INTO chat_outbox.outbox_cursors (service, partition, partitions, done_snap, done_mpre)
 			SELECT svc, p, k, coalesce(s, '1:1:'), coalesce(mpre, -9223372036854775808) FROM generate_series(0, k - 1) p;
 	END IF;
+	SELECT * INTO rot FROM chat_outbox.outbox_rotation t WHERE t.service = svc;
 	-- the cursors in the same state move together: one window query for all of them
 	FOR g IN SELECT x.done_snap::text AS done_text, x.win_snap::text AS win_text, x.win_last,
 			array_agg(x.partition ORDER BY x.partition) AS parts
@@ -1024,16 +1028,25 @@ BEGIN
 			c.win_m := m;
 			c.win_last := NULL;
 		END IF;
+		-- The generations that can hold a row of the window: not empty, and not closed before the
+		-- cursors' last finished tick (every writer of a generation closed at closed_xmax had an xid
+		-- below it, so at or below that tick's xmin each row is visible in it, or aborted). Usually
+		-- only the current one; the others' scans are pruned before they start, which is most of a
+		-- small window's cost. Without the rotation's row: all three.
+		gens := ARRAY(SELECT i FROM pg_catalog.generate_series(0, 2) i
+			WHERE rot.service IS NULL OR (NOT rot.empty[i + 1]
+				AND (rot.closed_xmax[i + 1] IS NULL OR rot.closed_xmax[i + 1] > pg_snapshot_xmin(c.done_snap))));
+		gens := gens || ARRAY[-1, -1, -1]; -- three parameters, unused ones naming no generation
 		got := 0;
 		-- the window's query is prepared once per session and service (planning it cost more than
 		-- running it); its plan holds whatever the statistics say: the late rows' arms ask for xid
 		-- order, which only the (xid, id) index gives, so no plan walks the old rows' id range
 		IF NOT EXISTS (SELECT FROM pg_prepared_statements p WHERE p.name = stmt) THEN
 			EXECUTE pg_catalog.format($q$
-			PREPARE %2$I (bigint, bigint, pg_snapshot, pg_snapshot, int, int[], int, bigint, bigint) AS
+			PREPARE %2$I (bigint, bigint, pg_snapshot, pg_snapshot, int, int[], int, bigint, bigint, int, int, int) AS
 			SELECT w.id, w.event, w.payload, w.chat_id FROM (
 				(SELECT e.id, e.event, e.payload, e.chat_id FROM %1$I.outbox_events e
-					WHERE e.id > $1 AND e.id <= $2
+					WHERE e.gen IN ($10, $11, $12) AND e.id > $1 AND e.id <= $2
 						AND pg_visible_in_snapshot(e.xid, $3) AND NOT pg_visible_in_snapshot(e.xid, $4)
 						AND ($5 = 1 OR chat_outbox.partition_of(e.chat_id, $5) = ANY ($6))
 						AND NOT EXISTS (SELECT FROM %1$I.outbox_refused f WHERE f.id = e.id)
@@ -1042,19 +1055,19 @@ BEGIN
 				(SELECT e.id, e.event, e.payload, e.chat_id FROM %1$I.outbox_events e
 					WHERE e.id = ANY (ARRAY(
 							(SELECT l.id FROM %1$I.outbox_events l
-							WHERE l.xid = ANY (ARRAY(SELECT pg_snapshot_xip($4))) AND l.id > $8 AND l.id <= $9 ORDER BY l.xid)
+							WHERE l.gen IN ($10, $11, $12) AND l.xid = ANY (ARRAY(SELECT pg_snapshot_xip($4))) AND l.id > $8 AND l.id <= $9 ORDER BY l.xid)
 							UNION ALL
 							(SELECT l.id FROM %1$I.outbox_events l
-							WHERE l.xid >= pg_snapshot_xmax($4) AND l.id > $8 AND l.id <= $9 ORDER BY l.xid)))
-						AND pg_visible_in_snapshot(e.xid, $3)
+							WHERE l.gen IN ($10, $11, $12) AND l.xid >= pg_snapshot_xmax($4) AND l.id > $8 AND l.id <= $9 ORDER BY l.xid)))
+						AND e.gen IN ($10, $11, $12) AND pg_visible_in_snapshot(e.xid, $3)
 						AND ($5 = 1 OR chat_outbox.partition_of(e.chat_id, $5) = ANY ($6))
 						AND NOT EXISTS (SELECT FROM %1$I.outbox_refused f WHERE f.id = e.id)
 					ORDER BY e.id LIMIT $7)
 			) w ORDER BY w.id LIMIT $7 $q$, svc, stmt);
 		END IF;
-		FOR r IN EXECUTE pg_catalog.format('EXECUTE %I (%L, %L, %L, %L, %L, %L, %L, %L, %L)', stmt,
+		FOR r IN EXECUTE pg_catalog.format('EXECUTE %I (%L, %L, %L, %L, %L, %L, %L, %L, %L, %L, %L, %L)', stmt,
 				greatest(c.done_mpre, coalesce(c.win_last, c.done_mpre)), c.win_m, c.win_snap, c.done_snap, k, g.parts, want,
-				coalesce(c.win_last, -9223372036854775808), c.done_mpre)
+				coalesce(c.win_last, -9223372036854775808), c.done_mpre, gens[1], gens[2], gens[3])
 		LOOP
 			id := r.id;
 			event := r.event;

@@ -46,7 +46,7 @@ SHARED_AFTER_STATUS = ["status.sql", "seed.sql"]
 # update's own file, also at the end of its update script).
 CONFIG_DUMP = ["extension/config_dump.sql", "extension/config_dump_1.2.sql", f"extension/config_dump_{VERSION}.sql"]
 # What the update from the previous version gives anew (CREATE OR REPLACE) before its own steps.
-UPDATE_SHARED = ["services.sql"]
+UPDATE_SHARED = ["services.sql", "outbox.sql"]
 # What the update does, in the header of both modes' update files.
 UPDATE_WHAT = "a plain message's inbox insert runs no trigger function while no change waits for its message"
 
