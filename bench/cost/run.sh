@@ -117,6 +117,7 @@ table_counts() { q -F '|' -c "SELECT relname, n_tup_ins, n_tup_upd, n_tup_hot_up
 inbox_counted() { [ "$(q -c "SELECT n_tup_ins FROM pg_stat_user_tables WHERE relid = 'workers.inbox'::regclass")" -ge "$expected" ]; }
 add() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.3f", a + b }'; }
 per() { awk -v a="$1" -v b="$2" -v n="$3" 'BEGIN { printf "%.0f", (b - a) * 1e6 / n }'; } # µs (or bytes / 1e6) per message
+rate() { awk -v a="$1" -v b="$2" -v n="$3" 'BEGIN { printf "%.0f", n / (b - a) }'; } # messages per second from $1 to $2
 # a half is over when every message is in the inbox and its outbox row purged (retention 1s) or sent
 if [ "$RETENTION" = 1s ]; then drained() { [ "$(delivered)" -ge "$expected" ] && [ "$(outbox_rows)" = 0 ]; }
 else drained() { [ "$(delivered)" -ge "$expected" ] && [ "$(unsent_rows)" = 0 ]; }; fi
@@ -194,9 +195,7 @@ for round in $(seq 0 "$ROUNDS"); do
 	e2e_machine=$(awk -v pg="$e2e_pg" -v c="$e2e_pgb" -v d0="$d0" -v d1="$d1" -v x0="$x0" -v x1="$x1" -v n="$m" \
 		'BEGIN { printf "%.0f", pg + (c + d1 - d0 + x1 - x0) * 1e6 / n }')
 	printf '%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n' "$raw_pg" "$e2e_pg" "$raw_machine" "$e2e_machine" "$raw_wal" "$e2e_wal" \
-		"$(awk -v a="$t0" -v b="$t_sent" -v n="$m" 'BEGIN { printf "%.0f", n / (b - a) }')" \
-		"$(awk -v a="$raw_t0" -v b="$raw_t1" -v n="$m" 'BEGIN { printf "%.0f", n / (b - a) }')" \
-		"$(awk -v a="$t0" -v b="$t_done" -v n="$m" 'BEGIN { printf "%.0f", n / (b - a) }')" >>"$summary"
+		"$(rate "$t0" "$t_sent" "$m")" "$(rate "$raw_t0" "$raw_t1" "$m")" "$(rate "$t0" "$t_done" "$m")" >>"$summary"
 	{
 		echo
 		echo "## round $round: $m messages each half"

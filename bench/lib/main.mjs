@@ -420,19 +420,21 @@ function report() {
     }
     // the issue's terms, counted (never asserted): windows after the first 5 minutes
     const late = s.samples.filter((x) => x.t > 300);
-    const shownAny = late.some((x) => x.shown > 0);
-    if (late.length && !shownAny) { // the relay paused: only the send's acknowledged commit
-      const acks = late.map((x) => x.ackP99).sort((a, b) => a - b);
-      L.push(`\nAfter the first 5 minutes: the send's ack p99 ${ms(acks[0])}-${ms(acks[acks.length - 1])} (median ${ms(acks[Math.floor(acks.length / 2)])}), ` +
-        `p99 <= 3x its p50 in ${late.filter((x) => x.ackP99 <= 3 * x.ackP50).length} of ${late.length} windows; ${s.samples.reduce((n, x) => n + (x.skipped || 0), 0)} sends skipped.`);
+    const total = (f) => s.samples.reduce((n, x) => n + (f(x) || 0), 0);
+    const within = (p99, p50) => `${late.filter((x) => x[p99] <= 3 * x[p50]).length} of ${late.length}`;
+    const skipped = `${total((x) => x.skipped)} sends skipped`;
+    const sorted = (f) => late.map(f).sort((a, b) => a - b);
+    const median = (v) => v[Math.floor(v.length / 2)];
+    if (late.length && !late.some((x) => x.shown > 0)) { // the relay paused: only the send's acknowledged commit
+      const acks = sorted((x) => x.ackP99);
+      L.push(`\nAfter the first 5 minutes: the send's ack p99 ${ms(acks[0])}-${ms(acks[acks.length - 1])} (median ${ms(median(acks))}), ` +
+        `p99 <= 3x its p50 in ${within("ackP99", "ackP50")} windows; ${skipped}.`);
     } else if (late.length) {
-      const within = late.filter((x) => x.p99 <= 3 * x.p50).length;
-      const withinAfter = late.filter((x) => x.afterP99 <= 3 * x.afterP50).length;
-      const ratios = late.map((x) => x.p99 / x.p50).sort((a, b) => a - b);
-      const lost = s.samples.reduce((n, x) => n + (x.sent - x.shown), 0);
-      L.push(`\nAfter the first 5 minutes: p99 <= 3x p50 in ${within} of ${late.length} windows (p99/p50 median ${ratios[Math.floor(ratios.length / 2)].toFixed(1)}, worst ${ratios[ratios.length - 1].toFixed(1)}); after the commit alone in ${withinAfter} of ${late.length}; ` +
+      const ratios = sorted((x) => x.p99 / x.p50);
+      L.push(`\nAfter the first 5 minutes: p99 <= 3x p50 in ${within("p99", "p50")} windows (p99/p50 median ${median(ratios).toFixed(1)}, worst ${ratios[ratios.length - 1].toFixed(1)}); ` +
+        `after the commit alone in ${within("afterP99", "afterP50")}; ` +
         `dead tuples at most ${Math.max(...late.map((x) => x.dead ?? 0))}; outbox ${num(Math.min(...late.map((x) => x.bytes)) / 1048576, 1)}-${num(Math.max(...late.map((x) => x.bytes)) / 1048576, 1)} MB; ` +
-        `${lost} of ${s.samples.reduce((n, x) => n + x.sent, 0)} sent not shown; ${s.samples.reduce((n, x) => n + (x.skipped || 0), 0)} sends skipped.`);
+        `${total((x) => x.sent - x.shown)} of ${total((x) => x.sent)} sent not shown; ${skipped}.`);
     }
   }
   return L.join("\n");
