@@ -16,7 +16,7 @@ export class Daemon {
 		Object.assign(this, { name, port, flags });
 		this.duplicates = 0;
 	}
-	start(extra = []) {
+	start(extra = [], { serversDown = false } = {}) {
 		const args = ['--listen', `127.0.0.1:${this.port}`, ...this.flags, ...extra];
 		// daemon logs go on to our stderr, which the suite's .sh keeps in $H_DIR/daemon.log
 		this.proc = spawn(env('CHAT_OUTBOXD'), args, { stdio: ['ignore', 'ignore', 'pipe'] });
@@ -31,14 +31,16 @@ export class Daemon {
 			}
 		});
 		this.exited = new Promise((resolve) => this.proc.once('exit', (code, signal) => resolve({ code, signal })));
-		return this.ready();
+		return this.ready({ serversDown });
 	}
-	// ready: /healthz answers, and not "starting" (a daemon admits clients once it has read the inbox;
-	// with a server down it answers "unavailable", which a test that starts it so expects)
-	async ready() {
+	// ready: /healthz says "ok": Redis and Postgres answer and the gateway knows where the inbox stands,
+	// the state in which it admits clients (docs/gateway.md, /healthz). A test that starts the daemon with
+	// a server down passes serversDown: then "unavailable" will do too, but never "starting".
+	async ready({ serversDown = false } = {}) {
 		await waitUntil(`${this.name} to listen on ${this.port}`, async () => {
 			const r = await fetch(`http://127.0.0.1:${this.port}/healthz`).catch(() => null);
-			return r !== null && (await r.json().catch(() => ({}))).status !== 'starting';
+			const status = r && (await r.json().catch(() => ({}))).status;
+			return status === 'ok' || (serversDown && status === 'unavailable');
 		}, 20000);
 	}
 	async metric(name) {
