@@ -236,6 +236,23 @@ RETURN pg_catalog.format($view$
 			FOR EACH ROW EXECUTE FUNCTION chat_outbox.outbox_view_write();
 	$view$, name);
 
+-- The storage parameters of a service's three generations (create_outbox; the update to 1.4 for
+-- services made before). A generation is emptied by TRUNCATE, never by vacuum, so no vacuum runs for
+-- its inserts: one would only set the visibility bits of rows that are truncated a retention later,
+-- and make the next checkpoint write those pages again. Vacuums against transaction id wraparound
+-- still run, and ANALYZE still follows the inserts. Its TOAST table the same.
+CREATE OR REPLACE FUNCTION chat_outbox.set_generation_storage(name text) RETURNS void
+	LANGUAGE plpgsql
+	SET search_path = pg_catalog, pg_temp
+AS $storage$
+BEGIN
+	FOR gen IN 0..2 LOOP
+		EXECUTE format('ALTER TABLE %I.%I SET (autovacuum_vacuum_insert_threshold = -1, toast.autovacuum_vacuum_insert_threshold = -1)',
+			name, 'outbox_events_' || gen);
+	END LOOP;
+END
+$storage$;
+
 -- A service's outbox (create_service; the update to 1.2 for services made before): written once
 -- (docs/extension.md, 'How the relay works'): three generations, LIST partitions of gen, that take
 -- rows in turn and are truncated whole once the relay is past them; what is sent is the relay's
@@ -274,6 +291,7 @@ BEGIN
 			refused_at timestamptz NOT NULL DEFAULT pg_catalog.now()
 		);
 	$ddl$, name, format('%I.outbox_id_seq', name));
+	PERFORM chat_outbox.set_generation_storage(name);
 	EXECUTE chat_outbox.outbox_view_sql(name);
 	INSERT INTO chat_outbox.outbox_rotation (service) VALUES (name);
 END

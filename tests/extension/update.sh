@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
 # extension.update (and managed.update, through managed/in_managed_mode.sh): an install of chat_outbox
 # 1.0 updated in place to 1.1 (senders on messages, edits and deletes) while chat-outboxd --service workers runs:
-# ALTER EXTENSION chat_outbox UPDATE (1.0 -> 1.1 -> 1.2 -> 1.3), or in managed mode sql/managed/update_1.1.sql,
-# update_1.2.sql and update_1.3.sql as the owner (1.2: the write-once outbox, the relay of 1.2 relays
-# 1.1's outbox until then; 1.3: the inbox's changes waiting for their message).
+# ALTER EXTENSION chat_outbox UPDATE (1.0 -> 1.1 -> 1.2 -> 1.3 -> 1.4), or in managed mode
+# sql/managed/update_1.1.sql to update_1.4.sql as the owner (1.2: the write-once outbox, the relay of 1.2
+# relays 1.1's outbox until then; 1.3: the inbox's changes waiting for their message; 1.4: the
+# generations' storage parameters).
 # The daemon of 1.1 stores and shows what is sent before the update without senders (and a client's
 # send calls the two-argument send_message), and takes the columns up without a restart: a message sent
 # before the update arrives with sender NULL, one sent after with its sender, on the inbox and in a /ws
@@ -12,7 +13,7 @@
 # both in order (it takes the edit columns up like the senders); a /ws client edits and deletes; a
 # role granted send_message and the receiver's inbox columns before the update may still use them; and
 # the updated database's functions (their text, ACLs and extension membership), columns and column
-# grants equal a fresh install's with the same services and grants.
+# grants, and its tables' storage parameters equal a fresh install's with the same services and grants.
 . "$(dirname "$0")/../harness/lib.sh"
 export HARNESS_INSTALL_VERSION=1.0
 daemon_env update
@@ -53,13 +54,13 @@ expect_eq "a client's send before the update: acked, without a sender" '["sent b
 	"$(ws_ask "{ type: 'send', chat_id: 42, body: 'sent before the update' }" "JSON.stringify([a.message?.body, a.message?.sender])")"
 
 if [ "$managed" = 1 ]; then
-	for v in 1.1 1.2 1.3; do
+	for v in 1.1 1.2 1.3 1.4; do
 		psql -XAtq -v ON_ERROR_STOP=1 "$PGURL" -f "$H_ROOT/sql/managed/update_$v.sql" >"$H_DIR/update.log" 2>&1 ||
 			{ cat "$H_DIR/update.log" >&2; fail "update_$v.sql failed"; }
 	done
 else
 	psql -XAtq -v ON_ERROR_STOP=1 "$PG_SUPER_URL" -c "ALTER EXTENSION chat_outbox UPDATE" >/dev/null
-	expect_eq "extension version" "1.3" "$(q "SELECT extversion FROM pg_extension WHERE extname = 'chat_outbox'")"
+	expect_eq "extension version" "1.4" "$(q "SELECT extversion FROM pg_extension WHERE extname = 'chat_outbox'")"
 fi
 
 # the running daemon takes the columns up: the first message with a sender tells it to look again
@@ -150,12 +151,22 @@ schema() { # every function of ours with its text, owner, ACL and membership; ev
 		SELECT c.conrelid::regclass || ' ' || c.conname || ' ' || pg_get_constraintdef(c.oid) FROM pg_constraint c
 		WHERE c.connamespace::regnamespace::text IN ('chat_outbox', 'consumers', 'workers', 'later')
 		UNION ALL
+		SELECT c.oid::regclass || ' storage ' || coalesce(c.reloptions::text, '-') || ' toast ' || coalesce(t.reloptions::text, '-')
+		FROM pg_class c LEFT JOIN pg_class t ON t.oid = c.reltoastrelid
+		WHERE c.relnamespace::regnamespace::text IN ('chat_outbox', 'consumers', 'workers', 'later') AND c.relkind IN ('r', 'p')
+		UNION ALL
 		SELECT 'membership grants ' || coalesce((SELECT relacl::text FROM pg_class WHERE oid = 'chat_outbox.members'::regclass), '-')
 			|| ' ' || coalesce((SELECT nspacl::text FROM pg_namespace WHERE nspname = 'chat_outbox'), '-')
 		ORDER BY 1"
 }
+# no generation is vacuumed for its inserts (truncated instead): set by the update, as by create_service
+expect_eq "generations, and those not vacuumed for inserts (table and TOAST)" "9|9" "$(q "
+	SELECT count(*), count(*) FILTER (WHERE c.reloptions @> '{autovacuum_vacuum_insert_threshold=-1}'
+		AND t.reloptions @> '{autovacuum_vacuum_insert_threshold=-1}')
+	FROM pg_class c JOIN pg_class t ON t.oid = c.reltoastrelid
+	WHERE c.relname ~ '^outbox_events_[0-2]$' AND c.relnamespace::regnamespace::text IN ('consumers', 'workers', 'later')")"
 schema "$PGURL" >"$H_DIR/schema.updated"
 schema "$fresh_url" >"$H_DIR/schema.fresh"
 diff -u "$H_DIR/schema.fresh" "$H_DIR/schema.updated" || fail "the updated schema differs from a fresh install's"
-echo "ok   the updated schema equals a fresh install's ($(wc -l <"$H_DIR/schema.fresh") functions and columns)"
+echo "ok   the updated schema equals a fresh install's ($(wc -l <"$H_DIR/schema.fresh") functions, columns, indexes, triggers, constraints and tables' storage)"
 echo "PASS"

@@ -1,11 +1,12 @@
 #!/usr/bin/env bash
-# tests/extension/update_in_place.sh - the update from 1.1 to 1.3 (1.2: the write-once outbox; 1.3:
-# the inbox's changes waiting for their message) in place, under traffic (managed.update_in_place runs
-# it on the managed install with update_1.2.sql and update_1.3.sql).
-# chat_outbox 1.1 is installed and relayed by the relay of 1.3 the 1.1 way; a sender sends without
+# tests/extension/update_in_place.sh - the update from 1.1 to 1.4 (1.2: the write-once outbox; 1.3:
+# the inbox's changes waiting for their message; 1.4: the generations' storage parameters) in place,
+# under traffic (managed.update_in_place runs it on the managed install with update_1.2.sql to
+# update_1.4.sql).
+# chat_outbox 1.1 is installed and relayed by the current relay the 1.1 way; a sender sends without
 # pause and a real bullmq Worker processes. The relay is paused (extension: relay_enabled = off;
 # managed: chat-outbox-relay SIGSTOPped between passes) until a backlog of unsent rows waits, then the
-# update runs (ALTER EXTENSION chat_outbox UPDATE, or update_1.2.sql and update_1.3.sql as the owner)
+# update runs (ALTER EXTENSION chat_outbox UPDATE, or update_1.2.sql to update_1.4.sql as the owner)
 # while the sender goes on; the relay resumes, now over windows. Checks: no send failed, the unsent rows
 # were moved (unsent in the new outbox right after), every stored message processed exactly once, no
 # job added twice, processed in the order sent (one sender: its order is the commit order); an edit
@@ -71,13 +72,13 @@ waiting=00000000-0000-4000-8000-00000000c0de
 q "INSERT INTO workers.inbox (message_id, chat_id, body, sender, target, kind, version, edited_at)
 	VALUES (gen_random_uuid(), 5, 'edited before its message came', 'alice', '$waiting', 'edited', 1, now())" >/dev/null
 if [ "$managed" = 1 ]; then
-	for v in 1.2 1.3; do
+	for v in 1.2 1.3 1.4; do
 		psql -XAtq -v ON_ERROR_STOP=1 "$PGURL" -f "$H_ROOT/sql/managed/update_$v.sql" >"$H_DIR/update.log" 2>&1 ||
 			{ cat "$H_DIR/update.log" >&2; fail "update_$v.sql failed"; }
 	done
 else
 	psql -XAtq -v ON_ERROR_STOP=1 "$PG_SUPER_URL" -c "ALTER EXTENSION chat_outbox UPDATE" >/dev/null
-	expect_eq "extension version" "1.3" "$(q "SELECT extversion FROM pg_extension WHERE extname = 'chat_outbox'")"
+	expect_eq "extension version" "1.4" "$(q "SELECT extversion FROM pg_extension WHERE extname = 'chat_outbox'")"
 fi
 moved=$(q "SELECT count(*) FROM consumers.outbox WHERE sent_at IS NULL")
 [ "$moved" -ge "$backlog" ] || fail "unsent rows lost by the update: $backlog before, $moved after"

@@ -4,7 +4,7 @@
 # chat_outbox 1.2 installed (managed: the 1.2 install as released, tests/managed/chat_outbox_managed-1.2.sql)
 # and a service created after it; in the inbox of a seed service and of that one, stored the way
 # chat-outboxd stores them: an edit and a delete of a message that is not there yet, a message with an
-# edit of it, a plain message. The update (ALTER EXTENSION chat_outbox UPDATE, or update_1.3.sql as the
+# edit of it, a plain message. The update (ALTER EXTENSION chat_outbox UPDATE TO '1.3', or update_1.3.sql as the
 # owner, run twice: the second run changes nothing) leaves exactly the first message waiting in each
 # service; that message, stored after the update, arrives deleted, and then nothing waits. With the
 # extension, the waiting table belongs to it for the seed's service only, as after CREATE EXTENSION.
@@ -34,7 +34,7 @@ update() {
 		psql -XAtq -v ON_ERROR_STOP=1 "$PGURL" -f "$H_ROOT/sql/managed/update_1.3.sql" >"$H_DIR/update.log" 2>&1 ||
 			{ cat "$H_DIR/update.log" >&2; fail "update_1.3.sql failed"; }
 	else
-		psql -XAtq -v ON_ERROR_STOP=1 "$PG_SUPER_URL" -c "ALTER EXTENSION chat_outbox UPDATE" >/dev/null
+		psql -XAtq -v ON_ERROR_STOP=1 "$PG_SUPER_URL" -c "ALTER EXTENSION chat_outbox UPDATE TO '1.3'" >/dev/null
 		expect_eq "extension version" "1.3" "$(q "SELECT extversion FROM pg_extension WHERE extname = 'chat_outbox'")"
 	fi
 }

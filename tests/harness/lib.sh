@@ -27,7 +27,7 @@
 #                                       HARNESS_MANAGED_WAKE=logical: wal_level = logical, chat_owner
 #                                       with REPLICATION, chat_outbox.settings.wake = 'wal', and every
 #                                       relay_start'ed relay woken by logical decoding (--wake logical)
-#                                       HARNESS_INSTALL_VERSION=1.0, 1.1 or 1.2: install that version instead of the
+#                                       HARNESS_INSTALL_VERSION=1.0 to 1.3: install that version instead of the
 #                                       current version (the update suites)
 #   harness_psql <sql>                  psql -XAtq against $PGURL, stops on error
 #   q <sql>                             the same, for suites that query a lot
