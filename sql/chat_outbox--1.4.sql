@@ -961,7 +961,6 @@ BEGIN
 		INSERT INTO chat_outbox.outbox_cursors (service, partition, partitions, done_snap, done_mpre)
 			SELECT svc, p, k, coalesce(s, '1:1:'), coalesce(mpre, -9223372036854775808) FROM generate_series(0, k - 1) p;
 	END IF;
-	SELECT * INTO rot FROM chat_outbox.outbox_rotation t WHERE t.service = svc;
 	-- the cursors in the same state move together: one window query for all of them
 	FOR g IN SELECT x.done_snap::text AS done_text, x.win_snap::text AS win_text, x.win_last,
 			array_agg(x.partition ORDER BY x.partition) AS parts
@@ -981,6 +980,11 @@ BEGIN
 			c.win_m := m;
 			c.win_last := NULL;
 		END IF;
+		-- The rotation's state, read after the window's tick: a row visible in the tick was written
+		-- after the switch that made its generation current had committed, so this read sees that
+		-- generation not empty. Read before the tick, a switch and a row written and committed in
+		-- between would leave the row out of the window and behind the cursors, never sent.
+		SELECT * INTO rot FROM chat_outbox.outbox_rotation t WHERE t.service = svc;
 		-- The generations that can hold a row of the window: not empty, and not closed before the
 		-- cursors' last finished tick (every writer of a generation closed at closed_xmax had an xid
 		-- below it, so at or below that tick's xmin each row is visible in it, or aborted). Usually

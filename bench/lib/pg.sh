@@ -4,7 +4,8 @@
 #   bench_pg_start [port]   initdb + start like harness_pg_start, but:
 #     - loads chat_outbox (shared_preload_libraries) only when its library is installed,
 #     - creates databases "chat" and "baseline",
-#     - tries CREATE EXTENSION chat_outbox in "chat" and sets OURS_EXT=1 on success, 0 otherwise
+#     - tries CREATE EXTENSION chat_outbox (VERSION $BENCH_EXT_VERSION when set) in "chat" and sets
+#       OURS_EXT=1 on success, 0 otherwise
 #       (never fails because the extension is missing),
 #     - tries CREATE EXTENSION pgq in "baseline" (Debian's postgresql-15-pgq3) with queue
 #       consumers_outbox and consumer relay, and sets PGQ_EXT the same way (the "pgq" variant).
@@ -43,7 +44,8 @@ bench_pg_start() {
 	OURS_EXT_ERROR=""
 	if [ -z "$preload" ]; then
 		OURS_EXT_ERROR="chat_outbox.so not installed in $pkglib"
-	elif OURS_EXT_ERROR=$(psql -XAtq -v ON_ERROR_STOP=1 "$PGURL" -c "CREATE EXTENSION chat_outbox" 2>&1); then
+	elif OURS_EXT_ERROR=$(psql -XAtq -v ON_ERROR_STOP=1 "$PGURL" \
+		-c "CREATE EXTENSION chat_outbox${BENCH_EXT_VERSION:+ VERSION '$BENCH_EXT_VERSION'}" 2>&1); then
 		OURS_EXT=1
 	fi
 	export OURS_EXT OURS_EXT_ERROR

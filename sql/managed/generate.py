@@ -47,9 +47,10 @@ SHARED_AFTER_STATUS = ["status.sql", "seed.sql"]
 # update's own file, also at the end of its update script).
 CONFIG_DUMP = ["extension/config_dump.sql", "extension/config_dump_1.2.sql", "extension/config_dump_1.3.sql"]
 # What the update from the previous version gives anew (CREATE OR REPLACE) before its own steps.
-UPDATE_SHARED = ["services.sql"]
+UPDATE_SHARED = ["services.sql", "outbox.sql"]
 # What the update does, in the header of both modes' update files.
-UPDATE_WHAT = "the outbox's generations are not vacuumed for their inserts (they are truncated, never vacuumed for space)"
+UPDATE_WHAT = ("the outbox's generations are not vacuumed for their inserts (they are truncated, never vacuumed for\n"
+               "-- space); the relay's batch reads which generations can hold a window's rows after the window's tick")
 
 
 def part(name):
