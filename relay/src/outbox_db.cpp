@@ -45,9 +45,10 @@ void
 OutboxDb::Connect()
 {
 	Disconnect();
-	// a primary unless the URL says otherwise (common/pg_primary.hpp): a standby is skipped, not used
-	const char *keys[] = {kTargetSessionAttrsKey, "dbname", nullptr};
-	const char *values[] = {kTargetSessionAttrsPrimary, conninfo_.c_str(), nullptr};
+	// a primary unless the URL says otherwise (common/pg_primary.hpp): a standby is skipped, not used;
+	// named in pg_stat_activity unless the URL names it
+	const char *keys[] = {kTargetSessionAttrsKey, "dbname", "fallback_application_name", nullptr};
+	const char *values[] = {kTargetSessionAttrsPrimary, conninfo_.c_str(), "chat-outbox-relay", nullptr};
 	conn_ = PQconnectdbParams(keys, values, 1);
 	if (PQstatus(conn_) != CONNECTION_OK) {
 		std::string why = PQerrorMessage(conn_);

@@ -37,6 +37,8 @@ job=$(harness_psql "SELECT id FROM consumers.messages ORDER BY created_at LIMIT 
 expect_eq "job data of message $job" "$(harness_psql "SELECT payload::text FROM consumers.outbox WHERE payload ->> 'id' = '$job'")" \
 	"$(rcli hget "bull:chat-messages:$job" data)"
 expect_eq "status: relay's pid" "$RELAY_PID" "$(relay_status worker_pid)"
+expect_eq "the relay's connection, named in pg_stat_activity" 1 \
+	"$(harness_psql "SELECT count(*) FROM pg_stat_activity WHERE application_name = 'chat-outbox-relay'")"
 expect_eq "status: unsent" 0 "$(relay_status unsent)"
 [ "$(relay_status last_relayed_id)" = "$(harness_psql "SELECT max(id) FROM consumers.outbox")" ] || fail "last_relayed_id"
 
