@@ -17,7 +17,13 @@
 # It also writes the in-place switches between the modes from the same parts: from_extension.sql
 # (the extension's objects become the managed install's) and the extension's version 'managed' with
 # its update to '1.4' (a managed install's objects become the extension's).
-#   sql/managed/generate.py            rewrite the files
+# What it writes is built, never committed (.gitignore): `make` (the extension's Makefile) and the
+# CMake build run it (.gitignore names each; repo.hygiene fails when one is tracked). A release
+# freezes its files: the install and update of the version released are committed as they are (the
+# managed install as tests/managed/chat_outbox_managed-<version>.sql), VERSION and PREVIOUS move
+# on, and .gitignore names the new files.
+#   sql/managed/generate.py            write the files
+#   sql/managed/generate.py --list     print their paths, relative to the repository's root
 #   sql/managed/generate.py --check    exit 1 when a file in the tree is not what would be written
 # docs/managed.md describes the result.
 import pathlib
@@ -227,6 +233,9 @@ def outputs():
 
 def main():
     files = outputs()
+    if sys.argv[1:] == ["--list"]:
+        print("\n".join(str(p.relative_to(ROOT)) for p in files))
+        return
     if sys.argv[1:] == ["--check"]:
         stale = [str(p.relative_to(ROOT)) for p, text in files.items() if not p.exists() or p.read_text() != text]
         if stale:

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # repo.hygiene: the tracked files hold no merge-conflict markers, name no path outside the repository
 # (a comment's or a doc's reference must resolve here), and every relative link in README.md and docs/ names
-# a file or folder that exists and, with #anchor, one of its headings. No servers; about a second.
+# a file or folder that exists and, with #anchor, one of its headings; no built SQL is tracked (what
+# sql/managed/generate.py writes is built by make and CMake, never committed). No servers; about a second.
 set -euo pipefail
 ROOT=$(cd "$(dirname "$0")/../.." && pwd)
 cd "$ROOT"
@@ -19,6 +20,11 @@ if hits=$(grep -nE '(\.\./shared/|/work/(main|h-|shared|\.library))' -- "${files
 	fail "paths outside the repository:"$'\n'"$hits"
 fi
 echo "ok   no path outside the repository"
+
+mapfile -t built < <(python3 sql/managed/generate.py --list)
+tracked=$(git ls-files -- "${built[@]}")
+if [ -n "$tracked" ]; then fail "built SQL is tracked:"$'\n'"$tracked"
+else echo "ok   none of the ${#built[@]} files sql/managed/generate.py builds is tracked"; fi
 
 # relative Markdown links and their #anchors (scripts/check_doc_links.py: README.md and docs/)
 bad=$(python3 scripts/check_doc_links.py 2>&1) || fail "Markdown links to nothing:"$'\n'"$bad"
