@@ -371,7 +371,7 @@ main(int argc, char **argv)
 				db.Purge(list);
 				for (const auto &line : db.TakeRotationLog())
 					Log(line);
-				next_purge = NowMs() + 5000;
+				next_purge = NowMs() + db.PurgeEveryMs();
 			}
 			if (stop_requested || (more && !redis_failed))
 				continue;

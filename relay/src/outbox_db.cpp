@@ -11,6 +11,7 @@
 
 #include "common/relay/job_id.hpp"
 #include "common/relay/partition_layout.hpp"
+#include "common/relay/purge_interval.hpp"
 #include "common/relay/relay_sql.hpp"
 #include "common/partitions.hpp"
 #include "common/pg_primary.hpp"
@@ -354,6 +355,7 @@ OutboxDb::Purge(const std::vector<Service> &services)
 	if (PQntuples(s.get()) == 0)
 		return 0;
 	const std::string retention = PQgetvalue(s.get(), 0, 0), inbox_retention = PQgetvalue(s.get(), 0, 1);
+	purge_every_ms_ = PurgeIntervalMs(std::atoll(retention.c_str()), std::atoll(inbox_retention.c_str()));
 	constexpr int kLimit = 1000;
 	int64_t total = 0;
 	for (const auto &svc : services) {

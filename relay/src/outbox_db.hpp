@@ -94,6 +94,9 @@ class OutboxDb {
 	// fewer; returns the inbox rows deleted. Also forgets relays silent for a day (their rows of
 	// chat_outbox.relays).
 	int64_t Purge(const std::vector<Service> &services);
+	// PurgeEveryMs: when the next purge round is due, from the retentions the last one read
+	// (common/relay/purge_interval.hpp, the in-database relay's pace too).
+	int64_t PurgeEveryMs() const { return purge_every_ms_; }
 	// TakeRotationLog: the log lines of what the rotations started or stopped waiting for, once each.
 	std::vector<std::string> TakeRotationLog() { return std::move(rotation_log_); }
 	// WaitForWake returns once a notification arrived (true) or after timeout_ms (false); a signal,
@@ -114,6 +117,7 @@ class OutboxDb {
 	std::map<std::string, std::string> rotation_wait_; // per service: what its rotation waited for last ("" nothing)
 	std::vector<std::string> rotation_log_;
 	std::map<std::string, bool> before_1_2_;
+	int64_t purge_every_ms_ = 1000; // the first rounds, until the settings are read
 };
 
 } // namespace chat_outbox::relay

@@ -18,6 +18,7 @@
 
 
 #include "common/backoff.hpp"
+#include "common/relay/purge_interval.hpp"
 #include "common/relay/relay_health.hpp"
 
 extern "C" {
@@ -25,7 +26,8 @@ PGDLLEXPORT void chat_outbox_relay_main(Datum main_arg);
 }
 
 /*
- * Purge about twice per retention period, but at most every 10 s and at least every 1 s. The outbox
+ * Purge at the pace both relays share (common/relay/purge_interval.hpp: about twice per retention
+ * period, at least every 1 s and at most every 10 s). The outbox
  * is not purged row by row: each round runs one step of its rotation per service (truncate the oldest
  * generation once the cursors are past it, switch generations; sql/parts/outbox.sql). The inbox purge
  * runs between relay rounds, one transaction of PURGE_BATCH rows per service at a time,
@@ -36,20 +38,11 @@ PGDLLEXPORT void chat_outbox_relay_main(Datum main_arg);
  * anything to delete: a row sent late (a long transaction's) that sits among old ones is stepped
  * over, not a stop.
  */
-#define PURGE_EVERY_MS Min(10000, Max(1000, PurgeRetention() * 500L))
+#define PURGE_EVERY_MS chat_outbox::PurgeIntervalMs(chat_outbox_retention, chat_outbox_inbox_retention)
 #define PURGE_BEHIND_MS 10
 #define PURGE_BATCH 1000
 
 static chat_outbox::RelayHealth relay_health;
-
-/* PurgeRetention: the shorter retention in force (outbox or inbox), which sets how often purges run. */
-static long
-PurgeRetention(void)
-{
-	if (chat_outbox_retention > 0 && chat_outbox_inbox_retention > 0)
-		return Min(chat_outbox_retention, chat_outbox_inbox_retention);
-	return Max(chat_outbox_retention, chat_outbox_inbox_retention);
-}
 
 static void BackOff(long ms);
 static bool services_stale = true;
@@ -336,7 +329,7 @@ WaitForCommits(void)
 {
 	long		ms = chat_outbox_poll_interval;
 
-	if (PurgeRetention() > 0) /* a purge that is due (every 10 ms while behind) does not wait for a commit */
+	if (chat_outbox_retention > 0 || chat_outbox_inbox_retention > 0) /* a purge that is due (every 10 ms while behind) does not wait for a commit */
 		ms = Min(ms, Max(0, TimestampDifferenceMilliseconds(GetCurrentTimestamp(), next_purge)));
 	pg_atomic_exchange_u32(&relay_shared->worker_listening, 1);
 	if (pg_atomic_read_u32(&relay_shared->dirty_services) == 0)
