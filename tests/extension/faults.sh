@@ -4,8 +4,11 @@
 #      change of state, everything arrives after Redis returns.
 #   2. The relay worker SIGKILLed (crash recovery of the whole cluster), then pg_ctl restart,
 #      both mid-stream: everything stored is processed, exactly once.
-#   3. Redis hung (SIGSTOP) with a 60 s redis_timeout: a SIGHUP (pausing the relay) and then a
-#      fast shutdown are still answered at once.
+#   3. A configuration reload (SIGHUP) while a batch waits for Redis's answer (CLIENT PAUSE WRITE,
+#      lifted right after the reload): the relay waits for the answer and commits, on the same Redis
+#      connection (dropping it would roll the pass back and send its rows again).
+#   4. Redis hung (SIGSTOP) with a 60 s redis_timeout: a SIGHUP (pausing the relay) and then a
+#      fast shutdown are still answered within seconds.
 # A real bullmq Worker (consume.mjs) records every processed job id; the checks compare that
 # with what Postgres stored.
 set -euo pipefail
@@ -57,11 +60,30 @@ verify_delivered "relay SIGKILL + pg_ctl restart"
 new_pid=$(harness_psql "SELECT pid FROM pg_stat_activity WHERE backend_type = 'chat_outbox relay'")
 [ -n "$new_pid" ] && [ "$new_pid" != "$relay_pid" ] || fail "relay not restarted"
 
-# 3. SIGTERM is answered while Redis hangs
+relay_waits_on_redis() { psql -XAtq "$PGURL" -c "SELECT 1 FROM pg_stat_activity WHERE backend_type = 'chat_outbox relay' AND wait_event = 'Extension'" | grep 1 >/dev/null; }
+# relay_redis_port: the local port of the relay worker's connection to Redis (one shard)
+relay_redis_port() {
+	ss -tnpH state established "( dport = :$REDIS_PORT )" | grep "pid=$(harness_psql "SELECT pid FROM pg_stat_activity
+		WHERE backend_type = 'chat_outbox relay'")," | awk '{ n = split($3, a, ":"); print a[n] }'
+}
+
+# 3. a reload while a batch waits for Redis's answer
+harness_psql "SELECT consumers.send_message(1, 'before a reload')" >/dev/null
+harness_wait_value 20 = 0 relay_status unsent
+port=$(relay_redis_port)
+[ -n "$port" ] || fail "no Redis connection of the relay found"
+rcli client pause 60000 write >/dev/null
+harness_psql "SELECT consumers.send_message(1, 'during a reload')" >/dev/null
+harness_wait_for 10 relay_waits_on_redis
+harness_psql "SELECT pg_reload_conf()" >/dev/null
+rcli client unpause >/dev/null
+harness_wait_value 20 = 0 relay_status unsent
+expect_eq "a reload while a batch waited for Redis: the relay's Redis connection (local port) kept" "$port" "$(relay_redis_port)"
+
+# 4. SIGHUP and SIGTERM are answered while Redis hangs
 harness_psql "ALTER SYSTEM SET chat_outbox.redis_timeout = '60s'" && harness_psql "SELECT pg_reload_conf()" >/dev/null
 kill -STOP "$(cat "$REDIS_PIDFILE")"
 harness_psql "SELECT consumers.send_message(1, 'while redis hangs')" >/dev/null
-relay_waits_on_redis() { psql -XAtq "$PGURL" -c "SELECT 1 FROM pg_stat_activity WHERE backend_type = 'chat_outbox relay' AND wait_event = 'Extension'" | grep 1 >/dev/null; }
 harness_wait_for 10 relay_waits_on_redis
 harness_psql "ALTER SYSTEM SET chat_outbox.relay_enabled = off" && harness_psql "SELECT pg_reload_conf()" >/dev/null
 harness_wait_value 10 = paused relay_status relay_state ||

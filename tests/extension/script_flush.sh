@@ -6,9 +6,9 @@
 #   1. flushed again and again while three senders stream messages, passes of several batches
 #      (batch_size = 4), so NOSCRIPT lands on first and later batches of a pass;
 #   2. flushed as a 2,000-row backlog lands in one statement, and again while it drains. (Not over a
-#      relay paused with relay_enabled = off: the SIGHUP of that switch may land while a batch waits
-#      for Redis, which drops the connection by design, and the fresh connection's handshake loads
-#      the script, so that flush would rightly cost no reload.)
+#      relay paused with relay_enabled = off: a pause lands between passes or, within 2 s, after the
+#      batch in flight; a fresh connection's handshake would load the script, so a flush across a
+#      reconnect rightly costs no reload.)
 # Checks: every stored message processed exactly once by a real bullmq Worker, in each sender's
 # order per chat; no batch sent twice (no `duplicated` event: a rolled-back pass would resend);
 # no outage logged; exactly one log line per flush.

@@ -216,10 +216,30 @@ RedisSinkAppendfsync(void)
 	return nshards > 0 ? sinks[0].appendfsync : "";
 }
 
-static bool
-SinkShouldAbort(void)
+/*
+ * A terminate or cancel request stops a wait for Redis at once. The worker's configuration reload
+ * (SIGHUP: relay_enabled = off, or any pg_reload_conf()) lets the batch in flight finish when Redis
+ * answers within RELOAD_GRACE_MS of it: stopping at once rolls back a pass whose jobs Redis may have
+ * taken, and its rows go again (BullMQ counts them duplicates). A Redis that does not answer in that
+ * time (hung) still lets the reload through within it.
+ */
+#define RELOAD_GRACE_MS 2000
+
+static TimestampTz reload_seen_at = 0; /* when a wait first saw the pending reload; 0: none pending */
+
+/* SinkStopAt: when the wait must stop for a signal (now: at once), or 0 when none asks it to. */
+static TimestampTz
+SinkStopAt(TimestampTz now)
 {
-	return ProcDiePending || QueryCancelPending || (IsBackgroundWorker && ConfigReloadPending);
+	if (ProcDiePending || QueryCancelPending)
+		return now;
+	if (!(IsBackgroundWorker && ConfigReloadPending)) {
+		reload_seen_at = 0;
+		return 0;
+	}
+	if (reload_seen_at == 0)
+		reload_seen_at = now;
+	return TimestampTzPlusMilliseconds(reload_seen_at, RELOAD_GRACE_MS);
 }
 
 /* SinkWait waits for `events` on the Redis socket until `deadline`; false on timeout or signal. */
@@ -227,25 +247,29 @@ static bool
 SinkWait(RedisSink &sink, int events, TimestampTz deadline, SinkFailure *failure)
 {
 	for (;;) {
-		long		timeout_ms = TimestampDifferenceMilliseconds(GetCurrentTimestamp(), deadline);
+		TimestampTz now = GetCurrentTimestamp();
+		TimestampTz stop_at = SinkStopAt(now);
+		long		timeout_ms = TimestampDifferenceMilliseconds(now, deadline);
 		int			rc;
 
+		if (stop_at != 0 && stop_at <= now) {
+			SinkDisconnect(sink); /* the reply stream is now out of step */
+			failure->kind = FAILURE_INTERRUPTED;
+			strlcpy(failure->message, "interrupted", sizeof failure->message);
+			return false;
+		}
 		if (timeout_ms <= 0) {
 			SinkFail(sink, failure, "timeout", "no answer within chat_outbox.redis_timeout");
 			sink.timed_out = true;
 			return false;
 		}
+		if (stop_at != 0)
+			timeout_ms = Min(timeout_ms, Max(1, TimestampDifferenceMilliseconds(now, stop_at)));
 		rc = WaitLatchOrSocket(MyLatch, WL_LATCH_SET | WL_TIMEOUT | WL_EXIT_ON_PM_DEATH | events, sink.ctx->fd,
 							   timeout_ms, PG_WAIT_EXTENSION);
 		if (rc & WL_LATCH_SET) {
 			ResetLatch(MyLatch);
 			redis_sink_latch_seen = true;
-			if (SinkShouldAbort()) {
-				SinkDisconnect(sink); /* the reply stream is now out of step */
-				failure->kind = FAILURE_INTERRUPTED;
-				strlcpy(failure->message, "interrupted", sizeof failure->message);
-				return false;
-			}
 		}
 		if (rc & events)
 			return true;
