@@ -60,7 +60,8 @@ verify_delivered "relay SIGKILL + pg_ctl restart"
 new_pid=$(harness_psql "SELECT pid FROM pg_stat_activity WHERE backend_type = 'chat_outbox relay'")
 [ -n "$new_pid" ] && [ "$new_pid" != "$relay_pid" ] || fail "relay not restarted"
 
-relay_waits_on_redis() { psql -XAtq "$PGURL" -c "SELECT 1 FROM pg_stat_activity WHERE backend_type = 'chat_outbox relay' AND wait_event = 'Extension'" | grep 1 >/dev/null; }
+# relay_waits_on_redis: the worker in a pass (state active: between passes it is idle) waiting on the Redis socket
+relay_waits_on_redis() { psql -XAtq "$PGURL" -c "SELECT 1 FROM pg_stat_activity WHERE backend_type = 'chat_outbox relay' AND state = 'active' AND wait_event = 'Extension'" | grep 1 >/dev/null; }
 # relay_redis_port: the local port of the relay worker's connection to Redis (one shard)
 relay_redis_port() {
 	ss -tnpH state established "( dport = :$REDIS_PORT )" | grep "pid=$(harness_psql "SELECT pid FROM pg_stat_activity
