@@ -60,8 +60,10 @@ verify_delivered "relay SIGKILL + pg_ctl restart"
 new_pid=$(harness_psql "SELECT pid FROM pg_stat_activity WHERE backend_type = 'chat_outbox relay'")
 [ -n "$new_pid" ] && [ "$new_pid" != "$relay_pid" ] || fail "relay not restarted"
 
-# relay_waits_on_redis: the worker in a pass (state active: between passes it is idle) waiting on the Redis socket
-relay_waits_on_redis() { psql -XAtq "$PGURL" -c "SELECT 1 FROM pg_stat_activity WHERE backend_type = 'chat_outbox relay' AND state = 'active' AND wait_event = 'Extension'" | grep 1 >/dev/null; }
+relay_waits_on_redis() { psql -XAtq "$PGURL" -c "SELECT 1 FROM pg_stat_activity WHERE backend_type = 'chat_outbox relay' AND wait_event = 'Extension'" | grep 1 >/dev/null; }
+# relay_in_pass_on_redis: the worker in a pass (state active; between passes it is idle, on the same
+# wait event) waiting on the Redis socket
+relay_in_pass_on_redis() { psql -XAtq "$PGURL" -c "SELECT 1 FROM pg_stat_activity WHERE backend_type = 'chat_outbox relay' AND state = 'active' AND wait_event = 'Extension'" | grep 1 >/dev/null; }
 # relay_redis_port: the local port of the relay worker's connection to Redis (one shard)
 relay_redis_port() {
 	ss -tnpH state established "( dport = :$REDIS_PORT )" | grep "pid=$(harness_psql "SELECT pid FROM pg_stat_activity
@@ -75,7 +77,7 @@ port=$(relay_redis_port)
 [ -n "$port" ] || fail "no Redis connection of the relay found"
 rcli client pause 60000 write >/dev/null
 harness_psql "SELECT consumers.send_message(1, 'during a reload')" >/dev/null
-harness_wait_for 10 relay_waits_on_redis
+harness_wait_for 10 relay_in_pass_on_redis
 harness_psql "SELECT pg_reload_conf()" >/dev/null
 rcli client unpause >/dev/null
 harness_wait_value 20 = 0 relay_status unsent
