@@ -3,9 +3,9 @@
 # pass relays one row: pgbench sends paced at RATE a second on one connection for DURATION seconds, and
 # per send the relay worker's CPU (utime + stime of the 'chat_outbox relay' backend, /proc/<pid>/stat)
 # and the time of chat_outbox.relay_batch (pg_stat_user_functions: its statements, their executor
-# start-ups and plpgsql), beside the send's own latency. For each version given (CREATE EXTENSION chat_outbox VERSION v, the
-# versions as installed; default: the control file's), ROUNDS times, the versions alternating in one
-# cluster so that all see the same minutes of the machine.
+# start-ups and plpgsql), beside the send's own latency. For each version given (CREATE EXTENSION
+# chat_outbox VERSION v, the versions as installed; default: the control file's), ROUNDS times, the
+# versions alternating in one cluster so that all see the same minutes of the machine.
 #   bench/relay/paced_pass.sh 1.3 1.4        env: RATE (20), DURATION (10), ROUNDS (3)
 # A benchmark, not a test: it prints figures and asserts nothing.
 set -euo pipefail
@@ -20,7 +20,6 @@ cat >"$H_DIR/send.pgbench" <<'SQL'
 \set chat random(1, 1000)
 SELECT id FROM consumers.send_message(:chat, 'a message of about sixty bytes, as a chat line often is');
 SQL
-relay_running() { [ "$(q "SELECT relay_state FROM chat_outbox.status WHERE service = 'consumers'")" = running ]; }
 hz=$(getconf CLK_TCK)
 cpu_s() { awk -v hz="$hz" '{ sub(/^.*\) /, ""); printf "%.4f", ($12 + $13) / hz }' "/proc/$1/stat"; } # fields 14, 15
 send() { pgbench -n -M prepared -c 1 -R "$RATE" -T "$1" -f "$H_DIR/send.pgbench" "$PGURL" 2>&1; }
@@ -32,9 +31,9 @@ for round in $(seq 1 "$ROUNDS"); do
 	for v in "${versions[@]}"; do
 		q "DROP EXTENSION IF EXISTS chat_outbox CASCADE" >/dev/null
 		q "CREATE EXTENSION chat_outbox$([ "$v" = default ] || echo " VERSION '$v'")" >/dev/null
-		harness_wait_for 20 relay_running
+		harness_wait_value 20 = running relay_status relay_state
 		send 2 >/dev/null # the relay's plans and caches warm, as in a running install
-		pid=$(q "SELECT pid FROM pg_stat_activity WHERE backend_type = 'chat_outbox relay'")
+		pid=$(relay_status worker_pid)
 		q "SELECT pg_stat_reset()" >/dev/null
 		c0=$(cpu_s "$pid")
 		out=$(send "$DURATION")

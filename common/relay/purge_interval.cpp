@@ -12,10 +12,8 @@ PurgeIntervalMs(int64_t retention_s, int64_t inbox_retention_s) noexcept
 	                                                           : std::max<int64_t>({retention_s, inbox_retention_s, 0});
 	if (shorter == 0)
 		return kPurgeEveryMaxMs;
-	// a retention of years must not overflow: anything past the bound is the bound
-	if (shorter >= kPurgeEveryMaxMs / 500)
-		return kPurgeEveryMaxMs;
-	return std::clamp<int64_t>(shorter * 500, kPurgeEveryMinMs, kPurgeEveryMaxMs);
+	// capped before the product, so a retention of years cannot overflow it
+	return std::clamp<int64_t>(std::min<int64_t>(shorter, kPurgeEveryMaxMs / 500) * 500, kPurgeEveryMinMs, kPurgeEveryMaxMs);
 }
 
 } // namespace chat_outbox

@@ -60,14 +60,16 @@ verify_delivered "relay SIGKILL + pg_ctl restart"
 new_pid=$(harness_psql "SELECT pid FROM pg_stat_activity WHERE backend_type = 'chat_outbox relay'")
 [ -n "$new_pid" ] && [ "$new_pid" != "$relay_pid" ] || fail "relay not restarted"
 
-relay_waits_on_redis() { psql -XAtq "$PGURL" -c "SELECT 1 FROM pg_stat_activity WHERE backend_type = 'chat_outbox relay' AND wait_event = 'Extension'" | grep 1 >/dev/null; }
-# relay_in_pass_on_redis: the worker in a pass (state active; between passes it is idle, on the same
-# wait event) waiting on the Redis socket
-relay_in_pass_on_redis() { psql -XAtq "$PGURL" -c "SELECT 1 FROM pg_stat_activity WHERE backend_type = 'chat_outbox relay' AND state = 'active' AND wait_event = 'Extension'" | grep 1 >/dev/null; }
+# relay_waits_on_redis [in-pass]: the worker on the Extension wait event (the Redis socket, or its idle
+# wait between passes); with in-pass, only inside a pass (state active), so on Redis
+relay_waits_on_redis() {
+	psql -XAtq "$PGURL" -c "SELECT 1 FROM pg_stat_activity WHERE backend_type = 'chat_outbox relay'
+		AND wait_event = 'Extension'${1:+ AND state = 'active'}" | grep 1 >/dev/null
+}
 # relay_redis_port: the local port of the relay worker's connection to Redis (one shard)
 relay_redis_port() {
-	ss -tnpH state established "( dport = :$REDIS_PORT )" | grep "pid=$(harness_psql "SELECT pid FROM pg_stat_activity
-		WHERE backend_type = 'chat_outbox relay'")," | awk '{ n = split($3, a, ":"); print a[n] }'
+	ss -tnpH state established "( dport = :$REDIS_PORT )" | grep "pid=$(relay_status worker_pid)," |
+		awk '{ n = split($3, a, ":"); print a[n] }'
 }
 
 # 3. a reload while a batch waits for Redis's answer
@@ -77,7 +79,7 @@ port=$(relay_redis_port)
 [ -n "$port" ] || fail "no Redis connection of the relay found"
 rcli client pause 60000 write >/dev/null
 harness_psql "SELECT consumers.send_message(1, 'during a reload')" >/dev/null
-harness_wait_for 10 relay_in_pass_on_redis
+harness_wait_for 10 relay_waits_on_redis in-pass
 harness_psql "SELECT pg_reload_conf()" >/dev/null
 rcli client unpause >/dev/null
 harness_wait_value 20 = 0 relay_status unsent

@@ -54,13 +54,13 @@ expect_eq "a client's send before the update: acked, without a sender" '["sent b
 	"$(ws_ask "{ type: 'send', chat_id: 42, body: 'sent before the update' }" "JSON.stringify([a.message?.body, a.message?.sender])")"
 
 if [ "$managed" = 1 ]; then
-	for v in 1.1 1.2 1.3 1.4; do
+	for v in $(harness_managed_updates 1.0); do
 		psql -XAtq -v ON_ERROR_STOP=1 "$PGURL" -f "$H_ROOT/sql/managed/update_$v.sql" >"$H_DIR/update.log" 2>&1 ||
 			{ cat "$H_DIR/update.log" >&2; fail "update_$v.sql failed"; }
 	done
 else
 	psql -XAtq -v ON_ERROR_STOP=1 "$PG_SUPER_URL" -c "ALTER EXTENSION chat_outbox UPDATE" >/dev/null
-	expect_eq "extension version" "1.4" "$(q "SELECT extversion FROM pg_extension WHERE extname = 'chat_outbox'")"
+	expect_eq "extension version" "$(harness_ext_version)" "$(q "SELECT extversion FROM pg_extension WHERE extname = 'chat_outbox'")"
 fi
 
 # the running daemon takes the columns up: the first message with a sender tells it to look again

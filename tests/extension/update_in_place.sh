@@ -72,13 +72,13 @@ waiting=00000000-0000-4000-8000-00000000c0de
 q "INSERT INTO workers.inbox (message_id, chat_id, body, sender, target, kind, version, edited_at)
 	VALUES (gen_random_uuid(), 5, 'edited before its message came', 'alice', '$waiting', 'edited', 1, now())" >/dev/null
 if [ "$managed" = 1 ]; then
-	for v in 1.2 1.3 1.4; do
+	for v in $(harness_managed_updates 1.1); do
 		psql -XAtq -v ON_ERROR_STOP=1 "$PGURL" -f "$H_ROOT/sql/managed/update_$v.sql" >"$H_DIR/update.log" 2>&1 ||
 			{ cat "$H_DIR/update.log" >&2; fail "update_$v.sql failed"; }
 	done
 else
 	psql -XAtq -v ON_ERROR_STOP=1 "$PG_SUPER_URL" -c "ALTER EXTENSION chat_outbox UPDATE" >/dev/null
-	expect_eq "extension version" "1.4" "$(q "SELECT extversion FROM pg_extension WHERE extname = 'chat_outbox'")"
+	expect_eq "extension version" "$(harness_ext_version)" "$(q "SELECT extversion FROM pg_extension WHERE extname = 'chat_outbox'")"
 fi
 moved=$(q "SELECT count(*) FROM consumers.outbox WHERE sent_at IS NULL")
 [ "$moved" -ge "$backlog" ] || fail "unsent rows lost by the update: $backlog before, $moved after"

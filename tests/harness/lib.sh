@@ -30,6 +30,9 @@
 #                                       HARNESS_INSTALL_VERSION=1.0 to 1.3: install that version instead of the
 #                                       current version (the update suites)
 #   harness_psql <sql>                  psql -XAtq against $PGURL, stops on error
+#   harness_ext_version                 the extension's current version (chat_outbox.control's default_version)
+#   harness_managed_updates <version>   the versions after <version> whose managed update
+#                                       (sql/managed/update_<v>.sql, released or built) leads to the current one, in order
 #   q <sql>                             the same, for suites that query a lot
 #   relay_status <column> [url]         that column of chat_outbox.status for service consumers
 #   rcli <args...>                      redis-cli against this test's Redis (with $REDIS_CLI_AUTH)
@@ -315,6 +318,16 @@ CONF
 }
 
 harness_psql() { psql -XAtq -v ON_ERROR_STOP=1 "$PGURL" -c "$1"; }
+
+harness_ext_version() { sed -n "s/^default_version = '\(.*\)'$/\1/p" "$H_ROOT/chat_outbox.control"; }
+harness_managed_updates() {
+	local f v
+	for f in "$H_ROOT"/sql/managed/update_*.sql; do
+		v=${f##*/update_} && v=${v%.sql}
+		# v after $1: the later of the two in version order, and not $1 itself
+		if [ "$v" != "$1" ] && [ "$(printf '%s\n' "$1" "$v" | sort -V | tail -n 1)" = "$v" ]; then echo "$v"; fi
+	done | sort -V
+}
 q() { harness_psql "$1"; }
 
 relay_status() { psql -XAtq -v ON_ERROR_STOP=1 "${2:-$PGURL}" -c "SELECT $1 FROM chat_outbox.status WHERE service = 'consumers'"; }

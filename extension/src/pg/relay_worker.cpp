@@ -44,6 +44,13 @@ PGDLLEXPORT void chat_outbox_relay_main(Datum main_arg);
 
 static chat_outbox::RelayHealth relay_health;
 
+/* RetentionInForce: an outbox or inbox retention is set, so purge rounds run. */
+static bool
+RetentionInForce(void)
+{
+	return chat_outbox_retention > 0 || chat_outbox_inbox_retention > 0;
+}
+
 static void BackOff(long ms);
 static bool services_stale = true;
 static bool extension_present = false;
@@ -285,7 +292,7 @@ PurgeOne(RelayService *svc, ServiceWork work)
 static void
 PurgeOldRows(void)
 {
-	if ((chat_outbox_retention <= 0 && chat_outbox_inbox_retention <= 0) || GetCurrentTimestamp() < next_purge)
+	if (!RetentionInForce() || GetCurrentTimestamp() < next_purge)
 		return;
 	bool		behind = false;
 
@@ -329,7 +336,7 @@ WaitForCommits(void)
 {
 	long		ms = chat_outbox_poll_interval;
 
-	if (chat_outbox_retention > 0 || chat_outbox_inbox_retention > 0) /* a purge that is due (every 10 ms while behind) does not wait for a commit */
+	if (RetentionInForce()) /* a purge that is due (every 10 ms while behind) does not wait for a commit */
 		ms = Min(ms, Max(0, TimestampDifferenceMilliseconds(GetCurrentTimestamp(), next_purge)));
 	pg_atomic_exchange_u32(&relay_shared->worker_listening, 1);
 	if (pg_atomic_read_u32(&relay_shared->dirty_services) == 0)
