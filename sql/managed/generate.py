@@ -1,13 +1,12 @@
 #!/usr/bin/env python3
 # sql/managed/generate.py - writes both modes' SQL from the parts in sql/parts/, by concatenation only:
-#   sql/chat_outbox--1.4.sql              the extension's script (CREATE EXTENSION chat_outbox)
+#   sql/chat_outbox--1.5.sql              the extension's script (CREATE EXTENSION chat_outbox)
 #   sql/managed/chat_outbox_managed.sql   the managed install, for a Postgres that cannot load our library
-#   sql/chat_outbox--1.3--1.4.sql         the extension's update from 1.3 (ALTER EXTENSION chat_outbox UPDATE)
-#   sql/managed/update_1.4.sql            the same update of a managed install, run by the operator
-# (sql/chat_outbox--1.0.sql, --1.1.sql, --1.2.sql and --1.3.sql are those versions as released, and
-# chat_outbox--1.0--1.1.sql, --1.1--1.2.sql, --1.2--1.3.sql and sql/managed/update_1.1.sql,
-# update_1.2.sql, update_1.3.sql their updates: kept for installs of them and their updates, not
-# written. The managed installs of 1.0 to 1.3 as released are kept as
+#   sql/chat_outbox--1.4--1.5.sql         the extension's update from 1.4 (ALTER EXTENSION chat_outbox UPDATE)
+#   sql/managed/update_1.5.sql            the same update of a managed install, run by the operator
+# (sql/chat_outbox--1.0.sql to --1.4.sql are those versions as released, and chat_outbox--1.0--1.1.sql
+# to --1.3--1.4.sql and sql/managed/update_1.1.sql to update_1.4.sql their updates: kept for installs
+# of them and their updates, not written. The managed installs of 1.0 to 1.4 as released are kept as
 # tests/managed/chat_outbox_managed-<version>.sql for the update tests.)
 # Both are the shared parts (sql/parts/*.sql: every table, send_message(), publish_event(),
 # create_service(), grant_service(), the backlog functions and the status views, one text for both)
@@ -16,7 +15,7 @@
 # triggers, the body limit, the relay's status), so the shared text calls it without knowing the mode.
 # It also writes the in-place switches between the modes from the same parts: from_extension.sql
 # (the extension's objects become the managed install's) and the extension's version 'managed' with
-# its update to '1.4' (a managed install's objects become the extension's).
+# its update to the current version (a managed install's objects become the extension's).
 # What it writes is built, never committed (.gitignore): `make` (the extension's Makefile) and the
 # CMake build run it (.gitignore names each; repo.hygiene fails when one is tracked). A release
 # freezes its files: the install and update of the version released are committed as they are (the
@@ -31,18 +30,18 @@ import sys
 
 ROOT = pathlib.Path(__file__).resolve().parents[2]
 PARTS = ROOT / "sql" / "parts"
-VERSION = "1.4"
-PREVIOUS = "1.3"
+VERSION = "1.5"
+PREVIOUS = "1.4"
 EXTENSION = ROOT / "sql" / f"chat_outbox--{VERSION}.sql"
 MANAGED = ROOT / "sql" / "managed" / "chat_outbox_managed.sql"
-# The update from the previous version, the same text in both modes (sql/parts/update_1.4*.sql after
+# The update from the previous version, the same text in both modes (sql/parts/update_<VERSION>*.sql after
 # the shared functions):
 EXTENSION_UPDATE = ROOT / "sql" / f"chat_outbox--{PREVIOUS}--{VERSION}.sql"
 MANAGED_UPDATE = ROOT / "sql" / "managed" / f"update_{VERSION}.sql"
 # In-place switches between the modes in one database (docs/managed.md, Switching modes):
 FROM_EXTENSION = ROOT / "sql" / "managed" / "from_extension.sql"        # extension -> managed install
 ADOPT_INSTALL = ROOT / "sql" / "chat_outbox--managed.sql"             # CREATE EXTENSION ... VERSION 'managed'
-ADOPT_UPDATE = ROOT / "sql" / f"chat_outbox--managed--{VERSION}.sql"   # ... then UPDATE TO '1.4'
+ADOPT_UPDATE = ROOT / "sql" / f"chat_outbox--managed--{VERSION}.sql"   # ... then UPDATE TO VERSION
 
 # Each mode's functions that the other mode defines too (CREATE OR REPLACE): a switch runs the
 # target mode's file over the source mode's functions.
@@ -53,10 +52,10 @@ SHARED_AFTER_STATUS = ["status.sql", "seed.sql"]
 # update's own file, also at the end of its update script).
 CONFIG_DUMP = ["extension/config_dump.sql", "extension/config_dump_1.2.sql", "extension/config_dump_1.3.sql"]
 # What the update from the previous version gives anew (CREATE OR REPLACE) before its own steps.
-UPDATE_SHARED = ["services.sql", "outbox.sql"]
+UPDATE_SHARED = ["outbox.sql"]
 # What the update does, in the header of both modes' update files (comment lines, without "-- ").
-UPDATE_WHAT = ["the outbox's generations are not vacuumed for their inserts (they are truncated, never vacuumed for",
-               "space); the relay's batch reads which generations can hold a window's rows after the window's tick"]
+UPDATE_WHAT = ["the window query and the generations rule of the relay's batch as functions of their own",
+               "(relay_window_query, window_generations), which the in-database relay runs as its own kept plans"]
 
 
 def update_what():
@@ -191,7 +190,7 @@ $adopt$;
 
 
 # The update's text: the shared functions anew (CREATE OR REPLACE), then each service's own update:
-# every sql/parts/update_1.4*.sql in name order, so that a change of its own adds a file beside the
+# every sql/parts/update_<VERSION>*.sql in name order, so that a change of its own adds a file beside the
 # others'.
 def update():
     steps = sorted(p.name for p in PARTS.glob(f"update_{VERSION}*.sql"))

@@ -28,6 +28,66 @@ CREATE OR REPLACE FUNCTION chat_outbox.partition_of(chat_id bigint, partitions i
 	LANGUAGE sql IMMUTABLE PARALLEL SAFE
 RETURN coalesce((((chat_id % partitions) + partitions) % partitions)::int, 0);
 
+-- The query of a window, one text for both ways a batch is read: relay_batch prepares it, the
+-- in-database relay keeps it as a plan (extension/src/pg/batch_read.cpp). Its parameters: $1 int8
+-- the id after which the window's id arm starts (the cursors' Mpre, or the last row sent of the
+-- window), $2 int8 the window's M, $3 pg_snapshot its tick S, $4 pg_snapshot the cursors' last
+-- finished tick, $5 int4 the partition count, $6 int4[] the window's partitions, $7 int4 the batch
+-- size, $8 int8 the late arms' lower id bound (the last row sent of the window, else the lowest
+-- bigint), $9 int8 the last finished tick's Mpre, $10-$12 int4 the generations that can hold the
+-- window's rows (-1: none; chat_outbox.window_generations). Its rows: id, event, payload, chat_id,
+-- in id order. With gen, the text reads that generation's table alone (the other two parameters
+-- must be -1), so its plan starts no scan of the others. Its plan holds whatever the statistics say: the late rows' arms ask for xid order,
+-- which only the (xid, id) index gives, so no plan walks the old rows' id range.
+CREATE OR REPLACE FUNCTION chat_outbox.relay_window_query(service text, gen int DEFAULT NULL) RETURNS text
+	LANGUAGE sql IMMUTABLE PARALLEL SAFE
+RETURN pg_catalog.format($q$SELECT w.id, w.event, w.payload, w.chat_id FROM (
+	(SELECT e.id, e.event, e.payload, e.chat_id FROM %1$I.%2$I e
+		WHERE e.gen IN ($10, $11, $12) AND e.id > $1 AND e.id <= $2
+			AND pg_visible_in_snapshot(e.xid, $3) AND NOT pg_visible_in_snapshot(e.xid, $4)
+			AND ($5 = 1 OR chat_outbox.partition_of(e.chat_id, $5) = ANY ($6))
+			AND NOT EXISTS (SELECT FROM %1$I.outbox_refused f WHERE f.id = e.id)
+		ORDER BY e.id LIMIT $7)
+	UNION ALL
+	(SELECT e.id, e.event, e.payload, e.chat_id FROM %1$I.%2$I e
+		WHERE e.id = ANY (ARRAY(
+				(SELECT l.id FROM %1$I.%2$I l
+				WHERE l.gen IN ($10, $11, $12) AND l.xid = ANY (ARRAY(SELECT pg_snapshot_xip($4))) AND l.id > $8 AND l.id <= $9 ORDER BY l.xid)
+				UNION ALL
+				(SELECT l.id FROM %1$I.%2$I l
+				WHERE l.gen IN ($10, $11, $12) AND l.xid >= pg_snapshot_xmax($4) AND l.id > $8 AND l.id <= $9 ORDER BY l.xid)))
+			AND e.gen IN ($10, $11, $12) AND pg_visible_in_snapshot(e.xid, $3)
+			AND ($5 = 1 OR chat_outbox.partition_of(e.chat_id, $5) = ANY ($6))
+			AND NOT EXISTS (SELECT FROM %1$I.outbox_refused f WHERE f.id = e.id)
+		ORDER BY e.id LIMIT $7)
+) w ORDER BY w.id LIMIT $7$q$, service,
+	CASE WHEN gen IS NULL THEN 'outbox_events' ELSE 'outbox_events_' || gen END);
+
+-- Whether generation gen can hold rows of a window whose cursors' last finished tick is done_snap,
+-- by the rotation's row rot: it is not empty, and not closed before that tick (every writer of a
+-- generation closed at closed_xmax had an xid below it, so at or below that tick's xmin each row is
+-- visible in it, or aborted). Without the rotation's row (rot NULL): every generation. An
+-- expression only, so the planner inlines it (a body with a subquery would be planned at every call).
+CREATE OR REPLACE FUNCTION chat_outbox.generation_may_hold(rot chat_outbox.outbox_rotation, gen int, done_snap pg_snapshot)
+	RETURNS boolean
+	LANGUAGE sql IMMUTABLE PARALLEL SAFE
+RETURN rot.service IS NULL OR (NOT rot.empty[gen + 1]
+	AND (rot.closed_xmax[gen + 1] IS NULL OR rot.closed_xmax[gen + 1] > pg_snapshot_xmin(done_snap)));
+
+-- The generations that can hold a window's rows, as the window query's three parameters (-1: none).
+-- Usually only the current one; the others' scans are pruned before they start, which is most of a
+-- small window's cost. The rotation's row is read after the window's tick, in a statement of its own
+-- or the tick's own: a row visible in the tick was written after the switch that made its
+-- generation current had committed, so that read sees the generation not empty. Read before the
+-- tick, a switch and a row written and committed in between would leave the row out of the window
+-- and behind the cursors, never sent.
+CREATE OR REPLACE FUNCTION chat_outbox.window_generations(rot chat_outbox.outbox_rotation, done_snap pg_snapshot)
+	RETURNS int[]
+	LANGUAGE sql IMMUTABLE PARALLEL SAFE
+RETURN ARRAY[CASE WHEN chat_outbox.generation_may_hold(rot, 0, done_snap) THEN 0 ELSE -1 END,
+	CASE WHEN chat_outbox.generation_may_hold(rot, 1, done_snap) THEN 1 ELSE -1 END,
+	CASE WHEN chat_outbox.generation_may_hold(rot, 2, done_snap) THEN 2 ELSE -1 END];
+
 -- relay_batch: the next rows of a service to relay, at most batch_size, in id order within each
 -- window, and the cursors moved past them, in the caller's transaction (uncommitted until Redis has
 -- them; a rollback leaves the cursors where they were). partitions: the count the relay relays
@@ -105,47 +165,15 @@ BEGIN
 			c.win_m := m;
 			c.win_last := NULL;
 		END IF;
-		-- The rotation's state, read after the window's tick: a row visible in the tick was written
-		-- after the switch that made its generation current had committed, so this read sees that
-		-- generation not empty. Read before the tick, a switch and a row written and committed in
-		-- between would leave the row out of the window and behind the cursors, never sent.
+		-- which generations can hold the window's rows: read after the tick (window_generations says why)
 		SELECT * INTO rot FROM chat_outbox.outbox_rotation t WHERE t.service = svc;
-		-- The generations that can hold a row of the window: not empty, and not closed before the
-		-- cursors' last finished tick (every writer of a generation closed at closed_xmax had an xid
-		-- below it, so at or below that tick's xmin each row is visible in it, or aborted). Usually
-		-- only the current one; the others' scans are pruned before they start, which is most of a
-		-- small window's cost. Without the rotation's row: all three.
-		gens := ARRAY(SELECT i FROM pg_catalog.generate_series(0, 2) i
-			WHERE rot.service IS NULL OR (NOT rot.empty[i + 1]
-				AND (rot.closed_xmax[i + 1] IS NULL OR rot.closed_xmax[i + 1] > pg_snapshot_xmin(c.done_snap))));
-		gens := gens || ARRAY[-1, -1, -1]; -- three parameters, unused ones naming no generation
+		gens := chat_outbox.window_generations(rot, c.done_snap);
 		got := 0;
 		-- the window's query is prepared once per session and service (planning it cost more than
-		-- running it); its plan holds whatever the statistics say: the late rows' arms ask for xid
-		-- order, which only the (xid, id) index gives, so no plan walks the old rows' id range
+		-- running it)
 		IF NOT EXISTS (SELECT FROM pg_prepared_statements p WHERE p.name = stmt) THEN
-			EXECUTE pg_catalog.format($q$
-			PREPARE %2$I (bigint, bigint, pg_snapshot, pg_snapshot, int, int[], int, bigint, bigint, int, int, int) AS
-			SELECT w.id, w.event, w.payload, w.chat_id FROM (
-				(SELECT e.id, e.event, e.payload, e.chat_id FROM %1$I.outbox_events e
-					WHERE e.gen IN ($10, $11, $12) AND e.id > $1 AND e.id <= $2
-						AND pg_visible_in_snapshot(e.xid, $3) AND NOT pg_visible_in_snapshot(e.xid, $4)
-						AND ($5 = 1 OR chat_outbox.partition_of(e.chat_id, $5) = ANY ($6))
-						AND NOT EXISTS (SELECT FROM %1$I.outbox_refused f WHERE f.id = e.id)
-					ORDER BY e.id LIMIT $7)
-				UNION ALL
-				(SELECT e.id, e.event, e.payload, e.chat_id FROM %1$I.outbox_events e
-					WHERE e.id = ANY (ARRAY(
-							(SELECT l.id FROM %1$I.outbox_events l
-							WHERE l.gen IN ($10, $11, $12) AND l.xid = ANY (ARRAY(SELECT pg_snapshot_xip($4))) AND l.id > $8 AND l.id <= $9 ORDER BY l.xid)
-							UNION ALL
-							(SELECT l.id FROM %1$I.outbox_events l
-							WHERE l.gen IN ($10, $11, $12) AND l.xid >= pg_snapshot_xmax($4) AND l.id > $8 AND l.id <= $9 ORDER BY l.xid)))
-						AND e.gen IN ($10, $11, $12) AND pg_visible_in_snapshot(e.xid, $3)
-						AND ($5 = 1 OR chat_outbox.partition_of(e.chat_id, $5) = ANY ($6))
-						AND NOT EXISTS (SELECT FROM %1$I.outbox_refused f WHERE f.id = e.id)
-					ORDER BY e.id LIMIT $7)
-			) w ORDER BY w.id LIMIT $7 $q$, svc, stmt);
+			EXECUTE pg_catalog.format('PREPARE %I (bigint, bigint, pg_snapshot, pg_snapshot, int, int[], int, bigint, bigint, int, int, int) AS %s',
+				stmt, chat_outbox.relay_window_query(svc));
 		END IF;
 		FOR r IN EXECUTE pg_catalog.format('EXECUTE %I (%L, %L, %L, %L, %L, %L, %L, %L, %L, %L, %L, %L)', stmt,
 				greatest(c.done_mpre, coalesce(c.win_last, c.done_mpre)), c.win_m, c.win_snap, c.done_snap, k, g.parts, want,

@@ -48,6 +48,7 @@ FreePlans(RelayService *svc)
 	if (svc->partitions_plan)
 		SPI_freeplan(svc->partitions_plan);
 	svc->claim_plan = svc->rotate_plan = svc->refuse_plan = svc->inbox_purge_plan = svc->partitions_plan = nullptr;
+	BatchReadForget(&svc->read);
 }
 
 void
@@ -114,6 +115,8 @@ UseIndexOrder(void)
 	level = NewGUCNestLevel();
 	for (const auto &setting : chat_outbox::relay_sql::kPlannerSettings)
 		(void) set_config_option(setting[0], setting[1], PGC_USERSET, PGC_S_SESSION, GUC_ACTION_SAVE, true, 0, false);
+	(void) set_config_option("search_path", kBatchReadSearchPath, PGC_USERSET, PGC_S_SESSION, GUC_ACTION_SAVE, true, 0,
+							 false);
 	return level;
 }
 
@@ -129,6 +132,7 @@ RelayUseIndexOrderForSession(void)
 {
 	for (const auto &setting : chat_outbox::relay_sql::kPlannerSettings)
 		SetConfigOption(setting[0], setting[1], PGC_SUSET, PGC_S_OVERRIDE);
+	SetConfigOption("search_path", kBatchReadSearchPath, PGC_SUSET, PGC_S_OVERRIDE);
 }
 
 static SPIPlanPtr
@@ -218,34 +222,45 @@ TextOf(Datum d, int *len)
 
 /*
  * ClaimBatch reads the next batch (the cursors move with it, uncommitted) and returns its rows in id
- * order. The rows point into SPI_tuptable and memory of the current context, so they stay valid
- * until the caller frees the tuptable and resets the context.
+ * order. The rows point into *claimed and memory of the current context, so they stay valid until
+ * the caller frees *claimed and resets the context.
  */
 static int
-ClaimBatch(RelayService *svc, int batch_size, int64 after, Datum excluded, Snapshot pass_snapshot, OutboxRow **rows_out)
+ClaimBatch(RelayService *svc, int batch_size, int64 after, Datum excluded, Snapshot pass_snapshot, OutboxRow **rows_out,
+		   SPITupleTable **claimed)
 {
 	Datum		args[4] = {CStringGetTextDatum(svc->name), Int32GetDatum(batch_size), Int32GetDatum(svc->layout), excluded};
 	Datum		args_1_1[4] = {Int32GetDatum(batch_size), Int64GetDatum(after), Int32GetDatum(Max(svc->layout, 1)), excluded};
 	int			planner_level = UseIndexOrder();
-	/* 1.1's outbox: every claim of a pass reads with the pass's first snapshot (a late commit waits) */
-	int			ret = svc->before_1_2
-		? SPI_execute_snapshot(svc->claim_plan, args_1_1, nullptr, pass_snapshot, InvalidSnapshot, false, true, 0)
-		: SPI_execute_plan(svc->claim_plan, args, nullptr, false, 0);
+	ArrayType  *excluded_array = DatumGetArrayTypeP(excluded);
+	bool		excluded_any = ArrayGetNItems(ARR_NDIM(excluded_array), ARR_DIMS(excluded_array)) > 0;
+	int			ret = SPI_OK_SELECT;
 	int			n;
 	OutboxRow  *rows;
 	TupleDesc	desc;
+	SPITupleTable *read = nullptr;
 
+	/* the usual case by the relay's own plans, any other by relay_batch (batch_read.hpp) */
+	if (svc->before_1_2) {
+		/* 1.1's outbox: every claim of a pass reads with the pass's first snapshot (a late commit waits) */
+		ret = SPI_execute_snapshot(svc->claim_plan, args_1_1, nullptr, pass_snapshot, InvalidSnapshot, false, true, 0);
+		read = SPI_tuptable;
+	} else if (!BatchRead(&svc->read, svc->name, batch_size, svc->layout, excluded_any, &read)) {
+		ret = SPI_execute_plan(svc->claim_plan, args, nullptr, false, 0);
+		read = SPI_tuptable;
+	}
+	*claimed = read;
 	ResetPlanner(planner_level);
 	if (ret != (svc->before_1_2 ? SPI_OK_UPDATE_RETURNING : SPI_OK_SELECT))
 		elog(ERROR, "chat_outbox: reading a batch of %s.outbox failed: %s", svc->name, SPI_result_code_string(ret));
-	n = (int) SPI_processed;
+	n = read ? (int) read->numvals : 0;
 	*rows_out = nullptr;
 	if (n == 0)
 		return 0;
-	desc = SPI_tuptable->tupdesc;
+	desc = read->tupdesc;
 	rows = (OutboxRow *) palloc(sizeof(OutboxRow) * n);
 	for (int i = 0; i < n; i++) {
-		HeapTuple	tup = SPI_tuptable->vals[i];
+		HeapTuple	tup = read->vals[i];
 		bool		isnull;
 		Datum		payload_id;
 
@@ -503,8 +518,8 @@ RelayPass(RelayService *svc, int batch_size, int64 **ids_out, SinkFailure *failu
 		SPITupleTable *claimed;
 
 		MemoryContextSwitchTo(batch_cxt);
-		n = ClaimBatch(svc, batch_size, last_id, excluded, pass_snapshot, &rows); /* Redis runs the previous batch meanwhile */
-		claimed = SPI_tuptable; /* the rows point into it; ChooseLayout's query makes another */
+		/* Redis runs the previous batch meanwhile; the rows point into `claimed` */
+		n = ClaimBatch(svc, batch_size, last_id, excluded, pass_snapshot, &rows, &claimed);
 		MemoryContextSwitchTo(outer_cxt);
 		if (n > 0 && layout == 0) {
 			/* the first batch, before anything is in flight */

@@ -5,13 +5,15 @@
  */
 #pragma once
 
+#include "pg/batch_read.hpp"
 #include "pg/redis_sink.hpp"
 
 typedef struct RelayService
 {
 	char		name[NAMEDATALEN];
 	char		queue[256];
-	SPIPlanPtr	claim_plan;		/* reads the next batch of the windows, moving the cursors */
+	SPIPlanPtr	claim_plan;		/* reads the next batch of the windows, moving the cursors (relay_batch) */
+	BatchReadPlans read;		/* the same read in the usual case, by kept plans */
 	SPIPlanPtr	rotate_plan;	/* one step of the outbox's rotation */
 	SPIPlanPtr	refuse_plan;	/* records a row Redis refused and why */
 	SPIPlanPtr	inbox_purge_plan;
