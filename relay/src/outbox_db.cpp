@@ -261,7 +261,7 @@ OutboxDb::RunPass(const Service &svc, int64_t batch_size, RedisShards &shards, c
 				if (down[call.shard]) // left out under another count than this pass relays under
 					throw RedisFailure(RedisFailure::kConnection, "shard " + std::to_string(call.shard) + " is down", call.shard);
 				auto verdicts = OnShard(call.shard, nshards, [&] {
-					return shards[call.shard]->AddBatch(PartitionQueue(svc.queue, result.layout, call.partition),
+					return shards[call.shard]->AddBatch(svc.queue, PartitionQueue(svc.queue, result.layout, call.partition),
 														jobs.data() + call.first, call.n);
 				});
 				written[call.shard] = true;

@@ -215,7 +215,7 @@ RedisLink::Ping()
 }
 
 std::vector<std::optional<std::string>>
-RedisLink::AddBatch(const std::string &queue, const JobSpec *jobs, size_t n)
+RedisLink::AddBatch(const std::string &service_queue, const std::string &queue, const JobSpec *jobs, size_t n)
 {
 	// A connection that sat idle may have been closed by a Redis restart or CLIENT KILL: that is
 	// not an outage, so a batch that fails on a reused connection goes once more on a new one.
@@ -226,7 +226,8 @@ RedisLink::AddBatch(const std::string &queue, const JobSpec *jobs, size_t n)
 			if (!ctx_)
 				Connect();
 			std::string request;
-			EncodeBatchAdd(prefix_, queue, jobs, n, NowMs(), sha_, &request);
+			// the layout key is read before each pass (outbox_db.cpp, ChooseLayout): the call checks nothing
+			EncodeBatchAdd(prefix_, queue, LayoutCheck{service_queue}, jobs, n, NowMs(), sha_, &request);
 			Reply r(Roundtrip(request));
 			if (r->type == REDIS_REPLY_ERROR && IsNoScriptError(r->str) && attempt < 2) {
 				// SCRIPT FLUSH, or a failover behind a proxy that kept the connection: load it again

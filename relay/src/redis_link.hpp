@@ -35,10 +35,11 @@ class RedisLink {
 	RedisLink(const RedisLink &) = delete;
 	RedisLink &operator=(const RedisLink &) = delete;
 
-	// AddBatch adds jobs[0..n) to `queue` in one Lua call, connecting first when needed. Returns,
-	// per job in order, nullopt (created or a duplicate) or why Redis refused that job alone.
-	// Throws RedisFailure.
-	std::vector<std::optional<std::string>> AddBatch(const std::string &queue, const JobSpec *jobs, size_t n);
+	// AddBatch adds jobs[0..n) to `queue` (a partition's queue of the service's queue `service_queue`)
+	// in one Lua call, connecting first when needed. Returns, per job in order, nullopt (created or a
+	// duplicate) or why Redis refused that job alone. Throws RedisFailure.
+	std::vector<std::optional<std::string>> AddBatch(const std::string &service_queue, const std::string &queue,
+													 const JobSpec *jobs, size_t n);
 
 	// ConfirmReplicated runs WAIT <min_replicas> <timeout/2> after a pass's batches, when
 	// min_replicas > 0: fewer acknowledgements throw kConnection (the connection is dropped), so the
