@@ -9,7 +9,8 @@
 #      under the service's count; every chat's messages once and in order;
 #   3. the key deleted (absent means 1 partition): the relay writes the service's count again
 #      before relaying, and nothing goes under 1;
-#   4. a one-partition service (its key absent) whose key is SET to 2: the relay sets it back to 1.
+#   4. a one-partition service (its key absent) whose key is SET to 2: the relay sets it back to 1;
+#   5. its key SET to bytes that are no count: a service failure with backoff, not a loop of passes.
 # Each change is logged once as "layout changed", never as a service failure.
 set -euo pipefail
 . "$(dirname "$0")/../harness/lib.sh"
@@ -108,4 +109,18 @@ echo "ok   key SET to 2 under a one-partition service: set back to 1, 20 message
 check "$(grep -c 'cannot be relayed' "$H_DIR/postgres.log" || true)" 0 "service failures logged"
 check "$(q "SELECT count(*) FROM chat_outbox.status WHERE service_error IS NOT NULL")" 0 "services showing an error"
 echo "ok   no change was a service failure: $(grep 'layout changed' "$H_DIR/postgres.log" | sed 's/.*relay: //' | paste -sd '|')"
+
+# 5. bad input: a key whose value goes on after a NUL byte ("1", NUL, "x") is no count, although its
+#    text up to the NUL is: that service fails (logged once, backoff) instead of reading "1" and
+#    having every call refused, a pass after pass with no backoff; set right, it relays again
+printf '1\000x' | rcli -x SET bull:one-q:partitions >/dev/null
+send_round one 3 "${CHATS[@]}"
+one_failing() { [[ "$(q "SELECT service_error FROM chat_outbox.status WHERE service = 'one'")" == *"not a partition count"* ]]; }
+harness_wait_for 30 one_failing || fail "one with a bad layout key: $(q "SELECT service_error FROM chat_outbox.status WHERE service = 'one'")"
+rcli SET bull:one-q:partitions 1 >/dev/null
+harness_wait_value 30 -ge 30 lines "$H_DIR/one.txt" || fail "one: $(lines "$H_DIR/one.txt") of 30 jobs processed"
+python3 "$H_ROOT/tests/extension/partitions_check.py" "$H_DIR/one.txt" one-q 1 3 || fail "one after the bad key: see above"
+check "$(changes_logged)" 4 "'layout changed' logged (the bad value's one change)"
+check "$(grep -c 'service "one" cannot be relayed' "$H_DIR/postgres.log" || true)" 1 "the bad value's failure logged"
+echo "ok   a key of \"1\", NUL, \"x\": one service failure, no loop; relayed once set right, 30 messages once and in order"
 echo PASS

@@ -855,8 +855,9 @@ RedisSinkGetLayout(const char *queue, int *layout, LayoutKeyValue *raw, SinkFail
 	RedisSink  &sink = sinks[0];
 	redisReply *r;
 	bool		ok = false;
-	char		value[32] = "";
+	char		value[sizeof raw->value] = "";
 	bool		absent;
+	bool		whole;
 
 	chat_outbox::CallCpp([&] {
 		sink.handshake.clear();
@@ -867,11 +868,13 @@ RedisSinkGetLayout(const char *queue, int *layout, LayoutKeyValue *raw, SinkFail
 	absent = r->type == REDIS_REPLY_NIL;
 	if (r->type == REDIS_REPLY_STRING)
 		strlcpy(value, r->str, sizeof value);
+	/* the exact bytes or none: a value cut short here would never equal the key in the script's check */
+	whole = absent || (r->type == REDIS_REPLY_STRING && r->len < sizeof value && strlen(r->str) == r->len);
 	freeReplyObject(r);
 	raw->state = absent ? LAYOUT_KEY_ABSENT : LAYOUT_KEY_HOLDS;
 	strlcpy(raw->value, value, sizeof raw->value);
 	chat_outbox::CallCpp([&] {
-		auto n = chat_outbox::ParseLayout(absent ? std::nullopt : std::optional<std::string>(value));
+		auto n = whole ? chat_outbox::ParseLayout(absent ? std::nullopt : std::optional<std::string>(value)) : std::nullopt;
 		if (n) {
 			*layout = *n;
 			ok = true;
