@@ -14,7 +14,9 @@ export async function scriptVersion(redis, file, preludeFile) {
 	const fixed = script.match(/KEYS = ([\s\S]*?), then one job hash per job/);
 	if (!fixed) throw new Error(`${file}: unknown key layout`);
 	const fixedKeys = fixed[1].replace(/\n--/g, ' ').split(',').map((k) => k.trim());
-	return { sha: await redis.script('LOAD', script), layout, fixedKeys };
+	// since the layout check: the timestamp is followed by the layout expectation ('' = no check)
+	const expectation = /ARGV = timestamp, layout expectation,/.test(script);
+	return { sha: await redis.script('LOAD', script), layout, fixedKeys, expectation };
 }
 
 const uuid = (n) => `7b0e4f5c-1111-4a2b-9c3d-${String(n).padStart(12, '0')}`;
@@ -22,10 +24,10 @@ const payload = (id, n) => JSON.stringify({ id, chat_id: n % 100, body: `backlog
 
 // batchCalls returns EVALSHA argument lists adding `jobs` new message jobs, `batch` per call, as the relay sends them
 export function batchCalls(v, jobs, batch, queue = 'chat-messages') {
-	const key = (s) => `bull:${queue}:${s}`;
+	const key = (s) => `bull:${queue}:${s === 'layout' ? 'partitions' : s}`;
 	const calls = [];
 	for (let b = 0; b < jobs / batch; b++) {
-		const keys = v.fixedKeys.map(key), args = [String(Date.now())];
+		const keys = v.fixedKeys.map(key), args = v.expectation ? [String(Date.now()), ''] : [String(Date.now())];
 		for (let i = 0; i < batch; i++) {
 			const n = b * batch + i, id = uuid(n);
 			keys.push(key(id));

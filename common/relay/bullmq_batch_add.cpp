@@ -3,6 +3,7 @@
 
 #include "common/bullmq/lua_prelude.hpp"
 #include "common/bullmq/queue_keys.hpp"
+#include "common/partitions.hpp"
 #include "common/relay/error.hpp"
 #include "common/relay/resp.hpp"
 
@@ -13,15 +14,26 @@ namespace chat_outbox {
 namespace {
 
 // Keys are declared (not computed in Lua) so the script stays correct on a Redis Cluster when the
-// prefix carries a hash tag, e.g. "{bull}".
+// prefix carries a hash tag, e.g. "{bull}": the queue's keys and the service's layout key then share
+// the tag's slot. The layout key follows the fixed keys; it is declared on every shard, read on
+// shard 0 only (the one that holds it).
 constexpr const char *kFixedKeys[] = {"wait", "meta", "events", "marker", "active", "completed", "failed",
 									  "delayed", "prioritized", "waiting-children", "paused"};
 constexpr int kNumFixedKeys = sizeof kFixedKeys / sizeof kFixedKeys[0];
+constexpr int kNumKeysBeforeJobs = kNumFixedKeys + 1;
+
+// The error reply of a call whose layout key differs from the caller's expectation, then its value.
+constexpr std::string_view kLayoutChanged = "CHATOUTBOX_LAYOUT ";
 
 const char kScript[] = R"LUA(
 -- chat_outbox batch add. KEYS = wait, meta, events, marker, active, completed, failed, delayed,
--- prioritized, waiting-children, paused, then one job hash per job.
--- ARGV = timestamp, then id, name, data, opts per job.
+-- prioritized, waiting-children, paused, layout, then one job hash per job.
+-- ARGV = timestamp, layout expectation, then id, name, data, opts per job.
+-- The layout expectation guards against relaying under a partition count the layout key no longer
+-- says: '' checks nothing (a shard that does not hold the key), 'absent' wants the key absent,
+-- '=' followed by a value wants the key to hold exactly that value. The raw values are compared; what
+-- a value means is the relay's business. Any other value refuses the whole call, before any check
+-- or write, with the error 'CHATOUTBOX_LAYOUT <the key's value, or nil>'.
 -- Returns per job 1 (created), 0 (duplicate: the job is in one of the queue's states) or a string:
 -- why that job cannot be added (its key holds something else than a job hash); it is not written.
 -- Every check that can fail runs before the first write, so a batch this script refuses (a queue
@@ -31,7 +43,14 @@ const char kScript[] = R"LUA(
 -- between), and the `id` counter, which only auto-numbered adds need, is left alone.
 -- Numbers go to rcall as strings: Lua formats a number argument with sprintf on every call,
 -- which showed in Redis' profile at 500 jobs per call.
-local nfixed = 11
+local nfixed = 12
+local expected = ARGV[2]
+if expected ~= '' then
+  local v = rcall('GET', KEYS[12])
+  if (v and '=' .. v or 'absent') ~= expected then
+    return redis.error_reply('CHATOUTBOX_LAYOUT ' .. (v or 'nil'))
+  end
+end
 local checked = {}
 -- queueKey returns KEYS[i] after checking its type; a wrong type refuses the whole batch
 local function queueKey(i)
@@ -65,7 +84,7 @@ for k = nfixed + 1, #KEYS do
     verdict[k] = 'new'
   elseif t ~= 'hash' then
     verdict[k] = KEYS[k] .. ' holds a ' .. t .. ', not a job hash'
-  elseif inState(ARGV[2 + (k - nfixed - 1) * 4]) then
+  elseif inState(ARGV[3 + (k - nfixed - 1) * 4]) then
     verdict[k] = 'dup'
   else
     verdict[k] = 'orphan' -- a hash no state holds (never a job, or one a failed write left): replaced
@@ -82,7 +101,7 @@ local ts = ARGV[1]
 local out = {}
 local created = {}
 for k = nfixed + 1, #KEYS do
-  local a = 2 + (k - nfixed - 1) * 4
+  local a = 3 + (k - nfixed - 1) * 4
   local id, v = ARGV[a], verdict[k]
   if v == 'dup' then
     rcall('XADD', KEYS[3], 'MAXLEN', '~', maxEvents, '*', 'event', 'duplicated', 'jobId', id)
@@ -126,13 +145,19 @@ BatchAddScript()
 }
 
 void
-EncodeBatchAdd(std::string_view prefix, std::string_view queue, const JobSpec *jobs, size_t n, int64_t now_ms,
-			   std::string_view sha, std::string *out)
+EncodeBatchAdd(std::string_view prefix, std::string_view queue, const LayoutCheck &layout, const JobSpec *jobs,
+			   size_t n, int64_t now_ms, std::string_view sha, std::string *out)
 {
 	CheckName("prefix", prefix);
 	CheckName("queue name", queue);
-	const size_t nkeys = kNumFixedKeys + n;
-	RespCommand cmd(out, 3 + nkeys + 1 + 4 * n);
+	CheckName("queue name", layout.service_queue);
+	std::string expected;
+	if (layout.expect == LayoutExpect::kAbsent)
+		expected = "absent";
+	else if (layout.expect == LayoutExpect::kHolds)
+		expected.append("=").append(layout.value);
+	const size_t nkeys = kNumKeysBeforeJobs + n;
+	RespCommand cmd(out, 3 + nkeys + 2 + 4 * n);
 	if (sha.empty())
 		cmd.Arg("EVAL").Arg(BatchAddScript());
 	else
@@ -140,15 +165,26 @@ EncodeBatchAdd(std::string_view prefix, std::string_view queue, const JobSpec *j
 	cmd.Arg(static_cast<long long>(nkeys));
 	for (const char *suffix : kFixedKeys)
 		cmd.Arg(bullmq::QueueKey(prefix, queue, suffix));
+	cmd.Arg(LayoutKey(prefix, layout.service_queue));
 	for (size_t i = 0; i < n; i++)
 		cmd.Arg(bullmq::QueueKey(prefix, queue, jobs[i].id));
 	cmd.Arg(static_cast<long long>(now_ms));
+	cmd.Arg(expected);
 	std::string opts;
 	for (size_t i = 0; i < n; i++) {
 		// The id is validated to [A-Za-z0-9._-], so it needs no JSON escaping.
 		opts.assign("{\"jobId\":\"").append(jobs[i].id).append("\",\"attempts\":0}");
 		cmd.Arg(jobs[i].id).Arg(jobs[i].name).Arg(jobs[i].data).Arg(opts);
 	}
+}
+
+bool
+IsLayoutChanged(std::string_view error_reply, std::string *value)
+{
+	if (error_reply.substr(0, kLayoutChanged.size()) != kLayoutChanged)
+		return false;
+	value->assign(error_reply.substr(kLayoutChanged.size()));
+	return true;
 }
 
 } // namespace chat_outbox

@@ -19,16 +19,37 @@ struct JobSpec {
 	std::string_view data; // payload JSON text
 };
 
+// What the caller expects the service's layout key (common/partitions.hpp, LayoutKey) to hold when
+// the call runs: the raw value it last read or wrote, so that the rule of what a value means stays
+// ParseLayout's alone. kUnchecked on a shard that does not hold the key.
+enum class LayoutExpect {
+	kUnchecked,
+	kAbsent,
+	kHolds, // exactly LayoutCheck::value
+};
+
+struct LayoutCheck {
+	std::string_view service_queue; // the service's queue (not a partition's): whose layout key it is
+	LayoutExpect expect = LayoutExpect::kUnchecked;
+	std::string_view value = {}; // kHolds only
+};
+
 // BatchAddScript is the Lua source. The script replies with one element per job, in order:
 // integer 1 = created, 0 = duplicate, or a string = refused (why; nothing of it was written).
-// A queue key of the wrong type refuses the whole batch with an error starting "BADQUEUE".
+// A queue key of the wrong type refuses the whole batch with an error starting "BADQUEUE"; a
+// layout key that differs from the call's LayoutCheck refuses it, before anything else, with an
+// error that IsLayoutChanged recognises.
 const std::string &BatchAddScript();
 
 // EncodeBatchAdd appends to *out one EVALSHA request (or EVAL with the full script when sha is
-// empty) adding jobs[0..n) to queue `queue` under prefix `prefix`. Throws Error on a queue or
-// prefix BullMQ cannot use.
-void EncodeBatchAdd(std::string_view prefix, std::string_view queue, const JobSpec *jobs, size_t n, int64_t now_ms,
-					std::string_view sha, std::string *out);
+// empty) adding jobs[0..n) to queue `queue` under prefix `prefix`, when the layout key holds what
+// `layout` expects. Throws Error on a queue or prefix BullMQ cannot use.
+void EncodeBatchAdd(std::string_view prefix, std::string_view queue, const LayoutCheck &layout, const JobSpec *jobs,
+					size_t n, int64_t now_ms, std::string_view sha, std::string *out);
+
+// IsLayoutChanged: the error reply is the script's refusal of a call whose layout key held something
+// else than expected; *value is what it held ("nil" when absent), for the log.
+bool IsLayoutChanged(std::string_view error_reply, std::string *value);
 
 } // namespace chat_outbox
 

@@ -162,6 +162,7 @@ main(int argc, char **argv)
 	std::map<std::string, ServiceState> services;
 	std::map<std::string, std::string> layouts; // per service: what its layout was last recorded as
 	std::map<std::string, int> last_layout;     // per service: the count its last pass relayed under
+	std::map<std::string, KnownLayout> known_layout; // per service: the layout key's value that count was chosen by
 	std::vector<ShardOutage> outages(shards.size());
 	std::string last_error, state = "starting";
 	chat_outbox::relay::WakeRecheck recheck; // after a stream wake-up that claimed nothing
@@ -270,7 +271,8 @@ main(int argc, char **argv)
 				for (auto &shard : shards)
 					reloads += shard->ScriptReloads();
 				try {
-					PassResult r = db.RunPass(svc, cfg.batch_size, shards, cfg.prefix, down, &last_layout[svc.name]);
+					PassResult r = db.RunPass(svc, cfg.batch_size, shards, cfg.prefix, down, &last_layout[svc.name],
+											  &known_layout[svc.name]);
 					for (auto &shard : shards)
 						reloads -= shard->ScriptReloads();
 					if (reloads != 0)
@@ -304,6 +306,12 @@ main(int argc, char **argv)
 					}
 					st = ServiceState{};
 				} catch (const RedisFailure &f) {
+					if (f.kind == RedisFailure::kLayoutChanged) {
+						// rolled back, nothing written: no error, no backoff; the next pass, at once, reads the key
+						Log("service " + svc.name + ": layout changed: " + f.what() + "; the pass wrote nothing, the next reads the layout key again");
+						more = true;
+						continue;
+					}
 					if (f.kind == RedisFailure::kConnection && f.shard > 0) {
 						// rolled back. A shard that just failed: the next pass, at once, leaves its
 						// partitions out. One that was down already (a change of the count needs every

@@ -138,10 +138,12 @@ OnShard(int s, int nshards, F &&call)
 // extension's relay_pass.cpp does, docs/architecture.md 'Changing the number of partitions'): the
 // layout key's count on shard 0, or the service's new count once the old layout's queues hold no
 // job (SET before any job goes under it). nullopt while they still do (*wait says what it waits for).
+// *known is set to the key's value the count was chosen by (unchecked while a change waits).
 std::optional<int>
 ChooseLayout(const std::string &service, const std::string &queue, int wanted, RedisShards &shards, const std::string &prefix, std::string *wait,
-			 std::string *switched, int *current_out, const std::vector<bool> &down)
+			 std::string *switched, int *current_out, const std::vector<bool> &down, KnownLayout *known)
 {
+	*known = KnownLayout{};
 	auto value = shards[0]->Get(LayoutKey(prefix, queue));
 	auto current = ParseLayout(value);
 	if (!current)
@@ -161,12 +163,14 @@ ChooseLayout(const std::string &service, const std::string &queue, int wanted, R
 		}
 	switch (NextLayoutStep(*current, wanted, jobs)) {
 		case LayoutStep::kRelay:
+			*known = value ? KnownLayout{LayoutExpect::kHolds, *value} : KnownLayout{LayoutExpect::kAbsent, ""};
 			return *current;
 		case LayoutStep::kWait:
 			*wait = LayoutWaitMessage(*current, wanted, jobs);
 			return std::nullopt;
 		case LayoutStep::kSwitch:
 			shards[0]->Set(LayoutKey(prefix, queue), std::to_string(wanted));
+			*known = KnownLayout{LayoutExpect::kHolds, std::to_string(wanted)};
 			*switched = "service " + service + " is relayed to " + std::to_string(wanted) + " partition(s) now, " +
 						std::to_string(*current) + " before (the queues of the old layout were empty)";
 			return wanted;
@@ -190,7 +194,7 @@ OutboxDb::OutboxBefore12(const std::string &service)
 
 PassResult
 OutboxDb::RunPass(const Service &svc, int64_t batch_size, RedisShards &shards, const std::string &prefix,
-				  const std::vector<bool> &down, int *last_layout)
+				  const std::vector<bool> &down, int *last_layout, KnownLayout *known)
 {
 	PassResult result;
 	const int nshards = static_cast<int>(shards.size());
@@ -221,8 +225,11 @@ OutboxDb::RunPass(const Service &svc, int64_t batch_size, RedisShards &shards, c
 			if (result.layout == 0) {
 				Result w(Exec(relay_sql::kWantedPartitions, {svc.name}, PGRES_TUPLES_OK));
 				int wanted = PQntuples(w.get()) == 1 ? std::atoi(PQgetvalue(w.get(), 0, 0)) : 1;
-				auto layout = ChooseLayout(svc.name, svc.queue, wanted, shards, prefix, &result.layout_wait, &result.layout_switched,
-										   &result.layout, down);
+				// one shard and the count of the last pass: the calls' check of the key is its read
+				bool known_still = nshards == 1 && known->expect != LayoutExpect::kUnchecked && *last_layout == wanted;
+				auto layout = known_still ? std::optional<int>(wanted)
+										  : ChooseLayout(svc.name, svc.queue, wanted, shards, prefix, &result.layout_wait,
+														 &result.layout_switched, &result.layout, down, known);
 				if (!layout) {
 					*last_layout = result.layout;
 					Result(Exec("ROLLBACK", {}, PGRES_COMMAND_OK));
@@ -260,8 +267,12 @@ OutboxDb::RunPass(const Service &svc, int64_t batch_size, RedisShards &shards, c
 			for (const auto &call : PlanCalls(parts, nshards)) {
 				if (down[call.shard]) // left out under another count than this pass relays under
 					throw RedisFailure(RedisFailure::kConnection, "shard " + std::to_string(call.shard) + " is down", call.shard);
+				// shard 0 holds the layout key: its calls check it still holds what the count was chosen by
+				LayoutCheck check{svc.queue};
+				if (call.shard == 0)
+					check = {svc.queue, known->expect, known->value};
 				auto verdicts = OnShard(call.shard, nshards, [&] {
-					return shards[call.shard]->AddBatch(PartitionQueue(svc.queue, result.layout, call.partition),
+					return shards[call.shard]->AddBatch(PartitionQueue(svc.queue, result.layout, call.partition), check,
 														jobs.data() + call.first, call.n);
 				});
 				written[call.shard] = true;
@@ -295,6 +306,7 @@ OutboxDb::RunPass(const Service &svc, int64_t batch_size, RedisShards &shards, c
 						{svc.name, std::to_string(last_id), std::to_string(result.relayed)}, PGRES_COMMAND_OK));
 		Result(Exec("COMMIT", {}, PGRES_COMMAND_OK));
 	} catch (...) {
+		*known = KnownLayout{}; // whatever failed, the next pass reads the key
 		if (conn_)
 			PQclear(PQexec(conn_, "ROLLBACK"));
 		before_1_2_.erase(svc.name); // an update to 1.2 fails the 1.1 claim: look again next pass

@@ -48,6 +48,14 @@ struct PassResult {
 	std::string layout_switched;       // a log line when this pass changed the count
 };
 
+// KnownLayout: the layout key's raw value that a service's last pass chose its count by, which its
+// calls on shard 0 expect the key to hold (common/relay/bullmq_batch_add.hpp); kUnchecked before the
+// first pass and after a failed one, so the next pass reads the key.
+struct KnownLayout {
+	LayoutExpect expect = LayoutExpect::kUnchecked;
+	std::string value;
+};
+
 // The relay's Redis shards (--redis-url, common/partitions.hpp), shard 0 first.
 using RedisShards = std::vector<std::unique_ptr<RedisLink>>;
 
@@ -78,10 +86,14 @@ class OutboxDb {
 	// partitions go on; a pass that would still need a down shard throws kConnection. The pass
 	// sets *last_layout as soon as it chose a count, so a pass that failed on a down shard has
 	// told the next one which partitions to leave out.
+	// *known: the layout key's value the count was chosen by. With one shard, a pass whose service
+	// still wants *last_layout reads no key: its calls carry *known and the script checks the key
+	// (docs/architecture.md, 'Where the relay reads the layout key'); a key found changed throws
+	// kLayoutChanged. Any failure resets *known.
 	// The pass is one READ COMMITTED transaction (a window's tick takes a snapshot of its own); a
 	// second relay waits for the first on the service's row of chat_outbox.services, then starts where it ended.
 	PassResult RunPass(const Service &svc, int64_t batch_size, RedisShards &shards, const std::string &prefix,
-					   const std::vector<bool> &down, int *last_layout);
+					   const std::vector<bool> &down, int *last_layout, KnownLayout *known);
 	// RecordLayout writes the count a service is relayed under and what a change waits for ("" none).
 	void RecordLayout(const std::string &service, int layout, const std::string &change);
 	// RecordServiceError sets (or clears, with "") the service's service_error in the status view.

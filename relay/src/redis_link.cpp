@@ -215,7 +215,7 @@ RedisLink::Ping()
 }
 
 std::vector<std::optional<std::string>>
-RedisLink::AddBatch(const std::string &queue, const JobSpec *jobs, size_t n)
+RedisLink::AddBatch(const std::string &queue, const LayoutCheck &layout, const JobSpec *jobs, size_t n)
 {
 	// A connection that sat idle may have been closed by a Redis restart or CLIENT KILL: that is
 	// not an outage, so a batch that fails on a reused connection goes once more on a new one.
@@ -226,7 +226,7 @@ RedisLink::AddBatch(const std::string &queue, const JobSpec *jobs, size_t n)
 			if (!ctx_)
 				Connect();
 			std::string request;
-			EncodeBatchAdd(prefix_, queue, jobs, n, NowMs(), sha_, &request);
+			EncodeBatchAdd(prefix_, queue, layout, jobs, n, NowMs(), sha_, &request);
 			Reply r(Roundtrip(request));
 			if (r->type == REDIS_REPLY_ERROR && IsNoScriptError(r->str) && attempt < 2) {
 				// SCRIPT FLUSH, or a failover behind a proxy that kept the connection: load it again
@@ -236,6 +236,9 @@ RedisLink::AddBatch(const std::string &queue, const JobSpec *jobs, size_t n)
 				script_reloads_++;
 				continue;
 			}
+			std::string held;
+			if (r->type == REDIS_REPLY_ERROR && IsLayoutChanged(std::string_view(r->str, r->len), &held))
+				throw RedisFailure(RedisFailure::kLayoutChanged, "the layout key holds " + held + " now, not what the pass relayed by");
 			if (r->type == REDIS_REPLY_ERROR)
 				throw RedisFailure(RedisFailure::kService, std::string("batch add: ") + r->str);
 			if (r->type != REDIS_REPLY_ARRAY || r->elements != n)

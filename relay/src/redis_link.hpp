@@ -21,9 +21,11 @@ namespace chat_outbox::relay {
 
 // RedisFailure: the batch did not go through; the caller rolls back. kService is about one queue
 // (Redis answered the batch with an error: NOPERM, a queue key of the wrong type; nothing of it was
-// written), kConnection about every service (unreachable, timeout, answer lost).
+// written), kConnection about every service (unreachable, timeout, answer lost), kLayoutChanged not a
+// failure: the layout key held something else than the call expected, nothing of it was written, and
+// the service's next pass (at once) reads the key.
 struct RedisFailure : std::runtime_error {
-	enum Kind { kConnection, kService } kind;
+	enum Kind { kConnection, kService, kLayoutChanged } kind;
 	int shard = 0; // of a kConnection: the shard that failed (outbox_db.cpp sets it)
 	RedisFailure(Kind k, const std::string &what, int s = 0) : std::runtime_error(what), kind(k), shard(s) {}
 };
@@ -35,10 +37,12 @@ class RedisLink {
 	RedisLink(const RedisLink &) = delete;
 	RedisLink &operator=(const RedisLink &) = delete;
 
-	// AddBatch adds jobs[0..n) to `queue` in one Lua call, connecting first when needed. Returns,
-	// per job in order, nullopt (created or a duplicate) or why Redis refused that job alone.
-	// Throws RedisFailure.
-	std::vector<std::optional<std::string>> AddBatch(const std::string &queue, const JobSpec *jobs, size_t n);
+	// AddBatch adds jobs[0..n) to `queue` (a partition's queue of layout.service_queue) in one Lua
+	// call, connecting first when needed, when the layout key holds what `layout` expects. Returns,
+	// per job in order, nullopt (created or a duplicate) or why Redis refused that job alone. Throws
+	// RedisFailure.
+	std::vector<std::optional<std::string>> AddBatch(const std::string &queue, const LayoutCheck &layout,
+													 const JobSpec *jobs, size_t n);
 
 	// ConfirmReplicated runs WAIT <min_replicas> <timeout/2> after a pass's batches, when
 	// min_replicas > 0: fewer acknowledgements throw kConnection (the connection is dropped), so the

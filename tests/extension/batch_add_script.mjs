@@ -2,7 +2,8 @@
 // Redis, without Postgres: its text is read from its sources (tests/harness/batch_add_lua.mjs) and called
 // as the relay calls it. What it must do: add new jobs, call a job a duplicate only when it is in one
 // of the queue's states, replace a hash no state holds, refuse one job whose key is not a hash (the
-// others go on), and refuse a whole batch when a queue key has the wrong type, leaving Redis as it was.
+// others go on), refuse a whole batch when a queue key has the wrong type, and refuse it when the layout
+// key holds something else than the call expects, leaving Redis as it was in both cases.
 import { createRequire } from 'node:module';
 import assert from 'node:assert/strict';
 import { readBatchAddLua } from '../harness/batch_add_lua.mjs';
@@ -13,11 +14,13 @@ const script = readBatchAddLua();
 const fixed = script.match(/KEYS = ([\s\S]*?), then one job hash per job/)[1].replace(/\n--/g, ' ').split(',').map((k) => k.trim());
 const sha = await redis.script('LOAD', script);
 
-// add(queue, ids) runs one batch as the relay sends it and returns the script's reply
-function add(queue, ids) {
-	const key = (s) => `bull:${queue}:${s}`;
+// add(queue, ids, expect) runs one batch as the relay sends it and returns the script's reply.
+// The queue is its service's queue here, so its layout key is bull:<queue>:partitions; expect is the
+// layout expectation ('' checks nothing, 'absent', or '=' and the value).
+function add(queue, ids, expect = '') {
+	const key = (s) => `bull:${queue}:${s === 'layout' ? 'partitions' : s}`;
 	const keys = [...fixed.map(key), ...ids.map(key)];
-	const args = [String(Date.now())];
+	const args = [String(Date.now()), expect];
 	for (const id of ids) args.push(id, 'message.created', JSON.stringify({ id }), `{"jobId":"${id}","attempts":0}`);
 	return redis.evalsha(sha, keys.length, ...keys, ...args);
 }
@@ -54,6 +57,25 @@ assert.deepEqual(r.slice(1), [1, r[0], 1, 0]);
 assert.equal(await redis.get('bull:q:s1'), 'not a job');
 assert.deepEqual((await wait('q')).filter((id) => id === 'd1' || id === 'n1' || id === 's1'), ['d1', 'n1']);
 ok('a job whose key is a string is refused alone (twice in one batch: twice); one id twice in a batch is one job');
+
+assert.deepEqual(await add('l', ['l1'], 'absent'), [1]);
+await redis.set('bull:l:partitions', '2');
+assert.deepEqual(await add('l', ['l2'], '=2'), [1]);
+assert.deepEqual(await add('l', ['l3']), [1]);
+ok('the layout key as expected (absent, or holding the expected value), or no expectation: added');
+for (const [value, expect, what] of [
+	['4', '=2', 'holds 4, 2 expected'],
+	[null, '=1', 'absent, 1 expected (the raw value, not what absent means)'],
+	['1', 'absent', 'holds 1, absent expected'],
+	['02', '=2', 'holds 02, 2 expected'],
+]) {
+	await (value === null ? redis.del('bull:l:partitions') : redis.set('bull:l:partitions', value));
+	const before = await snapshot();
+	await assert.rejects(add('l', ['l4', 'l5'], expect), (e) => e.message === `CHATOUTBOX_LAYOUT ${value ?? 'nil'}`);
+	assert.deepEqual(await snapshot(), before);
+	ok(`layout key ${what}: the call refused with CHATOUTBOX_LAYOUT ${value ?? 'nil'}, Redis unchanged`);
+}
+assert.deepEqual(await wait('l'), ['l3', 'l2', 'l1']);
 
 for (const [q, what, setup] of [
 	['p1', 'wait is a hash', (m) => m.hset('bull:p1:wait', 'name', 'message.created', 'data', '{}')],

@@ -19,6 +19,7 @@ add_shell_test(managed.update_waiting managed/in_managed_mode.sh 20 ARGS extensi
 add_shell_test(managed.retention managed/retention.sh 90)
 add_shell_test(managed.rotation_faults managed/rotation_faults.sh 90)
 add_shell_test(managed.extension.partitions managed/in_managed_mode.sh 120 ARGS extension/partitions.sh)
+add_shell_test(managed.extension.layout_guard managed/in_managed_mode.sh 60 ARGS extension/layout_guard.sh)
 add_shell_test(managed.ha.redis_failover managed/in_managed_mode.sh 120 ARGS ha/redis_failover.sh)
 add_shell_test(managed.extension.late_commit_pass managed/in_managed_mode.sh 60 ARGS extension/late_commit_pass.sh)
 # The managed mode on PostgreSQL 16, 17 and 18 (the servers tests/package.json pins): the cheapest set that

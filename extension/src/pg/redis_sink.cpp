@@ -577,17 +577,26 @@ RedisSinkEnsureConnected(SinkFailure *failure)
 
 /*
  * EncodeBatch chooses the job ids and builds the request in sink.request: one EVALSHA (or EVAL)
- * per call, each adding its rows to its partition's queue (common/partitions.hpp, PartitionQueue).
+ * per call, each adding its rows to its partition's queue (common/partitions.hpp, PartitionQueue)
+ * when the layout key holds *layout (NULL or LAYOUT_KEY_UNKNOWN: no check).
  */
 static void
-EncodeBatch(RedisSink &sink, const char *service, const char *queue, int partitions, const SinkCall *calls,
-			int ncalls, const OutboxRow *rows)
+EncodeBatch(RedisSink &sink, const char *service, const char *queue, int partitions, const LayoutKeyValue *layout,
+			const SinkCall *calls, int ncalls, const OutboxRow *rows)
 {
 	TimestampTz now = GetCurrentTimestamp();
 	int64		now_ms = now / 1000 + (int64) (POSTGRES_EPOCH_JDATE - UNIX_EPOCH_JDATE) * SECS_PER_DAY * 1000;
 	const char *prefix = chat_outbox_bullmq_prefix;
 
 	chat_outbox::CallCpp([&] {
+		chat_outbox::LayoutCheck check{queue};
+
+		if (layout && layout->state == LAYOUT_KEY_ABSENT)
+			check.expect = chat_outbox::LayoutExpect::kAbsent;
+		else if (layout && layout->state == LAYOUT_KEY_HOLDS) {
+			check.expect = chat_outbox::LayoutExpect::kHolds;
+			check.value = layout->value;
+		}
 		sink.request.clear();
 		sink.row_ids.clear();
 		sink.call_rows.clear();
@@ -605,7 +614,7 @@ EncodeBatch(RedisSink &sink, const char *service, const char *queue, int partiti
 			for (int i = 0; i < n; i++)
 				sink.jobs.push_back({sink.job_ids[i], std::string_view(r[i].event, r[i].event_len),
 									 std::string_view(r[i].payload, r[i].payload_len)});
-			chat_outbox::EncodeBatchAdd(prefix, chat_outbox::PartitionQueue(queue, partitions, calls[c].partition),
+			chat_outbox::EncodeBatchAdd(prefix, chat_outbox::PartitionQueue(queue, partitions, calls[c].partition), check,
 										sink.jobs.data(), n, now_ms, sink.script_sha, &sink.request);
 			sink.call_rows.push_back(static_cast<size_t>(n));
 		}
@@ -613,8 +622,8 @@ EncodeBatch(RedisSink &sink, const char *service, const char *queue, int partiti
 }
 
 bool
-RedisSinkSend(int shard, const char *service, const char *queue, int partitions, const SinkCall *calls, int ncalls,
-			  const OutboxRow *rows, SinkFailure *failure)
+RedisSinkSend(int shard, const char *service, const char *queue, int partitions, const LayoutKeyValue *layout,
+			  const SinkCall *calls, int ncalls, const OutboxRow *rows, SinkFailure *failure)
 {
 	RedisSink  &sink = sinks[shard];
 	TimestampTz deadline;
@@ -629,7 +638,7 @@ RedisSinkSend(int shard, const char *service, const char *queue, int partitions,
 	sink.may_resend = sink.state == SinkState::kIdle;
 	if (!SinkEnsureConnected(sink, failure))
 		return false;
-	EncodeBatch(sink, service, queue, partitions, calls, ncalls, rows);
+	EncodeBatch(sink, service, queue, partitions, layout, calls, ncalls, rows);
 	deadline = TimestampTzPlusMilliseconds(GetCurrentTimestamp(), chat_outbox_redis_timeout);
 	if (SinkSendBatch(sink, deadline, failure))
 		return true;
@@ -647,7 +656,9 @@ RedisSinkSend(int shard, const char *service, const char *queue, int partitions,
  * SinkReadBatchReply reads the replies of the request's calls: 1 ok, 0 NOSCRIPT, -1 failed. Every
  * call's reply is read, whatever the ones before said, so the sink is kIdle again once they are.
  * An error reply (NOPERM, a queue key of the wrong type) is about this service only: the
- * connection stays open for the others, and nothing of that call was written. Refusals and
+ * connection stays open for the others, and nothing of that call was written; the script's
+ * refusal of a call whose layout key changed is FAILURE_LAYOUT_CHANGED, the others'
+ * FAILURE_SERVICE (the first error reply says which). Refusals and
  * *created count only once every call succeeded (a NOSCRIPT batch goes again whole).
  */
 static int
@@ -669,8 +680,20 @@ SinkReadBatchReply(RedisSink &sink, int *created, List **refusals, SinkFailure *
 				rc = 0;
 		} else if (r->type == REDIS_REPLY_ERROR) {
 			if (rc != -1) {
-				failure->kind = FAILURE_SERVICE;
-				snprintf(failure->message, sizeof failure->message, "batch add: %s", r->str);
+				bool		changed = false;
+				char		held[sizeof failure->message] = "";
+
+				chat_outbox::CallCpp([&] {
+					std::string value;
+					changed = chat_outbox::IsLayoutChanged(std::string_view(r->str, r->len), &value);
+					strlcpy(held, value.c_str(), sizeof held);
+				});
+				failure->kind = changed ? FAILURE_LAYOUT_CHANGED : FAILURE_SERVICE;
+				if (changed)
+					snprintf(failure->message, sizeof failure->message,
+							 "the layout key holds %s now, not what the pass relayed by", held);
+				else
+					snprintf(failure->message, sizeof failure->message, "batch add: %s", r->str);
 			}
 			rc = -1;
 		} else if (r->type != REDIS_REPLY_ARRAY || r->elements != n) {
@@ -765,7 +788,7 @@ RedisSinkAwait(int shard, int *created, List **refusals, SinkFailure *failure)
 			SinkFail(sink, failure, "batch add", "script missing after SCRIPT LOAD");
 			break;
 		}
-		if (failure->kind == FAILURE_SERVICE)
+		if (failure->kind == FAILURE_SERVICE || failure->kind == FAILURE_LAYOUT_CHANGED)
 			break;
 		if (!sink.may_resend || failure->kind == FAILURE_INTERRUPTED || sink.timed_out ||
 			sink.state != SinkState::kDisconnected)
@@ -827,13 +850,14 @@ LayoutReplyFailed(redisReply *r, const char *what, SinkFailure *failure)
 }
 
 bool
-RedisSinkGetLayout(const char *queue, int *layout, SinkFailure *failure)
+RedisSinkGetLayout(const char *queue, int *layout, LayoutKeyValue *raw, SinkFailure *failure)
 {
 	RedisSink  &sink = sinks[0];
 	redisReply *r;
 	bool		ok = false;
-	char		value[32] = "";
+	char		value[sizeof raw->value] = "";
 	bool		absent;
+	bool		whole;
 
 	chat_outbox::CallCpp([&] {
 		sink.handshake.clear();
@@ -844,9 +868,13 @@ RedisSinkGetLayout(const char *queue, int *layout, SinkFailure *failure)
 	absent = r->type == REDIS_REPLY_NIL;
 	if (r->type == REDIS_REPLY_STRING)
 		strlcpy(value, r->str, sizeof value);
+	/* the exact bytes or none: a value cut short here would never equal the key in the script's check */
+	whole = absent || (r->type == REDIS_REPLY_STRING && r->len < sizeof value && strlen(r->str) == r->len);
 	freeReplyObject(r);
+	raw->state = absent ? LAYOUT_KEY_ABSENT : LAYOUT_KEY_HOLDS;
+	strlcpy(raw->value, value, sizeof raw->value);
 	chat_outbox::CallCpp([&] {
-		auto n = chat_outbox::ParseLayout(absent ? std::nullopt : std::optional<std::string>(value));
+		auto n = whole ? chat_outbox::ParseLayout(absent ? std::nullopt : std::optional<std::string>(value)) : std::nullopt;
 		if (n) {
 			*layout = *n;
 			ok = true;

@@ -28,8 +28,11 @@ typedef enum FailureKind
 	FAILURE_INTERRUPTED,		/* a signal cut the exchange short: not Redis' fault */
 	FAILURE_SHARD,				/* a shard other than shard 0 failed: the pass is rolled back and the shard
 								 * backs off; the service's next pass leaves its partitions out */
-	FAILURE_LAYOUT_WAIT			/* not a failure: a change of the service's partition count waits for the
+	FAILURE_LAYOUT_WAIT,		/* not a failure: a change of the service's partition count waits for the
 								 * old layout's queues to drain; the pass relayed nothing (roll back) */
+	FAILURE_LAYOUT_CHANGED		/* not a failure: the layout key held something else than the pass relayed
+								 * by, so the batch-add script wrote nothing; roll back, and the next pass
+								 * (at once) reads the key again */
 } FailureKind;
 
 typedef struct SinkFailure
@@ -45,6 +48,24 @@ typedef struct SinkRefusal
 	int64		row_id;
 	char		reason[CHAT_OUTBOX_ERRLEN];
 } SinkRefusal;
+
+/*
+ * The raw value of a queue's layout key (common/partitions.hpp, LayoutKey) as the relay last read or
+ * wrote it: what a batch on shard 0 expects the key to hold (common/relay/bullmq_batch_add.hpp).
+ * LAYOUT_KEY_UNKNOWN expects nothing. What a value means is ParseLayout's rule alone.
+ */
+typedef enum LayoutKeyState
+{
+	LAYOUT_KEY_UNKNOWN = 0,
+	LAYOUT_KEY_ABSENT,
+	LAYOUT_KEY_HOLDS
+} LayoutKeyState;
+
+typedef struct LayoutKeyValue
+{
+	LayoutKeyState state;
+	char		value[32];		/* LAYOUT_KEY_HOLDS: the value, a count of at most 3 digits when valid */
+} LayoutKeyValue;
 
 /* True once a latch set was consumed during Redis I/O: the caller must not sleep before another pass. */
 extern bool redis_sink_latch_seen;
@@ -76,9 +97,13 @@ typedef struct SinkCall
  * one: RedisSinkSend encodes and writes a shard's calls (the rows may be freed on return),
  * RedisSinkAwait reads their replies. One batch per shard at a time: every Send to a shard must be
  * followed by an Await of that shard before its next Send. Shards run their halves side by side.
+ * Each call checks, before any write, that the layout key holds *layout (shard 0 only: the others
+ * pass NULL); a call that finds something else writes nothing, and Await fails with
+ * FAILURE_LAYOUT_CHANGED.
  */
-bool		RedisSinkSend(int shard, const char *service, const char *queue, int partitions, const SinkCall *calls,
-						  int ncalls, const OutboxRow *rows, SinkFailure *failure);
+bool		RedisSinkSend(int shard, const char *service, const char *queue, int partitions,
+						  const LayoutKeyValue *layout, const SinkCall *calls, int ncalls, const OutboxRow *rows,
+						  SinkFailure *failure);
 /* Each refused row of the batch is appended to *refusals (palloc'd in the current memory context). */
 bool		RedisSinkAwait(int shard, int *created, List **refusals, SinkFailure *failure);
 /*
@@ -93,9 +118,9 @@ bool		RedisSinkWaitReplicas(int shard, int replicas, SinkFailure *failure);
 /*
  * The layout key of `queue` on shard 0 (common/partitions.hpp, LayoutKey), and the jobs waiting or
  * running in the queues of a layout (every shard): what a change of the partition count waits for.
- * None may run while a batch is in flight.
+ * None may run while a batch is in flight. RedisSinkGetLayout gives the count and the raw value.
  */
-bool		RedisSinkGetLayout(const char *queue, int *layout, SinkFailure *failure);
+bool		RedisSinkGetLayout(const char *queue, int *layout, LayoutKeyValue *raw, SinkFailure *failure);
 bool		RedisSinkSetLayout(const char *queue, int partitions, SinkFailure *failure);
 bool		RedisSinkCountJobs(const char *queue, int partitions, int64 *jobs, SinkFailure *failure);
 void		RedisSinkDisconnect(void);

@@ -327,6 +327,13 @@ ReadWantedPartitions(RelayService *svc)
  * the old layout's queues (the key is SET before any job goes under it). While jobs remain, the
  * pass fails with FAILURE_LAYOUT_WAIT and relays nothing, so no chat's later rows overtake its
  * earlier ones in another queue. Returns the count, or 0 with *failure set.
+ *
+ * The key's raw value the count was chosen by stays in svc->layout_key, and every batch call on
+ * shard 0 has the batch-add script check that the key still holds it. With one Redis, where every
+ * call goes to shard 0, a pass whose service still wants the count of the previous pass therefore
+ * reads no key: the script's check is the read, made where the write happens. A key found changed
+ * fails that pass with FAILURE_LAYOUT_CHANGED, and the next pass, at once, reads the key here.
+ * With several shards the key is read at every pass: the calls to the other shards check nothing.
  */
 static int
 ChooseLayout(RelayService *svc, SinkFailure *failure)
@@ -335,8 +342,14 @@ ChooseLayout(RelayService *svc, SinkFailure *failure)
 	int			current;
 	int64		jobs = 0;
 	chat_outbox::LayoutStep step = chat_outbox::LayoutStep::kRelay;
+	LayoutKeyValue seen;
 
-	if (!RedisSinkGetLayout(svc->queue, &current, failure))
+	if (RedisSinkShards() == 1 && svc->layout_key.state != LAYOUT_KEY_UNKNOWN && svc->layout == wanted) {
+		RelaySetServiceLayout(svc->name, svc->layout, "");
+		return svc->layout;
+	}
+	svc->layout_key.state = LAYOUT_KEY_UNKNOWN;
+	if (!RedisSinkGetLayout(svc->queue, &current, &seen, failure))
 		return 0;
 	if (current != wanted && !RedisSinkCountJobs(svc->queue, current, &jobs, failure))
 		return 0;
@@ -364,10 +377,13 @@ ChooseLayout(RelayService *svc, SinkFailure *failure)
 								 svc->name, wanted, current),
 						  errdetail("The queues of the old layout were empty.")));
 			current = wanted;
+			seen.state = LAYOUT_KEY_HOLDS; /* what RedisSinkSetLayout wrote */
+			snprintf(seen.value, sizeof seen.value, "%d", wanted);
 			break;
 	}
 	RelaySetServiceLayout(svc->name, current, "");
 	svc->layout = current;
+	svc->layout_key = seen;
 	svc->layout_waiting = false;
 	return current;
 }
@@ -425,7 +441,8 @@ SendBatch(RelayService *svc, int layout, OutboxRow *rows, int n, bool *sent, Sin
 			snprintf(failure->message, sizeof failure->message, "redis shard %d is down", s);
 			return false;
 		}
-		if (!RedisSinkSend(s, svc->name, svc->queue, layout, shard_calls, k, rows, failure))
+		if (!RedisSinkSend(s, svc->name, svc->queue, layout, s == 0 ? &svc->layout_key : nullptr, shard_calls, k, rows,
+						   failure))
 			return false;
 		sent[s] = true;
 	}
@@ -566,6 +583,8 @@ RelayPass(RelayService *svc, int batch_size, int64 **ids_out, SinkFailure *failu
 	UnregisterSnapshot(pass_snapshot);
 	if (!ok && failure->kind == FAILURE_CONNECTION && failure->shard > 0)
 		failure->kind = FAILURE_SHARD; /* that shard is down now (redis_sink.cpp): the next pass leaves it out */
+	if (!ok)
+		svc->layout_key.state = LAYOUT_KEY_UNKNOWN; /* whatever failed, the next pass reads the key */
 	if (!ok)
 		return -1;
 	RefuseRows(svc, refusals);

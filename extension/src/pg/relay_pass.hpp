@@ -22,6 +22,8 @@ typedef struct RelayService
 	int			layout;			/* the count its last pass relayed under (0: none yet): which partitions a
 								 * down shard holds */
 	bool		layout_waiting; /* a change of its count waits for the old queues (logged once) */
+	LayoutKeyValue layout_key;	/* the layout key's raw value that `layout` was chosen by, until a pass
+								 * fails: what its batches on shard 0 expect the key to hold */
 	int			failures;		/* passes of this service that failed in a row (FAILURE_SERVICE) */
 	TimestampTz retry_at;		/* while failing: its next pass, not before */
 	int			purge_failures[2];	/* outbox rotations, inbox purges of this service that failed in a row */

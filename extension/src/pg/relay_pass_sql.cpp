@@ -40,6 +40,11 @@ chat_outbox_relay_pass(PG_FUNCTION_ARGS)
 		ereport(ERROR, (errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
 						errmsg("service \"%s\" is not relayed yet: %s", service, failure.message),
 						errdetail("The batch's rows stay unsent.")));
+	if (n < 0 && failure.kind == FAILURE_LAYOUT_CHANGED)
+		ereport(ERROR, (errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+						errmsg("service \"%s\" was not relayed: %s", service, failure.message),
+						errdetail("The batch's rows stay unsent."),
+						errhint("Call it again: the next pass reads the layout key.")));
 	if (n < 0)
 		ereport(ERROR, (errcode(ERRCODE_CONNECTION_FAILURE),
 						errmsg("%s: %s", failure.kind == FAILURE_SERVICE ? "redis refused the batch" : "redis unreachable",

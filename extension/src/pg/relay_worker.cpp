@@ -461,6 +461,18 @@ RelayRound(void)
 			still_full |= worker_services[i].bit;
 			continue;
 		}
+		if (n < 0 && failure.kind == FAILURE_LAYOUT_CHANGED) {
+			/*
+			 * Rolled back, nothing written: the layout key changed under the service (another relay,
+			 * an operator, a Redis that lost it). No error and no backoff: the next pass, at once,
+			 * reads the key and decides by it (relay_pass.cpp, ChooseLayout). Each change is logged.
+			 */
+			ereport(LOG, (errmsg("chat_outbox relay: service \"%s\": layout changed: %s", svc->name, failure.message),
+						  errdetail("The pass wrote nothing; the next one reads the layout key again.")));
+			still_full |= worker_services[i].bit;
+			more = true;
+			continue;
+		}
 		if (n < 0 && failure.kind == FAILURE_SHARD) {
 			/*
 			 * Rolled back; the shard backs off (logged by the sink). One that just failed: the next

@@ -14,17 +14,66 @@ TEST(BatchAdd, Request)
 {
 	JobSpec jobs[2] = {{"id-a", "message.created", "{\"id\":\"id-a\"}"}, {"id-b", "message.created", "{}"}};
 	std::string out;
-	EncodeBatchAdd("bull", "chat-messages", jobs, 2, 1700000000000, "abc123", &out);
-	// EVALSHA sha numkeys(11 fixed + 2 jobs) keys... ts then 4 args per job
-	EXPECT_TRUE(out.rfind("*25\r\n$7\r\nEVALSHA\r\n$6\r\nabc123\r\n$2\r\n13\r\n", 0) == 0);
+	EncodeBatchAdd("bull", "chat-messages", LayoutCheck{"chat-messages"}, jobs, 2, 1700000000000, "abc123", &out);
+	// EVALSHA sha numkeys(11 fixed + layout + 2 jobs) keys... ts, layout expectation, then 4 args per job
+	EXPECT_TRUE(out.rfind("*27\r\n$7\r\nEVALSHA\r\n$6\r\nabc123\r\n$2\r\n14\r\n", 0) == 0);
 	EXPECT_TRUE(out.find("$23\r\nbull:chat-messages:wait\r\n") != std::string::npos);
 	EXPECT_TRUE(out.find("$23\r\nbull:chat-messages:id-b\r\n") != std::string::npos);
 	EXPECT_TRUE(out.find("{\"jobId\":\"id-a\",\"attempts\":0}") != std::string::npos);
-	EXPECT_TRUE(out.find("$13\r\n1700000000000\r\n") != std::string::npos);
+	// the timestamp, then an empty expectation (no check), then the first job's id
+	EXPECT_TRUE(out.find("$13\r\n1700000000000\r\n$0\r\n\r\n$4\r\nid-a\r\n") != std::string::npos);
 	out.clear();
-	EncodeBatchAdd("bull", "q", jobs, 1, 1, "", &out);
-	EXPECT_TRUE(out.rfind("*20\r\n$4\r\nEVAL\r\n", 0) == 0);
+	EncodeBatchAdd("bull", "q", LayoutCheck{"q"}, jobs, 1, 1, "", &out);
+	EXPECT_TRUE(out.rfind("*22\r\n$4\r\nEVAL\r\n", 0) == 0);
 	EXPECT_TRUE(out.find(BatchAddScript()) != std::string::npos);
+}
+
+// The layout key follows paused, before the job hashes: the service's key, whichever partition's
+// queue the call adds to (a partition queue has no layout key of its own).
+TEST(BatchAdd, LayoutKeyAfterTheFixedKeys)
+{
+	JobSpec job{"id-a", "message.created", "{}"};
+	std::string out;
+	EncodeBatchAdd("bull", "chats-p3", LayoutCheck{"chats"}, &job, 1, 1, "abc", &out);
+	EXPECT_TRUE(out.find("$20\r\nbull:chats-p3:paused\r\n$21\r\nbull:chats:partitions\r\n$18\r\nbull:chats-p3:id-a\r\n") !=
+				std::string::npos)
+		<< out;
+	EXPECT_EQ(out.find("bull:chats-p3:partitions"), std::string::npos);
+}
+
+// The expectation as the script reads it (ARGV[2]): the raw value after '=', or 'absent'.
+TEST(BatchAdd, LayoutExpectation)
+{
+	JobSpec job{"id-a", "message.created", "{}"};
+	auto expectation = [&](LayoutCheck check) {
+		std::string out;
+		EncodeBatchAdd("bull", "q", check, &job, 1, 7, "abc", &out);
+		size_t at = out.find("$1\r\n7\r\n");
+		EXPECT_NE(at, std::string::npos);
+		size_t len_end = out.find("\r\n", at + 7); // the next argument: $<length>\r\n<bytes>
+		size_t len = std::stoul(out.substr(at + 8, len_end - at - 8));
+		return out.substr(len_end + 2, len);
+	};
+	EXPECT_EQ(expectation(LayoutCheck{"q"}), "");
+	EXPECT_EQ(expectation(LayoutCheck{"q", LayoutExpect::kAbsent}), "absent");
+	EXPECT_EQ(expectation(LayoutCheck{"q", LayoutExpect::kHolds, "4"}), "=4");
+	// a value is passed as it was read, not as a count: "04" is not "4"
+	EXPECT_EQ(expectation(LayoutCheck{"q", LayoutExpect::kHolds, "04"}), "=04");
+	EXPECT_EQ(expectation(LayoutCheck{"q", LayoutExpect::kHolds, ""}), "=");
+}
+
+TEST(BatchAdd, LayoutChangedError)
+{
+	std::string value;
+	EXPECT_TRUE(IsLayoutChanged("CHATOUTBOX_LAYOUT 4", &value));
+	EXPECT_EQ(value, "4");
+	EXPECT_TRUE(IsLayoutChanged("CHATOUTBOX_LAYOUT nil", &value));
+	EXPECT_EQ(value, "nil");
+	EXPECT_FALSE(IsLayoutChanged("BADQUEUE queue key bull:q:wait holds a string, not a list", &value));
+	EXPECT_FALSE(IsLayoutChanged("NOSCRIPT No matching script", &value));
+	EXPECT_FALSE(IsLayoutChanged("CHATOUTBOX_LAYOUTX", &value));
+	// the script answers with the prefix this recognises
+	EXPECT_NE(BatchAddScript().find("error_reply('CHATOUTBOX_LAYOUT ' .."), std::string::npos);
 }
 
 TEST(BatchAdd, RefusesNamesBullmqCannotUse)
@@ -33,7 +82,7 @@ TEST(BatchAdd, RefusesNamesBullmqCannotUse)
 	for (auto [prefix, queue] : {std::pair{"bull", "a:b"}, std::pair{"a:b", "q"}, std::pair{"", "q"}}) {
 		std::string out, state;
 		try {
-			EncodeBatchAdd(prefix, queue, &job, 1, 1, "", &out);
+			EncodeBatchAdd(prefix, queue, LayoutCheck{queue}, &job, 1, 1, "", &out);
 		} catch (const Error &e) {
 			state = e.SqlState();
 		}
