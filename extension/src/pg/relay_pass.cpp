@@ -583,10 +583,10 @@ RelayPass(RelayService *svc, int batch_size, int64 **ids_out, SinkFailure *failu
 	UnregisterSnapshot(pass_snapshot);
 	if (!ok && failure->kind == FAILURE_CONNECTION && failure->shard > 0)
 		failure->kind = FAILURE_SHARD; /* that shard is down now (redis_sink.cpp): the next pass leaves it out */
-	if (!ok)
+	if (!ok) {
 		svc->layout_key.state = LAYOUT_KEY_UNKNOWN; /* whatever failed, the next pass reads the key */
-	if (!ok)
 		return -1;
+	}
 	RefuseRows(svc, refusals);
 	if (ids && refusals != NIL) {
 		/* *ids_out lists what was relayed: the refused rows were not */
