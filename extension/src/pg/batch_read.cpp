@@ -13,6 +13,8 @@
  */
 #include "pg/batch_read.hpp"
 
+#include "pg/kept_plan.hpp"
+
 extern "C" {
 #include "utils/datum.h"
 }
@@ -47,18 +49,6 @@ const char kLookupSql[] =
 	"AND pg_catalog.to_regprocedure('chat_outbox.window_generations(chat_outbox.outbox_rotation, pg_catalog.pg_snapshot)') IS NOT NULL "
 	"THEN pg_catalog.to_regclass(pg_catalog.quote_ident($1) OPERATOR(pg_catalog.||) '.outbox_id_seq') END";
 
-SPIPlanPtr
-Keep(const char *sql, int nargs, Oid *argtypes)
-{
-	SPIPlanPtr	plan = SPI_prepare(sql, nargs, argtypes);
-
-	if (!plan)
-		elog(ERROR, "chat_outbox: SPI_prepare failed for \"%s\": %s", sql, SPI_result_code_string(SPI_result));
-	if (SPI_keepplan(plan) != 0)
-		elog(ERROR, "chat_outbox: SPI_keepplan failed");
-	return plan;
-}
-
 /* ValueOf: one column of one row of the last statement's result */
 Datum
 ValueOf(SPITupleTable *t, uint64 row, int col, bool *isnull)
@@ -82,7 +72,7 @@ KeepWindow(const char *name, int gen, Oid *argtypes)
 		elog(ERROR, "chat_outbox: reading the window query of service \"%s\" failed", name);
 	query = psprintf(kWindowSql, TextDatumGetCString(ValueOf(SPI_tuptable, 0, 1, &isnull)));
 	SPI_freetuptable(SPI_tuptable);
-	return Keep(query, 12, argtypes);
+	return KeptPlan(query, 12, argtypes);
 }
 
 void
@@ -107,14 +97,14 @@ Prepare(BatchReadPlans *plans, const char *name)
 		plans->seq = InvalidOid;
 	SPI_freetuptable(SPI_tuptable);
 	if (OidIsValid(plans->seq)) {
-		plans->lock = Keep(kLockSql, 1, text_arg);
-		plans->cursors = Keep(kCursorsSql, 2, cursors_args);
-		plans->tick = Keep(kTickSql, 3, tick_args);
+		plans->lock = KeptPlan(kLockSql, 1, text_arg);
+		plans->cursors = KeptPlan(kCursorsSql, 2, cursors_args);
+		plans->tick = KeptPlan(kTickSql, 3, tick_args);
 		plans->window = KeepWindow(name, -1, window_args);
 		for (int g = 0; g < 3; g++)
 			plans->window_in[g] = KeepWindow(name, g, window_args);
-		plans->finish = Keep(kFinishSql, 3, finish_args);
-		plans->hold = Keep(kHoldSql, 5, hold_args);
+		plans->finish = KeptPlan(kFinishSql, 3, finish_args);
+		plans->hold = KeptPlan(kHoldSql, 5, hold_args);
 	}
 	plans->prepared = true;
 }

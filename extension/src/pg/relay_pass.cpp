@@ -30,6 +30,7 @@
 #include "common/partitions.hpp"
 #include "pg/cpp_boundary.hpp"
 #include "pg/guc.hpp"
+#include "pg/kept_plan.hpp"
 
 static RelayService relay_services[CHAT_OUTBOX_MAX_SERVICES];
 static int	relay_nservices = 0;
@@ -135,17 +136,11 @@ RelayUseIndexOrderForSession(void)
 	SetConfigOption("search_path", kBatchReadSearchPath, PGC_SUSET, PGC_S_OVERRIDE);
 }
 
+/* KeepPlan keeps the plan of a relay_sql statement, its every %s the service's schema */
 static SPIPlanPtr
 KeepPlan(const char *fmt, const char *schema, int nargs, Oid *argtypes)
 {
-	char	   *sql = psprintf(fmt, schema, schema);
-	SPIPlanPtr	plan = SPI_prepare(sql, nargs, argtypes);
-
-	if (!plan)
-		elog(ERROR, "chat_outbox: SPI_prepare failed for \"%s\": %s", sql, SPI_result_code_string(SPI_result));
-	if (SPI_keepplan(plan) != 0)
-		elog(ERROR, "chat_outbox: SPI_keepplan failed");
-	return plan;
+	return KeptPlan(psprintf(fmt, schema, schema), nargs, argtypes);
 }
 
 /* OutboxBefore12: whether the service's outbox is still 1.1's (before its ALTER EXTENSION UPDATE) */
