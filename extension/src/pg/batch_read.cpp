@@ -25,10 +25,11 @@ const char kLockSql[] = "SELECT FROM chat_outbox.services t WHERE t.name OPERATO
 
 const char kCursorsSql[] =
 	"SELECT x.partition, x.partitions, x.done_snap, x.done_mpre, x.win_snap, x.win_mpre, x.win_m, x.win_last, "
-	"COALESCE(pg_catalog.pg_sequence_last_value($2), 0) "
+	"COALESCE(pg_catalog.pg_sequence_last_value($2::pg_catalog.regclass), 0) "
 	"FROM chat_outbox.outbox_cursors x WHERE x.service OPERATOR(pg_catalog.=) $1 ORDER BY x.partition";
 
-const char kTickSql[] = "SELECT pg_catalog.pg_current_snapshot(), COALESCE(pg_catalog.pg_sequence_last_value($2), 0), "
+const char kTickSql[] = "SELECT pg_catalog.pg_current_snapshot(), "
+						"COALESCE(pg_catalog.pg_sequence_last_value($2::pg_catalog.regclass), 0), "
 						"chat_outbox.window_generations(r, $3) "
 						"FROM (SELECT) one LEFT JOIN chat_outbox.outbox_rotation r ON r.service OPERATOR(pg_catalog.=) $1";
 
@@ -43,11 +44,10 @@ const char kFinishSql[] =
 const char kHoldSql[] = "UPDATE chat_outbox.outbox_cursors x SET win_snap = $2, win_mpre = $3, win_m = $4, win_last = $5 "
 						"WHERE x.service OPERATOR(pg_catalog.=) $1";
 
-/* the outbox's id sequence, when the installed SQL has the window query (1.5 on); InvalidOid otherwise */
+/* whether the installed SQL has the window query and the generations rule (1.5 on) */
 const char kLookupSql[] =
-	"SELECT CASE WHEN pg_catalog.to_regprocedure('chat_outbox.relay_window_query(text, pg_catalog.int4)') IS NOT NULL "
-	"AND pg_catalog.to_regprocedure('chat_outbox.window_generations(chat_outbox.outbox_rotation, pg_catalog.pg_snapshot)') IS NOT NULL "
-	"THEN pg_catalog.to_regclass(pg_catalog.quote_ident($1) OPERATOR(pg_catalog.||) '.outbox_id_seq') END";
+	"SELECT pg_catalog.to_regprocedure('chat_outbox.relay_window_query(text, pg_catalog.int4)') IS NOT NULL "
+	"AND pg_catalog.to_regprocedure('chat_outbox.window_generations(chat_outbox.outbox_rotation, pg_catalog.pg_snapshot)') IS NOT NULL";
 
 /* ValueOf: one column of one row of the last statement's result */
 Datum
@@ -79,33 +79,34 @@ void
 Prepare(BatchReadPlans *plans, const char *name)
 {
 	Oid			text_arg[1] = {TEXTOID};
-	Datum		name_arg[1] = {CStringGetTextDatum(name)};
-	Oid			cursors_args[2] = {TEXTOID, REGCLASSOID};
-	Oid			tick_args[3] = {TEXTOID, REGCLASSOID, PG_SNAPSHOTOID};
+	Oid			cursors_args[2] = {TEXTOID, TEXTOID};
+	Oid			tick_args[3] = {TEXTOID, TEXTOID, PG_SNAPSHOTOID};
 	Oid			window_args[12] = {INT8OID, INT8OID, PG_SNAPSHOTOID, PG_SNAPSHOTOID, INT4OID, INT4ARRAYOID,
 								   INT4OID, INT8OID, INT8OID, INT4OID, INT4OID, INT4OID};
 	Oid			finish_args[3] = {TEXTOID, PG_SNAPSHOTOID, INT8OID};
 	Oid			hold_args[5] = {TEXTOID, PG_SNAPSHOTOID, INT8OID, INT8OID, INT8OID};
 	bool		isnull;
+	bool		installed;
 
 	if (plans->prepared)
 		return;
-	if (SPI_execute_with_args(kLookupSql, 1, text_arg, name_arg, nullptr, true, 1) != SPI_OK_SELECT || SPI_processed != 1)
-		elog(ERROR, "chat_outbox: looking up the window query of service \"%s\" failed", name);
-	plans->seq = DatumGetObjectId(ValueOf(SPI_tuptable, 0, 1, &isnull));
-	if (isnull)
-		plans->seq = InvalidOid;
+	/* looked up at every pass until found: an ALTER EXTENSION UPDATE to 1.5 takes effect without a restart */
+	if (SPI_execute(kLookupSql, true, 1) != SPI_OK_SELECT || SPI_processed != 1)
+		elog(ERROR, "chat_outbox: looking up the window query failed");
+	installed = DatumGetBool(ValueOf(SPI_tuptable, 0, 1, &isnull));
 	SPI_freetuptable(SPI_tuptable);
-	if (OidIsValid(plans->seq)) {
-		plans->lock = KeptPlan(kLockSql, 1, text_arg);
-		plans->cursors = KeptPlan(kCursorsSql, 2, cursors_args);
-		plans->tick = KeptPlan(kTickSql, 3, tick_args);
-		plans->window = KeepWindow(name, -1, window_args);
-		for (int g = 0; g < 3; g++)
-			plans->window_in[g] = KeepWindow(name, g, window_args);
-		plans->finish = KeptPlan(kFinishSql, 3, finish_args);
-		plans->hold = KeptPlan(kHoldSql, 5, hold_args);
-	}
+	if (!installed)
+		return;
+	/* by name, not by oid: a kept oid would outlive a service dropped and created again */
+	snprintf(plans->seq, sizeof plans->seq, "%s.outbox_id_seq", quote_identifier(name));
+	plans->lock = KeptPlan(kLockSql, 1, text_arg);
+	plans->cursors = KeptPlan(kCursorsSql, 2, cursors_args);
+	plans->tick = KeptPlan(kTickSql, 3, tick_args);
+	plans->window = KeepWindow(name, -1, window_args);
+	for (int g = 0; g < 3; g++)
+		plans->window_in[g] = KeepWindow(name, g, window_args);
+	plans->finish = KeptPlan(kFinishSql, 3, finish_args);
+	plans->hold = KeptPlan(kHoldSql, 5, hold_args);
 	plans->prepared = true;
 }
 
@@ -150,7 +151,7 @@ BatchReadForget(BatchReadPlans *plans)
 		*p = nullptr;
 	}
 	plans->prepared = false;
-	plans->seq = InvalidOid;
+	plans->seq[0] = '\0';
 }
 
 bool
@@ -178,7 +179,7 @@ BatchRead(BatchReadPlans *plans, const char *name, int batch_size, int partition
 	if (XactIsoLevel != XACT_READ_COMMITTED || excluded_any || batch_size <= 0)
 		return false;
 	Prepare(plans, name);
-	if (!plans->lock)
+	if (!plans->prepared)
 		return false;
 
 	/* 1. take turns with the service's other relays */
@@ -192,7 +193,7 @@ BatchRead(BatchReadPlans *plans, const char *name, int batch_size, int partition
 
 	/* 2. the cursors, all in one state under the count relayed under, and Mpre */
 	{
-		Datum		args[2] = {svc, ObjectIdGetDatum(plans->seq)};
+		Datum		args[2] = {svc, CStringGetTextDatum(plans->seq)};
 
 		if ((ret = SPI_execute_plan(plans->cursors, args, nullptr, false, 0)) != SPI_OK_SELECT)
 			elog(ERROR, "chat_outbox: reading the cursors of service \"%s\" failed: %s", name, SPI_result_code_string(ret));
@@ -226,7 +227,7 @@ BatchRead(BatchReadPlans *plans, const char *name, int batch_size, int partition
 
 	/* 3. S, then M, and the generations, read in S */
 	{
-		Datum		args[3] = {svc, ObjectIdGetDatum(plans->seq), done_snap};
+		Datum		args[3] = {svc, CStringGetTextDatum(plans->seq), done_snap};
 
 		if ((ret = SPI_execute_plan(plans->tick, args, nullptr, false, 1)) != SPI_OK_SELECT || SPI_processed != 1)
 			elog(ERROR, "chat_outbox: a tick of service \"%s\" failed: %s", name, SPI_result_code_string(ret));

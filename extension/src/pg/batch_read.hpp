@@ -16,8 +16,8 @@
 
 typedef struct BatchReadPlans
 {
-	bool		prepared;		/* looked up: the plans below are made, or the outbox has no window query (NULLs) */
-	Oid			seq;			/* the outbox's id sequence */
+	bool		prepared;		/* the plans below are made (the installed SQL has the window query) */
+	char		seq[2 * NAMEDATALEN + 16];	/* the outbox's id sequence, its qualified name */
 	SPIPlanPtr	lock;			/* the service's row of chat_outbox.services, FOR NO KEY UPDATE */
 	SPIPlanPtr	cursors;		/* its cursors, and the id sequence's last value (a tick's Mpre) */
 	SPIPlanPtr	tick;			/* a new snapshot S, the sequence's last value M, the generations */
