@@ -8,7 +8,7 @@
  *      the generations that can hold the window's rows, read in S (window_generations says why);
  *   4. the window's rows (chat_outbox.relay_window_query);
  *   5. move the cursors: the window is sent when it came back short, else it goes on after its last row.
- * A window already open (its tick taken by an earlier batch whose batch came back full) keeps its
+ * A window already open (its tick taken for an earlier batch, which came back full) keeps its
  * tick: step 3's snapshot only reads the generations then.
  */
 #include "pg/batch_read.hpp"
@@ -49,7 +49,7 @@ const char kLookupSql[] =
 	"SELECT pg_catalog.to_regprocedure('chat_outbox.relay_window_query(text, pg_catalog.int4)') IS NOT NULL "
 	"AND pg_catalog.to_regprocedure('chat_outbox.window_generations(chat_outbox.outbox_rotation, pg_catalog.pg_snapshot)') IS NOT NULL";
 
-/* ValueOf: one column of one row of the last statement's result */
+/* ValueOf: one column of one row of a statement's result */
 Datum
 ValueOf(SPITupleTable *t, uint64 row, int col, bool *isnull)
 {
