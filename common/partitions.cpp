@@ -84,6 +84,24 @@ ParseLayout(const std::optional<std::string> &value)
 	return n;
 }
 
+std::string
+LayoutValueProblem(std::string_view queue, std::string_view value)
+{
+	static const char hex[] = "0123456789abcdef";
+	std::string shown;
+	for (size_t i = 0; i < value.size() && i < kLayoutValueShown; i++) {
+		const unsigned char c = static_cast<unsigned char>(value[i]);
+		if (c >= 0x20 && c < 0x7f && c != '"' && c != '\\')
+			shown += static_cast<char>(c);
+		else
+			shown.append("\\x").append(1, hex[c >> 4]).append(1, hex[c & 15]);
+	}
+	if (value.size() > kLayoutValueShown)
+		shown += "...";
+	return "the layout key of queue " + std::string(queue) + " holds \"" + shown + "\", not a partition count from 1 to " +
+	       std::to_string(kMaxPartitions);
+}
+
 std::optional<std::vector<RedisUrl>>
 ParseShardList(const std::string &urls, std::string *error)
 {

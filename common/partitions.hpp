@@ -51,6 +51,13 @@ std::string LayoutKey(std::string_view prefix, std::string_view queue);
 // a number from 1 to kMaxPartitions.
 std::optional<int> ParseLayout(const std::optional<std::string> &value);
 
+// LayoutValueProblem: what every relay and daemon says of a layout key whose value ParseLayout
+// refuses. The value is anyone's who can write to Redis, so it is shown escaped (a byte outside
+// printable ASCII, a quote or a backslash as \xNN) and cut after kLayoutValueShown bytes: it can
+// neither cut nor forge a log line or a status text.
+constexpr size_t kLayoutValueShown = 32;
+std::string LayoutValueProblem(std::string_view queue, std::string_view value);
+
 // ParseShardList splits a whitespace-separated list of Redis URLs (not commas: one URL may hold a
 // comma-separated host list) and parses each with ParseRedisUrl. Order matters: it is the shard
 // numbering, and must be the same for the relay and every daemon. Fails on an empty list, a bad

@@ -147,8 +147,7 @@ ChooseLayout(const std::string &service, const std::string &queue, int wanted, R
 	auto value = shards[0]->Get(LayoutKey(prefix, queue));
 	auto current = ParseLayout(value);
 	if (!current)
-		throw RedisFailure(RedisFailure::kService, "the layout key of queue " + queue + " holds \"" + value.value_or("") +
-														"\", not a partition count from 1 to " + std::to_string(kMaxPartitions));
+		throw RedisFailure(RedisFailure::kService, LayoutValueProblem(queue, value.value_or("")));
 	*current_out = *current;
 	int64_t jobs = 0;
 	if (*current != wanted)

@@ -121,6 +121,9 @@ printf '1\000x' | rcli -x SET bull:one-q:partitions >/dev/null
 send_round one 3 "${CHATS[@]}"
 one_failing() { [[ "$(q "SELECT service_error FROM chat_outbox.status WHERE service = 'one'")" == *"layout key of queue one-q holds"* ]]; }
 harness_wait_for 30 one_failing || fail "one with a bad layout key: $(q "SELECT service_error FROM chat_outbox.status WHERE service = 'one'")"
+# the whole value, escaped (common/partitions.hpp, LayoutValueProblem): not cut at its NUL
+check "$(q "SELECT service_error FROM chat_outbox.status WHERE service = 'one'")" \
+	"the layout key of queue one-q holds \"1\\x00x\", not a partition count from 1 to 256" "the status text of the bad value"
 rcli SET bull:one-q:partitions 1 >/dev/null
 harness_wait_value 30 -ge 30 lines "$H_DIR/one.txt" || fail "one: $(lines "$H_DIR/one.txt") of 30 jobs processed"
 python3 "$H_ROOT/tests/extension/partitions_check.py" "$H_DIR/one.txt" one-q 1 3 || fail "one after the bad key: see above"

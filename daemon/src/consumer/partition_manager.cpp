@@ -242,9 +242,8 @@ struct PartitionManager::Impl {
 			auto parsed = chat_outbox::ParseLayout(hb.layout);
 			if (!parsed) {
 				if (bad_layout != *hb.layout)
-					Log(Level::Warning, "%s holds '%s', not a partition count from 1 to %lld; keeping %lld partition(s)",
-					    chat_outbox::LayoutKey(cfg.prefix, cfg.queue).c_str(), hb.layout->c_str(),
-					    static_cast<long long>(chat_outbox::kMaxPartitions), static_cast<long long>(partitions));
+					Log(Level::Warning, "%s; keeping %lld partition(s)",
+					    chat_outbox::LayoutValueProblem(cfg.queue, *hb.layout).c_str(), static_cast<long long>(partitions));
 				bad_layout = *hb.layout;
 				if (partitions == 0)
 					return; // nothing to follow yet

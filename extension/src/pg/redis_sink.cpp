@@ -870,7 +870,6 @@ RedisSinkGetLayout(const char *queue, int *layout, LayoutKeyValue *raw, SinkFail
 		strlcpy(value, r->str, sizeof value);
 	/* the exact bytes or none: a value cut short here would never equal the key in the script's check */
 	whole = absent || (r->type == REDIS_REPLY_STRING && r->len < sizeof value && strlen(r->str) == r->len);
-	freeReplyObject(r);
 	raw->state = absent ? LAYOUT_KEY_ABSENT : LAYOUT_KEY_HOLDS;
 	strlcpy(raw->value, value, sizeof raw->value);
 	chat_outbox::CallCpp([&] {
@@ -878,14 +877,15 @@ RedisSinkGetLayout(const char *queue, int *layout, LayoutKeyValue *raw, SinkFail
 		if (n) {
 			*layout = *n;
 			ok = true;
+		} else {
+			/* the reply's own bytes, escaped: the buffer above stops at a NUL */
+			std::string_view shown = r->type == REDIS_REPLY_STRING ? std::string_view(r->str, r->len) : std::string_view();
+			strlcpy(failure->message, chat_outbox::LayoutValueProblem(queue, shown).c_str(), sizeof failure->message);
 		}
 	});
-	if (!ok) {
+	freeReplyObject(r);
+	if (!ok)
 		failure->kind = FAILURE_SERVICE;
-		snprintf(failure->message, sizeof failure->message,
-				 "the layout key of queue %s holds \"%s\", not a partition count from 1 to %d", queue, value,
-				 chat_outbox::kMaxPartitions);
-	}
 	return ok;
 }
 

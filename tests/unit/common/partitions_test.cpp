@@ -93,6 +93,22 @@ TEST(Partitions, ParseLayoutValue)
 	EXPECT_EQ(ParseLayout(std::string("x")), std::nullopt);
 }
 
+TEST(Partitions, LayoutValueProblemShowsTheValueEscaped)
+{
+	EXPECT_EQ(LayoutValueProblem("q", "x"), "the layout key of queue q holds \"x\", not a partition count from 1 to " +
+	                                            std::to_string(kMaxPartitions));
+	// a NUL, a newline, a quote and a backslash cannot cut or forge a log line or a status text
+	std::string hostile("1\0x\n\"\\", 6);
+	std::string shown = LayoutValueProblem("q", hostile);
+	EXPECT_NE(shown.find("holds \"1\\x00x\\x0a\\x22\\x5c\","), std::string::npos) << shown;
+	EXPECT_EQ(shown.find('\n'), std::string::npos) << shown;
+	EXPECT_EQ(shown.size(), std::string(shown.c_str()).size()) << "no NUL in the text";
+	// a long value is cut
+	std::string big = LayoutValueProblem("q", std::string(10000, '7'));
+	EXPECT_NE(big.find(std::string(kLayoutValueShown, '7') + "...\""), std::string::npos) << big;
+	EXPECT_LT(big.size(), 200u);
+}
+
 TEST(Partitions, ShardListIsWhitespaceSeparatedInOrder)
 {
 	std::string error;
