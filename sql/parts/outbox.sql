@@ -36,32 +36,30 @@ RETURN coalesce((((chat_id % partitions) + partitions) % partitions)::int, 0);
 -- size, $8 int8 the late arms' lower id bound (the last row sent of the window, else the lowest
 -- bigint), $9 int8 the last finished tick's Mpre, $10-$12 int4 the generations that can hold the
 -- window's rows (-1: none; chat_outbox.window_generations). Its rows: id, event, payload, chat_id,
--- in id order. With gen, the text reads that generation's table alone (the other two parameters
--- must be -1), so its plan starts no scan of the others. Its plan holds whatever the statistics say: the late rows' arms ask for xid order,
+-- in id order. Its plan holds whatever the statistics say: the late rows' arms ask for xid order,
 -- which only the (xid, id) index gives, so no plan walks the old rows' id range.
-CREATE OR REPLACE FUNCTION chat_outbox.relay_window_query(service text, gen int DEFAULT NULL) RETURNS text
+CREATE OR REPLACE FUNCTION chat_outbox.relay_window_query(service text) RETURNS text
 	LANGUAGE sql IMMUTABLE PARALLEL SAFE
 RETURN pg_catalog.format($q$SELECT w.id, w.event, w.payload, w.chat_id FROM (
-	(SELECT e.id, e.event, e.payload, e.chat_id FROM %1$I.%2$I e
+	(SELECT e.id, e.event, e.payload, e.chat_id FROM %1$I.outbox_events e
 		WHERE e.gen IN ($10, $11, $12) AND e.id > $1 AND e.id <= $2
 			AND pg_visible_in_snapshot(e.xid, $3) AND NOT pg_visible_in_snapshot(e.xid, $4)
 			AND ($5 = 1 OR chat_outbox.partition_of(e.chat_id, $5) = ANY ($6))
 			AND NOT EXISTS (SELECT FROM %1$I.outbox_refused f WHERE f.id = e.id)
 		ORDER BY e.id LIMIT $7)
 	UNION ALL
-	(SELECT e.id, e.event, e.payload, e.chat_id FROM %1$I.%2$I e
+	(SELECT e.id, e.event, e.payload, e.chat_id FROM %1$I.outbox_events e
 		WHERE e.id = ANY (ARRAY(
-				(SELECT l.id FROM %1$I.%2$I l
+				(SELECT l.id FROM %1$I.outbox_events l
 				WHERE l.gen IN ($10, $11, $12) AND l.xid = ANY (ARRAY(SELECT pg_snapshot_xip($4))) AND l.id > $8 AND l.id <= $9 ORDER BY l.xid)
 				UNION ALL
-				(SELECT l.id FROM %1$I.%2$I l
+				(SELECT l.id FROM %1$I.outbox_events l
 				WHERE l.gen IN ($10, $11, $12) AND l.xid >= pg_snapshot_xmax($4) AND l.id > $8 AND l.id <= $9 ORDER BY l.xid)))
 			AND e.gen IN ($10, $11, $12) AND pg_visible_in_snapshot(e.xid, $3)
 			AND ($5 = 1 OR chat_outbox.partition_of(e.chat_id, $5) = ANY ($6))
 			AND NOT EXISTS (SELECT FROM %1$I.outbox_refused f WHERE f.id = e.id)
 		ORDER BY e.id LIMIT $7)
-) w ORDER BY w.id LIMIT $7$q$, service,
-	CASE WHEN gen IS NULL THEN 'outbox_events' ELSE 'outbox_events_' || gen END);
+) w ORDER BY w.id LIMIT $7$q$, service);
 
 -- Whether generation gen can hold rows of a window whose cursors' last finished tick is done_snap,
 -- by the rotation's row rot: it is not empty, and not closed before that tick (every writer of a

@@ -46,7 +46,7 @@ const char kHoldSql[] = "UPDATE chat_outbox.outbox_cursors x SET win_snap = $2, 
 
 /* whether the installed SQL has the window query and the generations rule (1.5 on) */
 const char kLookupSql[] =
-	"SELECT pg_catalog.to_regprocedure('chat_outbox.relay_window_query(text, pg_catalog.int4)') IS NOT NULL "
+	"SELECT pg_catalog.to_regprocedure('chat_outbox.relay_window_query(text)') IS NOT NULL "
 	"AND pg_catalog.to_regprocedure('chat_outbox.window_generations(chat_outbox.outbox_rotation, pg_catalog.pg_snapshot)') IS NOT NULL";
 
 /* ValueOf: one column of one row of a statement's result */
@@ -56,17 +56,16 @@ ValueOf(SPITupleTable *t, uint64 row, int col, bool *isnull)
 	return SPI_getbinval(t->vals[row], t->tupdesc, col, isnull);
 }
 
-/* KeepWindow: the window query's plan over the generation gen's table, or over all three (gen -1) */
+/* KeepWindow: the window query's plan, in the columns of relay_sql::kClaim */
 SPIPlanPtr
-KeepWindow(const char *name, int gen, Oid *argtypes)
+KeepWindow(const char *name, Oid *argtypes)
 {
-	Oid			types[2] = {TEXTOID, INT4OID};
-	Datum		args[2] = {CStringGetTextDatum(name), Int32GetDatum(gen)};
-	const char	nulls[2] = {' ', gen < 0 ? 'n' : ' '};
+	Oid			types[1] = {TEXTOID};
+	Datum		args[1] = {CStringGetTextDatum(name)};
 	bool		isnull;
 	char	   *query;
 
-	if (SPI_execute_with_args("SELECT chat_outbox.relay_window_query($1, $2)", 2, types, args, nulls, true, 1) !=
+	if (SPI_execute_with_args("SELECT chat_outbox.relay_window_query($1)", 1, types, args, nullptr, true, 1) !=
 			SPI_OK_SELECT ||
 		SPI_processed != 1)
 		elog(ERROR, "chat_outbox: reading the window query of service \"%s\" failed", name);
@@ -102,9 +101,7 @@ Prepare(BatchReadPlans *plans, const char *name)
 	plans->lock = KeptPlan(kLockSql, 1, text_arg);
 	plans->cursors = KeptPlan(kCursorsSql, 2, cursors_args);
 	plans->tick = KeptPlan(kTickSql, 3, tick_args);
-	plans->window = KeepWindow(name, -1, window_args);
-	for (int g = 0; g < 3; g++)
-		plans->window_in[g] = KeepWindow(name, g, window_args);
+	plans->window = KeepWindow(name, window_args);
 	plans->finish = KeptPlan(kFinishSql, 3, finish_args);
 	plans->hold = KeptPlan(kHoldSql, 5, hold_args);
 	plans->prepared = true;
@@ -141,9 +138,7 @@ const char *const kBatchReadSearchPath = "pg_catalog, pg_temp";
 void
 BatchReadForget(BatchReadPlans *plans)
 {
-	SPIPlanPtr *all[] = {&plans->lock,		   &plans->cursors,		 &plans->tick,	&plans->window,
-						 &plans->window_in[0], &plans->window_in[1], &plans->window_in[2], &plans->finish,
-						 &plans->hold};
+	SPIPlanPtr *all[] = {&plans->lock, &plans->cursors, &plans->tick, &plans->window, &plans->finish, &plans->hold};
 
 	for (SPIPlanPtr *p : all) {
 		if (*p)
@@ -261,15 +256,7 @@ BatchRead(BatchReadPlans *plans, const char *name, int batch_size, int partition
 								gens[1],
 								gens[2]};
 
-		SPIPlanPtr	plan = plans->window;
-		int			only = -1;
-
-		for (int g = 0; g < 3; g++)
-			if (DatumGetInt32(gens[g]) >= 0)
-				only = only == -1 ? DatumGetInt32(gens[g]) : -2;
-		if (only >= 0 && only < 3)
-			plan = plans->window_in[only];
-		if ((ret = SPI_execute_plan(plan, args, nullptr, false, 0)) != SPI_OK_SELECT)
+		if ((ret = SPI_execute_plan(plans->window, args, nullptr, false, 0)) != SPI_OK_SELECT)
 			elog(ERROR, "chat_outbox: reading a window of service \"%s\" failed: %s", name, SPI_result_code_string(ret));
 	}
 	window = SPI_tuptable;

@@ -22,7 +22,6 @@ typedef struct BatchReadPlans
 	SPIPlanPtr	cursors;		/* its cursors, and the id sequence's last value (a tick's Mpre) */
 	SPIPlanPtr	tick;			/* a new snapshot S, the sequence's last value M, the generations */
 	SPIPlanPtr	window;			/* the window's rows, in the columns of relay_sql::kClaim */
-	SPIPlanPtr	window_in[3];	/* the same, when only generation i can hold them (the usual case) */
 	SPIPlanPtr	finish;			/* the window is sent: its tick becomes the cursors' last finished one */
 	SPIPlanPtr	hold;			/* the window goes on after its last row sent */
 } BatchReadPlans;

@@ -855,7 +855,6 @@ RedisSinkGetLayout(const char *queue, int *layout, LayoutKeyValue *raw, SinkFail
 	RedisSink  &sink = sinks[0];
 	redisReply *r;
 	bool		ok = false;
-	char		value[sizeof raw->value] = "";
 	bool		absent;
 	bool		whole;
 
@@ -866,14 +865,15 @@ RedisSinkGetLayout(const char *queue, int *layout, LayoutKeyValue *raw, SinkFail
 	if (!(r = SinkQuery(sink, failure)) || LayoutReplyFailed(r, "reading the layout key", failure))
 		return false;
 	absent = r->type == REDIS_REPLY_NIL;
-	if (r->type == REDIS_REPLY_STRING)
-		strlcpy(value, r->str, sizeof value);
-	/* the exact bytes or none: a value cut short here would never equal the key in the script's check */
-	whole = absent || (r->type == REDIS_REPLY_STRING && r->len < sizeof value && strlen(r->str) == r->len);
 	raw->state = absent ? LAYOUT_KEY_ABSENT : LAYOUT_KEY_HOLDS;
-	strlcpy(raw->value, value, sizeof raw->value);
+	raw->value[0] = '\0';
+	if (r->type == REDIS_REPLY_STRING)
+		strlcpy(raw->value, r->str, sizeof raw->value);
+	/* the exact bytes or none: a value cut short here would never equal the key in the script's check */
+	whole = absent || (r->type == REDIS_REPLY_STRING && r->len < sizeof raw->value && strlen(r->str) == r->len);
 	chat_outbox::CallCpp([&] {
-		auto n = whole ? chat_outbox::ParseLayout(absent ? std::nullopt : std::optional<std::string>(value)) : std::nullopt;
+		auto n = whole ? chat_outbox::ParseLayout(absent ? std::nullopt : std::optional<std::string>(raw->value))
+					   : std::nullopt;
 		if (n) {
 			*layout = *n;
 			ok = true;

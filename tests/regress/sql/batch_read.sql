@@ -3,10 +3,9 @@
 -- window query of chat_outbox.relay_window_query with the generations of chat_outbox.window_generations.
 CREATE EXTENSION chat_outbox;
 \set SHOW_CONTEXT never
--- the window query reads one generation's table, or all three
-SELECT strpos(chat_outbox.relay_window_query('consumers', 1), 'consumers.outbox_events_1 e') > 0 AS one_generation,
-	strpos(chat_outbox.relay_window_query('consumers', 1), 'consumers.outbox_events e') = 0 AS not_the_others,
-	strpos(chat_outbox.relay_window_query('consumers'), 'consumers.outbox_events e') > 0 AS all_three;
+-- the window query reads the service's generations (pruned to those window_generations names)
+SELECT strpos(chat_outbox.relay_window_query('consumers'), 'consumers.outbox_events e') > 0 AS its_generations,
+	strpos(chat_outbox.relay_window_query('workers'), 'consumers.') = 0 AS no_other_service;
 -- the generations that can hold a window's rows: without the rotation's row all three; a fresh
 -- service only its current one; a closed generation while a cursor's tick may not see all its writers
 SELECT chat_outbox.window_generations(NULL::chat_outbox.outbox_rotation, '1:1:') AS no_row;
