@@ -16,6 +16,7 @@
 #                    is <name>.dat (its points), <name>.png and <name>.svg: `node bench/lib/plot.mjs DIR`
 #                    draws them again from the .dat files
 # Env: FANOUT_SETTLE_MS (500): the fan-out section's wait between the last socket connected and the first send
+#      BENCH_PG_CONF: lines added to the server's postgresql.conf (one per line), e.g. 'checkpoint_timeout = 15min'
 #      BENCH_EXT_VERSION: CREATE EXTENSION chat_outbox VERSION that one (an earlier version as released, to
 #      compare it with the current one on the same build)
 # "ours" rows print "not available" when CREATE EXTENSION chat_outbox fails or

@@ -40,6 +40,13 @@ async function machineInfo() {
     os: (fs.existsSync("/etc/os-release") ? (fs.readFileSync("/etc/os-release", "utf8").match(/^PRETTY_NAME="?(.*?)"?$/m) || [])[1] : os.type()),
     kernel: os.release(), load: os.loadavg().map((x) => x.toFixed(2)).join(" "),
   };
+  // The disk Postgres and Redis write to, and whether it trims online: with the `discard` mount option
+  // every truncate and unlink (the outbox's rotation, Redis's AOF rewrite) trims synchronously and the
+  // commits' fsyncs wait behind it (docs/deploy.md, "The disk").
+  const mount = (await v("findmnt", ["-n", "-o", "SOURCE,FSTYPE,OPTIONS", "-T", process.env.H_DIR || ROOT])).split(/\s+/);
+  results.machine.disk = mount.length === 3
+    ? `${mount[0]} ${mount[1]}, ${mount[2].split(",").includes("discard") ? "online discard (mounted with discard)" : "no online discard"}`
+    : "?";
   results.versions.node = process.version;
   results.versions.postgres = await v("psql", ["-XAtq", process.env.PGURL, "-c", "SHOW server_version"]);
   results.versions.redis = (await v("redis-server", ["--version"])).match(/v=(\S+)/)?.[1] || "?";
@@ -455,7 +462,7 @@ async function main() {
   }
   results.seconds = Math.round((Date.now() - t0) / 1000);
   const text = `# chat_outbox benchmark ${results.date}${QUICK ? " (--quick)" : ""}\n\n` +
-    `machine: ${results.machine.cpus} cores (${results.machine.cpuModel}), ${results.machine.memGB} GB, ${results.machine.os}, load at start ${results.machine.load}\n` +
+    `machine: ${results.machine.cpus} cores (${results.machine.cpuModel}), ${results.machine.memGB} GB, ${results.machine.os}, load at start ${results.machine.load}, data disk ${results.machine.disk}\n` +
     `versions: node ${results.versions.node}, PostgreSQL ${results.versions.postgres}, Redis ${results.versions.redis}, bullmq ${versions.bullmq}, ioredis ${versions.ioredis}, pg ${versions.pg}, socket.io ${versions["socket.io"]}, socket.io-client ${versions["socket.io-client"]}\n\n` +
     report() + `\n\n(run took ${results.seconds} s)\n`;
   fs.writeFileSync(path.join(OUT, "results.md"), text);
