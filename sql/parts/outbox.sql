@@ -1,19 +1,19 @@
--- The write-once outbox's functions (docs/extension.md, 'How the relay works'): the relay's batch,
--- the rotation of the generations, and the rules both use. CREATE OR REPLACE: the update to 1.2
--- runs this same text.
+-- The write-once outbox's functions (docs/architecture.md, 'The write-once outbox', states the
+-- invariants and why each holds): the generation a writer writes to, the relay's batch, the rotation
+-- of the generations, the rebase of an outbox that came from another database, and the rules they
+-- share. CREATE OR REPLACE: each update runs this same text.
 --
--- Every outbox row carries its transaction's id (xid), drawn before the row's id. A tick is
--- (Mpre, S, M): the id sequence's last value, then S = pg_current_snapshot(), then the last value
--- again. The window between two ticks of a cursor, prev and new, is the rows visible in S_new and
--- not in S_prev. It is (id in (Mpre_prev, M_new]) plus, among ids up to Mpre_prev, (xid in S_prev's
--- xip list) and (xid at or above S_prev's xmax), each filtered by visibility: a row not visible in
--- S_prev with an id at most Mpre_prev got its xid before its id, so before Mpre_prev was read; its
--- transaction was running at S_prev (in the xip list) or got its xid after S_prev's snapshot was
--- computed (at or above its xmax: Postgres may hand out a snapshot computed before the last
--- statement when no transaction ended since, so "taken after Mpre" does not mean "computed after").
--- A row visible in S_new drew its id before S_new, so at most M_new. All three parts are index
--- scans: the id index, and the (xid, id) index whose id bound is checked in the index, so a
--- transaction held open costs one probe per window. Rows are never updated.
+-- Every outbox row carries its transaction's id (xid), drawn before the row's id and its generation.
+-- A tick is (Mpre, S): Mpre a split point (the id sequence's last value, read before S, never below
+-- the previous tick's), S = pg_current_snapshot(). The window between two ticks of a cursor, prev and
+-- new, is the rows visible in S_new and not in S_prev, in id order. It is read as two parts split at
+-- Mpre_prev: ids above it (the id index), and ids up to it written by a transaction S_prev saw
+-- running (its xip list) or did not know yet (at or above its xmax), which is what "not visible in
+-- S_prev" means for a row committed since (the (xid, id) index, whose id bound is checked in the
+-- index, so a transaction held open costs one probe per window). Both parts check visibility in
+-- S_new and S_prev exactly, so the window is complete whatever Mpre is and whatever the id sequence
+-- did (restarted, set back, cached): Mpre only decides which index finds a row, and a window has no
+-- upper id bound. Rows are never updated (but by the rebase of a moved outbox).
 
 -- The chat_id of a payload, by the rule of common/partitions.hpp (ChatIdOfJson): a JSON integer
 -- that fits a bigint, else NULL (such a row is in partition 0).
@@ -31,7 +31,8 @@ RETURN coalesce((((chat_id % partitions) + partitions) % partitions)::int, 0);
 -- The query of a window, one text for both ways a batch is read: relay_batch prepares it, the
 -- in-database relay keeps it as a plan (extension/src/pg/batch_read.cpp). Its parameters: $1 int8
 -- the id after which the window's id arm starts (the cursors' Mpre, or the last row sent of the
--- window), $2 int8 the window's M, $3 pg_snapshot its tick S, $4 pg_snapshot the cursors' last
+-- window), $2 int8 unused (1.5's upper id bound of a window, kept so that either version's relay runs
+-- either version's query: a window has none), $3 pg_snapshot its tick S, $4 pg_snapshot the cursors' last
 -- finished tick, $5 int4 the partition count, $6 int4[] the window's partitions, $7 int4 the batch
 -- size, $8 int8 the late arms' lower id bound (the last row sent of the window, else the lowest
 -- bigint), $9 int8 the last finished tick's Mpre, $10-$12 int4 the generations that can hold the
@@ -42,7 +43,7 @@ CREATE OR REPLACE FUNCTION chat_outbox.relay_window_query(service text) RETURNS 
 	LANGUAGE sql IMMUTABLE PARALLEL SAFE
 RETURN pg_catalog.format($q$SELECT w.id, w.event, w.payload, w.chat_id FROM (
 	(SELECT e.id, e.event, e.payload, e.chat_id FROM %1$I.outbox_events e
-		WHERE e.gen IN ($10, $11, $12) AND e.id > $1 AND e.id <= $2
+		WHERE e.gen IN ($10, $11, $12) AND e.id > $1
 			AND pg_visible_in_snapshot(e.xid, $3) AND NOT pg_visible_in_snapshot(e.xid, $4)
 			AND ($5 = 1 OR chat_outbox.partition_of(e.chat_id, $5) = ANY ($6))
 			AND NOT EXISTS (SELECT FROM %1$I.outbox_refused f WHERE f.id = e.id)
@@ -75,10 +76,10 @@ RETURN rot.service IS NULL OR (NOT rot.empty[gen + 1]
 -- The generations that can hold a window's rows, as the window query's three parameters (-1: none).
 -- Usually only the current one; the others' scans are pruned before they start, which is most of a
 -- small window's cost. The rotation's row is read after the window's tick, in a statement of its own
--- or the tick's own: a row visible in the tick was written after the switch that made its
--- generation current had committed, so that read sees the generation not empty. Read before the
--- tick, a switch and a row written and committed in between would leave the row out of the window
--- and behind the cursors, never sent.
+-- or the tick's own: a row visible in the tick was written after the switch to its generation, which
+-- comes a step after the step that opened it (no longer empty) had committed, so that read sees the
+-- generation not empty. Read before the tick, an opening, a switch and a row written and committed in
+-- between would leave the row out of the window and behind the cursors, never sent.
 CREATE OR REPLACE FUNCTION chat_outbox.window_generations(rot chat_outbox.outbox_rotation, done_snap pg_snapshot)
 	RETURNS int[]
 	LANGUAGE sql IMMUTABLE PARALLEL SAFE
@@ -86,13 +87,137 @@ RETURN ARRAY[CASE WHEN chat_outbox.generation_may_hold(rot, 0, done_snap) THEN 0
 	CASE WHEN chat_outbox.generation_may_hold(rot, 1, done_snap) THEN 1 ELSE -1 END,
 	CASE WHEN chat_outbox.generation_may_hold(rot, 2, done_snap) THEN 2 ELSE -1 END];
 
+-- The database this session is in, as outbox_origins names it: the cluster's system_identifier and
+-- the database's oid. A physical replica or a promoted standby has its primary's; a restore, a
+-- logical replica or a database made from a template has its own.
+CREATE OR REPLACE FUNCTION chat_outbox.this_database() RETURNS text
+	LANGUAGE sql STABLE PARALLEL SAFE
+RETURN (SELECT pg_catalog.format('%s/%s', (pg_catalog.pg_control_system()).system_identifier, d.oid)
+	FROM pg_catalog.pg_database d WHERE d.datname OPERATOR(pg_catalog.=) pg_catalog.current_database());
+
+-- Whether a service's outbox is this database's: its rows' and cursors' xids are this cluster's
+-- (every row of outbox_origins for it names this database), else it came from another and must be
+-- rebased before any write or pass.
+CREATE OR REPLACE FUNCTION chat_outbox.outbox_moved(service text) RETURNS boolean
+	LANGUAGE sql STABLE
+	SET search_path = pg_catalog, pg_temp
+RETURN NOT EXISTS (SELECT FROM chat_outbox.outbox_origins o WHERE o.service = outbox_moved.service)
+	OR EXISTS (SELECT FROM chat_outbox.outbox_origins o WHERE o.service = outbox_moved.service
+		AND o.origin <> chat_outbox.this_database());
+
+-- outbox_generation's first call in a session, and every call in a relay pass's transaction (which
+-- it refuses: chat_outbox.pass_checks says why): refuses to write into an outbox that came from
+-- another database until it is rebased (its rows' xids are the old cluster's; a row written now
+-- could not be told from them), and notes the check
+-- in the session (the sequence's oid: an outbox dropped and made again is checked again).
+CREATE OR REPLACE FUNCTION chat_outbox.outbox_generation_checked(service text, gen_seq regclass) RETURNS int
+	LANGUAGE plpgsql
+	SET search_path = pg_catalog, pg_temp
+AS $checked$
+BEGIN
+	IF pg_catalog.current_setting('chat_outbox_pass.' || service, true) = 'on' THEN
+		RAISE EXCEPTION 'a relay pass''s transaction cannot write to the outbox of service "%"', service
+			USING ERRCODE = '25000',
+				DETAIL = 'The pass''s ticks would see the row and send it before it commits.',
+				HINT = 'Write in another transaction.';
+	END IF;
+	IF chat_outbox.outbox_moved(service) THEN
+		RAISE EXCEPTION 'the outbox of service "%" came from another database and is not rebased yet', service
+			USING ERRCODE = '55000',
+				DETAIL = 'Its rows and the relay''s cursors carry the transaction ids of the database they were written in; nothing is written to it until they are rebased.',
+				HINT = pg_catalog.format('The relay rebases it at its next pass, or run SELECT chat_outbox.rebase_outbox(%L); then send again.', service);
+	END IF;
+	PERFORM pg_catalog.set_config('chat_outbox_origin.' || service, gen_seq::oid::text, false);
+	RETURN (pg_catalog.pg_sequence_last_value(gen_seq) % 3)::int;
+END
+$checked$;
+
+-- The generation a writer writes to: the service's sequence outbox_generation mod 3, read as it is
+-- now, whatever the writer's snapshot (a REPEATABLE READ or SERIALIZABLE writer's snapshot may predate
+-- the switch). Every writer reads it after its transaction has its xid (the rotation closes a
+-- generation with an xid drawn after the switch, so above every such writer's). The default of every
+-- outbox's gen, so that no writer reads it any other way. Once per session and service it checks that
+-- the outbox is this database's (outbox_generation_checked); after that, it costs a setting's lookup
+-- and the sequence's read. A standard-SQL body: inlined into the INSERT.
+CREATE OR REPLACE FUNCTION chat_outbox.outbox_generation(service text, gen_seq regclass) RETURNS int
+	LANGUAGE sql VOLATILE
+RETURN CASE WHEN pg_catalog.current_setting('chat_outbox_origin.' OPERATOR(pg_catalog.||) service, true)
+		OPERATOR(pg_catalog.=) gen_seq::pg_catalog.oid::pg_catalog.text
+		AND pg_catalog.current_setting('chat_outbox_pass.' OPERATOR(pg_catalog.||) service, true) IS DISTINCT FROM 'on'
+	THEN (pg_catalog.pg_sequence_last_value(gen_seq) OPERATOR(pg_catalog.%) 3)::int
+	ELSE chat_outbox.outbox_generation_checked(service, gen_seq) END;
+
+-- Whether cursor c has sent the row (xid, id): visible in its last finished tick, or in its open
+-- window up to the last row sent of it. The outbox view's sent_at and the rebase.
+CREATE OR REPLACE FUNCTION chat_outbox.sent_by(c chat_outbox.outbox_cursors, xid xid8, id bigint) RETURNS boolean
+	LANGUAGE sql IMMUTABLE PARALLEL SAFE
+RETURN pg_visible_in_snapshot(xid, c.done_snap) OR (id <= c.win_last AND pg_visible_in_snapshot(xid, c.win_snap));
+
+-- The checks every pass of a service makes once per transaction, before its first batch (relay_batch,
+-- and the in-database relay's pass, extension/src/pg/relay_pass.cpp): the transaction has written no
+-- row of the outbox (its own rows would be visible to its ticks, and sent before they commit; after
+-- the pass, the writers refuse in its transaction: outbox_generation_checked); the id
+-- sequence draws one id at a time (a cached id lets a later message overtake an earlier one); and the
+-- outbox is this database's, else it is rebased here first. Raises what stops the pass.
+CREATE OR REPLACE FUNCTION chat_outbox.pass_checks(service text) RETURNS void
+	LANGUAGE plpgsql
+	SET search_path = pg_catalog, pg_temp
+AS $checks$
+DECLARE
+	cached bigint;
+	mine boolean;
+BEGIN
+	IF pg_catalog.current_setting('transaction_isolation') <> 'read committed' THEN
+		RAISE EXCEPTION 'a relay pass needs READ COMMITTED'
+			USING ERRCODE = '25000', DETAIL = 'A tick reads the id sequence, then takes a new snapshot.';
+	END IF;
+	IF pg_current_xact_id_if_assigned() IS NOT NULL THEN
+		EXECUTE pg_catalog.format('SELECT EXISTS (SELECT FROM %I.outbox_events e WHERE e.xid = $1)', service)
+			INTO mine USING pg_current_xact_id_if_assigned();
+		IF mine THEN
+			RAISE EXCEPTION 'a relay pass cannot run in a transaction that wrote to the outbox of service "%"', service
+				USING ERRCODE = '25000',
+					DETAIL = 'Its ticks would see the transaction''s own rows and send them before they commit.',
+					HINT = 'Run the pass in a transaction of its own.';
+		END IF;
+	END IF;
+	SELECT s.seqcache INTO cached FROM pg_catalog.pg_sequence s
+		WHERE s.seqrelid = pg_catalog.to_regclass(pg_catalog.format('%I.outbox_id_seq', service));
+	IF cached > 1 THEN
+		RAISE EXCEPTION 'the outbox id sequence of service "%" caches % ids per session', service, cached
+			USING ERRCODE = '55000',
+				DETAIL = 'Ids drawn from a cache are not in the order of the sends: a reply could be relayed before the message it answers.',
+				HINT = pg_catalog.format('ALTER SEQUENCE %I.outbox_id_seq CACHE 1, then end the sessions that sent meanwhile (they keep their cached ids).', service);
+	END IF;
+	IF chat_outbox.outbox_moved(service) THEN
+		PERFORM chat_outbox.rebase_outbox(service);
+	END IF;
+END
+$checks$;
+
+-- The earliest finished tick among a service's cursors, where a change of the partition count starts
+-- every new cursor (NULLs without cursors). Ticks are taken in turn (relay_batch), so each sees all an
+-- earlier one saw: the earliest has the lowest xmax, then the lowest xmin, then the longest xip list
+-- (two ticks with the same bounds differ only in which transactions had ended: the later one's xip
+-- list is a part of the earlier one's; starting from the later would skip the rows of those that
+-- ended in between).
+CREATE OR REPLACE FUNCTION chat_outbox.earliest_tick(service text, OUT done_snap pg_snapshot, OUT done_mpre bigint)
+	LANGUAGE sql STABLE
+	SET search_path = pg_catalog, pg_temp
+AS $earliest$
+	SELECT x.done_snap, x.done_mpre FROM chat_outbox.outbox_cursors x WHERE x.service = earliest_tick.service
+	ORDER BY pg_snapshot_xmax(x.done_snap), pg_snapshot_xmin(x.done_snap),
+		(SELECT count(*) FROM pg_snapshot_xip(x.done_snap)) DESC, x.partition
+	LIMIT 1
+$earliest$;
+
 -- relay_batch: the next rows of a service to relay, at most batch_size, in id order within each
 -- window, and the cursors moved past them, in the caller's transaction (uncommitted until Redis has
 -- them; a rollback leaves the cursors where they were). partitions: the count the relay relays
 -- under (0: the count the cursors have); excluded: partitions under that count whose Redis shard is
 -- down, whose cursors stay. The relays of a service take turns on the service's row of
 -- chat_outbox.services (FOR NO KEY UPDATE), so a second relay waits for the first and then starts
--- where it ended.
+-- where it ended. The first call in a transaction makes the pass's checks (chat_outbox.pass_checks).
 CREATE OR REPLACE FUNCTION chat_outbox.relay_batch(service text, batch_size int, partitions int, excluded int[],
 	OUT id bigint, OUT event text, OUT payload jsonb, OUT chat_id bigint)
 	RETURNS SETOF record
@@ -112,18 +237,17 @@ DECLARE
 	c chat_outbox.outbox_cursors;
 	s pg_snapshot;
 	mpre bigint;
-	m bigint;
 	got int;
 	last bigint;
 	rot chat_outbox.outbox_rotation;
 	gens int[];
 	-- named for its parameters: a session that prepared another version's window keeps it unused
-	stmt text := 'chat_outbox_w13_' || relay_batch.service;
+	stmt text := 'chat_outbox_w16_' || relay_batch.service;
+	-- the transaction-local note that this transaction's pass made its checks
+	checked text := 'chat_outbox_pass.' || relay_batch.service;
 BEGIN
-	-- each statement below needs a snapshot of its own: a tick is taken between two reads of the sequence
-	IF pg_catalog.current_setting('transaction_isolation') <> 'read committed' THEN
-		RAISE EXCEPTION 'chat_outbox.relay_batch needs READ COMMITTED'
-			USING ERRCODE = '25000', DETAIL = 'A tick reads the id sequence, then takes a new snapshot.';
+	IF pg_catalog.current_setting(checked, true) IS DISTINCT FROM 'on' THEN
+		PERFORM chat_outbox.pass_checks(svc);
 	END IF;
 	-- the relays of a service take turns on its row of chat_outbox.services (not on the rotation's
 	-- row: a rotation step waits for no pass, and no pass for a rotation step)
@@ -131,15 +255,14 @@ BEGIN
 	IF NOT FOUND THEN
 		RAISE EXCEPTION 'service "%" does not exist', svc USING ERRCODE = '42704';
 	END IF;
+	PERFORM pg_catalog.set_config(checked, 'on', true);
 	IF k = 0 THEN
 		k := coalesce((SELECT x.partitions FROM chat_outbox.outbox_cursors x WHERE x.service = svc LIMIT 1), 1);
 	END IF;
 	IF NOT EXISTS (SELECT FROM chat_outbox.outbox_cursors x WHERE x.service = svc AND x.partitions = k) THEN
 		-- none yet, or made under another count: every partition starts from the earliest finished
-		-- tick (ticks are taken in turn, so each sees all an earlier one saw; an open window is
-		-- dropped and its rows go again, as duplicates), or from nothing
-		SELECT x.done_snap, x.done_mpre INTO s, mpre FROM chat_outbox.outbox_cursors x WHERE x.service = svc
-			ORDER BY pg_snapshot_xmax(x.done_snap), pg_snapshot_xmin(x.done_snap) LIMIT 1;
+		-- tick (an open window is dropped and its rows go again, as duplicates), or from nothing
+		SELECT t.done_snap, t.done_mpre INTO s, mpre FROM chat_outbox.earliest_tick(svc) t;
 		DELETE FROM chat_outbox.outbox_cursors x WHERE x.service = svc;
 		INSERT INTO chat_outbox.outbox_cursors (service, partition, partitions, done_snap, done_mpre)
 			SELECT svc, p, k, coalesce(s, '1:1:'), coalesce(mpre, -9223372036854775808) FROM generate_series(0, k - 1) p;
@@ -154,13 +277,12 @@ BEGIN
 		EXIT WHEN want <= 0;
 		SELECT * INTO c FROM chat_outbox.outbox_cursors x WHERE x.service = svc AND x.partition = g.parts[1];
 		IF c.win_snap IS NULL THEN
-			-- a new tick: Mpre, then S (a new snapshot: this is a statement of its own), then M
-			mpre := coalesce(pg_sequence_last_value(seq), 0);
+			-- a new tick: Mpre (never below the last one's), then S (a new snapshot: this is a statement of its own)
+			mpre := greatest(pg_sequence_last_value(seq), c.done_mpre);
 			s := pg_current_snapshot();
-			m := coalesce(pg_sequence_last_value(seq), 0);
 			c.win_snap := s;
 			c.win_mpre := mpre;
-			c.win_m := m;
+			c.win_m := NULL;
 			c.win_last := NULL;
 		END IF;
 		-- which generations can hold the window's rows: read after the tick (window_generations says why)
@@ -173,8 +295,8 @@ BEGIN
 			EXECUTE pg_catalog.format('PREPARE %I (bigint, bigint, pg_snapshot, pg_snapshot, int, int[], int, bigint, bigint, int, int, int) AS %s',
 				stmt, chat_outbox.relay_window_query(svc));
 		END IF;
-		FOR r IN EXECUTE pg_catalog.format('EXECUTE %I (%L, %L, %L, %L, %L, %L, %L, %L, %L, %L, %L, %L)', stmt,
-				greatest(c.done_mpre, coalesce(c.win_last, c.done_mpre)), c.win_m, c.win_snap, c.done_snap, k, g.parts, want,
+		FOR r IN EXECUTE pg_catalog.format('EXECUTE %I (%L, NULL, %L, %L, %L, %L, %L, %L, %L, %L, %L, %L)', stmt,
+				greatest(c.done_mpre, coalesce(c.win_last, c.done_mpre)), c.win_snap, c.done_snap, k, g.parts, want,
 				coalesce(c.win_last, -9223372036854775808), c.done_mpre, gens[1], gens[2], gens[3])
 		LOOP
 			id := r.id;
@@ -191,7 +313,7 @@ BEGIN
 				win_snap = NULL, win_mpre = NULL, win_m = NULL, win_last = NULL
 				WHERE x.service = svc AND x.partition = ANY (g.parts);
 		ELSE
-			UPDATE chat_outbox.outbox_cursors x SET win_snap = c.win_snap, win_mpre = c.win_mpre, win_m = c.win_m, win_last = last
+			UPDATE chat_outbox.outbox_cursors x SET win_snap = c.win_snap, win_mpre = c.win_mpre, win_m = NULL, win_last = last
 				WHERE x.service = svc AND x.partition = ANY (g.parts);
 		END IF;
 		want := want - got;
@@ -232,36 +354,79 @@ BEGIN
 END
 $wait$;
 
--- outbox_rotate: one step of a service's rotation, run by the relay after its passes. Truncates the
--- oldest generation once every cursor is past all its rows (it is the next to take rows, and its rows
--- are at least a retention old: the generation after it took rows for a whole retention since); makes
--- it the one that takes rows once the current one is older than the retention (0: never). Returns
--- what the truncate waits for (also in chat_outbox.outbox_rotation.waiting), NULL when nothing.
+-- outbox_rotate: one step of a service's rotation, run by the relay after its passes, in a
+-- transaction of its own. Each generation goes round: it takes rows (current); it stops (the switch
+-- made another current) and is closed, with this step's xid as its closed_xmax, drawn after the
+-- switch, so above the xid of every writer that read it as the current one; once every cursor's
+-- last finished tick has an xmin at or above that (every row of it visible, so sent, to every
+-- cursor) it is truncated (it is the oldest: the generation after it took rows for a whole retention
+-- since); once the current one is older than the retention, a step opens it (no longer empty, so the
+-- windows read it) and the next step switches to it (the sequence outbox_generation: the writers
+-- take it from then on). The switch is the last write of its step and needs nothing else of it: if
+-- that step is rolled back after it, the next step finds the sequence moved and goes on from there.
+-- Returns what the truncate waits for (also in chat_outbox.outbox_rotation.waiting), NULL when nothing.
+-- retention_s 0: never switches.
 CREATE OR REPLACE FUNCTION chat_outbox.outbox_rotate(service text, retention_s int) RETURNS text
 	LANGUAGE plpgsql
 	SET search_path = pg_catalog, pg_temp
 AS $rotate$
 DECLARE
+	gen_seq regclass := pg_catalog.to_regclass(pg_catalog.format('%I.outbox_generation', outbox_rotate.service));
+	-- the step may close a generation only with an xid it draws after reading the sequence
+	fresh boolean := pg_current_xact_id_if_assigned() IS NULL;
+	seen bigint;
+	c bigint;
+	cur int;
+	oldest int;
+	bound xid8;
 	r chat_outbox.outbox_rotation;
 	before chat_outbox.outbox_rotation;
-	oldest int;
 	waiting text;
 	f record;
 	new_id bigint;
+	new_gen int;
 BEGIN
-	SELECT * INTO r FROM chat_outbox.outbox_rotation t WHERE t.service = outbox_rotate.service FOR UPDATE;
-	IF NOT FOUND THEN
-		RETURN NULL;
+	IF gen_seq IS NULL THEN
+		RETURN NULL; -- no such service (dropped since the relay listed it)
 	END IF;
+	-- which generation takes rows, read before this transaction has its xid
+	seen := pg_sequence_last_value(gen_seq);
+	INSERT INTO chat_outbox.outbox_rotation AS t (service, current) VALUES (outbox_rotate.service, (seen % 3)::int)
+		ON CONFLICT ON CONSTRAINT outbox_rotation_pkey DO NOTHING;
+	SELECT * INTO r FROM chat_outbox.outbox_rotation t WHERE t.service = outbox_rotate.service FOR UPDATE;
+	bound := pg_current_xact_id();
+	-- only a step holding this row switches: a switch between the two reads (another relay's step)
+	-- would make the first read stale, so such a step closes nothing
+	c := pg_sequence_last_value(gen_seq);
+	fresh := fresh AND c = seen;
 	before := r;
-	-- a generation that stopped taking rows in an earlier transaction: every sender that read it as
-	-- the current one had its xid before then, so below this snapshot's xmax
+	IF chat_outbox.outbox_moved(outbox_rotate.service) THEN
+		-- its xids are another database's: nothing is closed or truncated by them until the rebase
+		waiting := 'the rebase of an outbox from another database (the relay''s next pass)';
+		IF r.waiting IS DISTINCT FROM waiting THEN
+			UPDATE chat_outbox.outbox_rotation t SET waiting = outbox_rotate.waiting WHERE t.service = outbox_rotate.service;
+		END IF;
+		RETURN waiting;
+	END IF;
+	cur := (c % 3)::int;
+	oldest := (cur + 1) % 3;
+	IF r.current <> cur THEN
+		-- a switch whose step was rolled back after it: the row follows the sequence
+		r.current := cur;
+		r.opened := NULL;
+		r.empty[cur + 1] := false;
+		r.started_at := now();
+	END IF;
+	-- close what stopped taking rows: neither current nor opened, not empty, not closed yet
 	FOR gen IN 0..2 LOOP
-		IF gen <> r.current AND NOT r.empty[gen + 1] AND r.closed_xmax[gen + 1] IS NULL THEN
-			r.closed_xmax[gen + 1] := pg_snapshot_xmax(pg_current_snapshot());
+		IF gen <> cur AND gen IS DISTINCT FROM r.opened AND NOT r.empty[gen + 1] AND r.closed_xmax[gen + 1] IS NULL THEN
+			IF fresh THEN
+				r.closed_xmax[gen + 1] := bound;
+			ELSE
+				waiting := pg_catalog.format('generation %s: the relay''s next round (closing it)', gen);
+			END IF;
 		END IF;
 	END LOOP;
-	oldest := (r.current + 1) % 3;
 	IF NOT r.empty[oldest + 1] AND before.closed_xmax[oldest + 1] IS NOT NULL THEN
 		waiting := chat_outbox.rotation_wait(outbox_rotate.service, oldest, r.closed_xmax[oldest + 1]);
 		IF waiting IS NULL THEN
@@ -273,12 +438,11 @@ BEGIN
 				FOR f IN EXECUTE pg_catalog.format('SELECT f.id FROM %I.outbox_refused f WHERE f.gen = $1 ORDER BY f.id',
 					outbox_rotate.service) USING oldest
 				LOOP
-					PERFORM pg_current_xact_id(); -- the xid before the id
-					EXECUTE pg_catalog.format('INSERT INTO %1$I.outbox_events (gen, chat_id, event, payload, created_at)
-						SELECT $1, e.chat_id, e.event, e.payload, e.created_at FROM %1$I.outbox_events e WHERE e.id = $2 RETURNING id',
-						outbox_rotate.service) USING r.current, f.id INTO new_id;
+					EXECUTE pg_catalog.format('INSERT INTO %1$I.outbox_events (chat_id, event, payload, created_at)
+						SELECT e.chat_id, e.event, e.payload, e.created_at FROM %1$I.outbox_events e WHERE e.id = $1 RETURNING id, gen',
+						outbox_rotate.service) USING f.id INTO new_id, new_gen;
 					EXECUTE pg_catalog.format('UPDATE %I.outbox_refused f SET id = $1, gen = $2 WHERE f.id = $3', outbox_rotate.service)
-						USING new_id, r.current, f.id;
+						USING new_id, new_gen, f.id;
 				END LOOP;
 				EXECUTE pg_catalog.format('TRUNCATE %I.outbox_events_%s', outbox_rotate.service, oldest);
 				r.empty[oldest + 1] := true;
@@ -289,24 +453,115 @@ BEGIN
 					outbox_rotate.service, oldest);
 			END;
 		END IF;
-	ELSIF NOT r.empty[oldest + 1] THEN
+	ELSIF NOT r.empty[oldest + 1] AND r.opened IS DISTINCT FROM oldest THEN
 		waiting := pg_catalog.format('generation %s: the relay''s next round', oldest);
 	END IF;
-	IF retention_s > 0 AND r.empty[oldest + 1] AND r.started_at < now() - make_interval(secs => retention_s) THEN
-		r.empty[oldest + 1] := false;
-		r.closed_xmax[r.current + 1] := NULL;
+	IF r.opened = oldest THEN
+		-- opened by an earlier step, so every window reads it: the writers take it from now
+		PERFORM pg_catalog.setval(gen_seq, c + 1, true);
 		r.current := oldest;
+		r.opened := NULL;
 		r.started_at := now();
+	ELSIF retention_s > 0 AND r.empty[oldest + 1] AND r.started_at < now() - make_interval(secs => retention_s) THEN
+		r.empty[oldest + 1] := false;
+		r.opened := oldest;
 	END IF;
 	r.waiting := waiting;
 	IF r IS DISTINCT FROM before THEN
 		UPDATE chat_outbox.outbox_rotation t SET current = r.current, started_at = r.started_at, closed_xmax = r.closed_xmax,
-			empty = r.empty, waiting = r.waiting, truncated = r.truncated WHERE t.service = outbox_rotate.service;
+			empty = r.empty, waiting = r.waiting, truncated = r.truncated, opened = r.opened WHERE t.service = outbox_rotate.service;
 	END IF;
 	RETURN waiting;
 END
 $rotate$;
 REVOKE ALL ON FUNCTION chat_outbox.outbox_rotate(text, int) FROM PUBLIC;
+
+-- rebase_outbox: makes the outbox of a service that came from another database (a restore, a
+-- logical replica after its cutover) this database's, in the caller's transaction; the relay calls
+-- it at its first pass there (chat_outbox.pass_checks), an operator may call it first. The rows the
+-- old cursors had not sent (all of them when no cursor came along) take this transaction's xid, so the
+-- next window sends them, in id order, before anything written after; the others take the frozen xid,
+-- visible to every snapshot, so they never go again. New cursors start from a snapshot in which this
+-- transaction runs; the id sequence is set above every row; the rotation starts anew from what each
+-- generation holds. Writers wait on the outbox's lock meanwhile (they refuse before it, by
+-- outbox_generation). Refuses while a subscription of this database is enabled: a replica's outbox
+-- is rebased at its cutover, once nothing replicates into it. Returns the rows to be sent again.
+CREATE OR REPLACE FUNCTION chat_outbox.rebase_outbox(service text) RETURNS bigint
+	LANGUAGE plpgsql
+	SET search_path = pg_catalog, pg_temp
+AS $rebase$
+DECLARE
+	svc text := rebase_outbox.service;
+	id_seq regclass := pg_catalog.format('%I.outbox_id_seq', rebase_outbox.service)::regclass;
+	gen_seq regclass := pg_catalog.format('%I.outbox_generation', rebase_outbox.service)::regclass;
+	me xid8;
+	s pg_snapshot;
+	k int;
+	top bigint;
+	top_gen int;
+	unsent bigint;
+	c bigint;
+	cur int;
+	holds boolean;
+	empty boolean[] := '{true,true,true}';
+BEGIN
+	PERFORM FROM chat_outbox.services t WHERE t.name = svc FOR NO KEY UPDATE;
+	IF NOT FOUND THEN
+		RAISE EXCEPTION 'service "%" does not exist', svc USING ERRCODE = '42704';
+	END IF;
+	IF NOT chat_outbox.outbox_moved(svc) THEN
+		RETURN 0;
+	END IF;
+	IF EXISTS (SELECT FROM pg_catalog.pg_subscription u WHERE u.subdbid = (SELECT d.oid FROM pg_catalog.pg_database d
+			WHERE d.datname = pg_catalog.current_database()) AND u.subenabled) THEN
+		RAISE EXCEPTION 'the outbox of service "%" came from another database, and this database has an enabled subscription', svc
+			USING ERRCODE = '55000', DETAIL = 'A replica''s outbox is rebased at its cutover, once nothing replicates into it.',
+				HINT = 'Disable the subscription at the cutover (docs/deploy.md, Moving a database); the relay then rebases it.';
+	END IF;
+	EXECUTE pg_catalog.format('LOCK TABLE %I.outbox_events IN EXCLUSIVE MODE', svc);
+	me := pg_current_xact_id();
+	EXECUTE pg_catalog.format($u$UPDATE %1$I.outbox_events e SET xid = CASE WHEN EXISTS (SELECT FROM chat_outbox.outbox_cursors c
+			WHERE c.service = $1 AND c.partition = chat_outbox.partition_of(e.chat_id, c.partitions) AND chat_outbox.sent_by(c, e.xid, e.id))
+		THEN '2'::xid8 ELSE $2 END$u$, svc) USING svc, me;
+	EXECUTE pg_catalog.format('SELECT count(*) FILTER (WHERE e.xid = $1), max(e.id) FROM %I.outbox_events e', svc)
+		INTO unsent, top USING me;
+	EXECUTE pg_catalog.format('SELECT e.gen FROM %I.outbox_events e ORDER BY e.id DESC LIMIT 1', svc) INTO top_gen;
+	-- a snapshot of now in which this transaction runs: its rows are the first window's
+	s := pg_current_snapshot();
+	IF me < pg_snapshot_xmax(s) THEN
+		s := pg_catalog.format('%s:%s:%s', pg_snapshot_xmin(s), pg_snapshot_xmax(s),
+			(SELECT string_agg(x::text, ',' ORDER BY x) FROM (SELECT pg_snapshot_xip(s) AS x UNION SELECT me) u))::pg_snapshot;
+	END IF;
+	k := coalesce((SELECT x.partitions FROM chat_outbox.outbox_cursors x WHERE x.service = svc LIMIT 1),
+		(SELECT t.partitions FROM chat_outbox.services t WHERE t.name = svc));
+	DELETE FROM chat_outbox.outbox_cursors x WHERE x.service = svc;
+	INSERT INTO chat_outbox.outbox_cursors (service, partition, partitions, done_snap, done_mpre)
+		SELECT svc, p, k, s, coalesce(top, -9223372036854775808) FROM generate_series(0, k - 1) p;
+	IF top IS NOT NULL AND coalesce(pg_sequence_last_value(id_seq), -9223372036854775808) < top THEN
+		PERFORM pg_catalog.setval(id_seq, top, true);
+	END IF;
+	-- the rotation from what each generation holds: the newest row's generation takes rows, the others
+	-- that hold any are closed by the next step (with an xid of this database)
+	FOR gen IN 0..2 LOOP
+		EXECUTE pg_catalog.format('SELECT EXISTS (SELECT FROM %I.outbox_events_%s)', svc, gen) INTO holds;
+		empty[gen + 1] := NOT holds;
+	END LOOP;
+	c := coalesce(pg_sequence_last_value(gen_seq), 0);
+	cur := coalesce(top_gen, (c % 3)::int);
+	c := c + (cur - (c % 3)::int + 3) % 3;
+	PERFORM pg_catalog.setval(gen_seq, c, true);
+	empty[cur + 1] := false;
+	INSERT INTO chat_outbox.outbox_rotation AS t (service, current, started_at, closed_xmax, empty, waiting, opened)
+		VALUES (svc, cur, now(), '{NULL,NULL,NULL}', empty, NULL, NULL)
+		ON CONFLICT ON CONSTRAINT outbox_rotation_pkey DO UPDATE SET current = excluded.current, started_at = excluded.started_at,
+			closed_xmax = excluded.closed_xmax, empty = excluded.empty, waiting = NULL, opened = NULL;
+	DELETE FROM chat_outbox.outbox_origins o WHERE o.service = svc;
+	INSERT INTO chat_outbox.outbox_origins (service, origin) VALUES (svc, chat_outbox.this_database());
+	RAISE LOG 'chat_outbox: rebased the outbox of service "%" from another database: % rows to send again', svc, unsent;
+	RETURN unsent;
+END
+$rebase$;
+REVOKE ALL ON FUNCTION chat_outbox.rebase_outbox(text) FROM PUBLIC;
 
 -- The outbox view's writes, for operators and tests (roles get no write on it): an INSERT adds an
 -- event (unsent); an UPDATE that sets sent_at to NULL sends a row again, one that sets refused to
@@ -330,15 +585,14 @@ BEGIN
 		RAISE EXCEPTION 'an outbox row is written unsent'
 			USING ERRCODE = '0A000', DETAIL = 'The relay''s cursors say what is sent; rows never change.';
 	END IF;
-	PERFORM pg_current_xact_id(); -- the xid before the id (see the top of this file)
-	EXECUTE pg_catalog.format('INSERT INTO %I.outbox_events (gen, chat_id, event, payload, created_at)
-		VALUES ((SELECT r.current FROM chat_outbox.outbox_rotation r WHERE r.service = $1), chat_outbox.chat_id_of($3), $2, $3,
-			coalesce($4, now())) RETURNING id, xid, chat_id, gen, created_at', svc)
-		USING svc, NEW.event, NEW.payload, CASE WHEN TG_OP = 'INSERT' THEN NEW.created_at END
+	PERFORM pg_current_xact_id(); -- the xid before the id and the generation (see the top of this file)
+	EXECUTE pg_catalog.format('INSERT INTO %I.outbox_events (chat_id, event, payload, created_at)
+		VALUES (chat_outbox.chat_id_of($2), $1, $2, coalesce($3, now())) RETURNING id, xid, chat_id, gen, created_at', svc)
+		USING NEW.event, NEW.payload, CASE WHEN TG_OP = 'INSERT' THEN NEW.created_at END
 		INTO new_id, NEW.xid, NEW.chat_id, NEW.gen, NEW.created_at;
 	IF TG_OP = 'INSERT' AND NEW.refused IS NOT NULL THEN
-		EXECUTE pg_catalog.format('INSERT INTO %I.outbox_refused (id, gen, reason) SELECT $1, r.current, $2
-			FROM chat_outbox.outbox_rotation r WHERE r.service = $3', svc) USING new_id, NEW.refused, svc;
+		EXECUTE pg_catalog.format('INSERT INTO %I.outbox_refused (id, gen, reason) VALUES ($1, $2, $3)', svc)
+			USING new_id, NEW.gen, NEW.refused;
 	END IF;
 	NEW.id := new_id;
 	RETURN NEW;

@@ -21,9 +21,14 @@ CREATE TABLE chat_outbox.outbox_cursors (
 );
 COMMENT ON TABLE chat_outbox.outbox_cursors IS 'Per service and partition: the relay''s last finished tick and the window it is sending.';
 
--- One row per service: which of its three outbox generations (outbox_events_0/1/2) takes new rows,
--- since when, and per generation (array index gen + 1) the xmax of a snapshot taken after it stopped
--- taking rows (every transaction that wrote to it is below it) and whether it is empty (truncated).
+-- One row per service: the rotation's state of its three outbox generations (outbox_events_0/1/2).
+-- Which generation takes new rows is not here: it is the service's sequence outbox_generation
+-- (its last value mod 3), which a writer reads whatever its snapshot (chat_outbox.outbox_generation);
+-- `current` follows it at every rotation step, for the status. Per generation (array index gen + 1):
+-- closed_xmax, once it stopped taking rows, an xid drawn after every writer that could write to it
+-- had its own (every such writer is below it); empty, whether it holds no row and takes none. `opened`
+-- is the empty generation made ready to take rows (no longer empty) by one step, which the next step
+-- makes the one that takes them (docs/architecture.md, 'The write-once outbox').
 CREATE TABLE chat_outbox.outbox_rotation (
 	service text PRIMARY KEY,
 	current int NOT NULL DEFAULT 0 CHECK (current BETWEEN 0 AND 2),
@@ -31,6 +36,23 @@ CREATE TABLE chat_outbox.outbox_rotation (
 	closed_xmax pg_catalog.xid8[] NOT NULL DEFAULT '{NULL,NULL,NULL}',
 	empty boolean[] NOT NULL DEFAULT '{false,true,true}',
 	waiting text, -- what the truncate of the oldest generation waits for, NULL when nothing
-	truncated bigint NOT NULL DEFAULT 0 -- generations truncated so far
+	truncated bigint NOT NULL DEFAULT 0, -- generations truncated so far
+	opened int CHECK (opened BETWEEN 0 AND 2)
 );
-COMMENT ON TABLE chat_outbox.outbox_rotation IS 'Per service: the outbox generation that takes new rows, and the rotation''s state.';
+COMMENT ON TABLE chat_outbox.outbox_rotation IS 'Per service: the rotation''s state of its outbox generations.';
+
+-- Whose transaction ids a service's outbox rows and the relay's cursors carry: the database they were
+-- written in, as chat_outbox.this_database() names it (the cluster's system_identifier and the
+-- database's oid), one row per install of the service (create_outbox: CREATE EXTENSION for the seed
+-- services, create_service for the others), told apart by a token of its own. A dump restored in
+-- another database brings its rows along, beside the new install's (the tokens differ, so they
+-- never conflict), as does a logical replica: while a row names another database, the writers
+-- refuse and the relay rebases the outbox (chat_outbox.rebase_outbox), which leaves one row, this
+-- database's. Restored in the same database, every row names it: nothing to rebase.
+CREATE TABLE chat_outbox.outbox_origins (
+	service text NOT NULL,
+	origin text NOT NULL,
+	token uuid NOT NULL DEFAULT pg_catalog.gen_random_uuid(),
+	PRIMARY KEY (service, token)
+);
+COMMENT ON TABLE chat_outbox.outbox_origins IS 'Per service: the database whose transaction ids its outbox rows and cursors carry.';

@@ -104,21 +104,25 @@ END
 $storage$;
 
 -- A service's outbox (create_service; the update to 1.2 for services made before): written once
--- (docs/extension.md, 'How the relay works'): three generations, LIST partitions of gen, that take
--- rows in turn and are truncated whole once the relay is past them; what is sent is the relay's
+-- (docs/architecture.md, 'The write-once outbox'): three generations, LIST partitions of gen, that
+-- take rows in turn and are truncated whole once the relay is past them; what is sent is the relay's
 -- cursors' to say (chat_outbox.outbox_cursors), never a row's. xid is the writing transaction's id,
--- which the senders draw before the row's id.
+-- which the writers draw before the row's id and its generation; gen comes from the sequence
+-- outbox_generation, read whatever the writer's snapshot (chat_outbox.outbox_generation). The id
+-- sequence draws one id at a time (CACHE 1: a cached id would let a later message overtake an
+-- earlier one; the relay refuses a service whose sequence caches).
 CREATE OR REPLACE FUNCTION chat_outbox.create_outbox(name text) RETURNS void
 	LANGUAGE plpgsql
 	SET search_path = pg_catalog, pg_temp
 AS $create$
 BEGIN
 	EXECUTE format($ddl$
-		CREATE SEQUENCE %1$I.outbox_id_seq;
+		CREATE SEQUENCE %1$I.outbox_id_seq CACHE 1;
+		CREATE SEQUENCE %1$I.outbox_generation MINVALUE 0 START 0 CACHE 1;
 		CREATE TABLE %1$I.outbox_events (
 			xid pg_catalog.xid8 NOT NULL DEFAULT pg_catalog.pg_current_xact_id(),
 			id bigint NOT NULL DEFAULT pg_catalog.nextval(%2$L),
-			gen int NOT NULL,
+			gen int NOT NULL DEFAULT chat_outbox.outbox_generation(%4$L, %3$L::pg_catalog.regclass),
 			chat_id bigint, -- the payload's chat_id (chat_outbox.chat_id_of): its partition without reading the JSON
 			event text NOT NULL,
 			payload jsonb NOT NULL,
@@ -126,6 +130,8 @@ BEGIN
 			PRIMARY KEY (id, gen)
 		) PARTITION BY LIST (gen);
 		ALTER SEQUENCE %1$I.outbox_id_seq OWNED BY %1$I.outbox_events.id;
+		ALTER SEQUENCE %1$I.outbox_generation OWNED BY %1$I.outbox_events.gen;
+		SELECT pg_catalog.setval(%3$L, 0, true);
 		CREATE INDEX outbox_events_xid ON %1$I.outbox_events (xid, id);
 		CREATE TABLE %1$I.outbox_events_0 PARTITION OF %1$I.outbox_events FOR VALUES IN (0);
 		CREATE TABLE %1$I.outbox_events_1 PARTITION OF %1$I.outbox_events FOR VALUES IN (1);
@@ -140,10 +146,12 @@ BEGIN
 			reason text NOT NULL,
 			refused_at timestamptz NOT NULL DEFAULT pg_catalog.now()
 		);
-	$ddl$, name, format('%I.outbox_id_seq', name));
+	$ddl$, name, format('%I.outbox_id_seq', name), format('%I.outbox_generation', name), name);
 	PERFORM chat_outbox.set_generation_storage(name);
 	EXECUTE chat_outbox.outbox_view_sql(name);
-	INSERT INTO chat_outbox.outbox_rotation (service) VALUES (name);
+	-- no row in outbox_rotation yet: the first rotation step makes it (so that a dump's rows, restored
+	-- after CREATE EXTENSION, meet none)
+	INSERT INTO chat_outbox.outbox_origins (service, origin) VALUES (name, chat_outbox.this_database());
 END
 $create$;
 
@@ -302,10 +310,9 @@ BEGIN
 			IF sender IS NOT NULL THEN
 				PERFORM chat_outbox.check_user_id('sender', sender);
 			END IF;
-			-- the message's row gives the transaction its xid before the event's id is drawn
+			-- the message's row gives the transaction its xid before the event's id and generation are drawn
 			INSERT INTO %1$I.messages (chat_id, body, sender) VALUES (chat_id, body, sender) RETURNING * INTO m;
-			INSERT INTO %1$I.outbox_events (gen, chat_id, event, payload) VALUES (
-				(SELECT r.current FROM chat_outbox.outbox_rotation r WHERE r.service OPERATOR(pg_catalog.=) %2$L), m.chat_id, 'message.created',
+			INSERT INTO %1$I.outbox_events (chat_id, event, payload) VALUES (m.chat_id, 'message.created',
 				pg_catalog.jsonb_build_object('id', m.id, 'chat_id', m.chat_id, 'body', m.body, 'created_at', m.created_at,
 					'sender', m.sender));
 			RETURN m;
@@ -345,10 +352,8 @@ BEGIN
 			IF NOT payload OPERATOR(pg_catalog.?) 'id' THEN
 				payload := payload OPERATOR(pg_catalog.||) pg_catalog.jsonb_build_object('id', pg_catalog.gen_random_uuid());
 			END IF;
-			PERFORM pg_catalog.pg_current_xact_id(); -- the xid before the event's id
-			INSERT INTO %1$I.outbox_events (gen, chat_id, event, payload) VALUES (
-				(SELECT r.current FROM chat_outbox.outbox_rotation r WHERE r.service OPERATOR(pg_catalog.=) %2$L),
-				chat_outbox.chat_id_of(payload), event, payload)
+			PERFORM pg_catalog.pg_current_xact_id(); -- the xid before the event's id and generation
+			INSERT INTO %1$I.outbox_events (chat_id, event, payload) VALUES (chat_outbox.chat_id_of(payload), event, payload)
 				RETURNING id, event, payload, created_at, NULL::pg_catalog.timestamptz, NULL::pg_catalog.text, xid, chat_id, gen INTO o;
 			RETURN o;
 		END
@@ -409,8 +414,7 @@ BEGIN
 			UPDATE %1$I.messages t SET body = body, edited_at = pg_catalog.now(), version = t.version OPERATOR(pg_catalog.+) 1
 				WHERE t.id OPERATOR(pg_catalog.=) message_id RETURNING t.* INTO m;
 			-- changed_message locked the message's row: the transaction has its xid before the event's id
-			INSERT INTO %1$I.outbox_events (gen, chat_id, event, payload) VALUES (
-				(SELECT r.current FROM chat_outbox.outbox_rotation r WHERE r.service OPERATOR(pg_catalog.=) %2$L), m.chat_id, 'message.edited',
+			INSERT INTO %1$I.outbox_events (chat_id, event, payload) VALUES (m.chat_id, 'message.edited',
 				pg_catalog.jsonb_build_object('id', pg_catalog.gen_random_uuid(), 'message_id', m.id, 'chat_id', m.chat_id,
 					'body', m.body, 'edited_at', m.edited_at, 'sender', m.sender, 'version', m.version));
 			RETURN m;
@@ -429,8 +433,7 @@ BEGIN
 			UPDATE %1$I.messages t SET body = '', deleted_at = pg_catalog.now(), version = t.version OPERATOR(pg_catalog.+) 1
 				WHERE t.id OPERATOR(pg_catalog.=) message_id RETURNING t.* INTO m;
 			-- changed_message locked the message's row: the transaction has its xid before the event's id
-			INSERT INTO %1$I.outbox_events (gen, chat_id, event, payload) VALUES (
-				(SELECT r.current FROM chat_outbox.outbox_rotation r WHERE r.service OPERATOR(pg_catalog.=) %2$L), m.chat_id, 'message.deleted',
+			INSERT INTO %1$I.outbox_events (chat_id, event, payload) VALUES (m.chat_id, 'message.deleted',
 				pg_catalog.jsonb_build_object('id', pg_catalog.gen_random_uuid(), 'message_id', m.id, 'chat_id', m.chat_id,
 					'deleted_at', m.deleted_at, 'sender', m.sender, 'version', m.version));
 			RETURN m;
@@ -649,3 +652,50 @@ END
 $grant$;
 COMMENT ON FUNCTION chat_outbox.grant_service(text, name, boolean) IS
 	'Gives a role exactly its service''s schema: read its tables, send through send_message/publish_event, change its messages through edit_message/delete_message; with receiver => true also store received messages in the inbox (the receiving daemon''s role); nothing of other services.';
+
+-- An update's change of one existing service (sql/parts/update_*.sql), the same in the extension's
+-- update script and the managed update: runs `ddl` (its %1$I the service's schema, %1$L its name),
+-- then defines the service's functions anew (define_service_functions). A service of CREATE
+-- EXTENSION belongs to the extension; one made later stays outside it: its functions are lent to
+-- the extension for CREATE OR REPLACE (an extension script may replace only its own), and everything
+-- of its schema the update made or lent is taken back after.
+CREATE OR REPLACE FUNCTION chat_outbox.update_service(name text, ddl text) RETURNS void
+	LANGUAGE plpgsql
+	SET search_path = pg_catalog, pg_temp
+AS $update$
+DECLARE
+	ext oid := (SELECT e.oid FROM pg_catalog.pg_extension e WHERE e.extname = 'chat_outbox');
+	seed boolean;
+	fn text;
+	o record;
+BEGIN
+	seed := ext IS NOT NULL AND EXISTS (SELECT FROM pg_catalog.pg_depend d
+		WHERE d.classid = 'pg_catalog.pg_class'::regclass AND d.objid = format('%I.messages', name)::regclass
+			AND d.refobjid = ext AND d.deptype = 'e');
+	IF ext IS NOT NULL AND NOT seed THEN
+		FOREACH fn IN ARRAY ARRAY[format('%I.send_message(bigint, text, text)', name), format('%I.edit_message(uuid, text, text)', name),
+			format('%I.delete_message(uuid, text)', name), format('%I.changed_message(uuid, text, text)', name),
+			format('%I.mark_read(bigint, text, bigint)', name), format('%I.publish_event(text, jsonb)', name),
+			format('%I.inbox_apply()', name), format('%I.inbox_waiting_check()', name), format('%I.inbox_waiting_purge()', name)]
+		LOOP
+			IF pg_catalog.to_regprocedure(fn) IS NOT NULL THEN
+				EXECUTE format('ALTER EXTENSION chat_outbox ADD FUNCTION %s', fn);
+			END IF;
+		END LOOP;
+	END IF;
+	IF ddl IS NOT NULL THEN
+		EXECUTE format(ddl, name);
+	END IF;
+	PERFORM chat_outbox.define_service_functions(name);
+	IF ext IS NOT NULL AND NOT seed THEN
+		FOR o IN SELECT (pg_catalog.pg_identify_object(d.classid, d.objid, d.objsubid)).*
+			FROM pg_catalog.pg_depend d
+			WHERE d.refobjid = ext AND d.deptype = 'e'
+		LOOP
+			IF o.schema = name THEN
+				EXECUTE format('ALTER EXTENSION chat_outbox DROP %s %s', o.type, o.identity);
+			END IF;
+		END LOOP;
+	END IF;
+END
+$update$;

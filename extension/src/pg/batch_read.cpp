@@ -3,9 +3,10 @@
  *
  * The steps, each a statement of its own in READ COMMITTED, so each takes a new snapshot:
  *   1. lock the service's row of chat_outbox.services (relays of a service take turns on it);
- *   2. read its cursors, and the id sequence's last value: the Mpre of a tick, read before its S;
- *   3. a new snapshot S (the statement's own), the sequence's last value again (M, read after S), and
- *      the generations that can hold the window's rows, read in S (window_generations says why);
+ *   2. read its cursors, and the id sequence's last value: the Mpre of a tick, read before its S (never
+ *      below the cursors' last one: any split point gives the same window, sql/parts/outbox.sql);
+ *   3. a new snapshot S (the statement's own) and the generations that can hold the window's rows,
+ *      read in S (window_generations says why);
  *   4. the window's rows (chat_outbox.relay_window_query);
  *   5. move the cursors: the window is sent when it came back short, else it goes on after its last row.
  * A window already open (its tick taken for an earlier batch, which came back full) keeps its
@@ -28,9 +29,7 @@ const char kCursorsSql[] =
 	"COALESCE(pg_catalog.pg_sequence_last_value($2::pg_catalog.regclass), 0) "
 	"FROM chat_outbox.outbox_cursors x WHERE x.service OPERATOR(pg_catalog.=) $1 ORDER BY x.partition";
 
-const char kTickSql[] = "SELECT pg_catalog.pg_current_snapshot(), "
-						"COALESCE(pg_catalog.pg_sequence_last_value($2::pg_catalog.regclass), 0), "
-						"chat_outbox.window_generations(r, $3) "
+const char kTickSql[] = "SELECT pg_catalog.pg_current_snapshot(), chat_outbox.window_generations(r, $2) "
 						"FROM (SELECT) one LEFT JOIN chat_outbox.outbox_rotation r ON r.service OPERATOR(pg_catalog.=) $1";
 
 /* the window's rows in the columns of relay_sql::kClaim; the query itself is relay_window_query's */
@@ -41,7 +40,7 @@ const char kFinishSql[] =
 	"UPDATE chat_outbox.outbox_cursors x SET done_snap = $2, done_mpre = $3, done_at = pg_catalog.now(), "
 	"win_snap = NULL, win_mpre = NULL, win_m = NULL, win_last = NULL WHERE x.service OPERATOR(pg_catalog.=) $1";
 
-const char kHoldSql[] = "UPDATE chat_outbox.outbox_cursors x SET win_snap = $2, win_mpre = $3, win_m = $4, win_last = $5 "
+const char kHoldSql[] = "UPDATE chat_outbox.outbox_cursors x SET win_snap = $2, win_mpre = $3, win_m = NULL, win_last = $4 "
 						"WHERE x.service OPERATOR(pg_catalog.=) $1";
 
 /* whether the installed SQL has the window query and the generations rule (1.5 on) */
@@ -79,11 +78,11 @@ Prepare(BatchReadPlans *plans, const char *name)
 {
 	Oid			text_arg[1] = {TEXTOID};
 	Oid			cursors_args[2] = {TEXTOID, TEXTOID};
-	Oid			tick_args[3] = {TEXTOID, TEXTOID, PG_SNAPSHOTOID};
+	Oid			tick_args[2] = {TEXTOID, PG_SNAPSHOTOID};
 	Oid			window_args[12] = {INT8OID, INT8OID, PG_SNAPSHOTOID, PG_SNAPSHOTOID, INT4OID, INT4ARRAYOID,
 								   INT4OID, INT8OID, INT8OID, INT4OID, INT4OID, INT4OID};
 	Oid			finish_args[3] = {TEXTOID, PG_SNAPSHOTOID, INT8OID};
-	Oid			hold_args[5] = {TEXTOID, PG_SNAPSHOTOID, INT8OID, INT8OID, INT8OID};
+	Oid			hold_args[4] = {TEXTOID, PG_SNAPSHOTOID, INT8OID, INT8OID};
 	bool		isnull;
 	bool		installed;
 
@@ -100,10 +99,10 @@ Prepare(BatchReadPlans *plans, const char *name)
 	snprintf(plans->seq, sizeof plans->seq, "%s.outbox_id_seq", quote_identifier(name));
 	plans->lock = KeptPlan(kLockSql, 1, text_arg);
 	plans->cursors = KeptPlan(kCursorsSql, 2, cursors_args);
-	plans->tick = KeptPlan(kTickSql, 3, tick_args);
+	plans->tick = KeptPlan(kTickSql, 2, tick_args);
 	plans->window = KeepWindow(name, window_args);
 	plans->finish = KeptPlan(kFinishSql, 3, finish_args);
-	plans->hold = KeptPlan(kHoldSql, 5, hold_args);
+	plans->hold = KeptPlan(kHoldSql, 4, hold_args);
 	plans->prepared = true;
 }
 
@@ -161,7 +160,7 @@ BatchRead(BatchReadPlans *plans, const char *name, int batch_size, int partition
 	bool		win_open;
 	int			k;
 	uint64		ncursors;
-	Datum		done_snap, done_mpre, win_snap, win_mpre, win_m, mpre_now;
+	Datum		done_snap, done_mpre, win_snap, win_mpre, mpre_now;
 	int64		win_last = PG_INT64_MIN;
 	Datum	   *parts;
 	Datum	   *gens;
@@ -214,15 +213,14 @@ BatchRead(BatchReadPlans *plans, const char *name, int batch_size, int partition
 	win_snap = ValueOf(cursors, 0, 5, &isnull);
 	win_open = !isnull;
 	win_mpre = ValueOf(cursors, 0, 6, &isnull);
-	win_m = ValueOf(cursors, 0, 7, &isnull);
 	win_last = DatumGetInt64(ValueOf(cursors, 0, 8, &isnull));
 	if (isnull)
 		win_last = PG_INT64_MIN;
-	mpre_now = ValueOf(cursors, 0, 9, &isnull);
+	mpre_now = Int64GetDatum(Max(DatumGetInt64(ValueOf(cursors, 0, 9, &isnull)), DatumGetInt64(done_mpre)));
 
-	/* 3. S, then M, and the generations, read in S */
+	/* 3. S, and the generations, read in S */
 	{
-		Datum		args[3] = {svc, CStringGetTextDatum(plans->seq), done_snap};
+		Datum		args[2] = {svc, done_snap};
 
 		if ((ret = SPI_execute_plan(plans->tick, args, nullptr, false, 1)) != SPI_OK_SELECT || SPI_processed != 1)
 			elog(ERROR, "chat_outbox: a tick of service \"%s\" failed: %s", name, SPI_result_code_string(ret));
@@ -231,10 +229,9 @@ BatchRead(BatchReadPlans *plans, const char *name, int batch_size, int partition
 	if (!win_open) {
 		win_snap = ValueOf(tick, 0, 1, &isnull);
 		win_mpre = mpre_now;
-		win_m = ValueOf(tick, 0, 2, &isnull);
 		win_last = PG_INT64_MIN;
 	}
-	deconstruct_array(DatumGetArrayTypeP(ValueOf(tick, 0, 3, &isnull)), INT4OID, sizeof(int32), true, TYPALIGN_INT,
+	deconstruct_array(DatumGetArrayTypeP(ValueOf(tick, 0, 2, &isnull)), INT4OID, sizeof(int32), true, TYPALIGN_INT,
 					  &gens, nullptr, &ngens);
 	if (ngens < 3)
 		elog(ERROR, "chat_outbox: window_generations of service \"%s\" returned %d values", name, ngens);
@@ -242,8 +239,9 @@ BatchRead(BatchReadPlans *plans, const char *name, int batch_size, int partition
 	/* 4. the window's rows */
 	{
 		int64		mpre = DatumGetInt64(done_mpre);
+		/* $2, 1.5's upper id bound, is none: a 1.5 query then reads the whole window too */
 		Datum		args[12] = {Int64GetDatum(Max(mpre, win_last == PG_INT64_MIN ? mpre : win_last)),
-								win_m,
+								Int64GetDatum(PG_INT64_MAX),
 								win_snap,
 								done_snap,
 								Int32GetDatum(k),
@@ -270,7 +268,7 @@ BatchRead(BatchReadPlans *plans, const char *name, int batch_size, int partition
 
 		ret = SPI_execute_plan(plans->finish, args, nullptr, false, 0);
 	} else {
-		Datum		args[5] = {svc, win_snap, win_mpre, win_m, Int64GetDatum(last)};
+		Datum		args[4] = {svc, win_snap, win_mpre, Int64GetDatum(last)};
 
 		ret = SPI_execute_plan(plans->hold, args, nullptr, false, 0);
 	}

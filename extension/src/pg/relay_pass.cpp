@@ -48,7 +48,10 @@ FreePlans(RelayService *svc)
 		SPI_freeplan(svc->inbox_purge_plan);
 	if (svc->partitions_plan)
 		SPI_freeplan(svc->partitions_plan);
+	if (svc->checks_plan)
+		SPI_freeplan(svc->checks_plan);
 	svc->claim_plan = svc->rotate_plan = svc->refuse_plan = svc->inbox_purge_plan = svc->partitions_plan = nullptr;
+	svc->checks_plan = nullptr;
 	BatchReadForget(&svc->read);
 }
 
@@ -299,6 +302,62 @@ RefuseRows(RelayService *svc, List *refusals)
 	}
 }
 
+/*
+ * PassChecks makes the checks of chat_outbox.pass_checks (sql/parts/outbox.sql) before a pass's first
+ * batch: the pass runs READ COMMITTED, and, by a kept plan, whether the id sequence caches or the
+ * outbox is not this database's; only then, or in a transaction that has written (relay_pass() from
+ * SQL may be called in any), does it run pass_checks itself, which says why the pass cannot run or
+ * rebases the outbox. Then it notes, for the transaction, that its pass made them, so that
+ * relay_batch (the read's other way) does not make them again after the pass has written. Before the
+ * installed SQL is 1.6 (looked up at every pass until found) there is nothing to check.
+ */
+static const char kChecksLookupSql[] =
+	"SELECT pg_catalog.to_regprocedure('chat_outbox.pass_checks(text)') IS NOT NULL";
+/* $1 the service, $2 its id sequence, $3 this database as chat_outbox.this_database() names it */
+static const char kChecksSql[] =
+	"SELECT COALESCE((SELECT s.seqcache OPERATOR(pg_catalog.>) 1 FROM pg_catalog.pg_sequence s "
+	"WHERE s.seqrelid OPERATOR(pg_catalog.=) pg_catalog.to_regclass($2)), false) "
+	"OR NOT EXISTS (SELECT FROM chat_outbox.outbox_origins o WHERE o.service OPERATOR(pg_catalog.=) $1) "
+	"OR EXISTS (SELECT FROM chat_outbox.outbox_origins o WHERE o.service OPERATOR(pg_catalog.=) $1 "
+	"AND o.origin OPERATOR(pg_catalog.<>) $3)";
+
+static void
+PassChecks(RelayService *svc)
+{
+	Oid			types[3] = {TEXTOID, TEXTOID, TEXTOID};
+	Datum		args[3];
+	bool		isnull;
+	bool		needed;
+	char		note[NAMEDATALEN + 32];
+
+	if (XactIsoLevel != XACT_READ_COMMITTED)
+		ereport(ERROR, (errcode(ERRCODE_INVALID_TRANSACTION_STATE), errmsg("a relay pass needs READ COMMITTED"),
+						errdetail("A tick reads the id sequence, then takes a new snapshot.")));
+	if (!svc->checks_plan) {
+		if (SPI_execute(kChecksLookupSql, true, 1) != SPI_OK_SELECT || SPI_processed != 1)
+			elog(ERROR, "chat_outbox: looking up chat_outbox.pass_checks failed");
+		needed = DatumGetBool(SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &isnull));
+		SPI_freetuptable(SPI_tuptable);
+		if (!needed)
+			return;
+		svc->checks_plan = KeptPlan(kChecksSql, 3, types);
+	}
+	args[0] = CStringGetTextDatum(svc->name);
+	args[1] = CStringGetTextDatum(psprintf("%s.outbox_id_seq", quote_identifier(svc->name)));
+	args[2] = CStringGetTextDatum(psprintf(UINT64_FORMAT "/%u", GetSystemIdentifier(), MyDatabaseId));
+	if (SPI_execute_plan(svc->checks_plan, args, nullptr, true, 1) != SPI_OK_SELECT || SPI_processed != 1)
+		elog(ERROR, "chat_outbox: checking the outbox of service \"%s\" failed", svc->name);
+	/* a transaction that has written (relay_pass() from SQL) may have written to the outbox: pass_checks looks */
+	needed = DatumGetBool(SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &isnull)) ||
+		FullTransactionIdIsValid(GetTopFullTransactionIdIfAny());
+	SPI_freetuptable(SPI_tuptable);
+	if (needed && SPI_execute_with_args("SELECT chat_outbox.pass_checks($1)", 1, types, args, nullptr, false, 1) !=
+		SPI_OK_SELECT)
+		elog(ERROR, "chat_outbox: chat_outbox.pass_checks(%s) failed", svc->name);
+	snprintf(note, sizeof note, "chat_outbox_pass.%s", svc->name);
+	(void) set_config_option(note, "on", PGC_USERSET, PGC_S_SESSION, GUC_ACTION_LOCAL, true, 0, false);
+}
+
 /* ReadWantedPartitions: the service's partition count, as the pass's transaction sees it now. */
 static int
 ReadWantedPartitions(RelayService *svc)
@@ -521,6 +580,8 @@ RelayPass(RelayService *svc, int batch_size, int64 **ids_out, SinkFailure *failu
 		ids = (int64 *) SPI_palloc(sizeof(int64) * batch_size * RELAY_PASS_MAX_BATCHES);
 		*ids_out = ids;
 	}
+	if (!svc->before_1_2)
+		PassChecks(svc);
 	excluded = ExcludedPartitions(svc);
 	/* registered, so an ERROR's abort releases it; every return below goes through the end */
 	pass_snapshot = RegisterSnapshot(GetTransactionSnapshot());

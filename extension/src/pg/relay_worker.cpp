@@ -8,7 +8,8 @@
  * per outage. Nothing is kept in memory between passes: the outbox is the only queue.
  *
  * The worker's own commits run with synchronous_commit = off. Losing one in a crash only means
- * the rows go again, and BullMQ turns the repeat into a `duplicated` event.
+ * the rows go again, and BullMQ turns the repeat into a `duplicated` event. Its transactions are
+ * READ COMMITTED whatever default_transaction_isolation says (a pass's ticks need it).
  *
  * C-style on purpose: an ERROR longjmps back to the sigsetjmp in RelayMain, so no frame of this
  * loop owns a C++ object with a destructor.
@@ -638,6 +639,11 @@ chat_outbox_relay_main(Datum main_arg)
 	pg_atomic_write_u32(&relay_shared->connecting, 0);
 	pg_atomic_write_u32(&relay_shared->connect_retries, 0);
 	SetConfigOption("synchronous_commit", "off", PGC_SUSET, PGC_S_OVERRIDE);
+	/*
+	 * A pass needs READ COMMITTED (each tick a snapshot of its own): the worker's transactions take it
+	 * whatever default_transaction_isolation the server, database or role sets.
+	 */
+	SetConfigOption("default_transaction_isolation", "read committed", PGC_SUSET, PGC_S_OVERRIDE);
 	RelayUseIndexOrderForSession();
 	pgstat_report_appname("chat_outbox relay");
 

@@ -6,12 +6,15 @@ CREATE EXTENSION chat_outbox;
 -- the window query reads the service's generations (pruned to those window_generations names)
 SELECT strpos(chat_outbox.relay_window_query('consumers'), 'consumers.outbox_events e') > 0 AS its_generations,
 	strpos(chat_outbox.relay_window_query('workers'), 'consumers.') = 0 AS no_other_service;
--- the generations that can hold a window's rows: without the rotation's row all three; a fresh
--- service only its current one; a closed generation while a cursor's tick may not see all its writers
+-- the generations that can hold a window's rows: without the rotation's row (a service whose first
+-- rotation step has not run yet) all three; a fresh service only its current one; a closed
+-- generation while a cursor's tick may not see all its writers
 SELECT chat_outbox.window_generations(NULL::chat_outbox.outbox_rotation, '1:1:') AS no_row;
+SELECT count(*) AS rotation_rows FROM chat_outbox.outbox_rotation WHERE service = 'consumers';
+SELECT chat_outbox.outbox_rotate('consumers', 3600) AS waits;
 SELECT chat_outbox.window_generations(r, '1:1:') AS fresh FROM chat_outbox.outbox_rotation r WHERE r.service = 'consumers';
 SELECT chat_outbox.window_generations(r, '10:10:') AS closed_after_tick, chat_outbox.window_generations(r, '30:30:') AS closed_before_tick
-FROM (SELECT (service, 0, started_at, '{20,NULL,NULL}', '{f,t,f}', waiting, truncated)::chat_outbox.outbox_rotation AS r
+FROM (SELECT (service, 0, started_at, '{20,NULL,NULL}', '{f,t,f}', waiting, truncated, NULL)::chat_outbox.outbox_rotation AS r
 	FROM chat_outbox.outbox_rotation WHERE service = 'consumers') x;
 -- the first pass makes the cursors (relay_batch); then the usual case, one cursor state: no call of it
 SET track_functions = 'pl';

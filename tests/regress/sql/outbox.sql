@@ -39,16 +39,23 @@ SELECT cardinality(chat_outbox.relay_pass('consumers')) AS relayed;
 -- the rotation: nothing to truncate in an empty generation, no switch before the retention
 SELECT chat_outbox.outbox_rotate('consumers', 3600) AS waits;
 SELECT current, empty, truncated FROM chat_outbox.outbox_rotation WHERE service = 'consumers';
--- once the current generation is older than the retention, the next (empty) one takes rows
+-- once the current generation is older than the retention, a step opens the next (empty) one: the
+-- windows read it from then on; the step after switches the writers to it
 UPDATE chat_outbox.outbox_rotation SET started_at = now() - interval '2 hours' WHERE service = 'consumers';
 SELECT chat_outbox.outbox_rotate('consumers', 3600) AS waits;
-SELECT current, empty, closed_xmax[1] IS NULL AS not_closed_yet FROM chat_outbox.outbox_rotation WHERE service = 'consumers';
+SELECT current, empty, opened FROM chat_outbox.outbox_rotation WHERE service = 'consumers';
+SELECT body FROM consumers.send_message(6, 'still zero');
+SELECT chat_outbox.outbox_rotate('consumers', 3600) AS waits;
+SELECT current, empty, opened, closed_xmax[1] IS NULL AS not_closed_yet FROM chat_outbox.outbox_rotation WHERE service = 'consumers';
 SELECT body FROM consumers.send_message(6, 'two');
-SELECT gen FROM consumers.outbox WHERE payload->>'body' = 'two';
--- the generation that stopped taking rows gets its closed_xmax in a later step; then 2 takes rows
+SELECT payload->>'body' AS body, gen FROM consumers.outbox WHERE payload->>'body' IN ('still zero', 'two') ORDER BY id;
+-- the generation that stopped taking rows gets its closed_xmax in the next step (which opens 2, aged
+-- again); the step after switches to 2
 UPDATE chat_outbox.outbox_rotation SET started_at = now() - interval '2 hours' WHERE service = 'consumers';
 SELECT chat_outbox.outbox_rotate('consumers', 3600) AS waits;
-SELECT current, empty, closed_xmax[1] IS NOT NULL AS closed FROM chat_outbox.outbox_rotation WHERE service = 'consumers';
+SELECT current, empty, opened, closed_xmax[1] IS NOT NULL AS closed FROM chat_outbox.outbox_rotation WHERE service = 'consumers';
+SELECT chat_outbox.outbox_rotate('consumers', 3600) AS waits;
+SELECT current, empty, opened, closed_xmax[1] IS NOT NULL AS closed FROM chat_outbox.outbox_rotation WHERE service = 'consumers';
 -- generation 0 is now the oldest: truncated once a pass's tick is past every transaction that wrote to
 -- it (extension.retention holds it with a transaction left open)
 SELECT cardinality(chat_outbox.relay_pass('consumers')) AS relayed;

@@ -1,0 +1,43 @@
+-- The update from 1.5 to 1.6 (docs/architecture.md, 'The write-once outbox'). Runs after the shared
+-- functions are in place; the extension's chat_outbox--1.5--1.6.sql and the managed install's
+-- update_1.6.sql are this text, after every sql/parts/update_1.6*.sql before it in name order
+-- (sql/managed/generate.py). In one transaction, while senders and relays go on: each service's
+-- outbox is locked against writes first (a write in flight commits before, with 1.5's read of the
+-- generation; one that comes after waits, then reads the new sequence), its generation sequence is
+-- made at the generation 1.5 wrote to and becomes the default of gen, and its functions are defined
+-- anew (they leave gen to that default). The generations 1.5 closed are closed again by the next
+-- rotation step: 1.5's bound (a snapshot's xmax) may be at or below a writer's xid, and a writer
+-- that read the generation with an old snapshot may have written to it after; until then the windows
+-- read them. This database is recorded as each outbox's origin: update a database before moving it.
+-- Idempotent: a service that has its generation sequence already is left as it is.
+ALTER TABLE chat_outbox.outbox_rotation ADD COLUMN IF NOT EXISTS opened int CHECK (opened BETWEEN 0 AND 2);
+COMMENT ON TABLE chat_outbox.outbox_rotation IS 'Per service: the rotation''s state of its outbox generations.';
+CREATE TABLE IF NOT EXISTS chat_outbox.outbox_origins (
+	service text NOT NULL,
+	origin text NOT NULL,
+	token uuid NOT NULL DEFAULT pg_catalog.gen_random_uuid(),
+	PRIMARY KEY (service, token)
+);
+COMMENT ON TABLE chat_outbox.outbox_origins IS 'Per service: the database whose transaction ids its outbox rows and cursors carry.';
+DO $update$
+DECLARE
+	svc text;
+BEGIN
+	FOR svc IN SELECT s.name FROM chat_outbox.services s ORDER BY s.name LOOP
+		IF pg_catalog.to_regclass(format('%I.outbox_generation', svc)) IS NOT NULL THEN
+			CONTINUE;
+		END IF;
+		EXECUTE format('LOCK TABLE %I.outbox_events IN SHARE ROW EXCLUSIVE MODE', svc);
+		PERFORM chat_outbox.update_service(svc, $ddl$
+			CREATE SEQUENCE %1$I.outbox_generation MINVALUE 0 START 0 CACHE 1;
+			ALTER SEQUENCE %1$I.outbox_generation OWNED BY %1$I.outbox_events.gen;
+			SELECT pg_catalog.setval('%1$I.outbox_generation',
+				coalesce((SELECT r.current FROM chat_outbox.outbox_rotation r WHERE r.service = %1$L), 0), true);
+			ALTER TABLE %1$I.outbox_events ALTER COLUMN gen
+				SET DEFAULT chat_outbox.outbox_generation(%1$L, '%1$I.outbox_generation'::pg_catalog.regclass);
+		$ddl$);
+		UPDATE chat_outbox.outbox_rotation r SET closed_xmax = '{NULL,NULL,NULL}' WHERE r.service = svc;
+		INSERT INTO chat_outbox.outbox_origins (service, origin) VALUES (svc, chat_outbox.this_database());
+	END LOOP;
+END
+$update$;
