@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # sql/managed/copy_services.sh <from> <to> [service...] - copy services' messages and inbox rows as
 # they are, and the outbox rows not sent yet (refused ones with their reasons), with their ids, from
-# one chat_outbox 1.3 database to another, and move each sequence past the copied ids (the target's
+# one chat_outbox database (1.3 on) to another of 1.6, and move each sequence past the copied ids (the target's
 # inbox triggers fill its inbox_waiting from the copied inbox rows as they come). Sent outbox
 # rows stay behind: what is sent is the source relay's cursors' to say, and the copied rows are
 # written by the target's own transaction (its xid), so the target's relay sends exactly them. The data step of switching between the extension and the
@@ -34,11 +34,11 @@ BEGIN;
 SELECT pg_current_xact_id(); -- the xid before the rows (their ids are the source's)
 CREATE TEMP TABLE copied (id bigint, chat_id bigint, event text, payload jsonb, created_at timestamptz, refused text) ON COMMIT DROP;
 \copy copied FROM '$tmp'
-INSERT INTO "$s".outbox_events (id, gen, chat_id, event, payload, created_at)
-	SELECT c.id, r.current, c.chat_id, c.event, c.payload, c.created_at FROM copied c, chat_outbox.outbox_rotation r
-	WHERE r.service = '$s' ORDER BY c.id;
+-- gen: the generation that takes rows now (the column's default, chat_outbox.outbox_generation)
+INSERT INTO "$s".outbox_events (id, chat_id, event, payload, created_at)
+	SELECT c.id, c.chat_id, c.event, c.payload, c.created_at FROM copied c ORDER BY c.id;
 INSERT INTO "$s".outbox_refused (id, gen, reason)
-	SELECT c.id, r.current, c.refused FROM copied c, chat_outbox.outbox_rotation r WHERE r.service = '$s' AND c.refused IS NOT NULL;
+	SELECT c.id, e.gen, c.refused FROM copied c JOIN "$s".outbox_events e ON e.id = c.id WHERE c.refused IS NOT NULL;
 SELECT setval('"$s".outbox_id_seq', greatest($top, 1), $top > 0);
 SELECT setval(pg_get_serial_sequence('"$s".inbox', 'seq'), coalesce(max(seq), 1), max(seq) IS NOT NULL) FROM "$s".inbox;
 COMMIT;

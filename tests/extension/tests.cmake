@@ -20,3 +20,4 @@ add_shell_test(extension.update_in_place extension/update_in_place.sh 60)
 add_shell_test(extension.update_waiting extension/update_waiting.sh 20)
 # No server: the C++/Postgres boundary rule, read from extension/src/pg's text (docs/extension.md).
 add_test(NAME extension.cpp_boundary COMMAND python3 ${CMAKE_CURRENT_SOURCE_DIR}/extension/cpp_boundary_lint.py ${CMAKE_SOURCE_DIR})
+add_shell_test(extension.isolation_default extension/isolation_default.sh 60)
