@@ -55,7 +55,7 @@ CONFIG_DUMP = ["extension/config_dump.sql", "extension/config_dump_1.2.sql", "ex
 # The update's own file of those (the extension's update only: pg_dump's list is the extension's).
 CONFIG_DUMP_UPDATE = "extension/config_dump_1.6.sql"
 # What the update from the previous version gives anew (CREATE OR REPLACE) before its own steps.
-UPDATE_SHARED = ["services.sql", "outbox.sql"]
+UPDATE_SHARED = ["services.sql", "outbox.sql", "status.sql"]
 # What the update does, in the header of both modes' update files (comment lines, without "-- ").
 UPDATE_WHAT = ["no committed message lost under any schedule: the generation a writer writes to read from a",
                "sequence whatever its snapshot, a generation closed with an xid drawn after its switch, windows",

@@ -81,13 +81,18 @@ CREATE OR REPLACE VIEW chat_outbox.status AS
 		s.partitions,
 		r.layout,
 		r.layout_change,
-		g.waiting AS rotation_wait
+		g.waiting AS rotation_wait,
+		-- the relay's state for this service: a relay that cannot relay it is not `running` for it
+		CASE WHEN w.state IS DISTINCT FROM 'running' THEN w.state
+			WHEN r.service_error IS NOT NULL THEN 'failing'
+			WHEN r.layout_change IS NOT NULL THEN 'waiting for the layout'
+			ELSE 'running' END AS service_state
 	FROM chat_outbox.services s
 	CROSS JOIN LATERAL chat_outbox.outbox_backlog(s.name) b
 	LEFT JOIN chat_outbox.outbox_rotation g ON g.service = s.name
 	CROSS JOIN chat_outbox.relay_worker_status() w
 	LEFT JOIN chat_outbox.relay_service_status() r ON r.service = s.name;
-COMMENT ON VIEW chat_outbox.status IS 'Per outbox: backlog, last relayed id and time, the relay worker''s state, the partition count asked for and the one relayed under, what the rotation of its outbox waits for.';
+COMMENT ON VIEW chat_outbox.status IS 'Per outbox: backlog, last relayed id and time, the relay worker''s state and the relay''s for this service, the partition count asked for and the one relayed under, what the rotation of its outbox waits for.';
 
 -- Per partition of every service: its queue and Redis shard (the rules of common/partitions.hpp:
 -- <queue> alone with one partition, else <queue>-p<partition>; shard = partition mod shards), its

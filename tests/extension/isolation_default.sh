@@ -29,4 +29,5 @@ unsent=$(harness_psql "SELECT count(*) FROM consumers.outbox WHERE sent_at IS NU
 [ "$unsent" = 0 ] || fail "$unsent rows unsent"
 [ -z "$(relay_status service_error)" ] || fail "service_error: $(relay_status service_error)"
 [ "$(relay_status relay_state)" = running ] || fail "relay_state: $(relay_status relay_state)"
+[ "$(relay_status service_state)" = running ] || fail "service_state: $(relay_status service_state)"
 echo "ok: $n of $n messages relayed under a default of repeatable read (server: serializable)"

@@ -52,6 +52,10 @@ harness_wait_for 30 has_error aaa_broken 'does not exist' || fail "aaa_broken se
 harness_wait_for 30 has_error aab_gone 'schema "aab_gone" does not exist' || fail "aab_gone service_error: '$(status aab_gone service_error)'"
 [ "$(status billing unsent)" -eq 1 ] || fail "billing's row should wait in its outbox"
 [ -z "$(status consumers service_error)" ] || fail "consumers has an error: $(status consumers service_error)"
+# a relay that cannot relay a service is not running for it; for the others it is
+expect_eq "billing's service_state" failing "$(status billing service_state)"
+expect_eq "aab_gone's service_state" failing "$(status aab_gone service_state)"
+expect_eq "consumers' service_state" running "$(status consumers service_state)"
 [ -z "$(status aaa_broken unsent)" ] || fail "aaa_broken has no outbox, yet unsent is $(status aaa_broken unsent)"
 echo "ok   status: billing: $(status billing service_error); aaa_broken: $(status aaa_broken service_error)"
 
