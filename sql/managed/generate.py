@@ -46,7 +46,7 @@ ADOPT_UPDATE = ROOT / "sql" / f"chat_outbox--managed--{VERSION}.sql"   # ... the
 # Each mode's functions that the other mode defines too (CREATE OR REPLACE): a switch runs the
 # target mode's file over the source mode's functions.
 SWAPPED = ["hooks.sql", "relay_status.sql"]
-SHARED_BEFORE_STATUS = ["services_table.sql", "outbox_tables.sql", "services.sql", "members.sql", "outbox.sql"]
+SHARED_BEFORE_STATUS = ["services_table.sql", "origin.sql", "outbox_tables.sql", "services.sql", "members.sql", "outbox.sql"]
 SHARED_AFTER_STATUS = ["status.sql", "seed.sql"]
 # The extension's tables whose rows pg_dump keeps: the install's, then those each update made (the
 # update's own file, also at the end of its update script).
@@ -55,7 +55,7 @@ CONFIG_DUMP = ["extension/config_dump.sql", "extension/config_dump_1.2.sql", "ex
 # The update's own file of those (the extension's update only: pg_dump's list is the extension's).
 CONFIG_DUMP_UPDATE = "extension/config_dump_1.6.sql"
 # What the update from the previous version gives anew (CREATE OR REPLACE) before its own steps.
-UPDATE_SHARED = ["services.sql", "outbox.sql", "status.sql"]
+UPDATE_SHARED = ["origin.sql", "services.sql", "outbox.sql", "status.sql"]
 # What the update does, in the header of both modes' update files (comment lines, without "-- ").
 UPDATE_WHAT = ["no committed message lost under any schedule: the generation a writer writes to read from a",
                "sequence whatever its snapshot, a generation closed with an xid drawn after its switch, windows",

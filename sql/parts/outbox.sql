@@ -87,23 +87,19 @@ RETURN ARRAY[CASE WHEN chat_outbox.generation_may_hold(rot, 0, done_snap) THEN 0
 	CASE WHEN chat_outbox.generation_may_hold(rot, 1, done_snap) THEN 1 ELSE -1 END,
 	CASE WHEN chat_outbox.generation_may_hold(rot, 2, done_snap) THEN 2 ELSE -1 END];
 
--- The database this session is in, as outbox_origins names it: the cluster's system_identifier and
--- the database's oid. A physical replica or a promoted standby has its primary's; a restore, a
--- logical replica or a database made from a template has its own.
-CREATE OR REPLACE FUNCTION chat_outbox.this_database() RETURNS text
-	LANGUAGE sql STABLE PARALLEL SAFE
-RETURN (SELECT pg_catalog.format('%s/%s', (pg_catalog.pg_control_system()).system_identifier, d.oid)
-	FROM pg_catalog.pg_database d WHERE d.datname OPERATOR(pg_catalog.=) pg_catalog.current_database());
-
 -- Whether a service's outbox is this database's: its rows' and cursors' xids are this cluster's
 -- (every row of outbox_origins for it names this database), else it came from another and must be
--- rebased before any write or pass.
+-- rebased before any write or pass. PL/pgSQL: the update to 1.6 defines it before it makes the table.
 CREATE OR REPLACE FUNCTION chat_outbox.outbox_moved(service text) RETURNS boolean
-	LANGUAGE sql STABLE
+	LANGUAGE plpgsql STABLE
 	SET search_path = pg_catalog, pg_temp
-RETURN NOT EXISTS (SELECT FROM chat_outbox.outbox_origins o WHERE o.service = outbox_moved.service)
-	OR EXISTS (SELECT FROM chat_outbox.outbox_origins o WHERE o.service = outbox_moved.service
-		AND o.origin <> chat_outbox.this_database());
+AS $moved$
+BEGIN
+	RETURN NOT EXISTS (SELECT FROM chat_outbox.outbox_origins o WHERE o.service = outbox_moved.service)
+		OR EXISTS (SELECT FROM chat_outbox.outbox_origins o WHERE o.service = outbox_moved.service
+			AND o.origin <> chat_outbox.this_database());
+END
+$moved$;
 
 -- outbox_generation's first call in a session, and every call in a relay pass's transaction (which
 -- it refuses: chat_outbox.pass_checks says why): refuses to write into an outbox that came from
@@ -148,10 +144,14 @@ RETURN CASE WHEN pg_catalog.current_setting('chat_outbox_origin.' OPERATOR(pg_ca
 	ELSE chat_outbox.outbox_generation_checked(service, gen_seq) END;
 
 -- Whether cursor c has sent the row (xid, id): visible in its last finished tick, or in its open
--- window up to the last row sent of it. The outbox view's sent_at and the rebase.
+-- window up to the last row sent of it. The outbox view's sent_at and the rebase. A string body (still
+-- inlined): a standard-SQL one would keep the cursors' table from taking a column in an update.
 CREATE OR REPLACE FUNCTION chat_outbox.sent_by(c chat_outbox.outbox_cursors, xid xid8, id bigint) RETURNS boolean
 	LANGUAGE sql IMMUTABLE PARALLEL SAFE
-RETURN pg_visible_in_snapshot(xid, c.done_snap) OR (id <= c.win_last AND pg_visible_in_snapshot(xid, c.win_snap));
+AS $sent$
+	SELECT pg_catalog.pg_visible_in_snapshot(xid, c.done_snap)
+		OR (id OPERATOR(pg_catalog.<=) c.win_last AND pg_catalog.pg_visible_in_snapshot(xid, c.win_snap))
+$sent$;
 
 -- The checks every pass of a service makes once per transaction, before its first batch (relay_batch,
 -- and the in-database relay's pass, extension/src/pg/relay_pass.cpp): the transaction has written no
@@ -404,7 +404,8 @@ BEGIN
 		-- its xids are another database's: nothing is closed or truncated by them until the rebase
 		waiting := 'the rebase of an outbox from another database (the relay''s next pass)';
 		IF r.waiting IS DISTINCT FROM waiting THEN
-			UPDATE chat_outbox.outbox_rotation t SET waiting = outbox_rotate.waiting WHERE t.service = outbox_rotate.service;
+			r.waiting := waiting;
+			UPDATE chat_outbox.outbox_rotation t SET waiting = r.waiting WHERE t.service = outbox_rotate.service;
 		END IF;
 		RETURN waiting;
 	END IF;
@@ -479,7 +480,9 @@ REVOKE ALL ON FUNCTION chat_outbox.outbox_rotate(text, int) FROM PUBLIC;
 -- rebase_outbox: makes the outbox of a service that came from another database (a restore, a
 -- logical replica after its cutover) this database's, in the caller's transaction; the relay calls
 -- it at its first pass there (chat_outbox.pass_checks), an operator may call it first. The rows the
--- old cursors had not sent (all of them when no cursor came along) take this transaction's xid, so the
+-- old cursors had not sent (all of them when no cursor came along, as when a relay running during the
+-- restore had made cursors of its own first: its rows then go again, never lost) take this
+-- transaction's xid, so the
 -- next window sends them, in id order, before anything written after; the others take the frozen xid,
 -- visible to every snapshot, so they never go again. New cursors start from a snapshot in which this
 -- transaction runs; the id sequence is set above every row; the rotation starts anew from what each
@@ -520,9 +523,12 @@ BEGIN
 	END IF;
 	EXECUTE pg_catalog.format('LOCK TABLE %I.outbox_events IN EXCLUSIVE MODE', svc);
 	me := pg_current_xact_id();
+	-- sent or not as the cursors that came with the rows say: those made in another database (a cursor
+	-- made here, by a relay that ran before a restore brought the rows, knows nothing of them)
 	EXECUTE pg_catalog.format($u$UPDATE %1$I.outbox_events e SET xid = CASE WHEN EXISTS (SELECT FROM chat_outbox.outbox_cursors c
-			WHERE c.service = $1 AND c.partition = chat_outbox.partition_of(e.chat_id, c.partitions) AND chat_outbox.sent_by(c, e.xid, e.id))
-		THEN '2'::xid8 ELSE $2 END$u$, svc) USING svc, me;
+			WHERE c.service = $1 AND c.origin <> $3 AND c.partition = chat_outbox.partition_of(e.chat_id, c.partitions)
+				AND chat_outbox.sent_by(c, e.xid, e.id))
+		THEN '2'::xid8 ELSE $2 END$u$, svc) USING svc, me, chat_outbox.this_database();
 	EXECUTE pg_catalog.format('SELECT count(*) FILTER (WHERE e.xid = $1), max(e.id) FROM %I.outbox_events e', svc)
 		INTO unsent, top USING me;
 	EXECUTE pg_catalog.format('SELECT e.gen FROM %I.outbox_events e ORDER BY e.id DESC LIMIT 1', svc) INTO top_gen;

@@ -17,6 +17,8 @@ CREATE TABLE chat_outbox.outbox_cursors (
 	win_mpre bigint,
 	win_m bigint,
 	win_last bigint,
+	-- the database whose snapshots they hold (chat_outbox.this_database(), as outbox_origins names it)
+	origin text NOT NULL DEFAULT chat_outbox.this_database(),
 	PRIMARY KEY (service, partition)
 );
 COMMENT ON TABLE chat_outbox.outbox_cursors IS 'Per service and partition: the relay''s last finished tick and the window it is sending.';

@@ -1,16 +1,36 @@
 -- The update from 1.5 to 1.6 (docs/architecture.md, 'The write-once outbox'). Runs after the shared
 -- functions are in place; the extension's chat_outbox--1.5--1.6.sql and the managed install's
 -- update_1.6.sql are this text, after every sql/parts/update_1.6*.sql before it in name order
--- (sql/managed/generate.py). In one transaction, while senders and relays go on: each service's
--- outbox is locked against writes first (a write in flight commits before, with 1.5's read of the
--- generation; one that comes after waits, then reads the new sequence), its generation sequence is
--- made at the generation 1.5 wrote to and becomes the default of gen, and its functions are defined
--- anew (they leave gen to that default). The generations 1.5 closed are closed again by the next
+-- (sql/managed/generate.py). In one transaction, while senders and relays go on: the relays' passes
+-- and every service's outbox are locked first (below: a pass or a write in flight commits before,
+-- the write with 1.5's read of the generation; one that comes after waits, then reads the new
+-- sequence); each service's generation sequence is made at the generation 1.5 wrote to and becomes
+-- the default of gen, and its functions are defined anew (they leave gen to that default). The generations 1.5 closed are closed again by the next
 -- rotation step: 1.5's bound (a snapshot's xmax) may be at or below a writer's xid, and a writer
 -- that read the generation with an old snapshot may have written to it after; until then the windows
 -- read them. This database is recorded as each outbox's origin: update a database before moving it.
 -- Idempotent: a service that has its generation sequence already is left as it is.
+
+-- First the locks, in the order the relays and the senders take theirs, so that no one waits in a
+-- circle: the services (a relay's pass takes its service's row first, and holds the rotation's table
+-- and the outbox from one batch to the next: passes in flight finish, the next wait), then every
+-- outbox against writes (a send takes its outbox before it reads anything this update changes: sends
+-- in flight commit, the next wait). A rotation step's truncate meets the outbox's lock and waits for
+-- its next round.
+DO $locks$
+DECLARE
+	svc text;
+BEGIN
+	LOCK TABLE chat_outbox.services IN EXCLUSIVE MODE;
+	FOR svc IN SELECT s.name FROM chat_outbox.services s ORDER BY s.name LOOP
+		IF pg_catalog.to_regclass(format('%I.outbox_events', svc)) IS NOT NULL THEN
+			EXECUTE format('LOCK TABLE %I.outbox_events IN SHARE ROW EXCLUSIVE MODE', svc);
+		END IF;
+	END LOOP;
+END
+$locks$;
 ALTER TABLE chat_outbox.outbox_rotation ADD COLUMN IF NOT EXISTS opened int CHECK (opened BETWEEN 0 AND 2);
+ALTER TABLE chat_outbox.outbox_cursors ADD COLUMN IF NOT EXISTS origin text NOT NULL DEFAULT chat_outbox.this_database();
 COMMENT ON TABLE chat_outbox.outbox_rotation IS 'Per service: the rotation''s state of its outbox generations.';
 CREATE TABLE IF NOT EXISTS chat_outbox.outbox_origins (
 	service text NOT NULL,
@@ -27,7 +47,6 @@ BEGIN
 		IF pg_catalog.to_regclass(format('%I.outbox_generation', svc)) IS NOT NULL THEN
 			CONTINUE;
 		END IF;
-		EXECUTE format('LOCK TABLE %I.outbox_events IN SHARE ROW EXCLUSIVE MODE', svc);
 		PERFORM chat_outbox.update_service(svc, $ddl$
 			CREATE SEQUENCE %1$I.outbox_generation MINVALUE 0 START 0 CACHE 1;
 			ALTER SEQUENCE %1$I.outbox_generation OWNED BY %1$I.outbox_events.gen;

@@ -7,6 +7,9 @@ add_shell_test(extension.redis_auth extension/redis_auth.sh 120)
 add_shell_test(extension.status extension/status.sh 120)
 add_shell_test(extension.retention extension/retention.sh 120)
 add_shell_test(extension.rotation_faults extension/rotation_faults.sh 120)
+# A database moved with its outbox (pg_dump/pg_restore into another cluster, --clean into itself, another
+# database of the cluster, a logical replica's cutover): the backlog once, in order, nothing sent again.
+add_shell_test(extension.moves extension/moves.sh 90)
 add_shell_test(extension.missing_database extension/missing_database.sh 120)
 add_shell_test(extension.hostile_ids extension/hostile_ids.sh 180)
 add_shell_test(extension.service_isolation extension/service_isolation.sh 120)

@@ -29,6 +29,17 @@
 #                                       relay_start'ed relay woken by logical decoding (--wake logical)
 #                                       HARNESS_INSTALL_VERSION=1.0 to 1.3: install that version instead of the
 #                                       current version (the update suites)
+#   harness_pg_cluster <data dir> [port] [conf...]  another cluster beside the test's, from the same
+#                                       binaries: a new initdb in <data dir> (not a copy of
+#                                       harness_initdb's, so its own system_identifier), configured as
+#                                       harness_pg_start configures its own (loopback, $H_SOCK, the extension
+#                                       preloaded with chat_outbox.database = 'chat' and $REDIS_URL, or
+#                                       nothing preloaded with HARNESS_PG_MANAGED=1), the conf lines
+#                                       appended, started, logging to <data dir>.log; no database or role
+#                                       made in it (the suite makes what it moves there). Sets
+#                                       $CLUSTER_PORT; stopped on exit. For tests that move a database
+#                                       between clusters (pg_dump/pg_restore, logical replication)
+#   harness_pg_ctl_at <data dir> <args> pg_ctl on such a cluster as its owner
 #   harness_psql <sql>                  psql -XAtq against $PGURL, stops on error
 #   harness_ext_version                 the extension's current version (chat_outbox.control's default_version)
 #   harness_managed_updates <version>   the versions after <version> whose managed update
@@ -65,6 +76,7 @@ else
 fi
 PG_USER=${PG_USER:-postgres}
 H_PIDS=()
+H_PG_CLUSTERS=() # the data dirs of harness_pg_cluster's clusters
 
 harness_as_pg() {
 	if [ "$(id -u)" = 0 ]; then runuser -u "$PG_USER" -- "$@"; else "$@"; fi
@@ -137,9 +149,10 @@ harness_cleanup() {
 	below=$(harness_descendants $$)
 	H_PIDS+=($below)
 	for pid in "${H_PIDS[@]}"; do kill -CONT "$pid" 2>/dev/null; kill "$pid" 2>/dev/null; done
-	if [ -n "${PG_DATA:-}" ] && [ -f "$PG_DATA/postmaster.pid" ]; then
-		harness_as_pg "$PG_BIN/pg_ctl" -D "$PG_DATA" -m immediate stop >/dev/null 2>&1
-	fi
+	local data
+	for data in ${PG_DATA:-} "${H_PG_CLUSTERS[@]}"; do
+		[ -f "$data/postmaster.pid" ] && harness_as_pg "$PG_BIN/pg_ctl" -D "$data" -m immediate stop >/dev/null 2>&1
+	done
 	if [ -n "${REDIS_PIDFILE:-}" ] && [ -f "$REDIS_PIDFILE" ]; then
 		kill -CONT "$(cat "$REDIS_PIDFILE")" 2>/dev/null
 		kill "$(cat "$REDIS_PIDFILE")" 2>/dev/null
@@ -265,6 +278,55 @@ harness_initdb() {
 	{ echo "copied from $tmpl, made by:"; cat "$tmpl.log"; } >"$H_DIR/initdb.log"
 }
 
+# harness_pg_conf <data dir> <port> [conf...]: the test clusters' settings (harness_pg_start's and
+# harness_pg_cluster's), then the given lines (a later line wins).
+harness_pg_conf() {
+	local data=$1 port=$2 line
+	shift 2
+	cat >>"$data/postgresql.conf" <<CONF
+port = $port
+listen_addresses = '127.0.0.1'
+unix_socket_directories = '$H_SOCK'
+max_connections = 300
+fsync = on
+log_line_prefix = '%m [%p] %b '
+CONF
+	if [ "${HARNESS_PG_MANAGED:-0}" != 1 ]; then
+		cat >>"$data/postgresql.conf" <<CONF
+shared_preload_libraries = 'chat_outbox'
+chat_outbox.database = 'chat'
+chat_outbox.redis_url = '${REDIS_URL:-redis://127.0.0.1:6379}'
+CONF
+	fi
+	[ "${HARNESS_PG_MANAGED:-0}" != 1 ] || [ "${HARNESS_MANAGED_WAKE:-notify}" != logical ] ||
+		echo "wal_level = logical" >>"$data/postgresql.conf"
+	for line in "$@"; do echo "$line" >>"$data/postgresql.conf"; done
+}
+
+harness_pg_cluster() {
+	local data=$1
+	CLUSTER_PORT=${2:-$(harness_free_port)}
+	shift 2 || shift
+	[ "$PG_MAJOR" = 15 ] || [ "${HARNESS_PG_MANAGED:-0}" = 1 ] ||
+		{ echo "the extension is built for PostgreSQL 15 only; PG_MAJOR=$PG_MAJOR runs the managed mode" >&2; return 1; }
+	# initdb itself: a copy of the template would be the same cluster to Postgres (one system_identifier)
+	rm -rf "$data"
+	mkdir -p "$data"
+	chmod 700 "$data"
+	[ "$(id -u)" != 0 ] || chown "$PG_USER" "$data"
+	harness_as_pg "$PG_BIN/initdb" -D "$data" -U postgres --auth=trust -E UTF8 --locale=C --no-sync >"$data.initdb.out" 2>&1 ||
+		{ cat "$data.initdb.out" >&2; return 1; }
+	harness_pg_conf "$data" "$CLUSTER_PORT" "$@"
+	H_PG_CLUSTERS+=("$data")
+	harness_pg_ctl_at "$data" -w start >/dev/null
+}
+
+harness_pg_ctl_at() {
+	local data=$1
+	shift
+	harness_as_pg "$PG_BIN/pg_ctl" -D "$data" -l "$data.log" "$@"
+}
+
 harness_pg_start() {
 	PG_PORT=${1:-${PG_PORT:-$(harness_free_port)}}
 	shift || true
@@ -273,24 +335,7 @@ harness_pg_start() {
 	[ "$PG_MAJOR" = 15 ] || [ "${HARNESS_PG_MANAGED:-0}" = 1 ] ||
 		{ echo "the extension is built for PostgreSQL 15 only; PG_MAJOR=$PG_MAJOR runs the managed mode" >&2; return 1; }
 	harness_initdb "$PG_DATA"
-	cat >>"$PG_DATA/postgresql.conf" <<CONF
-port = $PG_PORT
-listen_addresses = '127.0.0.1'
-unix_socket_directories = '$PG_SOCKDIR'
-max_connections = 300
-fsync = on
-log_line_prefix = '%m [%p] %b '
-CONF
-	if [ "${HARNESS_PG_MANAGED:-0}" != 1 ]; then
-		cat >>"$PG_DATA/postgresql.conf" <<CONF
-shared_preload_libraries = 'chat_outbox'
-chat_outbox.database = 'chat'
-chat_outbox.redis_url = '${REDIS_URL:-redis://127.0.0.1:6379}'
-CONF
-	fi
-	[ "${HARNESS_PG_MANAGED:-0}" != 1 ] || [ "${HARNESS_MANAGED_WAKE:-notify}" != logical ] ||
-		echo "wal_level = logical" >>"$PG_DATA/postgresql.conf"
-	for line in "$@"; do echo "$line" >>"$PG_DATA/postgresql.conf"; done
+	harness_pg_conf "$PG_DATA" "$PG_PORT" "$@"
 	harness_pg_ctl -w start >/dev/null
 	PG_SUPER_URL="postgresql://postgres@127.0.0.1:$PG_PORT/chat"
 	PGURL=$PG_SUPER_URL

@@ -4,7 +4,7 @@
 #   1. extension -> managed install: sql/managed/from_extension.sql, chat-outbox-relay started, the
 #      in-database relay turned off. The schema is then what a fresh managed install makes.
 #   2. managed install -> extension: the in-database relay turned on, CREATE EXTENSION chat_outbox
-#      VERSION 'managed' and ALTER EXTENSION chat_outbox UPDATE TO '1.4' in one transaction,
+#      VERSION 'managed' and ALTER EXTENSION chat_outbox UPDATE TO '<current version>' in one transaction,
 #      chat-outbox-relay stopped, the managed install's own tables dropped. The schema is then what
 #      a fresh CREATE EXTENSION makes.
 # No send fails during either switch.
@@ -77,7 +77,7 @@ same_schema_as "extension -> managed install" fresh_managed
 
 # 2. managed install -> extension, senders sending
 set_relay_enabled on
-super_db chat -c "BEGIN" -c "CREATE EXTENSION chat_outbox VERSION 'managed'" -c "ALTER EXTENSION chat_outbox UPDATE TO '1.4'" -c "COMMIT"
+super_db chat -c "BEGIN" -c "CREATE EXTENSION chat_outbox VERSION 'managed'" -c "ALTER EXTENSION chat_outbox UPDATE TO '$(harness_ext_version)'" -c "COMMIT"
 kill -TERM "$RELAY_PID"
 wait "$RELAY_PID" || fail "chat-outbox-relay exited $? on SIGTERM"
 harness_psql "DROP TABLE chat_outbox.settings, chat_outbox.relays, chat_outbox.relay_progress"

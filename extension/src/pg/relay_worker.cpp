@@ -105,12 +105,29 @@ EndWork(bool commit)
 	pgstat_report_activity(STATE_IDLE, nullptr);
 }
 
+/*
+ * ExtensionLocked: whether the extension exists, holding it (a share lock on it until the transaction
+ * ends) so that a DROP EXTENSION waits for the transaction instead of removing its tables between the
+ * look-up and the query. A drop that committed before the lock was granted is seen by the look-up
+ * after it (granting a lock reads the catalog's invalidations).
+ */
+static bool
+ExtensionLocked(void)
+{
+	Oid			ext = get_extension_oid("chat_outbox", true);
+
+	if (!OidIsValid(ext))
+		return false;
+	LockDatabaseObject(ExtensionRelationId, ext, 0, AccessShareLock);
+	return get_extension_oid("chat_outbox", true) == ext;
+}
+
 /* RefreshServices rereads chat_outbox.services, so create_service() and queue UPDATEs apply without a restart. */
 static void
 RefreshServices(void)
 {
 	BeginWork("chat_outbox relay: reading services");
-	extension_present = OidIsValid(get_extension_oid("chat_outbox", true));
+	extension_present = ExtensionLocked();
 	worker_nservices = 0;
 	if (extension_present) {
 		int			ret = SPI_execute("SELECT name, queue FROM chat_outbox.services ORDER BY name", true, 0);
