@@ -488,8 +488,10 @@ REVOKE ALL ON FUNCTION chat_outbox.outbox_rotate(text, int) FROM PUBLIC;
 -- transaction runs; the id sequence is set above every row; the rotation starts anew from what each
 -- generation holds. Writers wait on the outbox's lock meanwhile (they refuse before it, by
 -- outbox_generation). Refuses while a subscription of this database is enabled: a replica's outbox
--- is rebased at its cutover, once nothing replicates into it. Returns the rows to be sent again.
-CREATE OR REPLACE FUNCTION chat_outbox.rebase_outbox(service text) RETURNS bigint
+-- is rebased at its cutover, once nothing replicates into it. force: rebase an outbox that looks like
+-- this database's (a copy whose origin cannot be told apart: docs/deploy.md, Moving a database); the
+-- cursors made here then say nothing, and every row goes again. Returns the rows to be sent again.
+CREATE OR REPLACE FUNCTION chat_outbox.rebase_outbox(service text, force boolean DEFAULT false) RETURNS bigint
 	LANGUAGE plpgsql
 	SET search_path = pg_catalog, pg_temp
 AS $rebase$
@@ -512,7 +514,7 @@ BEGIN
 	IF NOT FOUND THEN
 		RAISE EXCEPTION 'service "%" does not exist', svc USING ERRCODE = '42704';
 	END IF;
-	IF NOT chat_outbox.outbox_moved(svc) THEN
+	IF NOT force AND NOT chat_outbox.outbox_moved(svc) THEN
 		RETURN 0;
 	END IF;
 	IF EXISTS (SELECT FROM pg_catalog.pg_subscription u WHERE u.subdbid = (SELECT d.oid FROM pg_catalog.pg_database d
@@ -567,7 +569,7 @@ BEGIN
 	RETURN unsent;
 END
 $rebase$;
-REVOKE ALL ON FUNCTION chat_outbox.rebase_outbox(text) FROM PUBLIC;
+REVOKE ALL ON FUNCTION chat_outbox.rebase_outbox(text, boolean) FROM PUBLIC;
 
 -- The outbox view's writes, for operators and tests (roles get no write on it): an INSERT adds an
 -- event (unsent); an UPDATE that sets sent_at to NULL sends a row again, one that sets refused to

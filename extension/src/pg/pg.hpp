@@ -9,7 +9,6 @@ extern "C" {
 #include "postgres.h"
 
 #include "access/xact.h"
-#include "access/xlog.h"
 #include "catalog/pg_database.h"
 #include "catalog/pg_extension.h"
 #include "catalog/pg_type.h"

@@ -321,6 +321,8 @@ static const char kChecksSql[] =
 	"OR EXISTS (SELECT FROM chat_outbox.outbox_origins o WHERE o.service OPERATOR(pg_catalog.=) $1 "
 	"AND o.origin OPERATOR(pg_catalog.<>) $3)";
 
+static char this_database[64];
+
 static void
 PassChecks(RelayService *svc)
 {
@@ -342,9 +344,16 @@ PassChecks(RelayService *svc)
 			return;
 		svc->checks_plan = KeptPlan(kChecksSql, 3, types);
 	}
+	/* this database's name as the SQL names it (one rule: chat_outbox.this_database), read once per backend */
+	if (this_database[0] == '\0') {
+		if (SPI_execute("SELECT chat_outbox.this_database()", true, 1) != SPI_OK_SELECT || SPI_processed != 1)
+			elog(ERROR, "chat_outbox: reading chat_outbox.this_database() failed");
+		strlcpy(this_database, SPI_getvalue(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1), sizeof this_database);
+		SPI_freetuptable(SPI_tuptable);
+	}
 	args[0] = CStringGetTextDatum(svc->name);
 	args[1] = CStringGetTextDatum(psprintf("%s.outbox_id_seq", quote_identifier(svc->name)));
-	args[2] = CStringGetTextDatum(psprintf(UINT64_FORMAT "/%u", GetSystemIdentifier(), MyDatabaseId));
+	args[2] = CStringGetTextDatum(this_database);
 	if (SPI_execute_plan(svc->checks_plan, args, nullptr, true, 1) != SPI_OK_SELECT || SPI_processed != 1)
 		elog(ERROR, "chat_outbox: checking the outbox of service \"%s\" failed", svc->name);
 	/* a transaction that has written (relay_pass() from SQL) may have written to the outbox: pass_checks looks */

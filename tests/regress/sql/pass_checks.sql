@@ -34,6 +34,13 @@ SELECT chat_outbox.relay_pass('consumers');
 \echo :LAST_ERROR_SQLSTATE
 ALTER SEQUENCE consumers.outbox_id_seq CACHE 1;
 SELECT cardinality(chat_outbox.relay_pass('consumers')) AS sent;
+-- an outbox that is this database's is not rebased; forced (a copy whose origin looks the same), the
+-- cursors made here say nothing of its rows: every row goes again, in id order, and is sent
+SELECT chat_outbox.rebase_outbox('consumers') AS not_moved;
+SELECT chat_outbox.rebase_outbox('consumers', force => true) AS to_send_again;
+SELECT chat_outbox.relay_pass('consumers') AS sent_again;
+SELECT count(*) FILTER (WHERE sent_at IS NULL) AS unsent, count(DISTINCT origin) AS origins
+FROM consumers.outbox, chat_outbox.outbox_origins WHERE service = 'consumers';
 -- the earliest of two ticks with the same xmin and xmax is the one that saw more running
 INSERT INTO chat_outbox.outbox_cursors (service, partition, partitions, done_snap, done_mpre) VALUES
 	('workers', 0, 2, '100:200:120', 7), ('workers', 1, 2, '100:200:120,150', 5);
