@@ -524,6 +524,16 @@ BEGIN
 				HINT = 'Disable the subscription at the cutover (docs/deploy.md, Moving a database); the relay then rebases it.';
 	END IF;
 	EXECUTE pg_catalog.format('LOCK TABLE %I.outbox_events IN EXCLUSIVE MODE', svc);
+	-- a restore under way: pg_restore sets the sequences after every table's rows, so an id sequence
+	-- behind the cursors or rows that came along says the outbox's rows may not all be here yet
+	EXECUTE pg_catalog.format('SELECT max(e.id) FROM %I.outbox_events e', svc) INTO top;
+	IF NOT force AND coalesce(pg_sequence_last_value(id_seq), 0) < greatest(top, (SELECT max(x.done_mpre)
+			FROM chat_outbox.outbox_cursors x WHERE x.service = svc AND x.origin <> chat_outbox.this_database())) THEN
+		RAISE EXCEPTION 'the outbox of service "%" came from another database and is not restored whole yet', svc
+			USING ERRCODE = '55000',
+				DETAIL = 'Its id sequence is behind the rows or cursors that came with it: a restore sets the sequences last.',
+				HINT = 'The relay rebases it at a pass once the restore has finished.';
+	END IF;
 	me := pg_current_xact_id();
 	-- sent or not as the cursors that came with the rows say: those made in another database (a cursor
 	-- made here, by a relay that ran before a restore brought the rows, knows nothing of them)

@@ -17,9 +17,11 @@ CREATE TABLE chat_outbox.outbox_cursors (
 	win_mpre bigint,
 	win_m bigint,
 	win_last bigint,
-	-- the database whose snapshots they hold (chat_outbox.this_database(), as outbox_origins names it)
+	-- the database whose snapshots they hold (chat_outbox.this_database(), as outbox_origins names it):
+	-- part of the key, so that a dump's cursors load beside those a relay made while the restore was
+	-- under way (the rebase judges by the dump's, and keeps none of either)
 	origin text NOT NULL DEFAULT chat_outbox.this_database(),
-	PRIMARY KEY (service, partition)
+	PRIMARY KEY (service, partition, origin)
 );
 COMMENT ON TABLE chat_outbox.outbox_cursors IS 'Per service and partition: the relay''s last finished tick and the window it is sending.';
 

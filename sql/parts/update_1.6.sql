@@ -31,6 +31,14 @@ END
 $locks$;
 ALTER TABLE chat_outbox.outbox_rotation ADD COLUMN IF NOT EXISTS opened int CHECK (opened BETWEEN 0 AND 2);
 ALTER TABLE chat_outbox.outbox_cursors ADD COLUMN IF NOT EXISTS origin text NOT NULL DEFAULT chat_outbox.this_database();
+DO $key$
+BEGIN
+	IF (SELECT cardinality(c.conkey) FROM pg_catalog.pg_constraint c
+			WHERE c.conrelid = 'chat_outbox.outbox_cursors'::regclass AND c.contype = 'p') = 2 THEN
+		ALTER TABLE chat_outbox.outbox_cursors DROP CONSTRAINT outbox_cursors_pkey, ADD PRIMARY KEY (service, partition, origin);
+	END IF;
+END
+$key$;
 COMMENT ON TABLE chat_outbox.outbox_rotation IS 'Per service: the rotation''s state of its outbox generations.';
 CREATE TABLE IF NOT EXISTS chat_outbox.outbox_origins (
 	service text NOT NULL,

@@ -18,9 +18,15 @@
 #      subscription with copy_data; P relays some messages while replicating, then its relay is paused
 #      for a backlog; at the cutover S's outbox refuses writes and rebase_outbox refuses while the
 #      subscription is enabled; disabled, S's relay rebases and sends the backlog.
+#   5. Another cluster whose relay runs during the restore (R), restored in sections: after pre-data
+#      (CREATE EXTENSION) R's relay makes its own cursors and rotation rows for the seed services; the
+#      data section's COPY of outbox_rotation collides with R's row (the only error allowed), A's
+#      cursors load beside R's (a cursor's key holds its origin); R's relay rebases only once the
+#      restore has set the sequences (before, the outbox is "not restored whole yet"), judging by A's
+#      cursors: the backlog once (its log says 40), nothing relayed before the move again.
 # After each, the queue's record of every send (tests/harness/moves.sh says why it proves it): lost,
-# twice, again, out of order, new before backlog, unexpected, all 0. Each move relays under its own
-# BullMQ prefix (a restored backlog has the same job ids wherever it goes).
+# twice, again, out of order, new before backlog, unexpected, all 0. Each move
+# relays under its own BullMQ prefix (a restored backlog has the same job ids wherever it goes).
 # Rules: every wait is for a state the suite caused, bounded; nothing sleeps and hopes.
 set -euo pipefail
 . "$(dirname "$0")/../harness/lib.sh"
@@ -130,6 +136,9 @@ settle "$P" "P: relaying"
 synced() { [ "$(psql -XAtq "$S" -c "SELECT count(*) FROM pg_subscription_rel WHERE srsubstate <> 'r'")" = 0 ]; }
 harness_wait_for 60 synced || fail "S: tables not synced: $(psql -XAtq "$S" -c "SELECT srrelid::regclass, srsubstate FROM pg_subscription_rel WHERE srsubstate <> 'r'")"
 relay_pause "$P"
+# P draws xids that do not replicate (S replays only P's writes, so its own xids would otherwise keep pace
+# with P's, and a cursor judged by S's counter would happen to be right)
+for _ in $(seq 300); do echo "SELECT pg_current_xact_id();"; done | psql -XAtq "$P" -f - >/dev/null
 moves_send "$P" backlog 40 4 "$H_DIR/logical-backlog.txt"
 # the cutover: nothing is written on P from here; S catches up
 lsn=$(psql -XAtq -v ON_ERROR_STOP=1 "$P" -c "SELECT pg_current_wal_lsn()")
@@ -154,3 +163,36 @@ psql -XAtq -v ON_ERROR_STOP=1 "$S" -c "INSERT INTO workers.inbox (message_id, ch
 expect_eq "S: the inbox's seq after the cutover" 4 "$(psql -XAtq "$S" -c "SELECT seq FROM workers.inbox WHERE body = 'received on S'")"
 psql -XAtq -v ON_ERROR_STOP=1 "$S" -c "SET client_min_messages = warning" -c "DROP SUBSCRIPTION chat_move"
 expect_eq "P: the subscription's slot dropped" 0 "$(psql -XAtq "$P" -c "SELECT count(*) FROM pg_replication_slots")"
+
+# 5. another cluster whose relay runs during the restore (R: relay_enabled on, its own prefix), restored
+# in sections as a restore with a relay running goes: pre-data makes the extension (CREATE EXTENSION),
+# whose relay then makes its own cursors and rotation rows for the seed services (R's snapshots: origin
+# R); the data section's COPY of outbox_rotation then conflicts with R's row (the only error allowed:
+# pg_restore reports it and goes on; the rebase makes the rotation anew), and A's cursors load beside
+# R's. The data section copies chat_outbox's tables (A's origins: the outbox is moved from then on)
+# before the outboxes' rows, and sets the sequences last: a relay pass in between finds the id sequence
+# behind A's cursors and refuses to rebase ("not restored whole yet"), so the rebase sees every row,
+# and judges them by A's cursors: the backlog once, nothing relayed before the move again. A sender
+# started as the data section ends tries again while refused.
+harness_pg_cluster "$H_DIR/pgdata-r" "" "chat_outbox.bullmq_prefix = 'running'"
+R=postgresql://postgres@127.0.0.1:$CLUSTER_PORT/chat
+super "$CLUSTER_PORT" "CREATE DATABASE chat"
+restore "$R" --section=pre-data
+own_cursors() { psql -XAtq "$R" -c "SELECT count(DISTINCT service) FROM chat_outbox.outbox_cursors WHERE service IN ('consumers', 'workers')"; }
+harness_wait_value 30 = 2 own_cursors || fail "R: its relay made no cursors of its own: $(psql -XAtq "$R" -c "SELECT * FROM chat_outbox.status")"
+echo "ok   R: its relay made its own cursors for the seed services after the pre-data section"
+pg_restore -d "$R" --section=data "$H_DIR/chat.dump" >"$H_DIR/restore-data.log" 2>&1 && fail "R: the data section restored without a conflict"
+# exactly one error, the COPY of outbox_rotation colliding with R's own row (its relay's), reported as ignored
+errors=$(grep -c '^pg_restore: error: ' "$H_DIR/restore-data.log" || true)
+conflicts=$(grep -c '^pg_restore: error: COPY failed for table "outbox_rotation": ERROR:  duplicate key value violates unique constraint "outbox_rotation_pkey"$' "$H_DIR/restore-data.log" || true)
+[ "$errors" = 1 ] && [ "$conflicts" = 1 ] && grep '^pg_restore: warning: errors ignored on restore: 1$' "$H_DIR/restore-data.log" >/dev/null ||
+	fail "R: the data section's errors are not exactly the COPY of outbox_rotation: $(cat "$H_DIR/restore-data.log")"
+echo "ok   R: the data section's only error: the COPY of outbox_rotation collides with R's relay's row"
+moves_sender_go "$R" new 20 5 "$H_DIR/r-new.txt"
+restore "$R" --section=post-data
+moves_sender_wait
+settle "$R" "R: the backlog"
+expect_eq "R: rows its rebase sends again (its log: judged by A's cursors)" 40 "$(moves_rebased "$H_DIR/pgdata-r.log")"
+echo "     R: $(wc -l <"$H_DIR/r-new.txt.refused") sends refused before the rebase, then went through"
+moves_verify "another cluster, its relay running during the restore" running "$H_DIR/old.txt" \
+	"$H_DIR/backlog.txt" "$H_DIR/r-new.txt"
