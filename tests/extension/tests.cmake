@@ -7,6 +7,9 @@ add_shell_test(extension.redis_auth extension/redis_auth.sh 120)
 add_shell_test(extension.status extension/status.sh 120)
 add_shell_test(extension.retention extension/retention.sh 120)
 add_shell_test(extension.rotation_faults extension/rotation_faults.sh 120)
+# A seeded random schedule of senders (every isolation level, savepoints, prepared transactions) across
+# generation switches, two relays, a relay SIGKILL, a partition change and a shard outage (issue 33).
+add_shell_test(extension.schedules extension/schedules.sh 90)
 # A database moved with its outbox (pg_dump/pg_restore into another cluster, --clean into itself, another
 # database of the cluster, a logical replica's cutover): the backlog once, in order, nothing sent again.
 add_shell_test(extension.moves extension/moves.sh 90)

@@ -19,6 +19,8 @@ add_shell_test(managed.update_in_place managed/in_managed_mode.sh 60 ARGS extens
 add_shell_test(managed.update_waiting managed/in_managed_mode.sh 20 ARGS extension/update_waiting.sh)
 add_shell_test(managed.retention managed/retention.sh 90)
 add_shell_test(managed.rotation_faults managed/rotation_faults.sh 90)
+# tests/extension/schedules.sh in managed mode: two chat-outbox-relay processes, both rotating.
+add_shell_test(managed.schedules managed/in_managed_mode.sh 90 ARGS extension/schedules.sh)
 # extension.moves' twin: the managed install dumped and restored by its owner, chat-outbox-relay rebasing.
 add_shell_test(managed.moves managed/moves.sh 90)
 add_shell_test(managed.extension.partitions managed/in_managed_mode.sh 120 ARGS extension/partitions.sh)
