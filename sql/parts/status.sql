@@ -62,6 +62,16 @@ EXCEPTION WHEN undefined_table OR invalid_schema_name THEN
 END
 $backlog$;
 
+-- The relay's state for one service, from the relay's (worker_state: relay_worker_status().state) and
+-- the service's (relay_service_status()): a relay that cannot relay a service is not `running` for it.
+-- The status view's service_state, and the daemons' /metrics (chat_outbox_relay_service_state).
+CREATE OR REPLACE FUNCTION chat_outbox.service_state(worker_state text, service_error text, layout_change text) RETURNS text
+	LANGUAGE sql IMMUTABLE PARALLEL SAFE
+RETURN CASE WHEN worker_state IS DISTINCT FROM 'running' THEN worker_state
+	WHEN service_error IS NOT NULL THEN 'failing'
+	WHEN layout_change IS NOT NULL THEN 'waiting for the layout'
+	ELSE 'running' END;
+
 CREATE OR REPLACE VIEW chat_outbox.status AS
 	SELECT s.name AS service,
 		s.queue,
@@ -82,11 +92,7 @@ CREATE OR REPLACE VIEW chat_outbox.status AS
 		r.layout,
 		r.layout_change,
 		g.waiting AS rotation_wait,
-		-- the relay's state for this service: a relay that cannot relay it is not `running` for it
-		CASE WHEN w.state IS DISTINCT FROM 'running' THEN w.state
-			WHEN r.service_error IS NOT NULL THEN 'failing'
-			WHEN r.layout_change IS NOT NULL THEN 'waiting for the layout'
-			ELSE 'running' END AS service_state
+		chat_outbox.service_state(w.state, r.service_error, r.layout_change) AS service_state
 	FROM chat_outbox.services s
 	CROSS JOIN LATERAL chat_outbox.outbox_backlog(s.name) b
 	LEFT JOIN chat_outbox.outbox_rotation g ON g.service = s.name

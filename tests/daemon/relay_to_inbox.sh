@@ -44,11 +44,15 @@ unsent_consumers='chat_outbox_unsent{service="consumers",partition="0",queue="ch
 harness_wait_value 20 = 0 status_metric "$unsent_consumers"
 expect_eq "status read" 1 "$(status_metric chat_outboxd_outbox_status_read_ok)"
 expect_eq "relay state running" 1 "$(status_metric 'chat_outbox_relay_state{state="running"}')"
+harness_wait_value 20 = 1 status_metric 'chat_outbox_relay_service_state{service="consumers",state="running"}'
 expect_eq "workers' backlog" 0 "$(status_metric 'chat_outbox_unsent{service="workers",partition="0",queue="chat-replies"}')"
 # Redis stopped: the relay backs off and a message waits, on /metrics too; both clear once Redis is back
 harness_redis_stop
 harness_psql "SELECT consumers.send_message(1, 'while redis is down')" >/dev/null
 harness_wait_value 20 = 1 status_metric 'chat_outbox_relay_state{state="backing off"}'
+# a relay that cannot relay a service is not running for it
+expect_eq "consumers' service state while Redis is down" 0 \
+	"$(status_metric 'chat_outbox_relay_service_state{service="consumers",state="running"}')"
 expect_eq "backlog while Redis is down" 1 "$(status_metric "$unsent_consumers")"
 harness_redis_start_again
 harness_wait_value 30 = 0 status_metric "$unsent_consumers"

@@ -137,7 +137,10 @@ harness_wait_for 20 grep -q "$sent" "$PROCESSED"
 harness_wait_for 10 bash -c "[ -n \"\$(psql -XAtq '$PGURL' -c \"SELECT service_error FROM chat_outbox.status WHERE service = 'aaa_broken'\")\" ]"
 echo "ok   a service without its outbox: $(harness_psql "SELECT service_error FROM chat_outbox.status WHERE service = 'aaa_broken'")"
 sleep 1.5 # more rounds run meanwhile: the failure must stay logged once per relay
-[ "$(relay_log_count 'service aaa_broken')" -le 2 ] || fail "broken service logged $(relay_log_count 'service aaa_broken') times"
+# (and once more where a pass raced the DROP: a relation it had looked up by name was gone when it opened
+# it, "could not open relation with OID …", before the failure that stays; the log says each change)
+[ "$(relay_log_count 'service aaa_broken')" -le 4 ] || fail "broken service logged $(relay_log_count 'service aaa_broken') times"
+[ "$(relay_log_count 'service aaa_broken: relation')" -le 2 ] || fail "the lasting failure logged $(relay_log_count 'service aaa_broken: relation') times"
 verify_delivered "past a broken service"
 
 kill -TERM "$RELAY_PID"

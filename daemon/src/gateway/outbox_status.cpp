@@ -23,6 +23,16 @@ constexpr const char kRead[] =
 const std::vector<std::string> kViewStates = {"running",          "backing off",         "paused", "waiting for extension",
                                               "waiting for database", "standby", "starting", "stopped"};
 
+// Each service's state as the status view's service_state (chat_outbox.service_state, 1.6 on; before, the
+// statement fails and the series is left out): read after the backlog, over the same connection.
+constexpr const char kServiceStates[] =
+    "SELECT s.name, chat_outbox.service_state(w.state, r.service_error, r.layout_change) "
+    "FROM chat_outbox.services s CROSS JOIN chat_outbox.relay_worker_status() w "
+    "LEFT JOIN chat_outbox.relay_service_status() r ON r.service = s.name ORDER BY s.name";
+
+// service_state's values besides relay_state's
+const std::vector<std::string> kServiceOnlyStates = {"failing", "waiting for the layout"};
+
 } // namespace
 
 OutboxStatus::OutboxStatus(uv_loop_t *loop, PgClient &pg, int64_t interval_ms)
@@ -86,6 +96,26 @@ OutboxStatus::Read()
 			b.oldest_unsent_seconds = std::strtod(row[5].value_or("0").c_str(), nullptr);
 			rows_.push_back(std::move(b));
 		}
+		ReadServiceStates();
+	});
+}
+
+void
+OutboxStatus::ReadServiceStates()
+{
+	std::weak_ptr<bool> alive = alive_;
+	reading_ = true;
+	pg_.Query(kServiceStates, {}, [this, alive](PgResult &&r) {
+		auto a = alive.lock();
+		if (!a || !*a)
+			return;
+		reading_ = false;
+		service_states_.clear();
+		if (!r.ok)
+			return; // an install before 1.6: no service_state to show
+		for (const auto &row : r.rows)
+			if (row.size() >= 2 && row[0] && row[1])
+				service_states_.emplace_back(*row[0], *row[1]);
 	});
 }
 
@@ -102,6 +132,18 @@ OutboxStatus::Render(std::string *out) const
 	                            "current one.",
 	                            kViewStates, relay_state_);
 	chat_outbox::RenderBacklog(rows_, out);
+	if (service_states_.empty())
+		return;
+	std::vector<std::string> states = kViewStates;
+	states.insert(states.end(), kServiceOnlyStates.begin(), kServiceOnlyStates.end());
+	chat_outbox::MetricHeader(out, "chat_outbox_relay_service_state",
+	                          "The relay's state for each service as the status view shows it (service_state): "
+	                          "1 for the current one; a relay that cannot relay a service is not running for it.",
+	                          "gauge");
+	for (const auto &[service, current] : service_states_)
+		for (const auto &state : states)
+			chat_outbox::MetricLine(out, "chat_outbox_relay_service_state", {{"service", service}, {"state", state}},
+			                        state == current ? 1 : 0);
 }
 
 } // namespace chat_outboxd

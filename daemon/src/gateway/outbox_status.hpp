@@ -4,14 +4,16 @@
 //
 // Every --outbox-status-interval it reads chat_outbox.partition_status (each partition's unsent rows
 // and the oldest one's age) and the relay's state (relay_worker_status(), the state the status view
-// shows) in one statement over its own connection; a read still running when the next is due is not
-// doubled, so the cost is at most one statement per interval, whatever the scrapes. /metrics prints the
+// shows) in one statement over its own connection, then each service's state (the status view's
+// service_state) in a second; a read still running when the next is due is not doubled, so the cost is
+// at most two statements per interval, whatever the scrapes. /metrics prints the
 // last read (common/outbox_metrics.hpp: the names chat-outbox-relay prints) and whether it succeeded;
 // after a failed read, only that.
 #pragma once
 
 #include <memory>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "base/uv_timer.hpp"
@@ -35,6 +37,8 @@ class OutboxStatus {
 
   private:
 	void Read();
+	// ReadServiceStates reads each service's service_state, once the backlog is read.
+	void ReadServiceStates();
 
 	PgClient &pg_;
 	int64_t interval_ms_;
@@ -44,6 +48,7 @@ class OutboxStatus {
 	LastRead last_ = LastRead::kNone;
 	std::string relay_state_;
 	std::vector<chat_outbox::PartitionBacklog> rows_;
+	std::vector<std::pair<std::string, std::string>> service_states_; // (service, service_state), by name
 	std::shared_ptr<bool> alive_ = std::make_shared<bool>(true); // a reply after Close finds it false
 };
 
