@@ -1,11 +1,13 @@
--- The relay's position in every outbox, and the outboxes' generations (docs/extension.md, 'How the
--- relay works'). Written only by the relays' functions below (relay_batch, outbox_rotate).
+-- The relay's position in every outbox, the outboxes' generations and where their transaction ids come
+-- from (docs/architecture.md, 'The write-once outbox'). Written only by the relays' functions
+-- (sql/parts/outbox.sql: relay_batch, outbox_rotate, rebase_outbox) and create_outbox.
 
--- One cursor per (service, partition): the last finished tick (done_snap, with the outbox id
--- sequence's value read just before it, done_mpre) and, while a window is sent in several batches,
--- that window's tick (win_snap, win_mpre, win_m) and the last id of it sent (win_last). The rows sent
--- are exactly those visible in done_snap, plus those of the open window up to win_last. `partitions`
--- is the count the cursors were made under (every cursor of a service has the same).
+-- One cursor per (service, partition) of this database: the last finished tick (done_snap, with the
+-- split point read from the outbox id sequence just before it, done_mpre) and, while a window is sent
+-- in several batches, that window's tick (win_snap, win_mpre) and the last id of it sent (win_last).
+-- The rows sent are exactly those visible in done_snap, plus those of the open window up to win_last.
+-- `partitions` is the count the cursors were made under (every cursor of a service has the same).
+-- win_m is 1.5's upper id bound of a window, unused since 1.6 (always NULL).
 CREATE TABLE chat_outbox.outbox_cursors (
 	service text NOT NULL,
 	partition int NOT NULL,
