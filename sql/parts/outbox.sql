@@ -89,17 +89,25 @@ RETURN ARRAY[CASE WHEN chat_outbox.generation_may_hold(rot, 0, done_snap) THEN 0
 
 -- Whether a service's outbox is this database's: its rows' and cursors' xids are this cluster's
 -- (every row of outbox_origins for it names this database), else it came from another and must be
--- rebased before any write or pass. PL/pgSQL: the update to 1.6 defines it before it makes the table.
-CREATE OR REPLACE FUNCTION chat_outbox.outbox_moved(service text) RETURNS boolean
+-- rebased before any write or pass. here: this database's name (chat_outbox.this_database(), which
+-- reads the control file: the in-database relay passes the one it read once). PL/pgSQL: the update to
+-- 1.6 defines it before it makes the table.
+CREATE OR REPLACE FUNCTION chat_outbox.outbox_moved(service text, here text DEFAULT chat_outbox.this_database())
+	RETURNS boolean
 	LANGUAGE plpgsql STABLE
 	SET search_path = pg_catalog, pg_temp
 AS $moved$
 BEGIN
 	RETURN NOT EXISTS (SELECT FROM chat_outbox.outbox_origins o WHERE o.service = outbox_moved.service)
-		OR EXISTS (SELECT FROM chat_outbox.outbox_origins o WHERE o.service = outbox_moved.service
-			AND o.origin <> chat_outbox.this_database());
+		OR EXISTS (SELECT FROM chat_outbox.outbox_origins o WHERE o.service = outbox_moved.service AND o.origin <> here);
 END
 $moved$;
+
+-- How many ids the service's outbox id sequence caches per session (1: one at a time, as a pass needs).
+CREATE OR REPLACE FUNCTION chat_outbox.outbox_id_cache(service text) RETURNS bigint
+	LANGUAGE sql STABLE
+RETURN (SELECT s.seqcache FROM pg_catalog.pg_sequence s
+	WHERE s.seqrelid OPERATOR(pg_catalog.=) pg_catalog.to_regclass(pg_catalog.format('%I.outbox_id_seq', service)));
 
 -- outbox_generation's first call in a session, and every call in a relay pass's transaction (which
 -- it refuses: chat_outbox.pass_checks says why): refuses to write into an outbox that came from
@@ -144,8 +152,9 @@ RETURN CASE WHEN pg_catalog.current_setting('chat_outbox_origin.' OPERATOR(pg_ca
 	ELSE chat_outbox.outbox_generation_checked(service, gen_seq) END;
 
 -- Whether cursor c has sent the row (xid, id): visible in its last finished tick, or in its open
--- window up to the last row sent of it. The outbox view's sent_at and the rebase. A string body (still
--- inlined): a standard-SQL one would keep the cursors' table from taking a column in an update.
+-- window up to the last row sent of it: the rebase's rule, and the outbox view's (whose sent_at writes
+-- it out inline: chat_outbox.outbox_view_sql, sql/parts/services.sql). A string body (still inlined):
+-- a standard-SQL one would keep the cursors' table from taking a column in an update.
 CREATE OR REPLACE FUNCTION chat_outbox.sent_by(c chat_outbox.outbox_cursors, xid xid8, id bigint) RETURNS boolean
 	LANGUAGE sql IMMUTABLE PARALLEL SAFE
 AS $sent$
@@ -164,7 +173,7 @@ CREATE OR REPLACE FUNCTION chat_outbox.pass_checks(service text) RETURNS void
 	SET search_path = pg_catalog, pg_temp
 AS $checks$
 DECLARE
-	cached bigint;
+	cached bigint := chat_outbox.outbox_id_cache(service);
 	mine boolean;
 BEGIN
 	IF pg_catalog.current_setting('transaction_isolation') <> 'read committed' THEN
@@ -181,8 +190,6 @@ BEGIN
 					HINT = 'Run the pass in a transaction of its own.';
 		END IF;
 	END IF;
-	SELECT s.seqcache INTO cached FROM pg_catalog.pg_sequence s
-		WHERE s.seqrelid = pg_catalog.to_regclass(pg_catalog.format('%I.outbox_id_seq', service));
 	IF cached > 1 THEN
 		RAISE EXCEPTION 'the outbox id sequence of service "%" caches % ids per session', service, cached
 			USING ERRCODE = '55000',
@@ -499,6 +506,7 @@ DECLARE
 	svc text := rebase_outbox.service;
 	id_seq regclass := pg_catalog.format('%I.outbox_id_seq', rebase_outbox.service)::regclass;
 	gen_seq regclass := pg_catalog.format('%I.outbox_generation', rebase_outbox.service)::regclass;
+	here text := chat_outbox.this_database();
 	me xid8;
 	s pg_snapshot;
 	k int;
@@ -514,7 +522,7 @@ BEGIN
 	IF NOT FOUND THEN
 		RAISE EXCEPTION 'service "%" does not exist', svc USING ERRCODE = '42704';
 	END IF;
-	IF NOT force AND NOT chat_outbox.outbox_moved(svc) THEN
+	IF NOT force AND NOT chat_outbox.outbox_moved(svc, here) THEN
 		RETURN 0;
 	END IF;
 	IF EXISTS (SELECT FROM pg_catalog.pg_subscription u WHERE u.subdbid = (SELECT d.oid FROM pg_catalog.pg_database d
@@ -528,7 +536,7 @@ BEGIN
 	-- behind the cursors or rows that came along says the outbox's rows may not all be here yet
 	EXECUTE pg_catalog.format('SELECT max(e.id) FROM %I.outbox_events e', svc) INTO top;
 	IF NOT force AND coalesce(pg_sequence_last_value(id_seq), 0) < greatest(top, (SELECT max(x.done_mpre)
-			FROM chat_outbox.outbox_cursors x WHERE x.service = svc AND x.origin <> chat_outbox.this_database())) THEN
+			FROM chat_outbox.outbox_cursors x WHERE x.service = svc AND x.origin <> here)) THEN
 		RAISE EXCEPTION 'the outbox of service "%" came from another database and is not restored whole yet', svc
 			USING ERRCODE = '55000',
 				DETAIL = 'Its id sequence is behind the rows or cursors that came with it: a restore sets the sequences last.',
@@ -540,7 +548,7 @@ BEGIN
 	EXECUTE pg_catalog.format($u$UPDATE %1$I.outbox_events e SET xid = CASE WHEN EXISTS (SELECT FROM chat_outbox.outbox_cursors c
 			WHERE c.service = $1 AND c.origin <> $3 AND c.partition = chat_outbox.partition_of(e.chat_id, c.partitions)
 				AND chat_outbox.sent_by(c, e.xid, e.id))
-		THEN '2'::xid8 ELSE $2 END$u$, svc) USING svc, me, chat_outbox.this_database();
+		THEN '2'::xid8 ELSE $2 END$u$, svc) USING svc, me, here;
 	EXECUTE pg_catalog.format('SELECT count(*) FILTER (WHERE e.xid = $1), max(e.id) FROM %I.outbox_events e', svc)
 		INTO unsent, top USING me;
 	EXECUTE pg_catalog.format('SELECT e.gen FROM %I.outbox_events e ORDER BY e.id DESC LIMIT 1', svc) INTO top_gen;
@@ -574,7 +582,7 @@ BEGIN
 		ON CONFLICT ON CONSTRAINT outbox_rotation_pkey DO UPDATE SET current = excluded.current, started_at = excluded.started_at,
 			closed_xmax = excluded.closed_xmax, empty = excluded.empty, waiting = NULL, opened = NULL;
 	DELETE FROM chat_outbox.outbox_origins o WHERE o.service = svc;
-	INSERT INTO chat_outbox.outbox_origins (service, origin) VALUES (svc, chat_outbox.this_database());
+	INSERT INTO chat_outbox.outbox_origins (service, origin) VALUES (svc, here);
 	RAISE LOG 'chat_outbox: rebased the outbox of service "%" from another database: % rows to send again', svc, unsent;
 	RETURN unsent;
 END

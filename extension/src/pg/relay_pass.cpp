@@ -313,21 +313,18 @@ RefuseRows(RelayService *svc, List *refusals)
  */
 static const char kChecksLookupSql[] =
 	"SELECT pg_catalog.to_regprocedure('chat_outbox.pass_checks(text)') IS NOT NULL";
-/* $1 the service, $2 its id sequence, $3 this database as chat_outbox.this_database() names it */
+/* $1 the service, $2 this database as chat_outbox.this_database() names it: pass_checks' own rules */
 static const char kChecksSql[] =
-	"SELECT COALESCE((SELECT s.seqcache OPERATOR(pg_catalog.>) 1 FROM pg_catalog.pg_sequence s "
-	"WHERE s.seqrelid OPERATOR(pg_catalog.=) pg_catalog.to_regclass($2)), false) "
-	"OR NOT EXISTS (SELECT FROM chat_outbox.outbox_origins o WHERE o.service OPERATOR(pg_catalog.=) $1) "
-	"OR EXISTS (SELECT FROM chat_outbox.outbox_origins o WHERE o.service OPERATOR(pg_catalog.=) $1 "
-	"AND o.origin OPERATOR(pg_catalog.<>) $3)";
+	"SELECT COALESCE(chat_outbox.outbox_id_cache($1) OPERATOR(pg_catalog.>) 1, false) "
+	"OR chat_outbox.outbox_moved($1, $2)";
 
 static char this_database[64];
 
 static void
 PassChecks(RelayService *svc)
 {
-	Oid			types[3] = {TEXTOID, TEXTOID, TEXTOID};
-	Datum		args[3];
+	Oid			types[2] = {TEXTOID, TEXTOID};
+	Datum		args[2];
 	bool		isnull;
 	bool		needed;
 	char		note[NAMEDATALEN + 32];
@@ -342,7 +339,7 @@ PassChecks(RelayService *svc)
 		SPI_freetuptable(SPI_tuptable);
 		if (!needed)
 			return;
-		svc->checks_plan = KeptPlan(kChecksSql, 3, types);
+		svc->checks_plan = KeptPlan(kChecksSql, 2, types);
 	}
 	/* this database's name as the SQL names it (one rule: chat_outbox.this_database), read once per backend */
 	if (this_database[0] == '\0') {
@@ -352,8 +349,7 @@ PassChecks(RelayService *svc)
 		SPI_freetuptable(SPI_tuptable);
 	}
 	args[0] = CStringGetTextDatum(svc->name);
-	args[1] = CStringGetTextDatum(psprintf("%s.outbox_id_seq", quote_identifier(svc->name)));
-	args[2] = CStringGetTextDatum(this_database);
+	args[1] = CStringGetTextDatum(this_database);
 	if (SPI_execute_plan(svc->checks_plan, args, nullptr, true, 1) != SPI_OK_SELECT || SPI_processed != 1)
 		elog(ERROR, "chat_outbox: checking the outbox of service \"%s\" failed", svc->name);
 	/* a transaction that has written (relay_pass() from SQL) may have written to the outbox: pass_checks looks */
