@@ -1,8 +1,10 @@
 #!/usr/bin/env bash
-# scripts/test.sh - every test: installs and builds what is missing, then runs CTest.
+# scripts/test.sh - the tests: installs and builds what is missing, then runs CTest.
 # The suites start their own PostgreSQL 15 (as an unprivileged user) and redis-server, on ports of
 # their own (tests/harness/lib.sh), so they run side by side.
-#   scripts/test.sh                 everything (what CI runs)
+#   scripts/test.sh                 every suite but the long ones (the README's test command)
+#   scripts/test.sh --long          the long ones (CTest label "long": the Debian packages built and
+#                                   installed, the fuzzers); .ci/run runs both commands
 #   scripts/test.sh --quick         the edit-build-test loop: unit, pg_regress, isolation and one
 #                                   delivery suite per area (CTest label "quick")
 #   scripts/test.sh -R unit         only suites matching a CTest regex (extra args go to ctest)
@@ -11,11 +13,14 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 args=()
+label=(-LE long)
 for a in "$@"; do
 	case $a in
-	--quick) args+=(-L quick) ;;
+	--quick) label=(-L quick) ;;
+	--long) label=(-L long) ;;
+	-R | -L | -LE) label=() args+=("$a") ;; # a selection of its own: nothing left out by label
 	*) args+=("$a") ;;
 	esac
 done
 scripts/setup.sh
-exec ctest --test-dir build --output-on-failure --timeout 900 -j "${CHAT_OUTBOX_TEST_JOBS:-3}" "${args[@]}"
+exec ctest --test-dir build --output-on-failure --timeout 900 -j "${CHAT_OUTBOX_TEST_JOBS:-3}" "${label[@]}" "${args[@]}"
