@@ -20,11 +20,13 @@ ReasonHash(std::string_view reason) noexcept
 
 } // namespace
 
-bool
+FailureNews
 ServiceStanding::Failed(std::string_view reason, int64_t now_ms) noexcept
 {
 	uint64_t hash = ReasonHash(reason);
-	bool news = failures_ == 0 || hash != reason_hash_;
+	FailureNews news = failures_ == 0		 ? FailureNews::kStarted
+					   : hash != reason_hash_ ? FailureNews::kReasonChanged
+											  : FailureNews::kSame;
 	state_ = ServiceState::kFailing;
 	reason_hash_ = hash;
 	retry_at_ms_ = now_ms + Backoff(kServerRetryFirstMs, kServerRetryMaxMs).Delay(failures_);

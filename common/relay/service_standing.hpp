@@ -5,9 +5,9 @@
 //
 // Rules: one service failing (its SQL, a queue Redis refuses, a row the batch encoder refuses) never
 // holds back the others; it backs off as every server retry does (kServerRetryFirstMs doubling to
-// kServerRetryMaxMs, common/backoff.hpp) and is logged and recorded in the status view when the
-// failure starts or its reason changes, never per attempt; a pass that goes through ends the failure
-// (logged once: "relays again"). A wait is not a failure: no log, no backoff, a look again after a
+// kServerRetryMaxMs, common/backoff.hpp); it is logged once, when the failure starts, never per
+// attempt, and the status view shows its current reason (written when the reason changes); a pass
+// that goes through ends the failure (logged once: "relays again", the status view cleared). A wait is not a failure: no log, no backoff, a look again after a
 // fixed delay. Pure (no clock: the caller passes its time in ms), noexcept, and a plain value: the
 // extension keeps it in a C struct it clears with memset, so all-zero is a service that relays.
 #pragma once
@@ -23,6 +23,13 @@ inline constexpr int64_t kLayoutRecheckMs = 200;
 // kShardDownRecheckMs: a service whose pass needs a shard that is down (a change of the count needs
 // every shard of the old layout) looks again this much later; the shard's own backoff is ShardOutage's.
 inline constexpr int64_t kShardDownRecheckMs = 200;
+
+// FailureNews: what a failed pass changes in what is known about the service's failure.
+enum class FailureNews : uint8_t {
+	kStarted,		// the failure starts: log it, record its reason
+	kReasonChanged, // it goes on for another reason: record the new reason (no log line)
+	kSame,			// it goes on for the same reason: nothing to say
+};
 
 enum class ServiceState : uint8_t {
 	kRelaying,		   // the last pass went through (or none ran yet)
@@ -40,10 +47,9 @@ class ServiceStanding {
 		return now_ms >= retry_at_ms_;
 	}
 
-	// Failed records a pass that failed by this service's own fault, and backs it off. Returns true
-	// when the failure is news (it starts, or its reason changed): log it and record it in the
-	// status view; false while the same failure goes on.
-	bool Failed(std::string_view reason, int64_t now_ms) noexcept;
+	// Failed records a pass that failed by this service's own fault, and backs it off. Returns what
+	// that tells (FailureNews).
+	FailureNews Failed(std::string_view reason, int64_t now_ms) noexcept;
 
 	// Worked records a pass that went through. Returns true when it ends a failure: log "relays
 	// again" and clear the status view's error.

@@ -239,15 +239,16 @@ RelayLoop::RecordLayout(const std::string &service, const PassResult &r)
 	layouts_[service] = layout;
 }
 
-// ServiceFailed: one service failing is recorded and logged when the failure is news, and retried
-// with its own backoff (common/relay/service_standing.hpp).
+// ServiceFailed: one service failing is logged once, when it starts, its reason recorded in the
+// status view when it changes, and retried with its own backoff (common/relay/service_standing.hpp).
 void
 RelayLoop::ServiceFailed(const std::string &service, ServiceStanding *standing, const std::string &why, int64_t now)
 {
-	if (standing->Failed(why, now)) {
+	FailureNews news = standing->Failed(why, now);
+	if (news == FailureNews::kStarted)
 		Log("service " + service + ": " + why + "; the other services go on");
+	if (news != FailureNews::kSame)
 		db_.RecordServiceError(service, why);
-	}
 	last_error_ = why;
 }
 

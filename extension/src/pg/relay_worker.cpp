@@ -262,13 +262,13 @@ ShardsUp(void)
 }
 
 /*
- * ServiceFailed backs a service off and logs its failure when it starts or its reason changes
- * (common/relay/service_standing.hpp).
+ * ServiceFailed backs a service off and logs its failure once, when it starts
+ * (common/relay/service_standing.hpp); the status view shows the current reason.
  */
 static void
 ServiceFailed(RelayService *svc, const SinkFailure *failure)
 {
-	if (svc->standing.Failed(failure->message, NowMs()))
+	if (svc->standing.Failed(failure->message, NowMs()) == chat_outbox::FailureNews::kStarted)
 		ereport(LOG, (errmsg("chat_outbox relay: service \"%s\" cannot be relayed: %s", svc->name, failure->message),
 					  errdetail("Its rows stay in the outbox; the other services go on. Retrying with backoff up to %d s.",
 								(int) (chat_outbox::kServerRetryMaxMs / 1000))));

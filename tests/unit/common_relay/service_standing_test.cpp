@@ -1,5 +1,5 @@
 // tests/unit/common_relay/service_standing_test.cpp - one service's standing in a relay's rounds: its own
-// failure's backoff and what is news, a pass that ends it, the waits for a layout and for a shard.
+// failure's backoff, what is logged and what recorded, a pass that ends it, the waits for a layout and for a shard.
 #include <gtest/gtest.h>
 
 #include <cstring>
@@ -22,27 +22,29 @@ TEST(ServiceStanding, ZeroIsRelaying)
 	EXPECT_EQ(v.RetryAtMs(), 0);
 }
 
-TEST(ServiceStanding, FailureBacksOffAndIsNewsOncePerReason)
+TEST(ServiceStanding, FailureBacksOffAndIsLoggedOnce)
 {
 	ServiceStanding s{};
-	EXPECT_TRUE(s.Failed("relation \"billing.outbox\" does not exist", 1000)); // starts: logged
+	// starts: logged and recorded
+	EXPECT_EQ(s.Failed("relation \"billing.outbox\" does not exist", 1000), FailureNews::kStarted);
 	EXPECT_EQ(s.State(), ServiceState::kFailing);
 	EXPECT_EQ(s.RetryAtMs(), 1000 + kServerRetryFirstMs);
 	EXPECT_FALSE(s.Due(1000 + kServerRetryFirstMs - 1));
 	EXPECT_TRUE(s.Due(1000 + kServerRetryFirstMs));
-	EXPECT_FALSE(s.Failed("relation \"billing.outbox\" does not exist", 2000)); // the same: quiet
+	EXPECT_EQ(s.Failed("relation \"billing.outbox\" does not exist", 2000), FailureNews::kSame); // quiet
 	EXPECT_EQ(s.RetryAtMs(), 2000 + 2 * kServerRetryFirstMs);
-	EXPECT_TRUE(s.Failed("NOPERM", 3000)); // another reason: logged and recorded again
+	EXPECT_EQ(s.Failed("NOPERM", 3000), FailureNews::kReasonChanged); // recorded, not logged
+	EXPECT_EQ(s.Failed("NOPERM", 3500), FailureNews::kSame);
 	for (int i = 0; i < 20; i++)
 		s.Failed("NOPERM", 4000);
 	EXPECT_EQ(s.RetryAtMs(), 4000 + kServerRetryMaxMs); // capped as every server retry
-	EXPECT_EQ(s.Failures(), 23);
+	EXPECT_EQ(s.Failures(), 24);
 	EXPECT_TRUE(s.Worked()); // "relays again", once
 	EXPECT_EQ(s.State(), ServiceState::kRelaying);
 	EXPECT_EQ(s.Failures(), 0);
 	EXPECT_TRUE(s.Due(0));
 	EXPECT_FALSE(s.Worked());
-	EXPECT_TRUE(s.Failed("NOPERM", 5000)); // a new failure is news again, from the first step
+	EXPECT_EQ(s.Failed("NOPERM", 5000), FailureNews::kStarted); // a new failure is logged again, from the first step
 	EXPECT_EQ(s.RetryAtMs(), 5000 + kServerRetryFirstMs);
 }
 
@@ -63,7 +65,7 @@ TEST(ServiceStanding, WaitDoesNotEndAFailure)
 	s.Failed("x", 0);
 	s.WaitForLayout(100);
 	EXPECT_EQ(s.Failures(), 1);
-	EXPECT_FALSE(s.Failed("x", 400)); // still the same failure
+	EXPECT_EQ(s.Failed("x", 400), FailureNews::kSame); // still the same failure
 	EXPECT_TRUE(s.Worked());
 }
 
