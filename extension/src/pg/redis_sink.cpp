@@ -109,7 +109,7 @@ struct RedisSink
 
 	bool		timed_out = false;	/* the last failure was a timeout, not a closed connection */
 
-	/* a shard other than shard 0 that failed: its outage (RedisSinkShardUp), in ms of GetCurrentTimestamp */
+	/* a shard other than shard 0 that failed: its outage (RedisSinkShardUp), on RelayNowMs's clock */
 	chat_outbox::ShardOutage outage;
 
 	/* a redis-sentinel:// shard only: where its discovery starts, and the master it last found (for the log) */
@@ -128,18 +128,11 @@ static char *shards_guc = nullptr;
 
 static void SinkDisconnect(RedisSink &sink);
 
-/* NowMs: the time ShardOutage is given, in ms */
-static int64
-NowMs(void)
-{
-	return GetCurrentTimestamp() / 1000;
-}
-
 /* SinkShardDown starts or extends a shard's backoff (common/relay/shard_outage.hpp: logged when it starts). */
 static void
 SinkShardDown(RedisSink &sink, const char *why)
 {
-	if (sink.outage.Failed(NowMs()))
+	if (sink.outage.Failed(RelayNowMs()))
 		ereport(LOG, (errmsg("chat_outbox relay: redis shard %d unreachable: %s", sink.index, why),
 					  errdetail("Rows of the partitions on this shard stay in the outbox; the other shards' partitions "
 								"are relayed. Retrying with backoff up to %d s.",
@@ -157,7 +150,7 @@ SinkShardBack(RedisSink &sink)
 bool
 RedisSinkShardUp(int shard)
 {
-	return sinks[shard].outage.Due(NowMs());
+	return sinks[shard].outage.Due(RelayNowMs());
 }
 
 static void

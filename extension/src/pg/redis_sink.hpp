@@ -76,6 +76,13 @@ extern bool redis_sink_latch_seen;
  */
 bool		RedisSinkEnsureConnected(SinkFailure *failure);
 int			RedisSinkShards(void);
+/* RelayNowMs: the clock common/relay's decisions (ShardOutage, ServiceStanding) are given, in ms. */
+static inline int64
+RelayNowMs(void)
+{
+	return GetCurrentTimestamp() / 1000;
+}
+
 /*
  * A shard other than shard 0 that fails is down for a backoff (common/relay/shard_outage.hpp, logged
  * once per outage): RedisSinkShardUp is false meanwhile, RedisSinkEnsureConnected leaves it alone, and

@@ -28,7 +28,7 @@ typedef struct RelayService
 	LayoutKeyValue layout_key;	/* the layout key's raw value that `layout` was chosen by, until a pass
 								 * fails: what its batches on shard 0 expect the key to hold */
 	chat_outbox::ServiceStanding standing;	/* relaying, failing (FAILURE_SERVICE) or waiting, and its next
-											 * pass's time in ms of GetCurrentTimestamp (memset: relaying) */
+											 * pass's time on RelayNowMs's clock (memset: relaying) */
 	int			purge_failures[2];	/* outbox rotations, inbox purges of this service that failed in a row */
 	char		rotation_wait[256]; /* what the rotation waited for at its last step ("": nothing), logged on change */
 } RelayService;

@@ -231,13 +231,6 @@ RunServiceWork(RelayService *svc, ServiceWork work, SinkFailure *failure)
 	return n;
 }
 
-/* NowMs: the time common/relay's decisions are given, in ms */
-static int64
-NowMs(void)
-{
-	return GetCurrentTimestamp() / 1000;
-}
-
 /*
  * ServiceDue: a failing service waits out its own backoff, and a waiting one (a change of its
  * partition count, a shard down) looks again later (common/relay/service_standing.hpp); the others
@@ -246,7 +239,7 @@ NowMs(void)
 static bool
 ServiceDue(const RelayService *svc)
 {
-	return svc->standing.Due(NowMs());
+	return svc->standing.Due(RelayNowMs());
 }
 
 /* ShardsUp: bit s set while shard s is not backing off (redis_sink.cpp). */
@@ -268,7 +261,7 @@ ShardsUp(void)
 static void
 ServiceFailed(RelayService *svc, const SinkFailure *failure)
 {
-	if (svc->standing.Failed(failure->message, NowMs()) == chat_outbox::FailureNews::kStarted)
+	if (svc->standing.Failed(failure->message, RelayNowMs()) == chat_outbox::FailureNews::kStarted)
 		ereport(LOG, (errmsg("chat_outbox relay: service \"%s\" cannot be relayed: %s", svc->name, failure->message),
 					  errdetail("Its rows stay in the outbox; the other services go on. Retrying with backoff up to %d s.",
 								(int) (chat_outbox::kServerRetryMaxMs / 1000))));
@@ -483,7 +476,7 @@ RelayRound(void)
 		if (n < 0 && failure.kind == FAILURE_LAYOUT_WAIT) {
 			/* rolled back; the status view shows the wait (RelaySetServiceLayout). Looked at again
 			 * soon, and at every full round: once the old queues are empty the change goes through. */
-			svc->standing.WaitForLayout(NowMs());
+			svc->standing.WaitForLayout(RelayNowMs());
 			still_full |= worker_services[i].bit;
 			continue;
 		}
@@ -507,7 +500,7 @@ RelayRound(void)
 			 */
 			RelaySetError(failure.message);
 			still_full |= worker_services[i].bit;
-			if (svc->standing.ShardFailed((up & ((uint32) 1 << failure.shard)) != 0, NowMs()))
+			if (svc->standing.ShardFailed((up & ((uint32) 1 << failure.shard)) != 0, RelayNowMs()))
 				more = true;
 			continue;
 		}
