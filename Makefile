@@ -9,7 +9,9 @@ BUILT_SQL  := $(shell python3 sql/managed/generate.py --list)
 DATA       = $(sort $(wildcard sql/chat_outbox--*.sql) $(filter sql/chat_outbox--%,$(BUILT_SQL)))
 EXTRA_CLEAN = $(BUILT_SQL)
 
-SRCS = $(wildcard extension/src/pg/*.cpp) $(wildcard common/relay/*.cpp) common/redis_url.cpp common/redis_safety.cpp common/redis_handshake.cpp common/redis_sentinel.cpp common/redis_script.cpp common/bullmq/queue_keys.cpp common/partitions.cpp
+# common/ by who links it: its top folder and bullmq/ go into every build, relay/ into both relays;
+# process/ is for the processes only (CMake), never this library.
+SRCS = $(wildcard extension/src/pg/*.cpp common/*.cpp common/bullmq/*.cpp common/relay/*.cpp)
 OBJS = $(SRCS:.cpp=.o)
 
 # Include paths: the sources include "pg/..." (extension/src) and "common/..." (the repository root,

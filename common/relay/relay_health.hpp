@@ -1,7 +1,8 @@
-// common/relay/relay_health.hpp - the relay's decisions that need no Postgres.
+// common/relay/relay_health.hpp - Redis (shard 0) failing for every service: one of the round's
+// decisions both relays make by the same code (with service_standing.hpp and shard_outage.hpp).
 //
 // When to log a change of Redis health (once per change, not per attempt), how long to back off,
-// whether a Redis configuration deserves a warning. Pure, so it is tested without servers.
+// when a full batch means going again before sleeping. Pure, so it is tested without servers.
 #pragma once
 
 #include <cstdint>

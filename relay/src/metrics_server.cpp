@@ -11,7 +11,7 @@
 #include <cstring>
 #include <exception>
 
-#include "common/listen_socket.hpp"
+#include "common/process/listen_socket.hpp"
 
 namespace chat_outbox::relay {
 

@@ -14,7 +14,7 @@
 #include "common/relay/purge_interval.hpp"
 #include "common/relay/relay_sql.hpp"
 #include "common/partitions.hpp"
-#include "common/pg_primary.hpp"
+#include "common/process/pg_primary.hpp"
 
 namespace chat_outbox::relay {
 
@@ -46,7 +46,7 @@ void
 OutboxDb::Connect()
 {
 	Disconnect();
-	// a primary unless the URL says otherwise (common/pg_primary.hpp): a standby is skipped, not used;
+	// a primary unless the URL says otherwise (common/process/pg_primary.hpp): a standby is skipped, not used;
 	// named in pg_stat_activity unless the URL names it
 	const char *keys[] = {kTargetSessionAttrsKey, "dbname", "fallback_application_name", nullptr};
 	const char *values[] = {kTargetSessionAttrsPrimary, conninfo_.c_str(), "chat-outbox-relay", nullptr};

@@ -6,7 +6,7 @@
 #include <chrono>
 #include <random>
 
-#include "common/pg_primary.hpp"
+#include "common/process/pg_primary.hpp"
 
 namespace chat_outbox::relay {
 
@@ -65,7 +65,7 @@ void
 LogicalWake::Connect(int64_t now_ms)
 {
 	// the chat database's connection, as a logical replication connection (which also runs SQL)
-	// on the primary the relay writes to (common/pg_primary.hpp), not a standby the URL lists first
+	// on the primary the relay writes to (common/process/pg_primary.hpp), not a standby the URL lists first
 	const char *keys[] = {kTargetSessionAttrsKey, "dbname", "replication", "application_name", nullptr};
 	const char *values[] = {kTargetSessionAttrsPrimary, conninfo_.c_str(), "database", "chat-outbox-relay wake", nullptr};
 	conn_ = PQconnectdbParams(keys, values, 1);

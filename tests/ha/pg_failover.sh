@@ -3,7 +3,7 @@
 # standby: the relay waits on the standby (chat_outbox.status says `standby`), the standby is promoted
 # (pg_ctl promote), its relay starts relaying, and chat-outboxd, given both servers, reconnects to it.
 # Its URL lists the standby first and says nothing of target_session_attrs: chat-outboxd asks libpq for
-# a primary itself (common/pg_primary.hpp), so it skips the standby; without that it would take the
+# a primary itself (common/process/pg_primary.hpp), so it skips the standby; without that it would take the
 # standby and no inbox write would succeed. See pg_failover.mjs.
 . "$(dirname "$0")/../harness/lib.sh"
 . "$(dirname "$0")/standby.sh"

@@ -17,7 +17,7 @@
 #      before the transaction leaves the procarray) is relayed at once all the same: the relay looks
 #      again (relay/src/core/wake_recheck.hpp) instead of waiting for its poll, an hour here.
 #   8. A streaming standby listed first in --database-url, without target_session_attrs: the relay
-#      asks libpq for a primary (common/pg_primary.hpp), so its connection and its stream skip the
+#      asks libpq for a primary (common/process/pg_primary.hpp), so its connection and its stream skip the
 #      standby, and a message is relayed woken by the stream. Taking the standby, it could claim
 #      nothing (read-only) and stream nothing (no logical decoding on a PG 15 standby).
 set -euo pipefail

@@ -4,7 +4,7 @@
 
 #include <algorithm>
 
-#include "common/prometheus_text.hpp"
+#include "common/process/prometheus_text.hpp"
 #include "gateway/membership.hpp"
 #include "gateway/outbox_status.hpp"
 #include "gateway/query_queue.hpp"

@@ -4,7 +4,7 @@
 #include <cstdlib>
 
 #include "base/log.hpp"
-#include "common/prometheus_text.hpp"
+#include "common/process/prometheus_text.hpp"
 
 namespace chat_outboxd {
 

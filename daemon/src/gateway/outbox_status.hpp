@@ -7,7 +7,7 @@
 // shows) in one statement over its own connection, then each service's state (the status view's
 // service_state) in a second; a read still running when the next is due is not doubled, so the cost is
 // at most two statements per interval, whatever the scrapes. /metrics prints the
-// last read (common/outbox_metrics.hpp: the names chat-outbox-relay prints) and whether it succeeded;
+// last read (common/process/outbox_metrics.hpp: the names chat-outbox-relay prints) and whether it succeeded;
 // after a failed read, only that.
 #pragma once
 
@@ -17,7 +17,7 @@
 #include <vector>
 
 #include "base/uv_timer.hpp"
-#include "common/outbox_metrics.hpp"
+#include "common/process/outbox_metrics.hpp"
 #include "net/pg_client.hpp"
 
 namespace chat_outboxd {

@@ -16,7 +16,7 @@
 #include <libpq-fe.h>
 
 #include "common/backoff.hpp"
-#include "common/pg_primary.hpp"
+#include "common/process/pg_primary.hpp"
 #include "base/c_boundary.hpp"
 #include "metrics/core/daemon_metrics.hpp"
 #include "base/log.hpp"
@@ -111,7 +111,7 @@ struct PgClient::Impl {
 
 	void Connect()
 	{
-		// a primary unless the URL says otherwise (common/pg_primary.hpp); the keywords after dbname win
+		// a primary unless the URL says otherwise (common/process/pg_primary.hpp); the keywords after dbname win
 		const char *keys[] = {chat_outbox::kTargetSessionAttrsKey, "dbname", "application_name", "connect_timeout", nullptr};
 		const char *vals[] = {chat_outbox::kTargetSessionAttrsPrimary, conninfo.c_str(), name.c_str(), "5", nullptr};
 		conn = PQconnectStartParams(keys, vals, 1);

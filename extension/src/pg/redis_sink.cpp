@@ -29,6 +29,7 @@
 #include "common/partitions.hpp"
 #include "common/redis_safety.hpp"
 #include "common/relay/resp.hpp"
+#include "common/relay/shard_outage.hpp"
 #include "pg/cpp_boundary.hpp"
 #include "pg/guc.hpp"
 #include "common/redis_handshake.hpp"
@@ -108,9 +109,8 @@ struct RedisSink
 
 	bool		timed_out = false;	/* the last failure was a timeout, not a closed connection */
 
-	/* a shard other than shard 0 that failed: its outage (RedisSinkShardUp) */
-	int			down_failures = 0;	/* failures in a row; 0 = up */
-	TimestampTz down_until = 0; /* not tried again before */
+	/* a shard other than shard 0 that failed: its outage (RedisSinkShardUp), on RelayNowMs's clock */
+	chat_outbox::ShardOutage outage;
 
 	/* a redis-sentinel:// shard only: where its discovery starts, and the master it last found (for the log) */
 	size_t		sentinel_cursor = 0;
@@ -128,34 +128,29 @@ static char *shards_guc = nullptr;
 
 static void SinkDisconnect(RedisSink &sink);
 
-/* SinkShardDown starts or extends a shard's backoff; the first failure of an outage is logged. */
+/* SinkShardDown starts or extends a shard's backoff (common/relay/shard_outage.hpp: logged when it starts). */
 static void
 SinkShardDown(RedisSink &sink, const char *why)
 {
-	if (sink.down_failures == 0)
+	if (sink.outage.Failed(RelayNowMs()))
 		ereport(LOG, (errmsg("chat_outbox relay: redis shard %d unreachable: %s", sink.index, why),
 					  errdetail("Rows of the partitions on this shard stay in the outbox; the other shards' partitions "
-								"are relayed. Retrying with backoff up to 1 s.")));
-	sink.down_until = TimestampTzPlusMilliseconds(GetCurrentTimestamp(),
-												   chat_outbox::Backoff(chat_outbox::kServerRetryFirstMs, chat_outbox::kServerRetryMaxMs)
-												   .Delay(sink.down_failures));
-	sink.down_failures++;
+								"are relayed. Retrying with backoff up to %d s.",
+								(int) (chat_outbox::kServerRetryMaxMs / 1000))));
 }
 
-/* SinkShardBack ends a shard's outage once it is connected again. */
+/* SinkShardBack ends a shard's outage once it is connected again (logged once). */
 static void
 SinkShardBack(RedisSink &sink)
 {
-	if (sink.down_failures > 0)
+	if (sink.outage.Back())
 		ereport(LOG, (errmsg("chat_outbox relay: redis shard %d back", sink.index)));
-	sink.down_failures = 0;
-	sink.down_until = 0;
 }
 
 bool
 RedisSinkShardUp(int shard)
 {
-	return sinks[shard].down_failures == 0 || GetCurrentTimestamp() >= sinks[shard].down_until;
+	return sinks[shard].outage.Due(RelayNowMs());
 }
 
 static void

@@ -76,9 +76,16 @@ extern bool redis_sink_latch_seen;
  */
 bool		RedisSinkEnsureConnected(SinkFailure *failure);
 int			RedisSinkShards(void);
+/* RelayNowMs: the clock common/relay's decisions (ShardOutage, ServiceStanding) are given, in ms. */
+static inline int64
+RelayNowMs(void)
+{
+	return GetCurrentTimestamp() / 1000;
+}
+
 /*
- * A shard other than shard 0 that fails is down for a backoff (50 ms doubling to 1 s, logged once
- * per outage): RedisSinkShardUp is false meanwhile, RedisSinkEnsureConnected leaves it alone, and
+ * A shard other than shard 0 that fails is down for a backoff (common/relay/shard_outage.hpp, logged
+ * once per outage): RedisSinkShardUp is false meanwhile, RedisSinkEnsureConnected leaves it alone, and
  * passes leave its partitions' rows unclaimed. Shard 0 holds the layout keys, so its failure is
  * every service's (FAILURE_CONNECTION), as with a single Redis.
  */

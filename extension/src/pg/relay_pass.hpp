@@ -8,6 +8,8 @@
 #include "pg/batch_read.hpp"
 #include "pg/redis_sink.hpp"
 
+#include "common/relay/service_standing.hpp"
+
 typedef struct RelayService
 {
 	char		name[NAMEDATALEN];
@@ -25,8 +27,8 @@ typedef struct RelayService
 	bool		layout_waiting; /* a change of its count waits for the old queues (logged once) */
 	LayoutKeyValue layout_key;	/* the layout key's raw value that `layout` was chosen by, until a pass
 								 * fails: what its batches on shard 0 expect the key to hold */
-	int			failures;		/* passes of this service that failed in a row (FAILURE_SERVICE) */
-	TimestampTz retry_at;		/* while failing: its next pass, not before */
+	chat_outbox::ServiceStanding standing;	/* relaying, failing (FAILURE_SERVICE) or waiting, and its next
+											 * pass's time on RelayNowMs's clock (memset: relaying) */
 	int			purge_failures[2];	/* outbox rotations, inbox purges of this service that failed in a row */
 	char		rotation_wait[256]; /* what the rotation waited for at its last step ("": nothing), logged on change */
 } RelayService;

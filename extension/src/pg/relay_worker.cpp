@@ -4,8 +4,12 @@
  * Loop: refresh the service list (chat_outbox.services) about once per poll interval; for each
  * service run one pass (relay_pass.cpp) in its own transaction; repeat while a pass came back
  * full; then sleep on the latch until a commit wakes us (wake_at_commit.cpp) or poll_interval
- * passes. When Redis fails, the pass rolls back, the worker backs off 50 ms -> 5 s and logs once
- * per outage. Nothing is kept in memory between passes: the outbox is the only queue.
+ * passes. When Redis fails, the pass rolls back, the worker backs off as every server retry does
+ * (common/backoff.hpp, kServerRetryFirstMs doubling to kServerRetryMaxMs) and logs once per outage.
+ * What a failed or waiting service, a shard down and Redis down mean for the round is decided in
+ * common/relay/ (service_standing.hpp, shard_outage.hpp, relay_health.hpp), as chat-outbox-relay
+ * decides it (relay/src/relay_loop.cpp); this file logs, records and sleeps. Nothing is kept in
+ * memory between passes: the outbox is the only queue.
  *
  * The worker's own commits run with synchronous_commit = off. Losing one in a crash only means
  * the rows go again, and BullMQ turns the repeat into a `duplicated` event. Its transactions are
@@ -228,17 +232,15 @@ RunServiceWork(RelayService *svc, ServiceWork work, SinkFailure *failure)
 }
 
 /*
- * ServiceDue: a failing service waits out its own backoff, and one whose partition count change
- * waits for the old queues looks again LAYOUT_RECHECK_MS later; the others are not held by it.
+ * ServiceDue: a failing service waits out its own backoff, and a waiting one (a change of its
+ * partition count, a shard down) looks again later (common/relay/service_standing.hpp); the others
+ * are not held by it.
  */
 static bool
 ServiceDue(const RelayService *svc)
 {
-	return svc->retry_at == 0 || GetCurrentTimestamp() >= svc->retry_at;
+	return svc->standing.Due(RelayNowMs());
 }
-
-#define LAYOUT_RECHECK_MS 200
-#define SHARD_DOWN_RECHECK_MS 200
 
 /* ShardsUp: bit s set while shard s is not backing off (redis_sink.cpp). */
 static uint32
@@ -252,17 +254,17 @@ ShardsUp(void)
 	return up;
 }
 
-/* ServiceFailed logs once when a service starts failing, and backs that service off (50 ms -> 5 s). */
+/*
+ * ServiceFailed backs a service off and logs its failure once, when it starts
+ * (common/relay/service_standing.hpp); the status view shows the current reason.
+ */
 static void
 ServiceFailed(RelayService *svc, const SinkFailure *failure)
 {
-	if (svc->failures == 0)
+	if (svc->standing.Failed(failure->message, RelayNowMs()) == chat_outbox::FailureNews::kStarted)
 		ereport(LOG, (errmsg("chat_outbox relay: service \"%s\" cannot be relayed: %s", svc->name, failure->message),
-					  errdetail("Its rows stay in the outbox; the other services go on. Retrying with backoff up to 1 s.")));
-	svc->retry_at = TimestampTzPlusMilliseconds(GetCurrentTimestamp(),
-												 chat_outbox::Backoff(chat_outbox::kServerRetryFirstMs, chat_outbox::kServerRetryMaxMs)
-												 .Delay(svc->failures));
-	svc->failures++;
+					  errdetail("Its rows stay in the outbox; the other services go on. Retrying with backoff up to %d s.",
+								(int) (chat_outbox::kServerRetryMaxMs / 1000))));
 	RelaySetServiceError(svc->name, failure->message);
 	RelaySetError(failure->message);
 }
@@ -270,11 +272,9 @@ ServiceFailed(RelayService *svc, const SinkFailure *failure)
 static void
 ServiceWorks(RelayService *svc)
 {
-	svc->retry_at = 0;
-	if (svc->failures == 0)
+	if (!svc->standing.Worked())
 		return;
 	ereport(LOG, (errmsg("chat_outbox relay: service \"%s\" relays again", svc->name)));
-	svc->failures = 0;
 	RelaySetServiceError(svc->name, "");
 }
 
@@ -419,7 +419,8 @@ HandleFailure(const SinkFailure *failure)
 
 	if (log_it)
 		ereport(LOG, (errmsg("chat_outbox relay: redis unreachable: %s", failure->message),
-					  errdetail("Rows stay in the outbox; retrying with backoff up to 1 s.")));
+					  errdetail("Rows stay in the outbox; retrying with backoff up to %d s.",
+								(int) (chat_outbox::kServerRetryMaxMs / 1000))));
 	RelaySetError(failure->message);
 	RelaySetState(RELAY_BACKING_OFF);
 	BackOff(delay);
@@ -475,7 +476,7 @@ RelayRound(void)
 		if (n < 0 && failure.kind == FAILURE_LAYOUT_WAIT) {
 			/* rolled back; the status view shows the wait (RelaySetServiceLayout). Looked at again
 			 * soon, and at every full round: once the old queues are empty the change goes through. */
-			svc->retry_at = TimestampTzPlusMilliseconds(GetCurrentTimestamp(), LAYOUT_RECHECK_MS);
+			svc->standing.WaitForLayout(RelayNowMs());
 			still_full |= worker_services[i].bit;
 			continue;
 		}
@@ -495,15 +496,12 @@ RelayRound(void)
 			/*
 			 * Rolled back; the shard backs off (logged by the sink). One that just failed: the next
 			 * pass, at once, leaves its partitions out, so the other shards' partitions go on. One
-			 * that was down already (a change of the count needs every shard of the old layout):
-			 * this service looks again SHARD_DOWN_RECHECK_MS later.
+			 * that was down already: this service looks again later (ServiceStanding::ShardFailed).
 			 */
 			RelaySetError(failure.message);
 			still_full |= worker_services[i].bit;
-			if (up & ((uint32) 1 << failure.shard))
+			if (svc->standing.ShardFailed((up & ((uint32) 1 << failure.shard)) != 0, RelayNowMs()))
 				more = true;
-			else
-				svc->retry_at = TimestampTzPlusMilliseconds(GetCurrentTimestamp(), SHARD_DOWN_RECHECK_MS);
 			continue;
 		}
 		if (n < 0 && failure.kind == FAILURE_SERVICE) {

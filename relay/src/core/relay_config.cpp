@@ -5,8 +5,8 @@
 #include <cerrno>
 #include <cstdlib>
 
-#include "common/cli_flags.hpp"
-#include "common/listen_address.hpp"
+#include "common/process/cli_flags.hpp"
+#include "common/process/listen_address.hpp"
 
 namespace chat_outbox::relay {
 

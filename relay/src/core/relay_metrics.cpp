@@ -1,7 +1,7 @@
 // relay/src/core/relay_metrics.cpp - see relay_metrics.hpp.
 #include "core/relay_metrics.hpp"
 
-#include "common/prometheus_text.hpp"
+#include "common/process/prometheus_text.hpp"
 
 namespace chat_outbox::relay {
 

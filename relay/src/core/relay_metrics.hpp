@@ -1,5 +1,5 @@
 // relay/src/core/relay_metrics.hpp - what chat-outbox-relay's /metrics shows (--metrics-listen), and the
-// Prometheus text of it (common/prometheus_text.hpp, the daemon's writer).
+// Prometheus text of it (common/process/prometheus_text.hpp, the daemon's writer).
 //
 // The relay loop keeps RelayFigures (its state, passes, relayed counts, connections); the backlog per
 // partition is read from chat_outbox.partition_status when a scrape asks (metrics_server.cpp). This file
@@ -14,7 +14,7 @@
 #include <string>
 #include <vector>
 
-#include "common/outbox_metrics.hpp"
+#include "common/process/outbox_metrics.hpp"
 
 namespace chat_outbox::relay {
 

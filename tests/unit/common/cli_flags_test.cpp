@@ -1,7 +1,7 @@
-// tests/unit/common/cli_flags_test.cpp - reading argv into flags (common/cli_flags.*).
+// tests/unit/common/cli_flags_test.cpp - reading argv into flags (common/process/cli_flags.*).
 #include <gtest/gtest.h>
 
-#include "common/cli_flags.hpp"
+#include "common/process/cli_flags.hpp"
 
 using chat_outbox::CliFlag;
 using chat_outbox::SplitFlags;

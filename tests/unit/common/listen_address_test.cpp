@@ -1,7 +1,7 @@
 // tests/unit/common/listen_address_test.cpp - the listen settings (--listen, --metrics-listen) as host and port.
 #include <gtest/gtest.h>
 
-#include "common/listen_address.hpp"
+#include "common/process/listen_address.hpp"
 
 using namespace chat_outbox;
 

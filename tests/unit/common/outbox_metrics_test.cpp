@@ -1,5 +1,5 @@
 // tests/unit/common/outbox_metrics_test.cpp - the outbox's series as the relay and the daemon print them.
-#include "common/outbox_metrics.hpp"
+#include "common/process/outbox_metrics.hpp"
 
 #include <gtest/gtest.h>
 

@@ -1,5 +1,5 @@
 // tests/unit/common/prometheus_text_test.cpp - the Prometheus text writer both programs' /metrics use.
-#include "common/prometheus_text.hpp"
+#include "common/process/prometheus_text.hpp"
 
 #include <gtest/gtest.h>
 

@@ -7,7 +7,7 @@
 #include <cstring>
 #include <map>
 
-#include "common/cli_flags.hpp"
+#include "common/process/cli_flags.hpp"
 
 namespace chat_outboxd {
 

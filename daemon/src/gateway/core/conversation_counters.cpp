@@ -1,7 +1,7 @@
 // daemon/src/gateway/core/conversation_counters.cpp - see conversation_counters.hpp.
 #include "gateway/core/conversation_counters.hpp"
 
-#include "common/prometheus_text.hpp"
+#include "common/process/prometheus_text.hpp"
 
 namespace chat_outboxd::conv {
 

@@ -6,7 +6,7 @@
 #include <cstdint>
 #include <string>
 
-#include "common/prometheus_text.hpp"
+#include "common/process/prometheus_text.hpp"
 #include "metrics/core/lag_buckets.hpp"
 
 namespace chat_outboxd {

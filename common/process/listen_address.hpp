@@ -1,4 +1,4 @@
-// common/listen_address.hpp - a listen setting as host and port: chat-outboxd's --listen and
+// common/process/listen_address.hpp - a listen setting as host and port: chat-outboxd's --listen and
 // --metrics-listen, chat-outbox-relay's --metrics-listen.
 #pragma once
 

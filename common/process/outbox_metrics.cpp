@@ -1,9 +1,9 @@
-// common/outbox_metrics.cpp - see outbox_metrics.hpp.
-#include "common/outbox_metrics.hpp"
+// common/process/outbox_metrics.cpp - see outbox_metrics.hpp.
+#include "common/process/outbox_metrics.hpp"
 
 #include <algorithm>
 
-#include "common/prometheus_text.hpp"
+#include "common/process/prometheus_text.hpp"
 
 namespace chat_outbox {
 

@@ -1,4 +1,4 @@
-// common/pg_primary.hpp - how chat-outboxd and chat-outbox-relay ask libpq for a primary.
+// common/process/pg_primary.hpp - how chat-outboxd and chat-outbox-relay ask libpq for a primary.
 //
 // Both write (the inbox, the outbox's marks), so a connection to a standby, or to a node that was
 // demoted while a proxy still routed to it, is useless: libpq's target_session_attrs=primary makes

@@ -1,5 +1,5 @@
-// common/prometheus_text.cpp - see prometheus_text.hpp.
-#include "common/prometheus_text.hpp"
+// common/process/prometheus_text.cpp - see prometheus_text.hpp.
+#include "common/process/prometheus_text.hpp"
 
 #include <cstdio>
 

@@ -1,5 +1,5 @@
-// common/listen_socket.cpp - see listen_socket.hpp.
-#include "common/listen_socket.hpp"
+// common/process/listen_socket.cpp - see listen_socket.hpp.
+#include "common/process/listen_socket.hpp"
 
 #include <netdb.h>
 #include <sys/socket.h>
@@ -8,7 +8,7 @@
 #include <cerrno>
 #include <cstring>
 
-#include "common/listen_address.hpp"
+#include "common/process/listen_address.hpp"
 
 namespace chat_outbox {
 

@@ -1,4 +1,4 @@
-// common/prometheus_text.hpp - Prometheus text exposition (format 0.0.4): the pieces chat-outboxd's and
+// common/process/prometheus_text.hpp - Prometheus text exposition (format 0.0.4): the pieces chat-outboxd's and
 // chat-outbox-relay's /metrics write their series with; each program keeps its own figures.
 //
 // Not thread-safe: a Histogram belongs to the one thread that observes and renders it. Histograms use

@@ -1,4 +1,4 @@
-// common/outbox_metrics.hpp - the outbox's series, as chat-outbox-relay's /metrics and chat-outboxd's
+// common/process/outbox_metrics.hpp - the outbox's series, as chat-outbox-relay's /metrics and chat-outboxd's
 // (--outbox-status-url) both print them, so one rule and one dashboard read either: the backlog
 // per partition (chat_outbox.partition_status) and a relay state as one gauge per state.
 #pragma once

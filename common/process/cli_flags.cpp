@@ -1,5 +1,5 @@
-// common/cli_flags.cpp - see cli_flags.hpp.
-#include "common/cli_flags.hpp"
+// common/process/cli_flags.cpp - see cli_flags.hpp.
+#include "common/process/cli_flags.hpp"
 
 namespace chat_outbox {
 

@@ -1,4 +1,4 @@
-// common/listen_socket.hpp - open a listening TCP socket for a host:port setting, or say exactly why not:
+// common/process/listen_socket.hpp - open a listening TCP socket for a host:port setting, or say exactly why not:
 // chat-outbox-relay's --metrics-listen and chat-outboxd's --listen and --metrics-listen listen on it.
 #pragma once
 
@@ -6,7 +6,7 @@
 
 namespace chat_outbox {
 
-// OpenListenSocket: a socket bound to host:port (common/listen_address.hpp; every interface for
+// OpenListenSocket: a socket bound to host:port (common/process/listen_address.hpp; every interface for
 // AnyInterface(host)), listening with this backlog, close-on-exec, SO_REUSEADDR. -1 with *error = "cannot
 // listen on <listen>: <reason>" (address in use, not an address of this machine, a name that does not
 // resolve, not host:port).

@@ -1,4 +1,4 @@
-// common/cli_flags.hpp - the command line of our programs (chat-outboxd, chat-outbox-relay): flags only,
+// common/process/cli_flags.hpp - the command line of our programs (chat-outboxd, chat-outbox-relay): flags only,
 // each `--name value` or `--name=value`; `--help` / `-h` asks for the usage. Each program keeps its own
 // table of names, defaults and ranges; this is the one reader of argv they share.
 #pragma once

@@ -1,5 +1,5 @@
-// common/listen_address.cpp - see listen_address.hpp.
-#include "common/listen_address.hpp"
+// common/process/listen_address.cpp - see listen_address.hpp.
+#include "common/process/listen_address.hpp"
 
 namespace chat_outbox {
 
