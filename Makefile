@@ -40,3 +40,16 @@ $(OBJS): $(wildcard extension/src/*/*.hpp common/*.hpp common/*/*.hpp)
 all: $(BUILT_SQL)
 $(BUILT_SQL) &: sql/managed/generate.py $(wildcard sql/parts/*.sql sql/parts/*/*.sql)
 	python3 sql/managed/generate.py
+
+# The Lua scripts the .so sends (common/bullmq/lua/, common/relay/lua/), each folder embedded by
+# scripts/embed_lua.py as the header <folder>/scripts.hpp beside its scripts (built, git-ignored;
+# CMake writes its own into its build tree: chat_outbox_embed_lua in CMakeLists.txt). The sources
+# include it from the repository root, which PGXS puts on the path.
+LUA_HEADERS = common/bullmq/lua/scripts.hpp common/relay/lua/scripts.hpp
+common/bullmq/lua/scripts.hpp: LUA_NAMESPACE = chat_outbox::bullmq::lua
+common/relay/lua/scripts.hpp: LUA_NAMESPACE = chat_outbox::relay_lua
+$(foreach h,$(LUA_HEADERS),$(eval $(h): scripts/embed_lua.py $(wildcard $(dir $(h))*.lua)))
+$(LUA_HEADERS):
+	python3 scripts/embed_lua.py $@ $(LUA_NAMESPACE) $(filter %.lua,$^)
+$(OBJS): $(LUA_HEADERS)
+EXTRA_CLEAN += $(LUA_HEADERS)

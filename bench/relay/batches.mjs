@@ -1,7 +1,7 @@
 // bench/relay/batches.mjs - the relay's batch-add calls, built in Node for benchmarks that drive Redis
-// without Postgres: the script text is read from common/relay/bullmq_batch_add.cpp and the
-// shared prelude common/bullmq/lua_prelude.hpp (at any revision), and the fixed keys and each job's
-// arguments are those the script's header states.
+// without Postgres: the script text is read from common/relay/lua/batch_add.lua and the shared
+// prelude common/bullmq/lua/prelude.lua (at any revision: tests/harness/batch_add_lua.mjs), and the
+// fixed keys and each job's arguments are those the script's header states.
 import { readBatchAddLua } from '../../tests/harness/batch_add_lua.mjs';
 
 // scriptVersion loads the script of `file` (and `preludeFile`, by default the working tree's) into

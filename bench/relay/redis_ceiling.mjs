@@ -13,7 +13,7 @@ const IORedis = createRequire(new URL('../../tests/package.json', import.meta.ur
 const JOBS = Number(process.argv[3] || 100000), IN_FLIGHT = Number(process.argv[4] || 2);
 const BATCH = Number(process.argv[5] || 500), PACE_MS = Number(process.argv[6] || 0);
 const redis = new IORedis(Number(process.argv[2]));
-const script = fileURLToPath(new URL('../../common/relay/bullmq_batch_add.cpp', import.meta.url));
+const script = fileURLToPath(new URL('../../common/relay/lua/batch_add.lua', import.meta.url));
 
 const calls = batchCalls(await scriptVersion(redis, script), JOBS, BATCH, `ceiling-${Date.now()}`);
 const c0 = await redisCpuSeconds(redis), t0 = process.hrtime.bigint();

@@ -1,5 +1,5 @@
-// bench/relay/script_cost.mjs <redis_port> <a.cpp> <b.cpp> [rounds] [jobs] - Redis CPU per job of two
-// versions of the batch-add script (common/relay/bullmq_batch_add.cpp at two revisions), on one
+// bench/relay/script_cost.mjs <redis_port> <a.src> <b.src> [rounds] [jobs] - Redis CPU per job of two
+// versions of the batch-add script (common/relay/lua/batch_add.lua at two revisions), on one
 // Redis, 500 jobs per EVALSHA and one in flight, as the relay sends them; rounds alternate A B, B A, ...
 // Only Redis is measured (its INFO cpu before and after), so Postgres and the relay add no noise.
 // Each version's per-job arguments follow the layout its script states: "then id, name, data, opts
@@ -22,8 +22,8 @@ async function run(v) {
 	return ((await redisCpuSeconds(redis)) - c0) * 1e6 / JOBS;
 }
 
-// each a.cpp has its prelude beside it as a-prelude.hpp (script_cost.sh writes both)
-const version = (src) => scriptVersion(redis, src, src.replace(/\.cpp$/, '-prelude.hpp'));
+// each a.src has its prelude beside it as a-prelude.src (script_cost.sh writes both)
+const version = (src) => scriptVersion(redis, src, src.replace(/\.src$/, '-prelude.src'));
 const a = await version(aSrc), b = await version(bSrc);
 if (process.env.ONLY) {
 	await run(process.env.ONLY === 'a' ? a : b);

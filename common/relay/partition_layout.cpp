@@ -6,6 +6,7 @@
 
 #include "common/bullmq/queue_keys.hpp"
 #include "common/partitions.hpp"
+#include "common/relay/lua/scripts.hpp" // built from common/relay/lua/*.lua
 
 #include "common/relay/cpp_only.hpp"
 
@@ -43,15 +44,7 @@ NextLayoutStep(int current, int wanted, int64_t jobs_in_current)
 const std::string &
 QueueJobsScript()
 {
-	static const std::string script = R"LUA(
--- chat_outbox: jobs waiting or running in queues; KEYS = wait, paused, active, prioritized, delayed per queue
-local n = 0
-for i = 1, #KEYS, 5 do
-  n = n + redis.call('LLEN', KEYS[i]) + redis.call('LLEN', KEYS[i + 1]) + redis.call('LLEN', KEYS[i + 2])
-    + redis.call('ZCARD', KEYS[i + 3]) + redis.call('ZCARD', KEYS[i + 4])
-end
-return n
-)LUA";
+	static const std::string script = relay_lua::kQueueJobs;
 	return script;
 }
 

@@ -38,7 +38,7 @@ enum class LayoutStep {
 };
 LayoutStep NextLayoutStep(int current, int wanted, int64_t jobs_in_current);
 
-// QueueJobsScript: a Lua script whose KEYS are groups of five keys of a queue (QueueJobsKeys) and
+// QueueJobsScript: a Lua script (common/relay/lua/queue_jobs.lua) whose KEYS are groups of five keys of a queue (QueueJobsKeys) and
 // which returns the number of jobs in them: wait, paused, active (lists), prioritized, delayed
 // (sorted sets) - every state a job waits or runs in. A key of another type is an error.
 const std::string &QueueJobsScript();

@@ -33,7 +33,7 @@
 # What proves "once" and "never again": no Worker takes the jobs, so every job the relays created stays
 # in the queue's wait list, and every job a relay sends leaves one event in the queue's events stream:
 # `added` when it created the job, `duplicated` when the job was there already (the batch-add script,
-# common/relay/bullmq_batch_add.cpp). The stream (not trimmed below BullMQ's 10,000 events) is thus the
+# common/relay/lua/batch_add.lua). The stream (not trimmed below BullMQ's 10,000 events) is thus the
 # record of every send: a message is sent once when it has exactly one of the two, and a message
 # relayed before the move that has a second (or, under another prefix, any) was sent again. The order
 # is the order of the adds, and must be what bullmq's own Queue lists in wait, oldest first: the order

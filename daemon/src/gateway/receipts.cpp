@@ -8,27 +8,18 @@
 #include "inbox/core/inbox_sql.hpp"
 #include "net/redis_conn.hpp"
 #include "common/redis_script.hpp"
+#include "gateway/lua/scripts.hpp" // built from gateway/lua/*.lua
 
 namespace chat_outboxd {
 
 namespace {
 
-// The reads and shown hashes keep each field's highest entry: a report that arrives late (another
-// gateway, a retry) never lowers it. KEYS[1] the hash; ARGV: field, entry JSON, its seq, and the
-// channel and envelope to publish when the entry moved (none: ARGV[4] empty).
+// KeepHighestScript is lua/keep_highest.lua: the reads and shown hashes keep each field's highest
+// entry (its KEYS, ARGV and rules in its head).
 const chat_outbox::RedisScript &
 KeepHighestScript()
 {
-	static const chat_outbox::RedisScript s = chat_outbox::MakeRedisScript("chat keep highest", R"lua(
-local cur = redis.call('HGET', KEYS[1], ARGV[1])
-if cur then
-  local ok, d = pcall(cjson.decode, cur)
-  if ok and type(d) == 'table' and tonumber(d.seq) and tonumber(d.seq) >= tonumber(ARGV[3]) then return 0 end
-end
-redis.call('HSET', KEYS[1], ARGV[1], ARGV[2])
-if ARGV[4] ~= '' then redis.call('PUBLISH', ARGV[4], ARGV[5]) end
-return 1
-)lua");
+	static const chat_outbox::RedisScript s = chat_outbox::MakeRedisScript("chat keep highest", gateway_lua::kKeepHighest);
 	return s;
 }
 

@@ -1,6 +1,6 @@
 // daemon/src/net/hiredis_link.cpp - see hiredis_link.hpp.
 //
-// For developers: freeing a context makes hiredis call every pending callback once with a null
+// For developers: freeing a context makes hiredis run every pending callback once with a null
 // reply, then the disconnect callback. Every callback compares the context it is called for with
 // the live one, so a reply of a context being freed never touches the next connection. Every
 // callback from hiredis or libuv runs through CallFromC.

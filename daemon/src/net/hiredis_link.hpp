@@ -65,7 +65,7 @@ class HiredisLink {
 	redisAsyncContext *Context() const { return ac_; }
 	// Send queues argv on the live context; false when there is none or hiredis refuses it.
 	bool Send(const std::vector<std::string> &argv, redisCallbackFn *fn, void *privdata);
-	// DropReason: why the context is being freed, while hiredis calls its pending callbacks with a
+	// DropReason: why the context is being freed, while hiredis runs its pending callbacks with a
 	// null reply ("" when it was lost by itself).
 	const std::string &DropReason() const { return drop_reason_; }
 	// Await arms a deadline of timeout_ms for what, unless one runs already; missing it drops the

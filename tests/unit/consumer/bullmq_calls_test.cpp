@@ -1,4 +1,4 @@
-// tests/unit/consumer/bullmq_calls_test.cpp - script argument layouts (they must match the Lua in bullmq_scripts.cpp).
+// tests/unit/consumer/bullmq_calls_test.cpp - script argument layouts (they must match the scripts' heads, consumer/core/lua/*.lua).
 #include <gtest/gtest.h>
 
 #include "consumer/core/bullmq_calls.hpp"

@@ -1,5 +1,5 @@
 // daemon/src/consumer/core/bullmq_calls.hpp - builds the KEYS/ARGV of every consumer script, so the
-// argument layouts documented in bullmq_scripts.cpp live in one place.
+// argument layouts documented in the scripts' heads (consumer/core/lua/*.lua) live in one place.
 #pragma once
 
 #include <cstdint>
@@ -69,7 +69,7 @@ ScriptCall ExtendLocksCall(const QueueKeys &q, int64_t now_ms, int64_t lock_ms, 
 // StalledCheckCall never lets the check fail a job: a consumer's crash may delay a message, never
 // drop it (the limit it passes is one no count reaches).
 ScriptCall StalledCheckCall(const QueueKeys &q, int64_t now_ms, int64_t stalled_interval_ms);
-// takeover: also take back the jobs of any earlier holder of the partition's lease (bullmq_scripts.cpp).
+// takeover: also take back the jobs of any earlier holder of the partition's lease (lua/recover_identity.lua).
 ScriptCall RecoverIdentityCall(const QueueKeys &q, int64_t now_ms, const std::string &identity, bool takeover = false,
                                const std::string &lease_holder = "");
 // IsNoLease: the error reply of a script fenced by a lease we no longer hold.

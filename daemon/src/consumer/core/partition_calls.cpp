@@ -5,6 +5,7 @@
 
 #include "common/bullmq/queue_keys.hpp"
 #include "common/partitions.hpp"
+#include "consumer/core/lua/scripts.hpp" // built from consumer/core/lua/*.lua
 
 namespace chat_outboxd {
 
@@ -12,65 +13,18 @@ namespace {
 
 using chat_outbox::bullmq::QueueKey;
 
-// KEYS: members layout. ARGV: identity memberTtlMs. Scores are expiry times on Redis's clock, so
-// every consumer judges liveness by one clock. The ZSET expires with its last member.
-const char kHeartbeat[] = R"LUA(
-local t = redis.call('TIME')
-local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
-local ttl = tonumber(ARGV[2])
-redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', now)
-redis.call('ZADD', KEYS[1], now + ttl, ARGV[1])
-redis.call('PEXPIRE', KEYS[1], ttl)
-return {redis.call('ZRANGE', KEYS[1], 0, -1), redis.call('GET', KEYS[2])}
-)LUA";
-
-// KEYS: members. ARGV: identity.
-const char kLeave[] = R"LUA(
-return redis.call('ZREM', KEYS[1], ARGV[1])
-)LUA";
-
-// KEYS: lease. ARGV: identity ttlMs. Returns 1 (ours), else minus the ms the other's lease has left.
-const char kAcquire[] = R"LUA(
-local v = redis.call('GET', KEYS[1])
-if v == false then
-  redis.call('SET', KEYS[1], ARGV[1], 'NX', 'PX', ARGV[2])
-  return 1
-end
-if v == ARGV[1] then
-  redis.call('PEXPIRE', KEYS[1], ARGV[2])
-  return 1
-end
-local left = redis.call('PTTL', KEYS[1])
-if left < 0 then left = 0 end
-return -left
-)LUA";
-
-// KEYS: lease. ARGV: identity ttlMs.
-const char kRenew[] = R"LUA(
-if redis.call('GET', KEYS[1]) ~= ARGV[1] then return 0 end
-redis.call('PEXPIRE', KEYS[1], ARGV[2])
-return 1
-)LUA";
-
-// KEYS: lease. ARGV: identity.
-const char kRelease[] = R"LUA(
-if redis.call('GET', KEYS[1]) ~= ARGV[1] then return 0 end
-redis.call('DEL', KEYS[1])
-return 1
-)LUA";
-
-// Each script once per process: a ScriptCall points at it.
+// Each script of lua/ once per process (its KEYS, ARGV and reply in its head): a ScriptCall points at it.
 #define CHAT_OUTBOXD_SCRIPT(fn, name, source)                                                                  \
 	const chat_outbox::RedisScript &fn()                                                                       \
 	{                                                                                                          \
 		static const chat_outbox::RedisScript s = chat_outbox::MakeRedisScript(name, source);                 \
 		return s;                                                                                              \
 	}
-CHAT_OUTBOXD_SCRIPT(HeartbeatScript, "members-heartbeat", kHeartbeat)
-CHAT_OUTBOXD_SCRIPT(LeaveScript, "members-leave", kLeave)
-CHAT_OUTBOXD_SCRIPT(AcquireScript, "lease-acquire", kAcquire)
-CHAT_OUTBOXD_SCRIPT(RenewScript, "lease-renew", kRenew)
-CHAT_OUTBOXD_SCRIPT(ReleaseScript, "lease-release", kRelease)
+CHAT_OUTBOXD_SCRIPT(HeartbeatScript, "members-heartbeat", consumer_lua::kMembersHeartbeat)
+CHAT_OUTBOXD_SCRIPT(LeaveScript, "members-leave", consumer_lua::kMembersLeave)
+CHAT_OUTBOXD_SCRIPT(AcquireScript, "lease-acquire", consumer_lua::kLeaseAcquire)
+CHAT_OUTBOXD_SCRIPT(RenewScript, "lease-renew", consumer_lua::kLeaseRenew)
+CHAT_OUTBOXD_SCRIPT(ReleaseScript, "lease-release", consumer_lua::kLeaseRelease)
 #undef CHAT_OUTBOXD_SCRIPT
 
 ScriptCall
