@@ -1,2 +1,3 @@
 # tests/repo/tests.cmake - the repository itself: what every file must hold to.
 add_shell_test(repo.hygiene repo/hygiene.sh 30)
+add_shell_test(repo.editorconfig repo/editorconfig.sh 10)
