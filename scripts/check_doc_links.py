@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-# scripts/check_doc_links.py - every relative link in README.md and docs/**/*.md resolves: the file or folder
+# scripts/check_doc_links.py - every relative link in README.md, docs/**/*.md and bench/**/*.md resolves: the file or folder
 # exists, and a #anchor names a heading of the page (GitHub's heading ids). Prints each broken link; exit 1 if any.
 #   python3 scripts/check_doc_links.py
 import re, os, sys, glob
@@ -22,7 +22,7 @@ def anchors(path):
             out.add(s if n == 0 else f'{s}-{n}')
     return out
 bad = 0
-files = ['README.md'] + glob.glob('docs/**/*.md', recursive=True)
+files = ['README.md'] + glob.glob('docs/**/*.md', recursive=True) + [f for f in glob.glob('bench/**/*.md', recursive=True) if 'node_modules' not in f]
 for f in files:
     text = open(f, encoding='utf-8').read()
     text = re.sub(r'```.*?```', '', text, flags=re.S)

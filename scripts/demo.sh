@@ -83,7 +83,7 @@ start_daemon() { # name queue port
 	echo $! >"$RUN/$1.pid"
 }
 # Each page talks only to its own side's daemon; the two daemons share presence, typing, read receipts
-# and "shown" through Redis (docs/gateway.md, "Conversations").
+# and "shown" through Redis (docs/client-protocol.md, "Conversations").
 start_daemon workers chat-messages "$WORKERS_PORT"
 start_daemon consumers chat-replies "$CONSUMERS_PORT"
 

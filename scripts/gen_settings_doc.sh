@@ -10,7 +10,7 @@
 #   scripts/gen_settings_doc.sh --check relay|daemon <program> [page]
 #                                     diffs that section of the page (default docs/settings.md: from its heading to
 #                                     the next "## " heading or the end) with what --relay or --daemon prints; the
-#                                     tests managed.config_doc and daemon.config_doc run it
+#                                     tests managed.config_doc and consumer.config_doc run it
 set -euo pipefail
 . "$(dirname "$0")/settings_rows.sh"
 RELAY_HEADING='## The relay process (`chat-outbox-relay`, managed Postgres only)'

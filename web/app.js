@@ -1,5 +1,5 @@
 // web/app.js - the chat page. One person on one side (service) of the chat, one connection: the
-// gateway that served the page (docs/gateway.md, "Conversations").
+// gateway that served the page (docs/client-protocol.md, "Conversations").
 //  - `token` (JWT from the backend) is the grant: its `chats` are the chats shown, `sub`/`name` the user.
 //    A token without `chats` (a gateway with --authz membership decides from the database) shows the
 //    chats the gateway joined it to, as their chat_state arrives.

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# bench/ha/run.sh - failover figures (a benchmark, not a test; docs/results/ha-failover.md has the results).
+# bench/ha/run.sh - failover figures (a benchmark, not a test; docs/journal/ha-failover.md has the results).
 #
 #   bench/ha/run.sh [redis|pg] [--failovers N] [--messages M]
 #
@@ -35,7 +35,7 @@ fi
 export FAILOVERS MESSAGES
 
 if [ "$MODE" = redis ]; then
-	SENTINEL_DOWN_AFTER_MS=${SENTINEL_DOWN_AFTER_MS:-1000} # the figures in docs/results/ha-failover.md
+	SENTINEL_DOWN_AFTER_MS=${SENTINEL_DOWN_AFTER_MS:-1000} # the figures in docs/journal/ha-failover.md
 	. "$ROOT/tests/ha/sentinel.sh"
 	HA_REPLICAS=2 sentinel_env bench-ha-redis
 	harness_pg_start "" "chat_outbox.redis_min_replicas = 1" "chat_outbox.redis_timeout = 1000"

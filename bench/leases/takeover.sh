@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# bench/leases/takeover.sh - how long a SIGKILLed consumer's partitions wait for another (docs/results/leases-takeover.md).
+# bench/leases/takeover.sh - how long a SIGKILLed consumer's partitions wait for another (docs/journal/leases-takeover.md).
 # Two chat-outboxd share 4 partitions of one queue (one Redis). KILLS times: freeze one daemon (SIGSTOP: t0,
 # the moment it stops renewing), add one job to each of its partitions, SIGKILL it, then measure from t0
 #   lease: until the survivor holds every lease (polled every 10 ms),

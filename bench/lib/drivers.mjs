@@ -72,7 +72,7 @@ export async function latency(variant, { count = 100, intervalMs = 100, chat = 1
 
 // The floor under every latency above: one request and its answer, paced like the latency test.
 // On an idle VM each hop wakes a halted vCPU, which costs far more than the work itself, so a
-// paced round trip is much slower than the same call back to back (see docs/results/end-to-end.md, "Reading the figures").
+// paced round trip is much slower than the same call back to back (see docs/journal/end-to-end.md, "Reading the figures").
 export async function pacedRoundTrips(call, { count = 100, intervalMs = 100 } = {}) {
   const rtt = [];
   const t0 = now();

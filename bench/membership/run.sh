@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # bench/membership/run.sh - the connect storm with --authz membership against token mode, in one run
-# (docs/results/membership-connect.md): one Postgres, one Redis, and for each mode a fresh daemon
+# (docs/journal/membership-connect.md): one Postgres, one Redis, and for each mode a fresh daemon
 # (gateway only, --consume off) to which SOCKETS /ws clients connect, BATCH at a time, each a user of
 # its own in 5 chats, each chat shared by CHAT_SIZE users: in the token's chats claim (token mode), or
 # in chat_outbox.members (SOCKETS x 5 rows, membership mode: one query per user, nothing cached

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # bench/partitions/run.sh - what the relay's single worker costs per message with partitions and
-# Redis shards (recorded in docs/results/partitions.md). Not a test.
+# Redis shards (recorded in docs/journal/partitions.md). Not a test.
 # For 1 and 2 Redis servers and 1, 2 and 4 partitions: a backlog of BACKLOG messages over 100
 # chats is built with the relay paused, then drained; prints the drain time, messages/s, ms per
 # batch of BATCH rows, the relay worker's CPU per message (it is a Postgres backend: the claim's

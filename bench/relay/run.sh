@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# bench/relay/run.sh - figures for the relay (docs/relay-benchmarks.md; recorded runs in docs/results/relay.md).
+# bench/relay/run.sh - figures for the relay (bench/relay/README.md; recorded runs in docs/journal/relay.md).
 #   1. commit -> job visible in Redis over paced sends, wake at commit on and off
 #   2. drain rate of a backlog built while Redis was down, beside what Redis alone takes (the ceiling)
 #   3. send_message throughput with the relay on vs paused, several connections (pgbench), and what

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # bench/scale/inbox_lock.sh - how long the consumers' inbox write holds the service's inbox advisory lock
-# (chat_outbox.inbox:<service>), per message, with 1, 2 and 4 consumers on 4 partitions (docs/results/scale.md,
+# (chat_outbox.inbox:<service>), per message, with 1, 2 and 4 consumers on 4 partitions (docs/journal/scale.md,
 # "Remaining serialization points"). Not a test.
 #
 # Each round: BACKLOG messages over 100 chats wait in the outbox (relay paused), CONSUMERS chat-outboxd of service

@@ -1,5 +1,5 @@
 // bench/scale/sockets.mjs - sockets spread over several gateways of one service: connect them all, send one
-// message to their room, and time the send -> each socket (docs/results/scale.md, "Sockets across three gateways").
+// message to their room, and time the send -> each socket (docs/journal/scale.md, "Sockets across three gateways").
 //
 //   node bench/scale/sockets.mjs <per gateway> <port> [<port>...]     (env PGURL, CHAT_OUTBOXD_JWT_SECRET)
 //

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # bench/scale/sockets.sh - PER sockets on each of GATEWAYS gateways of service workers (30,000 in total by default),
 # one room; one message sent three times; prints connect time, send -> socket times and each gateway's RSS and CPU
-# (docs/results/scale.md, "Sockets across three gateways"). The open-file limit of this machine's processes is the
+# (docs/journal/scale.md, "Sockets across three gateways"). The open-file limit of this machine's processes is the
 # hard limit (`ulimit -Hn`); each gateway and each client process needs PER descriptors and some.
 # Env: PER (10000), GATEWAYS (3).
 # Run from a clone after scripts/setup.sh (it builds the daemon and installs the extension): bash bench/scale/sockets.sh

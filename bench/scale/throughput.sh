@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # bench/scale/throughput.sh - throughput and CPU per message of one service with 1, 2 and 4 partitions and 1, 2
-# and 3 gateways (docs/results/scale.md, "Scale-out: partitions and gateways"). Not a test.
+# and 3 gateways (docs/journal/scale.md, "Scale-out: partitions and gateways"). Not a test.
 #
 # Every gateway is an ordinary chat-outboxd of service workers (--consume on, the default): the partitions are
 # shared among them by leases, so min(partitions, gateways) of them consume, and every one of them receives and

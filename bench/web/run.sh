@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# bench/web/run.sh - the web chat's figures (docs/results/web-chat.md); not part of CTest.
+# bench/web/run.sh - the web chat's figures (docs/journal/web-chat.md); not part of CTest.
 #   bench/web/run.sh   (after `make install` of the extension, as scripts/setup.sh does, and the CMake build)
 # Starts PostgreSQL, Redis and the two daemons like tests/web/chat.sh, then bench/web/measure.mjs:
 #   1. send -> shown in the other page: 100 messages typed in Workers' page, one every 250 ms, each timed

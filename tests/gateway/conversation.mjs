@@ -1,4 +1,4 @@
-// tests/gateway/conversation.mjs - docs/gateway.md "Conversations", with real socket.io-client and ws
+// tests/gateway/conversation.mjs - docs/client-protocol.md "Conversations", with real socket.io-client and ws
 // peers against two daemons (workers and consumers, one Postgres, one Redis):
 //  - history pages received and sent messages: bounded in rows and bytes, no gap and no repeat to the
 //    end, each with its sender, only for chats in the token, clear errors for bad arguments;

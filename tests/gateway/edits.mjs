@@ -1,4 +1,4 @@
-// tests/gateway/edits.mjs - edits and deletes as ordered events (docs/gateway.md, "Edits and
+// tests/gateway/edits.mjs - edits and deletes as ordered events (docs/client-protocol.md, "Edits and
 // deletes"), with real peers against two daemons (workers and consumers, one Postgres, one Redis,
 // the extension's relay):
 //  - a Consumers client's `edit` / `delete` (acks as `send`, its sub as sender) reach a Workers

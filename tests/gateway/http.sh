@@ -27,7 +27,7 @@ grep -q '^chat_outboxd_gateway_frames_pushed_total ' "$H_DIR/metrics.txt" || fai
 grep -qx 'chat_outboxd_redis_appendfsync{setting="everysec"} 1' "$H_DIR/metrics.txt" || fail "appendfsync in /metrics: $(grep appendfsync "$H_DIR/metrics.txt")"
 echo "ok   /metrics"
 
-# One pub/sub connection per daemon: the bus and the chats' events share it (docs/gateway.md, "Conversations").
+# One pub/sub connection per daemon: the bus and the chats' events share it (docs/gateway.md, "Across gateways and services: Redis").
 pubsub_conns() { rcli CLIENT LIST | grep 'name=chat-outboxd:' | grep -E ' flags=[A-Za-z]*P'; }
 harness_wait_for 10 bash -c "redis-cli -p $REDIS_PORT CLIENT LIST | grep -q 'name=chat-outboxd:.*:pubsub .* sub=1 '"
 [ "$(pubsub_conns | wc -l)" = 1 ] || fail "the daemon's pub/sub connections: $(pubsub_conns)"
@@ -56,7 +56,7 @@ code=$(curl -s -o /dev/null -w '%{http_code}' "$url/nope")
 echo "ok   unknown path 404"
 
 # Request headers: up to the documented 8192 bytes they are read; past that the answer is 431 and the
-# connection closes, for a plain GET and a WebSocket upgrade alike (docs/gateway.md, "HTTP limits").
+# connection closes, for a plain GET and a WebSocket upgrade alike (docs/client-protocol.md, "HTTP limits").
 long=$(head -c 9000 /dev/zero | tr '\0' a)
 ws_upgrade=(-H 'Connection: Upgrade' -H 'Upgrade: websocket' -H 'Sec-WebSocket-Version: 13' -H 'Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==')
 for req in "/healthz?token=$long" "/socket.io/?EIO=4&transport=polling&token=$long" "/ws?token=$long" "/nope?token=$long"; do

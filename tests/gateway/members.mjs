@@ -1,4 +1,4 @@
-// tests/gateway/members.mjs - --authz membership (docs/gateway.md, Membership) with real clients
+// tests/gateway/members.mjs - --authz membership (docs/client-protocol.md, Membership) with real clients
 // against two gateways of the workers service (one consumes, one --consume off), one Postgres (the
 // extension's relay carries consumers.send_message to them), one Redis:
 //  - a token with only sub and exp connects to the chats chat_outbox.members gives its sub; a chats

@@ -1,5 +1,5 @@
 // tests/gateway/members_bound.mjs - --authz membership with a user in more chats than
-// --max-member-chats (docs/gateway.md, Membership: a user in many chats), real clients against one
+// --max-member-chats (docs/client-protocol.md, Membership: a user in many chats), real clients against one
 // workers gateway (--max-member-chats 5), Postgres with the extension's relay, Redis:
 //  - big, member of chats 101-108: her Socket.IO and /ws sockets hold the first five (101-105), get
 //    `chats_cut` {max_member_chats:5}, and are shown nothing of 106-108; asking for 107 at connect is

@@ -6,7 +6,7 @@ import WebSocket from 'ws';
 import { PORT, URL, check, finish, metric, sioClient, sleep, sql, token, waitFor } from './peer_lib.mjs';
 
 const MiB = 1024 * 1024;
-// The documented defaults (docs/gateway.md, "Memory bounds").
+// The documented defaults (docs/client-protocol.md, "Memory bounds").
 const CLIENT_QUEUE = 4 * MiB, PAGE = 1 * MiB;
 const rss = () => Number(/VmRSS:\s+(\d+) kB/.exec(readFileSync(`/proc/${process.env.DAEMON_PID}/status`, 'utf8'))[1]) * 1024;
 

@@ -50,7 +50,7 @@ export function sioClient(opts = {}, url = URL) {
 export const wsClient = (query = '', headers = {}, port = PORT) => openWs(`ws://127.0.0.1:${port}/ws${query}`, headers);
 
 // chatsClaimCases: [name, token, refusal reason] for a `chats` claim that is absent or not an
-// array of integers (docs/gateway.md, Tokens).
+// array of integers (docs/client-protocol.md, Tokens).
 export const chatsClaimCases = [
 	['absent', jwt.sign({ sub: 'test', exp: Math.floor(Date.now() / 1000) + 3600 }, SECRET), 'chats missing'],
 	['"1"', token('1'), 'bad chats'],

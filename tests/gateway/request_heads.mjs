@@ -1,5 +1,5 @@
 // tests/gateway/request_heads.mjs - request heads libwebsockets would drop without a word get an HTTP
-// answer from the gateway (docs/gateway.md, "HTTP limits"), and nothing else on the gateway notices:
+// answer from the gateway (docs/client-protocol.md, "HTTP limits"), and nothing else on the gateway notices:
 //   - a request target with a percent-encoded NUL (path or query; GET, polling, /ws upgrade): 400;
 //   - a head over 16,384 bytes, or over 64 header lines and query arguments together: 431;
 //   - a head that has not ended 20 s after the connection opened: 408;

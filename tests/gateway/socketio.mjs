@@ -97,7 +97,7 @@ for (const [name, auth, want] of [
 }
 
 // 3b. the token's `chats` claim: absent is `chats missing`; present but not an array of integers is
-// `bad chats` (docs/gateway.md, Tokens), on either transport.
+// `bad chats` (docs/client-protocol.md, Tokens), on either transport.
 for (const [name, tok, want] of chatsClaimCases) {
 	for (const transports of [['websocket'], ['polling', 'websocket']]) {
 		const s = sioClient({ transports, auth: { token: tok } });

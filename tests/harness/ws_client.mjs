@@ -1,4 +1,4 @@
-// tests/harness/ws_client.mjs - plain /ws clients for the Node test peers (docs/gateway.md, "Plain
+// tests/harness/ws_client.mjs - plain /ws clients for the Node test peers (docs/client-protocol.md, "Plain
 // WebSocket"), one implementation of what the suites need of one:
 //   openWs(url, headers)       records every JSON frame (ws.frames) and the close (ws.closed: code,
 //                              reason); ws.opened resolves on open; ws.ask(frame) sends it with a

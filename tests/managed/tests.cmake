@@ -8,7 +8,7 @@ add_shell_test(managed.poll_alone managed/poll_alone.sh 60)
 # those where the relay matters. The daemon-only ones (crash_never_fails, duplicates, stalled_recovery,
 # catchup) see the same jobs whichever relay queued them and run once, with the extension.
 add_shell_test(managed.extension.relay_e2e managed/in_managed_mode.sh 180 ARGS extension/relay_e2e.sh)
-add_shell_test(managed.daemon.relay_to_inbox managed/in_managed_mode.sh 180 ARGS daemon/relay_to_inbox.sh)
+add_shell_test(managed.consumer.relay_to_inbox managed/in_managed_mode.sh 180 ARGS consumer/relay_to_inbox.sh)
 add_shell_test(managed.switch_modes managed/switch_modes.sh 180)
 add_shell_test(managed.switch_in_place managed/switch_in_place.sh 120)
 add_shell_test(managed.faults.writeup_scenario managed/in_managed_mode.sh 300 ARGS faults/writeup_scenario.sh)

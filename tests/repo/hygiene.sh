@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # repo.hygiene: the tracked files hold no merge-conflict markers, name no path outside the repository
-# (a comment's or a doc's reference must resolve here), and every relative link in README.md and docs/ names
+# (a comment's or a doc's reference must resolve here), and every relative link in README.md, docs/ and bench/ names
 # a file or folder that exists and, with #anchor, one of its headings; no built SQL is tracked (what
 # sql/managed/generate.py writes is built by make and CMake, never committed). No servers; about a second.
 set -euo pipefail
@@ -26,7 +26,7 @@ tracked=$(git ls-files -- "${built[@]}")
 if [ -n "$tracked" ]; then fail "built SQL is tracked:"$'\n'"$tracked"
 else echo "ok   none of the ${#built[@]} files sql/managed/generate.py builds is tracked"; fi
 
-# relative Markdown links and their #anchors (scripts/check_doc_links.py: README.md and docs/)
+# relative Markdown links and their #anchors (scripts/check_doc_links.py: README.md, docs/ and bench/)
 bad=$(python3 scripts/check_doc_links.py 2>&1) || fail "Markdown links to nothing:"$'\n'"$bad"
-echo "ok   every relative Markdown link and anchor in README.md and docs/ resolves"
+echo "ok   every relative Markdown link and anchor in README.md, docs/ and bench/ resolves"
 [ "$fails" = 0 ] || exit 1

@@ -1,4 +1,4 @@
-// daemon/src/gateway/conversation.hpp - the conversation events of docs/gateway.md, "Conversations":
+// daemon/src/gateway/conversation.hpp - the conversation events of docs/client-protocol.md, "Conversations":
 // requests from clients (history, read, typing, presence; the same for Socket.IO and /ws), the events
 // pushed to them (chat_state, presence, typing, read, shown, sent), and the chat's events channel in
 // Redis that carries them between the gateways of every service in the conversation.

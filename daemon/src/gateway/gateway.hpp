@@ -31,7 +31,7 @@ class Gateway : public MessageSink {
 	// pg is the gateway's own connection, used for catch-up reads, history, read cursors and client
 	// sends; redis (commands and PUBLISH) and pubsub (subscribed: the chats' events channels and the
 	// service's bus) carry the conversation events and the bus between gateways (docs/gateway.md,
-	// "Conversations"; docs/architecture.md, "The bus"). Both are shard 0's and outlive the Gateway.
+	// "Across gateways and services: Redis"; docs/architecture.md, "The bus"). Both are shard 0's and outlive the Gateway.
 	// bus_metrics is shared with the consumer's BusPublisher: /metrics shows the bus as one group.
 	Gateway(uv_loop_t *loop, const Config &cfg, PgClient &pg, Metrics &metrics, BusMetrics &bus_metrics,
 	        RedisConn &redis, RedisSubscriber &pubsub);

@@ -21,7 +21,7 @@ struct QueryArgs {
 
 QueryArgs ReadQuery(struct lws *wsi);
 // HeadTooLarge: the path, the query or a known header's value reached http::kMaxFieldBytes (where
-// libwebsockets cut it): the request is answered 431 (docs/gateway.md, "HTTP limits").
+// libwebsockets cut it): the request is answered 431 (docs/client-protocol.md, "HTTP limits").
 bool HeadTooLarge(struct lws *wsi);
 // PathCut: libwebsockets' decoding of the path lost part of it (a percent-encoded NUL, CR or LF):
 // the path the callback got is not the one the client sent, so it is answered 404.

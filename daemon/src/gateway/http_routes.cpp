@@ -42,7 +42,7 @@ HttpRoutes::OnRequest(struct lws *wsi, Conn *c, const char *path_in)
 	c->cors = false;
 	c->close_after = false;
 	// Before any route: an oversized head or a path libwebsockets could not read whole is never
-	// looked at further (docs/gateway.md, "HTTP limits"; docs/web-client.md, "Serving").
+	// looked at further (docs/client-protocol.md, "HTTP limits"; docs/web-client.md, "Serving").
 	if (HeadTooLarge(wsi)) {
 		Respond(wsi, c, 431, "text/plain; charset=UTF-8", "request header fields too large\n");
 		c->close_after = true;

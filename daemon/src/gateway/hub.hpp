@@ -94,7 +94,7 @@ class Hub {
 	// gone by then.
 	enum class JoinAnswer : uint8_t { Joined, Forbidden, TooMany, Unavailable };
 	void AskJoin(Client &c, int64_t chat, std::function<void(JoinAnswer)> done);
-	// JoinError: what a refused join answers, the same word in both protocols (docs/gateway.md).
+	// JoinError: what a refused join answers, the same word in both protocols (docs/client-protocol.md).
 	static const char *JoinError(JoinAnswer a);
 	// AskLeave is a `leave` the client asked for: with --authz membership and a user in more chats
 	// than the bound, the chat's place is given back too (the chat is joined again by AskJoin).

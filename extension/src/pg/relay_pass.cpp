@@ -102,7 +102,7 @@ RelayServiceFor(const char *name, const char *queue)
 /*
  * UseIndexOrder makes the planner walk the outbox in id order through its partial index, whatever
  * the statistics say. A backlog built faster than autovacuum analyzes looks like a few unsent rows
- * to the planner, which then sorts the whole backlog for every batch (docs/relay-benchmarks.md,
+ * to the planner, which then sorts the whole backlog for every batch (docs/journal/relay.md,
  * 'What was tried'). With those settings the generic plan is the right one,
  * so it is forced: a pass does not re-plan its statements. The relay worker sets them once for its
  * session (it runs nothing else that could mind); in a backend (relay_pass()) they are scoped like

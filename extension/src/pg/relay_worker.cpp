@@ -37,7 +37,7 @@ PGDLLEXPORT void chat_outbox_relay_main(Datum main_arg);
  * generation once the cursors are past it, switch generations; sql/parts/outbox.sql). The inbox purge
  * runs between relay rounds, one transaction of PURGE_BATCH rows per service at a time,
  * so a relay round waits for those few transactions, never a run of them per table (figures in
- * docs/relay-benchmarks.md). While a transaction finds rows to delete, the next
+ * docs/journal/relay.md). While a transaction finds rows to delete, the next
  * follows PURGE_BEHIND_MS later, so the purge keeps up with any send rate (100,000 rows/s at most).
  * Each transaction looks at the PURGE_BATCH oldest rows only, so the purge goes on while it finds
  * anything to delete: a row sent late (a long transaction's) that sits among old ones is stepped

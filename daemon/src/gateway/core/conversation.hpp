@@ -1,5 +1,5 @@
 // daemon/src/gateway/core/conversation.hpp - the pure rules of the conversation events (history, read,
-// typing, presence; docs/gateway.md "Conversations"): who a user is, what a request may carry, the
+// typing, presence; docs/client-protocol.md "Conversations"): who a user is, what a request may carry, the
 // error results, the per-event rates, presence members and the envelope events travel in between
 // gateways, and which gateways forward which event.
 #pragma once

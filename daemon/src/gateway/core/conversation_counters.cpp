@@ -10,7 +10,7 @@ using chat_outbox::MetricHeader;
 namespace {
 
 constexpr std::array<std::string_view, 4> kRequestNames = {"history", "read", "typing", "presence"};
-// docs/gateway.md, "Conversations": the error codes of a refused request; "other" last.
+// docs/client-protocol.md, "Conversations": the error codes of a refused request; "other" last.
 constexpr std::array<std::string_view, 8> kResultNames = {"ok",           "bad_request", "forbidden", "no_identity",
                                                            "rate_limited", "busy",        "unavailable", "other"};
 constexpr std::array<Event, 5> kEventList = {Event::Presence, Event::Typing, Event::Read, Event::Shown, Event::Sent};

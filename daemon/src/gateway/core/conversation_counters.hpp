@@ -1,5 +1,5 @@
 // daemon/src/gateway/core/conversation_counters.hpp - what /metrics says of the conversation events
-// (docs/gateway.md, "Conversations"): the requests clients made, by request and result, and the
+// (docs/client-protocol.md, "Conversations"): the requests clients made, by request and result, and the
 // events this gateway put on the chats' channels and took off them.
 //
 // Labels come from fixed lists, never from what a client sent: a request that is not one of the four

@@ -1,7 +1,7 @@
 // daemon/src/gateway/core/history.hpp - one history page from the two kinds of messages a side has in
 // a chat: received (its inbox, paged by seq) and sent (its messages table, paged by (created_at, id)).
 // Each kind is taken newest first and only as a prefix, so the next page starts exactly where this one
-// stopped, per kind: no message is skipped or given twice (docs/gateway.md, "History").
+// stopped, per kind: no message is skipped or given twice (docs/client-protocol.md, "History").
 #pragma once
 
 #include <cstdint>

@@ -1,5 +1,5 @@
 // daemon/src/gateway/core/http_request.hpp - limits on a request's head, and whether its path reached us
-// whole (docs/gateway.md, "HTTP limits"). Pure: http_io.cpp reads the values out of libwebsockets.
+// whole (docs/client-protocol.md, "HTTP limits"). Pure: http_io.cpp reads the values out of libwebsockets.
 #pragma once
 
 #include <cstddef>

@@ -1,6 +1,6 @@
 // daemon/src/gateway/core/member_chats.hpp - a user's chats as a gateway holds them with --authz
 // membership: at most --max-member-chats of them, the first by chat id, and whether that is all of
-// them (docs/gateway.md, Membership: a user in more chats than the bound).
+// them (docs/client-protocol.md, Membership: a user in more chats than the bound).
 #pragma once
 
 #include <cstddef>

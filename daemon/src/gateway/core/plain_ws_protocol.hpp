@@ -6,7 +6,7 @@
 //   {"type":"edit","ref":R,"message_id":U,"body":"..."} {"type":"delete","ref":R,"message_id":U}
 //   {"type":"history"|"read"|"typing"|"presence","ref":R,...}: checked by the conversation's rules
 // `ref` is optional and echoed back verbatim (string or number).
-// Server → client: message, ack, error, welcome, pong (see docs/gateway.md).
+// Server → client: message, ack, error, welcome, pong (see docs/client-protocol.md).
 #pragma once
 
 #include <cstdint>
