@@ -3,10 +3,11 @@
 #   tests: tests/regress/run.sh (pg_regress + isolation), or ctest -R extension
 EXTENSION  = chat_outbox
 MODULE_big = chat_outbox
-# The current version's SQL is built from sql/parts/ by sql/managed/generate.py, never committed; the
-# released versions' scripts are committed as released.
+# The SQL is built by sql/managed/generate.py, never committed: the current version's from sql/parts/,
+# the released updates from sql/released/. The base, 1.0, is committed as released; Postgres installs an
+# older version as the base and the updates after it.
 BUILT_SQL  := $(shell python3 sql/managed/generate.py --list)
-DATA       = $(sort $(wildcard sql/chat_outbox--*.sql) $(filter sql/chat_outbox--%,$(BUILT_SQL)))
+DATA       = $(sort $(wildcard sql/released/chat_outbox--*.sql) $(filter sql/chat_outbox--%,$(BUILT_SQL)))
 EXTRA_CLEAN = $(BUILT_SQL)
 
 # common/ by who links it: its top folder and bullmq/ go into every build, relay/ into both relays;
@@ -38,7 +39,7 @@ $(OBJS): $(wildcard extension/src/*/*.hpp common/*.hpp common/*/*.hpp)
 
 # Every file the generator writes, from one run of it (a grouped target: make runs the recipe once).
 all: $(BUILT_SQL)
-$(BUILT_SQL) &: sql/managed/generate.py $(wildcard sql/parts/*.sql sql/parts/*/*.sql)
+$(BUILT_SQL) &: sql/managed/generate.py $(wildcard sql/parts/*.sql sql/parts/*/*.sql sql/released/update_*.sql)
 	python3 sql/managed/generate.py
 
 # The Lua scripts the .so sends (common/bullmq/lua/, common/relay/lua/), each folder embedded by

@@ -1,37 +1,45 @@
 #!/usr/bin/env python3
-# sql/managed/generate.py - writes both modes' SQL from the parts in sql/parts/, by concatenation only:
+# sql/managed/generate.py - builds both modes' SQL, by concatenation only: the current version from the
+# parts in sql/parts/, the released updates from the bodies in sql/released/:
 #   sql/chat_outbox--1.6.sql              the extension's script (CREATE EXTENSION chat_outbox)
 #   sql/managed/chat_outbox_managed.sql   the managed install, for a Postgres that cannot load our library
 #   sql/chat_outbox--1.5--1.6.sql         the extension's update from 1.5 (ALTER EXTENSION chat_outbox UPDATE)
 #   sql/managed/update_1.6.sql            the same update of a managed install, run by the operator
-# (sql/chat_outbox--1.0.sql to --1.5.sql are those versions as released, and chat_outbox--1.0--1.1.sql
-# to --1.4--1.5.sql and sql/managed/update_1.1.sql to update_1.5.sql their updates: kept for installs
-# of them and their updates, not written. The managed installs of 1.0 to 1.5 as released are kept as
-# tests/managed/chat_outbox_managed-<version>.sql for the update tests.)
-# Both are the shared parts (sql/parts/*.sql: every table, send_message(), publish_event(),
-# create_service(), grant_service(), the backlog functions and the status views, one text for both)
-# around each mode's own parts (sql/parts/extension/, sql/parts/managed/). What the modes do
-# differently is a function each mode defines under the same name and signature (the wake-up
+#   sql/chat_outbox--1.0--1.1.sql to --1.4--1.5.sql, sql/managed/update_1.1.sql to update_1.5.sql
+#                                         the released updates, each mode's from one body
+#                                         (sql/released/update_<version>.sql), byte for byte as released
+# The base of each mode is committed as released (sql/released/chat_outbox--1.0.sql, installed with the
+# extension, and sql/released/chat_outbox_managed-1.0.sql, for the update tests): an older version is
+# its base and the updates after it (CREATE EXTENSION chat_outbox VERSION '1.3': Postgres chains them
+# itself when the version has no script of its own).
+# Both modes' current scripts are the shared parts (sql/parts/*.sql: every table, send_message(),
+# publish_event(), create_service(), grant_service(), the backlog functions and the status views, one
+# text for both) around each mode's own parts (sql/parts/extension/, sql/parts/managed/). What the modes
+# do differently is a function each mode defines under the same name and signature (the wake-up
 # triggers, the body limit, the relay's status), so the shared text calls it without knowing the mode.
 # It also writes the in-place switches between the modes from the same parts: from_extension.sql
 # (the extension's objects become the managed install's) and the extension's version 'managed' with
 # its update to the current version (a managed install's objects become the extension's).
 # What it writes is built, never committed (.gitignore): `make` (the extension's Makefile) and the
-# CMake build run it (.gitignore names each; repo.hygiene fails when one is tracked). A release
-# freezes its files: the install and update of the version released are committed as they are (the
-# managed install as tests/managed/chat_outbox_managed-<version>.sql), VERSION and PREVIOUS move
-# on, and .gitignore names the new files.
+# CMake build run it (repo.hygiene fails when one is tracked). A release freezes its update:
+# `--release` writes sql/released/update_<VERSION>.sql (the body, both heads, the extension's tail and
+# the sha256 of both scripts), then VERSION and PREVIOUS move on and the update's parts
+# (sql/parts/update_<VERSION>*.sql) go.
 #   sql/managed/generate.py            write the files
 #   sql/managed/generate.py --list     print their paths, relative to the repository's root
 #   sql/managed/generate.py --check    exit 1 when a file in the tree is not what would be written
+#   sql/managed/generate.py --release  freeze the current version's update in sql/released/
 # docs/managed.md describes the result.
+import hashlib
 import pathlib
 import sys
 
 ROOT = pathlib.Path(__file__).resolve().parents[2]
 PARTS = ROOT / "sql" / "parts"
+RELEASED = ROOT / "sql" / "released"
 VERSION = "1.6"
 PREVIOUS = "1.5"
+BASE = "1.0"  # the version of both modes' base (sql/released/): the released updates start from it
 EXTENSION = ROOT / "sql" / f"chat_outbox--{VERSION}.sql"
 MANAGED = ROOT / "sql" / "managed" / "chat_outbox_managed.sql"
 # The update from the previous version, the same text in both modes (sql/parts/update_<VERSION>*.sql after
@@ -203,45 +211,125 @@ def update():
 
 
 def extension_update():
-    return f"""-- sql/chat_outbox--{PREVIOUS}--{VERSION}.sql - ALTER EXTENSION chat_outbox UPDATE from {PREVIOUS}:
+    head = f"""-- sql/chat_outbox--{PREVIOUS}--{VERSION}.sql - ALTER EXTENSION chat_outbox UPDATE from {PREVIOUS}:
 {update_what()}
 -- (docs/extension.md, 'Updating from {PREVIOUS}').
 -- GENERATED by sql/managed/generate.py from sql/parts/: do not edit.
-\\echo Use "ALTER EXTENSION chat_outbox UPDATE" to load this file. \\quit
-
-{update()}
-{part(CONFIG_DUMP_UPDATE)}"""
+"""
+    return head, update(), "\n" + part(CONFIG_DUMP_UPDATE)
 
 
 def managed_update():
     return f"""-- sql/managed/update_{VERSION}.sql - update a managed install of chat_outbox {PREVIOUS} to {VERSION} in place:
 {update_what()}.
 -- GENERATED by sql/managed/generate.py from sql/parts/: do not edit.
--- Run it once, as the database owner who ran the install, while senders and chat-outbox-relay go on:
---   psql -v ON_ERROR_STOP=1 -f update_{VERSION}.sql postgresql://owner@host/chat
+"""
+
+
+# Each mode's update script around one body: the extension's runs inside ALTER EXTENSION's transaction
+# and ends with its own tail (pg_dump's list of the update's tables: the extension's only); the managed
+# install's runs from psql, in a transaction of its own.
+def wrap_extension(head, body, tail):
+    return f"""{head}\\echo Use "ALTER EXTENSION chat_outbox UPDATE" to load this file. \\quit
+
+{body}{tail}"""
+
+
+def wrap_managed(version, head, body):
+    return f"""{head}-- Run it once, as the database owner who ran the install, while senders and chat-outbox-relay go on:
+--   psql -v ON_ERROR_STOP=1 -f update_{version}.sql postgresql://owner@host/chat
 -- (docs/managed.md, Updating).
 \\set ON_ERROR_STOP on
 BEGIN;
 SET LOCAL search_path = pg_catalog, pg_temp;
-{update()}
+{body}
 COMMIT;
 """
 
 
-def outputs():
+# A released update, sql/released/update_<version>.sql: its own head (what it is, and the sha256 of
+# both scripts as released: "-- sha256 <mode> <digest>"), then sections, each opened by a line
+# "--- <section>": the extension's head and the managed install's (each script's lines before the
+# wrapper's), the body both run, and the extension's tail when it has one.
+SECTIONS = ["extension head", "managed head", "body", "extension tail"]
+
+
+def released_update(path):
+    sums, sections, name = {}, dict.fromkeys(SECTIONS, ""), None
+    for line in path.read_text().splitlines(keepends=True):
+        if line.startswith("--- ") and line[4:].rstrip("\n") in SECTIONS:
+            name = line[4:].rstrip("\n")
+        elif name:
+            sections[name] += line
+        elif line.startswith("-- sha256 "):
+            mode, digest = line.split()[2:4]
+            sums[mode] = digest
+    return sums, sections
+
+
+def sha256(text):
+    return hashlib.sha256(text.encode()).hexdigest()
+
+
+def version_key(version):
+    return tuple(int(n) for n in version.split("."))
+
+
+# The released updates' scripts, checked against the sha256 each was released with (unless only listed):
+# {path: text}.
+def released_updates(verify):
+    files = sorted(RELEASED.glob("update_*.sql"), key=lambda p: version_key(p.stem[len("update_"):]))
+    versions = [BASE] + [p.stem[len("update_"):] for p in files]
+    scripts = {}
+    for previous, version, path in zip(versions, versions[1:], files):
+        sums, s = released_update(path)
+        for mode, target, text in [
+                ("extension", ROOT / "sql" / f"chat_outbox--{previous}--{version}.sql",
+                 wrap_extension(s["extension head"], s["body"], s["extension tail"])),
+                ("managed", ROOT / "sql" / "managed" / f"update_{version}.sql",
+                 wrap_managed(version, s["managed head"], s["body"]))]:
+            if verify and sha256(text) != sums.get(mode):
+                sys.exit(f"{path.relative_to(ROOT)}: its {mode} script is not the one released (sha256 {sums.get(mode)})")
+            scripts[target] = text
+    return scripts
+
+
+# --release: the current update as a released one (released_update() reads it back).
+def release():
+    ext_head, body, tail = extension_update()
+    man_head = managed_update()
+    ext, man = wrap_extension(ext_head, body, tail), wrap_managed(VERSION, man_head, body)
+    path = RELEASED / f"update_{VERSION}.sql"
+    path.write_text(f"""-- sql/released/update_{VERSION}.sql - chat_outbox's update from {PREVIOUS} to {VERSION} as released, frozen (installs ran it):
+-- one body for both modes, which sql/managed/generate.py wraps into sql/chat_outbox--{PREVIOUS}--{VERSION}.sql and
+-- sql/managed/update_{VERSION}.sql and checks against their sha256 as released (sections: released_update()).
+-- sha256 extension {sha256(ext)}
+-- sha256 managed {sha256(man)}
+--- extension head
+{ext_head}--- managed head
+{man_head}--- body
+{body}""" + (f"--- extension tail\n{tail}" if tail else ""))
+    assert released_update(path)[1] == dict(zip(SECTIONS, [ext_head, man_head, body, tail]))
+
+
+def outputs(verify=True):
     return {
         EXTENSION: extension(),
         MANAGED: managed(),
-        EXTENSION_UPDATE: extension_update(),
-        MANAGED_UPDATE: managed_update(),
+        EXTENSION_UPDATE: wrap_extension(*extension_update()),
+        MANAGED_UPDATE: wrap_managed(VERSION, managed_update(), update()),
         FROM_EXTENSION: from_extension(),
         ADOPT_INSTALL: adopt_install(),
         ADOPT_UPDATE: adopt_update(),
+        **released_updates(verify),
     }
 
 
 def main():
-    files = outputs()
+    if sys.argv[1:] == ["--release"]:
+        release()
+        return
+    files = outputs(verify=sys.argv[1:] != ["--list"])
     if sys.argv[1:] == ["--list"]:
         print("\n".join(str(p.relative_to(ROOT)) for p in files))
         return

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # tests/extension/update_waiting.sh - extension.update_waiting (and managed.update_waiting, through
 # managed/in_managed_mode.sh): the update from 1.2 to 1.3 finds the changes that wait for their message.
-# chat_outbox 1.2 installed (managed: the 1.2 install as released, tests/managed/chat_outbox_managed-1.2.sql)
+# chat_outbox 1.2 installed (its base and updates, as every older version: HARNESS_INSTALL_VERSION in tests/harness/lib.sh)
 # and a service created after it; in the inbox of a seed service and of that one, stored the way
 # chat-outboxd stores them: an edit and a delete of a message that is not there yet, a message with an
 # edit of it, a plain message. The update (ALTER EXTENSION chat_outbox UPDATE TO '1.3', or update_1.3.sql as the

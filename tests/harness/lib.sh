@@ -27,8 +27,9 @@
 #                                       HARNESS_MANAGED_WAKE=logical: wal_level = logical, chat_owner
 #                                       with REPLICATION, chat_outbox.settings.wake = 'wal', and every
 #                                       relay_start'ed relay woken by logical decoding (--wake logical)
-#                                       HARNESS_INSTALL_VERSION=1.0 to 1.3: install that version instead of the
-#                                       current version (the update suites)
+#                                       HARNESS_INSTALL_VERSION=1.0 to 1.5: install that version instead of the
+#                                       current version (the update suites): the base of sql/released/ and the
+#                                       updates after it (the extension's chained by CREATE EXTENSION ... VERSION)
 #   harness_pg_cluster <data dir> [port] [conf...]  another cluster beside the test's, from the same
 #                                       binaries: a new initdb in <data dir> (not a copy of
 #                                       harness_initdb's, so its own system_identifier), configured as
@@ -343,10 +344,20 @@ harness_pg_start() {
 		harness_as_pg psql -XAtq -v ON_ERROR_STOP=1 -h "$PG_SOCKDIR" -p "$PG_PORT" -U postgres -d postgres \
 			-c "CREATE ROLE chat_owner LOGIN" -c "CREATE DATABASE chat OWNER chat_owner" >/dev/null
 		PGURL="postgresql://chat_owner@127.0.0.1:$PG_PORT/chat"
-		local install=$H_ROOT/sql/managed/chat_outbox_managed.sql
-		[ -z "${HARNESS_INSTALL_VERSION:-}" ] || install=$H_ROOT/tests/managed/chat_outbox_managed-$HARNESS_INSTALL_VERSION.sql
+		local install=$H_ROOT/sql/managed/chat_outbox_managed.sql base v
+		# an older version: the base (sql/released/) and the managed updates after it up to that version,
+		# as Postgres chains the extension's
+		if [ -n "${HARNESS_INSTALL_VERSION:-}" ]; then
+			install=$(echo "$H_ROOT"/sql/released/chat_outbox_managed-*.sql)
+			base=${install##*-} && base=${base%.sql}
+		fi
 		psql -XAtq -v ON_ERROR_STOP=1 "$PGURL" -f "$install" >"$H_DIR/install.log" 2>&1 ||
 			{ cat "$H_DIR/install.log" >&2; return 1; }
+		for v in $([ -z "${base:-}" ] || harness_managed_updates "$base"); do
+			[ "$(printf '%s\n' "$v" "$HARNESS_INSTALL_VERSION" | sort -V | tail -n 1)" = "$HARNESS_INSTALL_VERSION" ] || break
+			psql -XAtq -v ON_ERROR_STOP=1 "$PGURL" -f "$H_ROOT/sql/managed/update_$v.sql" >>"$H_DIR/install.log" 2>&1 ||
+				{ cat "$H_DIR/install.log" >&2; return 1; }
+		done
 		if [ "${HARNESS_MANAGED_WAKE:-notify}" = logical ]; then
 			# what a provider's admin grants (RDS: rds_replication; Cloud SQL, Azure: REPLICATION)
 			psql -XAtq -v ON_ERROR_STOP=1 "$PG_SUPER_URL" -c "ALTER ROLE chat_owner REPLICATION" >/dev/null

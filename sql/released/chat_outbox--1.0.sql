@@ -1,6 +1,7 @@
--- sql/chat_outbox--1.0.sql - chat_outbox 1.0: services, send_message(), the relay's SQL surface.
--- Version 1.0 as released (for CREATE EXTENSION chat_outbox VERSION '1.0' and its update to 1.1): no longer
--- generated, never edited; sql/chat_outbox--1.1.sql is the current version (sql/managed/generate.py).
+-- sql/released/chat_outbox--1.0.sql - chat_outbox 1.0: services, send_message(), the relay's SQL surface.
+-- Version 1.0 as released (its SQL never edited): the extension's base. Installed with the updates after it
+-- (sql/released/update_<version>.sql, built per mode by sql/managed/generate.py), it gives every
+-- older version (CREATE EXTENSION chat_outbox VERSION '1.3': Postgres chains the updates itself).
 
 \echo Use "CREATE EXTENSION chat_outbox" to load this file. \quit
 
