@@ -133,7 +133,7 @@ struct Client : std::enable_shared_from_this<Client> {
 	uint32_t replay_run = 0;       // which replay a page answer belongs to (a socket may leave and rejoin)
 	bool reread = false;           // held live messages were dropped since the last page was asked for
 	TokenBucket sends;             // --send-rate / --send-burst
-	// Conversation events (gateway/conversation.*): who the client is and its request rates.
+	// Conversation events (gateway/conversation/conversation.*): who the client is and its request rates.
 	std::string sub, name;         // the token's sub (empty or unusable: no presence, read, typing) and name
 	uint64_t serial = 0;           // this client's number in the gateway, part of its presence member
 	TokenBucket history_rate, read_rate, typing_rate, presence_rate;

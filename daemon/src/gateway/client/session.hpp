@@ -12,7 +12,7 @@ namespace chat_outboxd {
 
 // Session is an Engine.IO session carrying the Socket.IO "/" namespace, on either transport.
 struct Session final : Client {
-	// Transport: Polling, Probing, Upgrading or WebSocket (core/engineio.hpp states the rules). probe is
+	// Transport: Polling, Probing, Upgrading or WebSocket (gateway/engineio/core/engineio.hpp states the rules). probe is
 	// set exactly in Probing and Upgrading; Closing is the client's Life, on any transport.
 	using Transport = eio::Transport;
 	// Beat: what the heartbeat deadline is (the server pings, docs/protocols/socketio.md, 'Heartbeat').

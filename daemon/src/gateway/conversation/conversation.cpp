@@ -82,7 +82,7 @@ bool
 Conversation::Handle(const std::shared_ptr<Client> &c, std::string_view name, const nlohmann::json &arg,
                      const Reply &answer)
 {
-	// Every answer is counted for /metrics by request and result (gateway/core/conversation_counters).
+	// Every answer is counted for /metrics by request and result (gateway/conversation/core/conversation_counters.hpp).
 	Reply reply = [this, alive = std::weak_ptr<bool>(alive_), name = std::string(name), answer](nlohmann::json r) {
 		if (auto a = alive.lock(); a && *a)
 			hub_.ConversationCounters().CountRequest(name, r);

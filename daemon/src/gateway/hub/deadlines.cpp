@@ -1,4 +1,4 @@
-// daemon/src/gateway/hub/deadlines.cpp - see deadlines.hpp (and core/timer_heap.hpp for why not lws_sul).
+// daemon/src/gateway/hub/deadlines.cpp - see deadlines.hpp (and gateway/client/core/timer_heap.hpp for why not lws_sul).
 #include "gateway/hub/deadlines.hpp"
 
 #include <algorithm>

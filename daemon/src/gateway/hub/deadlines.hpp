@@ -1,5 +1,5 @@
 // daemon/src/gateway/hub/deadlines.hpp - every deadline of the gateway (heartbeats, pong deadlines, token
-// expiry, upgrade probes, /ws keepalives) in one min-heap (core/timer_heap.hpp) on one libuv timer.
+// expiry, upgrade probes, /ws keepalives) in one min-heap (gateway/client/core/timer_heap.hpp) on one libuv timer.
 #pragma once
 
 #include <cstdint>

@@ -43,7 +43,7 @@ class Hub {
 	// SetCatchup: who reads the next replay page once a client has read its queue down.
 	void SetCatchup(Catchup *c) { catchup = c; }
 	// OnRoomChange sets what runs after a client joined (true) or left (false) a chat's room, the
-	// client still in its state of the moment (gateway/conversation.*: presence, chat_state).
+	// client still in its state of the moment (gateway/conversation/conversation.*: presence, chat_state).
 	void OnRoomChange(std::function<void(Client &, int64_t chat, bool joined)> fn) { room_change = std::move(fn); }
 	// RoomMembers: the clients in a chat's room (null when none).
 	const Rooms<Client>::Set *RoomMembers(int64_t chat) const { return rooms.Members(chat); }

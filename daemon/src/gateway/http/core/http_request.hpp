@@ -1,5 +1,5 @@
 // daemon/src/gateway/http/core/http_request.hpp - limits on a request's head, and whether its path reached us
-// whole (docs/gateway.md, "HTTP limits"). Pure: http_io.cpp reads the values out of libwebsockets.
+// whole (docs/gateway.md, "HTTP limits"). Pure: gateway/http/http_io.cpp reads the values out of libwebsockets.
 #pragma once
 
 #include <cstddef>
@@ -8,8 +8,8 @@
 
 namespace chat_outboxd::http {
 
-// The gateway reads each connection's request head itself before libwebsockets sees it (gateway/
-// head_reader.hpp) and answers what libwebsockets would drop without a word: a head over kMaxHeadBytes,
+// The gateway reads each connection's request head itself before libwebsockets sees it
+// (gateway/http/head_reader.hpp) and answers what libwebsockets would drop without a word: a head over kMaxHeadBytes,
 // or with more than kMaxHeadFields header lines and query arguments together, is 431; a request target
 // holding a percent-encoded NUL is 400.
 constexpr size_t kMaxHeadBytes = 16384;

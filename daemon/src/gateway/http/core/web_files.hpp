@@ -1,5 +1,5 @@
 // daemon/src/gateway/http/core/web_files.hpp - which file under --web-root a GET names, and how it is typed.
-// Pure: the gateway's http_routes.cpp does the file system part.
+// Pure: gateway/http_routes.cpp does the file system part.
 #pragma once
 
 #include <cstddef>

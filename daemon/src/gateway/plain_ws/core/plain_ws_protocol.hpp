@@ -17,7 +17,7 @@
 
 namespace chat_outboxd::plainws {
 
-// Conversation: history, read, typing or presence (gateway/conversation.*), with the frame as its argument.
+// Conversation: history, read, typing or presence (gateway/conversation/conversation.*), with the frame as its argument.
 enum class FrameType { Send, Join, Leave, Ping, Conversation, Edit, Delete };
 
 struct ClientFrame {
