@@ -28,7 +28,7 @@
 #include "metrics/core/daemon_metrics.hpp"
 #include "base/log.hpp"
 #include "base/uv_handle.hpp"
-#include "inbox/bus_publisher.hpp"
+#include "bus/bus_publisher.hpp"
 #include "net/pg_client.hpp"
 #include "net/redis_conn.hpp"
 #include "net/redis_subscriber.hpp"
@@ -37,7 +37,7 @@
 #include "common/partitions.hpp"
 #include "common/redis_url.hpp"
 #include "gateway/gateway.hpp"
-#include "gateway/outbox_status.hpp"
+#include "metrics/outbox_status.hpp"
 
 extern char **environ;
 

@@ -21,7 +21,7 @@ CREATE INDEX IF NOT EXISTS members_user ON chat_outbox.members (user_id, chat_id
 -- commit and in commit order (so a removal is never announced before it is visible). The payload is
 -- "+<chat_id> <user_id>" (added) or "-<chat_id> <user_id>" (removed) for a statement that changed at most kMembersNotifyRows (64) rows, and "*"
 -- for a bigger one: a bulk load would otherwise queue one notification per row, and a gateway that
--- gets "*" reloads every connected user's chats at once (daemon/src/gateway/membership.cpp).
+-- gets "*" reloads every connected user's chats at once (daemon/src/gateway/auth/membership.cpp).
 CREATE OR REPLACE FUNCTION chat_outbox.members_changed() RETURNS trigger
 	LANGUAGE plpgsql
 	SET search_path = pg_catalog, pg_temp

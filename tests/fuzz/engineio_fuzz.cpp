@@ -6,8 +6,8 @@
 #include <string_view>
 #include <vector>
 
-#include "gateway/core/engineio.hpp"
-#include "gateway/core/socketio.hpp"
+#include "gateway/engineio/core/engineio.hpp"
+#include "gateway/engineio/core/socketio.hpp"
 
 extern "C" int
 LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)

@@ -5,7 +5,7 @@
 #include <string>
 #include <string_view>
 
-#include "gateway/core/jwt.hpp"
+#include "gateway/auth/core/jwt.hpp"
 
 extern "C" int
 LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)

@@ -5,9 +5,9 @@
 #include <string_view>
 #include <vector>
 
-#include "gateway/core/engineio.hpp"
-#include "gateway/core/gateway_auth.hpp"
-#include "gateway/core/plain_ws_protocol.hpp"
+#include "gateway/engineio/core/engineio.hpp"
+#include "gateway/auth/core/gateway_auth.hpp"
+#include "gateway/plain_ws/core/plain_ws_protocol.hpp"
 
 extern "C" int
 LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)

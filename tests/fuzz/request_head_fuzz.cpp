@@ -6,7 +6,7 @@
 #include <cstdint>
 #include <string_view>
 
-#include "gateway/core/http_request.hpp"
+#include "gateway/http/core/http_request.hpp"
 
 using chat_outboxd::http::HeadScan;
 using chat_outboxd::http::kMaxHeadBytes;

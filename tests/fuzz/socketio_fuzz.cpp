@@ -5,9 +5,9 @@
 #include <string_view>
 #include <vector>
 
-#include "gateway/core/gateway_auth.hpp"
-#include "gateway/core/message_json.hpp"
-#include "gateway/core/socketio.hpp"
+#include "gateway/auth/core/gateway_auth.hpp"
+#include "gateway/client/core/message_json.hpp"
+#include "gateway/engineio/core/socketio.hpp"
 
 extern "C" int
 LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)

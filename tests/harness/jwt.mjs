@@ -1,5 +1,5 @@
 // tests/harness/jwt.mjs - client tokens as a chat backend hands them out: HS256 JWTs signed by the
-// jsonwebtoken npm package, so the daemon's verifier (daemon/src/gateway/core/jwt.cpp) is checked against
+// jsonwebtoken npm package, so the daemon's verifier (daemon/src/gateway/auth/core/jwt.cpp) is checked against
 // an implementation that is not ours. Used by the tests, the demo and the benchmarks.
 import jwt from 'jsonwebtoken';
 

@@ -11,23 +11,23 @@
 #include "base/c_boundary.hpp"
 #include "base/log.hpp"
 #include "base/uv_timer.hpp"
-#include "gateway/bus.hpp"
-#include "gateway/catchup.hpp"
-#include "gateway/client_send.hpp"
-#include "gateway/conversation.hpp"
-#include "gateway/membership.hpp"
-#include "gateway/core/engineio.hpp"
-#include "gateway/core/http_request.hpp"
+#include "bus/bus_subscriber.hpp"
+#include "gateway/hub/catchup.hpp"
+#include "gateway/send/client_sends.hpp"
+#include "gateway/conversation/conversation.hpp"
+#include "gateway/auth/membership.hpp"
+#include "gateway/engineio/core/engineio.hpp"
+#include "gateway/http/core/http_request.hpp"
 #include "common/process/listen_address.hpp"
 #include "common/process/listen_socket.hpp"
-#include "gateway/eio_session.hpp"
-#include "gateway/head_reader.hpp"
-#include "gateway/http_io.hpp"
+#include "gateway/engineio/engine_io.hpp"
+#include "gateway/http/head_reader.hpp"
+#include "gateway/http/http_io.hpp"
 #include "gateway/http_routes.hpp"
-#include "gateway/hub.hpp"
-#include "gateway/plain_ws.hpp"
-#include "gateway/query_queue.hpp"
-#include "gateway/sio_handler.hpp"
+#include "gateway/hub/hub.hpp"
+#include "gateway/plain_ws/plain_ws.hpp"
+#include "gateway/hub/query_queue.hpp"
+#include "gateway/engineio/sio_namespace.hpp"
 
 namespace chat_outboxd {
 
@@ -46,6 +46,17 @@ LwsLog(int level, const char *line) noexcept
 		Log(level & LLL_ERR ? Level::Warning : Level::Verbose, "lws: %s", s.c_str());
 	});
 }
+
+// HubSink hands the bus subscriber's rows to the Hub (the bus knows no gateway type).
+class HubSink final : public BusSink {
+  public:
+	explicit HubSink(Hub &hub) : hub_(hub) {}
+	void Deliver(const std::vector<InboxMessage> &messages) override { hub_.Deliver(messages); }
+	void SeenSeq(int64_t seq) override { hub_.SeenSeq(seq); }
+
+  private:
+	Hub &hub_;
+};
 
 } // namespace
 
@@ -103,7 +114,8 @@ struct Gateway::Impl {
 	EngineIo engine;
 	PlainWs plain;
 	HttpRoutes routes;
-	Bus bus;
+	HubSink hub_sink;
+	BusSubscriber bus;
 	// The listeners (--listen, --metrics-listen): each reads a connection's request head, then hands
 	// the connection to its libwebsockets vhost.
 	HeadReader listener;
@@ -158,7 +170,7 @@ Gateway::Impl::Impl(uv_loop_t *l, const Config &c, PgClient &pg, Metrics &metric
     : loop(l), cfg(c), queries(pg, c), hub(l, c, metrics, bus_metrics, queries), catchup(hub, queries, c),
       sends(hub, queries, c), conv(l, hub, queries, redis, ps, c), http(c.cors_origins),
       sio(hub, catchup, sends, conv, c), engine(hub, sio, http, c), plain(hub, catchup, sends, conv, c),
-      routes(hub, engine, http, c), bus(l, c, hub, pg, queries.Schema(), metrics, bus_metrics), listener(l, "--listen"),
+      routes(hub, engine, http, c), hub_sink(hub), bus(l, c, hub_sink, pg, queries.Schema(), metrics, bus_metrics), listener(l, "--listen"),
       metrics_listener(l, "--metrics-listen"), pubsub(ps)
 {
 	hub.SetCatchup(&catchup);

@@ -12,7 +12,7 @@
 
 #include "base/core/config.hpp"
 #include "metrics/core/daemon_metrics.hpp"
-#include "inbox/core/bus_metrics.hpp"
+#include "bus/core/bus_metrics.hpp"
 #include "inbox/core/delivery.hpp"
 #include "net/pg_client.hpp"
 #include "common/redis_url.hpp"
@@ -39,7 +39,7 @@ class Gateway : public MessageSink {
 
 	// Start binds cfg.listen; false with *error when the address cannot be used.
 	bool Start(std::string *error);
-	// StartBus subscribes to the service's bus channel on the pub/sub connection (gateway/bus.hpp): from
+	// StartBus subscribes to the service's bus channel on the pub/sub connection (bus/bus_subscriber.hpp): from
 	// then on every row, from the bus, from Deliver or read from the inbox, reaches the clients through
 	// one order. redis_health: no consumer runs here, so /healthz's redis figure is the bus subscription.
 	void StartBus(const std::string &channel, bool redis_health);

@@ -2,11 +2,11 @@
 #include "gateway/http_routes.hpp"
 
 #include "base/log.hpp"
-#include "gateway/core/engineio.hpp"
-#include "gateway/core/web_files.hpp"
-#include "gateway/eio_session.hpp"
-#include "gateway/hub.hpp"
-#include "gateway/web_root.hpp"
+#include "gateway/engineio/core/engineio.hpp"
+#include "gateway/http/core/web_files.hpp"
+#include "gateway/engineio/engine_io.hpp"
+#include "gateway/hub/hub.hpp"
+#include "gateway/http/web_root.hpp"
 
 namespace chat_outboxd {
 

@@ -6,8 +6,8 @@
 #include <libwebsockets.h>
 
 #include "base/core/config.hpp"
-#include "gateway/clients.hpp"
-#include "gateway/http_io.hpp"
+#include "gateway/client/conn.hpp"
+#include "gateway/http/http_io.hpp"
 
 namespace chat_outboxd {
 

@@ -2,7 +2,7 @@
 // fixed lists only, results read from what the client got.
 #include <gtest/gtest.h>
 
-#include "gateway/core/conversation_counters.hpp"
+#include "gateway/conversation/core/conversation_counters.hpp"
 
 using namespace chat_outboxd;
 

@@ -1,9 +1,9 @@
 // tests/unit/gateway/conversation_test.cpp - the conversation events' rules
-// (daemon/src/gateway/core/conversation.hpp, chat_keys.hpp).
+// (daemon/src/gateway/conversation/core/conversation.hpp, chat_keys.hpp).
 #include <gtest/gtest.h>
 
-#include "gateway/core/chat_keys.hpp"
-#include "gateway/core/conversation.hpp"
+#include "gateway/conversation/core/chat_keys.hpp"
+#include "gateway/conversation/core/conversation.hpp"
 
 using namespace chat_outboxd;
 using nlohmann::json;

@@ -1,7 +1,7 @@
 // tests/unit/gateway/engineio_test.cpp - the Engine.IO codec against the captured wire examples.
 #include <gtest/gtest.h>
 
-#include "gateway/core/engineio.hpp"
+#include "gateway/engineio/core/engineio.hpp"
 
 using namespace chat_outboxd::eio;
 

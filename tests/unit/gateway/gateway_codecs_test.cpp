@@ -3,12 +3,12 @@
 
 #include <string>
 
-#include "gateway/core/gateway_auth.hpp"
-#include "gateway/core/jwt.hpp"
-#include "gateway/core/message_json.hpp"
-#include "gateway/core/plain_ws_protocol.hpp"
-#include "gateway/core/rooms.hpp"
-#include "gateway/core/seq_gate.hpp"
+#include "gateway/auth/core/gateway_auth.hpp"
+#include "gateway/auth/core/jwt.hpp"
+#include "gateway/client/core/message_json.hpp"
+#include "gateway/plain_ws/core/plain_ws_protocol.hpp"
+#include "gateway/hub/core/rooms.hpp"
+#include "gateway/client/core/seq_gate.hpp"
 
 using namespace chat_outboxd;
 

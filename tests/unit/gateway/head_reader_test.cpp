@@ -2,7 +2,7 @@
 // sockets (no server behind it): a whole head is handed on still unread, also when it came in pieces;
 // a percent-encoded NUL in the target is answered 400 and an endless head 431, each with
 // Connection: close, and no such connection is handed on.
-#include "gateway/head_reader.hpp"
+#include "gateway/http/head_reader.hpp"
 
 #include <arpa/inet.h>
 #include <netinet/in.h>

@@ -1,4 +1,4 @@
-// tests/unit/gateway/history_test.cpp - history pages (daemon/src/gateway/core/history.hpp): two kinds of
+// tests/unit/gateway/history_test.cpp - history pages (daemon/src/gateway/conversation/core/history.hpp): two kinds of
 // messages merged newest first, each taken as a prefix, so paging on from `next` skips and repeats none.
 #include <gtest/gtest.h>
 
@@ -7,7 +7,7 @@
 #include <random>
 #include <set>
 
-#include "gateway/core/history.hpp"
+#include "gateway/conversation/core/history.hpp"
 
 using namespace chat_outboxd;
 

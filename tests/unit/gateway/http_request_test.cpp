@@ -4,7 +4,7 @@
 
 #include <string>
 
-#include "gateway/core/http_request.hpp"
+#include "gateway/http/core/http_request.hpp"
 
 using namespace chat_outboxd::http;
 using namespace std::string_literals;

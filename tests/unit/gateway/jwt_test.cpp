@@ -2,7 +2,7 @@
 // attempts, canonical base64url.
 #include <gtest/gtest.h>
 
-#include "gateway/core/jwt.hpp"
+#include "gateway/auth/core/jwt.hpp"
 
 using namespace chat_outboxd::jwt;
 

@@ -1,9 +1,9 @@
 // tests/unit/gateway/member_chats_test.cpp - a user's chats held within --max-member-chats
-// (daemon/src/gateway/core/member_chats.hpp) and what a connect of a user over it gets (MemberRooms).
+// (daemon/src/gateway/auth/core/member_chats.hpp) and what a connect of a user over it gets (MemberRooms).
 #include <gtest/gtest.h>
 
-#include "gateway/core/gateway_auth.hpp"
-#include "gateway/core/member_chats.hpp"
+#include "gateway/auth/core/gateway_auth.hpp"
+#include "gateway/auth/core/member_chats.hpp"
 
 using namespace chat_outboxd;
 

@@ -3,9 +3,9 @@
 // a chats claim and the requested chats make a connection's chats (MemberRooms).
 #include <gtest/gtest.h>
 
-#include "gateway/core/gateway_auth.hpp"
-#include "gateway/core/jwt.hpp"
-#include "gateway/core/member_change.hpp"
+#include "gateway/auth/core/gateway_auth.hpp"
+#include "gateway/auth/core/jwt.hpp"
+#include "gateway/auth/core/member_change.hpp"
 
 using namespace chat_outboxd;
 

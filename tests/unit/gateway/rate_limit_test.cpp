@@ -1,7 +1,7 @@
-// tests/unit/gateway/rate_limit_test.cpp - the per-connection send limit (daemon/src/gateway/core/rate_limit.hpp).
+// tests/unit/gateway/rate_limit_test.cpp - the per-connection send limit (daemon/src/gateway/client/core/rate_limit.hpp).
 #include <gtest/gtest.h>
 
-#include "gateway/core/rate_limit.hpp"
+#include "gateway/client/core/rate_limit.hpp"
 
 using chat_outboxd::TokenBucket;
 

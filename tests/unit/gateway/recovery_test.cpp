@@ -1,7 +1,7 @@
 // tests/unit/gateway/recovery_test.cpp - where a Socket.IO CONNECT resumes from, and the pids we issue.
 #include <gtest/gtest.h>
 
-#include "gateway/core/recovery.hpp"
+#include "gateway/engineio/core/recovery.hpp"
 
 using namespace chat_outboxd::sio;
 using nlohmann::json;

@@ -1,7 +1,7 @@
 // tests/unit/gateway/socketio_test.cpp - the Socket.IO codec against the captured wire examples.
 #include <gtest/gtest.h>
 
-#include "gateway/core/socketio.hpp"
+#include "gateway/engineio/core/socketio.hpp"
 
 using namespace chat_outboxd::sio;
 

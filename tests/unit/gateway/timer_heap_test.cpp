@@ -1,11 +1,11 @@
-// tests/unit/gateway/timer_heap_test.cpp - the gateway's deadline heap (daemon/src/gateway/core/timer_heap.hpp).
+// tests/unit/gateway/timer_heap_test.cpp - the gateway's deadline heap (daemon/src/gateway/client/core/timer_heap.hpp).
 #include <gtest/gtest.h>
 
 #include <algorithm>
 #include <random>
 #include <vector>
 
-#include "gateway/core/timer_heap.hpp"
+#include "gateway/client/core/timer_heap.hpp"
 
 using chat_outboxd::TimerHeap;
 using chat_outboxd::TimerNode;

@@ -1,11 +1,11 @@
-// tests/unit/gateway/user_index_test.cpp - the sockets of each user (gateway/core/user_index.hpp): a
+// tests/unit/gateway/user_index_test.cpp - the sockets of each user (gateway/hub/core/user_index.hpp): a
 // user's members are exactly those added and not removed, removing the last one says so and forgets
 // the user, and many users coming and going leave nothing behind.
 #include <gtest/gtest.h>
 
 #include <string>
 
-#include "gateway/core/user_index.hpp"
+#include "gateway/hub/core/user_index.hpp"
 
 using namespace chat_outboxd;
 

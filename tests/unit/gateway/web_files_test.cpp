@@ -3,7 +3,7 @@
 
 #include <string>
 
-#include "gateway/core/web_files.hpp"
+#include "gateway/http/core/web_files.hpp"
 
 using namespace chat_outboxd;
 

@@ -44,7 +44,7 @@ struct Config {
 	int64_t ping_interval = 25000;        // ms, Engine.IO heartbeat
 	int64_t ping_timeout = 20000;         // ms
 	int64_t connect_timeout = 45000;      // ms a Socket.IO session may take to send its CONNECT
-	int64_t presence_ttl = 30000;         // ms a presence member lives unrenewed (gateway/presence.hpp)
+	int64_t presence_ttl = 30000;         // ms a presence member lives unrenewed (gateway/conversation/presence.hpp)
 	int64_t upgrade_timeout = 10000;      // ms an Engine.IO upgrade probe may take before it is dropped
 	int64_t max_payload = 100000;         // bytes, largest inbound frame / polling body
 	int64_t catchup_limit = 10000;        // messages per catch-up query; a replay pages until done
@@ -54,10 +54,10 @@ struct Config {
 	int64_t max_unauthenticated_per_address = 256; // the same, per client IP address
 	int64_t send_rate = 20;               // client sends per second per connection (token bucket)
 	int64_t send_burst = 40;              // sends a connection may make at once before send_rate applies
-	int64_t query_queue = 1000;           // gateway queries waiting for Postgres (gateway/query_queue.hpp)
+	int64_t query_queue = 1000;           // gateway queries waiting for Postgres (gateway/hub/query_queue.hpp)
 	std::string cors_origins;             // comma-separated origins allowed by CORS; "*" = any; empty = none
 	std::string metrics_listen;           // empty: /metrics on --listen; "off"; or host:port of its own
-	std::string outbox_status_url;        // empty: off; else the relay's figures on /metrics (gateway/outbox_status.hpp)
+	std::string outbox_status_url;        // empty: off; else the relay's figures on /metrics (metrics/outbox_status.hpp)
 	int64_t outbox_status_interval = 5000; // ms between two reads of the status views
 	std::string web_root = CHAT_OUTBOXD_DEFAULT_WEB_ROOT; // folder served at / (the web client); "" = not served
 	std::string log_level = "notice";     // debug | verbose | notice | warning

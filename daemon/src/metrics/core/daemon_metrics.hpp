@@ -3,7 +3,7 @@
 //
 // They live below both the consumer and the gateway because the consumer and net count them and the
 // gateway prints them (consumer and gateway never see each other). The gateway's and the bus's
-// counters are their areas' own (gateway/hub.hpp, inbox/core/bus_metrics.hpp). Every series is written
+// counters are their areas' own (gateway/hub/hub.hpp, bus/core/bus_metrics.hpp). Every series is written
 // with common/process/prometheus_text.hpp, the one writer of Prometheus text (chat-outbox-relay's too).
 //
 // Single-threaded (the libuv loop), so plain integers.

@@ -1,0 +1,168 @@
+// daemon/src/gateway/conversation/receipts.cpp - see receipts.hpp.
+#include "gateway/conversation/receipts.hpp"
+
+#include "gateway/conversation/core/chat_keys.hpp"
+#include "gateway/client/core/message_json.hpp"
+#include "gateway/hub/hub.hpp"
+#include "gateway/hub/query_queue.hpp"
+#include "inbox/core/inbox_sql.hpp"
+#include "net/redis_conn.hpp"
+#include "common/redis_script.hpp"
+#include "gateway/conversation/lua/scripts.hpp" // built from gateway/conversation/lua/*.lua
+
+namespace chat_outboxd {
+
+namespace {
+
+// KeepHighestScript is lua/keep_highest.lua: the reads and shown hashes keep each field's highest
+// entry (its KEYS, ARGV and rules in its head).
+const chat_outbox::RedisScript &
+KeepHighestScript()
+{
+	static const chat_outbox::RedisScript s = chat_outbox::MakeRedisScript("chat keep highest", gateway_lua::kKeepHighest);
+	return s;
+}
+
+// Values of a hash (HVALS) that are JSON objects, without their chat_id (the state names its chat once).
+nlohmann::json
+Entries(const RedisValue *reply)
+{
+	nlohmann::json out = nlohmann::json::array();
+	if (reply && reply->IsArray())
+		for (const RedisValue &v : reply->elements) {
+			nlohmann::json j = nlohmann::json::parse(v.str, nullptr, false);
+			if (j.is_object()) {
+				j.erase("chat_id");
+				out.push_back(std::move(j));
+			}
+		}
+	return out;
+}
+
+constexpr int64_t kUnreadCap = 1000;
+
+nlohmann::json
+OrNull(const std::optional<std::string> &v)
+{
+	return v ? nlohmann::json(*v) : nlohmann::json(nullptr);
+}
+
+} // namespace
+
+Receipts::Receipts(ConvContext &ctx) : ctx_(ctx)
+{
+	std::string svc = QuoteIdent(ctx.cfg.service);
+	sql_mark_ = "SELECT cursor_seq, cursor_message_id, pg_catalog.to_json(cursor_created_at) OPERATOR(pg_catalog.#>>) '{}', "
+	            "moved FROM " + svc + ".mark_read($1::bigint, $2::text, $3::bigint)";
+	// The user's cursor (none without a sub: $2 NULL) and the inbox's messages of the chat above it (not
+	// their edits and deletes, which 1.0 tables cannot hold), counted up to kUnreadCap so the count's
+	// cost is bounded.
+	for (bool with_edits : {false, true})
+		sql_state_[with_edits] =
+		    "SELECT r.seq, r.message_id, (SELECT pg_catalog.count(*) FROM (SELECT 1 FROM " + svc +
+		    ".inbox i WHERE i.chat_id OPERATOR(pg_catalog.=) $1::bigint AND i.seq OPERATOR(pg_catalog.>) "
+		    "COALESCE(r.seq, 0)" + std::string(with_edits ? " AND i.target IS NULL" : "") + " LIMIT " +
+		    std::to_string(kUnreadCap) + ") u) FROM (SELECT 1) one LEFT JOIN " + svc +
+		    ".read_cursors r ON r.chat_id OPERATOR(pg_catalog.=) $1::bigint AND r.user_id OPERATOR(pg_catalog.=) $2::text";
+}
+
+void
+Receipts::Read(const std::shared_ptr<Client> &c, int64_t chat, int64_t seq, const Conversation::Reply &reply)
+{
+	if (ctx_.queries.Full())
+		return reply(conv::Error("busy", "too many queries waiting for the database; retry later"));
+	std::weak_ptr<Client> weak = c;
+	conv::User user = ctx_.conv.User(*c);
+	std::weak_ptr<bool> alive = ctx_.conv.Alive();
+	ctx_.queries.Run(sql_mark_, {std::to_string(chat), c->sub, std::to_string(seq)},
+	                 [this, alive, weak, chat, user, reply](PgResult &&r) {
+		auto live = weak.lock();
+		if (!live || live->IsClosed())
+			return;
+		if (!r.ok || r.rows.empty() || r.rows[0].size() < 4)
+			return reply(conv::Error("unavailable", "the database did not store the read cursor; retry"));
+		const auto &row = r.rows[0];
+		int64_t cursor = 0;
+		bool has = row[0] && JsonInteger(*row[0], &cursor);
+		bool moved = row[3] && *row[3] == "t";
+		reply({{"ok", true}, {"chat_id", chat}, {"seq", has ? nlohmann::json(cursor) : nlohmann::json(nullptr)},
+		       {"message_id", OrNull(row[1])}, {"moved", moved}});
+		if (!moved || !has)
+			return;
+		auto a = alive.lock();
+		if (!a || !*a)
+			return;
+		nlohmann::json event = {{"chat_id", chat}, {"user", conv::UserJson(user)}, {"seq", cursor},
+		                        {"message_id", OrNull(row[1])}, {"created_at", OrNull(row[2])}};
+		chat_outbox::ScriptCall call{&KeepHighestScript(), {ChatReadsKey(ctx_.cfg.prefix, chat)},
+		                             {user.service + "\t" + user.sub, DumpJson(event), std::to_string(cursor),
+		                              ChatEventsChannel(ctx_.cfg.prefix, chat),
+		                              conv::Envelope(conv::Event::Read, ctx_.cfg.service, event)}};
+		ctx_.redis.Eval(call, [](const RedisValue *, const std::string &) {});
+	});
+}
+
+void
+Receipts::SendChatState(const std::shared_ptr<Client> &c, int64_t chat, nlohmann::json users)
+{
+	std::weak_ptr<Client> weak = c;
+	std::weak_ptr<bool> alive = ctx_.conv.Alive();
+	nlohmann::json state = {{"chat_id", chat}, {"me", conv::UserJson(ctx_.conv.User(*c))}, {"unread", nullptr},
+	                        {"my_read", nullptr}, {"users", std::move(users)}};
+	if (ctx_.queries.OptionalFull()) {
+		// Postgres is behind: the state goes without this user's unread count and cursor (null, as
+		// when Postgres does not answer) rather than take the room sends and replays need.
+		SendReads(weak, chat, std::move(state));
+		return;
+	}
+	PgParams params = {std::to_string(chat), Conversation::Identified(*c) ? std::optional<std::string>(c->sub) : std::nullopt};
+	ctx_.queries.RunBySchema(sql_state_, std::move(params), [this, alive, weak, chat, state = std::move(state)](PgResult &&r) mutable {
+		auto live = weak.lock();
+		auto a = alive.lock();
+		if (!live || !live->IsOpen() || !a || !*a)
+			return;
+		if (r.ok && !r.rows.empty() && r.rows[0].size() >= 3) {
+			const auto &row = r.rows[0];
+			int64_t unread = 0, seq = 0;
+			if (row[2] && JsonInteger(*row[2], &unread))
+				state["unread"] = unread;
+			if (row[0] && JsonInteger(*row[0], &seq))
+				state["my_read"] = {{"seq", seq}, {"message_id", OrNull(row[1])}};
+		}
+		SendReads(weak, chat, std::move(state));
+	});
+}
+
+// SendReads adds every user's last read cursor and each service's last shown message of the chat
+// (from Redis: two HVALS on one connection, so one round trip) to state and sends it.
+void
+Receipts::SendReads(const std::weak_ptr<Client> &weak, int64_t chat, nlohmann::json state)
+{
+	std::weak_ptr<bool> alive = ctx_.conv.Alive();
+	auto pending = std::make_shared<nlohmann::json>(std::move(state));
+	ctx_.redis.Command({"HVALS", ChatReadsKey(ctx_.cfg.prefix, chat)},
+	                   [pending](const RedisValue *reply, const std::string &) { (*pending)["reads"] = Entries(reply); });
+	ctx_.redis.Command({"HVALS", ChatShownKey(ctx_.cfg.prefix, chat)},
+	                   [this, alive, weak, pending](const RedisValue *reply, const std::string &) {
+		auto live = weak.lock();
+		auto a = alive.lock();
+		if (!live || !live->IsOpen() || !a || !*a)
+			return;
+		(*pending)["shown"] = Entries(reply);
+		if (!pending->contains("reads")) // one connection answers in order; a failure of the pair may not
+			(*pending)["reads"] = nlohmann::json::array();
+		ctx_.conv.Emit(*live, "chat_state", *pending);
+	});
+}
+
+void
+Receipts::Shown(int64_t chat, const InboxMessage &last)
+{
+	nlohmann::json entry = {{"service", ctx_.cfg.service}, {"id", last.id}, {"seq", last.seq},
+	                        {"created_at", last.created_at.empty() ? nlohmann::json(nullptr) : nlohmann::json(last.created_at)}};
+	chat_outbox::ScriptCall call{&KeepHighestScript(), {ChatShownKey(ctx_.cfg.prefix, chat)},
+	                             {ctx_.cfg.service, DumpJson(entry), std::to_string(last.seq), "", ""}};
+	ctx_.redis.Eval(call, [](const RedisValue *, const std::string &) {});
+}
+
+} // namespace chat_outboxd
