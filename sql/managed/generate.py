@@ -76,7 +76,8 @@ def update_what():
 
 
 def part(name):
-    return (PARTS / name).read_text()
+    # @VERSION@ in a part is the version being built (a script's head names its own file)
+    return (PARTS / name).read_text().replace("@VERSION@", VERSION)
 
 
 def parts(*names):
