@@ -126,7 +126,7 @@ ParseShardList(const std::string &urls, std::string *error)
 			if (seen.Redacted() == url->Redacted()) {
 				if (error)
 					*error = "Redis URL " + std::to_string(out.size() + 1) + " (" + url->Redacted() +
-							 ") is in the list twice: each shard is one server";
+					         ") is in the list twice: each shard is one server";
 				return std::nullopt;
 			}
 		out.push_back(std::move(*url));

@@ -122,8 +122,7 @@ ParseRedisUrl(const std::string &url, std::string *error)
 	else if (url.rfind("redis-sentinel://", 0) == 0) {
 		rest = url.substr(17);
 		is_sentinel = true;
-	}
-	else if (url.rfind("unix://", 0) == 0) {
+	} else if (url.rfind("unix://", 0) == 0) {
 		rest = url.substr(7);
 		is_unix = true;
 	} else if (url.rfind("redis+unix://", 0) == 0) {

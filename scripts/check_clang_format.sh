@@ -2,7 +2,7 @@
 # scripts/check_clang_format.sh - every tracked .cpp and .hpp file is laid out as .clang-format (and
 # extension/src/pg/.clang-format) say: clang-format --dry-run finds nothing to change. Prints each place it
 # would change with --verbose, else one line per file with its count; then the total; exit 1 if any.
-# Ready to be registered as a quick suite (tests/repo/tests.cmake) once the tree is formatted.
+# The quick suite repo.clang_format (tests/repo/clang_format.sh) runs it.
 #   scripts/check_clang_format.sh [--verbose] [FILE...]      (default: every tracked .cpp and .hpp)
 # CLANG_FORMAT names the program (default clang-format; the files are measured with version 14).
 set -euo pipefail

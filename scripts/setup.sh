@@ -14,6 +14,7 @@ PKGS=(
 	patroni etcd-server haproxy
 	libhiredis-dev libuv1-dev libwebsockets-dev libwebsockets-evlib-uv nlohmann-json3-dev libssl-dev
 	libgtest-dev clang
+	clang-format-14 # repo.clang_format: the layout .clang-format describes, as version 14 lays it out
 	gnuplot-nox
 	postgresql-15-pgq3 # PgQ, the peer outbox in bench/run.sh (variant pgq)
 	chromium

@@ -40,9 +40,9 @@ const std::vector<std::string_view> &
 QueueKeyNames()
 {
 	static const std::vector<std::string_view> names = {
-	    "active",      "wait",     "waiting-children", "paused", "id",      "delayed", "prioritized", "stalled-check",
-	    "completed",   "failed",   "stalled",          "repeat", "limiter", "meta",    "events",      "pc",
-	    "marker",      "de",       "dn",               "metrics", "waiting", "delay",  "priority",
+	    "active", "wait", "waiting-children", "paused", "id", "delayed", "prioritized", "stalled-check",
+	    "completed", "failed", "stalled", "repeat", "limiter", "meta", "events", "pc",
+	    "marker", "de", "dn", "metrics", "waiting", "delay", "priority",
 	    // chat_outbox's own keys under a queue: the layout (kPartitionsKeyName, common/partitions.hpp),
 	    // the consumers' members registry and a partition's lease
 	    kPartitionsKeyName, "members", "lease"};

@@ -20,7 +20,7 @@ namespace {
 // the tag's slot. The layout key follows the fixed keys; it is declared on every shard, read on
 // shard 0 only (the one that holds it).
 constexpr const char *kFixedKeys[] = {"wait", "meta", "events", "marker", "active", "completed", "failed",
-									  "delayed", "prioritized", "waiting-children", "paused"};
+                                      "delayed", "prioritized", "waiting-children", "paused"};
 constexpr int kNumFixedKeys = sizeof kFixedKeys / sizeof kFixedKeys[0];
 constexpr int kNumKeysBeforeJobs = kNumFixedKeys + 1;
 
@@ -46,7 +46,7 @@ BatchAddScript()
 
 void
 EncodeBatchAdd(std::string_view prefix, std::string_view queue, const LayoutCheck &layout, const JobSpec *jobs,
-			   size_t n, int64_t now_ms, std::string_view sha, std::string *out)
+               size_t n, int64_t now_ms, std::string_view sha, std::string *out)
 {
 	CheckName("prefix", prefix);
 	CheckName("queue name", queue);

@@ -45,11 +45,10 @@ const std::string &BatchAddScript();
 // empty) adding jobs[0..n) to queue `queue` under prefix `prefix`, when the layout key holds what
 // `layout` expects. Throws Error on a queue or prefix BullMQ cannot use.
 void EncodeBatchAdd(std::string_view prefix, std::string_view queue, const LayoutCheck &layout, const JobSpec *jobs,
-					size_t n, int64_t now_ms, std::string_view sha, std::string *out);
+                    size_t n, int64_t now_ms, std::string_view sha, std::string *out);
 
 // IsLayoutChanged: the error reply is the script's refusal of a call whose layout key held something
 // else than expected; *value is what it held ("nil" when absent), for the log.
 bool IsLayoutChanged(std::string_view error_reply, std::string *value);
 
 } // namespace chat_outbox
-

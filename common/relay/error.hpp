@@ -12,7 +12,7 @@ namespace chat_outbox {
 class Error : public std::runtime_error {
   public:
 	Error(const char *sqlstate, const std::string &message, std::string detail = {})
-		: std::runtime_error(message), detail_(std::move(detail))
+	    : std::runtime_error(message), detail_(std::move(detail))
 	{
 		for (int i = 0; i < 5; i++)
 			sqlstate_[i] = sqlstate[i];
@@ -37,4 +37,3 @@ class Error : public std::runtime_error {
 };
 
 } // namespace chat_outbox
-

@@ -66,8 +66,8 @@ std::string
 LayoutWaitMessage(int current, int wanted, int64_t jobs)
 {
 	return "changing from " + std::to_string(current) + " to " + std::to_string(wanted) +
-		   " partitions: waiting for " + std::to_string(jobs) + " job(s) in the queues of the " +
-		   std::to_string(current) + "-partition layout";
+	       " partitions: waiting for " + std::to_string(jobs) + " job(s) in the queues of the " +
+	       std::to_string(current) + "-partition layout";
 }
 
 } // namespace chat_outbox

@@ -43,7 +43,6 @@ class RelayHealth {
 	int64_t relayed_since_recovery_ = 0;
 };
 
-
 // MoreToDrain: a full batch means the outbox probably has more; go again before sleeping.
 inline bool
 MoreToDrain(int64_t relayed, int64_t batch_size)
@@ -52,4 +51,3 @@ MoreToDrain(int64_t relayed, int64_t batch_size)
 }
 
 } // namespace chat_outbox
-

@@ -19,20 +19,20 @@ namespace chat_outbox::relay_sql {
 // partitions; the caller sorts them by id. The last column is the row's chat_id as text (NULL when
 // its payload has no integer chat_id; common/partitions.hpp, ChatIdOfJson, reads it).
 constexpr const char kClaim[] =
-	"SELECT id, event, payload::pg_catalog.text, payload OPERATOR(pg_catalog.->>) 'id', chat_id::pg_catalog.text "
-	"FROM chat_outbox.relay_batch($1, $2, $3, $4::pg_catalog.int4[])";
+    "SELECT id, event, payload::pg_catalog.text, payload OPERATOR(pg_catalog.->>) 'id', chat_id::pg_catalog.text "
+    "FROM chat_outbox.relay_batch($1, $2, $3, $4::pg_catalog.int4[])";
 
 // The service's partition count ($1 text: the service), read in the pass's transaction after its
 // first claim: a relay that claimed rows reads a count at least as new as the one any relay before
 // it relayed under (their claims wait for each other), which keeps a layout change in order.
 constexpr const char kWantedPartitions[] =
-	"SELECT partitions FROM chat_outbox.services WHERE name OPERATOR(pg_catalog.=) $1";
+    "SELECT partitions FROM chat_outbox.services WHERE name OPERATOR(pg_catalog.=) $1";
 
 // A row Redis could not take is recorded as refused, with the reason ($2 text): the windows leave
 // it out from then on, and the status view counts it.
 constexpr const char kRefuse[] =
-	"INSERT INTO %s.outbox_refused (id, gen, reason) SELECT e.id, e.gen, $2 FROM %s.outbox_events e "
-	"WHERE e.id OPERATOR(pg_catalog.=) $1 ON CONFLICT (id) DO UPDATE SET reason = EXCLUDED.reason";
+    "INSERT INTO %s.outbox_refused (id, gen, reason) SELECT e.id, e.gen, $2 FROM %s.outbox_events e "
+    "WHERE e.id OPERATOR(pg_catalog.=) $1 ON CONFLICT (id) DO UPDATE SET reason = EXCLUDED.reason";
 
 // One step of the rotation of a service's outbox ($1 text the service, $2 int4 the retention in
 // seconds, 0: never rotate): truncates the oldest generation once every cursor is past it, switches
@@ -44,10 +44,10 @@ constexpr const char kRotate[] = "SELECT chat_outbox.outbox_rotate($1, $2)";
 // than $1 (int4) seconds ago: the work of one round is bounded by $2 rows, not by the rows younger
 // than the retention.
 constexpr const char kPurgeInbox[] =
-	"DELETE FROM %s.inbox WHERE seq OPERATOR(pg_catalog.=) ANY (ARRAY("
-	"SELECT seq FROM (SELECT seq, received_at FROM %s.inbox ORDER BY seq LIMIT $2) oldest "
-	"WHERE received_at OPERATOR(pg_catalog.<) "
-	"(pg_catalog.now() OPERATOR(pg_catalog.-) pg_catalog.make_interval(secs => $1))))";
+    "DELETE FROM %s.inbox WHERE seq OPERATOR(pg_catalog.=) ANY (ARRAY("
+    "SELECT seq FROM (SELECT seq, received_at FROM %s.inbox ORDER BY seq LIMIT $2) oldest "
+    "WHERE received_at OPERATOR(pg_catalog.<) "
+    "(pg_catalog.now() OPERATOR(pg_catalog.-) pg_catalog.make_interval(secs => $1))))";
 
 // The planner settings the batches and the purge run with: they make them walk the indexes in id
 // order (and the xid index for a window's late rows) whatever the statistics say. A backlog built
@@ -55,18 +55,18 @@ constexpr const char kPurgeInbox[] =
 // jit off: the disabled paths' cost penalty would push every plan past jit_above_cost, and
 // compiling a batch's statements took 300 ms of a 1 ms batch.
 constexpr const char *const kPlannerSettings[][2] = {{"enable_sort", "off"},
-													 {"enable_seqscan", "off"},
-													 {"enable_bitmapscan", "off"},
-													 {"plan_cache_mode", "force_generic_plan"},
-													 {"jit", "off"}};
+                                                     {"enable_seqscan", "off"},
+                                                     {"enable_bitmapscan", "off"},
+                                                     {"plan_cache_mode", "force_generic_plan"},
+                                                     {"jit", "off"}};
 
 // A service whose outbox is still 1.1's (a table with sent_at: the relay runs before ALTER EXTENSION
 // UPDATE or the managed update_1.2.sql) is relayed the 1.1 way until its update, so that deploying a
 // relay of 1.2 first stops nothing. $1 text the service; true while its outbox is 1.1's.
 // (1.1's outbox is a table, 1.2's a view; a service without either takes the 1.2 way and fails there)
 constexpr const char kOutboxBefore12[] =
-	"SELECT COALESCE((SELECT c.relkind OPERATOR(pg_catalog.=) 'r' FROM pg_catalog.pg_class c "
-	"WHERE c.oid OPERATOR(pg_catalog.=) pg_catalog.to_regclass(pg_catalog.quote_ident($1) OPERATOR(pg_catalog.||) '.outbox')), false)";
+    "SELECT COALESCE((SELECT c.relkind OPERATOR(pg_catalog.=) 'r' FROM pg_catalog.pg_class c "
+    "WHERE c.oid OPERATOR(pg_catalog.=) pg_catalog.to_regclass(pg_catalog.quote_ident($1) OPERATOR(pg_catalog.||) '.outbox')), false)";
 
 namespace before_1_2 {
 
@@ -76,25 +76,25 @@ namespace before_1_2 {
 // extension: SPI_execute_snapshot; chat-outbox-relay: REPEATABLE READ), so a late commit waits for the
 // next pass. Against a 1.2 outbox (a view) it fails, and the relay looks again which outbox it has.
 constexpr const char kClaim[] =
-	"UPDATE %s.outbox SET sent_at = pg_catalog.now() "
-	"WHERE sent_at IS NULL AND id OPERATOR(pg_catalog.=) ANY (ARRAY(SELECT id FROM %s.outbox "
-	"WHERE sent_at IS NULL AND refused IS NULL AND id OPERATOR(pg_catalog.>) $2 "
-	"AND (pg_catalog.cardinality($4::pg_catalog.int4[]) OPERATOR(pg_catalog.=) 0 "
-	"OR chat_outbox.chat_partition(payload, $3::pg_catalog.int4) OPERATOR(pg_catalog.<>) ALL ($4::pg_catalog.int4[])) "
-	"ORDER BY id LIMIT $1 FOR UPDATE)) "
-	"RETURNING id, event, payload::pg_catalog.text, payload OPERATOR(pg_catalog.->>) 'id', "
-	"CASE WHEN pg_catalog.jsonb_typeof(payload OPERATOR(pg_catalog.->) 'chat_id') OPERATOR(pg_catalog.=) 'number' "
-	"THEN payload OPERATOR(pg_catalog.->>) 'chat_id' END";
+    "UPDATE %s.outbox SET sent_at = pg_catalog.now() "
+    "WHERE sent_at IS NULL AND id OPERATOR(pg_catalog.=) ANY (ARRAY(SELECT id FROM %s.outbox "
+    "WHERE sent_at IS NULL AND refused IS NULL AND id OPERATOR(pg_catalog.>) $2 "
+    "AND (pg_catalog.cardinality($4::pg_catalog.int4[]) OPERATOR(pg_catalog.=) 0 "
+    "OR chat_outbox.chat_partition(payload, $3::pg_catalog.int4) OPERATOR(pg_catalog.<>) ALL ($4::pg_catalog.int4[])) "
+    "ORDER BY id LIMIT $1 FOR UPDATE)) "
+    "RETURNING id, event, payload::pg_catalog.text, payload OPERATOR(pg_catalog.->>) 'id', "
+    "CASE WHEN pg_catalog.jsonb_typeof(payload OPERATOR(pg_catalog.->) 'chat_id') OPERATOR(pg_catalog.=) 'number' "
+    "THEN payload OPERATOR(pg_catalog.->>) 'chat_id' END";
 
 // A row Redis could not take goes back to unsent, with the reason ($2 text), and is not claimed again.
 constexpr const char kRefuse[] = "UPDATE %s.outbox SET sent_at = NULL, refused = $2 WHERE id OPERATOR(pg_catalog.=) $1";
 
 // Deletes, among the $2 (int4) oldest rows by id, those sent more than $1 (int4) seconds ago.
 constexpr const char kPurgeSent[] =
-	"DELETE FROM %s.outbox WHERE id OPERATOR(pg_catalog.=) ANY (ARRAY("
-	"SELECT id FROM (SELECT id, sent_at FROM %s.outbox ORDER BY id LIMIT $2) oldest "
-	"WHERE sent_at OPERATOR(pg_catalog.<) "
-	"(pg_catalog.now() OPERATOR(pg_catalog.-) pg_catalog.make_interval(secs => $1))))";
+    "DELETE FROM %s.outbox WHERE id OPERATOR(pg_catalog.=) ANY (ARRAY("
+    "SELECT id FROM (SELECT id, sent_at FROM %s.outbox ORDER BY id LIMIT $2) oldest "
+    "WHERE sent_at OPERATOR(pg_catalog.<) "
+    "(pg_catalog.now() OPERATOR(pg_catalog.-) pg_catalog.make_interval(secs => $1))))";
 
 } // namespace before_1_2
 

@@ -22,4 +22,3 @@ class RespCommand {
 };
 
 } // namespace chat_outbox
-

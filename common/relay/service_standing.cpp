@@ -24,9 +24,9 @@ FailureNews
 ServiceStanding::Failed(std::string_view reason, int64_t now_ms) noexcept
 {
 	uint64_t hash = ReasonHash(reason);
-	FailureNews news = failures_ == 0		 ? FailureNews::kStarted
-					   : hash != reason_hash_ ? FailureNews::kReasonChanged
-											  : FailureNews::kSame;
+	FailureNews news = failures_ == 0         ? FailureNews::kStarted
+	                   : hash != reason_hash_ ? FailureNews::kReasonChanged
+	                                          : FailureNews::kSame;
 	state_ = ServiceState::kFailing;
 	reason_hash_ = hash;
 	retry_at_ms_ = now_ms + Backoff(kServerRetryFirstMs, kServerRetryMaxMs).Delay(failures_);

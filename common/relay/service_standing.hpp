@@ -26,14 +26,14 @@ inline constexpr int64_t kShardDownRecheckMs = 200;
 
 // FailureNews: what a failed pass changes in what is known about the service's failure.
 enum class FailureNews : uint8_t {
-	kStarted,		// the failure starts: log it, record its reason
+	kStarted,       // the failure starts: log it, record its reason
 	kReasonChanged, // it goes on for another reason: record the new reason (no log line)
-	kSame,			// it goes on for the same reason: nothing to say
+	kSame,          // it goes on for the same reason: nothing to say
 };
 
 enum class ServiceState : uint8_t {
-	kRelaying,		   // the last pass went through (or none ran yet)
-	kFailing,		   // its own failure: backing off
+	kRelaying,         // the last pass went through (or none ran yet)
+	kFailing,          // its own failure: backing off
 	kWaitingForLayout, // a change of its partition count waits for the old queues
 	kWaitingForShard,  // its pass needs a shard that is down
 };

@@ -47,8 +47,8 @@ class ShardOutage {
 
   private:
 	ShardState state_ = ShardState::kUp;
-	int32_t failures_ = 0;  // in a row
-	int64_t until_ms_ = 0;  // while down: not tried again before
+	int32_t failures_ = 0; // in a row
+	int64_t until_ms_ = 0; // while down: not tried again before
 };
 
 } // namespace chat_outbox

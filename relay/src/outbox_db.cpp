@@ -76,7 +76,7 @@ OutboxDb::Exec(const std::string &sql, const std::vector<std::string> &params, E
 	for (const auto &p : params)
 		values.push_back(p.c_str());
 	PGresult *r = PQexecParams(conn_, sql.c_str(), static_cast<int>(values.size()), nullptr, values.data(), nullptr,
-							   nullptr, 0);
+	                           nullptr, 0);
 	if (PQresultStatus(r) == want)
 		return r;
 	// the primary message alone: one line, without the statement's text and a caret under it
@@ -133,7 +133,6 @@ OnShard(int s, int nshards, F &&call)
 	}
 }
 
-
 // ChooseLayout: the partition count a pass relays under, decided after its first claim (as the
 // extension's relay_pass.cpp does, docs/architecture.md 'Changing the number of partitions'): the
 // layout key's count on shard 0, or the service's new count once the old layout's queues hold no
@@ -141,7 +140,7 @@ OnShard(int s, int nshards, F &&call)
 // *known is set to the key's value the count was chosen by (unchecked while a change waits).
 std::optional<int>
 ChooseLayout(const std::string &service, const std::string &queue, int wanted, RedisShards &shards, const std::string &prefix, std::string *wait,
-			 std::string *switched, int *current_out, const std::vector<bool> &down, KnownLayout *known)
+             std::string *switched, int *current_out, const std::vector<bool> &down, KnownLayout *known)
 {
 	*known = KnownLayout{};
 	auto value = shards[0]->Get(LayoutKey(prefix, queue));
@@ -158,21 +157,21 @@ ChooseLayout(const std::string &service, const std::string &queue, int wanted, R
 			if (down[s])
 				throw RedisFailure(RedisFailure::kConnection, "shard " + std::to_string(s) + " is down", static_cast<int>(s));
 			jobs += OnShard(static_cast<int>(s), static_cast<int>(shards.size()),
-							[&] { return shards[s]->EvalInteger(QueueJobsScript(), keys); });
+			                [&] { return shards[s]->EvalInteger(QueueJobsScript(), keys); });
 		}
 	switch (NextLayoutStep(*current, wanted, jobs)) {
-		case LayoutStep::kRelay:
-			*known = value ? KnownLayout{LayoutExpect::kHolds, *value} : KnownLayout{LayoutExpect::kAbsent, ""};
-			return *current;
-		case LayoutStep::kWait:
-			*wait = LayoutWaitMessage(*current, wanted, jobs);
-			return std::nullopt;
-		case LayoutStep::kSwitch:
-			shards[0]->Set(LayoutKey(prefix, queue), std::to_string(wanted));
-			*known = KnownLayout{LayoutExpect::kHolds, std::to_string(wanted)};
-			*switched = "service " + service + " is relayed to " + std::to_string(wanted) + " partition(s) now, " +
-						std::to_string(*current) + " before (the queues of the old layout were empty)";
-			return wanted;
+	case LayoutStep::kRelay:
+		*known = value ? KnownLayout{LayoutExpect::kHolds, *value} : KnownLayout{LayoutExpect::kAbsent, ""};
+		return *current;
+	case LayoutStep::kWait:
+		*wait = LayoutWaitMessage(*current, wanted, jobs);
+		return std::nullopt;
+	case LayoutStep::kSwitch:
+		shards[0]->Set(LayoutKey(prefix, queue), std::to_string(wanted));
+		*known = KnownLayout{LayoutExpect::kHolds, std::to_string(wanted)};
+		*switched = "service " + service + " is relayed to " + std::to_string(wanted) + " partition(s) now, " +
+		            std::to_string(*current) + " before (the queues of the old layout were empty)";
+		return wanted;
 	}
 	return std::nullopt;
 }
@@ -193,7 +192,7 @@ OutboxDb::OutboxBefore12(const std::string &service)
 
 PassResult
 OutboxDb::RunPass(const Service &svc, int64_t batch_size, RedisShards &shards, const std::string &prefix,
-				  const std::vector<bool> &down, int *last_layout, KnownLayout *known)
+                  const std::vector<bool> &down, int *last_layout, KnownLayout *known)
 {
 	PassResult result;
 	const int nshards = static_cast<int>(shards.size());
@@ -216,8 +215,8 @@ OutboxDb::RunPass(const Service &svc, int64_t batch_size, RedisShards &shards, c
 		std::vector<bool> written(nshards, false); // the shards this pass sent a batch to
 		for (int b = 0; b < kMaxBatches; b++) {
 			Result r(before_1_2 ? Exec(claim_1_1, {std::to_string(batch_size), after, std::to_string(basis), excluded}, PGRES_TUPLES_OK)
-								: Exec(relay_sql::kClaim, {svc.name, std::to_string(batch_size), std::to_string(*last_layout), excluded},
-									   PGRES_TUPLES_OK));
+			                    : Exec(relay_sql::kClaim, {svc.name, std::to_string(batch_size), std::to_string(*last_layout), excluded},
+			                           PGRES_TUPLES_OK));
 			int n = PQntuples(r.get());
 			if (n == 0)
 				break;
@@ -227,8 +226,8 @@ OutboxDb::RunPass(const Service &svc, int64_t batch_size, RedisShards &shards, c
 				// one shard and the count of the last pass: the calls' check of the key is its read
 				bool known_still = nshards == 1 && known->expect != LayoutExpect::kUnchecked && *last_layout == wanted;
 				auto layout = known_still ? std::optional<int>(wanted)
-										  : ChooseLayout(svc.name, svc.queue, wanted, shards, prefix, &result.layout_wait,
-														 &result.layout_switched, &result.layout, down, known);
+				                          : ChooseLayout(svc.name, svc.queue, wanted, shards, prefix, &result.layout_wait,
+				                                         &result.layout_switched, &result.layout, down, known);
 				if (!layout) {
 					*last_layout = result.layout;
 					Result(Exec("ROLLBACK", {}, PGRES_COMMAND_OK));
@@ -245,7 +244,7 @@ OutboxDb::RunPass(const Service &svc, int64_t batch_size, RedisShards &shards, c
 				rows[i].has_payload_id = !PQgetisnull(r.get(), i, 3);
 				rows[i].payload_id = PQgetvalue(r.get(), i, 3);
 				rows[i].partition = RowPartition(PQgetisnull(r.get(), i, 4) ? std::nullopt : ChatIdOfJson(PQgetvalue(r.get(), i, 4)),
-												 result.layout);
+				                                 result.layout);
 			}
 			std::sort(rows.begin(), rows.end(), [](const Row &x, const Row &y) { return x.id < y.id; });
 			last_id = rows[n - 1].id;
@@ -272,7 +271,7 @@ OutboxDb::RunPass(const Service &svc, int64_t batch_size, RedisShards &shards, c
 					check = {svc.queue, known->expect, known->value};
 				auto verdicts = OnShard(call.shard, nshards, [&] {
 					return shards[call.shard]->AddBatch(PartitionQueue(svc.queue, result.layout, call.partition), check,
-														jobs.data() + call.first, call.n);
+					                                    jobs.data() + call.first, call.n);
 				});
 				written[call.shard] = true;
 				for (size_t i = 0; i < call.n; i++)
@@ -293,16 +292,16 @@ OutboxDb::RunPass(const Service &svc, int64_t batch_size, RedisShards &shards, c
 		for (const auto &[id, reason] : refused) {
 			Result(Exec(refuse, {std::to_string(id), reason}, PGRES_COMMAND_OK));
 			result.refusals.push_back("refused outbox row " + std::to_string(id) + " of " + svc.name + ": " + reason +
-									  " (it stays unsent; free the key, then UPDATE " + svc.name +
-									  ".outbox SET refused = NULL WHERE id = " + std::to_string(id) + ")");
+			                          " (it stays unsent; free the key, then UPDATE " + svc.name +
+			                          ".outbox SET refused = NULL WHERE id = " + std::to_string(id) + ")");
 		}
 		result.relayed = result.claimed - static_cast<int64_t>(refused.size());
 		if (result.relayed > 0)
 			Result(Exec("INSERT INTO chat_outbox.relay_progress AS p (service, last_relayed_id, last_relayed_at, relayed_total) "
-						"VALUES ($1, $2, now(), $3) ON CONFLICT (service) DO UPDATE SET last_relayed_id = EXCLUDED.last_relayed_id, "
-						"last_relayed_at = EXCLUDED.last_relayed_at, relayed_total = p.relayed_total + EXCLUDED.relayed_total, "
-						"service_error = NULL",
-						{svc.name, std::to_string(last_id), std::to_string(result.relayed)}, PGRES_COMMAND_OK));
+			            "VALUES ($1, $2, now(), $3) ON CONFLICT (service) DO UPDATE SET last_relayed_id = EXCLUDED.last_relayed_id, "
+			            "last_relayed_at = EXCLUDED.last_relayed_at, relayed_total = p.relayed_total + EXCLUDED.relayed_total, "
+			            "service_error = NULL",
+			            {svc.name, std::to_string(last_id), std::to_string(result.relayed)}, PGRES_COMMAND_OK));
 		Result(Exec("COMMIT", {}, PGRES_COMMAND_OK));
 	} catch (...) {
 		*known = KnownLayout{}; // whatever failed, the next pass reads the key
@@ -318,21 +317,21 @@ void
 OutboxDb::RecordServiceError(const std::string &service, const std::string &error)
 {
 	Result(Exec("INSERT INTO chat_outbox.relay_progress AS p (service, service_error) VALUES ($1, NULLIF($2, '')) "
-				"ON CONFLICT (service) DO UPDATE SET service_error = EXCLUDED.service_error",
-				{service, error}, PGRES_COMMAND_OK));
+	            "ON CONFLICT (service) DO UPDATE SET service_error = EXCLUDED.service_error",
+	            {service, error}, PGRES_COMMAND_OK));
 }
 
 void
 OutboxDb::RecordLayout(const std::string &service, int layout, const std::string &change)
 {
 	Result(Exec("INSERT INTO chat_outbox.relay_progress AS p (service, layout, layout_change) VALUES ($1, $2, NULLIF($3, '')) "
-				"ON CONFLICT (service) DO UPDATE SET layout = EXCLUDED.layout, layout_change = EXCLUDED.layout_change",
-				{service, std::to_string(layout), change}, PGRES_COMMAND_OK));
+	            "ON CONFLICT (service) DO UPDATE SET layout = EXCLUDED.layout, layout_change = EXCLUDED.layout_change",
+	            {service, std::to_string(layout), change}, PGRES_COMMAND_OK));
 }
 
 void
 OutboxDb::Heartbeat(const std::string &relay_id, const std::string &state, const std::string &last_error,
-					const std::string &redis_warning, const std::string &appendfsync, const std::vector<std::string> &shards)
+                    const std::string &redis_warning, const std::string &appendfsync, const std::vector<std::string> &shards)
 {
 	// the shard list as a text[] literal: each URL quoted, its quotes and backslashes escaped
 	std::string list = "{";
@@ -347,13 +346,13 @@ OutboxDb::Heartbeat(const std::string &relay_id, const std::string &state, const
 	}
 	list += "}";
 	Result(Exec("INSERT INTO chat_outbox.relays AS r (relay, pid, state, heartbeat_at, last_error, last_error_at, redis_warning, "
-				"redis_appendfsync, redis_shards) VALUES ($1, $2, $3, now(), NULLIF($4, ''), CASE WHEN $4 <> '' THEN now() END, "
-				"NULLIF($5, ''), NULLIF($6, ''), $7::text[]) ON CONFLICT (relay) DO UPDATE SET pid = EXCLUDED.pid, state = EXCLUDED.state, "
-				"heartbeat_at = now(), last_error = coalesce(EXCLUDED.last_error, r.last_error), "
-				"last_error_at = CASE WHEN EXCLUDED.last_error IS DISTINCT FROM r.last_error AND EXCLUDED.last_error IS NOT NULL "
-				"THEN now() ELSE r.last_error_at END, redis_warning = EXCLUDED.redis_warning, "
-				"redis_appendfsync = coalesce(EXCLUDED.redis_appendfsync, r.redis_appendfsync), redis_shards = EXCLUDED.redis_shards",
-				{relay_id, std::to_string(getpid()), state, last_error, redis_warning, appendfsync, list}, PGRES_COMMAND_OK));
+	            "redis_appendfsync, redis_shards) VALUES ($1, $2, $3, now(), NULLIF($4, ''), CASE WHEN $4 <> '' THEN now() END, "
+	            "NULLIF($5, ''), NULLIF($6, ''), $7::text[]) ON CONFLICT (relay) DO UPDATE SET pid = EXCLUDED.pid, state = EXCLUDED.state, "
+	            "heartbeat_at = now(), last_error = coalesce(EXCLUDED.last_error, r.last_error), "
+	            "last_error_at = CASE WHEN EXCLUDED.last_error IS DISTINCT FROM r.last_error AND EXCLUDED.last_error IS NOT NULL "
+	            "THEN now() ELSE r.last_error_at END, redis_warning = EXCLUDED.redis_warning, "
+	            "redis_appendfsync = coalesce(EXCLUDED.redis_appendfsync, r.redis_appendfsync), redis_shards = EXCLUDED.redis_shards",
+	            {relay_id, std::to_string(getpid()), state, last_error, redis_warning, appendfsync, list}, PGRES_COMMAND_OK));
 }
 
 int64_t
@@ -362,7 +361,8 @@ OutboxDb::Purge(const std::vector<Service> &services)
 	// rows of relays gone for a day (a default relay id names a pid, so each restart adds one)
 	Result(Exec("DELETE FROM chat_outbox.relays WHERE heartbeat_at < now() - interval '1 day'", {}, PGRES_COMMAND_OK));
 	Result s(Exec("SELECT extract(epoch FROM retention)::int, extract(epoch FROM inbox_retention)::int "
-				  "FROM chat_outbox.settings", {}, PGRES_TUPLES_OK));
+	              "FROM chat_outbox.settings",
+	              {}, PGRES_TUPLES_OK));
 	if (PQntuples(s.get()) == 0)
 		return 0;
 	const std::string retention = PQgetvalue(s.get(), 0, 0), inbox_retention = PQgetvalue(s.get(), 0, 1);
@@ -375,15 +375,15 @@ OutboxDb::Purge(const std::vector<Service> &services)
 			if (OutboxBefore12(svc.name)) {
 				if (retention != "0")
 					Result(Exec(Statement(relay_sql::before_1_2::kPurgeSent, svc.name), {retention, std::to_string(kLimit)},
-								PGRES_COMMAND_OK));
+					            PGRES_COMMAND_OK));
 			} else {
 				Result r(Exec(relay_sql::kRotate, {svc.name, retention}, PGRES_TUPLES_OK));
 				std::string waiting = PQgetisnull(r.get(), 0, 0) ? "" : PQgetvalue(r.get(), 0, 0);
 				std::string &before = rotation_wait_[svc.name];
 				if (waiting != before)
 					rotation_log_.push_back(waiting.empty() ? "the rotation of " + svc.name + ".outbox goes on"
-															: "the rotation of " + svc.name + ".outbox waits for " + waiting +
-																  " (relaying goes on; chat_outbox.status, rotation_wait)");
+					                                        : "the rotation of " + svc.name + ".outbox waits for " + waiting +
+					                                              " (relaying goes on; chat_outbox.status, rotation_wait)");
 				before = waiting;
 			}
 		} catch (const PgFailure &f) {

@@ -28,7 +28,7 @@ struct PgFailure : std::runtime_error {
 	bool lost;
 	std::string sqlstate;
 	PgFailure(bool l, const std::string &what, std::string state = "")
-		: std::runtime_error(what), lost(l), sqlstate(std::move(state)) {}
+	    : std::runtime_error(what), lost(l), sqlstate(std::move(state)) {}
 	// Another relay marked rows this pass read as unsent since its snapshot: nothing is wrong, the
 	// pass is rolled back and goes again at once with a new snapshot.
 	bool Conflict() const { return sqlstate == "40001"; }
@@ -40,8 +40,8 @@ struct Service {
 };
 
 struct PassResult {
-	int64_t relayed = 0;           // rows now in Redis
-	int64_t claimed = 0;           // rows claimed, refused ones included (a full pass: go again)
+	int64_t relayed = 0;               // rows now in Redis
+	int64_t claimed = 0;               // rows claimed, refused ones included (a full pass: go again)
 	std::vector<std::string> refusals; // one log line per refused row
 	int layout = 0;                    // the partition count the pass relayed under, or waits under (0: it claimed nothing)
 	std::string layout_wait;           // set when a change of the count waits for the old queues: nothing relayed
@@ -93,14 +93,14 @@ class OutboxDb {
 	// The pass is one READ COMMITTED transaction (a window's tick takes a snapshot of its own); a
 	// second relay waits for the first on the service's row of chat_outbox.services, then starts where it ended.
 	PassResult RunPass(const Service &svc, int64_t batch_size, RedisShards &shards, const std::string &prefix,
-					   const std::vector<bool> &down, int *last_layout, KnownLayout *known);
+	                   const std::vector<bool> &down, int *last_layout, KnownLayout *known);
 	// RecordLayout writes the count a service is relayed under and what a change waits for ("" none).
 	void RecordLayout(const std::string &service, int layout, const std::string &change);
 	// RecordServiceError sets (or clears, with "") the service's service_error in the status view.
 	void RecordServiceError(const std::string &service, const std::string &error);
 	// Heartbeat writes this relay's row of chat_outbox.relays.
 	void Heartbeat(const std::string &relay_id, const std::string &state, const std::string &last_error,
-				   const std::string &redis_warning, const std::string &appendfsync, const std::vector<std::string> &shards);
+	               const std::string &redis_warning, const std::string &appendfsync, const std::vector<std::string> &shards);
 	// Purge runs one step of each outbox's rotation (chat_outbox.settings' retention) and deletes
 	// received inbox rows past inbox_retention, 1,000 rows per statement, until a statement finds
 	// fewer; returns the inbox rows deleted. Also forgets relays silent for a day (their rows of

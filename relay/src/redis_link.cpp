@@ -32,7 +32,7 @@ NowMs()
 } // namespace
 
 RedisLink::RedisLink(RedisUrl url, int64_t timeout_ms, std::string prefix, int64_t min_replicas)
-	: url_(std::move(url)), timeout_ms_(timeout_ms), min_replicas_(min_replicas), prefix_(std::move(prefix))
+    : url_(std::move(url)), timeout_ms_(timeout_ms), min_replicas_(min_replicas), prefix_(std::move(prefix))
 {
 }
 
@@ -61,7 +61,7 @@ RedisLink::Roundtrip(const std::string &resp)
 {
 	void *reply = nullptr;
 	if (redisAppendFormattedCommand(ctx_, resp.data(), resp.size()) != REDIS_OK || redisGetReply(ctx_, &reply) != REDIS_OK ||
-		!reply)
+	    !reply)
 		FailConnection("batch add");
 	return static_cast<redisReply *>(reply);
 }
@@ -99,7 +99,7 @@ RedisLink::Connect()
 		target = AtMaster(url_, *master);
 	}
 	ctx_ = target.unix_socket.empty() ? redisConnectWithTimeout(target.host.c_str(), target.port, tv)
-									  : redisConnectUnixWithTimeout(target.unix_socket.c_str(), tv);
+	                                  : redisConnectUnixWithTimeout(target.unix_socket.c_str(), tv);
 	if (!ctx_)
 		throw RedisFailure(RedisFailure::kConnection, "connect: out of memory");
 	if (ctx_->err)
@@ -116,7 +116,7 @@ RedisLink::Connect()
 	if (url_.IsSentinel()) {
 		Reply role(Command(MasterCheckCommand()));
 		if (role->type != REDIS_REPLY_ARRAY || role->elements == 0 || role->element[0]->type != REDIS_REPLY_STRING ||
-			!RoleIsMaster(role->element[0]->str)) {
+		    !RoleIsMaster(role->element[0]->str)) {
 			sentinel_cursor_++; // that sentinel is stale: ask the next one
 			Disconnect();
 			throw RedisFailure(RedisFailure::kConnection, "ROLE: " + master_ + " is not the master (yet)");
@@ -195,7 +195,7 @@ RedisLink::ConfirmReplicated()
 	}
 	if (r->integer < min_replicas_) {
 		std::string why = "WAIT: " + std::to_string(r->integer) + " of " + std::to_string(min_replicas_) +
-						  " replicas acknowledged the pass within " + std::to_string(wait_ms) + " ms (--redis-min-replicas)";
+		                  " replicas acknowledged the pass within " + std::to_string(wait_ms) + " ms (--redis-min-replicas)";
 		Disconnect();
 		throw RedisFailure(RedisFailure::kConnection, why);
 	}

@@ -25,7 +25,9 @@ namespace chat_outbox::relay {
 // failure: the layout key held something else than the call expected, nothing of it was written, and
 // the service's next pass (at once) reads the key.
 struct RedisFailure : std::runtime_error {
-	enum Kind { kConnection, kService, kLayoutChanged } kind;
+	enum Kind { kConnection,
+		        kService,
+		        kLayoutChanged } kind;
 	int shard = 0; // of a kConnection: the shard that failed (outbox_db.cpp sets it)
 	RedisFailure(Kind k, const std::string &what, int s = 0) : std::runtime_error(what), kind(k), shard(s) {}
 };
@@ -42,7 +44,7 @@ class RedisLink {
 	// per job in order, nullopt (created or a duplicate) or why Redis refused that job alone. Throws
 	// RedisFailure.
 	std::vector<std::optional<std::string>> AddBatch(const std::string &queue, const LayoutCheck &layout,
-													 const JobSpec *jobs, size_t n);
+	                                                 const JobSpec *jobs, size_t n);
 
 	// ConfirmReplicated runs WAIT <min_replicas> <timeout/2> after a pass's batches, when
 	// min_replicas > 0: fewer acknowledgements throw kConnection (the connection is dropped), so the

@@ -42,8 +42,8 @@ MonotonicMs()
 } // namespace
 
 RelayLoop::RelayLoop(const RelayConfig &cfg, const std::vector<RedisUrl> &urls, MetricsServer *metrics,
-					 const volatile std::sig_atomic_t *stop)
-	: cfg_(cfg), metrics_(metrics), stop_(stop), db_(cfg.database_url), shard_list_(RedactedShardList(urls))
+                     const volatile std::sig_atomic_t *stop)
+    : cfg_(cfg), metrics_(metrics), stop_(stop), db_(cfg.database_url), shard_list_(RedactedShardList(urls))
 {
 	figures_.redis_up.assign(urls.size(), true);
 	for (const auto &url : urls) {
@@ -60,8 +60,8 @@ RelayLoop::Run()
 {
 	Publish();
 	Log("relaying to " + shard_list_ + " (prefix " + cfg_.prefix + "), relay id " + cfg_.relay_id +
-		", woken by " + (logical_ ? "NOTIFY and logical decoding" : "NOTIFY") +
-		(metrics_ ? ", /metrics on " + cfg_.metrics_listen : std::string()));
+	    ", woken by " + (logical_ ? "NOTIFY and logical decoding" : "NOTIFY") +
+	    (metrics_ ? ", /metrics on " + cfg_.metrics_listen : std::string()));
 	while (!Stopping()) {
 		try {
 			if (!db_.Connected())
@@ -165,12 +165,12 @@ RelayLoop::RunService(const Service &svc, Round *round)
 		reloads += shard->ScriptReloads();
 	try {
 		PassResult r = db_.RunPass(svc, cfg_.batch_size, shards_, cfg_.prefix, round->down, &last_layout_[svc.name],
-								   &known_layout_[svc.name]);
+		                           &known_layout_[svc.name]);
 		for (auto &shard : shards_)
 			reloads -= shard->ScriptReloads();
 		if (reloads != 0)
 			Log("redis had lost the batch-add script; loaded it again (SCRIPT FLUSH, or a restart or "
-				"failover behind a proxy that kept the connection open); the batch went again");
+			    "failover behind a proxy that kept the connection open); the batch went again");
 		for (const auto &line : r.refusals)
 			Log(line);
 		if (!r.layout_switched.empty())
@@ -192,7 +192,7 @@ RelayLoop::RunService(const Service &svc, Round *round)
 		if (f.kind == RedisFailure::kLayoutChanged) {
 			// rolled back, nothing written: no error, no backoff; the next pass, at once, reads the key
 			Log("service " + svc.name + ": layout changed: " + f.what() +
-				"; the pass wrote nothing, the next reads the layout key again");
+			    "; the pass wrote nothing, the next reads the layout key again");
 			round->more = true;
 			return true;
 		}
@@ -259,8 +259,8 @@ RelayLoop::ShardFailed(int shard, const std::string &why)
 {
 	if (outages_[shard].Failed(MonotonicMs()))
 		Log("redis shard " + std::to_string(shard) + " unreachable: " + why +
-			"; rows of the partitions on it wait in the outbox, the other shards' partitions are relayed; "
-			"retrying with backoff");
+		    "; rows of the partitions on it wait in the outbox, the other shards' partitions are relayed; "
+		    "retrying with backoff");
 	last_error_ = why;
 }
 
@@ -308,9 +308,9 @@ RelayLoop::EndRound(const Round &round)
 		figures_.last_pass_unix = UnixNow();
 	}
 	std::string new_state = round.redis_failed || health_.Failing() ? "backing off" : "running";
-	figures_.state = Stopping()                ? RelayState::kStopping
-					 : new_state == "running" ? RelayState::kRunning
-											  : RelayState::kBackingOff;
+	figures_.state = Stopping()               ? RelayState::kStopping
+	                 : new_state == "running" ? RelayState::kRunning
+	                                          : RelayState::kBackingOff;
 	Publish();
 	if (new_state != state_ || MonotonicMs() >= next_heartbeat_) {
 		state_ = new_state;

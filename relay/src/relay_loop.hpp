@@ -43,7 +43,7 @@ class RelayLoop {
 	// urls: --redis-url's shards, shard 0 first; metrics: the /metrics thread, or null; stop: set by
 	// the signal handler, read between steps.
 	RelayLoop(const RelayConfig &cfg, const std::vector<RedisUrl> &urls, MetricsServer *metrics,
-			  const volatile std::sig_atomic_t *stop);
+	          const volatile std::sig_atomic_t *stop);
 
 	// Run relays until a stop is requested.
 	void Run();
@@ -56,7 +56,7 @@ class RelayLoop {
 		bool redis_failed = false; // shard 0 failed: every service waits
 		int64_t delay = 0;         // then: the backoff before the next round
 		int64_t relayed = 0, claimed = 0;
-		std::vector<bool> down;    // per shard: down for this round
+		std::vector<bool> down; // per shard: down for this round
 		std::vector<Service> services;
 	};
 
@@ -90,10 +90,10 @@ class RelayLoop {
 	Backoff pg_backoff_{kServerRetryFirstMs, kServerRetryMaxMs};
 	bool pg_down_ = false;
 	std::map<std::string, ServiceStanding> services_;
-	std::map<std::string, std::string> layouts_;     // per service: what its layout was last recorded as
-	std::map<std::string, int> last_layout_;         // per service: the count its last pass relayed under
+	std::map<std::string, std::string> layouts_;      // per service: what its layout was last recorded as
+	std::map<std::string, int> last_layout_;          // per service: the count its last pass relayed under
 	std::map<std::string, KnownLayout> known_layout_; // per service: the layout key's value that count was chosen by
-	std::vector<ShardOutage> outages_;               // per shard; shard 0's is health_
+	std::vector<ShardOutage> outages_;                // per shard; shard 0's is health_
 	std::string last_error_, state_ = "starting";
 	WakeRecheck recheck_;          // after a stream wake-up that claimed nothing
 	bool woken_by_stream_ = false; // the coming round follows a stream wake-up

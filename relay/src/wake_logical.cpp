@@ -74,7 +74,8 @@ LogicalWake::Connect(int64_t now_ms)
 	// The stream names a publication; one without tables makes pgoutput send only messages. Two
 	// relays may create it at once: the loser's duplicate_object is fine.
 	PGresult *r = PQexec(conn_, (std::string("SELECT 1 FROM pg_catalog.pg_publication WHERE pubname = '") +
-								 kWakePublication + "'").c_str());
+	                             kWakePublication + "'")
+	                                .c_str());
 	bool exists = PQresultStatus(r) == PGRES_TUPLES_OK && PQntuples(r) == 1;
 	PQclear(r);
 	if (!exists) {

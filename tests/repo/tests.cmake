@@ -2,3 +2,4 @@
 add_shell_test(repo.hygiene repo/hygiene.sh 30)
 add_shell_test(repo.lua repo/lua.sh 30)
 add_shell_test(repo.editorconfig repo/editorconfig.sh 10)
+add_shell_test(repo.clang_format repo/clang_format.sh 60)

@@ -7,7 +7,10 @@
 
 namespace chat_outboxd {
 
-enum class Level { Debug = 0, Verbose = 1, Notice = 2, Warning = 3 };
+enum class Level { Debug = 0,
+	               Verbose = 1,
+	               Notice = 2,
+	               Warning = 3 };
 
 void SetLogLevel(const std::string &name); // unknown names keep "notice"
 bool LogEnabled(Level level);

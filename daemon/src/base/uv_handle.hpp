@@ -27,8 +27,10 @@ namespace uv_detail {
 struct BoxBase {
 	virtual ~BoxBase() = default;
 	virtual uv_handle_t *Handle() = 0;
-	enum class State { Open, Closing, Closed } state = State::Open;
-	bool owner_gone = false;               // the owner released it: free at the close callback
+	enum class State { Open,
+		               Closing,
+		               Closed } state = State::Open;
+	bool owner_gone = false; // the owner released it: free at the close callback
 	std::vector<std::function<void()>> on_closed;
 
 	// Close asks libuv to close the handle unless that was asked already; done runs when closed.

@@ -12,7 +12,7 @@
 namespace chat_outboxd {
 
 BusSubscriber::BusSubscriber(uv_loop_t *loop, const Config &cfg, BusSink &sink, PgClient &pg, InboxSchema &schema, Metrics &metrics,
-         BusMetrics &bus_metrics)
+                             BusMetrics &bus_metrics)
     : loop_(loop), cfg_(cfg), sink_(sink), pg_(pg), schema_(schema), metrics_(metrics), bus_metrics_(bus_metrics),
       fill_timer_(loop, "bus fill"), quiet_timer_(loop, "bus quiet check"), alive_(std::make_shared<BusSubscriber *>(this))
 {
@@ -33,9 +33,11 @@ BusSubscriber::Start(RedisSubscriber &sub, const std::string &channel, bool redi
 	channel_ = channel;
 	redis_health_ = redis_health;
 	sub_ = &sub;
-	sub_->Subscribe(channel_, [this](const std::string &, const std::string &payload) { OnMessage(payload); },
-	                [this] { OnSubscribed(); });
-	quiet_timer_.Start(kQuietCheckMs, [this] { OnQuietTick(); }, kQuietCheckMs);
+	sub_->Subscribe(
+	    channel_, [this](const std::string &, const std::string &payload) { OnMessage(payload); },
+	    [this] { OnSubscribed(); });
+	quiet_timer_.Start(
+	    kQuietCheckMs, [this] { OnQuietTick(); }, kQuietCheckMs);
 	CheckInbox(); // the start of the order, even while Redis is away
 }
 

@@ -62,7 +62,7 @@ class BusSubscriber {
 	// what clients make the gateway ask): there is at most one max(seq) read and one fill out at a time.
 	// schema: the gateway's (QueryQueue::Schema), on the same connection as pg.
 	BusSubscriber(uv_loop_t *loop, const Config &cfg, BusSink &sink, PgClient &pg, InboxSchema &schema, Metrics &metrics,
-	    BusMetrics &bus_metrics);
+	              BusMetrics &bus_metrics);
 	~BusSubscriber();
 	BusSubscriber(const BusSubscriber &) = delete;
 	BusSubscriber &operator=(const BusSubscriber &) = delete;
@@ -103,12 +103,12 @@ class BusSubscriber {
 	RedisSubscriber *sub_ = nullptr; // set by Start
 	std::string channel_;
 	bool redis_health_ = false;
-	bool checking_ = false;    // a max(seq) query is out
-	bool heard_ = false;       // a bus message came since the last quiet tick
+	bool checking_ = false; // a max(seq) query is out
+	bool heard_ = false;    // a bus message came since the last quiet tick
 	bool closed_ = false;
 	chat_outbox::Backoff start_retry_{kStartRetryMs, kStartRetryMaxMs};
 	chat_outbox::Backoff fill_retry_{kFillRetryMs, kFillRetryMaxMs}; // failing: logged once, said again on success
-	std::string sql_high_, sql_fill_[2]; // sql_fill_[with_sender] (QueryQueue::Schema)
+	std::string sql_high_, sql_fill_[2];                             // sql_fill_[with_sender] (QueryQueue::Schema)
 	UvTimer fill_timer_, quiet_timer_;
 	std::shared_ptr<BusSubscriber *> alive_; // weak copies tell query callbacks whether we still exist
 };

@@ -32,7 +32,7 @@ namespace chat_outboxd {
 
 namespace {
 
-constexpr double kMaxBlockSeconds = 5.0;   // BZPOPMIN timeout, as bullmq's drainDelay
+constexpr double kMaxBlockSeconds = 5.0; // BZPOPMIN timeout, as bullmq's drainDelay
 
 enum class Life {
 	Connecting, // until the command connection is first ready
@@ -115,7 +115,8 @@ struct BullmqConsumer::Impl {
 			}
 		});
 		uint64_t half = static_cast<uint64_t>(cfg.lock_duration / 2);
-		extend_timer.Start(half, [this] { ExtendLocks(); }, half);
+		extend_timer.Start(
+		    half, [this] { ExtendLocks(); }, half);
 		cmd.Start();
 		blk.Start();
 		pg.Start();
@@ -285,14 +286,16 @@ struct BullmqConsumer::Impl {
 		snprintf(t, sizeof t, "%.3f", timeout);
 		int64_t deadline = static_cast<int64_t>(timeout * 1000) + 5000;
 		redis = RedisStep::Waiting;
-		blk.Command({"BZPOPMIN", keys.Key("marker"), t},
-		            [this](const RedisValue *, const std::string &) {
-			            if (redis == RedisStep::Waiting)
-				            redis = RedisStep::Fetching;
-		            },
-		            deadline);
-		blk.Eval(NextFetchCall(kRedisClock), [this](const RedisValue *r, const std::string &) { OnFetched(r); },
-		         deadline + 5000);
+		blk.Command(
+		    {"BZPOPMIN", keys.Key("marker"), t},
+		    [this](const RedisValue *, const std::string &) {
+			    if (redis == RedisStep::Waiting)
+				    redis = RedisStep::Fetching;
+		    },
+		    deadline);
+		blk.Eval(
+		    NextFetchCall(kRedisClock), [this](const RedisValue *r, const std::string &) { OnFetched(r); },
+		    deadline + 5000);
 	}
 
 	// --- one batch --------------------------------------------------------------------------
@@ -607,7 +610,6 @@ BullmqConsumer::BullmqConsumer(uv_loop_t *loop, const Config &cfg, RedisConn &cm
     : impl_(std::make_unique<Impl>(loop, cfg, cmd, blocking, pg, sink, metrics, std::move(lease)))
 {
 }
-
 
 BullmqConsumer::~BullmqConsumer() = default;
 

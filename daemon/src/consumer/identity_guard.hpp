@@ -14,7 +14,9 @@
 
 namespace chat_outboxd {
 
-enum class IdentityCheck { Ok, Clash, Unknown };
+enum class IdentityCheck { Ok,
+	                       Clash,
+	                       Unknown };
 
 // CheckIdentity answers with Clash (and the other client's id) or Ok; Unknown when Redis failed.
 void CheckIdentity(RedisConn &cmd, const std::string &connection_name,

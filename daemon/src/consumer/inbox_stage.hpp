@@ -63,8 +63,8 @@ class InboxStage {
 
 	BatchPtr batch_;
 	std::function<void(BatchPtr)> committed_;
-	InboxRows isolated_;           // rows written one message at a time after the batch was refused
-	bool failing_ = false;         // the last write failed for a reason other than the connection
+	InboxRows isolated_;   // rows written one message at a time after the batch was refused
+	bool failing_ = false; // the last write failed for a reason other than the connection
 	bool reading_high_water_ = false;
 	// Highest seq pushed to clients: what this stage pushed, at least the inbox's highest seq when the
 	// inbox connection first opened. Unknown until that read answers; nothing is written before.

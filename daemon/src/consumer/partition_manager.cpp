@@ -35,7 +35,7 @@ constexpr int64_t kRedisTimeoutMs = 10000;
 // The manager's own stop deadline is this much longer than a consumer's (--stop-timeout): the consumers
 // give up first, then it releases their leases.
 constexpr int64_t kManagerStopMarginMs = 5000;
-constexpr int64_t kRetryMarginMs = 5;      // an acquire retried this long after the other's lease ends
+constexpr int64_t kRetryMarginMs = 5; // an acquire retried this long after the other's lease ends
 
 enum class Phase {
 	CheckingIdentity, // refusing to run beside a live daemon with our identity
@@ -86,8 +86,8 @@ struct PartitionManager::Impl {
 	std::vector<std::unique_ptr<StateLog>> redis_logs; // per shard: "redis", or "redis shard <i>" of several
 	std::vector<std::unique_ptr<RedisConn>> conns;     // one per shard: members, layout and leases
 	UvTimer tick_timer, stop_timer, retry_timer;
-	int64_t retry_due = 0; // monotonic ms retry_timer fires at
-	std::map<std::string, Slot> slots; // by partition queue name
+	int64_t retry_due = 0;                        // monotonic ms retry_timer fires at
+	std::map<std::string, Slot> slots;            // by partition queue name
 	std::vector<std::unique_ptr<Worker>> retired; // stopped and closed; freed at the next tick
 	std::vector<std::string> members;
 	std::vector<std::string> target; // the partition queues this daemon should work
@@ -127,7 +127,8 @@ struct PartitionManager::Impl {
 			c->Start();
 		}
 		uint64_t tick = static_cast<uint64_t>(timing.tick_ms);
-		tick_timer.Start(tick, [this] { Tick(); }, tick);
+		tick_timer.Start(
+		    tick, [this] { Tick(); }, tick);
 	}
 
 	void UpdateRedisUp()
@@ -386,8 +387,9 @@ struct PartitionManager::Impl {
 				                     it->second.valid_until = ValidUntil(sent, timing.ttl_ms);
 			                     if (res && !res->won)
 				                     RetryAfter(res->left_ms);
-			                     Event(queue, !res ? LeaseEvent::AcquireUnknown
-			                                       : res->won ? LeaseEvent::AcquireWon : LeaseEvent::AcquireRefused);
+			                     Event(queue, !res       ? LeaseEvent::AcquireUnknown
+			                                  : res->won ? LeaseEvent::AcquireWon
+			                                             : LeaseEvent::AcquireRefused);
 		                     });
 	}
 

@@ -22,7 +22,8 @@ StalledChecker::Start()
 		return;
 	running_ = true;
 	uint64_t period = static_cast<uint64_t>(interval_ms_ + std::clamp<int64_t>(interval_ms_ / 50, 5, 500));
-	timer_.Start(0, [this] { Run(); }, period);
+	timer_.Start(
+	    0, [this] { Run(); }, period);
 }
 
 void

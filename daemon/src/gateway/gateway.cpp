@@ -92,7 +92,9 @@ struct Gateway::Impl {
 
 	using Handler = int (Impl::*)(struct lws *wsi, Conn *c, void *in, size_t len);
 	// What a callback does with the connection's Conn (lws' per-connection user space).
-	enum class ConnStep : uint8_t { Keep, Create, Free };
+	enum class ConnStep : uint8_t { Keep,
+		                            Create,
+		                            Free };
 	struct Route {
 		enum lws_callback_reasons reason;
 		ConnStep conn;

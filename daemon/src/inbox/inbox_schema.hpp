@@ -35,7 +35,8 @@ class InboxSchema {
 	// SawSenders: these messages carry senders, or are edits or deletes, which only a database of 1.1 sends. Without the column
 	// known, it is asked for again at the next Ready, not kRecheck later: a sender is not dropped for
 	// the seconds after an update, nor shown as null.
-	template <typename Messages> void SawSenders(const Messages &messages)
+	template <typename Messages>
+	void SawSenders(const Messages &messages)
 	{
 		if (has_sender_)
 			return;

@@ -20,7 +20,7 @@ constexpr const char kRead[] =
     "ORDER BY p.service, p.partition";
 
 // The status view's relay_state values (docs/extension.md, docs/managed.md): each exported, the current one as 1.
-const std::vector<std::string> kViewStates = {"running",          "backing off",         "paused", "waiting for extension",
+const std::vector<std::string> kViewStates = {"running", "backing off", "paused", "waiting for extension",
                                               "waiting for database", "standby", "starting", "stopped"};
 
 // Each service's state as the status view's service_state (chat_outbox.service_state, 1.6 on; before, the
@@ -43,7 +43,8 @@ OutboxStatus::OutboxStatus(uv_loop_t *loop, PgClient &pg, int64_t interval_ms)
 void
 OutboxStatus::Start()
 {
-	timer_.Start(0, [this] { Read(); }, static_cast<uint64_t>(interval_ms_));
+	timer_.Start(
+	    0, [this] { Read(); }, static_cast<uint64_t>(interval_ms_));
 }
 
 void
@@ -72,7 +73,8 @@ OutboxStatus::Read()
 		if (!r.ok) {
 			if (last_ != LastRead::kFailed)
 				Log(Level::Warning, "outbox status: cannot read chat_outbox.partition_status: %s (--outbox-status-url "
-				                    "must reach a role that may read every service's outbox)", r.error.c_str());
+				                    "must reach a role that may read every service's outbox)",
+				    r.error.c_str());
 			last_ = LastRead::kFailed;
 			rows_.clear();
 			return;

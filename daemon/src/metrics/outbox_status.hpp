@@ -43,13 +43,15 @@ class OutboxStatus {
 	PgClient &pg_;
 	int64_t interval_ms_;
 	UvTimer timer_;
-	enum class LastRead { kNone, kOk, kFailed }; // a change to or from kFailed is logged once
+	enum class LastRead { kNone,
+		                  kOk,
+		                  kFailed }; // a change to or from kFailed is logged once
 	bool reading_ = false;
 	LastRead last_ = LastRead::kNone;
 	std::string relay_state_;
 	std::vector<chat_outbox::PartitionBacklog> rows_;
 	std::vector<std::pair<std::string, std::string>> service_states_; // (service, service_state), by name
-	std::shared_ptr<bool> alive_ = std::make_shared<bool>(true); // a reply after Close finds it false
+	std::shared_ptr<bool> alive_ = std::make_shared<bool>(true);      // a reply after Close finds it false
 };
 
 } // namespace chat_outboxd

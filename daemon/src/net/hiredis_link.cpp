@@ -48,7 +48,8 @@ HiredisLink::Start()
 	if (state_ != State::Idle)
 		return;
 	state_ = State::Down;
-	watchdog_.Start(kWatchdogMs, [this] { Watchdog(); }, kWatchdogMs);
+	watchdog_.Start(
+	    kWatchdogMs, [this] { Watchdog(); }, kWatchdogMs);
 	retry_timer_.Start(0, [this] { Connect(); });
 }
 

@@ -35,7 +35,12 @@ class HiredisLink {
 	// Idle: not started; Down: no context (waiting to connect or to retry); Connecting: TCP connect
 	// under way; Handshaking: the handshake pipeline sent (or, to a sentinel, its query); Up: the
 	// handshake is done and the context carries the owner's commands; Closed: Close ran.
-	enum class State { Idle, Down, Connecting, Handshaking, Up, Closed };
+	enum class State { Idle,
+		               Down,
+		               Connecting,
+		               Handshaking,
+		               Up,
+		               Closed };
 
 	struct Options {
 		std::string who;         // the name in the log (and in CallFromC's report)

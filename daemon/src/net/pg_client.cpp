@@ -31,7 +31,7 @@ struct Pending {
 	std::string sql;
 	PgParams params;
 	PgClient::Callback cb;
-	std::string statement; // non-empty: run as this prepared statement, prepared on first use
+	std::string statement;             // non-empty: run as this prepared statement, prepared on first use
 	std::vector<PgStatement> pipeline; // non-empty: these statements instead, in one pipeline
 };
 
@@ -41,7 +41,10 @@ struct PipelineStep {
 	std::string prepares; // the statement's name; empty for an execution
 };
 
-enum class State { Idle, Connecting, Ready, Closed };
+enum class State { Idle,
+	               Connecting,
+	               Ready,
+	               Closed };
 
 constexpr uint64_t kConnectDeadlineMs = 10000;
 constexpr uint64_t kQueryDeadlineMs = 30000;
@@ -66,11 +69,11 @@ struct PgClient::Impl {
 	bool lost = false;   // lost since: the next ready is a reconnect (Reconnects())
 	std::deque<Pending> queue;
 	bool in_flight = false;
-	bool preparing = false;            // the query in flight is the PREPARE of queue.front()
-	std::deque<PipelineStep> steps;    // the pipeline in flight: the results still to come, in order
-	bool pipelining = false;           // the query in flight is a pipeline (libpq is in pipeline mode)
-	std::set<std::string> prepared;    // statements this connection has prepared
-	PgResult current; // result being assembled for the in-flight query
+	bool preparing = false;         // the query in flight is the PREPARE of queue.front()
+	std::deque<PipelineStep> steps; // the pipeline in flight: the results still to come, in order
+	bool pipelining = false;        // the query in flight is a pipeline (libpq is in pipeline mode)
+	std::set<std::string> prepared; // statements this connection has prepared
+	PgResult current;               // result being assembled for the in-flight query
 	std::deque<Pending> rejected;
 	std::function<void(bool)> on_state;
 	std::function<void(const std::string &, const std::string &)> on_notify;

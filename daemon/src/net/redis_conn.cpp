@@ -44,13 +44,14 @@ struct RedisConn::Impl {
 	UvTimer defer_timer;
 	std::list<Call *> pending;
 	std::list<std::pair<RedisConn::ReplyCb, std::string>> deferred; // failures delivered on the next tick
-	std::vector<std::function<void()>> on_ready; // every listener, in the order they were added
+	std::vector<std::function<void()>> on_ready;                    // every listener, in the order they were added
 	std::function<void()> on_down;
 
 	Impl(uv_loop_t *l, chat_outbox::RedisUrl u, std::string r, std::string n, int64_t t, StateLog *s)
 	    : loop(l), role(r), timeout_ms(t),
-	      link(l, u, HiredisLink::Options{std::move(r), std::move(n), t, s, false, {{"CLIENT", "ID"}}},
-	           [this](const RedisValue &last) { Up(last); }, [this](const std::string &) { Down(); }),
+	      link(
+	          l, u, HiredisLink::Options{std::move(r), std::move(n), t, s, false, {{"CLIENT", "ID"}}},
+	          [this](const RedisValue &last) { Up(last); }, [this](const std::string &) { Down(); }),
 	      defer_timer(l, "redis deferred failures")
 	{
 		link.OnTick([this] { Watchdog(); }); // each command's deadline, on the link's timer
@@ -214,15 +215,16 @@ void
 RedisConn::Eval(const chat_outbox::ScriptCall &call, ReplyCb cb, int64_t timeout_ms)
 {
 	auto fallback = std::make_shared<std::vector<std::string>>(chat_outbox::EvalArgv(call));
-	Command(chat_outbox::EvalShaArgv(call),
-	        [this, fallback, cb = std::move(cb)](const RedisValue *r, const std::string &err) {
-		        if (r && r->IsError() && chat_outbox::IsNoScriptError(r->str)) {
-			        Command(std::move(*fallback), cb);
-			        return;
-		        }
-		        cb(r, err);
-	        },
-	        timeout_ms);
+	Command(
+	    chat_outbox::EvalShaArgv(call),
+	    [this, fallback, cb = std::move(cb)](const RedisValue *r, const std::string &err) {
+		    if (r && r->IsError() && chat_outbox::IsNoScriptError(r->str)) {
+			    Command(std::move(*fallback), cb);
+			    return;
+		    }
+		    cb(r, err);
+	    },
+	    timeout_ms);
 }
 
 void

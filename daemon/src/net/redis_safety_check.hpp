@@ -29,7 +29,9 @@ class RedisSafetyChecks {
 	void Watch(RedisConn &conn, size_t shard);
 
   private:
-	enum class Verdict { Unchecked, Durable, NotDurable };
+	enum class Verdict { Unchecked,
+		                 Durable,
+		                 NotDurable };
 	struct Check {
 		RedisConn *conn;
 		size_t shard;

@@ -32,8 +32,9 @@ struct RedisSubscriber::Impl {
 
 	Impl(uv_loop_t *l, const chat_outbox::RedisUrl &u, std::string n, int64_t t)
 	    : name(std::move(n)), state_log(name),
-	      link(l, u, HiredisLink::Options{name, name, t, &state_log, true, {}},
-	           [this](const RedisValue &) { Up(); }, [this](const std::string &) { Down(); })
+	      link(
+	          l, u, HiredisLink::Options{name, name, t, &state_log, true, {}},
+	          [this](const RedisValue &) { Up(); }, [this](const std::string &) { Down(); })
 	{
 	}
 

@@ -59,10 +59,10 @@ ValueOf(SPITupleTable *t, uint64 row, int col, bool *isnull)
 SPIPlanPtr
 KeepWindow(const char *name, Oid *argtypes)
 {
-	Oid			types[1] = {TEXTOID};
-	Datum		args[1] = {CStringGetTextDatum(name)};
-	bool		isnull;
-	char	   *query;
+	Oid	  types[1] = {TEXTOID};
+	Datum args[1] = {CStringGetTextDatum(name)};
+	bool  isnull;
+	char *query;
 
 	if (SPI_execute_with_args("SELECT chat_outbox.relay_window_query($1)", 1, types, args, nullptr, true, 1) !=
 			SPI_OK_SELECT ||
@@ -76,15 +76,15 @@ KeepWindow(const char *name, Oid *argtypes)
 void
 Prepare(BatchReadPlans *plans, const char *name)
 {
-	Oid			text_arg[1] = {TEXTOID};
-	Oid			cursors_args[2] = {TEXTOID, TEXTOID};
-	Oid			tick_args[2] = {TEXTOID, PG_SNAPSHOTOID};
-	Oid			window_args[12] = {INT8OID, INT8OID, PG_SNAPSHOTOID, PG_SNAPSHOTOID, INT4OID, INT4ARRAYOID,
-								   INT4OID, INT8OID, INT8OID, INT4OID, INT4OID, INT4OID};
-	Oid			finish_args[3] = {TEXTOID, PG_SNAPSHOTOID, INT8OID};
-	Oid			hold_args[4] = {TEXTOID, PG_SNAPSHOTOID, INT8OID, INT8OID};
-	bool		isnull;
-	bool		installed;
+	Oid	 text_arg[1] = {TEXTOID};
+	Oid	 cursors_args[2] = {TEXTOID, TEXTOID};
+	Oid	 tick_args[2] = {TEXTOID, PG_SNAPSHOTOID};
+	Oid	 window_args[12] = {INT8OID, INT8OID, PG_SNAPSHOTOID, PG_SNAPSHOTOID, INT4OID, INT4ARRAYOID,
+							INT4OID, INT8OID, INT8OID, INT4OID, INT4OID, INT4OID};
+	Oid	 finish_args[3] = {TEXTOID, PG_SNAPSHOTOID, INT8OID};
+	Oid	 hold_args[4] = {TEXTOID, PG_SNAPSHOTOID, INT8OID, INT8OID};
+	bool isnull;
+	bool installed;
 
 	if (plans->prepared)
 		return;
@@ -112,10 +112,10 @@ SameState(SPITupleTable *t, uint64 r, int partitions)
 {
 	/* the state columns: done_snap, win_snap (pg_snapshot), win_last (int8) */
 	static const int columns[] = {3, 5, 8};
-	bool		n0;
-	bool		n1;
-	Datum		d0;
-	Datum		d1;
+	bool			 n0;
+	bool			 n1;
+	Datum			 d0;
+	Datum			 d1;
 
 	if (DatumGetInt32(ValueOf(t, r, 2, &n1)) != partitions || n1)
 		return false;
@@ -152,22 +152,22 @@ bool
 BatchRead(BatchReadPlans *plans, const char *name, int batch_size, int partitions, bool excluded_any,
 		  SPITupleTable **rows)
 {
-	Datum		svc = CStringGetTextDatum(name);
+	Datum		   svc = CStringGetTextDatum(name);
 	SPITupleTable *cursors;
 	SPITupleTable *tick;
 	SPITupleTable *window;
-	bool		isnull;
-	bool		win_open;
-	int			k;
-	uint64		ncursors;
-	Datum		done_snap, done_mpre, win_snap, win_mpre, mpre_now;
-	int64		win_last = PG_INT64_MIN;
-	Datum	   *parts;
-	Datum	   *gens;
-	int			ngens;
-	int64		last = PG_INT64_MIN;
-	uint64		got;
-	int			ret;
+	bool		   isnull;
+	bool		   win_open;
+	int			   k;
+	uint64		   ncursors;
+	Datum		   done_snap, done_mpre, win_snap, win_mpre, mpre_now;
+	int64		   win_last = PG_INT64_MIN;
+	Datum		  *parts;
+	Datum		  *gens;
+	int			   ngens;
+	int64		   last = PG_INT64_MIN;
+	uint64		   got;
+	int			   ret;
 
 	/* relay_batch raises for another isolation; a partition left out takes its own window */
 	if (XactIsoLevel != XACT_READ_COMMITTED || excluded_any || batch_size <= 0)
@@ -181,13 +181,13 @@ BatchRead(BatchReadPlans *plans, const char *name, int batch_size, int partition
 		elog(ERROR, "chat_outbox: locking service \"%s\" failed: %s", name, SPI_result_code_string(ret));
 	if (SPI_processed != 1) {
 		SPI_freetuptable(SPI_tuptable);
-		return false;			/* no such service: relay_batch says so */
+		return false; /* no such service: relay_batch says so */
 	}
 	SPI_freetuptable(SPI_tuptable);
 
 	/* 2. the cursors, all in one state under the count relayed under, and Mpre */
 	{
-		Datum		args[2] = {svc, CStringGetTextDatum(plans->seq)};
+		Datum args[2] = {svc, CStringGetTextDatum(plans->seq)};
 
 		if ((ret = SPI_execute_plan(plans->cursors, args, nullptr, false, 0)) != SPI_OK_SELECT)
 			elog(ERROR, "chat_outbox: reading the cursors of service \"%s\" failed: %s", name, SPI_result_code_string(ret));
@@ -220,7 +220,7 @@ BatchRead(BatchReadPlans *plans, const char *name, int batch_size, int partition
 
 	/* 3. S, and the generations, read in S */
 	{
-		Datum		args[2] = {svc, done_snap};
+		Datum args[2] = {svc, done_snap};
 
 		if ((ret = SPI_execute_plan(plans->tick, args, nullptr, false, 1)) != SPI_OK_SELECT || SPI_processed != 1)
 			elog(ERROR, "chat_outbox: a tick of service \"%s\" failed: %s", name, SPI_result_code_string(ret));
@@ -238,21 +238,21 @@ BatchRead(BatchReadPlans *plans, const char *name, int batch_size, int partition
 
 	/* 4. the window's rows */
 	{
-		int64		mpre = DatumGetInt64(done_mpre);
+		int64 mpre = DatumGetInt64(done_mpre);
 		/* $2, 1.5's upper id bound, is none: a 1.5 query then reads the whole window too */
-		Datum		args[12] = {Int64GetDatum(Max(mpre, win_last == PG_INT64_MIN ? mpre : win_last)),
-								Int64GetDatum(PG_INT64_MAX),
-								win_snap,
-								done_snap,
-								Int32GetDatum(k),
-								PointerGetDatum(construct_array(parts, (int) ncursors, INT4OID, sizeof(int32), true,
-																TYPALIGN_INT)),
-								Int32GetDatum(batch_size),
-								Int64GetDatum(win_last),
-								done_mpre,
-								gens[0],
-								gens[1],
-								gens[2]};
+		Datum args[12] = {Int64GetDatum(Max(mpre, win_last == PG_INT64_MIN ? mpre : win_last)),
+						  Int64GetDatum(PG_INT64_MAX),
+						  win_snap,
+						  done_snap,
+						  Int32GetDatum(k),
+						  PointerGetDatum(construct_array(parts, (int) ncursors, INT4OID, sizeof(int32), true,
+														  TYPALIGN_INT)),
+						  Int32GetDatum(batch_size),
+						  Int64GetDatum(win_last),
+						  done_mpre,
+						  gens[0],
+						  gens[1],
+						  gens[2]};
 
 		if ((ret = SPI_execute_plan(plans->window, args, nullptr, false, 0)) != SPI_OK_SELECT)
 			elog(ERROR, "chat_outbox: reading a window of service \"%s\" failed: %s", name, SPI_result_code_string(ret));
@@ -264,11 +264,11 @@ BatchRead(BatchReadPlans *plans, const char *name, int batch_size, int partition
 
 	/* 5. the cursors move: every one of the service's, all in this window */
 	if (got < (uint64) batch_size) {
-		Datum		args[3] = {svc, win_snap, win_mpre};
+		Datum args[3] = {svc, win_snap, win_mpre};
 
 		ret = SPI_execute_plan(plans->finish, args, nullptr, false, 0);
 	} else {
-		Datum		args[4] = {svc, win_snap, win_mpre, Int64GetDatum(last)};
+		Datum args[4] = {svc, win_snap, win_mpre, Int64GetDatum(last)};
 
 		ret = SPI_execute_plan(plans->hold, args, nullptr, false, 0);
 	}

@@ -16,14 +16,14 @@
 
 typedef struct BatchReadPlans
 {
-	bool		prepared;		/* the plans below are made (the installed SQL has the window query) */
-	char		seq[2 * NAMEDATALEN + 16];	/* the outbox's id sequence, its qualified name */
-	SPIPlanPtr	lock;			/* the service's row of chat_outbox.services, FOR NO KEY UPDATE */
-	SPIPlanPtr	cursors;		/* its cursors, and the id sequence's last value (a tick's Mpre) */
-	SPIPlanPtr	tick;			/* a new snapshot S, the sequence's last value M, the generations */
-	SPIPlanPtr	window;			/* the window's rows, in the columns of relay_sql::kClaim */
-	SPIPlanPtr	finish;			/* the window is sent: its tick becomes the cursors' last finished one */
-	SPIPlanPtr	hold;			/* the window goes on after its last row sent */
+	bool	   prepared;				  /* the plans below are made (the installed SQL has the window query) */
+	char	   seq[2 * NAMEDATALEN + 16]; /* the outbox's id sequence, its qualified name */
+	SPIPlanPtr lock;					  /* the service's row of chat_outbox.services, FOR NO KEY UPDATE */
+	SPIPlanPtr cursors;					  /* its cursors, and the id sequence's last value (a tick's Mpre) */
+	SPIPlanPtr tick;					  /* a new snapshot S, the sequence's last value M, the generations */
+	SPIPlanPtr window;					  /* the window's rows, in the columns of relay_sql::kClaim */
+	SPIPlanPtr finish;					  /* the window is sent: its tick becomes the cursors' last finished one */
+	SPIPlanPtr hold;					  /* the window goes on after its last row sent */
 } BatchReadPlans;
 
 /*
@@ -33,7 +33,7 @@ typedef struct BatchReadPlans
 extern const char *const kBatchReadSearchPath;
 
 /* BatchReadForget frees the plans (after a statement of the service failed). */
-void		BatchReadForget(BatchReadPlans *plans);
+void BatchReadForget(BatchReadPlans *plans);
 
 /*
  * BatchRead reads the next batch of service `name` in the caller's transaction and moves the
@@ -42,5 +42,5 @@ void		BatchReadForget(BatchReadPlans *plans);
  * *rows the window's rows in the columns of relay_sql::kClaim (id, event, payload as text, the
  * payload's "id", chat_id as text), valid until the caller frees them.
  */
-bool		BatchRead(BatchReadPlans *plans, const char *name, int batch_size, int partitions, bool excluded_any,
-					  SPITupleTable **rows);
+bool BatchRead(BatchReadPlans *plans, const char *name, int batch_size, int partitions, bool excluded_any,
+			   SPITupleTable **rows);

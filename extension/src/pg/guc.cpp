@@ -10,19 +10,19 @@
 
 #include "common/bullmq/queue_keys.hpp"
 
-char	   *chat_outbox_database = nullptr;
-char	   *chat_outbox_redis_url = nullptr;
-int			chat_outbox_batch_size = 500;
-int			chat_outbox_poll_interval = 1000;
-char	   *chat_outbox_bullmq_prefix = nullptr;
-bool		chat_outbox_relay_enabled = true;
-bool		chat_outbox_wake_at_commit = true;
-int			chat_outbox_max_body_bytes = 65536;
-int			chat_outbox_retention = 86400;
-int			chat_outbox_inbox_retention = 0;
-int			chat_outbox_redis_timeout = 2000;
-int			chat_outbox_min_pass_interval = 5;
-int			chat_outbox_redis_min_replicas = 0;
+char *chat_outbox_database = nullptr;
+char *chat_outbox_redis_url = nullptr;
+int	  chat_outbox_batch_size = 500;
+int	  chat_outbox_poll_interval = 1000;
+char *chat_outbox_bullmq_prefix = nullptr;
+bool  chat_outbox_relay_enabled = true;
+bool  chat_outbox_wake_at_commit = true;
+int	  chat_outbox_max_body_bytes = 65536;
+int	  chat_outbox_retention = 86400;
+int	  chat_outbox_inbox_retention = 0;
+int	  chat_outbox_redis_timeout = 2000;
+int	  chat_outbox_min_pass_interval = 5;
+int	  chat_outbox_redis_min_replicas = 0;
 
 static bool
 CheckPrefix(char **newval, void **extra, GucSource source)

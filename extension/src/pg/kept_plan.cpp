@@ -4,7 +4,7 @@
 SPIPlanPtr
 KeptPlan(const char *sql, int nargs, Oid *argtypes)
 {
-	SPIPlanPtr	plan = SPI_prepare(sql, nargs, argtypes);
+	SPIPlanPtr plan = SPI_prepare(sql, nargs, argtypes);
 
 	if (!plan)
 		elog(ERROR, "chat_outbox: SPI_prepare failed for \"%s\": %s", sql, SPI_result_code_string(SPI_result));

@@ -9,4 +9,4 @@
 #include "pg/pg.hpp"
 
 /* KeptPlan prepares sql with its parameters' types and keeps the plan; ERROR when either fails. */
-SPIPlanPtr	KeptPlan(const char *sql, int nargs, Oid *argtypes);
+SPIPlanPtr KeptPlan(const char *sql, int nargs, Oid *argtypes);

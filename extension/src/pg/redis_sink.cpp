@@ -37,7 +37,7 @@
 #include "common/redis_sentinel.hpp"
 #include "common/redis_url.hpp"
 
-bool		redis_sink_latch_seen = false;
+bool redis_sink_latch_seen = false;
 
 /*
  * The sink is one connection and at most one batch, driven by one state machine (SinkState).
@@ -84,37 +84,37 @@ enum class SinkState
 
 struct RedisSink
 {
-	SinkState	state = SinkState::kDisconnected;
+	SinkState	  state = SinkState::kDisconnected;
 	redisContext *ctx = nullptr;
-	int			index = 0;		/* its shard number in chat_outbox.redis_url */
+	int			  index = 0; /* its shard number in chat_outbox.redis_url */
 
 	/* the connection's target and what its handshake learned */
-	chat_outbox::RedisUrl url;	/* this shard's element of chat_outbox.redis_url */
-	char		script_sha[64] = "";	/* the batch-add script's sha ("": send the text with EVAL) */
-	char		warning[CHAT_OUTBOX_ERRLEN] = "";
-	char		appendfsync[32] = "";
-	std::vector<std::vector<std::string>> handshake_commands;	/* HandshakeCommands(url) */
-	std::string handshake;		/* the handshake's (or a reload's SCRIPT LOAD) request bytes */
+	chat_outbox::RedisUrl				  url;				   /* this shard's element of chat_outbox.redis_url */
+	char								  script_sha[64] = ""; /* the batch-add script's sha ("": send the text with EVAL) */
+	char								  warning[CHAT_OUTBOX_ERRLEN] = "";
+	char								  appendfsync[32] = "";
+	std::vector<std::vector<std::string>> handshake_commands; /* HandshakeCommands(url) */
+	std::string							  handshake;		  /* the handshake's (or a reload's SCRIPT LOAD) request bytes */
 
 	/* the batch of the last RedisSinkSend: one Lua call per partition of the batch on this shard */
-	std::string request;
-	std::vector<int64_t> row_ids;	/* in request order */
-	std::vector<size_t> call_rows;	/* rows of each call, in request order */
-	bool		may_resend = false; /* sent on a connection that existed before the batch: once more
-									 * on a new one if that connection turns out dead */
-	TimestampTz deadline = 0;	/* set when the wait starts: the time Postgres spent between Send and
-								 * Await is not Redis' */
-	std::vector<std::string> job_ids;	/* encoding scratch: jobs points into job_ids */
+	std::string			 request;
+	std::vector<int64_t> row_ids;			   /* in request order */
+	std::vector<size_t>	 call_rows;			   /* rows of each call, in request order */
+	bool				 may_resend = false;   /* sent on a connection that existed before the batch: once more
+												* on a new one if that connection turns out dead */
+	TimestampTz deadline = 0;				   /* set when the wait starts: the time Postgres spent between Send and
+												* Await is not Redis' */
+	std::vector<std::string>		  job_ids; /* encoding scratch: jobs points into job_ids */
 	std::vector<chat_outbox::JobSpec> jobs;
 
-	bool		timed_out = false;	/* the last failure was a timeout, not a closed connection */
+	bool timed_out = false; /* the last failure was a timeout, not a closed connection */
 
 	/* a shard other than shard 0 that failed: its outage (RedisSinkShardUp), on RelayNowMs's clock */
 	chat_outbox::ShardOutage outage;
 
 	/* a redis-sentinel:// shard only: where its discovery starts, and the master it last found (for the log) */
-	size_t		sentinel_cursor = 0;
-	char		master[300] = "";
+	size_t sentinel_cursor = 0;
+	char   master[300] = "";
 };
 
 /*
@@ -123,8 +123,8 @@ struct RedisSink
  * copy of the setting the list was parsed from: a reload that changes it drops every connection.
  */
 static RedisSink sinks[CHAT_OUTBOX_MAX_SHARDS];
-static int	nshards = 0;
-static char *shards_guc = nullptr;
+static int		 nshards = 0;
+static char		*shards_guc = nullptr;
 
 static void SinkDisconnect(RedisSink &sink);
 
@@ -274,7 +274,7 @@ SinkWait(RedisSink &sink, int events, TimestampTz deadline, SinkFailure *failure
 static bool
 SinkFlush(RedisSink &sink, TimestampTz deadline, SinkFailure *failure)
 {
-	int			done = 0;
+	int done = 0;
 
 	for (;;) {
 		if (redisBufferWrite(sink.ctx, &done) == REDIS_ERR) {
@@ -293,7 +293,7 @@ static redisReply *
 SinkRead(RedisSink &sink, TimestampTz deadline, SinkFailure *failure)
 {
 	for (;;) {
-		void	   *reply = nullptr;
+		void *reply = nullptr;
 
 		if (redisGetReplyFromReader(sink.ctx, &reply) == REDIS_ERR) {
 			SinkFail(sink, failure, "protocol", sink.ctx->errstr);
@@ -343,7 +343,7 @@ EncodeScriptLoad(std::string *out)
 static bool
 ParseShards(char *error, size_t error_size)
 {
-	bool		ok = false;
+	bool ok = false;
 
 	if (shards_guc && strcmp(shards_guc, chat_outbox_redis_url) == 0)
 		return nshards > 0;
@@ -351,7 +351,7 @@ ParseShards(char *error, size_t error_size)
 	nshards = 0;
 	chat_outbox::CallCpp([&] {
 		std::string why;
-		auto parsed = chat_outbox::ParseShardList(chat_outbox_redis_url, &why);
+		auto		parsed = chat_outbox::ParseShardList(chat_outbox_redis_url, &why);
 		if (parsed && parsed->size() > CHAT_OUTBOX_MAX_SHARDS)
 			why = "more than " + std::to_string(CHAT_OUTBOX_MAX_SHARDS) + " Redis URLs";
 		if (!why.empty()) {
@@ -382,16 +382,16 @@ ParseShards(char *error, size_t error_size)
 static bool
 SinkDiscoverMaster(RedisSink &sink, SinkFailure *failure)
 {
-	char		error[CHAT_OUTBOX_ERRLEN] = "";
-	char		found[sizeof sink.master] = "";
-	char		name[CHAT_OUTBOX_ERRLEN] = "";
-	char		shard[32] = "";
-	bool		ok = false;
+	char error[CHAT_OUTBOX_ERRLEN] = "";
+	char found[sizeof sink.master] = "";
+	char name[CHAT_OUTBOX_ERRLEN] = "";
+	char shard[32] = "";
+	bool ok = false;
 
 	chat_outbox::CallCpp([&] {
 		std::string why;
-		auto master = chat_outbox::DiscoverMaster(sink.url, std::min(chat_outbox_redis_timeout, 1000),
-												  &sink.sentinel_cursor, &why);
+		auto		master = chat_outbox::DiscoverMaster(sink.url, std::min(chat_outbox_redis_timeout, 1000),
+														 &sink.sentinel_cursor, &why);
 		if (!master) {
 			strlcpy(error, why.c_str(), sizeof error);
 			return;
@@ -438,9 +438,9 @@ static bool
 SinkHandshake(RedisSink &sink, TimestampTz deadline, SinkFailure *failure)
 {
 	static const char *const config_names[3] = {"appendonly", "maxmemory-policy", "appendfsync"};
-	char		config[3][64] = {"", "", ""};
-	char		expected_sha[64] = "";
-	redisReply *r;
+	char					 config[3][64] = {"", "", ""};
+	char					 expected_sha[64] = "";
+	redisReply				*r;
 
 	chat_outbox::CallCpp([&] {
 		sink.handshake.clear();
@@ -461,14 +461,14 @@ SinkHandshake(RedisSink &sink, TimestampTz deadline, SinkFailure *failure)
 		return false;
 
 	for (size_t i = 0; i < sink.handshake_commands.size(); i++) {
-		bool		is_role = sink.url.IsSentinel() && i + 1 == sink.handshake_commands.size();
-		bool		master = false;
+		bool is_role = sink.url.IsSentinel() && i + 1 == sink.handshake_commands.size();
+		bool master = false;
 
 		if (!(r = SinkReadHandshakeReply(sink, sink.handshake_commands[i][0].c_str(), deadline, failure)))
 			return false;
 		if (is_role)
 			master = r->type == REDIS_REPLY_ARRAY && r->elements > 0 && r->element[0]->type == REDIS_REPLY_STRING &&
-				chat_outbox::RoleIsMaster(r->element[0]->str);
+					 chat_outbox::RoleIsMaster(r->element[0]->str);
 		freeReplyObject(r);
 		if (is_role && !master) {
 			/* a stale sentinel named a replica (or a demoted master): ask the next one */
@@ -554,7 +554,7 @@ SinkEnsureConnected(RedisSink &sink, SinkFailure *failure)
 bool
 RedisSinkEnsureConnected(SinkFailure *failure)
 {
-	char		error[CHAT_OUTBOX_ERRLEN];
+	char error[CHAT_OUTBOX_ERRLEN];
 
 	failure->kind = FAILURE_CONNECTION;
 	failure->shard = 0;
@@ -597,7 +597,7 @@ EncodeBatch(RedisSink &sink, const char *service, const char *queue, int partiti
 		sink.call_rows.clear();
 		for (int c = 0; c < ncalls; c++) {
 			const OutboxRow *r = rows + calls[c].first;
-			int			n = calls[c].n;
+			int				 n = calls[c].n;
 
 			sink.job_ids.clear();
 			sink.jobs.clear();
@@ -659,10 +659,10 @@ RedisSinkSend(int shard, const char *service, const char *queue, int partitions,
 static int
 SinkReadBatchReply(RedisSink &sink, int *created, List **refusals, SinkFailure *failure)
 {
-	int			rc = 1;
-	size_t		row = 0;
-	int			made = 0;
-	List	   *refused = NIL;
+	int	   rc = 1;
+	size_t row = 0;
+	int	   made = 0;
+	List  *refused = NIL;
 
 	for (size_t c = 0; c < sink.call_rows.size(); c++) {
 		redisReply *r = SinkRead(sink, sink.deadline, failure);
@@ -675,8 +675,8 @@ SinkReadBatchReply(RedisSink &sink, int *created, List **refusals, SinkFailure *
 				rc = 0;
 		} else if (r->type == REDIS_REPLY_ERROR) {
 			if (rc != -1) {
-				bool		changed = false;
-				char		held[sizeof failure->message] = "";
+				bool changed = false;
+				char held[sizeof failure->message] = "";
 
 				chat_outbox::CallCpp([&] {
 					std::string value;
@@ -753,8 +753,8 @@ SinkReloadScript(RedisSink &sink, SinkFailure *failure)
 bool
 RedisSinkAwait(int shard, int *created, List **refusals, SinkFailure *failure)
 {
-	RedisSink  &sink = sinks[shard];
-	bool		reloaded = false;
+	RedisSink &sink = sinks[shard];
+	bool	   reloaded = false;
 
 	*created = 0;
 	sink.deadline = TimestampTzPlusMilliseconds(GetCurrentTimestamp(), chat_outbox_redis_timeout);
@@ -763,7 +763,7 @@ RedisSinkAwait(int shard, int *created, List **refusals, SinkFailure *failure)
 		return false;
 	}
 	for (int attempt = 0; attempt < 3; attempt++) {
-		int			rc = SinkReadBatchReply(sink, created, refusals, failure);
+		int rc = SinkReadBatchReply(sink, created, refusals, failure);
 
 		if (rc == 1) {
 			/* logged only once the batch went through: a reload that fails is an outage, logged as one */

@@ -13,40 +13,40 @@ typedef struct OutboxRow
 	int64		id;
 	const char *event;
 	int			event_len;
-	const char *payload;	/* JSON text */
+	const char *payload; /* JSON text */
 	int			payload_len;
 	const char *payload_id; /* payload->>'id', NUL-terminated, may be NULL */
-	const char *chat_id;		/* payload->'chat_id' as text when a JSON number, else NULL */
-	int			partition;		/* its partition under the layout the pass relays (common/partitions.hpp) */
+	const char *chat_id;	/* payload->'chat_id' as text when a JSON number, else NULL */
+	int			partition;	/* its partition under the layout the pass relays (common/partitions.hpp) */
 } OutboxRow;
 
 typedef enum FailureKind
 {
-	FAILURE_CONNECTION = 0,		/* Redis unreachable, too slow, or its answer lost: every service waits */
-	FAILURE_SERVICE,			/* this service only: Redis refused its batch (NOPERM, a queue key of the
-								 * wrong type) or its SQL failed (a dropped table); the others go on */
-	FAILURE_INTERRUPTED,		/* a signal cut the exchange short: not Redis' fault */
-	FAILURE_SHARD,				/* a shard other than shard 0 failed: the pass is rolled back and the shard
-								 * backs off; the service's next pass leaves its partitions out */
-	FAILURE_LAYOUT_WAIT,		/* not a failure: a change of the service's partition count waits for the
-								 * old layout's queues to drain; the pass relayed nothing (roll back) */
-	FAILURE_LAYOUT_CHANGED		/* not a failure: the layout key held something else than the pass relayed
-								 * by, so the batch-add script wrote nothing; roll back, and the next pass
-								 * (at once) reads the key again */
+	FAILURE_CONNECTION = 0, /* Redis unreachable, too slow, or its answer lost: every service waits */
+	FAILURE_SERVICE,		/* this service only: Redis refused its batch (NOPERM, a queue key of the
+							 * wrong type) or its SQL failed (a dropped table); the others go on */
+	FAILURE_INTERRUPTED,	/* a signal cut the exchange short: not Redis' fault */
+	FAILURE_SHARD,			/* a shard other than shard 0 failed: the pass is rolled back and the shard
+							 * backs off; the service's next pass leaves its partitions out */
+	FAILURE_LAYOUT_WAIT,	/* not a failure: a change of the service's partition count waits for the
+							 * old layout's queues to drain; the pass relayed nothing (roll back) */
+	FAILURE_LAYOUT_CHANGED	/* not a failure: the layout key held something else than the pass relayed
+							 * by, so the batch-add script wrote nothing; roll back, and the next pass
+							 * (at once) reads the key again */
 } FailureKind;
 
 typedef struct SinkFailure
 {
 	FailureKind kind;
-	int			shard;			/* FAILURE_CONNECTION, FAILURE_SHARD: the shard that failed */
+	int			shard; /* FAILURE_CONNECTION, FAILURE_SHARD: the shard that failed */
 	char		message[CHAT_OUTBOX_ERRLEN];
 } SinkFailure;
 
 /* A row of a batch that Redis could not take as a job (its key holds something else); nothing of it was written. */
 typedef struct SinkRefusal
 {
-	int64		row_id;
-	char		reason[CHAT_OUTBOX_ERRLEN];
+	int64 row_id;
+	char  reason[CHAT_OUTBOX_ERRLEN];
 } SinkRefusal;
 
 /*
@@ -64,7 +64,7 @@ typedef enum LayoutKeyState
 typedef struct LayoutKeyValue
 {
 	LayoutKeyState state;
-	char		value[32];		/* LAYOUT_KEY_HOLDS: the value, a count of at most 3 digits when valid */
+	char		   value[32]; /* LAYOUT_KEY_HOLDS: the value, a count of at most 3 digits when valid */
 } LayoutKeyValue;
 
 /* True once a latch set was consumed during Redis I/O: the caller must not sleep before another pass. */
@@ -74,8 +74,8 @@ extern bool redis_sink_latch_seen;
  * chat_outbox.redis_url is a whitespace-separated list of shards (common/partitions.hpp), one
  * connection each. RedisSinkEnsureConnected connects every one; RedisSinkShards is their number.
  */
-bool		RedisSinkEnsureConnected(SinkFailure *failure);
-int			RedisSinkShards(void);
+bool RedisSinkEnsureConnected(SinkFailure *failure);
+int	 RedisSinkShards(void);
 /* RelayNowMs: the clock common/relay's decisions (ShardOutage, ServiceStanding) are given, in ms. */
 static inline int64
 RelayNowMs(void)
@@ -89,14 +89,14 @@ RelayNowMs(void)
  * passes leave its partitions' rows unclaimed. Shard 0 holds the layout keys, so its failure is
  * every service's (FAILURE_CONNECTION), as with a single Redis.
  */
-bool		RedisSinkShardUp(int shard);
+bool RedisSinkShardUp(int shard);
 
 /* One Lua call of a batch: rows [first, first + n) go to partition `partition`'s queue. */
 typedef struct SinkCall
 {
-	int			partition;
-	int			first;
-	int			n;
+	int partition;
+	int first;
+	int n;
 } SinkCall;
 
 /*
@@ -108,11 +108,11 @@ typedef struct SinkCall
  * pass NULL); a call that finds something else writes nothing, and Await fails with
  * FAILURE_LAYOUT_CHANGED.
  */
-bool		RedisSinkSend(int shard, const char *service, const char *queue, int partitions,
-						  const LayoutKeyValue *layout, const SinkCall *calls, int ncalls, const OutboxRow *rows,
-						  SinkFailure *failure);
+bool RedisSinkSend(int shard, const char *service, const char *queue, int partitions,
+				   const LayoutKeyValue *layout, const SinkCall *calls, int ncalls, const OutboxRow *rows,
+				   SinkFailure *failure);
 /* Each refused row of the batch is appended to *refusals (palloc'd in the current memory context). */
-bool		RedisSinkAwait(int shard, int *created, List **refusals, SinkFailure *failure);
+bool RedisSinkAwait(int shard, int *created, List **refusals, SinkFailure *failure);
 /*
  * RedisSinkWaitReplicas runs WAIT <replicas> <redis_timeout / 2> on a shard once every batch of the
  * pass on it has been answered (the shard is idle): true when at least `replicas` replicas
@@ -120,7 +120,7 @@ bool		RedisSinkAwait(int shard, int *created, List **refusals, SinkFailure *fail
  * connection is dropped, and a sentinel URL re-discovers its master): the caller rolls back so the
  * rows go again.
  */
-bool		RedisSinkWaitReplicas(int shard, int replicas, SinkFailure *failure);
+bool RedisSinkWaitReplicas(int shard, int replicas, SinkFailure *failure);
 
 /*
  * The layout key of `queue` on shard 0 (common/partitions.hpp, LayoutKey), and the jobs waiting or

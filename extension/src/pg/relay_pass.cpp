@@ -33,7 +33,7 @@
 #include "pg/kept_plan.hpp"
 
 static RelayService relay_services[CHAT_OUTBOX_MAX_SERVICES];
-static int	relay_nservices = 0;
+static int			relay_nservices = 0;
 
 static void
 FreePlans(RelayService *svc)
@@ -112,10 +112,10 @@ RelayServiceFor(const char *name, const char *queue)
 static int
 UseIndexOrder(void)
 {
-	int			level;
+	int level;
 
 	if (IsBackgroundWorker)
-		return -1;				/* the relay worker has them for its whole session */
+		return -1; /* the relay worker has them for its whole session */
 	level = NewGUCNestLevel();
 	for (const auto &setting : chat_outbox::relay_sql::kPlannerSettings)
 		(void) set_config_option(setting[0], setting[1], PGC_USERSET, PGC_S_SESSION, GUC_ACTION_SAVE, true, 0, false);
@@ -150,10 +150,10 @@ KeepPlan(const char *fmt, const char *schema, int nargs, Oid *argtypes)
 static bool
 OutboxBefore12(RelayService *svc)
 {
-	Oid			argtypes[1] = {TEXTOID};
-	Datum		args[1] = {CStringGetTextDatum(svc->name)};
-	bool		isnull;
-	bool		before;
+	Oid	  argtypes[1] = {TEXTOID};
+	Datum args[1] = {CStringGetTextDatum(svc->name)};
+	bool  isnull;
+	bool  before;
 
 	if (SPI_execute_with_args(chat_outbox::relay_sql::kOutboxBefore12, 1, argtypes, args, nullptr, true, 1) != SPI_OK_SELECT ||
 		SPI_processed != 1)
@@ -202,8 +202,8 @@ PreparePlans(RelayService *svc)
 static int
 CompareRowIds(const void *a, const void *b)
 {
-	int64		x = ((const OutboxRow *) a)->id;
-	int64		y = ((const OutboxRow *) b)->id;
+	int64 x = ((const OutboxRow *) a)->id;
+	int64 y = ((const OutboxRow *) b)->id;
 
 	return (x > y) - (x < y);
 }
@@ -227,15 +227,15 @@ static int
 ClaimBatch(RelayService *svc, int batch_size, int64 after, Datum excluded, Snapshot pass_snapshot, OutboxRow **rows_out,
 		   SPITupleTable **claimed)
 {
-	Datum		args[4] = {CStringGetTextDatum(svc->name), Int32GetDatum(batch_size), Int32GetDatum(svc->layout), excluded};
-	Datum		args_1_1[4] = {Int32GetDatum(batch_size), Int64GetDatum(after), Int32GetDatum(Max(svc->layout, 1)), excluded};
-	int			planner_level = UseIndexOrder();
-	ArrayType  *excluded_array = DatumGetArrayTypeP(excluded);
-	bool		excluded_any = ArrayGetNItems(ARR_NDIM(excluded_array), ARR_DIMS(excluded_array)) > 0;
-	int			ret = SPI_OK_SELECT;
-	int			n;
-	OutboxRow  *rows;
-	TupleDesc	desc;
+	Datum		   args[4] = {CStringGetTextDatum(svc->name), Int32GetDatum(batch_size), Int32GetDatum(svc->layout), excluded};
+	Datum		   args_1_1[4] = {Int32GetDatum(batch_size), Int64GetDatum(after), Int32GetDatum(Max(svc->layout, 1)), excluded};
+	int			   planner_level = UseIndexOrder();
+	ArrayType	  *excluded_array = DatumGetArrayTypeP(excluded);
+	bool		   excluded_any = ArrayGetNItems(ARR_NDIM(excluded_array), ARR_DIMS(excluded_array)) > 0;
+	int			   ret = SPI_OK_SELECT;
+	int			   n;
+	OutboxRow	  *rows;
+	TupleDesc	   desc;
 	SPITupleTable *read = nullptr;
 
 	/* the usual case by the relay's own plans, any other by relay_batch (batch_read.hpp) */
@@ -258,9 +258,9 @@ ClaimBatch(RelayService *svc, int batch_size, int64 after, Datum excluded, Snaps
 	desc = read->tupdesc;
 	rows = (OutboxRow *) palloc(sizeof(OutboxRow) * n);
 	for (int i = 0; i < n; i++) {
-		HeapTuple	tup = read->vals[i];
-		bool		isnull;
-		Datum		payload_id;
+		HeapTuple tup = read->vals[i];
+		bool	  isnull;
+		Datum	  payload_id;
 
 		rows[i].id = DatumGetInt64(SPI_getbinval(tup, desc, 1, &isnull));
 		rows[i].event = TextOf(SPI_getbinval(tup, desc, 2, &isnull), &rows[i].event_len);
@@ -283,12 +283,12 @@ ClaimBatch(RelayService *svc, int batch_size, int64 after, Datum excluded, Snaps
 static void
 RefuseRows(RelayService *svc, List *refusals)
 {
-	ListCell   *lc;
+	ListCell *lc;
 
-	foreach(lc, refusals) {
+	foreach (lc, refusals) {
 		SinkRefusal *r = (SinkRefusal *) lfirst(lc);
-		Datum		args[2] = {Int64GetDatum(r->row_id), CStringGetTextDatum(r->reason)};
-		int			ret = SPI_execute_plan(svc->refuse_plan, args, nullptr, false, 0);
+		Datum		 args[2] = {Int64GetDatum(r->row_id), CStringGetTextDatum(r->reason)};
+		int			 ret = SPI_execute_plan(svc->refuse_plan, args, nullptr, false, 0);
 
 		if (ret != (svc->before_1_2 ? SPI_OK_UPDATE : SPI_OK_INSERT))
 			elog(ERROR, "chat_outbox: marking %s.outbox row %lld refused failed: %s", svc->name,
@@ -296,7 +296,8 @@ RefuseRows(RelayService *svc, List *refusals)
 		ereport(LOG, (errmsg("chat_outbox relay: refused outbox row %lld of %s: %s", (long long) r->row_id,
 							 svc->name, r->reason),
 					  errdetail("The row stays unsent, with this reason in %s.outbox_refused; the rows after it "
-								"are relayed.", quote_identifier(svc->name)),
+								"are relayed.",
+								quote_identifier(svc->name)),
 					  errhint("Free the key, then UPDATE %s.outbox SET refused = NULL WHERE id = %lld to relay it.",
 							  quote_identifier(svc->name), (long long) r->row_id)));
 	}
@@ -323,11 +324,11 @@ static char this_database[64];
 static void
 PassChecks(RelayService *svc)
 {
-	Oid			types[2] = {TEXTOID, TEXTOID};
-	Datum		args[2];
-	bool		isnull;
-	bool		needed;
-	char		note[NAMEDATALEN + 32];
+	Oid	  types[2] = {TEXTOID, TEXTOID};
+	Datum args[2];
+	bool  isnull;
+	bool  needed;
+	char  note[NAMEDATALEN + 32];
 
 	if (XactIsoLevel != XACT_READ_COMMITTED)
 		ereport(ERROR, (errcode(ERRCODE_INVALID_TRANSACTION_STATE), errmsg("a relay pass needs READ COMMITTED"),
@@ -354,10 +355,10 @@ PassChecks(RelayService *svc)
 		elog(ERROR, "chat_outbox: checking the outbox of service \"%s\" failed", svc->name);
 	/* a transaction that has written (relay_pass() from SQL) may have written to the outbox: pass_checks looks */
 	needed = DatumGetBool(SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &isnull)) ||
-		FullTransactionIdIsValid(GetTopFullTransactionIdIfAny());
+			 FullTransactionIdIsValid(GetTopFullTransactionIdIfAny());
 	SPI_freetuptable(SPI_tuptable);
 	if (needed && SPI_execute_with_args("SELECT chat_outbox.pass_checks($1)", 1, types, args, nullptr, false, 1) !=
-		SPI_OK_SELECT)
+					  SPI_OK_SELECT)
 		elog(ERROR, "chat_outbox: chat_outbox.pass_checks(%s) failed", svc->name);
 	snprintf(note, sizeof note, "chat_outbox_pass.%s", svc->name);
 	(void) set_config_option(note, "on", PGC_USERSET, PGC_S_SESSION, GUC_ACTION_LOCAL, true, 0, false);
@@ -367,10 +368,10 @@ PassChecks(RelayService *svc)
 static int
 ReadWantedPartitions(RelayService *svc)
 {
-	Datum		args[1] = {CStringGetTextDatum(svc->name)};
-	int			ret = SPI_execute_plan(svc->partitions_plan, args, nullptr, true, 1);
-	bool		isnull;
-	int			n;
+	Datum args[1] = {CStringGetTextDatum(svc->name)};
+	int	  ret = SPI_execute_plan(svc->partitions_plan, args, nullptr, true, 1);
+	bool  isnull;
+	int	  n;
 
 	if (ret != SPI_OK_SELECT || SPI_processed != 1)
 		elog(ERROR, "chat_outbox: reading the partition count of service \"%s\" failed", svc->name);
@@ -397,11 +398,11 @@ ReadWantedPartitions(RelayService *svc)
 static int
 ChooseLayout(RelayService *svc, SinkFailure *failure)
 {
-	int			wanted = ReadWantedPartitions(svc);
-	int			current;
-	int64		jobs = 0;
+	int						wanted = ReadWantedPartitions(svc);
+	int						current;
+	int64					jobs = 0;
 	chat_outbox::LayoutStep step = chat_outbox::LayoutStep::kRelay;
-	LayoutKeyValue seen;
+	LayoutKeyValue			seen;
 
 	if (RedisSinkShards() == 1 && svc->layout_key.state != LAYOUT_KEY_UNKNOWN && svc->layout == wanted) {
 		RelaySetServiceLayout(svc->name, svc->layout, "");
@@ -455,13 +456,13 @@ ChooseLayout(RelayService *svc, SinkFailure *failure)
 static bool
 SendBatch(RelayService *svc, int layout, OutboxRow *rows, int n, bool *sent, SinkFailure *failure)
 {
-	int			nshards = RedisSinkShards();
-	int		   *order = (int *) palloc(sizeof(int) * n);
-	SinkCall   *calls = (SinkCall *) palloc(sizeof(SinkCall) * n);
-	int		   *call_shard = (int *) palloc(sizeof(int) * n);
-	OutboxRow  *sorted = (OutboxRow *) palloc(sizeof(OutboxRow) * n);
-	SinkCall   *shard_calls = (SinkCall *) palloc(sizeof(SinkCall) * n);
-	int			ncalls = 0;
+	int		   nshards = RedisSinkShards();
+	int		  *order = (int *) palloc(sizeof(int) * n);
+	SinkCall  *calls = (SinkCall *) palloc(sizeof(SinkCall) * n);
+	int		  *call_shard = (int *) palloc(sizeof(int) * n);
+	OutboxRow *sorted = (OutboxRow *) palloc(sizeof(OutboxRow) * n);
+	SinkCall  *shard_calls = (SinkCall *) palloc(sizeof(SinkCall) * n);
+	int		   ncalls = 0;
 
 	chat_outbox::CallCpp([&] {
 		std::vector<int> parts(n);
@@ -469,7 +470,7 @@ SendBatch(RelayService *svc, int layout, OutboxRow *rows, int n, bool *sent, Sin
 			parts[i] = chat_outbox::RowPartition(
 				rows[i].chat_id ? chat_outbox::ChatIdOfJson(rows[i].chat_id) : std::nullopt, layout);
 		std::vector<size_t> perm = chat_outbox::SortOrder(parts);
-		std::vector<int> sorted_parts(n);
+		std::vector<int>	sorted_parts(n);
 		for (int i = 0; i < n; i++) {
 			order[i] = static_cast<int>(perm[i]);
 			sorted_parts[i] = parts[perm[i]];
@@ -486,7 +487,7 @@ SendBatch(RelayService *svc, int layout, OutboxRow *rows, int n, bool *sent, Sin
 			sorted[i].partition = calls[c].partition;
 	memcpy(rows, sorted, sizeof(OutboxRow) * n); /* push order, which *ids_out reports */
 	for (int s = 0; s < nshards; s++) {
-		int			k = 0;
+		int k = 0;
 
 		for (int c = 0; c < ncalls; c++)
 			if (call_shard[c] == s)
@@ -515,13 +516,13 @@ SendBatch(RelayService *svc, int layout, OutboxRow *rows, int n, bool *sent, Sin
 static Datum
 ExcludedPartitions(RelayService *svc)
 {
-	int			nshards = RedisSinkShards();
-	int			n = Max(svc->layout, 1);
-	Datum	   *parts = (Datum *) palloc(sizeof(Datum) * n);
-	int			k = 0;
+	int	   nshards = RedisSinkShards();
+	int	   n = Max(svc->layout, 1);
+	Datum *parts = (Datum *) palloc(sizeof(Datum) * n);
+	int	   k = 0;
 
 	for (int p = 0; p < n && nshards > 1; p++) {
-		int			shard = 0;
+		int shard = 0;
 
 		chat_outbox::CallCpp([&] { shard = chat_outbox::ShardOf(p, nshards); });
 		if (!RedisSinkShardUp(shard))
@@ -534,7 +535,7 @@ ExcludedPartitions(RelayService *svc)
 static bool
 AwaitBatch(bool *sent, List **refusals, SinkFailure *failure)
 {
-	bool		ok = true;
+	bool ok = true;
 
 	for (int s = 0; s < CHAT_OUTBOX_MAX_SHARDS; s++) {
 		int			created;
@@ -564,17 +565,17 @@ RelayPass(RelayService *svc, int batch_size, int64 **ids_out, SinkFailure *failu
 {
 	MemoryContext batch_cxt = AllocSetContextCreate(CurrentMemoryContext, "chat_outbox batch", ALLOCSET_DEFAULT_SIZES);
 	MemoryContext outer_cxt = CurrentMemoryContext;
-	int64	   *ids = nullptr;
-	int64		last_id = PG_INT64_MIN;
-	int			total = 0;
-	bool		sent[CHAT_OUTBOX_MAX_SHARDS] = {false};
-	bool		written[CHAT_OUTBOX_MAX_SHARDS] = {false};	/* the shards this pass sent a batch to */
-	bool		in_flight = false;
-	bool		ok = true;
-	int			layout = 0;
-	List	   *refusals = NIL;
-	Datum		excluded;
-	Snapshot	pass_snapshot;
+	int64		 *ids = nullptr;
+	int64		  last_id = PG_INT64_MIN;
+	int			  total = 0;
+	bool		  sent[CHAT_OUTBOX_MAX_SHARDS] = {false};
+	bool		  written[CHAT_OUTBOX_MAX_SHARDS] = {false}; /* the shards this pass sent a batch to */
+	bool		  in_flight = false;
+	bool		  ok = true;
+	int			  layout = 0;
+	List		 *refusals = NIL;
+	Datum		  excluded;
+	Snapshot	  pass_snapshot;
 
 	PreparePlans(svc);
 	if (!RedisSinkEnsureConnected(failure)) {
@@ -591,8 +592,8 @@ RelayPass(RelayService *svc, int batch_size, int64 **ids_out, SinkFailure *failu
 	/* registered, so an ERROR's abort releases it; every return below goes through the end */
 	pass_snapshot = RegisterSnapshot(GetTransactionSnapshot());
 	for (int b = 0; b < RELAY_PASS_MAX_BATCHES; b++) {
-		OutboxRow  *rows;
-		int			n;
+		OutboxRow	  *rows;
+		int			   n;
 		SPITupleTable *claimed;
 
 		MemoryContextSwitchTo(batch_cxt);
@@ -651,13 +652,13 @@ RelayPass(RelayService *svc, int batch_size, int64 **ids_out, SinkFailure *failu
 	RefuseRows(svc, refusals);
 	if (ids && refusals != NIL) {
 		/* *ids_out lists what was relayed: the refused rows were not */
-		int			kept = 0;
+		int kept = 0;
 
 		for (int i = 0; i < total; i++) {
-			bool		refused = false;
-			ListCell   *lc;
+			bool	  refused = false;
+			ListCell *lc;
 
-			foreach(lc, refusals)
+			foreach (lc, refusals)
 				refused = refused || ((SinkRefusal *) lfirst(lc))->row_id == ids[i];
 			if (!refused)
 				ids[kept++] = ids[i];
@@ -672,9 +673,9 @@ RelayPass(RelayService *svc, int batch_size, int64 **ids_out, SinkFailure *failu
 static int
 Purge(RelayService *svc, SPIPlanPtr plan, const char *table, int retention_s, int limit)
 {
-	Datum		args[2];
-	int			ret;
-	int			planner_level;
+	Datum args[2];
+	int	  ret;
+	int	  planner_level;
 
 	args[0] = Int32GetDatum(retention_s);
 	args[1] = Int32GetDatum(limit);
@@ -689,15 +690,15 @@ Purge(RelayService *svc, SPIPlanPtr plan, const char *table, int retention_s, in
 int
 RelayRotate(RelayService *svc, int retention_s)
 {
-	Datum		args[2] = {CStringGetTextDatum(svc->name), Int32GetDatum(retention_s)};
-	int			ret;
-	bool		isnull;
-	Datum		waiting;
+	Datum args[2] = {CStringGetTextDatum(svc->name), Int32GetDatum(retention_s)};
+	int	  ret;
+	bool  isnull;
+	Datum waiting;
 
 	PreparePlans(svc);
 	if (svc->before_1_2) {
 		/* 1.1's outbox: its sent rows are purged, 1,000 per round */
-		Datum		purge[2] = {Int32GetDatum(retention_s), Int32GetDatum(1000)};
+		Datum purge[2] = {Int32GetDatum(retention_s), Int32GetDatum(1000)};
 
 		if (retention_s > 0 && SPI_execute_plan(svc->rotate_plan, purge, nullptr, false, 0) != SPI_OK_DELETE)
 			elog(ERROR, "chat_outbox: purge of %s.outbox failed", svc->name);
@@ -712,7 +713,7 @@ RelayRotate(RelayService *svc, int retention_s)
 		ereport(LOG, (errmsg("chat_outbox relay: the rotation of %s.outbox goes on", svc->name)));
 		svc->rotation_wait[0] = '\0';
 	} else if (!isnull) {
-		char	   *why = TextDatumGetCString(waiting);
+		char *why = TextDatumGetCString(waiting);
 
 		if (strcmp(why, svc->rotation_wait) != 0)
 			ereport(LOG, (errmsg("chat_outbox relay: the rotation of %s.outbox waits for %s", svc->name, why),

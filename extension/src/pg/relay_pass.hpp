@@ -12,34 +12,34 @@
 
 typedef struct RelayService
 {
-	char		name[NAMEDATALEN];
-	char		queue[256];
-	SPIPlanPtr	claim_plan;		/* reads the next batch of the windows, moving the cursors (relay_batch) */
+	char		   name[NAMEDATALEN];
+	char		   queue[256];
+	SPIPlanPtr	   claim_plan;	/* reads the next batch of the windows, moving the cursors (relay_batch) */
 	BatchReadPlans read;		/* the same read in the usual case, by kept plans */
-	SPIPlanPtr	rotate_plan;	/* one step of the outbox's rotation */
-	SPIPlanPtr	refuse_plan;	/* records a row Redis refused and why */
-	SPIPlanPtr	inbox_purge_plan;
-	SPIPlanPtr	partitions_plan;	/* reads the service's partition count */
-	SPIPlanPtr	checks_plan;	/* whether the pass must run chat_outbox.pass_checks (1.6 on; NULL before) */
-	bool		before_1_2;		/* its outbox is still 1.1's (a table with sent_at): relayed the 1.1 way */
-	int			layout;			/* the count its last pass relayed under (0: none yet): which partitions a
-								 * down shard holds */
-	bool		layout_waiting; /* a change of its count waits for the old queues (logged once) */
-	LayoutKeyValue layout_key;	/* the layout key's raw value that `layout` was chosen by, until a pass
-								 * fails: what its batches on shard 0 expect the key to hold */
-	chat_outbox::ServiceStanding standing;	/* relaying, failing (FAILURE_SERVICE) or waiting, and its next
-											 * pass's time on RelayNowMs's clock (memset: relaying) */
-	int			purge_failures[2];	/* outbox rotations, inbox purges of this service that failed in a row */
-	char		rotation_wait[256]; /* what the rotation waited for at its last step ("": nothing), logged on change */
+	SPIPlanPtr	   rotate_plan; /* one step of the outbox's rotation */
+	SPIPlanPtr	   refuse_plan; /* records a row Redis refused and why */
+	SPIPlanPtr	   inbox_purge_plan;
+	SPIPlanPtr	   partitions_plan;		   /* reads the service's partition count */
+	SPIPlanPtr	   checks_plan;			   /* whether the pass must run chat_outbox.pass_checks (1.6 on; NULL before) */
+	bool		   before_1_2;			   /* its outbox is still 1.1's (a table with sent_at): relayed the 1.1 way */
+	int			   layout;				   /* the count its last pass relayed under (0: none yet): which partitions a
+											* down shard holds */
+	bool		   layout_waiting;		   /* a change of its count waits for the old queues (logged once) */
+	LayoutKeyValue layout_key;			   /* the layout key's raw value that `layout` was chosen by, until a pass
+											* fails: what its batches on shard 0 expect the key to hold */
+	chat_outbox::ServiceStanding standing; /* relaying, failing (FAILURE_SERVICE) or waiting, and its next
+											* pass's time on RelayNowMs's clock (memset: relaying) */
+	int	 purge_failures[2];				   /* outbox rotations, inbox purges of this service that failed in a row */
+	char rotation_wait[256];			   /* what the rotation waited for at its last step ("": nothing), logged on change */
 } RelayService;
 
 /* RelayServiceFor returns the cached entry for `name` (plans kept across passes), creating it. */
 RelayService *RelayServiceFor(const char *name, const char *queue);
 /* RelayServiceFind returns the cached entry for `name`; it must exist (RelayServiceFor made it). */
 RelayService *RelayServiceFind(const char *name);
-void		RelayForgetServices(void);
+void		  RelayForgetServices(void);
 /* RelayForgetPlans frees one service's plans (after its SQL failed: a table may have been replaced). */
-void		RelayForgetPlans(RelayService *svc);
+void RelayForgetPlans(RelayService *svc);
 
 /*
  * A backlog is drained in passes of up to this many batches in one transaction, so that Postgres
@@ -55,12 +55,12 @@ void		RelayForgetPlans(RelayService *svc);
  * the cursors where they were).
  * With ids_out, *ids_out is an SPI_palloc'd array of the relayed outbox ids, in push order.
  */
-int			RelayPass(RelayService *svc, int batch_size, int64 **ids_out, SinkFailure *failure);
+int RelayPass(RelayService *svc, int batch_size, int64 **ids_out, SinkFailure *failure);
 
 /* RelayUseIndexOrderForSession gives the worker's whole session the planner settings of the passes. */
-void		RelayUseIndexOrderForSession(void);
+void RelayUseIndexOrderForSession(void);
 
 /* RelayRotate runs one step of the service's outbox rotation (retention_s: 0 never switches); returns 0. */
-int			RelayRotate(RelayService *svc, int retention_s);
+int RelayRotate(RelayService *svc, int retention_s);
 /* RelayPurgeInbox deletes inbox rows received more than retention_s ago, among the `limit` lowest seqs. */
-int			RelayPurgeInbox(RelayService *svc, int retention_s, int limit);
+int RelayPurgeInbox(RelayService *svc, int retention_s, int limit);

@@ -21,7 +21,7 @@ RelayShmemRequest(void)
 static void
 RelayShmemStartup(void)
 {
-	bool		found;
+	bool found;
 
 	if (prev_shmem_startup_hook)
 		prev_shmem_startup_hook();
@@ -99,7 +99,7 @@ FindSlot(const char *service)
 uint32
 RelayServiceBit(const char *service)
 {
-	int			i;
+	int i;
 
 	if (!relay_shared)
 		return 0;
@@ -114,7 +114,7 @@ template <typename Update>
 static void
 UpdateSlot(const char *service, Update update)
 {
-	int			i;
+	int i;
 
 	if (!relay_shared)
 		return;

@@ -21,7 +21,6 @@
 #include "pg/guc.hpp"
 #include "pg/relay_pass.hpp"
 
-
 #include "common/backoff.hpp"
 #include "common/relay/purge_interval.hpp"
 #include "common/relay/relay_health.hpp"
@@ -56,25 +55,25 @@ RetentionInForce(void)
 	return chat_outbox_retention > 0 || chat_outbox_inbox_retention > 0;
 }
 
-static void BackOff(long ms);
-static bool services_stale = true;
-static bool extension_present = false;
+static void		   BackOff(long ms);
+static bool		   services_stale = true;
+static bool		   extension_present = false;
 static TimestampTz next_refresh = 0;
-static uint32 seen_services_generation = 0;
+static uint32	   seen_services_generation = 0;
 static TimestampTz last_busy_round_end = 0; /* end of the last round that relayed 2+ rows */
 static TimestampTz last_full_round = 0;		/* last round over every service */
-static uint32 still_full = 0;				/* services whose last batch came back full */
+static uint32	   still_full = 0;			/* services whose last batch came back full */
 static TimestampTz next_purge = 0;
-static char logged_warning[CHAT_OUTBOX_ERRLEN];
+static char		   logged_warning[CHAT_OUTBOX_ERRLEN];
 
 typedef struct ServiceName
 {
-	char		name[NAMEDATALEN];
-	uint32		bit;			/* its bit in relay_shared->dirty_services */
+	char   name[NAMEDATALEN];
+	uint32 bit; /* its bit in relay_shared->dirty_services */
 } ServiceName;
 
 static ServiceName worker_services[CHAT_OUTBOX_MAX_SERVICES];
-static int	worker_nservices = 0;
+static int		   worker_nservices = 0;
 
 static void
 RelayWorkerExit(int code, Datum arg)
@@ -118,7 +117,7 @@ EndWork(bool commit)
 static bool
 ExtensionLocked(void)
 {
-	Oid			ext = get_extension_oid("chat_outbox", true);
+	Oid ext = get_extension_oid("chat_outbox", true);
 
 	if (!OidIsValid(ext))
 		return false;
@@ -134,13 +133,13 @@ RefreshServices(void)
 	extension_present = ExtensionLocked();
 	worker_nservices = 0;
 	if (extension_present) {
-		int			ret = SPI_execute("SELECT name, queue FROM chat_outbox.services ORDER BY name", true, 0);
+		int ret = SPI_execute("SELECT name, queue FROM chat_outbox.services ORDER BY name", true, 0);
 
 		if (ret != SPI_OK_SELECT)
 			elog(ERROR, "chat_outbox: reading chat_outbox.services failed: %s", SPI_result_code_string(ret));
 		for (uint64 i = 0; i < SPI_processed && worker_nservices < CHAT_OUTBOX_MAX_SERVICES; i++) {
-			char	   *name = SPI_getvalue(SPI_tuptable->vals[i], SPI_tuptable->tupdesc, 1);
-			char	   *queue = SPI_getvalue(SPI_tuptable->vals[i], SPI_tuptable->tupdesc, 2);
+			char *name = SPI_getvalue(SPI_tuptable->vals[i], SPI_tuptable->tupdesc, 1);
+			char *queue = SPI_getvalue(SPI_tuptable->vals[i], SPI_tuptable->tupdesc, 2);
 
 			RelayServiceFor(name, queue);
 			strlcpy(worker_services[worker_nservices].name, name, NAMEDATALEN);
@@ -154,9 +153,9 @@ RefreshServices(void)
 
 typedef enum ServiceWork
 {
-	WORK_PASS,					/* read -> push */
-	WORK_PURGE_OUTBOX,			/* delete sent rows past retention */
-	WORK_PURGE_INBOX			/* delete received rows past inbox_retention */
+	WORK_PASS,		   /* read -> push */
+	WORK_PURGE_OUTBOX, /* delete sent rows past retention */
+	WORK_PURGE_INBOX   /* delete received rows past inbox_retention */
 } ServiceWork;
 
 /*
@@ -173,12 +172,12 @@ RunServiceWork(RelayService *svc, ServiceWork work, SinkFailure *failure)
 {
 	static const char *const activity[] = {"chat_outbox relay: pass", "chat_outbox relay: rotating the outbox",
 										   "chat_outbox relay: purging the inbox"};
-	volatile int n = -1;
-	volatile bool caught = false;
+	volatile int			 n = -1;
+	volatile bool			 caught = false;
 
 	BeginWork(activity[work]);
 	if (!SearchSysCacheExists1(NAMESPACENAME, CStringGetDatum(svc->name))) {
-		bool		extension_gone = !OidIsValid(get_extension_oid("chat_outbox", true));
+		bool extension_gone = !OidIsValid(get_extension_oid("chat_outbox", true));
 
 		EndWork(true);
 		if (extension_gone) {
@@ -208,7 +207,7 @@ RunServiceWork(RelayService *svc, ServiceWork work, SinkFailure *failure)
 	}
 	PG_CATCH();
 	{
-		ErrorData  *edata;
+		ErrorData *edata;
 
 		HOLD_INTERRUPTS();
 		MemoryContextSwitchTo(TopMemoryContext);
@@ -246,7 +245,7 @@ ServiceDue(const RelayService *svc)
 static uint32
 ShardsUp(void)
 {
-	uint32		up = 0;
+	uint32 up = 0;
 
 	for (int s = 0; s < RedisSinkShards(); s++)
 		if (RedisSinkShardUp(s))
@@ -312,7 +311,7 @@ PurgeOldRows(void)
 {
 	if (!RetentionInForce() || GetCurrentTimestamp() < next_purge)
 		return;
-	bool		behind = false;
+	bool behind = false;
 
 	for (int i = 0; i < worker_nservices; i++) {
 		RelayService *svc = RelayServiceFind(worker_services[i].name);
@@ -352,7 +351,7 @@ WaitForWork(long ms)
 static void
 WaitForCommits(void)
 {
-	long		ms = chat_outbox_poll_interval;
+	long ms = chat_outbox_poll_interval;
 
 	if (RetentionInForce()) /* a purge that is due (every 10 ms while behind) does not wait for a commit */
 		ms = Min(ms, Max(0, TimestampDifferenceMilliseconds(GetCurrentTimestamp(), next_purge)));
@@ -371,7 +370,7 @@ WaitForCommits(void)
 static bool
 CoalesceWakeups(void)
 {
-	int64		wait_us = (int64) chat_outbox_min_pass_interval * 1000 - (GetCurrentTimestamp() - last_busy_round_end);
+	int64 wait_us = (int64) chat_outbox_min_pass_interval * 1000 - (GetCurrentTimestamp() - last_busy_round_end);
 
 	if (last_busy_round_end == 0 || wait_us <= 0)
 		return false;
@@ -387,7 +386,7 @@ BackOff(long ms)
 	TimestampTz until = TimestampTzPlusMilliseconds(GetCurrentTimestamp(), ms);
 
 	for (;;) {
-		long		left = TimestampDifferenceMilliseconds(GetCurrentTimestamp(), until);
+		long left = TimestampDifferenceMilliseconds(GetCurrentTimestamp(), until);
 
 		if (left <= 0)
 			return;
@@ -414,8 +413,8 @@ PublishRedisWarning(void)
 static void
 HandleFailure(const SinkFailure *failure)
 {
-	bool		log_it;
-	long		delay = (long) relay_health.OnFailure(&log_it);
+	bool log_it;
+	long delay = (long) relay_health.OnFailure(&log_it);
 
 	if (log_it)
 		ereport(LOG, (errmsg("chat_outbox relay: redis unreachable: %s", failure->message),
@@ -428,9 +427,9 @@ HandleFailure(const SinkFailure *failure)
 
 typedef enum RoundResult
 {
-	ROUND_DONE,					/* every outbox drained */
-	ROUND_MORE,					/* some batch came back full: go again before sleeping */
-	ROUND_FAILED				/* Redis failed (already backed off) or a signal interrupted */
+	ROUND_DONE,	 /* every outbox drained */
+	ROUND_MORE,	 /* some batch came back full: go again before sleeping */
+	ROUND_FAILED /* Redis failed (already backed off) or a signal interrupted */
 } RoundResult;
 
 /*
@@ -464,13 +463,13 @@ RelayRound(void)
 	PublishRedisWarning();
 	for (int i = 0; i < worker_nservices; i++) {
 		RelayService *svc;
-		int			n;
+		int			  n;
 
 		if (!(todo & worker_services[i].bit))
 			continue;
 		svc = RelayServiceFind(worker_services[i].name);
 		if (!ServiceDue(svc))
-			continue;			/* retried at a full round once its backoff is over */
+			continue; /* retried at a full round once its backoff is over */
 		up = ShardsUp();
 		n = RunServiceWork(svc, WORK_PASS, &failure);
 		if (n < 0 && failure.kind == FAILURE_LAYOUT_WAIT) {
@@ -560,7 +559,7 @@ WaitWhileStandby(void)
 typedef enum DatabaseLook
 {
 	DATABASE_MISSING,
-	DATABASE_REFUSING,			/* ALLOW_CONNECTIONS false: every connection is a FATAL */
+	DATABASE_REFUSING, /* ALLOW_CONNECTIONS false: every connection is a FATAL */
 	DATABASE_READY
 } DatabaseLook;
 
@@ -568,12 +567,12 @@ static DatabaseLook
 LookAtDatabase(void)
 {
 	DatabaseLook look = DATABASE_MISSING;
-	Oid			oid;
+	Oid			 oid;
 
 	StartTransactionCommand();
 	oid = get_database_oid(chat_outbox_database, true);
 	if (OidIsValid(oid)) {
-		HeapTuple	tup = SearchSysCache1(DATABASEOID, ObjectIdGetDatum(oid));
+		HeapTuple tup = SearchSysCache1(DATABASEOID, ObjectIdGetDatum(oid));
 
 		if (HeapTupleIsValid(tup)) {
 			look = ((Form_pg_database) GETSTRUCT(tup))->datallowconn ? DATABASE_READY : DATABASE_REFUSING;
@@ -608,7 +607,7 @@ WaitForDatabase(void)
 		if (look == DATABASE_READY) {
 			pg_atomic_write_u32(&relay_shared->connecting, 0); /* the next start connects */
 			if (checks == 0) {
-				uint32		retries = pg_atomic_fetch_add_u32(&relay_shared->connect_retries, 1);
+				uint32 retries = pg_atomic_fetch_add_u32(&relay_shared->connect_retries, 1);
 
 				if (retries > 0)
 					WaitForWork(chat_outbox::Backoff(1000, 60000).Delay(retries - 1));
@@ -626,7 +625,8 @@ WaitForDatabase(void)
 			ereport(LOG, (errmsg("chat_outbox relay: database \"%s\" does not allow connections; waiting for it",
 								 chat_outbox_database),
 						  errhint("ALTER DATABASE %s ALLOW_CONNECTIONS true, or set chat_outbox.database to another "
-								  "database and restart the server.", quote_identifier(chat_outbox_database))));
+								  "database and restart the server.",
+								  quote_identifier(chat_outbox_database))));
 		said = look;
 		WaitForWork(1000);
 	}
@@ -635,7 +635,7 @@ WaitForDatabase(void)
 void
 chat_outbox_relay_main(Datum main_arg)
 {
-	sigjmp_buf	local_sigjmp_buf;
+	sigjmp_buf local_sigjmp_buf;
 
 	pqsignal(SIGHUP, SignalHandlerForConfigReload);
 	pqsignal(SIGTERM, die);
@@ -664,7 +664,7 @@ chat_outbox_relay_main(Datum main_arg)
 
 	if (sigsetjmp(local_sigjmp_buf, 1) != 0) {
 		/* an ERROR in a pass (a dropped table, a bug): report it, roll back, carry on */
-		ErrorData  *edata;
+		ErrorData *edata;
 
 		error_context_stack = nullptr;
 		HOLD_INTERRUPTS();

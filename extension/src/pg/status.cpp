@@ -74,9 +74,9 @@ chat_outbox_relay_worker_status(PG_FUNCTION_ARGS)
 Datum
 chat_outbox_relay_service_status(PG_FUNCTION_ARGS)
 {
-	ReturnSetInfo *rsinfo = (ReturnSetInfo *) fcinfo->resultinfo;
+	ReturnSetInfo	*rsinfo = (ReturnSetInfo *) fcinfo->resultinfo;
 	RelayServiceSlot slots[CHAT_OUTBOX_MAX_SERVICES];
-	int			n;
+	int				 n;
 
 	RequireSharedMemory();
 	InitMaterializedSRF(fcinfo, 0);
@@ -86,8 +86,8 @@ chat_outbox_relay_service_status(PG_FUNCTION_ARGS)
 	SpinLockRelease(&relay_shared->mutex);
 
 	for (int i = 0; i < n; i++) {
-		Datum		values[7];
-		bool		nulls[7] = {false, false, false, false, false, false, false};
+		Datum values[7];
+		bool  nulls[7] = {false, false, false, false, false, false, false};
 
 		values[0] = CStringGetTextDatum(slots[i].name);
 		values[1] = Int64GetDatum(slots[i].last_id);
@@ -115,14 +115,14 @@ Datum
 chat_outbox_relay_redis_shards(PG_FUNCTION_ARGS)
 {
 	ReturnSetInfo *rsinfo = (ReturnSetInfo *) fcinfo->resultinfo;
-	char		urls[CHAT_OUTBOX_MAX_SHARDS][CHAT_OUTBOX_ERRLEN];
-	int			n = 0;
-	const char *guc = chat_outbox_redis_url ? chat_outbox_redis_url : "";
+	char		   urls[CHAT_OUTBOX_MAX_SHARDS][CHAT_OUTBOX_ERRLEN];
+	int			   n = 0;
+	const char	  *guc = chat_outbox_redis_url ? chat_outbox_redis_url : "";
 
 	InitMaterializedSRF(fcinfo, 0);
 	chat_outbox::CallCpp([&] {
 		std::string why;
-		auto shards = chat_outbox::ParseShardList(guc, &why);
+		auto		shards = chat_outbox::ParseShardList(guc, &why);
 		if (!shards)
 			return;
 		for (const auto &url : *shards) {
@@ -132,8 +132,8 @@ chat_outbox_relay_redis_shards(PG_FUNCTION_ARGS)
 		}
 	});
 	for (int i = 0; i < n; i++) {
-		Datum		values[2] = {Int32GetDatum(i), CStringGetTextDatum(urls[i])};
-		bool		nulls[2] = {false, false};
+		Datum values[2] = {Int32GetDatum(i), CStringGetTextDatum(urls[i])};
+		bool  nulls[2] = {false, false};
 
 		tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, values, nulls);
 	}

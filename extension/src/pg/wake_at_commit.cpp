@@ -25,17 +25,17 @@ PG_FUNCTION_INFO_V1(chat_outbox_wake_relay);
 PG_FUNCTION_INFO_V1(chat_outbox_services_changed);
 }
 
-static bool wake_callback_registered = false;
-static bool wake_pending = false;
-static bool services_changed_pending = false;
+static bool	  wake_callback_registered = false;
+static bool	  wake_pending = false;
+static bool	  services_changed_pending = false;
 static uint32 wake_services_mask = 0;
-static Oid	last_outbox_relid = InvalidOid;	/* the last outbox seen, and its service bit */
+static Oid	  last_outbox_relid = InvalidOid; /* the last outbox seen, and its service bit */
 static uint32 last_outbox_bit = 0;
 
 static void
 WakeRelayNow(void)
 {
-	uint32		procno;
+	uint32 procno;
 
 	if (!relay_shared)
 		return;
@@ -90,13 +90,13 @@ RequireTrigger(FunctionCallInfo fcinfo, const char *name)
 Datum
 chat_outbox_wake_relay(PG_FUNCTION_ARGS)
 {
-	Relation	rel;
+	Relation rel;
 
 	RequireTrigger(fcinfo, "chat_outbox.wake_relay");
 	rel = ((TriggerData *) fcinfo->context)->tg_relation;
 	if (RelationGetRelid(rel) != last_outbox_relid) {
 		/* the service is the outbox's schema; looked up once per outbox and backend */
-		char	   *service = get_namespace_name(RelationGetNamespace(rel));
+		char *service = get_namespace_name(RelationGetNamespace(rel));
 
 		last_outbox_bit = service ? RelayServiceBit(service) : PG_UINT32_MAX;
 		last_outbox_relid = RelationGetRelid(rel);

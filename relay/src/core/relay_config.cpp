@@ -14,16 +14,16 @@ const std::vector<RelayOption> &
 Options()
 {
 	static const std::vector<RelayOption> opts = {
-		{"database-url", "string", "libpq connection string or URI of the chat database (the role that ran the managed install)"},
-		{"redis-url", "string", "redis://[[user]:password@]host[:port][/db], unix:///path or redis-sentinel://[[user]:password@]host:port[,host:port...]/master[?db=N] (logged without its password); several, separated by spaces, are shards: partition p on shard p mod their number"},
-		{"prefix", "string", "BullMQ key prefix"},
-		{"batch-size", "int", "outbox rows per batch: one read of the relay's windows and one Lua call", 1, 5000},
-		{"poll-interval", "int", "ms between passes when no notification arrives (the fallback wake-up)", 10, 3600000},
-		{"redis-timeout", "int", "ms one Redis connect or batch may take before the pass is rolled back", 10, 600000},
-		{"redis-min-replicas", "int", "Redis replicas that must acknowledge a pass's jobs (WAIT) before it commits; fewer roll it back", 0, 100},
-		{"relay-id", "string", "this relay's row in chat_outbox.relays (default <hostname>:<pid>)"},
-		{"wake", "string", "notify (LISTEN) or logical (LISTEN and a logical replication stream, for chat_outbox.settings.wake = 'wal')"},
-		{"metrics-listen", "string", "off, or host:port where GET /metrics serves the relay's state, passes, connections and backlog per partition to Prometheus (e.g. 127.0.0.1:9465; docs/deploy.md, Monitoring)"},
+	    {"database-url", "string", "libpq connection string or URI of the chat database (the role that ran the managed install)"},
+	    {"redis-url", "string", "redis://[[user]:password@]host[:port][/db], unix:///path or redis-sentinel://[[user]:password@]host:port[,host:port...]/master[?db=N] (logged without its password); several, separated by spaces, are shards: partition p on shard p mod their number"},
+	    {"prefix", "string", "BullMQ key prefix"},
+	    {"batch-size", "int", "outbox rows per batch: one read of the relay's windows and one Lua call", 1, 5000},
+	    {"poll-interval", "int", "ms between passes when no notification arrives (the fallback wake-up)", 10, 3600000},
+	    {"redis-timeout", "int", "ms one Redis connect or batch may take before the pass is rolled back", 10, 600000},
+	    {"redis-min-replicas", "int", "Redis replicas that must acknowledge a pass's jobs (WAIT) before it commits; fewer roll it back", 0, 100},
+	    {"relay-id", "string", "this relay's row in chat_outbox.relays (default <hostname>:<pid>)"},
+	    {"wake", "string", "notify (LISTEN) or logical (LISTEN and a logical replication stream, for chat_outbox.settings.wake = 'wal')"},
+	    {"metrics-listen", "string", "off, or host:port where GET /metrics serves the relay's state, passes, connections and backlog per partition to Prometheus (e.g. 127.0.0.1:9465; docs/deploy.md, Monitoring)"},
 	};
 	return opts;
 }
@@ -116,7 +116,7 @@ Find(const std::string &name)
 
 bool
 ParseRelayConfig(const std::vector<std::string> &args, const std::vector<std::string> &env, RelayConfig *cfg,
-				 bool *help, std::string *error)
+                 bool *help, std::string *error)
 {
 	*help = false;
 	for (const auto &opt : Options()) {
@@ -140,7 +140,7 @@ Usage()
 {
 	RelayConfig defaults;
 	std::string out = "usage: chat-outbox-relay [--flag value]...\n"
-					  "Relays every service's outbox of a managed chat_outbox install to BullMQ (docs/managed.md).\n";
+	                  "Relays every service's outbox of a managed chat_outbox install to BullMQ (docs/managed.md).\n";
 	for (const auto &opt : Options()) {
 		std::string def;
 		if (auto *s = StringField(&defaults, opt.name))

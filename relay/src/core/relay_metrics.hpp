@@ -21,11 +21,11 @@ namespace chat_outbox::relay {
 // The relay process's state. Not the status view's relay_state (which a silent relay turns into
 // "stopped"): this is what the process itself is doing.
 enum class RelayState {
-	kStarting,        // before its first round
-	kRunning,         // rounds go through
-	kBackingOff,      // Redis (shard 0) failing: rows wait, retried with backoff
-	kPostgresDown,    // its Postgres connection lost: reconnecting with backoff
-	kStopping,        // SIGTERM or SIGINT: finishing the pass in progress
+	kStarting,     // before its first round
+	kRunning,      // rounds go through
+	kBackingOff,   // Redis (shard 0) failing: rows wait, retried with backoff
+	kPostgresDown, // its Postgres connection lost: reconnecting with backoff
+	kStopping,     // SIGTERM or SIGINT: finishing the pass in progress
 };
 
 // RelayStateName: the state label's value ("starting", "running", "backing off", "waiting for postgres",
@@ -34,18 +34,18 @@ const char *RelayStateName(RelayState s);
 
 struct RelayFigures {
 	RelayState state = RelayState::kStarting;
-	double last_pass_unix = 0;                   // when the last round ended (Unix seconds); 0 = none yet
-	uint64_t rounds = 0;                         // rounds run
-	std::map<std::string, uint64_t> relayed;     // per service: rows added to Redis by this process
-	bool postgres_up = false;                    // the relay's own connection
-	std::vector<bool> redis_up;                  // per shard (--redis-url order)
-	bool redis_durable = true;                   // false while shard 0 has a durability warning (redis_warning)
-	uint64_t postgres_reconnects = 0;            // a lost connection back
-	uint64_t redis_reconnects = 0;               // a shard that had failed back (shard 0's outage included)
+	double last_pass_unix = 0;               // when the last round ended (Unix seconds); 0 = none yet
+	uint64_t rounds = 0;                     // rounds run
+	std::map<std::string, uint64_t> relayed; // per service: rows added to Redis by this process
+	bool postgres_up = false;                // the relay's own connection
+	std::vector<bool> redis_up;              // per shard (--redis-url order)
+	bool redis_durable = true;               // false while shard 0 has a durability warning (redis_warning)
+	uint64_t postgres_reconnects = 0;        // a lost connection back
+	uint64_t redis_reconnects = 0;           // a shard that had failed back (shard 0's outage included)
 };
 
 struct BacklogRead {
-	bool ok = false;                    // the last read succeeded
+	bool ok = false;                                 // the last read succeeded
 	std::vector<chat_outbox::PartitionBacklog> rows; // as of that read
 };
 

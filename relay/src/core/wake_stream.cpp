@@ -121,7 +121,7 @@ std::string
 StartReplicationSql(const std::string &slot)
 {
 	return "START_REPLICATION SLOT " + slot + " LOGICAL 0/0 (proto_version '1', publication_names '" +
-		   kWakePublication + "', messages 'true')";
+	       kWakePublication + "', messages 'true')";
 }
 
 } // namespace chat_outbox::relay

@@ -19,10 +19,10 @@ constexpr const char kWakePublication[] = "chat_outbox_wake";
 
 // What one CopyData message from the server asks of the relay.
 enum class WakeEvent {
-	kNone,         // nothing to do (BEGIN, MESSAGE, a COMMIT without our message, ...)
-	kWake,         // a transaction holding our message committed: run a round
-	kReplyNow,     // a keepalive that asks for a status update at once
-	kBad,          // not the protocol: end the stream
+	kNone,     // nothing to do (BEGIN, MESSAGE, a COMMIT without our message, ...)
+	kWake,     // a transaction holding our message committed: run a round
+	kReplyNow, // a keepalive that asks for a status update at once
+	kBad,      // not the protocol: end the stream
 };
 
 // WakeStream follows the stream: the transaction in progress and the newest WAL position received,

@@ -69,11 +69,13 @@ TEST(UvHandle, ExceptionInACallbackStaysOnOurSide)
 	Loop l;
 	UvTimer t(&l.loop, "t");
 	int after = 0;
-	t.Start(0, [&] {
-		if (after++ == 0)
-			throw std::runtime_error("boom");
-		t.Close();
-	}, 1);
+	t.Start(
+	    0, [&] {
+		    if (after++ == 0)
+			    throw std::runtime_error("boom");
+		    t.Close();
+	    },
+	    1);
 	l.Run();
 	EXPECT_EQ(after, 2); // the throw was logged and contained; the repeat fired again
 }

@@ -99,9 +99,9 @@ TEST(BusCodec, SplitsPayloadsAndRefusesGarbage)
 	EXPECT_FALSE(DecodeBus("hello"));
 	EXPECT_FALSE(DecodeBus("cobus1 x\n"));
 	EXPECT_FALSE(DecodeBus("cobus1 1\nr 1 2 3 0 0\nab")); // shorter than it says
-	EXPECT_FALSE(DecodeBus("cobus1 1\nn 0 2\n"));          // seq starts at 1
+	EXPECT_FALSE(DecodeBus("cobus1 1\nn 0 2\n"));         // seq starts at 1
 	EXPECT_FALSE(DecodeBus("cobus1 1\nq 1 2\n"));
-	EXPECT_FALSE(DecodeBus("cobus1 1\ns 1 2 0 0 0\n"));   // an `s` row names its sender's length
+	EXPECT_FALSE(DecodeBus("cobus1 1\ns 1 2 0 0 0\n"));     // an `s` row names its sender's length
 	EXPECT_FALSE(DecodeBus("cobus1 1\ns 1 2 0 0 0 3\nab")); // shorter than it says
 	EXPECT_TRUE(DecodeBus("cobus1 1\n"));
 }

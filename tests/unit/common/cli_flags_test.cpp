@@ -8,7 +8,11 @@ using chat_outbox::SplitFlags;
 
 namespace {
 
-bool Known(std::string_view name) { return name == "queue" || name == "batch-size"; }
+bool
+Known(std::string_view name)
+{
+	return name == "queue" || name == "batch-size";
+}
 
 } // namespace
 

@@ -33,11 +33,11 @@ TEST(QueueKeys, NoJobIdNamesAQueueKey)
 		EXPECT_TRUE(!IsValidJobId(name)) << name;
 	}
 	for (const char *name : {"wait", "paused", "meta", "events", "marker", "active", "id", "delayed", "prioritized",
-							 "completed", "failed", "stalled", "stalled-check", "limiter", "pc", "repeat", "de",
-							 "metrics", "waiting-children", "waiting", "priority", "delay", "dn", "partitions", "members",
-							 "lease"})
+	                         "completed", "failed", "stalled", "stalled-check", "limiter", "pc", "repeat", "de",
+	                         "metrics", "waiting-children", "waiting", "priority", "delay", "dn", "partitions", "members",
+	                         "lease"})
 		EXPECT_TRUE(std::find(QueueKeyNames().begin(), QueueKeyNames().end(), name) != QueueKeyNames().end())
-			<< name;
+		    << name;
 	EXPECT_TRUE(!IsValidJobId("some-future-key") && !IsValidJobId("-"));
 	EXPECT_TRUE(!MayNameQueueKey("outbox-consumers-3"));
 	EXPECT_TRUE(!IsQueueKeyName("bad-json") && !IsQueueKeyName("waits"));

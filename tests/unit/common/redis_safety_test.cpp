@@ -17,7 +17,7 @@ TEST(RedisSafety, Warnings)
 	EXPECT_TRUE(RedisSafetyWarning(RedisDurability{"yes", "always", "noeviction"}).empty());
 	EXPECT_TRUE(RedisSafetyWarning(RedisDurability{"yes", "", "noeviction"}).empty()); // unread: no guess
 	EXPECT_TRUE(RedisSafetyWarning(RedisDurability{"yes", "no", "noeviction"}).find("appendfsync is \"no\"") !=
-				std::string::npos);
+	            std::string::npos);
 	// without AOF, fsync does not matter: one sentence about appendonly
 	EXPECT_TRUE(RedisSafetyWarning(RedisDurability{"no", "no", "noeviction"}).find("appendfsync") == std::string::npos);
 }

@@ -36,8 +36,8 @@ TEST(BatchAdd, LayoutKeyAfterTheFixedKeys)
 	std::string out;
 	EncodeBatchAdd("bull", "chats-p3", LayoutCheck{"chats"}, &job, 1, 1, "abc", &out);
 	EXPECT_TRUE(out.find("$20\r\nbull:chats-p3:paused\r\n$21\r\nbull:chats:partitions\r\n$18\r\nbull:chats-p3:id-a\r\n") !=
-				std::string::npos)
-		<< out;
+	            std::string::npos)
+	    << out;
 	EXPECT_EQ(out.find("bull:chats-p3:partitions"), std::string::npos);
 }
 

@@ -11,7 +11,7 @@ using namespace chat_outbox;
 TEST(JobId, PayloadIdWhenValid)
 {
 	EXPECT_TRUE(ChooseJobId("5b0e6c1c-3f7a-4d8e-9a51-0c2f1e7d9b42", "consumers", 7) ==
-				"5b0e6c1c-3f7a-4d8e-9a51-0c2f1e7d9b42");
+	            "5b0e6c1c-3f7a-4d8e-9a51-0c2f1e7d9b42");
 	EXPECT_TRUE(ChooseJobId(nullptr, "consumers", 7) == "outbox-consumers-7");
 	EXPECT_TRUE(ChooseJobId("123", "workers", 9) == "outbox-workers-9");
 }

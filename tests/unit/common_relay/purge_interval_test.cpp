@@ -25,7 +25,7 @@ TEST(PurgeInterval, TheShorterRetentionInForce)
 TEST(PurgeInterval, NoRetentionOrHostileValues)
 {
 	EXPECT_EQ(PurgeIntervalMs(0, 0), 10000);
-	EXPECT_EQ(PurgeIntervalMs(-5, -1), 10000);                 // negative is none
-	EXPECT_EQ(PurgeIntervalMs(INT64_MAX, INT64_MAX), 10000);   // no overflow
+	EXPECT_EQ(PurgeIntervalMs(-5, -1), 10000);               // negative is none
+	EXPECT_EQ(PurgeIntervalMs(INT64_MAX, INT64_MAX), 10000); // no overflow
 	EXPECT_EQ(PurgeIntervalMs(INT64_MAX, 3), 1500);
 }

@@ -12,7 +12,7 @@ TEST(ShardOutage, DownAndBack)
 	ShardOutage o;
 	EXPECT_EQ(o.State(), ShardState::kUp);
 	EXPECT_TRUE(o.Due(0));
-	EXPECT_FALSE(o.Back()); // up all along: nothing to log
+	EXPECT_FALSE(o.Back());      // up all along: nothing to log
 	EXPECT_TRUE(o.Failed(1000)); // the outage starts: logged
 	EXPECT_TRUE(o.Down());
 	EXPECT_FALSE(o.Due(1000 + kServerRetryFirstMs - 1));

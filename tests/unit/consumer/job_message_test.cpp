@@ -129,8 +129,7 @@ TEST(BullmqMessage, EditsAndDeletes)
 	EXPECT_EQ(reason, "invalid message: version is not an integer from 1 to 2147483647");
 	EXPECT_FALSE(ParseMessage(kDeletedJob, head + R"(,"message_id":")" + target + R"(","version":0})", &reason));
 	EXPECT_FALSE(ParseMessage(kEditedJob, head + R"(,"message_id":")" + target + R"(","version":4294967296})", &reason));
-	EXPECT_FALSE(ParseMessage(kEditedJob, std::string(R"({"id":")") + kId + R"(","message_id":")" + target +
-	                                          R"(","chat_id":7,"version":1})",
+	EXPECT_FALSE(ParseMessage(kEditedJob, std::string(R"({"id":")") + kId + R"(","message_id":")" + target + R"(","chat_id":7,"version":1})",
 	                          &reason));
 	EXPECT_EQ(reason, "invalid message: body missing");
 }

@@ -43,10 +43,10 @@ TEST(ConversationCounters, CountsRequestsByResult)
 TEST(ConversationCounters, NothingAClientSendsBecomesALabel)
 {
 	conv::Counters c;
-	c.CountRequest("evil\"}", {{"ok", true}});                        // not a request: not counted
-	c.CountRequest("typing", conv::Error("made_up\"code", "x"));      // not a code: "other"
-	c.CountRequest("typing", nlohmann::json("not an object"));        // not a result: "other"
-	c.CountRequest("typing", {{"ok", false}});                         // no error object: "other"
+	c.CountRequest("evil\"}", {{"ok", true}});                   // not a request: not counted
+	c.CountRequest("typing", conv::Error("made_up\"code", "x")); // not a code: "other"
+	c.CountRequest("typing", nlohmann::json("not an object"));   // not a result: "other"
+	c.CountRequest("typing", {{"ok", false}});                   // no error object: "other"
 	std::string s = Rendered(c);
 	EXPECT_EQ(s.find("evil"), std::string::npos);
 	EXPECT_EQ(s.find("made_up"), std::string::npos);

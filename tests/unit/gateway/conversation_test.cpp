@@ -38,8 +38,7 @@ TEST(Conversation, Requests)
 	EXPECT_TRUE(conv::ParseHistory(json{{"chat_id", 42}}, &h, &err));
 	EXPECT_EQ(h.limit, 50);
 	EXPECT_FALSE(h.before_seq);
-	EXPECT_TRUE(conv::ParseHistory(json{{"chat_id", "42"}, {"before_seq", 9}, {"limit", 200},
-	                                    {"before_sent", "2026-12-01T12:00:03.512345+00:00|0b6d1c2e-0000-4000-8000-00000000abcd"}},
+	EXPECT_TRUE(conv::ParseHistory(json{{"chat_id", "42"}, {"before_seq", 9}, {"limit", 200}, {"before_sent", "2026-12-01T12:00:03.512345+00:00|0b6d1c2e-0000-4000-8000-00000000abcd"}},
 	                               &h, &err));
 	EXPECT_EQ(h.before_seq, 9);
 	EXPECT_EQ(h.before_sent->id, "0b6d1c2e-0000-4000-8000-00000000abcd");

@@ -32,7 +32,10 @@ TEST(EngineIo, RefusesUnknownEmptyAndBinary)
 TEST(EngineIo, SplitsAndJoinsPollingPayloads)
 {
 	std::vector<std::string_view> recs;
-	ASSERT_TRUE(SplitPayload("40{\"token\":\"a\"}\x1e" "3\x1e" "42[\"m\"]", &recs));
+	ASSERT_TRUE(SplitPayload("40{\"token\":\"a\"}\x1e"
+	                         "3\x1e"
+	                         "42[\"m\"]",
+	                         &recs));
 	ASSERT_EQ(recs.size(), 3u);
 	EXPECT_EQ(recs[0], "40{\"token\":\"a\"}");
 	EXPECT_EQ(recs[1], "3");
@@ -41,14 +44,22 @@ TEST(EngineIo, SplitsAndJoinsPollingPayloads)
 	EXPECT_EQ(recs.size(), 1u);
 	EXPECT_FALSE(SplitPayload("", &recs));
 	EXPECT_FALSE(SplitPayload("3\x1e", &recs));
-	EXPECT_FALSE(SplitPayload("\x1e" "3", &recs));
-	EXPECT_FALSE(SplitPayload("3\x1e\x1e" "3", &recs));
-	EXPECT_FALSE(SplitPayload("3\x1e" "3\x1e" "3", &recs, 2));
+	EXPECT_FALSE(SplitPayload("\x1e"
+	                          "3",
+	                          &recs));
+	EXPECT_FALSE(SplitPayload("3\x1e\x1e"
+	                          "3",
+	                          &recs));
+	EXPECT_FALSE(SplitPayload("3\x1e"
+	                          "3\x1e"
+	                          "3",
+	                          &recs, 2));
 
 	std::string body;
 	AppendRecord(&body, "2");
 	AppendRecord(&body, "42[1]");
-	EXPECT_EQ(body, "2\x1e" "42[1]");
+	EXPECT_EQ(body, "2\x1e"
+	                "42[1]");
 }
 
 TEST(EngineIo, OpenPacketMatchesTheCapturedShape)
@@ -65,13 +76,13 @@ TEST(EngineIo, ValidatesUtf8Strictly)
 	EXPECT_TRUE(ValidUtf8(""));
 	EXPECT_TRUE(ValidUtf8("plain ascii"));
 	EXPECT_TRUE(ValidUtf8("\xc3\xa9t\xc3\xa9 \xe2\x82\xac \xf0\x9f\x98\x80"));
-	EXPECT_TRUE(ValidUtf8("\xf4\x8f\xbf\xbf")); // U+10FFFF
-	EXPECT_FALSE(ValidUtf8("\xc0\xaf"));        // overlong '/'
-	EXPECT_FALSE(ValidUtf8("\xe0\x80\xaf"));    // overlong
-	EXPECT_FALSE(ValidUtf8("\xed\xa0\x80"));    // surrogate
+	EXPECT_TRUE(ValidUtf8("\xf4\x8f\xbf\xbf"));  // U+10FFFF
+	EXPECT_FALSE(ValidUtf8("\xc0\xaf"));         // overlong '/'
+	EXPECT_FALSE(ValidUtf8("\xe0\x80\xaf"));     // overlong
+	EXPECT_FALSE(ValidUtf8("\xed\xa0\x80"));     // surrogate
 	EXPECT_FALSE(ValidUtf8("\xf4\x90\x80\x80")); // above U+10FFFF
 	EXPECT_FALSE(ValidUtf8("\x80"));
-	EXPECT_FALSE(ValidUtf8("\xc3"));             // truncated
+	EXPECT_FALSE(ValidUtf8("\xc3")); // truncated
 	EXPECT_FALSE(ValidUtf8("\xe2\x82"));
 	EXPECT_FALSE(ValidUtf8("\xff"));
 }

@@ -13,7 +13,8 @@ using namespace chat_outboxd;
 
 namespace {
 
-HistoryRow In(int64_t seq, int64_t t, size_t bytes = 1)
+HistoryRow
+In(int64_t seq, int64_t t, size_t bytes = 1)
 {
 	HistoryRow r;
 	r.id = "in-" + std::to_string(seq);
@@ -25,7 +26,8 @@ HistoryRow In(int64_t seq, int64_t t, size_t bytes = 1)
 	return r;
 }
 
-HistoryRow Out(const std::string &id, int64_t t, size_t bytes = 1)
+HistoryRow
+Out(const std::string &id, int64_t t, size_t bytes = 1)
 {
 	HistoryRow r;
 	r.id = id;
@@ -63,7 +65,8 @@ struct Store {
 	}
 };
 
-std::vector<std::string> Ids(const HistoryPage &p)
+std::vector<std::string>
+Ids(const HistoryPage &p)
 {
 	std::vector<std::string> ids;
 	for (const auto &m : p.messages)

@@ -28,7 +28,7 @@ TEST(MemberChange, RefusesAnythingElse)
 {
 	MemberChange c;
 	for (const std::string &bad : std::vector<std::string>{"", "+", "+42", "+42 ", "42 alice", "?42 alice", "+x alice", "--7 a" /* a chat id clients cannot name (JsonInteger) */, "+99999999999999999999 a",
-	                        std::string("+1 a\x01", 5), "+1 " + std::string(201, 'x')})
+	                                                       std::string("+1 a\x01", 5), "+1 " + std::string(201, 'x')})
 		EXPECT_FALSE(ParseMemberChange(bad, &c)) << bad;
 }
 

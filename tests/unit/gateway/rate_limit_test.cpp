@@ -8,7 +8,8 @@ using chat_outboxd::TokenBucket;
 namespace {
 
 // TakeAll spends every token available at now_ms and says how many there were.
-int TakeAll(TokenBucket &b, int64_t now_ms, int64_t rate, int64_t burst)
+int
+TakeAll(TokenBucket &b, int64_t now_ms, int64_t rate, int64_t burst)
 {
 	int taken = 0;
 	while (b.Take(now_ms, rate, burst))

@@ -27,7 +27,7 @@ TEST(Recovery, BadValuesCountAsAbsent)
 	EXPECT_EQ(ReadResume({{"offset", -1}, {"since", 4}}).after, 4);
 	EXPECT_EQ(ReadResume({{"offset", "x"}, {"pid", "abc.9"}}).after, 9);
 	EXPECT_EQ(ReadResume({{"since", 1.5}}).after, -1);
-	EXPECT_EQ(ReadResume({{"pid", "abc"}}).after, -1);    // a pid without a seq
+	EXPECT_EQ(ReadResume({{"pid", "abc"}}).after, -1); // a pid without a seq
 	EXPECT_EQ(ReadResume({{"pid", "abc.-2"}}).after, -1);
 }
 

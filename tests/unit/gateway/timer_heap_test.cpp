@@ -12,7 +12,8 @@ using chat_outboxd::TimerNode;
 
 namespace {
 
-std::vector<TimerNode *> DrainAll(TimerHeap &h, int64_t now)
+std::vector<TimerNode *>
+DrainAll(TimerHeap &h, int64_t now)
 {
 	std::vector<TimerNode *> out;
 	while (TimerNode *n = h.PopDue(now))

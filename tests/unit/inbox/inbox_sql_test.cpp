@@ -76,7 +76,7 @@ TEST(InboxSql, WithoutTheSenderColumnNothingNamesIt)
 	EXPECT_EQ(sql.find("o.sender"), std::string::npos);
 	EXPECT_EQ(sql.find("created_at, sender)"), std::string::npos);
 	EXPECT_NE(sql.find("$6::pg_catalog.text[]"), std::string::npos);
-	EXPECT_EQ(sql.find("ins.target"), std::string::npos); // the input has it ($7), the table not
+	EXPECT_EQ(sql.find("ins.target"), std::string::npos);         // the input has it ($7), the table not
 	EXPECT_NE(sql.find("WHERE kind IS NULL"), std::string::npos); // an edit or delete is not stored as a message
 	EXPECT_NE(InboxInsertSql("workers", true).find("(message_id, chat_id, body, created_at, sender, target, kind, version, "
 	                                               "edited_at, deleted_at)"),

@@ -24,9 +24,9 @@ TEST(RelayConfig, FlagWinsOverEnvironment)
 	bool help = false;
 	std::string error;
 	ASSERT_TRUE(ParseRelayConfig({"--batch-size", "20", "--redis-url=redis://h:1/2"},
-								 {"CHAT_OUTBOX_RELAY_BATCH_SIZE=30", "CHAT_OUTBOX_RELAY_POLL_INTERVAL=250"}, &cfg, &help,
-								 &error))
-		<< error;
+	                             {"CHAT_OUTBOX_RELAY_BATCH_SIZE=30", "CHAT_OUTBOX_RELAY_POLL_INTERVAL=250"}, &cfg, &help,
+	                             &error))
+	    << error;
 	EXPECT_EQ(cfg.batch_size, 20);
 	EXPECT_EQ(cfg.poll_interval, 250);
 	EXPECT_EQ(cfg.redis_url, "redis://h:1/2");

@@ -26,53 +26,53 @@ struct Config {
 	std::string database_url = "postgresql:///chat";
 	std::string listen = "127.0.0.1:8080";
 	std::string jwt_secret;
-	std::string authz = "token";          // "membership": chats from chat_outbox.members, not the token
-	int64_t max_member_chats = 1000;      // --authz membership: chats one socket holds, and one user's cache entry
-	std::string jwt_audience;             // empty: tokens' `aud` is not checked
-	std::string jwt_issuer;               // empty: tokens' `iss` is not checked
-	std::string identity;                 // default <service>@<hostname>, set by main
-	std::string consume = "on";           // "off": a gateway only (no consumer; rows come over the bus)
-	int64_t batch_size = 100;             // jobs fetched per round trip
-	int64_t lock_duration = 30000;        // ms
-	int64_t stalled_interval = 30000;     // ms
+	std::string authz = "token";      // "membership": chats from chat_outbox.members, not the token
+	int64_t max_member_chats = 1000;  // --authz membership: chats one socket holds, and one user's cache entry
+	std::string jwt_audience;         // empty: tokens' `aud` is not checked
+	std::string jwt_issuer;           // empty: tokens' `iss` is not checked
+	std::string identity;             // default <service>@<hostname>, set by main
+	std::string consume = "on";       // "off": a gateway only (no consumer; rows come over the bus)
+	int64_t batch_size = 100;         // jobs fetched per round trip
+	int64_t lock_duration = 30000;    // ms
+	int64_t stalled_interval = 30000; // ms
 	int64_t max_stalled_count = 1;
-	int64_t lease_ttl = 5000;             // ms, a partition lease's ttl (consumer/core/lease.hpp)
-	int64_t stop_timeout = 10000;         // ms a SIGTERM waits for the batch in flight (then its jobs go back)
-	std::string leave_partitions;         // partitions no chat-outboxd consumes: "2,3"
-	int64_t remove_on_complete = 10000;   // keep this many completed jobs; 0 = remove at once; -1 = keep all
-	int64_t remove_on_fail = -1;          // same for failed jobs
-	int64_t ping_interval = 25000;        // ms, Engine.IO heartbeat
-	int64_t ping_timeout = 20000;         // ms
-	int64_t connect_timeout = 45000;      // ms a Socket.IO session may take to send its CONNECT
-	int64_t presence_ttl = 30000;         // ms a presence member lives unrenewed (gateway/conversation/presence.hpp)
-	int64_t upgrade_timeout = 10000;      // ms an Engine.IO upgrade probe may take before it is dropped
-	int64_t max_payload = 100000;         // bytes, largest inbound frame / polling body
-	int64_t catchup_limit = 10000;        // messages per catch-up query; a replay pages until done
-	int64_t catchup_page_bytes = 1048576; // body bytes per catch-up query (at least one row)
-	int64_t client_queue_bytes = 4194304; // bytes of messages waiting for one client (then it reads from the inbox)
-	int64_t max_unauthenticated = 4096;   // Engine.IO sessions without a namespace socket, in total
-	int64_t max_unauthenticated_per_address = 256; // the same, per client IP address
-	int64_t send_rate = 20;               // client sends per second per connection (token bucket)
-	int64_t send_burst = 40;              // sends a connection may make at once before send_rate applies
-	int64_t query_queue = 1000;           // gateway queries waiting for Postgres (gateway/hub/query_queue.hpp)
-	std::string cors_origins;             // comma-separated origins allowed by CORS; "*" = any; empty = none
-	std::string metrics_listen;           // empty: /metrics on --listen; "off"; or host:port of its own
-	std::string outbox_status_url;        // empty: off; else the relay's figures on /metrics (metrics/outbox_status.hpp)
-	int64_t outbox_status_interval = 5000; // ms between two reads of the status views
+	int64_t lease_ttl = 5000;                             // ms, a partition lease's ttl (consumer/core/lease.hpp)
+	int64_t stop_timeout = 10000;                         // ms a SIGTERM waits for the batch in flight (then its jobs go back)
+	std::string leave_partitions;                         // partitions no chat-outboxd consumes: "2,3"
+	int64_t remove_on_complete = 10000;                   // keep this many completed jobs; 0 = remove at once; -1 = keep all
+	int64_t remove_on_fail = -1;                          // same for failed jobs
+	int64_t ping_interval = 25000;                        // ms, Engine.IO heartbeat
+	int64_t ping_timeout = 20000;                         // ms
+	int64_t connect_timeout = 45000;                      // ms a Socket.IO session may take to send its CONNECT
+	int64_t presence_ttl = 30000;                         // ms a presence member lives unrenewed (gateway/conversation/presence.hpp)
+	int64_t upgrade_timeout = 10000;                      // ms an Engine.IO upgrade probe may take before it is dropped
+	int64_t max_payload = 100000;                         // bytes, largest inbound frame / polling body
+	int64_t catchup_limit = 10000;                        // messages per catch-up query; a replay pages until done
+	int64_t catchup_page_bytes = 1048576;                 // body bytes per catch-up query (at least one row)
+	int64_t client_queue_bytes = 4194304;                 // bytes of messages waiting for one client (then it reads from the inbox)
+	int64_t max_unauthenticated = 4096;                   // Engine.IO sessions without a namespace socket, in total
+	int64_t max_unauthenticated_per_address = 256;        // the same, per client IP address
+	int64_t send_rate = 20;                               // client sends per second per connection (token bucket)
+	int64_t send_burst = 40;                              // sends a connection may make at once before send_rate applies
+	int64_t query_queue = 1000;                           // gateway queries waiting for Postgres (gateway/hub/query_queue.hpp)
+	std::string cors_origins;                             // comma-separated origins allowed by CORS; "*" = any; empty = none
+	std::string metrics_listen;                           // empty: /metrics on --listen; "off"; or host:port of its own
+	std::string outbox_status_url;                        // empty: off; else the relay's figures on /metrics (metrics/outbox_status.hpp)
+	int64_t outbox_status_interval = 5000;                // ms between two reads of the status views
 	std::string web_root = CHAT_OUTBOXD_DEFAULT_WEB_ROOT; // folder served at / (the web client); "" = not served
-	std::string log_level = "notice";     // debug | verbose | notice | warning
-	int64_t crash_after_inbox = 0;        // test only: SIGKILL self after the Nth inbox commit (0 = off)
+	std::string log_level = "notice";                     // debug | verbose | notice | warning
+	int64_t crash_after_inbox = 0;                        // test only: SIGKILL self after the Nth inbox commit (0 = off)
 };
 
 // kNoLimit as a row's max: no upper bound.
 constexpr int64_t kNoLimit = std::numeric_limits<int64_t>::max();
 
 struct ConfigOption {
-	const char *name;     // flag name without dashes, e.g. "redis-url"
-	const char *type;     // "string" | "int"
+	const char *name; // flag name without dashes, e.g. "redis-url"
+	const char *type; // "string" | "int"
 	const char *help;
 	bool required;
-	bool secret;          // a given value never appears in errors or logs (passwords, secrets)
+	bool secret; // a given value never appears in errors or logs (passwords, secrets)
 	// Allowed range: for an int, its smallest and largest value; for a string, its fewest bytes when
 	// set (max unused). The defaults allow any value.
 	int64_t min = 0;

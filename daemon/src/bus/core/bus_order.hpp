@@ -33,7 +33,11 @@ class BusOrder {
   public:
 	// Waiting: no start yet; InOrder: nothing missing; Grace: a gap, waiting for the missing rows
 	// before filling; Due: a fill should be sent now; Filling: a fill is out.
-	enum class State { Waiting, InOrder, Grace, Due, Filling };
+	enum class State { Waiting,
+		               InOrder,
+		               Grace,
+		               Due,
+		               Filling };
 
 	struct Fill {
 		int64_t after = 0; // read seq > after
@@ -76,9 +80,9 @@ class BusOrder {
 	int64_t grace_ms_;
 	State state_ = State::Waiting;
 	int64_t last_ = 0;
-	int64_t target_ = 0; // highest seq known to exist
+	int64_t target_ = 0;                // highest seq known to exist
 	std::optional<int64_t> first_seen_; // lowest seq offered before Start
-	int64_t due_at_ = 0; // state Grace: when the fill becomes due
+	int64_t due_at_ = 0;                // state Grace: when the fill becomes due
 	std::map<int64_t, InboxMessage> buffer_;
 	size_t bytes_ = 0;
 	uint64_t overflows_ = 0;

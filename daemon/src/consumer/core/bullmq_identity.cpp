@@ -14,8 +14,8 @@ NewUuid()
 	std::random_device rd;
 	std::mt19937_64 gen((static_cast<uint64_t>(rd()) << 32) ^ rd());
 	uint64_t a = gen(), b = gen();
-	a = (a & ~0xF000ULL) | 0x4000ULL;                             // version 4
-	b = (b & 0x3FFFFFFFFFFFFFFFULL) | 0x8000000000000000ULL;      // variant 10
+	a = (a & ~0xF000ULL) | 0x4000ULL;                        // version 4
+	b = (b & 0x3FFFFFFFFFFFFFFFULL) | 0x8000000000000000ULL; // variant 10
 	char buf[40];
 	snprintf(buf, sizeof buf, "%08x-%04x-%04x-%04x-%012llx", static_cast<unsigned>(a >> 32),
 	         static_cast<unsigned>((a >> 16) & 0xFFFF), static_cast<unsigned>(a & 0xFFFF),

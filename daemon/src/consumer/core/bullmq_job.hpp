@@ -35,7 +35,7 @@ struct JobOptions {
 
 struct Job {
 	std::string id;
-	std::string token; // our lock value for this job
+	std::string token;                         // our lock value for this job
 	std::map<std::string, std::string> fields; // the hash fields the fetch reads (not the whole hash)
 
 	const std::string *Field(const std::string &name) const;
@@ -44,13 +44,13 @@ struct Job {
 	// consumer crashed or lost its lock holding it (`ats`, which the fetch counts this start in, less
 	// `atm` and this start).
 	int64_t StartsLost() const;
-	JobOptions Options() const;   // from `opts`; unparsable opts give defaults (never poison)
+	JobOptions Options() const; // from `opts`; unparsable opts give defaults (never poison)
 };
 
 struct FetchResult {
-	int64_t next_delayed_ms = 0;  // due time of the earliest delayed job, 0 if none
-	int64_t rate_limited_ms = 0;  // > 0: the queue's global rate limit is hit for this long
-	std::vector<Job> jobs;        // in queue order
+	int64_t next_delayed_ms = 0; // due time of the earliest delayed job, 0 if none
+	int64_t rate_limited_ms = 0; // > 0: the queue's global rate limit is hit for this long
+	std::vector<Job> jobs;       // in queue order
 };
 
 // DecodeFetchReply reads the reply of FetchScript: the field names come once, then per job its id,

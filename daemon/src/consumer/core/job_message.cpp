@@ -138,7 +138,9 @@ ParseMessage(const std::string &name, const std::string &data, std::string *reas
 		return Poison(reason, "data is not valid JSON");
 	if (!j.is_object())
 		return Poison(reason, "data is not a JSON object");
-	return FromJson(j, name == kEditedJob ? Change::Edited : name == kDeletedJob ? Change::Deleted : Change::None, reason);
+	return FromJson(j, name == kEditedJob ? Change::Edited : name == kDeletedJob ? Change::Deleted
+	                                                                             : Change::None,
+	                reason);
 }
 
 std::optional<ChatMessage>

@@ -26,6 +26,4 @@ constexpr const char *kEditedJob = "message.edited";
 constexpr const char *kDeletedJob = "message.deleted";
 std::optional<ChatMessage> ParseMessage(const std::string &name, const std::string &data, std::string *reason);
 
-
-
 } // namespace chat_outboxd

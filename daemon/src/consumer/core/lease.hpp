@@ -20,7 +20,12 @@
 
 namespace chat_outboxd {
 
-enum class LeaseState { Free, Acquiring, Held, Draining, Releasing, Lost };
+enum class LeaseState { Free,
+	                    Acquiring,
+	                    Held,
+	                    Draining,
+	                    Releasing,
+	                    Lost };
 
 enum class LeaseEvent {
 	Tick,            // the periodic check, with `wanted` = the partition is ours by the assignment and we are not stopping

@@ -14,11 +14,11 @@ namespace {
 using chat_outbox::bullmq::QueueKey;
 
 // Each script of lua/ once per process (its KEYS, ARGV and reply in its head): a ScriptCall points at it.
-#define CHAT_OUTBOXD_SCRIPT(fn, name, source)                                                                  \
-	const chat_outbox::RedisScript &fn()                                                                       \
-	{                                                                                                          \
-		static const chat_outbox::RedisScript s = chat_outbox::MakeRedisScript(name, source);                 \
-		return s;                                                                                              \
+#define CHAT_OUTBOXD_SCRIPT(fn, name, source)                                                 \
+	const chat_outbox::RedisScript &fn()                                                      \
+	{                                                                                         \
+		static const chat_outbox::RedisScript s = chat_outbox::MakeRedisScript(name, source); \
+		return s;                                                                             \
 	}
 CHAT_OUTBOXD_SCRIPT(HeartbeatScript, "members-heartbeat", consumer_lua::kMembersHeartbeat)
 CHAT_OUTBOXD_SCRIPT(LeaveScript, "members-leave", consumer_lua::kMembersLeave)

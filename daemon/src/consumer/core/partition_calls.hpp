@@ -38,7 +38,7 @@ ScriptCall RenewCall(const std::string &prefix, const std::string &partition_que
 ScriptCall ReleaseCall(const std::string &prefix, const std::string &partition_queue, const std::string &identity);
 
 struct Heartbeat {
-	std::vector<std::string> members; // sorted
+	std::vector<std::string> members;  // sorted
 	std::optional<std::string> layout; // the layout key's text; nullopt when absent
 };
 

@@ -111,7 +111,7 @@ Membership::IsMember(const std::string &sub, int64_t chat, std::function<void(An
 {
 	auto it = users_.find(sub);
 	MemberChats::Verdict v = it != users_.end() && it->second.known == Entry::Chats::Known ? it->second.chats.Has(chat)
-	                                                                                      : MemberChats::Verdict::Ask;
+	                                                                                       : MemberChats::Verdict::Ask;
 	if (v != MemberChats::Verdict::Ask) {
 		cb(v == MemberChats::Verdict::Yes ? Answer::Yes : Answer::No);
 		return;
@@ -121,7 +121,8 @@ Membership::IsMember(const std::string &sub, int64_t chat, std::function<void(An
 		return;
 	}
 	queries_.Run(kIsMember, PgParams{std::to_string(chat), sub}, [cb = std::move(cb)](PgResult &&r) {
-		cb(!r.ok ? Answer::Unavailable : r.rows.empty() ? Answer::No : Answer::Yes);
+		cb(!r.ok ? Answer::Unavailable : r.rows.empty() ? Answer::No
+		                                                : Answer::Yes);
 	});
 }
 
@@ -174,19 +175,19 @@ Membership::ReadBatch()
 	// ahead of the queries waiting (a storm's chat_state lookups): the connects wait on this one
 	queries_.RunFirst(kChatsOfUsers, PgParams{users.dump(), std::to_string(bound_ + 1)},
 	                  [this, subs, asked](PgResult &&r) {
-		read_ = Read::Idle;
-		if (!r.ok)
-			Log(Level::Warning, "gateway: reading chat_outbox.members for %zu user(s) failed: %s", subs.size(), r.error.c_str());
-		std::unordered_map<std::string, std::vector<int64_t>> first, still;
-		for (const auto &row : r.rows) {
-			int64_t chat = 0;
-			if (row.size() >= 3 && row[0] && row[1] && row[2] && JsonInteger(*row[1], &chat))
-				(*row[2] == "f" ? first : still)[*row[0]].push_back(chat);
-		}
-		for (const std::string &sub : subs)
-			Loaded(sub, r.ok, std::move(first[sub]), (*asked)[sub], std::move(still[sub]));
-		ReadBatch();
-	});
+		                  read_ = Read::Idle;
+		                  if (!r.ok)
+			                  Log(Level::Warning, "gateway: reading chat_outbox.members for %zu user(s) failed: %s", subs.size(), r.error.c_str());
+		                  std::unordered_map<std::string, std::vector<int64_t>> first, still;
+		                  for (const auto &row : r.rows) {
+			                  int64_t chat = 0;
+			                  if (row.size() >= 3 && row[0] && row[1] && row[2] && JsonInteger(*row[1], &chat))
+				                  (*row[2] == "f" ? first : still)[*row[0]].push_back(chat);
+		                  }
+		                  for (const std::string &sub : subs)
+			                  Loaded(sub, r.ok, std::move(first[sub]), (*asked)[sub], std::move(still[sub]));
+		                  ReadBatch();
+	                  });
 }
 
 void

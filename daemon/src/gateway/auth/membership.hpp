@@ -58,10 +58,13 @@ class Membership final : public MembershipView {
   private:
 	struct Entry {
 		// Chats: whether chats holds the user's chats (Known after the first read answered).
-		enum class Chats : uint8_t { Unknown, Known };
+		enum class Chats : uint8_t { Unknown,
+			                         Known };
 		// Read: None, or a read is queued or out (Out); Stale: a change came meanwhile, so its answer
 		// may predate it and the user is read again when it comes.
-		enum class Read : uint8_t { None, Out, Stale };
+		enum class Read : uint8_t { None,
+			                        Out,
+			                        Stale };
 		MemberChats chats; // valid when Known
 		Chats known = Chats::Unknown;
 		Read read = Read::None;
@@ -91,9 +94,10 @@ class Membership final : public MembershipView {
 	const size_t bound_;
 	std::unordered_map<std::string, Entry> users_;
 	std::vector<std::string> batch_; // users whose read waits for the next query
-	enum class Read : uint8_t { Idle, Out };
+	enum class Read : uint8_t { Idle,
+		                        Out };
 	uint64_t reads_ = 0;
-	Read read_ = Read::Idle;          // Out: a read of chat_outbox.members is out (the next batch waits)
+	Read read_ = Read::Idle; // Out: a read of chat_outbox.members is out (the next batch waits)
 };
 
 } // namespace chat_outboxd

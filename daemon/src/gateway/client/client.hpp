@@ -38,7 +38,10 @@ struct Client;
 
 // Deadline is one entry in the Hub's deadline heap; kind says what firing means for its owner.
 struct Deadline : TimerNode {
-	enum class Kind : uint8_t { Heartbeat, Expiry, Probe, Keepalive };
+	enum class Kind : uint8_t { Heartbeat,
+		                        Expiry,
+		                        Probe,
+		                        Keepalive };
 	Deadline(Kind k, Client *o) : kind(k), owner(o) {}
 	Kind kind;
 	Client *owner;
@@ -63,19 +66,23 @@ class Endpoint {
 
 // Client is one subscriber: a Socket.IO "/" socket (Session) or a plain /ws connection (PlainClient).
 struct Client : std::enable_shared_from_this<Client> {
-	enum class Kind : uint8_t { SocketIo, Plain };
+	enum class Kind : uint8_t { SocketIo,
+		                        Plain };
 	// Life: Open -> Closing -> Closed, or Open -> Closed.
 	//   Open:    frames are queued and written.
 	//   Closing: nothing more is queued, what the client sends is ignored, and the transport closes at
 	//            its next write opportunity with close_code and close_reason (Hub::MarkClosing; a
 	//            connection found broken while writing keeps the default 1000).
 	//   Closed:  out of every room, count and table (Endpoint::Drop); late callbacks ignore it.
-	enum class Life : uint8_t { Open, Closing, Closed };
+	enum class Life : uint8_t { Open,
+		                        Closing,
+		                        Closed };
 	// Auth: Connecting until a token admits the client (Hub::Admit). Only Admitted clients are in
 	// rooms and counted in clients_connected; Hub::SetAuthed is the one place that moves it. A
 	// Socket.IO socket that ends while its engine session goes on (DISCONNECT, token expiry) is
 	// Connecting again; a refused /ws client stays Connecting while it closes.
-	enum class Auth : uint8_t { Connecting, Admitted };
+	enum class Auth : uint8_t { Connecting,
+		                        Admitted };
 	// Replay: where a replay from the inbox stands: a catch-up asked for at connect, or a client that
 	// fell --client-queue-bytes behind live delivery reading on from the inbox. A page is read only
 	// while the client's queue is at most --catchup-page-bytes, so a client that does not read holds
@@ -119,26 +126,26 @@ struct Client : std::enable_shared_from_this<Client> {
 	Auth auth = Auth::Connecting;
 	int close_code = LWS_CLOSE_STATUS_NORMAL;
 	std::string close_reason;
-	std::vector<int64_t> allowed;  // the chats it may see (sorted): the token's, or with --authz membership its sub's
+	std::vector<int64_t> allowed; // the chats it may see (sorted): the token's, or with --authz membership its sub's
 	// --authz membership with a `chats` claim: the claim (sorted), which narrows chats added later
 	std::vector<int64_t> token_chats;
 	bool has_chats_claim = false;
-	std::vector<int64_t> joined;   // rooms joined (sorted)
+	std::vector<int64_t> joined; // rooms joined (sorted)
 	// Delivery state, kept by the Hub and Catchup.
 	SeqGate<FrameRef> gate;
-	size_t held_bytes = 0;         // text bytes of the live frames the gate holds during a replay
+	size_t held_bytes = 0; // text bytes of the live frames the gate holds during a replay
 	OutQueue out;
 	Replay replay = Replay::Off;
-	int64_t replay_after = 0;      // the next page starts after this seq
-	uint32_t replay_run = 0;       // which replay a page answer belongs to (a socket may leave and rejoin)
-	bool reread = false;           // held live messages were dropped since the last page was asked for
-	TokenBucket sends;             // --send-rate / --send-burst
+	int64_t replay_after = 0; // the next page starts after this seq
+	uint32_t replay_run = 0;  // which replay a page answer belongs to (a socket may leave and rejoin)
+	bool reread = false;      // held live messages were dropped since the last page was asked for
+	TokenBucket sends;        // --send-rate / --send-burst
 	// Conversation events (gateway/conversation/conversation.*): who the client is and its request rates.
-	std::string sub, name;         // the token's sub (empty or unusable: no presence, read, typing) and name
-	uint64_t serial = 0;           // this client's number in the gateway, part of its presence member
+	std::string sub, name; // the token's sub (empty or unusable: no presence, read, typing) and name
+	uint64_t serial = 0;   // this client's number in the gateway, part of its presence member
 	TokenBucket history_rate, read_rate, typing_rate, presence_rate;
-	TokenBucket room_changes;      // the client's own joins and leaves (Hub::TakeRoomChange)
-	int history_out = 0;           // history queries out for this client (at most conv::kMaxHistoryInFlight)
+	TokenBucket room_changes;                      // the client's own joins and leaves (Hub::TakeRoomChange)
+	int history_out = 0;                           // history queries out for this client (at most conv::kMaxHistoryInFlight)
 	Deadline expiry{Deadline::Kind::Expiry, this}; // fires at the token's exp
 
   private:

@@ -13,11 +13,16 @@ namespace chat_outboxd {
 
 // Conn is what lws' per-connection user space points to.
 struct Conn {
-	enum class Role : uint8_t { Http, PollGet, PollPost, SioWs, SioProbe, Plain };
+	enum class Role : uint8_t { Http,
+		                        PollGet,
+		                        PollPost,
+		                        SioWs,
+		                        SioProbe,
+		                        Plain };
 	Role role = Role::Http;
 	std::shared_ptr<Session> session;
 	std::shared_ptr<PlainClient> plain;
-	std::string rx;             // WebSocket message or POST body being assembled
+	std::string rx; // WebSocket message or POST body being assembled
 	bool rx_too_big = false;
 	bool cors = false;           // a /socket.io/ request: CORS headers for an allowed Origin
 	bool response_ready = false; // an immediate HTTP response waits for HTTP_WRITEABLE

@@ -18,7 +18,8 @@ struct Session final : Client {
 	// Beat: what the heartbeat deadline is (the server pings, docs/protocols/socketio.md, 'Heartbeat').
 	//   NextPing:     the next "2" is due --ping-interval after the handshake or the last pong.
 	//   AwaitingPong: a "2" went out; no "3" by --ping-timeout closes the session.
-	enum class Beat : uint8_t { NextPing, AwaitingPong };
+	enum class Beat : uint8_t { NextPing,
+		                        AwaitingPong };
 
 	Session(Endpoint &e, Transport t) : Client(Kind::SocketIo, e), transport(t) {}
 	struct lws *OpenWebSocket() const override { return transport == Transport::WebSocket ? ws : nullptr; }
@@ -28,15 +29,15 @@ struct Session final : Client {
 			ws = nullptr;
 	}
 
-	std::string sid;               // engine session id
-	std::string socket_id;         // the namespace socket id, not the engine sid (docs/protocols/socketio.md, 'Layers and ids')
-	std::string query_token;       // ?token= from the handshake, used when auth has none
-	std::string peer;              // client IP address, for --max-unauthenticated-per-address
+	std::string sid;                      // engine session id
+	std::string socket_id;                // the namespace socket id, not the engine sid (docs/protocols/socketio.md, 'Layers and ids')
+	std::string query_token;              // ?token= from the handshake, used when auth has none
+	std::string peer;                     // client IP address, for --max-unauthenticated-per-address
 	bool counted_unauthenticated = false; // in the Hub's unauthenticated-session counts (Hub::SetPending)
 	Transport transport;
-	struct lws *ws = nullptr;      // the WebSocket once upgraded (or from the start)
-	struct lws *probe = nullptr;   // the WebSocket being probed for the upgrade
-	bool probe_pong_due = false;   // "3probe" is to be written on the probe
+	struct lws *ws = nullptr;    // the WebSocket once upgraded (or from the start)
+	struct lws *probe = nullptr; // the WebSocket being probed for the upgrade
+	bool probe_pong_due = false; // "3probe" is to be written on the probe
 	struct lws *held_get = nullptr;
 	bool post_busy = false;
 	Beat beat = Beat::NextPing;

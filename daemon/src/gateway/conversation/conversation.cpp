@@ -242,7 +242,7 @@ Conversation::Publish(int64_t chat, conv::Event e, const nlohmann::json &data, s
 {
 	redis_.Command({"PUBLISH", ChatEventsChannel(cfg_.prefix, chat), conv::Envelope(e, cfg_.service, data)},
 	               [this, e, alive = std::weak_ptr<bool>(alive_), done = std::move(done)](const RedisValue *reply,
-	                                                                                     const std::string &) {
+	                                                                                      const std::string &) {
 		               auto a = alive.lock();
 		               if (!a || !*a)
 			               return;
@@ -265,8 +265,7 @@ Conversation::Delivered(const std::vector<InboxMessage> &messages)
 		auto &[list, last] = by_chat[m.chat_id];
 		if (list.is_null())
 			list = nlohmann::json::array();
-		list.push_back({{"id", m.id}, {"seq", m.seq},
-		                {"created_at", m.created_at.empty() ? nlohmann::json(nullptr) : nlohmann::json(m.created_at)}});
+		list.push_back({{"id", m.id}, {"seq", m.seq}, {"created_at", m.created_at.empty() ? nlohmann::json(nullptr) : nlohmann::json(m.created_at)}});
 		if (!last || m.seq > last->seq)
 			last = &m;
 	}

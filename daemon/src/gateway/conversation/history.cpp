@@ -28,22 +28,24 @@ KindSql(const std::string &svc, bool received, bool with_sender)
 	// deletes are not messages. A sent one's is its messages row.
 	const std::string edits = !with_sender ? "NULL::pg_catalog.uuid AS target, NULL::pg_catalog.text AS kind, "
 	                                         "NULL::pg_catalog.timestamptz AS edited_at, NULL::pg_catalog.timestamptz AS deleted_at"
-	                          : received ? "target, kind, edited_at, deleted_at"
-	                                     : "NULL::pg_catalog.uuid AS target, NULL::pg_catalog.text AS kind, edited_at, deleted_at";
+	                          : received   ? "target, kind, edited_at, deleted_at"
+	                                       : "NULL::pg_catalog.uuid AS target, NULL::pg_catalog.text AS kind, edited_at, deleted_at";
 	const std::string cols = received
-	    ? "seq, message_id, chat_id, body, created_at, " + SenderColumn(with_sender) + ", " + edits +
-	          ", COALESCE(created_at, received_at) AS t"
-	    : "NULL::bigint AS seq, id AS message_id, chat_id, body, created_at, " + SenderColumn(with_sender) + ", " + edits +
-	          ", created_at AS t";
+	                             ? "seq, message_id, chat_id, body, created_at, " + SenderColumn(with_sender) + ", " + edits +
+	                                   ", COALESCE(created_at, received_at) AS t"
+	                             : "NULL::bigint AS seq, id AS message_id, chat_id, body, created_at, " + SenderColumn(with_sender) + ", " + edits +
+	                                   ", created_at AS t";
 	const std::string where = received
-	    ? "chat_id OPERATOR(pg_catalog.=) $1::bigint AND seq OPERATOR(pg_catalog.<) $2::bigint" +
-	          std::string(with_sender ? " AND target IS NULL" : "")
-	    : "chat_id OPERATOR(pg_catalog.=) $1::bigint AND (created_at OPERATOR(pg_catalog.<) $3::timestamptz OR "
-	      "(created_at OPERATOR(pg_catalog.=) $3::timestamptz AND id OPERATOR(pg_catalog.<) $4::uuid))";
+	                              ? "chat_id OPERATOR(pg_catalog.=) $1::bigint AND seq OPERATOR(pg_catalog.<) $2::bigint" +
+	                                    std::string(with_sender ? " AND target IS NULL" : "")
+	                              : "chat_id OPERATOR(pg_catalog.=) $1::bigint AND (created_at OPERATOR(pg_catalog.<) $3::timestamptz OR "
+	                                "(created_at OPERATOR(pg_catalog.=) $3::timestamptz AND id OPERATOR(pg_catalog.<) $4::uuid))";
 	return "SELECT " + std::string(received ? "true" : "false") + " AS received, " + InboxRowColumns(true) +
 	       ", (EXTRACT(epoch FROM t) OPERATOR(pg_catalog.*) 1000000)::bigint, n FROM (SELECT *, "
-	       "pg_catalog.sum(len) OVER (ORDER BY " + order + " ROWS UNBOUNDED PRECEDING) OPERATOR(pg_catalog.-) len AS "
-	       "before, pg_catalog.count(*) OVER () AS n FROM (SELECT " + cols +
+	       "pg_catalog.sum(len) OVER (ORDER BY " +
+	       order + " ROWS UNBOUNDED PRECEDING) OPERATOR(pg_catalog.-) len AS "
+	               "before, pg_catalog.count(*) OVER () AS n FROM (SELECT " +
+	       cols +
 	       ", pg_catalog.octet_length(body)::bigint AS len FROM " + svc + (received ? ".inbox" : ".messages") +
 	       " WHERE " + where + " ORDER BY " + order + " LIMIT $5::bigint) page) sized WHERE before OPERATOR(pg_catalog.<) $6::bigint";
 }

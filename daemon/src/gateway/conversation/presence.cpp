@@ -73,9 +73,7 @@ Presence::Change(int64_t chat, const std::string &op, const std::string &member,
                  std::function<void(const RedisValue *reply)> done)
 {
 	int64_t now = WallMs();
-	chat_outbox::ScriptCall call{&PresenceScript(), {ChatPresenceKey(ctx_.cfg.prefix, chat), ChatPresenceUsersKey(ctx_.cfg.prefix, chat)},
-	                             {std::to_string(now), std::to_string(now + ctx_.cfg.presence_ttl), op.empty() ? "none" : op, member,
-	                              ChatEventsChannel(ctx_.cfg.prefix, chat), ctx_.cfg.service, KeysTtlMs()}};
+	chat_outbox::ScriptCall call{&PresenceScript(), {ChatPresenceKey(ctx_.cfg.prefix, chat), ChatPresenceUsersKey(ctx_.cfg.prefix, chat)}, {std::to_string(now), std::to_string(now + ctx_.cfg.presence_ttl), op.empty() ? "none" : op, member, ChatEventsChannel(ctx_.cfg.prefix, chat), ctx_.cfg.service, KeysTtlMs()}};
 	std::weak_ptr<bool> alive = ctx_.conv.Alive();
 	ctx_.redis.Eval(call, [alive, done = std::move(done)](const RedisValue *reply, const std::string &) {
 		auto a = alive.lock();
@@ -83,7 +81,8 @@ Presence::Change(int64_t chat, const std::string &op, const std::string &member,
 			done(reply && !reply->IsError() ? reply : nullptr);
 	});
 	if (!timer_.Active())
-		timer_.Start(RefreshMs(), [this] { Refresh(); }, RefreshMs());
+		timer_.Start(
+		    RefreshMs(), [this] { Refresh(); }, RefreshMs());
 }
 
 void

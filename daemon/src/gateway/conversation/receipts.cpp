@@ -53,7 +53,8 @@ Receipts::Receipts(ConvContext &ctx) : ctx_(ctx)
 {
 	std::string svc = QuoteIdent(ctx.cfg.service);
 	sql_mark_ = "SELECT cursor_seq, cursor_message_id, pg_catalog.to_json(cursor_created_at) OPERATOR(pg_catalog.#>>) '{}', "
-	            "moved FROM " + svc + ".mark_read($1::bigint, $2::text, $3::bigint)";
+	            "moved FROM " +
+	            svc + ".mark_read($1::bigint, $2::text, $3::bigint)";
 	// The user's cursor (none without a sub: $2 NULL) and the inbox's messages of the chat above it (not
 	// their edits and deletes, which 1.0 tables cannot hold), counted up to kUnreadCap so the count's
 	// cost is bounded.
@@ -61,7 +62,8 @@ Receipts::Receipts(ConvContext &ctx) : ctx_(ctx)
 		sql_state_[with_edits] =
 		    "SELECT r.seq, r.message_id, (SELECT pg_catalog.count(*) FROM (SELECT 1 FROM " + svc +
 		    ".inbox i WHERE i.chat_id OPERATOR(pg_catalog.=) $1::bigint AND i.seq OPERATOR(pg_catalog.>) "
-		    "COALESCE(r.seq, 0)" + std::string(with_edits ? " AND i.target IS NULL" : "") + " LIMIT " +
+		    "COALESCE(r.seq, 0)" +
+		    std::string(with_edits ? " AND i.target IS NULL" : "") + " LIMIT " +
 		    std::to_string(kUnreadCap) + ") u) FROM (SELECT 1) one LEFT JOIN " + svc +
 		    ".read_cursors r ON r.chat_id OPERATOR(pg_catalog.=) $1::bigint AND r.user_id OPERATOR(pg_catalog.=) $2::text";
 }
@@ -76,30 +78,25 @@ Receipts::Read(const std::shared_ptr<Client> &c, int64_t chat, int64_t seq, cons
 	std::weak_ptr<bool> alive = ctx_.conv.Alive();
 	ctx_.queries.Run(sql_mark_, {std::to_string(chat), c->sub, std::to_string(seq)},
 	                 [this, alive, weak, chat, user, reply](PgResult &&r) {
-		auto live = weak.lock();
-		if (!live || live->IsClosed())
-			return;
-		if (!r.ok || r.rows.empty() || r.rows[0].size() < 4)
-			return reply(conv::Error("unavailable", "the database did not store the read cursor; retry"));
-		const auto &row = r.rows[0];
-		int64_t cursor = 0;
-		bool has = row[0] && JsonInteger(*row[0], &cursor);
-		bool moved = row[3] && *row[3] == "t";
-		reply({{"ok", true}, {"chat_id", chat}, {"seq", has ? nlohmann::json(cursor) : nlohmann::json(nullptr)},
-		       {"message_id", OrNull(row[1])}, {"moved", moved}});
-		if (!moved || !has)
-			return;
-		auto a = alive.lock();
-		if (!a || !*a)
-			return;
-		nlohmann::json event = {{"chat_id", chat}, {"user", conv::UserJson(user)}, {"seq", cursor},
-		                        {"message_id", OrNull(row[1])}, {"created_at", OrNull(row[2])}};
-		chat_outbox::ScriptCall call{&KeepHighestScript(), {ChatReadsKey(ctx_.cfg.prefix, chat)},
-		                             {user.service + "\t" + user.sub, DumpJson(event), std::to_string(cursor),
-		                              ChatEventsChannel(ctx_.cfg.prefix, chat),
-		                              conv::Envelope(conv::Event::Read, ctx_.cfg.service, event)}};
-		ctx_.redis.Eval(call, [](const RedisValue *, const std::string &) {});
-	});
+		                 auto live = weak.lock();
+		                 if (!live || live->IsClosed())
+			                 return;
+		                 if (!r.ok || r.rows.empty() || r.rows[0].size() < 4)
+			                 return reply(conv::Error("unavailable", "the database did not store the read cursor; retry"));
+		                 const auto &row = r.rows[0];
+		                 int64_t cursor = 0;
+		                 bool has = row[0] && JsonInteger(*row[0], &cursor);
+		                 bool moved = row[3] && *row[3] == "t";
+		                 reply({{"ok", true}, {"chat_id", chat}, {"seq", has ? nlohmann::json(cursor) : nlohmann::json(nullptr)}, {"message_id", OrNull(row[1])}, {"moved", moved}});
+		                 if (!moved || !has)
+			                 return;
+		                 auto a = alive.lock();
+		                 if (!a || !*a)
+			                 return;
+		                 nlohmann::json event = {{"chat_id", chat}, {"user", conv::UserJson(user)}, {"seq", cursor}, {"message_id", OrNull(row[1])}, {"created_at", OrNull(row[2])}};
+		                 chat_outbox::ScriptCall call{&KeepHighestScript(), {ChatReadsKey(ctx_.cfg.prefix, chat)}, {user.service + "\t" + user.sub, DumpJson(event), std::to_string(cursor), ChatEventsChannel(ctx_.cfg.prefix, chat), conv::Envelope(conv::Event::Read, ctx_.cfg.service, event)}};
+		                 ctx_.redis.Eval(call, [](const RedisValue *, const std::string &) {});
+	                 });
 }
 
 void
@@ -107,8 +104,7 @@ Receipts::SendChatState(const std::shared_ptr<Client> &c, int64_t chat, nlohmann
 {
 	std::weak_ptr<Client> weak = c;
 	std::weak_ptr<bool> alive = ctx_.conv.Alive();
-	nlohmann::json state = {{"chat_id", chat}, {"me", conv::UserJson(ctx_.conv.User(*c))}, {"unread", nullptr},
-	                        {"my_read", nullptr}, {"users", std::move(users)}};
+	nlohmann::json state = {{"chat_id", chat}, {"me", conv::UserJson(ctx_.conv.User(*c))}, {"unread", nullptr}, {"my_read", nullptr}, {"users", std::move(users)}};
 	if (ctx_.queries.OptionalFull()) {
 		// Postgres is behind: the state goes without this user's unread count and cursor (null, as
 		// when Postgres does not answer) rather than take the room sends and replays need.
@@ -144,24 +140,22 @@ Receipts::SendReads(const std::weak_ptr<Client> &weak, int64_t chat, nlohmann::j
 	                   [pending](const RedisValue *reply, const std::string &) { (*pending)["reads"] = Entries(reply); });
 	ctx_.redis.Command({"HVALS", ChatShownKey(ctx_.cfg.prefix, chat)},
 	                   [this, alive, weak, pending](const RedisValue *reply, const std::string &) {
-		auto live = weak.lock();
-		auto a = alive.lock();
-		if (!live || !live->IsOpen() || !a || !*a)
-			return;
-		(*pending)["shown"] = Entries(reply);
-		if (!pending->contains("reads")) // one connection answers in order; a failure of the pair may not
-			(*pending)["reads"] = nlohmann::json::array();
-		ctx_.conv.Emit(*live, "chat_state", *pending);
-	});
+		                   auto live = weak.lock();
+		                   auto a = alive.lock();
+		                   if (!live || !live->IsOpen() || !a || !*a)
+			                   return;
+		                   (*pending)["shown"] = Entries(reply);
+		                   if (!pending->contains("reads")) // one connection answers in order; a failure of the pair may not
+			                   (*pending)["reads"] = nlohmann::json::array();
+		                   ctx_.conv.Emit(*live, "chat_state", *pending);
+	                   });
 }
 
 void
 Receipts::Shown(int64_t chat, const InboxMessage &last)
 {
-	nlohmann::json entry = {{"service", ctx_.cfg.service}, {"id", last.id}, {"seq", last.seq},
-	                        {"created_at", last.created_at.empty() ? nlohmann::json(nullptr) : nlohmann::json(last.created_at)}};
-	chat_outbox::ScriptCall call{&KeepHighestScript(), {ChatShownKey(ctx_.cfg.prefix, chat)},
-	                             {ctx_.cfg.service, DumpJson(entry), std::to_string(last.seq), "", ""}};
+	nlohmann::json entry = {{"service", ctx_.cfg.service}, {"id", last.id}, {"seq", last.seq}, {"created_at", last.created_at.empty() ? nlohmann::json(nullptr) : nlohmann::json(last.created_at)}};
+	chat_outbox::ScriptCall call{&KeepHighestScript(), {ChatShownKey(ctx_.cfg.prefix, chat)}, {ctx_.cfg.service, DumpJson(entry), std::to_string(last.seq), "", ""}};
 	ctx_.redis.Eval(call, [](const RedisValue *, const std::string &) {});
 }
 

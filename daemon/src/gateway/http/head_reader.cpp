@@ -18,7 +18,8 @@ namespace chat_outboxd {
 // One accepted connection not handed on yet: its head being read (peeked), or, once answered, what it
 // still sends being read until it closes (Draining).
 struct HeadReader::Pending {
-	enum class State : uint8_t { Reading, Draining };
+	enum class State : uint8_t { Reading,
+		                         Draining };
 	explicit Pending(int f) : fd(f), poll("gateway: a request head") {}
 	int fd;
 	State state = State::Reading;
@@ -43,7 +44,8 @@ HeadReader::Start(int listen_fd, Handoff handoff)
 	listen_fd_ = listen_fd;
 	handoff_ = std::move(handoff);
 	SetListenState(ListenState::Accepting);
-	tick_.Start(1000, [this] { OnTick(); }, 1000);
+	tick_.Start(
+	    1000, [this] { OnTick(); }, 1000);
 	return true;
 }
 
@@ -101,7 +103,8 @@ HeadReader::SetListenState(ListenState s, const char *why)
 	case ListenState::Failing:
 		listen_poll_.Stop();
 		Log(Level::Warning, "gateway: %s cannot accept connections (%s); retrying every second", name_, why);
-		retry_.Start(1000, [this] { OnAcceptable(); }, 1000);
+		retry_.Start(
+		    1000, [this] { OnAcceptable(); }, 1000);
 		break;
 	case ListenState::Closed:
 		break;
@@ -198,7 +201,7 @@ HeadReader::OnReadable(Pending &p, int events)
 	int fd = p.fd;
 	int one = 1;
 	setsockopt(fd, SOL_SOCKET, SO_RCVLOWAT, &one, sizeof one);
-	p.poll.Close(); // libuv stops watching the descriptor now, so libwebsockets may watch it next
+	p.poll.Close();     // libuv stops watching the descriptor now, so libwebsockets may watch it next
 	pending_.erase(&p); // p and its poll are gone from here on
 	if (listen_state_ == ListenState::Full)
 		SetListenState(ListenState::Accepting);

@@ -52,7 +52,10 @@ class HeadReader {
 
   private:
 	struct Pending;
-	enum class ListenState : uint8_t { Accepting, Full, Failing, Closed };
+	enum class ListenState : uint8_t { Accepting,
+		                               Full,
+		                               Failing,
+		                               Closed };
 
 	void OnAcceptable();
 	void SetListenState(ListenState s, const char *why = nullptr);

@@ -51,5 +51,4 @@ ReadWebFile(const std::string &root, const std::string &rel, std::string *body)
 	return result;
 }
 
-
 } // namespace chat_outboxd

@@ -6,7 +6,9 @@
 
 namespace chat_outboxd {
 
-enum class WebFile { Ok, Missing, TooLarge };
+enum class WebFile { Ok,
+	                 Missing,
+	                 TooLarge };
 
 // ReadWebFile reads <root>/<rel> when, with every symlink resolved, it is a regular file inside root
 // of at most web::kMaxFileBytes. The files are small and local, so they are read on the loop.

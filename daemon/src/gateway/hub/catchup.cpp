@@ -39,8 +39,8 @@ Catchup::Catchup(Hub &hub, QueryQueue &queries, const Config &cfg) : hub_(hub), 
 	for (bool with_sender : {false, true})
 		sql_page_[with_sender] =
 		    "SELECT " + InboxRowColumns(with_sender) + ", n FROM (SELECT *, pg_catalog.sum(len) OVER "
-		    "(ORDER BY seq ROWS UNBOUNDED PRECEDING) OPERATOR(pg_catalog.-) len AS before, pg_catalog.count(*) "
-		    "OVER () AS n FROM (SELECT seq, message_id, chat_id, body, created_at, " +
+		                                               "(ORDER BY seq ROWS UNBOUNDED PRECEDING) OPERATOR(pg_catalog.-) len AS before, pg_catalog.count(*) "
+		                                               "OVER () AS n FROM (SELECT seq, message_id, chat_id, body, created_at, " +
 		    std::string(with_sender ? "sender, target, kind, edited_at, deleted_at, " : "") + "pg_catalog.octet_length(body)::bigint AS len FROM " + svc +
 		    ".inbox WHERE chat_id OPERATOR(pg_catalog.=) ANY ($1::bigint[]) AND seq OPERATOR(pg_catalog.>) "
 		    "$2::bigint ORDER BY seq LIMIT $3::bigint) page) sized WHERE before OPERATOR(pg_catalog.<) $4::bigint "

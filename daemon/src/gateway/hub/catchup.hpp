@@ -34,7 +34,7 @@ class Catchup {
 	Hub &hub_;
 	QueryQueue &queries_;
 	const Config &cfg_;
-	std::string sql_page_[2]; // [with_sender] (QueryQueue::Schema)
+	std::string sql_page_[2];                   // [with_sender] (QueryQueue::Schema)
 	std::deque<std::weak_ptr<Client>> waiting_; // replays waiting for a --query-queue slot
 };
 

@@ -93,7 +93,10 @@ class Hub {
 	// membership one it does not hold is asked of the membership (past a cut list, of the database)
 	// and joined in a free place (TooMany when it holds --max-member-chats). done runs unless c is
 	// gone by then.
-	enum class JoinAnswer : uint8_t { Joined, Forbidden, TooMany, Unavailable };
+	enum class JoinAnswer : uint8_t { Joined,
+		                              Forbidden,
+		                              TooMany,
+		                              Unavailable };
 	void AskJoin(Client &c, int64_t chat, std::function<void(JoinAnswer)> done);
 	// JoinError: what a refused join answers, the same word in both protocols (docs/client-protocol.md).
 	static const char *JoinError(JoinAnswer a);
@@ -192,7 +195,7 @@ class Hub {
 	size_t pending_total = 0; // Engine.IO sessions without a namespace socket
 	std::unordered_map<std::string, size_t> pending_by_peer;
 	bool refusing_sessions = false; // a refusal was logged; cleared when a session is accepted
-	int64_t high_seq = -1; // highest inbox seq known (-1 until the bus first read the inbox)
+	int64_t high_seq = -1;          // highest inbox seq known (-1 until the bus first read the inbox)
 	conv::Counters conversation_counters;
 	uint64_t frames_rejected = 0; // malformed/oversized client frames (connection closed)
 	uint64_t frames_pushed = 0, catchup_runs = 0, catchup_messages = 0, sends_ok = 0, sends_failed = 0;

@@ -19,7 +19,8 @@ Hub::HealthJson(int *status) const
 	bool servers = metrics.redis_up && metrics.postgres_up && !shutting_down;
 	bool up = servers && Ready();
 	*status = up ? 200 : 503;
-	const char *state = up ? "ok" : servers ? "starting" : "unavailable";
+	const char *state = up ? "ok" : servers ? "starting"
+	                                        : "unavailable";
 	return std::string("{\"status\":\"") + state + "\",\"redis\":" +
 	       (metrics.redis_up ? "true" : "false") + ",\"postgres\":" + (metrics.postgres_up ? "true" : "false") +
 	       ",\"clients\":" + std::to_string(client_count) + ",\"redis_appendfsync\":" +

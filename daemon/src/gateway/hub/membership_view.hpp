@@ -22,7 +22,9 @@ class MembershipView {
 	// IsMember answers whether chat is one of sub's (a user with a connected socket): from the entry
 	// at once, or, past a cut list, after a query (Unavailable when Postgres did not answer or
 	// --query-queue is full).
-	enum class Answer : uint8_t { Yes, No, Unavailable };
+	enum class Answer : uint8_t { Yes,
+		                          No,
+		                          Unavailable };
 	virtual void IsMember(const std::string &sub, int64_t chat, std::function<void(Answer)> cb) = 0;
 	// Cut: sub has more chats than the bound (its entry holds the first ones only).
 	virtual bool Cut(const std::string &sub) const = 0;

@@ -53,7 +53,7 @@ PlainWs::OnEstablished(struct lws *wsi, Conn *c)
 	if (!ar.ok) {
 		Log(Level::Verbose, "gateway: /ws client refused: %s (%s)", ar.message.c_str(), ar.reason.c_str());
 		Close(*p, ar.message == "forbidden" ? kCloseForbidden : kCloseUnauthorized,
-		            ar.message + ": " + ar.reason);
+		      ar.message + ": " + ar.reason);
 		return true;
 	}
 	MembershipView *members = hub_.Members();

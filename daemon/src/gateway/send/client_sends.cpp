@@ -33,7 +33,7 @@ ClientSends::ClientSends(Hub &hub, QueryQueue &queries, const Config &cfg) : hub
 			return std::string("$1::pg_catalog.uuid");
 		return std::string("CASE WHEN (SELECT chat_outbox.check_member(m.chat_id, ") + sender + "::text) FROM " +
 		       QuoteIdent(cfg.service) + ".messages m WHERE m.id OPERATOR(pg_catalog.=) $1::pg_catalog.uuid) IS NOT FALSE "
-		       "THEN $1::pg_catalog.uuid END";
+		                                 "THEN $1::pg_catalog.uuid END";
 	};
 	sql_edit_ = changed + ".edit_message(" + message("$3") + ", $2::text, $3::text)";
 	sql_delete_ = changed + ".delete_message(" + message("$2") + ", $2::text)";

@@ -14,7 +14,9 @@ namespace chat_outboxd {
 
 // A row of the inbox is a message, or an edit or delete of one (docs/architecture.md, "Edits and
 // deletes"): the jobs message.edited and message.deleted.
-enum class Change : char { None, Edited, Deleted };
+enum class Change : char { None,
+	                       Edited,
+	                       Deleted };
 
 struct ChatMessage {
 	std::string id; // uuid, lower-case as given; for an edit or delete the event's own id
@@ -29,11 +31,11 @@ struct ChatMessage {
 };
 
 struct InboxMessage {
-	int64_t seq = 0;         // <service>.inbox.seq: the offset clients resume from
-	std::string id;          // message uuid = BullMQ jobId = inbox key
+	int64_t seq = 0; // <service>.inbox.seq: the offset clients resume from
+	std::string id;  // message uuid = BullMQ jobId = inbox key
 	int64_t chat_id = 0;
 	std::string body;
-	std::string created_at;  // sender's time, ISO 8601 as Postgres prints it (may be empty)
+	std::string created_at;            // sender's time, ISO 8601 as Postgres prints it (may be empty)
 	std::optional<std::string> sender; // the author, NULL for a message sent without one
 	// An event row (edit or delete) names its message in target. edited_at / deleted_at are the state
 	// of the message after it (empty when not edited / not deleted); a deleted message's body is empty.

@@ -232,8 +232,8 @@ InboxInsertParams(const std::vector<ChatMessage> &messages, std::optional<int64_
 	std::optional<std::string> after;
 	if (pushed_up_to)
 		after = std::to_string(*pushed_up_to);
-	return {PgArrayLiteral(ids),     PgArrayLiteral(chats),   PgArrayLiteral(bodies),   PgArrayLiteral(created),
-	        after,                   PgArrayLiteral(senders), PgArrayLiteral(targets),  PgArrayLiteral(kinds),
+	return {PgArrayLiteral(ids), PgArrayLiteral(chats), PgArrayLiteral(bodies), PgArrayLiteral(created),
+	        after, PgArrayLiteral(senders), PgArrayLiteral(targets), PgArrayLiteral(kinds),
 	        PgArrayLiteral(versions), PgArrayLiteral(edited), PgArrayLiteral(deleted)};
 }
 

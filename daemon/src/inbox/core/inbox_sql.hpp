@@ -105,10 +105,10 @@ std::vector<std::optional<std::string>> InboxInsertParams(const std::vector<Chat
 
 // InboxRows is the result of one write, each list in seq order.
 struct InboxRows {
-	std::vector<InboxMessage> inserted;          // new rows
-	std::vector<std::optional<double>> created;  // parallel to inserted: created_at as epoch seconds
-	std::vector<InboxMessage> existing;          // messages of the batch that were already there
-	std::vector<InboxMessage> others;            // rows of other writers above the highest pushed seq
+	std::vector<InboxMessage> inserted;         // new rows
+	std::vector<std::optional<double>> created; // parallel to inserted: created_at as epoch seconds
+	std::vector<InboxMessage> existing;         // messages of the batch that were already there
+	std::vector<InboxMessage> others;           // rows of other writers above the highest pushed seq
 	// Set when `others` reached a bound of one write: rows above this seq were not all read.
 	std::optional<int64_t> read_up_to;
 

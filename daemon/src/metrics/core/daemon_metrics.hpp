@@ -26,7 +26,7 @@ struct Metrics {
 	uint64_t stalled_recovered = 0;  // jobs requeued by our stalled check
 	bool redis_up = false;
 	bool postgres_up = false;
-	bool redis_durable = true;       // false while a shard runs without AOF or may evict (warned once)
+	bool redis_durable = true; // false while a shard runs without AOF or may evict (warned once)
 	// Redis's appendfsync (always, everysec, no): how much an AOF can lose on a crash. Empty until
 	// read, and when CONFIG GET is refused.
 	std::string redis_appendfsync;

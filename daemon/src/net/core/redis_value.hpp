@@ -11,7 +11,12 @@
 namespace chat_outboxd {
 
 struct RedisValue {
-	enum class Type { Nil, Integer, String, Status, Error, Array };
+	enum class Type { Nil,
+		              Integer,
+		              String,
+		              Status,
+		              Error,
+		              Array };
 	Type type = Type::Nil;
 	int64_t integer = 0;
 	std::string str; // String, Status and Error

@@ -43,7 +43,8 @@ class SentinelRoute {
 	const std::string &Master() const { return master_; }
 
   private:
-	enum class Phase { kAskSentinel, kMaster };
+	enum class Phase { kAskSentinel,
+		               kMaster };
 
 	chat_outbox::RedisUrl url_;
 	chat_outbox::RedisUrl target_; // url_ itself, or url_ at the discovered master

@@ -12,7 +12,9 @@ namespace chat_outboxd {
 constexpr const char *kMembersChannel = "chat_outbox_members";
 
 struct MemberChange {
-	enum class Kind : uint8_t { Added, Removed, All };
+	enum class Kind : uint8_t { Added,
+		                        Removed,
+		                        All };
 	Kind kind = Kind::All;
 	int64_t chat = 0;
 	std::string user;

@@ -11,7 +11,8 @@ namespace chat_outboxd {
 
 struct MemberChats {
 	// All: chats are every chat of the user. First: the user has more; chats are the first by id.
-	enum class Extent : uint8_t { All, First };
+	enum class Extent : uint8_t { All,
+		                          First };
 	std::vector<int64_t> chats; // sorted, unique, at most the bound
 	Extent extent = Extent::All;
 
@@ -21,7 +22,9 @@ struct MemberChats {
 	bool Cut() const { return extent == Extent::First; }
 	// Answer to "is chat one of the user's?": Yes or No from the list, Ask when only the database
 	// knows (the list is cut and chat is not in it).
-	enum class Verdict : uint8_t { Yes, No, Ask };
+	enum class Verdict : uint8_t { Yes,
+		                           No,
+		                           Ask };
 	Verdict Has(int64_t chat) const;
 	// Add: chat became one of the user's; true when it is in the list after (the list keeps the
 	// first `bound`: a chat past the last of a cut list stays out, one before it pushes the last out).

@@ -49,8 +49,8 @@ struct SentCursor {
 };
 struct HistoryRequest {
 	int64_t chat_id = 0;
-	std::optional<int64_t> before_seq;      // received messages with seq below it
-	std::optional<SentCursor> before_sent;  // sent messages before it
+	std::optional<int64_t> before_seq;     // received messages with seq below it
+	std::optional<SentCursor> before_sent; // sent messages before it
 	int64_t limit = 50;
 };
 constexpr int64_t kHistoryDefaultLimit = 50;
@@ -70,7 +70,11 @@ std::string PresenceMember(const User &u, std::string_view gateway, uint64_t cli
 nlohmann::json PresenceUsers(const std::vector<std::string> &members);
 
 // Events between gateways travel as {"event":<name>,"service":<publisher's service>,"data":{...}}.
-enum class Event : uint8_t { Presence, Typing, Read, Shown, Sent };
+enum class Event : uint8_t { Presence,
+	                         Typing,
+	                         Read,
+	                         Shown,
+	                         Sent };
 std::optional<Event> EventFromName(std::string_view name);
 const char *EventName(Event e);
 std::string Envelope(Event e, std::string_view service, const nlohmann::json &data);

@@ -11,8 +11,8 @@ namespace {
 
 constexpr std::array<std::string_view, 4> kRequestNames = {"history", "read", "typing", "presence"};
 // docs/client-protocol.md, "Conversations": the error codes of a refused request; "other" last.
-constexpr std::array<std::string_view, 8> kResultNames = {"ok",           "bad_request", "forbidden", "no_identity",
-                                                           "rate_limited", "busy",        "unavailable", "other"};
+constexpr std::array<std::string_view, 8> kResultNames = {"ok", "bad_request", "forbidden", "no_identity",
+                                                          "rate_limited", "busy", "unavailable", "other"};
 constexpr std::array<Event, 5> kEventList = {Event::Presence, Event::Typing, Event::Read, Event::Shown, Event::Sent};
 // The events the gateway PUBLISHes itself; presence and read go out from inside the presence and read
 // scripts (one call changes the state and announces it), which these counters do not see.

@@ -32,9 +32,9 @@ class Counters {
 	void Render(std::string *out) const;
 
   private:
-	static constexpr size_t kRequests = 4;  // history, read, typing, presence
-	static constexpr size_t kResults = 8;   // ok, the six error codes, other
-	static constexpr size_t kEvents = 5;    // conv::Event
+	static constexpr size_t kRequests = 4; // history, read, typing, presence
+	static constexpr size_t kResults = 8;  // ok, the six error codes, other
+	static constexpr size_t kEvents = 5;   // conv::Event
 	std::array<std::array<uint64_t, kResults>, kRequests> requests_{};
 	std::array<uint64_t, kEvents> published_{}, publish_failed_{}, received_{};
 	uint64_t malformed_ = 0;

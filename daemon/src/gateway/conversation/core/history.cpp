@@ -53,7 +53,7 @@ HistoryResult(int64_t chat_id, const HistoryPage &page)
 {
 	nlohmann::json next = {{"before_seq", page.next_before_seq ? nlohmann::json(*page.next_before_seq) : nlohmann::json(nullptr)},
 	                       {"before_sent", page.next_before_sent ? nlohmann::json(conv::EncodeSentCursor(*page.next_before_sent))
-	                                                              : nlohmann::json(nullptr)}};
+	                                                             : nlohmann::json(nullptr)}};
 	return {{"ok", true}, {"chat_id", chat_id}, {"messages", page.messages}, {"next", std::move(next)}, {"more", page.more}};
 }
 

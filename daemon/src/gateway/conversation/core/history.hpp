@@ -19,11 +19,11 @@ struct HistoryRow {
 	std::string id;
 	int64_t chat_id = 0;
 	std::string body;
-	std::optional<std::string> created_at; // ISO 8601 as the gateway prints it; unknown for some received rows
-	std::optional<std::string> sender;     // the author; none for a message sent without one
+	std::optional<std::string> created_at;            // ISO 8601 as the gateway prints it; unknown for some received rows
+	std::optional<std::string> sender;                // the author; none for a message sent without one
 	std::optional<std::string> edited_at, deleted_at; // its current state: edited, deleted (body '')
-	int64_t seq = 0;                       // received rows only
-	int64_t time_us = 0;                   // the merge's time: created_at, else received_at (microseconds)
+	int64_t seq = 0;                                  // received rows only
+	int64_t time_us = 0;                              // the merge's time: created_at, else received_at (microseconds)
 };
 
 // What the database returned for one kind: rows newest first, and whether they are all there are

@@ -68,13 +68,19 @@ std::string ErrorBody(HttpError e);
 bool DeclaredBodyTooLarge(std::string_view content_length, int64_t max_payload);
 
 // What a request to the Engine.IO path asks for, before any session lookup.
-enum class RequestKind { Handshake, Poll, Send, WebSocketNew, WebSocketUpgrade, Preflight, Invalid };
+enum class RequestKind { Handshake,
+	                     Poll,
+	                     Send,
+	                     WebSocketNew,
+	                     WebSocketUpgrade,
+	                     Preflight,
+	                     Invalid };
 
 struct Request {
-	std::string method;    // "GET", "POST", "OPTIONS", ...
-	std::string eio;       // EIO query value ("" if absent)
-	std::string transport; // transport query value
-	std::string sid;       // sid query value ("" if absent)
+	std::string method;     // "GET", "POST", "OPTIONS", ...
+	std::string eio;        // EIO query value ("" if absent)
+	std::string transport;  // transport query value
+	std::string sid;        // sid query value ("" if absent)
 	bool websocket = false; // the request asks for a WebSocket upgrade
 };
 
@@ -104,11 +110,16 @@ std::vector<std::string> ParseCorsOrigins(std::string_view setting);
 //              can send "5" on the probe.
 //   WebSocket: one WebSocket carries everything, from the start or after "5"; polling is refused.
 // A probe is accepted only in Polling; one that fails or times out goes back to Polling.
-enum class Transport : uint8_t { Polling, Probing, Upgrading, WebSocket };
+enum class Transport : uint8_t { Polling,
+	                             Probing,
+	                             Upgrading,
+	                             WebSocket };
 
 // ProbeStep is what a text frame on the probe WebSocket does: Answer ("2probe" while Probing: reply
 // "3probe", now Upgrading), Complete ("5" while Upgrading: now WebSocket), or Fault (anything else).
-enum class ProbeStep : uint8_t { Answer, Complete, Fault };
+enum class ProbeStep : uint8_t { Answer,
+	                             Complete,
+	                             Fault };
 ProbeStep OnProbeText(Transport t, std::string_view text);
 
 // RandomId returns `len` characters of URL-safe base64 alphabet from a CSPRNG.

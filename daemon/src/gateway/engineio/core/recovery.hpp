@@ -11,7 +11,7 @@
 namespace chat_outboxd::sio {
 
 struct Resume {
-	std::string pid;  // the client's pid when it is usable (handed back as is), else empty
+	std::string pid;    // the client's pid when it is usable (handed back as is), else empty
 	int64_t after = -1; // replay every message with a higher seq; -1: no replay
 };
 

@@ -40,6 +40,6 @@ bool IsReservedEvent(std::string_view name);
 std::string EncodeConnectOk(const std::string &nsp, const std::string &sid, const std::string &pid);
 std::string EncodeConnectError(const std::string &nsp, const std::string &message, const nlohmann::json &data);
 std::string EncodeAck(const std::string &nsp, uint64_t id, const nlohmann::json &args); // args: an array
-std::string EncodeEvent(const std::string &nsp, const nlohmann::json &name_and_args);    // ["name", ...]
+std::string EncodeEvent(const std::string &nsp, const nlohmann::json &name_and_args);   // ["name", ...]
 
 } // namespace chat_outboxd::sio

@@ -25,7 +25,11 @@ constexpr unsigned kHeaderBufferBytes = kMaxHeadBytes + 1024;
 // request whole but marked, and is answered 431 Request Header Fields Too Large.
 constexpr unsigned kMaxFieldBytes = 8192;
 
-inline bool FieldTooLong(size_t stored_len) { return stored_len >= kMaxFieldBytes; }
+inline bool
+FieldTooLong(size_t stored_len)
+{
+	return stored_len >= kMaxFieldBytes;
+}
 
 // PathIntact: libwebsockets percent-decodes the path as it reads it; a decoded NUL after a '/' stays in
 // its buffer while the length it reports does not count it, so "/%00" reads as "/". `stored` is its

@@ -18,7 +18,13 @@
 namespace chat_outboxd::plainws {
 
 // Conversation: history, read, typing or presence (gateway/conversation/conversation.*), with the frame as its argument.
-enum class FrameType { Send, Join, Leave, Ping, Conversation, Edit, Delete };
+enum class FrameType { Send,
+	                   Join,
+	                   Leave,
+	                   Ping,
+	                   Conversation,
+	                   Edit,
+	                   Delete };
 
 struct ClientFrame {
 	FrameType type = FrameType::Ping;
@@ -26,8 +32,8 @@ struct ClientFrame {
 	int64_t chat_id = 0;
 	std::string body;
 	std::string message_id; // Edit, Delete
-	std::string name;   // Conversation: the event's name
-	nlohmann::json arg; // Conversation: the whole frame
+	std::string name;       // Conversation: the event's name
+	nlohmann::json arg;     // Conversation: the whole frame
 };
 
 // DecodeClientFrame: false with *error for anything that is not one of the frames above.
