@@ -77,17 +77,17 @@ CloseLeftovers(uv_loop_t *loop)
 	uv_walk(
 	    loop,
 	    [](uv_handle_t *h, void *arg) noexcept {
-		    CallFromC("libuv", "closing a leftover handle", [h, arg] {
-			    if (uv_is_closing(h))
-				    return;
-			    ++*static_cast<int *>(arg);
-			    auto &boxes = uv_detail::Registry();
-			    auto it = boxes.find(h);
-			    if (it != boxes.end())
-				    it->second->Close(nullptr);
-			    else
-				    uv_close(h, nullptr);
-		    });
+		CallFromC("libuv", "closing a leftover handle", [h, arg] {
+			if (uv_is_closing(h))
+				return;
+			++*static_cast<int *>(arg);
+			auto &boxes = uv_detail::Registry();
+			auto it = boxes.find(h);
+			if (it != boxes.end())
+				it->second->Close(nullptr);
+			else
+				uv_close(h, nullptr);
+		});
 	    },
 	    &closed);
 	return closed;

@@ -168,10 +168,10 @@ BusSubscriber::RunFill(const BusOrder::Fill &fill)
 		PgParams params{std::to_string(fill.after), std::to_string(fill.upto)};
 		pg_.Query(sql_fill_[schema_.HasSender()], std::move(params),
 		          [this, alive, fill, check = schema_.Checker()](PgResult &&r) {
-			          check(r);
-			          if (!alive.expired() && !closed_)
-				          FillAnswered(fill, std::move(r));
-		          });
+			check(r);
+			if (!alive.expired() && !closed_)
+				FillAnswered(fill, std::move(r));
+		});
 	});
 }
 

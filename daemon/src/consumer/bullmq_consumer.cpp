@@ -289,8 +289,8 @@ struct BullmqConsumer::Impl {
 		blk.Command(
 		    {"BZPOPMIN", keys.Key("marker"), t},
 		    [this](const RedisValue *, const std::string &) {
-			    if (redis == RedisStep::Waiting)
-				    redis = RedisStep::Fetching;
+			if (redis == RedisStep::Waiting)
+				redis = RedisStep::Fetching;
 		    },
 		    deadline);
 		blk.Eval(
@@ -388,10 +388,10 @@ struct BullmqConsumer::Impl {
 		RunFinish(
 		    "fail", [this, items] { return FailCall(keys, WallMs(), items); }, items,
 		    [this, then](const std::vector<int64_t> &st) {
-			    for (int64_t s : st)
-				    if (s == 0)
-					    metrics.jobs_failed++;
-			    then();
+			for (int64_t s : st)
+				if (s == 0)
+					metrics.jobs_failed++;
+			then();
 		    });
 	}
 
@@ -446,13 +446,13 @@ struct BullmqConsumer::Impl {
 		RunFinish(
 		    "complete", [this, items] { return CompleteCall(keys, WallMs(), items); }, items,
 		    [this, items, b](const std::vector<int64_t> &st) {
-			    for (size_t i = 0; i < st.size(); i++) {
-				    if (st[i] == 0)
-					    metrics.jobs_processed++;
-				    else
-					    Log(Level::Verbose, "job %s not completed: %s", items[i].id.c_str(), FinishStatusText(st[i]));
-			    }
-			    Settle(b);
+			for (size_t i = 0; i < st.size(); i++) {
+				if (st[i] == 0)
+					metrics.jobs_processed++;
+				else
+					Log(Level::Verbose, "job %s not completed: %s", items[i].id.c_str(), FinishStatusText(st[i]));
+			}
+			Settle(b);
 		    });
 	}
 
@@ -526,14 +526,14 @@ struct BullmqConsumer::Impl {
 			return;
 		cmd.Eval(ExtendLocksCall(keys, WallMs(), cfg.lock_duration, locks),
 		         [this, locks](const RedisValue *r, const std::string &) {
-			         std::vector<int64_t> st;
-			         std::string error;
-			         if (!r || life == Life::Stopped || !DecodeStatuses(*r, locks.size(), &st, &error))
-				         return;
-			         for (size_t i = 0; i < st.size(); i++)
-				         if (st[i] == 0)
-					         LostLock(locks[i]);
-		         });
+			std::vector<int64_t> st;
+			std::string error;
+			if (!r || life == Life::Stopped || !DecodeStatuses(*r, locks.size(), &st, &error))
+				return;
+			for (size_t i = 0; i < st.size(); i++)
+				if (st[i] == 0)
+					LostLock(locks[i]);
+		});
 	}
 
 	void LostLock(const HeldLock &lock)
@@ -575,9 +575,9 @@ struct BullmqConsumer::Impl {
 	{
 		cmd.Command({"CLIENT", "UNBLOCK", std::to_string(blk.ClientId())},
 		            [this](const RedisValue *r, const std::string &) {
-			            if (redis == RedisStep::Waiting && (!r || r->IsError()))
-				            blk.Drop("stopping");
-		            });
+			if (redis == RedisStep::Waiting && (!r || r->IsError()))
+				blk.Drop("stopping");
+		});
 	}
 
 	void MaybeFinishStop()
@@ -596,10 +596,10 @@ struct BullmqConsumer::Impl {
 		finishing.clear();
 		CloseAll(
 		    [this] {
-			    if (stop_done) {
-				    auto done = std::move(stop_done);
-				    done();
-			    }
+			if (stop_done) {
+				auto done = std::move(stop_done);
+				done();
+			}
 		    },
 		    inbox, extend_timer, idle_timer, script_retry_timer, stop_timer);
 	}

@@ -206,14 +206,14 @@ struct PartitionManager::Impl {
 		slot.counting = true;
 		conns[slot.shard]->Command({"LLEN", chat_outbox::bullmq::QueueKey(cfg.prefix, queue, "wait")},
 		                           [this, queue](const RedisValue *r, const std::string &) {
-			                           auto it = slots.find(queue);
-			                           if (it == slots.end())
-				                           return;
-			                           it->second.counting = false;
-			                           it->second.waiting =
-			                               r && r->type == RedisValue::Type::Integer ? r->integer : -1;
-			                           UpdateFigures();
-		                           });
+			auto it = slots.find(queue);
+			if (it == slots.end())
+				return;
+			it->second.counting = false;
+			it->second.waiting =
+			    r && r->type == RedisValue::Type::Integer ? r->integer : -1;
+			UpdateFigures();
+		});
 	}
 
 	void SendHeartbeat()
@@ -223,17 +223,17 @@ struct PartitionManager::Impl {
 		heartbeat_out = true;
 		conns[0]->Eval(HeartbeatCall(cfg.prefix, cfg.queue, cfg.identity, timing.member_ttl_ms),
 		               [this](const RedisValue *r, const std::string &) {
-			               heartbeat_out = false;
-			               if (!r || phase != Phase::Running)
-				               return;
-			               Heartbeat hb;
-			               std::string error;
-			               if (!DecodeHeartbeat(*r, &hb, &error)) {
-				               Log(Level::Warning, "members heartbeat failed: %s", error.c_str());
-				               return;
-			               }
-			               OnHeartbeat(hb);
-		               });
+			heartbeat_out = false;
+			if (!r || phase != Phase::Running)
+				return;
+			Heartbeat hb;
+			std::string error;
+			if (!DecodeHeartbeat(*r, &hb, &error)) {
+				Log(Level::Warning, "members heartbeat failed: %s", error.c_str());
+				return;
+			}
+			OnHeartbeat(hb);
+		});
 	}
 
 	void OnHeartbeat(const Heartbeat &hb)
@@ -376,21 +376,21 @@ struct PartitionManager::Impl {
 		int64_t sent = MonotonicMs();
 		conns[s.shard]->Eval(AcquireCall(cfg.prefix, queue, cfg.identity, timing.ttl_ms),
 		                     [this, queue, sent](const RedisValue *r, const std::string &) {
-			                     if (phase == Phase::Stopped)
-				                     return;
-			                     std::optional<AcquireResult> res = r ? DecodeAcquire(*r) : std::nullopt;
-			                     if (r && !res)
-				                     Log(Level::Verbose, "lease acquire of %s failed: %s", queue.c_str(),
-				                         r->IsError() ? r->str.c_str() : "unexpected reply");
-			                     auto it = slots.find(queue);
-			                     if (res && res->won && it != slots.end())
-				                     it->second.valid_until = ValidUntil(sent, timing.ttl_ms);
-			                     if (res && !res->won)
-				                     RetryAfter(res->left_ms);
-			                     Event(queue, !res       ? LeaseEvent::AcquireUnknown
-			                                  : res->won ? LeaseEvent::AcquireWon
-			                                             : LeaseEvent::AcquireRefused);
-		                     });
+			if (phase == Phase::Stopped)
+				return;
+			std::optional<AcquireResult> res = r ? DecodeAcquire(*r) : std::nullopt;
+			if (r && !res)
+				Log(Level::Verbose, "lease acquire of %s failed: %s", queue.c_str(),
+				    r->IsError() ? r->str.c_str() : "unexpected reply");
+			auto it = slots.find(queue);
+			if (res && res->won && it != slots.end())
+				it->second.valid_until = ValidUntil(sent, timing.ttl_ms);
+			if (res && !res->won)
+				RetryAfter(res->left_ms);
+			Event(queue, !res       ? LeaseEvent::AcquireUnknown
+			             : res->won ? LeaseEvent::AcquireWon
+			                        : LeaseEvent::AcquireRefused);
+		});
 	}
 
 	// RetryAfter: a lease we want expires in left_ms, sooner than the next tick (its holder died and
@@ -417,24 +417,24 @@ struct PartitionManager::Impl {
 		int64_t sent = MonotonicMs();
 		conns[s.shard]->Eval(RenewCall(cfg.prefix, queue, cfg.identity, timing.ttl_ms),
 		                     [this, queue, sent](const RedisValue *r, const std::string &) {
-			                     auto it = slots.find(queue);
-			                     if (phase == Phase::Stopped || it == slots.end())
-				                     return;
-			                     it->second.renewing = false;
-			                     std::optional<bool> ok = r ? DecodeFlag(*r) : std::nullopt;
-			                     if (!ok) {
-				                     if (r) // a lost reply is the connection's to log
-					                     Log(Level::Verbose, "lease renewal of %s failed: %s", queue.c_str(),
-					                         r->IsError() ? r->str.c_str() : "unexpected reply");
-				                     return; // the ttl decides
-			                     }
-			                     if (!*ok) {
-				                     Event(queue, LeaseEvent::RenewRefused);
-				                     return;
-			                     }
-			                     if (RenewsLease(it->second.state))
-				                     it->second.valid_until = ValidUntil(sent, timing.ttl_ms);
-		                     });
+			auto it = slots.find(queue);
+			if (phase == Phase::Stopped || it == slots.end())
+				return;
+			it->second.renewing = false;
+			std::optional<bool> ok = r ? DecodeFlag(*r) : std::nullopt;
+			if (!ok) {
+				if (r) // a lost reply is the connection's to log
+					Log(Level::Verbose, "lease renewal of %s failed: %s", queue.c_str(),
+					    r->IsError() ? r->str.c_str() : "unexpected reply");
+				return; // the ttl decides
+			}
+			if (!*ok) {
+				Event(queue, LeaseEvent::RenewRefused);
+				return;
+			}
+			if (RenewsLease(it->second.state))
+				it->second.valid_until = ValidUntil(sent, timing.ttl_ms);
+		});
 	}
 
 	void Release(const std::string &queue, Slot &s)
@@ -445,9 +445,9 @@ struct PartitionManager::Impl {
 		}
 		conns[s.shard]->Eval(ReleaseCall(cfg.prefix, queue, cfg.identity),
 		                     [this, queue](const RedisValue *, const std::string &) {
-			                     if (phase != Phase::Stopped)
-				                     Event(queue, LeaseEvent::ReleaseDone);
-		                     });
+			if (phase != Phase::Stopped)
+				Event(queue, LeaseEvent::ReleaseDone);
+		});
 	}
 
 	// --- a partition's consumer -----------------------------------------------------------------
@@ -499,12 +499,12 @@ struct PartitionManager::Impl {
 			w->closing = true;
 			CloseAll(
 			    [this, queue] {
-				    auto it2 = slots.find(queue);
-				    if (it2 == slots.end())
-					    return;
-				    retired.push_back(std::move(it2->second.worker));
-				    if (phase != Phase::Stopped)
-					    Event(queue, LeaseEvent::ConsumerStopped);
+				auto it2 = slots.find(queue);
+				if (it2 == slots.end())
+					return;
+				retired.push_back(std::move(it2->second.worker));
+				if (phase != Phase::Stopped)
+					Event(queue, LeaseEvent::ConsumerStopped);
 			    },
 			    *w->cmd, *w->blk, *w->pg);
 		});

@@ -39,16 +39,16 @@ StalledChecker::Run()
 		return;
 	cmd_.Eval(StalledCheckCall(keys_, WallMs(), interval_ms_),
 	          [this](const RedisValue *r, const std::string &err) {
-		          if (!r || r->IsError()) {
-			          Log(Level::Verbose, "stalled check failed: %s", r ? r->str.c_str() : err.c_str());
-			          return;
-		          }
-		          if (r->elements.empty())
-			          return;
-		          metrics_.stalled_recovered += r->elements.size();
-		          Log(Level::Notice, "stalled check requeued %zu job(s), first %s", r->elements.size(),
-		              r->elements[0].str.c_str());
-	          });
+		if (!r || r->IsError()) {
+			Log(Level::Verbose, "stalled check failed: %s", r ? r->str.c_str() : err.c_str());
+			return;
+		}
+		if (r->elements.empty())
+			return;
+		metrics_.stalled_recovered += r->elements.size();
+		Log(Level::Notice, "stalled check requeued %zu job(s), first %s", r->elements.size(),
+		    r->elements[0].str.c_str());
+	});
 }
 
 } // namespace chat_outboxd

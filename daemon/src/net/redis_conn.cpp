@@ -218,11 +218,11 @@ RedisConn::Eval(const chat_outbox::ScriptCall &call, ReplyCb cb, int64_t timeout
 	Command(
 	    chat_outbox::EvalShaArgv(call),
 	    [this, fallback, cb = std::move(cb)](const RedisValue *r, const std::string &err) {
-		    if (r && r->IsError() && chat_outbox::IsNoScriptError(r->str)) {
-			    Command(std::move(*fallback), cb);
-			    return;
-		    }
-		    cb(r, err);
+		if (r && r->IsError() && chat_outbox::IsNoScriptError(r->str)) {
+			Command(std::move(*fallback), cb);
+			return;
+		}
+		cb(r, err);
 	    },
 	    timeout_ms);
 }

@@ -175,19 +175,19 @@ Membership::ReadBatch()
 	// ahead of the queries waiting (a storm's chat_state lookups): the connects wait on this one
 	queries_.RunFirst(kChatsOfUsers, PgParams{users.dump(), std::to_string(bound_ + 1)},
 	                  [this, subs, asked](PgResult &&r) {
-		                  read_ = Read::Idle;
-		                  if (!r.ok)
-			                  Log(Level::Warning, "gateway: reading chat_outbox.members for %zu user(s) failed: %s", subs.size(), r.error.c_str());
-		                  std::unordered_map<std::string, std::vector<int64_t>> first, still;
-		                  for (const auto &row : r.rows) {
-			                  int64_t chat = 0;
-			                  if (row.size() >= 3 && row[0] && row[1] && row[2] && JsonInteger(*row[1], &chat))
-				                  (*row[2] == "f" ? first : still)[*row[0]].push_back(chat);
-		                  }
-		                  for (const std::string &sub : subs)
-			                  Loaded(sub, r.ok, std::move(first[sub]), (*asked)[sub], std::move(still[sub]));
-		                  ReadBatch();
-	                  });
+		read_ = Read::Idle;
+		if (!r.ok)
+			Log(Level::Warning, "gateway: reading chat_outbox.members for %zu user(s) failed: %s", subs.size(), r.error.c_str());
+		std::unordered_map<std::string, std::vector<int64_t>> first, still;
+		for (const auto &row : r.rows) {
+			int64_t chat = 0;
+			if (row.size() >= 3 && row[0] && row[1] && row[2] && JsonInteger(*row[1], &chat))
+				(*row[2] == "f" ? first : still)[*row[0]].push_back(chat);
+		}
+		for (const std::string &sub : subs)
+			Loaded(sub, r.ok, std::move(first[sub]), (*asked)[sub], std::move(still[sub]));
+		ReadBatch();
+	});
 }
 
 void

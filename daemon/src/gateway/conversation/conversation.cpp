@@ -243,14 +243,14 @@ Conversation::Publish(int64_t chat, conv::Event e, const nlohmann::json &data, s
 	redis_.Command({"PUBLISH", ChatEventsChannel(cfg_.prefix, chat), conv::Envelope(e, cfg_.service, data)},
 	               [this, e, alive = std::weak_ptr<bool>(alive_), done = std::move(done)](const RedisValue *reply,
 	                                                                                      const std::string &) {
-		               auto a = alive.lock();
-		               if (!a || !*a)
-			               return;
-		               bool taken = reply && !reply->IsError();
-		               hub_.ConversationCounters().CountPublished(e, taken);
-		               if (done)
-			               done(taken);
-	               });
+		auto a = alive.lock();
+		if (!a || !*a)
+			return;
+		bool taken = reply && !reply->IsError();
+		hub_.ConversationCounters().CountPublished(e, taken);
+		if (done)
+			done(taken);
+	});
 }
 
 void

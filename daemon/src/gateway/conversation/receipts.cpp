@@ -78,25 +78,25 @@ Receipts::Read(const std::shared_ptr<Client> &c, int64_t chat, int64_t seq, cons
 	std::weak_ptr<bool> alive = ctx_.conv.Alive();
 	ctx_.queries.Run(sql_mark_, {std::to_string(chat), c->sub, std::to_string(seq)},
 	                 [this, alive, weak, chat, user, reply](PgResult &&r) {
-		                 auto live = weak.lock();
-		                 if (!live || live->IsClosed())
-			                 return;
-		                 if (!r.ok || r.rows.empty() || r.rows[0].size() < 4)
-			                 return reply(conv::Error("unavailable", "the database did not store the read cursor; retry"));
-		                 const auto &row = r.rows[0];
-		                 int64_t cursor = 0;
-		                 bool has = row[0] && JsonInteger(*row[0], &cursor);
-		                 bool moved = row[3] && *row[3] == "t";
-		                 reply({{"ok", true}, {"chat_id", chat}, {"seq", has ? nlohmann::json(cursor) : nlohmann::json(nullptr)}, {"message_id", OrNull(row[1])}, {"moved", moved}});
-		                 if (!moved || !has)
-			                 return;
-		                 auto a = alive.lock();
-		                 if (!a || !*a)
-			                 return;
-		                 nlohmann::json event = {{"chat_id", chat}, {"user", conv::UserJson(user)}, {"seq", cursor}, {"message_id", OrNull(row[1])}, {"created_at", OrNull(row[2])}};
-		                 chat_outbox::ScriptCall call{&KeepHighestScript(), {ChatReadsKey(ctx_.cfg.prefix, chat)}, {user.service + "\t" + user.sub, DumpJson(event), std::to_string(cursor), ChatEventsChannel(ctx_.cfg.prefix, chat), conv::Envelope(conv::Event::Read, ctx_.cfg.service, event)}};
-		                 ctx_.redis.Eval(call, [](const RedisValue *, const std::string &) {});
-	                 });
+		auto live = weak.lock();
+		if (!live || live->IsClosed())
+			return;
+		if (!r.ok || r.rows.empty() || r.rows[0].size() < 4)
+			return reply(conv::Error("unavailable", "the database did not store the read cursor; retry"));
+		const auto &row = r.rows[0];
+		int64_t cursor = 0;
+		bool has = row[0] && JsonInteger(*row[0], &cursor);
+		bool moved = row[3] && *row[3] == "t";
+		reply({{"ok", true}, {"chat_id", chat}, {"seq", has ? nlohmann::json(cursor) : nlohmann::json(nullptr)}, {"message_id", OrNull(row[1])}, {"moved", moved}});
+		if (!moved || !has)
+			return;
+		auto a = alive.lock();
+		if (!a || !*a)
+			return;
+		nlohmann::json event = {{"chat_id", chat}, {"user", conv::UserJson(user)}, {"seq", cursor}, {"message_id", OrNull(row[1])}, {"created_at", OrNull(row[2])}};
+		chat_outbox::ScriptCall call{&KeepHighestScript(), {ChatReadsKey(ctx_.cfg.prefix, chat)}, {user.service + "\t" + user.sub, DumpJson(event), std::to_string(cursor), ChatEventsChannel(ctx_.cfg.prefix, chat), conv::Envelope(conv::Event::Read, ctx_.cfg.service, event)}};
+		ctx_.redis.Eval(call, [](const RedisValue *, const std::string &) {});
+	});
 }
 
 void
@@ -140,15 +140,15 @@ Receipts::SendReads(const std::weak_ptr<Client> &weak, int64_t chat, nlohmann::j
 	                   [pending](const RedisValue *reply, const std::string &) { (*pending)["reads"] = Entries(reply); });
 	ctx_.redis.Command({"HVALS", ChatShownKey(ctx_.cfg.prefix, chat)},
 	                   [this, alive, weak, pending](const RedisValue *reply, const std::string &) {
-		                   auto live = weak.lock();
-		                   auto a = alive.lock();
-		                   if (!live || !live->IsOpen() || !a || !*a)
-			                   return;
-		                   (*pending)["shown"] = Entries(reply);
-		                   if (!pending->contains("reads")) // one connection answers in order; a failure of the pair may not
-			                   (*pending)["reads"] = nlohmann::json::array();
-		                   ctx_.conv.Emit(*live, "chat_state", *pending);
-	                   });
+		auto live = weak.lock();
+		auto a = alive.lock();
+		if (!live || !live->IsOpen() || !a || !*a)
+			return;
+		(*pending)["shown"] = Entries(reply);
+		if (!pending->contains("reads")) // one connection answers in order; a failure of the pair may not
+			(*pending)["reads"] = nlohmann::json::array();
+		ctx_.conv.Emit(*live, "chat_state", *pending);
+	});
 }
 
 void

@@ -31,9 +31,9 @@ Hub::Hub(uv_loop_t *l, const Config &c, Metrics &m, const BusMetrics &bm, const 
       deadlines(
           l, [this](Deadline &d) { Fire(d); },
           [this](Deadline &d, const std::exception &e) {
-	          Log(Level::Warning, "gateway: timer error: %s", e.what());
-	          if (d.owner)
-		          Close(*d.owner, LWS_CLOSE_STATUS_UNEXPECTED_CONDITION, "internal error");
+	Log(Level::Warning, "gateway: timer error: %s", e.what());
+	if (d.owner)
+		Close(*d.owner, LWS_CLOSE_STATUS_UNEXPECTED_CONDITION, "internal error");
           })
 {
 }
