@@ -14,7 +14,7 @@ daemon_env bench-leases
 Q=b-leases
 rcli SET "bull:$Q:partitions" 4 >/dev/null
 now_ms() { date +%s%3N; }
-lease() { rcli GET "bull:$Q-p$1:lease"; }
+lease() { local v; v=$(rcli GET "bull:$Q-p$1:lease"); echo "${v%#*}"; } # its identity (<identity>#<token>)
 held_by() { local n=0 k; for k in 0 1 2 3; do [ "$(lease $k)" != "$1" ] || n=$((n + 1)); done; echo $n; }
 start() {
 	daemon_start "$1.log" --service workers --queue $Q --identity "$1" --lease-ttl "$TTL" --log-level notice

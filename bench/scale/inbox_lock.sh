@@ -25,7 +25,7 @@ BACKLOG=${BACKLOG:-40000} CONSUMERS=${CONSUMERS:-"1 2 4"}
 daemon_env bench-inbox-lock
 setting() { q "ALTER SYSTEM SET $1 = '$2'" && q "SELECT pg_reload_conf()" >/dev/null; }
 Q=chat-messages
-lease() { rcli GET "bull:$Q-p$1:lease"; }
+lease() { local v; v=$(rcli GET "bull:$Q-p$1:lease"); echo "${v%#*}"; } # its identity (<identity>#<token>)
 holders() { for k in 0 1 2 3; do lease $k; done | sort -u | grep -c . || true; }
 unowned() { local n=0 k; for k in 0 1 2 3; do [ -n "$(lease $k)" ] || n=$((n + 1)); done; echo $n; }
 

@@ -40,7 +40,7 @@ add() { # add <count per partition>: appends each partition's new ids to ids-<k>
 	done
 	for k in "${pids[@]}"; do wait "$k" || fail "adding jobs failed"; done
 }
-lease() { shard_cli "$1" GET "bull:$Q-p$1:lease"; }
+lease() { local v; v=$(shard_cli "$1" GET "bull:$Q-p$1:lease"); echo "${v%#*}"; } # its identity (the value: <identity>#<token>)
 held_by() { local n=0; for k in 0 1 2 3; do [ "$(lease $k)" != "$1" ] || n=$((n + 1)); done; echo $n; }
 total() { cat "$H_DIR"/ids-*.txt | wc -l; }
 

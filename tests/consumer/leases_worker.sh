@@ -17,6 +17,7 @@ for name in d1 d2; do
 done
 harness_wait_value 20 = 1 rcli EXISTS "bull:$Q-p0:lease"
 holder=$(rcli GET "bull:$Q-p0:lease")
+holder=${holder%#*} # the identity (the value: <identity>#<process token>)
 eval "url=\$URL_$holder"
 echo "partition 0 is leased by $holder"
 

@@ -62,7 +62,8 @@ const redisGet = (shard, key) => {
 		return ''; // the shard is down
 	}
 };
-const leaseOf = (p) => redisGet(p % shards.length, `bull:${QUEUE}-p${p}:lease`);
+// a lease's holder: its identity (the value is <identity>#<process token>)
+const leaseOf = (p) => redisGet(p % shards.length, `bull:${QUEUE}-p${p}:lease`).replace(/#[^#]*$/, '');
 const holders = () => Array.from({ length: PARTITIONS }, (_, p) => leaseOf(p));
 
 const common = ['--service', 'workers', '--queue', QUEUE];

@@ -13,6 +13,7 @@
 #include <algorithm>
 #include <map>
 #include <optional>
+#include <random>
 
 #include "base/log.hpp"
 #include "base/uv_handle.hpp"
@@ -36,6 +37,15 @@ constexpr int64_t kRedisTimeoutMs = 10000;
 // give up first, then it releases their leases.
 constexpr int64_t kManagerStopMarginMs = 5000;
 constexpr int64_t kRetryMarginMs = 5; // an acquire retried this long after the other's lease ends
+
+// ProcessToken: this process's part of its leases' value, drawn from the system's random source, so
+// that a process started again under the same identity (or a copy of a paused one) draws another.
+uint64_t
+ProcessToken()
+{
+	std::random_device rd;
+	return (static_cast<uint64_t>(rd()) << 32) ^ rd();
+}
 
 enum class Phase {
 	CheckingIdentity, // refusing to run beside a live daemon with our identity
@@ -82,6 +92,7 @@ struct PartitionManager::Impl {
 	MessageSink &sink;
 	Metrics &metrics;
 	LeaseTiming timing;
+	std::string holder; // our leases' value: our identity and this process's token (core/lease.hpp)
 	std::vector<int64_t> left_out;
 	std::vector<std::unique_ptr<StateLog>> redis_logs; // per shard: "redis", or "redis shard <i>" of several
 	std::vector<std::unique_ptr<RedisConn>> conns;     // one per shard: members, layout and leases
@@ -100,6 +111,7 @@ struct PartitionManager::Impl {
 
 	Impl(uv_loop_t *l, const Config &c, std::vector<chat_outbox::RedisUrl> u, MessageSink &s, Metrics &m)
 	    : loop(l), cfg(c), urls(std::move(u)), sink(s), metrics(m), timing(LeaseTimingFor(c.lease_ttl)),
+	      holder(LeaseHolder(c.identity, ProcessToken())),
 	      tick_timer(l, "lease-tick"), stop_timer(l, "lease-stop"), retry_timer(l, "lease-retry")
 	{
 		std::string error;
@@ -337,7 +349,8 @@ struct PartitionManager::Impl {
 		case LeaseState::Lost:
 			metrics.leases_lost++;
 			Log(Level::Warning, "partition %lld (%s): lease lost (%s); fetching stopped", p, q,
-			    ev == LeaseEvent::Expired ? "no renewal confirmed within the lease ttl" : "another consumer holds it");
+			    ev == LeaseEvent::Expired ? "no renewal confirmed within the lease ttl"
+			                              : "another consumer, or another process with our identity, holds it");
 			break;
 		case LeaseState::Free:
 			if (s.state == LeaseState::Releasing)
@@ -374,7 +387,7 @@ struct PartitionManager::Impl {
 	void Acquire(const std::string &queue, Slot &s)
 	{
 		int64_t sent = MonotonicMs();
-		conns[s.shard]->Eval(AcquireCall(cfg.prefix, queue, cfg.identity, timing.ttl_ms),
+		conns[s.shard]->Eval(AcquireCall(cfg.prefix, queue, holder, timing.ttl_ms),
 		                     [this, queue, sent](const RedisValue *r, const std::string &) {
 			if (phase == Phase::Stopped)
 				return;
@@ -415,7 +428,7 @@ struct PartitionManager::Impl {
 			return;
 		s.renewing = true;
 		int64_t sent = MonotonicMs();
-		conns[s.shard]->Eval(RenewCall(cfg.prefix, queue, cfg.identity, timing.ttl_ms),
+		conns[s.shard]->Eval(RenewCall(cfg.prefix, queue, holder, timing.ttl_ms),
 		                     [this, queue, sent](const RedisValue *r, const std::string &) {
 			auto it = slots.find(queue);
 			if (phase == Phase::Stopped || it == slots.end())
@@ -443,7 +456,7 @@ struct PartitionManager::Impl {
 			Event(queue, LeaseEvent::ReleaseDone);
 			return;
 		}
-		conns[s.shard]->Eval(ReleaseCall(cfg.prefix, queue, cfg.identity),
+		conns[s.shard]->Eval(ReleaseCall(cfg.prefix, queue, holder),
 		                     [this, queue](const RedisValue *, const std::string &) {
 			if (phase != Phase::Stopped)
 				Event(queue, LeaseEvent::ReleaseDone);
@@ -472,7 +485,7 @@ struct PartitionManager::Impl {
 		std::string pg_name = "chat-outboxd " + cfg.service + " inbox" + (queue == cfg.queue ? "" : " " + queue);
 		w->pg = std::make_unique<PgClient>(loop, cfg.database_url, pg_name);
 		ConsumerLease lease;
-		lease.holder = cfg.identity;
+		lease.holder = holder;
 		lease.valid = [this, queue] { return LeaseValid(queue); };
 		lease.on_lost = [this, queue] { Event(queue, LeaseEvent::RenewRefused); };
 		w->consumer = std::make_unique<BullmqConsumer>(loop, w->cfg, *w->cmd, *w->blk, *w->pg, sink, metrics, lease);

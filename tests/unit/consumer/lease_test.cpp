@@ -73,3 +73,13 @@ TEST(Lease, Timing)
 	EXPECT_LT(2 * t.tick_ms, t.ttl_ms); // two renewals may fail before the lease runs out
 	EXPECT_EQ(ValidUntil(100, 5000), 5100);
 }
+
+TEST(Lease, HolderIsIdentityAndProcessToken)
+{
+	EXPECT_EQ(LeaseHolder("w1", 0xabcdef), "w1#0000000000abcdef");
+	// two processes of one identity hold different values: neither renews the other's lease
+	EXPECT_NE(LeaseHolder("w1", 1), LeaseHolder("w1", 2));
+	EXPECT_EQ(LeaseHolderIdentity(LeaseHolder("w1", 7)), "w1");
+	EXPECT_EQ(LeaseHolderIdentity(LeaseHolder("pod#3", 7)), "pod#3"); // the token is after the last '#'
+	EXPECT_EQ(LeaseHolderIdentity("w1"), "w1");                       // a value written before the token
+}

@@ -80,10 +80,10 @@ Fields()
 	     &Config::jwt_issuer,
 	     nullptr},
 	    {{"identity", "string", "consumer identity, unique per live daemon: its name among the service's consumers "
-	                            "and in its partition leases; a restart with the same identity takes back its "
-	                            "leases and jobs at once, under another one (a pod with a new hostname) a live "
-	                            "daemon takes them over once the leases expire (--lease-ttl) (default "
-	                            "<service>@<hostname>)",
+	                            "and, with a token drawn by each process, in its partition leases; a restarted "
+	                            "daemon, under this identity or another (a pod with a new hostname), takes its "
+	                            "predecessor's partitions and jobs over once the leases expire (--lease-ttl) "
+	                            "(default <service>@<hostname>)",
 	      false, false},
 	     &Config::identity,
 	     nullptr},

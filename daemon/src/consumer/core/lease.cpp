@@ -1,6 +1,9 @@
 // daemon/src/consumer/core/lease.cpp - see lease.hpp.
 #include "consumer/core/lease.hpp"
 
+#include <cinttypes>
+#include <cstdio>
+
 namespace chat_outboxd {
 
 LeaseStep
@@ -96,6 +99,21 @@ int64_t
 ValidUntil(int64_t sent_ms, int64_t ttl_ms)
 {
 	return sent_ms + ttl_ms;
+}
+
+std::string
+LeaseHolder(const std::string &identity, uint64_t token)
+{
+	char hex[17];
+	std::snprintf(hex, sizeof hex, "%016" PRIx64, token);
+	return identity + "#" + hex;
+}
+
+std::string
+LeaseHolderIdentity(const std::string &holder)
+{
+	size_t hash = holder.rfind('#');
+	return hash == std::string::npos ? holder : holder.substr(0, hash);
 }
 
 } // namespace chat_outboxd

@@ -1,7 +1,8 @@
 // daemon/src/consumer/core/lease.hpp - one partition's lease as this consumer sees it, and its timing.
 //
 // A lease is the key "<prefix>:<partition queue>:lease" on the partition's shard, holding the
-// identity of the one consumer allowed to work the partition, with a time-to-live (--lease-ttl).
+// holder of the one consumer allowed to work the partition (LeaseHolder: its identity and a token of
+// its process), with a time-to-live (--lease-ttl).
 // The states, and what this consumer does in each:
 //   Free       holds nothing for the partition and runs nothing;
 //   Acquiring  an acquire (SET NX PX, or already ours) is out;
@@ -17,6 +18,7 @@
 #pragma once
 
 #include <cstdint>
+#include <string>
 
 namespace chat_outboxd {
 
@@ -83,5 +85,17 @@ LeaseTiming LeaseTimingFor(int64_t ttl_ms);
 // until sent_ms + ttl. Redis ran it no earlier than it was sent, so the key outlives this bound:
 // locally the lease ends first.
 int64_t ValidUntil(int64_t sent_ms, int64_t ttl_ms);
+
+// LeaseHolder: the value this process's leases hold, "<identity>#<token>" (the token in hex). The
+// token is drawn once per process, so two processes started with the same --identity (a paused
+// daemon that comes back beside its replacement) never hold, renew or release each other's leases:
+// acquire, renew, release and the fetch's fence compare the whole value. The price: a restart under
+// the same identity waits for its predecessor's leases to expire, like any other daemon, since no
+// process can tell a dead predecessor from a paused one.
+std::string LeaseHolder(const std::string &identity, uint64_t token);
+
+// LeaseHolderIdentity: the identity part of a lease's value (all of it for a value without '#',
+// which a daemon before the token wrote).
+std::string LeaseHolderIdentity(const std::string &holder);
 
 } // namespace chat_outboxd

@@ -53,22 +53,22 @@ LeaveCall(const std::string &prefix, const std::string &queue, const std::string
 }
 
 ScriptCall
-AcquireCall(const std::string &prefix, const std::string &partition_queue, const std::string &identity, int64_t ttl_ms)
+AcquireCall(const std::string &prefix, const std::string &partition_queue, const std::string &holder, int64_t ttl_ms)
 {
 	return Make(AcquireScript(), {QueueKey(prefix, partition_queue, "lease")},
-	            {identity, std::to_string(ttl_ms)});
+	            {holder, std::to_string(ttl_ms)});
 }
 
 ScriptCall
-RenewCall(const std::string &prefix, const std::string &partition_queue, const std::string &identity, int64_t ttl_ms)
+RenewCall(const std::string &prefix, const std::string &partition_queue, const std::string &holder, int64_t ttl_ms)
 {
-	return Make(RenewScript(), {QueueKey(prefix, partition_queue, "lease")}, {identity, std::to_string(ttl_ms)});
+	return Make(RenewScript(), {QueueKey(prefix, partition_queue, "lease")}, {holder, std::to_string(ttl_ms)});
 }
 
 ScriptCall
-ReleaseCall(const std::string &prefix, const std::string &partition_queue, const std::string &identity)
+ReleaseCall(const std::string &prefix, const std::string &partition_queue, const std::string &holder)
 {
-	return Make(ReleaseScript(), {QueueKey(prefix, partition_queue, "lease")}, {identity});
+	return Make(ReleaseScript(), {QueueKey(prefix, partition_queue, "lease")}, {holder});
 }
 
 bool

@@ -5,7 +5,8 @@
 //   <prefix>:<queue>:members     on shard 0, a ZSET: member = consumer identity, score = the
 //                                member's expiry (ms, Redis's clock); pruned by every heartbeat
 //   <prefix>:<queue>:partitions  on shard 0, the partition count (written by the relay only)
-//   <prefix>:<partition queue>:lease  on the partition's shard: the holder's identity, with a ttl
+//   <prefix>:<partition queue>:lease  on the partition's shard: its holder (core/lease.hpp's
+//                                LeaseHolder: identity and process token), with a ttl
 // Each call is one script, so a check and the write it guards are atomic.
 #pragma once
 
@@ -27,15 +28,17 @@ ScriptCall HeartbeatCall(const std::string &prefix, const std::string &queue, co
                          int64_t member_ttl_ms);
 // LeaveCall: deregister `identity` (SIGTERM, after every lease is released).
 ScriptCall LeaveCall(const std::string &prefix, const std::string &queue, const std::string &identity);
-// AcquireCall: SET NX PX, or a fresh ttl when the lease is already ours (a restart under the same
-// identity, or a reply that was lost). Decoded by DecodeAcquire.
-ScriptCall AcquireCall(const std::string &prefix, const std::string &partition_queue, const std::string &identity,
+// The lease calls take `holder`, LeaseHolder's value for this process: a lease is ours only while it
+// holds exactly that value.
+// AcquireCall: SET NX PX, or a fresh ttl when the lease is already ours (a reply that was lost).
+// Decoded by DecodeAcquire.
+ScriptCall AcquireCall(const std::string &prefix, const std::string &partition_queue, const std::string &holder,
                        int64_t ttl_ms);
-// RenewCall: a fresh ttl only while the lease holds our identity. 1 = renewed, 0 = not ours.
-ScriptCall RenewCall(const std::string &prefix, const std::string &partition_queue, const std::string &identity,
+// RenewCall: a fresh ttl only while the lease holds our value. 1 = renewed, 0 = not ours.
+ScriptCall RenewCall(const std::string &prefix, const std::string &partition_queue, const std::string &holder,
                      int64_t ttl_ms);
-// ReleaseCall: delete the lease only while it holds our identity. 1 = deleted, 0 = not ours.
-ScriptCall ReleaseCall(const std::string &prefix, const std::string &partition_queue, const std::string &identity);
+// ReleaseCall: delete the lease only while it holds our value. 1 = deleted, 0 = not ours.
+ScriptCall ReleaseCall(const std::string &prefix, const std::string &partition_queue, const std::string &holder);
 
 struct Heartbeat {
 	std::vector<std::string> members;  // sorted
