@@ -4,7 +4,8 @@
 # their own (tests/harness/lib.sh), so they run side by side.
 #   scripts/test.sh                 every suite but the long ones (the README's test command)
 #   scripts/test.sh --long          the long ones (CTest label "long": the Debian packages built and
-#                                   installed, the fuzzers); .ci/run runs both commands
+#                                   installed, the fuzzers, the managed mode on PostgreSQL 16-18);
+#                                   .ci/run runs both commands
 #   scripts/test.sh --quick         the edit-build-test loop: unit, pg_regress, isolation and one
 #                                   delivery suite per area (CTest label "quick")
 #   scripts/test.sh -R unit         only suites matching a CTest regex (extra args go to ctest)
