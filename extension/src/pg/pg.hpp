@@ -40,3 +40,31 @@ extern "C" {
 #include "utils/timestamp.h"
 #include "utils/wait_event.h"
 }
+
+/*
+ * What differs between the PostgreSQL majors the extension builds for (15, 17, 18), each named once
+ * here so the code reads the same on all of them:
+ *   InBackgroundWorker()  whether this process is a background worker: IsBackgroundWorker until 16,
+ *                         AmBackgroundWorkerProcess() from 17 (the variable is gone);
+ *   MyProcIndex()         this process's index in ProcGlobal->allProcs (what GetPGProcByNumber takes):
+ *                         MyProc->pgprocno until 16, MyProcNumber from 17 (the field is gone).
+ */
+static inline bool
+InBackgroundWorker(void)
+{
+#if PG_VERSION_NUM >= 170000
+	return AmBackgroundWorkerProcess();
+#else
+	return IsBackgroundWorker;
+#endif
+}
+
+static inline uint32
+MyProcIndex(void)
+{
+#if PG_VERSION_NUM >= 170000
+	return (uint32) MyProcNumber;
+#else
+	return (uint32) MyProc->pgprocno;
+#endif
+}

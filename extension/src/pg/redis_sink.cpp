@@ -228,7 +228,7 @@ SinkStopAt(TimestampTz now)
 {
 	if (ProcDiePending || QueryCancelPending)
 		return now;
-	if (!(IsBackgroundWorker && ConfigReloadPending)) {
+	if (!(InBackgroundWorker() && ConfigReloadPending)) {
 		reload_seen_at = 0;
 		return 0;
 	}

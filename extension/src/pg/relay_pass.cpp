@@ -114,7 +114,7 @@ UseIndexOrder(void)
 {
 	int level;
 
-	if (IsBackgroundWorker)
+	if (InBackgroundWorker())
 		return -1; /* the relay worker has them for its whole session */
 	level = NewGUCNestLevel();
 	for (const auto &setting : chat_outbox::relay_sql::kPlannerSettings)

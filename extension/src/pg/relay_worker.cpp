@@ -646,7 +646,7 @@ chat_outbox_relay_main(Datum main_arg)
 	relay_shared->worker_pid = MyProcPid;
 	relay_shared->state = RELAY_STARTING;
 	SpinLockRelease(&relay_shared->mutex);
-	pg_atomic_write_u32(&relay_shared->worker_procno, (uint32) MyProc->pgprocno);
+	pg_atomic_write_u32(&relay_shared->worker_procno, MyProcIndex());
 	/* two tries first: a setup script often creates the database just after the server starts */
 	if (pg_atomic_fetch_add_u32(&relay_shared->connecting, 1) >= 2)
 		WaitForDatabase(); /* exits */
