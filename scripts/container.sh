@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # scripts/container.sh <major> - a root filesystem of the Debian release that ships PostgreSQL <major>
 # (17: trixie, Debian 13; 18: sid), made by mmdebstrap from the Debian archive with that release's
-# server, headers and client, a C++ toolchain, hiredis, OpenSSL, python3 and redis-server; prints its
-# path. The extension is built and tested for that major inside it (tests/extension/on_major.sh): the
+# server, headers and client, a C++ toolchain, hiredis, OpenSSL, python3, redis-server and Node.js (the
+# suites' npm peers); prints its path. The extension is built and tested for that major inside it (tests/extension/on_major.sh): the
 # release's packages cannot go on a Debian 12 host (a newer libc), so they live in a folder of their own.
 #
 # Rules: the roots are cached in $CHAT_OUTBOX_CONTAINERS (default /var/cache/chat-outbox/containers),
@@ -21,7 +21,7 @@ DIR=${CHAT_OUTBOX_CONTAINERS:-/var/cache/chat-outbox/containers}
 ROOT=$DIR/$RELEASE-pg$MAJOR
 MIRROR=${CHAT_OUTBOX_DEBIAN_MIRROR:-http://deb.debian.org/debian}
 PKGS=(postgresql-$MAJOR postgresql-server-dev-$MAJOR postgresql-client-$MAJOR g++ make pkg-config
-	libhiredis-dev libssl-dev python3 redis-server procps)
+	libhiredis-dev libssl-dev python3 redis-server procps nodejs)
 want=$(printf '%s\n' "$RELEASE" "${PKGS[@]}")
 
 if [ -d "$ROOT" ] && [ "$(cat "$ROOT.pkgs" 2>/dev/null)" = "$want" ]; then

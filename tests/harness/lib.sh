@@ -304,12 +304,19 @@ CONF
 	for line in "$@"; do echo "$line" >>"$data/postgresql.conf"; done
 }
 
+# harness_extension_here: the extension can be loaded by this PG_MAJOR's server: 15 (the host's), the
+# managed mode (no library), or a root of the release that ships the major with the extension installed
+# in it (tests/extension/on_major.sh sets HARNESS_EXTENSION_MAJOR there).
+harness_extension_here() {
+	[ "$PG_MAJOR" = 15 ] || [ "${HARNESS_PG_MANAGED:-0}" = 1 ] || [ "${HARNESS_EXTENSION_MAJOR:-}" = "$PG_MAJOR" ] ||
+		{ echo "the extension is built here for PostgreSQL 15; PG_MAJOR=$PG_MAJOR runs the managed mode, or the extension in a root of its release (tests/extension/on_major.sh)" >&2; return 1; }
+}
+
 harness_pg_cluster() {
 	local data=$1
 	CLUSTER_PORT=${2:-$(harness_free_port)}
 	shift 2 || shift
-	[ "$PG_MAJOR" = 15 ] || [ "${HARNESS_PG_MANAGED:-0}" = 1 ] ||
-		{ echo "the extension is built for PostgreSQL 15 only; PG_MAJOR=$PG_MAJOR runs the managed mode" >&2; return 1; }
+	harness_extension_here || return 1
 	# initdb itself: a copy of the template would be the same cluster to Postgres (one system_identifier)
 	rm -rf "$data"
 	mkdir -p "$data"
@@ -333,8 +340,7 @@ harness_pg_start() {
 	shift || true
 	PG_DATA=$H_DIR/pgdata
 	PG_SOCKDIR=$H_SOCK
-	[ "$PG_MAJOR" = 15 ] || [ "${HARNESS_PG_MANAGED:-0}" = 1 ] ||
-		{ echo "the extension is built for PostgreSQL 15 only; PG_MAJOR=$PG_MAJOR runs the managed mode" >&2; return 1; }
+	harness_extension_here || return 1
 	harness_initdb "$PG_DATA"
 	harness_pg_conf "$PG_DATA" "$PG_PORT" "$@"
 	harness_pg_ctl -w start >/dev/null
