@@ -7,7 +7,7 @@
 #
 # Rules: the roots are cached in $CHAT_OUTBOX_CONTAINERS (default /var/cache/chat-outbox/containers),
 # never in the checkout, one folder per major; a root is made again when its package list (PKGS below,
-# recorded beside it) changes, and made from nothing on a new machine. About 1.8 GB each; `rm -rf` of
+# recorded beside it) changes, and made from nothing on a new machine. About 1.8-1.9 GB each; `rm -rf` of
 # the folder deletes them. Needs root (mmdebstrap, chroot); installs mmdebstrap on the host if missing.
 # sid's Release file is past its Valid-Until in a snapshot archive, so apt is told not to check it.
 set -euo pipefail
