@@ -4,7 +4,7 @@
 # their own (tests/harness/lib.sh), so they run side by side.
 #   scripts/test.sh                 every suite but the long ones (the README's test command)
 #   scripts/test.sh --long          the long ones (CTest label "long": the Debian packages built and
-#                                   installed, the fuzzers, the managed mode on PostgreSQL 16-18, the
+#                                   installed, the fuzzers, the soaks, the managed mode on PostgreSQL 16-18, the
 #                                   extension on 17 and 18 in roots of their Debian release);
 #                                   .ci/run runs both commands
 #   scripts/test.sh --quick         the edit-build-test loop: unit, pg_regress, isolation and one
