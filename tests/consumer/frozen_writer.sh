@@ -7,30 +7,21 @@
 # consumer of the service would wait until it resumed.
 . "$(dirname "$0")/../harness/lib.sh"
 daemon_env daemon-frozen-writer
-LOCK="pg_catalog.hashtext('chat_outbox.inbox:workers')"
 
 # A session of ours holds the inbox lock, so that consumer A's write waits for it inside Postgres.
-mkfifo "$H_DIR/hold.fifo"
-psql -XAtq "$PGURL" <"$H_DIR/hold.fifo" >"$H_DIR/hold.out" 2>&1 &
-harness_track $!
-exec 7>"$H_DIR/hold.fifo"
-echo "BEGIN; SELECT pg_catalog.pg_advisory_xact_lock($LOCK); SELECT 'held';" >&7
-harness_wait_for 10 grep -q held "$H_DIR/hold.out"
+inbox_lock_hold workers
 
 peer add t-frozen-a 5 >"$H_DIR/ids-a.txt"
 daemon_start a.log --service workers --queue t-frozen-a
 A=$DAEMON_PID
 # A's write is in Postgres, waiting for the lock
-waiting_for_lock() { harness_psql "SELECT count(*) FROM pg_stat_activity WHERE application_name = 'chat-outboxd workers inbox' AND wait_event = 'advisory'"; }
-harness_wait_value 20 -eq 1 waiting_for_lock
+harness_wait_value 20 -eq 1 inbox_lock_waiters workers
 kill -STOP "$A"
-echo "COMMIT;" >&7 # the lock is free: A's write takes it while A is frozen
-exec 7>&-
+inbox_lock_release # the lock is free: A's write takes it while A is frozen
 
 # A's write commits without A: its rows are in the inbox and its session no longer holds the lock
 wait_inbox workers 5 20
-lock_holders() { harness_psql "SELECT count(*) FROM pg_locks WHERE locktype = 'advisory' AND granted"; }
-harness_wait_value 20 -eq 0 lock_holders || fail "a session holds the inbox lock while its consumer is frozen: $(harness_psql "SELECT pid, state, application_name FROM pg_stat_activity WHERE pid IN (SELECT pid FROM pg_locks WHERE locktype = 'advisory')")"
+harness_wait_value 20 -eq 0 advisory_lock_holders || fail "a session holds the inbox lock while its consumer is frozen: $(advisory_lock_sessions)"
 echo "ok   the frozen consumer's write committed and released the inbox lock"
 
 # Consumer B, on another queue of the same service, writes while A stays frozen.

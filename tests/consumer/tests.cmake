@@ -23,6 +23,7 @@ add_shell_test(consumer.add_shard consumer/add_shard.sh 120)
 add_shell_test(consumer.shard_durability consumer/shard_durability.sh 60)
 add_shell_test(consumer.lost_lock_order consumer/lost_lock_order.sh 120)
 add_shell_test(consumer.frozen_writer consumer/frozen_writer.sh 60)
+add_shell_test(consumer.frozen_mid_write consumer/frozen_mid_write.sh 120)
 add_shell_test(consumer.same_identity consumer/same_identity.sh 120)
 add_shell_test(consumer.inbox_plan consumer/inbox_plan.sh 60)
 # PgClient::QueryFirst on a real connection: a small program of its own, linked with the daemon's net area

@@ -1,5 +1,6 @@
 // tests/harness/bullmq_peer.mjs - the real bullmq side of the daemon tests (tests/harness/bullmq.sh runs it).
-//   add <queue> <count> [chat_id] [opts-json]  Queue.addBulk (one Queue.add first), jobId = message uuid; prints ids in order
+//   add <queue> <count> [chat_id] [opts-json]  Queue.addBulk (one Queue.add first), jobId = message uuid; prints ids in order;
+//                                              each body `m<i>`, padded to PEER_BODY_BYTES bytes when that is set
 //   add-raw <queue> <jobId> <data> [opts-json] Queue.add with arbitrary data text (JSON-parsed when it parses)
 //   counts <queue>                             getJobCounts() as JSON
 //   events <queue> <file>                      QueueEvents: appends "<event> <jobId>" lines until killed
@@ -20,10 +21,12 @@ async function add() {
 	const extra = rest[2] ? JSON.parse(rest[2]) : {};
 	const q = new Queue(queueName, { connection });
 	const ids = [];
+	const pad = Number(process.env.PEER_BODY_BYTES || 0);
+	const body = (i) => `m${i}`.padEnd(pad, 'x');
 	const mk = (i) => {
 		const id = randomUUID();
 		ids.push(id);
-		return { name: 'message.created', data: { id, chat_id: chat, body: `m${i}`, created_at: new Date().toISOString() },
+		return { name: 'message.created', data: { id, chat_id: chat, body: body(i), created_at: new Date().toISOString() },
 			opts: { jobId: id, ...extra } };
 	};
 	const first = mk(0);

@@ -17,6 +17,10 @@
 #   daemon_duplicates_logged <log>  the duplicates the daemon's inbox commit lines report, summed
 #   inbox_count <service>           rows in <service>.inbox
 #   wait_inbox <service> <n> [s]    poll until the inbox holds n rows (default 30 s)
+#   inbox_lock_hold <service>       a session of the test's holds the service's inbox lock ...
+#   inbox_lock_release              ... until this (both use fd 7)
+#   inbox_lock_waiters <service>    the service's daemon inbox connections waiting for an advisory lock
+#   advisory_lock_holders           sessions holding an advisory lock (advisory_lock_sessions: who)
 # Flags given to a launcher win over the shared environment (chat-outboxd reads flags last).
 
 CHAT_OUTBOXD=${CHAT_OUTBOXD:-$H_ROOT/build/daemon/chat-outboxd}
@@ -86,6 +90,23 @@ daemon_duplicates_logged() {
 }
 
 inbox_count() { harness_psql "SELECT count(*) FROM $1.inbox"; }
+
+# the inbox lock's key is the daemon's InboxLockKey (daemon/src/inbox/core/inbox_sql.hpp)
+inbox_lock_hold() {
+	mkfifo "$H_DIR/hold.fifo"
+	psql -XAtq "$PGURL" <"$H_DIR/hold.fifo" >"$H_DIR/hold.out" 2>&1 &
+	harness_track $!
+	exec 7>"$H_DIR/hold.fifo"
+	echo "BEGIN; SELECT pg_catalog.pg_advisory_xact_lock(pg_catalog.hashtext('chat_outbox.inbox:$1')); SELECT 'held';" >&7
+	harness_wait_for 10 grep -q held "$H_DIR/hold.out"
+}
+inbox_lock_release() {
+	echo "COMMIT;" >&7
+	exec 7>&-
+}
+inbox_lock_waiters() { harness_psql "SELECT count(*) FROM pg_stat_activity WHERE application_name = 'chat-outboxd $1 inbox' AND wait_event = 'advisory'"; }
+advisory_lock_holders() { harness_psql "SELECT count(*) FROM pg_locks WHERE locktype = 'advisory' AND granted"; }
+advisory_lock_sessions() { harness_psql "SELECT pid, state, wait_event, application_name FROM pg_stat_activity WHERE pid IN (SELECT pid FROM pg_locks WHERE locktype = 'advisory')"; }
 
 wait_inbox() {
 	harness_wait_for "${3:-30}" harness_value_is -ge "$2" inbox_count "$1" || fail "$1.inbox has $(inbox_count "$1") rows, want $2"

@@ -11,7 +11,7 @@
 namespace chat_outboxd {
 
 InboxStage::InboxStage(uv_loop_t *loop, PgClient &pg, const Config &cfg, MessageSink &sink, Metrics &metrics)
-    : cfg_(cfg), sink_(sink), metrics_(metrics), writer_(pg, cfg.service), retry_timer_(loop, "inbox-retry")
+    : cfg_(cfg), sink_(sink), metrics_(metrics), writer_(pg, cfg.service, cfg.inbox_stall_timeout), retry_timer_(loop, "inbox-retry")
 {
 }
 

@@ -5,8 +5,8 @@
 
 namespace chat_outboxd {
 
-InboxWriter::InboxWriter(PgClient &pg, const std::string &service)
-    : pg_(pg), service_(service), schema_(pg, service),
+InboxWriter::InboxWriter(PgClient &pg, const std::string &service, int64_t stall_timeout_ms)
+    : pg_(pg), service_(service), stall_timeout_ms_(stall_timeout_ms), schema_(pg, service),
       insert_sql_{InboxInsertSql(service, false), InboxInsertSql(service, true)}
 {
 }
@@ -24,15 +24,15 @@ InboxWriter::Write(const std::vector<ChatMessage> &messages, std::optional<int64
 void
 InboxWriter::WriteAs(bool with_sender, PgParams params, std::function<void(InboxWriteResult &&)> done)
 {
-	// The planner settings, the lock and the insert go out as one pipeline: one round trip, one
-	// transaction committed at its Sync, so the lock is held for the insert and the commit only, never
-	// across a round trip. Two inserts, one per schema version: a prepared statement keeps the text it
-	// was prepared with.
+	// The values, the lock and the insert go out as one pipeline: one transaction committed at its Sync,
+	// so the lock is held for the insert and the commit only, never across a round trip of ours. The
+	// lock and the insert wait for the answer to the values (core/inbox_sql.hpp: the bound on the
+	// lock). Two inserts, one per schema version: a prepared statement keeps the text it was prepared
+	// with.
 	std::vector<PgStatement> statements{
-	    {"chat_outboxd_inbox_planner", InboxPlannerSql(), {}},
-	    {"chat_outboxd_inbox_lock", InboxLockSql(), {InboxLockKey(service_)}},
-	    {with_sender ? "chat_outboxd_inbox_insert" : "chat_outboxd_inbox_insert_1_0", insert_sql_[with_sender],
-	     std::move(params)}};
+	    {"chat_outboxd_inbox_stage", InboxStageSql(), InboxStageParams(stall_timeout_ms_, std::move(params))},
+	    {"chat_outboxd_inbox_lock", InboxLockSql(), {InboxLockKey(service_)}, true},
+	    {with_sender ? "chat_outboxd_inbox_insert" : "chat_outboxd_inbox_insert_1_0", insert_sql_[with_sender], {}}};
 	pg_.Pipeline(std::move(statements), [check = schema_.Checker(), done = std::move(done)](PgResult &&r) {
 		check(r);
 		InboxWriteResult out;

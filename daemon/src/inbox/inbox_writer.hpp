@@ -1,5 +1,5 @@
 // daemon/src/inbox/inbox_writer.hpp - the inbox writer: one transaction per batch into <service>.inbox,
-// sent as one pipeline (the statements are in core/inbox_sql.hpp).
+// sent as one pipeline (the statements, and the bound on the inbox lock, are in core/inbox_sql.hpp).
 //
 // It reports which messages were new (ON CONFLICT DO NOTHING) and which were already there, each
 // with its `seq`, and the rows other writers committed above the highest seq already pushed, all in
@@ -28,7 +28,8 @@ struct InboxWriteResult : InboxRows {
 
 class InboxWriter {
   public:
-	InboxWriter(PgClient &pg, const std::string &service);
+	// stall_timeout_ms: --inbox-stall-timeout (core/inbox_sql.hpp: the bound on the inbox lock).
+	InboxWriter(PgClient &pg, const std::string &service, int64_t stall_timeout_ms);
 	// Write inserts messages; pushed_up_to is the highest seq already pushed (nullopt: unknown).
 	void Write(const std::vector<ChatMessage> &messages, std::optional<int64_t> pushed_up_to,
 	           std::function<void(InboxWriteResult &&)> done);
@@ -40,6 +41,7 @@ class InboxWriter {
 
 	PgClient &pg_;
 	std::string service_;
+	int64_t stall_timeout_ms_;
 	InboxSchema schema_;        // chat_outbox 1.0's inbox has no sender: its writes leave it out
 	std::string insert_sql_[2]; // [with_sender]
 };

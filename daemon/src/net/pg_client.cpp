@@ -72,6 +72,7 @@ struct PgClient::Impl {
 	bool preparing = false;         // the query in flight is the PREPARE of queue.front()
 	std::deque<PipelineStep> steps; // the pipeline in flight: the results still to come, in order
 	bool pipelining = false;        // the query in flight is a pipeline (libpq is in pipeline mode)
+	size_t pipeline_next = 0;       // its first statement not sent yet (after_answers), or its size
 	std::set<std::string> prepared; // statements this connection has prepared
 	PgResult current;               // result being assembled for the in-flight query
 	std::deque<Pending> rejected;
@@ -257,7 +258,8 @@ struct PgClient::Impl {
 	}
 
 	// SendPipeline queues every statement (a PREPARE before each one this connection has not prepared)
-	// and one Sync, then flushes them all: the server answers them in order, in one round trip.
+	// and one Sync, then flushes them all: the server answers them in order, in one round trip. A
+	// statement after_answers waits for the answers to those before it (SendPipelineRest).
 	void SendPipeline(const std::vector<PgStatement> &statements)
 	{
 		if (!PQenterPipelineMode(conn)) {
@@ -266,7 +268,18 @@ struct PgClient::Impl {
 		}
 		pipelining = true;
 		steps.clear();
-		for (const PgStatement &st : statements) {
+		pipeline_next = 0;
+		if (SendPipelineRest(statements))
+			AwaitAnswer();
+	}
+
+	// SendPipelineRest queues the statements from pipeline_next up to the next one after_answers (then
+	// a flush request) or to the end (then the Sync); false when the connection was lost.
+	bool SendPipelineRest(const std::vector<PgStatement> &statements)
+	{
+		size_t i = pipeline_next;
+		for (; i < statements.size() && (i == pipeline_next || !statements[i].after_answers); i++) {
+			const PgStatement &st = statements[i];
 			std::vector<const char *> values = Values(st.params);
 			int n = static_cast<int>(values.size());
 			bool sent = true;
@@ -281,15 +294,16 @@ struct PgClient::Impl {
 			}
 			if (!sent) {
 				Lost(PQerrorMessage(conn));
-				return;
+				return false;
 			}
 			steps.push_back({});
 		}
-		if (!PQpipelineSync(conn)) {
+		pipeline_next = i;
+		if (!(i < statements.size() ? PQsendFlushRequest(conn) : PQpipelineSync(conn))) {
 			Lost(PQerrorMessage(conn));
-			return;
+			return false;
 		}
-		AwaitAnswer();
+		return true;
 	}
 
 	// PipelineResult takes one result of the pipeline in flight: each statement's result is followed
@@ -300,6 +314,14 @@ struct PgClient::Impl {
 		if (!res) { // the end of one statement's results
 			if (!steps.empty())
 				steps.pop_front();
+			const std::vector<PgStatement> &statements = queue.front().pipeline;
+			if (steps.empty() && pipeline_next < statements.size()) {
+				// every statement sent is answered: the rest, or after an error only the Sync
+				if (!current.error.empty())
+					pipeline_next = statements.size();
+				if (SendPipelineRest(statements))
+					Flush();
+			}
 			return;
 		}
 		ExecStatusType st = PQresultStatus(res);

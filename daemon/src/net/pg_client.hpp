@@ -30,10 +30,15 @@ using PgParams = std::vector<std::optional<std::string>>;
 
 // One statement of a Pipeline: with a name, run as that prepared statement (prepared on this
 // connection's first use, as QueryPrepared does); without one, as an unnamed statement.
+// after_answers: sent only once the server has answered every statement before it (a flush
+// request, not a Sync: the transaction goes on), so the server has read all of those before it runs
+// this one. What a statement from there on takes (a lock) never waits in the server for input still
+// in the client's buffers, and those statements go out in one write to a socket with nothing queued.
 struct PgStatement {
 	std::string name;
 	std::string sql;
 	PgParams params;
+	bool after_answers = false;
 };
 
 class PgClient {
@@ -58,7 +63,7 @@ class PgClient {
 	// Pipeline sends the statements in one round trip and runs them as one transaction: with no
 	// BEGIN among them, the server runs everything up to the pipeline's one Sync as an implicit
 	// transaction and commits it at the Sync, or rolls all of it back when one fails (the ones after
-	// it do not run). The callback gets the first error, else the rows of the last statement; with
+	// it do not run; nor are the ones after_answers sent). The callback gets the first error, else the rows of the last statement; with
 	// connection_lost, the transaction may or may not have committed. No BEGIN or COMMIT belongs in it.
 	void Pipeline(std::vector<PgStatement> statements, Callback cb);
 	bool Connected() const;

@@ -62,7 +62,9 @@ TEST(InboxSql, StatementKeepsOrderAndDedupes)
 	EXPECT_NE(sql.find("ON CONFLICT (message_id) DO NOTHING"), std::string::npos);
 	EXPECT_NE(sql.find("ORDER BY seq"), std::string::npos);
 	// other writers' rows above the highest pushed seq, bounded per write
-	EXPECT_NE(sql.find("w.seq OPERATOR(pg_catalog.>) $5::pg_catalog.int8"), std::string::npos);
+	EXPECT_NE(sql.find("w.seq OPERATOR(pg_catalog.>) (SELECT CASE WHEN v OPERATOR(pg_catalog.=) '' THEN NULL ELSE "
+	                   "v::pg_catalog.int8 END FROM pg_catalog.current_setting('chat_outboxd.inbox_5') v)"),
+	          std::string::npos);
 	EXPECT_NE(sql.find("LIMIT " + std::to_string(InboxOthersPerWrite())), std::string::npos);
 	EXPECT_NE(sql.find("OPERATOR(pg_catalog.<) " + std::to_string(InboxOthersBytesPerWrite())), std::string::npos);
 }
@@ -70,13 +72,14 @@ TEST(InboxSql, StatementKeepsOrderAndDedupes)
 TEST(InboxSql, WithoutTheSenderColumnNothingNamesIt)
 {
 	// chat_outbox 1.0's inbox has no sender (inbox/inbox_schema.hpp): the statement neither writes nor
-	// reads it, and the senders' parameter ($6) is still taken, so the parameters are the same.
+	// reads it, and the senders' value (6) is still taken, so the values are the same.
 	std::string sql = InboxInsertSql("workers", false);
 	EXPECT_EQ(sql.find("e.sender"), std::string::npos);
 	EXPECT_EQ(sql.find("o.sender"), std::string::npos);
 	EXPECT_EQ(sql.find("created_at, sender)"), std::string::npos);
-	EXPECT_NE(sql.find("$6::pg_catalog.text[]"), std::string::npos);
-	EXPECT_EQ(sql.find("ins.target"), std::string::npos);         // the input has it ($7), the table not
+	EXPECT_NE(sql.find("v::pg_catalog.text[] END FROM pg_catalog.current_setting('chat_outboxd.inbox_6') v"),
+	          std::string::npos);
+	EXPECT_EQ(sql.find("ins.target"), std::string::npos);         // the input has it (value 7), the table not
 	EXPECT_NE(sql.find("WHERE kind IS NULL"), std::string::npos); // an edit or delete is not stored as a message
 	EXPECT_NE(InboxInsertSql("workers", true).find("(message_id, chat_id, body, created_at, sender, target, kind, version, "
 	                                               "edited_at, deleted_at)"),
@@ -91,18 +94,40 @@ TEST(InboxSql, LockIsItsOwnStatementKeyedByService)
 	EXPECT_EQ(InboxLockKey("o'neil"), "chat_outbox.inbox:o'neil"); // a parameter, never spliced into SQL
 }
 
-TEST(InboxSql, PlannerSettingsLastOneWrite)
+TEST(InboxSql, StageSettingsLastOneWriteAndBoundIt)
 {
 	// Local to the write's transaction (true): nothing stays on a connection a pooler hands on.
-	EXPECT_EQ(InboxPlannerSql(), "SELECT pg_catalog.set_config('enable_seqscan', 'off', true), "
-	                             "pg_catalog.set_config('plan_cache_mode', 'force_generic_plan', true)");
+	const std::string sql = InboxStageSql();
+	EXPECT_EQ(sql.rfind("SELECT pg_catalog.set_config('enable_seqscan', 'off', true), "
+	                    "pg_catalog.set_config('plan_cache_mode', 'force_generic_plan', true), "
+	                    "pg_catalog.set_config('tcp_user_timeout', $1, true), "
+	                    "pg_catalog.set_config('chat_outboxd.inbox_1', $2, true), ",
+	                    0),
+	          0u);
+	EXPECT_NE(sql.find("pg_catalog.set_config('chat_outboxd.inbox_11', $12, true)"), std::string::npos);
+	EXPECT_EQ(sql.find("false"), std::string::npos);
+}
+
+TEST(InboxSql, StagedValuesAreParametersReadBackOnce)
+{
+	// NULL is staged as '' and read back as NULL; the values stay parameters (never in the text)
+	auto params = InboxStageParams(2500, {std::string("{a}"), std::nullopt});
+	ASSERT_EQ(params.size(), 3u);
+	EXPECT_EQ(params[0], std::optional<std::string>("2500"));
+	EXPECT_EQ(params[1], std::optional<std::string>("{a}"));
+	EXPECT_EQ(params[2], std::optional<std::string>(""));
+	const std::string insert = InboxInsertSql("workers", true);
+	EXPECT_EQ(insert.find('$'), std::string::npos);
+	for (int n = 1; n <= kInboxValues; n++)
+		EXPECT_NE(insert.find("'" + InboxStagedName(n) + "'"), std::string::npos) << n;
+	EXPECT_EQ(InboxInsertParams({}, std::nullopt).size(), static_cast<size_t>(kInboxValues));
 }
 
 TEST(InboxSql, EveryFunctionAndOperatorIsQualified)
 {
 	// Names a role could shadow with its own function, operator or type earlier in search_path.
 	for (const std::string &sql : {InboxInsertSql("workers", true), InboxInsertSql("workers", false), InboxLockSql(),
-	                               InboxHighWaterSql("workers"), InboxSenderColumnSql(), InboxPlannerSql()}) {
+	                               InboxHighWaterSql("workers"), InboxSenderColumnSql(), InboxStageSql()}) {
 		for (const char *bare : {" to_json(", "(to_json(", " hashtext(", "(hashtext(", " unnest(", "(unnest(",
 		                         " max(", "(max(", " #>> ", " = ", " > ", "::text", "::uuid", "::bigint",
 		                         "::timestamptz", "::float8", "::int8", " pg_advisory_xact_lock("})

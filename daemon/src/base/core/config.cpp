@@ -105,6 +105,13 @@ Fields()
 	      false, false, 0, kNoLimit},
 	     nullptr,
 	     &Config::max_stalled_count},
+	    {{"inbox-stall-timeout", "int",
+	      "ms Postgres waits for this daemon to read an inbox write's result before it drops the connection "
+	      "(tcp_user_timeout, over TCP): a daemon that stops (frozen, a paused VM) holds the service's inbox "
+	      "lock about this long at most; its write rolls back and is written again",
+	      false, false, kMinMs, kMaxMs},
+	     nullptr,
+	     &Config::inbox_stall_timeout},
 	    {{"lease-ttl", "int",
 	      "partition lease time-to-live, ms: renewed every third of it; a dead consumer's partitions are taken "
 	      "over within about 4/3 of it",

@@ -36,6 +36,7 @@ struct Config {
 	int64_t lock_duration = 30000;    // ms
 	int64_t stalled_interval = 30000; // ms
 	int64_t max_stalled_count = 1;
+	int64_t inbox_stall_timeout = 10000;                  // ms the server waits for us to read a write's result
 	int64_t lease_ttl = 5000;                             // ms, a partition lease's ttl (consumer/core/lease.hpp)
 	int64_t stop_timeout = 10000;                         // ms a SIGTERM waits for the batch in flight (then its jobs go back)
 	std::string leave_partitions;                         // partitions no chat-outboxd consumes: "2,3"

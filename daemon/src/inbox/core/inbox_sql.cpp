@@ -107,13 +107,41 @@ SelectList(bool batch, bool with_sender)
 	return out;
 }
 
+// Staged: the write's value n (InboxStageSql) as type: a scalar subquery, so its text is read and
+// cast once per statement, not once per row that uses it.
+std::string
+Staged(int n, const char *type)
+{
+	return "(SELECT CASE WHEN v OPERATOR(pg_catalog.=) '' THEN NULL ELSE v::pg_catalog." + std::string(type) +
+	       " END FROM pg_catalog.current_setting('chat_outboxd.inbox_" + std::to_string(n) + "') v)";
+}
+
 } // namespace
 
 std::string
-InboxPlannerSql()
+InboxStagedName(int n)
 {
-	return "SELECT pg_catalog.set_config('enable_seqscan', 'off', true), "
-	       "pg_catalog.set_config('plan_cache_mode', 'force_generic_plan', true)";
+	return "chat_outboxd.inbox_" + std::to_string(n);
+}
+
+std::string
+InboxStageSql()
+{
+	std::string sql = "SELECT pg_catalog.set_config('enable_seqscan', 'off', true), "
+	                  "pg_catalog.set_config('plan_cache_mode', 'force_generic_plan', true), "
+	                  "pg_catalog.set_config('tcp_user_timeout', $1, true)";
+	for (int n = 1; n <= kInboxValues; n++)
+		sql += ", pg_catalog.set_config('" + InboxStagedName(n) + "', $" + std::to_string(n + 1) + ", true)";
+	return sql;
+}
+
+std::vector<std::optional<std::string>>
+InboxStageParams(int64_t stall_timeout_ms, std::vector<std::optional<std::string>> &&values)
+{
+	std::vector<std::optional<std::string>> params{std::to_string(stall_timeout_ms)};
+	for (auto &v : values)
+		params.emplace_back(v ? std::move(*v) : std::string()); // Staged reads '' back as NULL
+	return params;
 }
 
 std::string
@@ -152,22 +180,27 @@ InboxInsertSql(const std::string &service, bool with_sender)
 	// read from the inbox (the statement's snapshot does not see what `ins` adds, so the two never
 	// overlap), one index probe per message that was not inserted: the LATERAL subquery with its LIMIT
 	// is planned as a lookup per row whose outer-only condition skips the probe for an inserted one,
-	// never as a join that reads the whole inbox (a plan made on an inbox that looked empty, and kept:
-	// InboxPlannerSql). Rows of other writers above $5 come back too: nobody else pushes them to this
+	// never as a join that reads the whole inbox (a plan made on an inbox that looked empty:
+	// InboxStageSql). Rows of other writers above value 5 come back too: nobody else pushes them to this
 	// daemon's clients.
 	const std::string inbox = QuoteIdent(service) + ".inbox";
 	return "WITH input AS ("
 	       " SELECT DISTINCT ON (message_id) * FROM ROWS FROM ("
-	       "pg_catalog.unnest($1::pg_catalog.uuid[]), pg_catalog.unnest($2::pg_catalog.int8[]),"
-	       " pg_catalog.unnest($3::pg_catalog.text[]), pg_catalog.unnest($4::pg_catalog.timestamptz[]),"
-	       " pg_catalog.unnest($6::pg_catalog.text[]), pg_catalog.unnest($7::pg_catalog.uuid[]),"
-	       " pg_catalog.unnest($8::pg_catalog.text[]), pg_catalog.unnest($9::pg_catalog.int4[]),"
-	       " pg_catalog.unnest($10::pg_catalog.timestamptz[]), pg_catalog.unnest($11::pg_catalog.timestamptz[]))"
-	       " WITH ORDINALITY AS t(message_id, chat_id, body, created_at, sender, target, kind, version, edited_at,"
-	       " deleted_at, ord)"
-	       " ORDER BY message_id, ord"
-	       "), ins AS ("
-	       " INSERT INTO " +
+	       "pg_catalog.unnest(" +
+	       Staged(1, "uuid[]") + "), pg_catalog.unnest(" + Staged(2, "int8[]") + "),"
+	                                                                             " pg_catalog.unnest(" +
+	       Staged(3, "text[]") + "), pg_catalog.unnest(" + Staged(4, "timestamptz[]") + "),"
+	                                                                                    " pg_catalog.unnest(" +
+	       Staged(6, "text[]") + "), pg_catalog.unnest(" + Staged(7, "uuid[]") + "),"
+	                                                                             " pg_catalog.unnest(" +
+	       Staged(8, "text[]") + "), pg_catalog.unnest(" + Staged(9, "int4[]") + "),"
+	                                                                             " pg_catalog.unnest(" +
+	       Staged(10, "timestamptz[]") + "), pg_catalog.unnest(" + Staged(11, "timestamptz[]") + "))"
+	                                                                                             " WITH ORDINALITY AS t(message_id, chat_id, body, created_at, sender, target, kind, version, edited_at,"
+	                                                                                             " deleted_at, ord)"
+	                                                                                             " ORDER BY message_id, ord"
+	                                                                                             "), ins AS ("
+	                                                                                             " INSERT INTO " +
 	       inbox +
 	       (with_sender ? " (message_id, chat_id, body, created_at, sender, target, kind, version, edited_at, deleted_at)"
 	                      " SELECT message_id, chat_id, body, created_at, sender, target, kind, version, edited_at,"
@@ -189,8 +222,9 @@ InboxInsertSql(const std::string &service, bool with_sender)
 	       " FROM (SELECT q.*, pg_catalog.sum(pg_catalog.octet_length(q.body)) OVER (ORDER BY q.seq) AS run"
 	       " FROM (SELECT * FROM " +
 	       inbox +
-	       " w WHERE w.seq OPERATOR(pg_catalog.>) $5::pg_catalog.int8"
-	       " AND NOT w.message_id OPERATOR(pg_catalog.=) ANY ($1::pg_catalog.uuid[])"
+	       " w WHERE w.seq OPERATOR(pg_catalog.>) " + Staged(5, "int8") +
+	       " AND NOT w.message_id OPERATOR(pg_catalog.=) ANY (" + Staged(1, "uuid[]") +
+	       "::pg_catalog.uuid[])" // an array, not ANY (subquery)
 	       " ORDER BY w.seq LIMIT " +
 	       std::to_string(kOthersPerWrite) +
 	       ") q) o WHERE o.run OPERATOR(pg_catalog.-) pg_catalog.octet_length(o.body) OPERATOR(pg_catalog.<) " +

@@ -1,14 +1,23 @@
 // daemon/src/inbox/core/inbox_sql.hpp - the statements that write a batch into <service>.inbox, and
 // the reading of their result.
 //
-// One write is one transaction of three statements on the inbox connection, sent together as one
-// pipeline (one round trip; the server commits at the pipeline's Sync, or rolls all back):
-//   SELECT <the planner settings>; SELECT <the inbox lock>; <the insert>
+// One write is one transaction of three statements on the inbox connection, sent as one pipeline
+// (one Sync: the server commits at the end, or rolls all back):
+//   SELECT <the write's settings and values>; then, once the server has answered it,
+//   SELECT <the inbox lock>; <the insert>
 // The lock is an advisory lock per inbox, held to the commit, so seqs are handed out in commit order
 // (clients resume from a seq: a row committing below an already-pushed seq would be skipped by
 // every resuming client). It is taken in its own statement because a statement's snapshot is taken
 // when the statement starts: the insert, started after the lock wait, sees every row the writer
 // before it committed, in READ COMMITTED.
+// The lock is never held waiting on a daemon that stopped (frozen, a paused VM): the batch's values,
+// megabytes maybe, go first, staged in settings local to the transaction (InboxStageSql), and the
+// lock and the insert are sent only when the server has read them (PgStatement::after_answers): a
+// few hundred bytes in one write, so the server never holds the lock waiting for more of the write.
+// A result the daemon stops reading is bounded by tcp_user_timeout (--inbox-stall-timeout, over
+// TCP): the server drops the connection and the write rolls back, to be written again. The values
+// are parameters, never spliced into the text: a failed statement's text reaches the server's log,
+// the values do not.
 //
 // A batch is sent as parallel arrays (text format) and inserted WITH ORDINALITY in that order,
 // so `seq` follows queue order; ON CONFLICT DO NOTHING + RETURNING tells which ids were new.
@@ -27,9 +36,12 @@
 
 namespace chat_outboxd {
 
-// InboxPlannerSql: the first statement of every write, the planner settings of its transaction
-// (local to it: nothing is left on the connection, which a transaction-pooling PgBouncer may hand
-// to another client next).
+// kInboxValues: the values of one write (InboxInsertParams).
+constexpr int kInboxValues = 11;
+
+// InboxStageSql: the first statement of every write, its settings and values (local to its
+// transaction: nothing is left on the connection, which a transaction-pooling PgBouncer may hand
+// to another client next). $1 is --inbox-stall-timeout in ms, $2.. the values (InboxStageParams).
 // - enable_seqscan off: the plans walk the inbox's indexes whatever the statistics say. An inbox
 //   vacuumed while empty looks like a table of no pages, and a plan made then (the insert's, and the
 //   inbox_apply trigger's lookup, which runs once per row) would scan the whole inbox for every row
@@ -38,7 +50,12 @@ namespace chat_outboxd {
 //   Its custom plans never look cheaper than the generic one to the plan cache's test, so each batch
 //   would be planned again (about half a millisecond a batch); its generic plan joins the batch to
 //   what it inserted by hash and probes the inbox by index, whatever the batch's size.
-std::string InboxPlannerSql();
+// - tcp_user_timeout: how long the server's unacknowledged output may wait for this daemon (above).
+// - value n as the placeholder setting InboxStagedName(n), which the insert reads.
+std::string InboxStageSql();
+std::string InboxStagedName(int n);
+std::vector<std::optional<std::string>> InboxStageParams(int64_t stall_timeout_ms,
+                                                         std::vector<std::optional<std::string>> &&values);
 
 // InboxLockSql takes the inbox's advisory lock; its one parameter is InboxLockKey(service).
 std::string InboxLockSql();
@@ -51,11 +68,12 @@ std::string InboxSenderColumnSql();
 // InboxHighWaterSql returns the inbox's highest seq (0 when empty), in one row and column.
 std::string InboxHighWaterSql(const std::string &service);
 
-// InboxInsertSql returns the insert for schema `service`. Its result has the columns of
+// InboxInsertSql returns the insert for schema `service`, which reads the values InboxStageSql
+// staged. Its result has the columns of
 // InboxColumn, ordered by seq: every distinct message of the batch, new or already there, and every
-// row another writer committed above $5 (the highest seq already pushed; NULL: none).
+// row another writer committed above value 5 (the highest seq already pushed; NULL: none).
 // with_sender: the inbox has `sender` and the edit columns (chat_outbox 1.1, inbox_schema.hpp); without
-// them the senders ($6) are not stored, every row's sender reads NULL, and edits and deletes are not
+// them the senders (value 6) are not stored, every row's sender reads NULL, and edits and deletes are not
 // stored (their rows come back without a seq: the write fails, and is retried).
 // The inbox_apply trigger may change what a row stores (an edit that came before its message): the
 // result reads an inserted row as the insert returned it.
@@ -97,7 +115,7 @@ enum class InboxRowKind : char {
 int InboxOthersPerWrite();
 int64_t InboxOthersBytesPerWrite();
 
-// InboxInsertParams returns $1..$11: uuid[], bigint[], text[], timestamptz[] literals, the highest
+// InboxInsertParams returns the kInboxValues values: uuid[], bigint[], text[], timestamptz[] literals, the highest
 // seq already pushed (nullopt: unknown, no other writers' rows are returned), the senders' text[],
 // and the changes': targets uuid[], kinds text[], versions int[], edited_at and deleted_at timestamptz[].
 std::vector<std::optional<std::string>> InboxInsertParams(const std::vector<ChatMessage> &messages,
