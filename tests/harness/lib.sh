@@ -5,6 +5,7 @@
 #     daemon.sh    the one way to start chat-outboxd (daemon_env, daemon_start, daemon_stop, ...)
 #     bullmq.sh    a real bullmq producer/observer (peer, peer_bg, wait_counts)
 #     relay.sh     the one way to start chat-outbox-relay, the relay of the managed install
+#     redis_cluster.sh  a Redis Cluster of 3 masters and 3 replicas (cluster_start, cluster_kill, ...)
 #
 #   harness_init <name>                 scratch dir $H_DIR ($H_TMP/<name>, default build/test-tmp),
 #                                       a short socket dir $H_SOCK under /tmp, traps cleanup
@@ -407,3 +408,4 @@ export NODE_PATH=$H_ROOT/tests/node_modules
 . "$H_ROOT/tests/harness/daemon.sh"
 . "$H_ROOT/tests/harness/bullmq.sh"
 . "$H_ROOT/tests/harness/relay.sh"
+. "$H_ROOT/tests/harness/redis_cluster.sh"
