@@ -17,7 +17,8 @@
 #   harness_redis_start [port]          redis-server, appendonly yes, noeviction; sets $REDIS_PORT $REDIS_URL
 #   The server: $HARNESS_REDIS_SERVER, Debian's redis-server (7.0) unless set; valkey-server (8, from
 #   bookworm-backports) with HARNESS_REDIS_SERVER=valkey-server (tests/valkey/on_valkey.sh). Every Redis a
-#   suite starts (shards.sh, ha/sentinel.sh's nodes, cluster nodes) is that binary; redis-cli talks to both.
+#   suite starts (shards.sh, ha/sentinel.sh's nodes, cluster nodes) is that binary; redis-cli talks to both, and
+#   $HARNESS_REDIS_CLI (valkey-cli on Valkey) runs the cluster tools (--cluster create, reshard).
 #   harness_redis_stop / _kill / _start_again
 #   harness_pg_start [port] [conf...]   a cluster (harness_initdb, owned by an unprivileged user when run as root),
 #                                       shared_preload_libraries=chat_outbox, database "chat",
@@ -81,6 +82,7 @@ else
 fi
 PG_USER=${PG_USER:-postgres}
 HARNESS_REDIS_SERVER=${HARNESS_REDIS_SERVER:-redis-server}
+HARNESS_REDIS_CLI=${HARNESS_REDIS_CLI:-redis-cli} # the cluster tools' (--cluster create, reshard): the server's own
 H_PIDS=()
 H_PG_CLUSTERS=() # the data dirs of harness_pg_cluster's clusters
 

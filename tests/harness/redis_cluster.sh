@@ -73,7 +73,7 @@ cluster_start() {
 		seeds="$seeds${seeds:+,}127.0.0.1:$port"
 	done
 	# shellcheck disable=SC2086 # one argument per node
-	redis-cli --cluster create $hosts --cluster-replicas 1 --cluster-yes >"$H_DIR/cluster-create.log" 2>&1 ||
+	"$HARNESS_REDIS_CLI" --cluster create $hosts --cluster-replicas 1 --cluster-yes >"$H_DIR/cluster-create.log" 2>&1 ||
 		{ cat "$H_DIR/cluster-create.log" >&2; return 1; }
 	cluster_wait_ok 30
 	CLUSTER_URL="redis-cluster://$seeds"
