@@ -59,7 +59,7 @@ ClusterRouter::Refresh()
 			for (const auto &m : map->Masters())
 				masters += (masters.empty() ? "" : " ") + EndpointText(m);
 			if (masters != masters_)
-				notice_ = "redis cluster: masters " + masters + (masters_.empty() ? "" : ", were " + masters_);
+				AddNotice("redis cluster: masters " + masters + (masters_.empty() ? "" : ", were " + masters_));
 			masters_ = masters;
 			last_masters_ = map->Masters();
 			map_ = std::move(map);
@@ -106,10 +106,14 @@ ClusterRouter::Routed(int slot, Op op) -> decltype(op(std::declval<RedisLink &>(
 				throw;
 			if (r->target.host.empty())
 				r->target.host = target.host;
-			if (r->kind == RedirectKind::kMoved)
+			if (r->kind == RedirectKind::kMoved) {
 				map_.reset(); // a reshard or a failover moved slots: read the whole map again
-			else
+				AddNotice("redis cluster: slot " + std::to_string(r->slot) + " moved to " + EndpointText(r->target) +
+				          " (MOVED); reading the slot map again");
+			} else {
 				ask = r->target;
+				asks_++;
+			}
 		}
 	}
 }
@@ -222,9 +226,18 @@ ClusterRouter::ScriptReloads() const
 	return n;
 }
 
+void
+ClusterRouter::AddNotice(const std::string &line)
+{
+	notice_ += (notice_.empty() ? "" : "; ") + line;
+}
+
 std::string
 ClusterRouter::TakeNotice()
 {
+	if (asks_ > 0)
+		AddNotice("redis cluster: " + std::to_string(std::exchange(asks_, 0)) +
+		          " call(s) followed ASK to a slot's migration target");
 	std::string out = std::exchange(notice_, std::string());
 	for (auto &[text, link] : nodes_)
 		if (std::string n = link->TakeNotice(); !n.empty())

@@ -10,7 +10,8 @@
 // pass (it rolls back, its rows go again after the relay's backoff): the cluster's own failover
 // promotes a replica, and the next map names it. Each batch adds to one partition's queue, whose
 // keys share one slot (ClusterQueueName), so a batch is one script on one master, as on a shard.
-// --redis-min-replicas: WAIT on every master the pass wrote to.
+// --redis-min-replicas: WAIT on every master the pass wrote to. The log says when the masters change,
+// each MOVED followed, and how many calls followed ASK (TakeNotice, once per round).
 #pragma once
 
 #include <cstdint>
@@ -54,6 +55,7 @@ class ClusterRouter {
 
   private:
 	void Refresh();
+	void AddNotice(const std::string &line);
 	RedisLink &Node(const RedisEndpoint &e);
 	// Routed runs op on the master of `slot`, following redirections as the rules say.
 	template <class Op>
@@ -69,6 +71,7 @@ class ClusterRouter {
 	std::vector<RedisEndpoint> last_masters_;                 // asked first for the next map
 	std::string masters_;                                     // the last map's masters, for the notice
 	std::string notice_;
+	int64_t asks_ = 0; // ASK redirections followed since the last notice
 };
 
 } // namespace chat_outbox::relay

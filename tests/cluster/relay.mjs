@@ -13,6 +13,7 @@
 //      outbox row marked sent.
 // Env: PGURL, CLUSTER_PORTS, H_DIR (relay.sh).
 import { spawn, execFileSync } from 'node:child_process';
+import { writeFileSync } from 'node:fs';
 import { Worker } from 'bullmq';
 import IORedis from 'ioredis';
 import pg from 'pg';
@@ -115,6 +116,7 @@ const others = [];
 for (let p = 0; p < PARTITIONS; p++) { const m = await masterOf(slots[p]); if (m.id !== from.id && !others.some((o) => o.id === m.id)) others.push(m); }
 const to = others[0];
 say(`reshard: ${best + 1} slot(s) from ${from.port} to ${to.port}, partition ${r}'s slot ${slots[r]} among them`);
+writeFileSync(`${env('H_DIR')}/reshard-target`, String(to.port)); // relay.sh looks for the relay's MOVED to it
 const reshardAt = Date.now();
 const code = await new Promise((resolve) => {
 	const c = spawn(process.env.HARNESS_REDIS_CLI || 'redis-cli', ['--cluster', 'reshard', `127.0.0.1:${to.port}`, '--cluster-from', from.id, '--cluster-to', to.id,
