@@ -1,5 +1,6 @@
 // common/partitions.cpp - see partitions.hpp.
 #include "common/partitions.hpp"
+#include "common/redis_cluster.hpp"
 
 #include <cctype>
 
@@ -43,8 +44,15 @@ std::string
 PartitionQueue(std::string_view queue, int n, int p)
 {
 	std::string q(queue);
-	if (n > 1)
-		q.append("-p").append(std::to_string(p));
+	if (n <= 1)
+		return q;
+	std::string suffix = "-p" + std::to_string(p);
+	// the cluster form "{<queue>}" (common/redis_cluster.hpp): the suffix goes inside the tag, so each
+	// partition's queue has a slot of its own
+	if (InClusterForm(q))
+		q.insert(q.size() - 1, suffix);
+	else
+		q.append(suffix);
 	return q;
 }
 
@@ -137,6 +145,13 @@ ParseShardList(const std::string &urls, std::string *error)
 			*error = "no Redis URL";
 		return std::nullopt;
 	}
+	for (const auto &u : out)
+		if (u.IsCluster() && out.size() > 1) {
+			if (error)
+				*error = "a redis-cluster:// URL is the whole broker (the cluster spreads the partitions over its "
+				         "masters): give it alone, not in a shard list";
+			return std::nullopt;
+		}
 	return out;
 }
 

@@ -33,7 +33,9 @@ std::optional<int64_t> ChatIdOfJson(std::string_view json_number);
 int RowPartition(std::optional<int64_t> chat_id, int n);
 
 // PartitionQueue: n == 1 keeps the service's queue name (the layout before partitions); with
-// n > 1 partition p is the ordinary BullMQ queue "<queue>-p<p>".
+// n > 1 partition p is the ordinary BullMQ queue "<queue>-p<p>". On a Redis Cluster the service's
+// queue is named in its cluster form "{<queue>}" (ClusterQueueName, common/redis_cluster.hpp) and
+// partition p's is "{<queue>-p<p>}": the suffix inside the hash tag, a slot per partition.
 std::string PartitionQueue(std::string_view queue, int n, int p);
 
 // ShardOf: partition p lives on shard p mod (number of shards). Shard 0 also holds the layout key.
@@ -61,7 +63,8 @@ std::string LayoutValueProblem(std::string_view queue, std::string_view value);
 // ParseShardList splits a whitespace-separated list of Redis URLs (not commas: one URL may hold a
 // comma-separated host list) and parses each with ParseRedisUrl. Order matters: it is the shard
 // numbering, and must be the same for the relay and every daemon. Fails on an empty list, a bad
-// element (the error names its position, never its password) or the same server twice.
+// element (the error names its position, never its password), the same server twice, or a
+// redis-cluster:// URL beside others (a cluster is the whole broker: the list is then that one URL).
 std::optional<std::vector<RedisUrl>> ParseShardList(const std::string &urls, std::string *error);
 
 // RedactedShardList: the list for logs, each URL without its password, separated by spaces.

@@ -77,6 +77,29 @@ ParseHostPort(const std::string &hostport, std::string *host, int *port_out, std
 	return true;
 }
 
+// ParseHostList reads host[:port][,host[:port]...] (each port default_port unless given).
+bool
+ParseHostList(const std::string &hosts, int default_port, const char *what, std::vector<RedisEndpoint> *out,
+              std::string *error)
+{
+	size_t pos = 0;
+	while (pos <= hosts.size()) {
+		size_t comma = hosts.find(',', pos);
+		std::string one = hosts.substr(pos, comma == std::string::npos ? std::string::npos : comma - pos);
+		pos = comma == std::string::npos ? hosts.size() + 1 : comma + 1;
+		if (one.empty()) {
+			*error = std::string("empty ") + what + " address in the host list";
+			return false;
+		}
+		RedisEndpoint e;
+		e.port = default_port;
+		if (!ParseHostPort(one, &e.host, &e.port, error))
+			return false;
+		out->push_back(e);
+	}
+	return true;
+}
+
 std::optional<RedisUrl>
 Fail(std::string *error, const std::string &why)
 {
@@ -93,12 +116,14 @@ RedisUrl::Redacted() const
 	std::string auth;
 	if (!username.empty() || !password.empty())
 		auth = username + (password.empty() ? "" : ":***") + "@";
-	if (IsSentinel()) {
+	if (IsCluster() || IsSentinel()) {
 		std::string hosts;
-		for (const auto &e : sentinels) {
+		for (const auto &e : IsCluster() ? cluster_nodes : sentinels) {
 			bool ipv6 = e.host.find(':') != std::string::npos;
 			hosts += (hosts.empty() ? "" : ",") + (ipv6 ? "[" + e.host + "]" : e.host) + ":" + std::to_string(e.port);
 		}
+		if (IsCluster())
+			return "redis-cluster://" + auth + hosts;
 		std::string q = db ? "?db=" + std::to_string(db) : "";
 		if (!sentinel_password.empty() || !sentinel_username.empty())
 			q += std::string(q.empty() ? "?" : "&") + "sentinel_username=" + sentinel_username +
@@ -116,10 +141,13 @@ ParseRedisUrl(const std::string &url, std::string *error)
 {
 	RedisUrl r;
 	std::string rest;
-	bool is_unix = false, is_sentinel = false;
+	bool is_unix = false, is_sentinel = false, is_cluster = false;
 	if (url.rfind("redis://", 0) == 0)
 		rest = url.substr(8);
-	else if (url.rfind("redis-sentinel://", 0) == 0) {
+	else if (url.rfind("redis-cluster://", 0) == 0) {
+		rest = url.substr(16);
+		is_cluster = true;
+	} else if (url.rfind("redis-sentinel://", 0) == 0) {
 		rest = url.substr(17);
 		is_sentinel = true;
 	} else if (url.rfind("unix://", 0) == 0) {
@@ -129,7 +157,7 @@ ParseRedisUrl(const std::string &url, std::string *error)
 		rest = url.substr(13);
 		is_unix = true;
 	} else
-		return Fail(error, "scheme must be redis://, redis-sentinel:// or unix://");
+		return Fail(error, "scheme must be redis://, redis-sentinel://, redis-cluster:// or unix://");
 
 	// userinfo ends at the last '@' so passwords may contain '@' when not encoded
 	size_t at = rest.rfind('@');
@@ -157,20 +185,19 @@ ParseRedisUrl(const std::string &url, std::string *error)
 		r.master_name = rest.substr(slash + 1);
 		if (r.master_name.find('/') != std::string::npos)
 			return Fail(error, "the master name must not contain '/' (the database goes in ?db=N)");
-		std::string hosts = rest.substr(0, slash);
-		size_t pos = 0;
-		while (pos <= hosts.size()) {
-			size_t comma = hosts.find(',', pos);
-			std::string one = hosts.substr(pos, comma == std::string::npos ? std::string::npos : comma - pos);
-			pos = comma == std::string::npos ? hosts.size() + 1 : comma + 1;
-			if (one.empty())
-				return Fail(error, "empty sentinel address in the host list");
-			RedisEndpoint e;
-			std::string why;
-			if (!ParseHostPort(one, &e.host, &e.port, &why))
-				return Fail(error, why);
-			r.sentinels.push_back(e);
-		}
+		std::string why;
+		if (!ParseHostList(rest.substr(0, slash), 26379, "sentinel", &r.sentinels, &why))
+			return Fail(error, why);
+		r.host.clear();
+		r.port = 0;
+	} else if (is_cluster) {
+		if (!rest.empty() && rest.back() == '/')
+			rest.pop_back();
+		if (rest.find('/') != std::string::npos)
+			return Fail(error, "a redis-cluster:// URL names no database (a cluster has database 0 only)");
+		std::string why;
+		if (!ParseHostList(rest, 6379, "cluster node", &r.cluster_nodes, &why))
+			return Fail(error, why);
 		r.host.clear();
 		r.port = 0;
 	} else if (is_unix) {
@@ -204,6 +231,8 @@ ParseRedisUrl(const std::string &url, std::string *error)
 		if (k == "db") {
 			if (!ParseInt(v, 0, 1000000, &r.db))
 				return Fail(error, "database must be a non-negative number");
+			if (is_cluster && r.db != 0)
+				return Fail(error, "a redis-cluster:// URL names no database (a cluster has database 0 only)");
 		} else if (k == "password")
 			r.password = v;
 		else if (k == "username" || k == "user")

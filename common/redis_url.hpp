@@ -31,7 +31,12 @@ struct RedisUrl {
 	std::string sentinel_username;
 	std::string sentinel_password;
 
+	// Set for redis-cluster://: the seed nodes, asked in turn for the slot map (common/redis_cluster.hpp);
+	// host and port above are then unset; username/password authenticate to every node.
+	std::vector<RedisEndpoint> cluster_nodes;
+
 	bool IsSentinel() const { return !master_name.empty(); }
+	bool IsCluster() const { return !cluster_nodes.empty(); }
 	// Redacted form for logs: the password never reaches a log line.
 	std::string Redacted() const;
 };
@@ -40,7 +45,8 @@ struct RedisUrl {
 // password, IPv6 in brackets), unix:///path/to.sock[?db=N] and
 // redis-sentinel://[[user]:password@]host[:port][,host[:port]...]/<master name>[?db=N] (port 26379
 // unless given; sentinel_username= and sentinel_password= query parameters authenticate to the
-// sentinels). Returns nullopt and sets *error
+// sentinels), and redis-cluster://[[user]:password@]host[:port][,host[:port]...] (port 6379 unless
+// given; a cluster has database 0 only). Returns nullopt and sets *error
 // when the URL is malformed, so callers can report the reason instead of guessing.
 std::optional<RedisUrl> ParseRedisUrl(const std::string &url, std::string *error);
 

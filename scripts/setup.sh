@@ -11,6 +11,7 @@ PKGS=(
 	build-essential g++ cmake pkg-config python3 ca-certificates
 	postgresql-15 postgresql-server-dev-15 postgresql-client-15 libpq-dev
 	redis-server redis-tools redis-sentinel
+	valkey-server valkey-tools # the delivery suites run on Valkey 8 too (tests/valkey/); bookworm-backports, below
 	patroni etcd-server haproxy
 	libhiredis-dev libuv1-dev libwebsockets-dev libwebsockets-evlib-uv nlohmann-json3-dev libssl-dev
 	libgtest-dev clang
@@ -23,7 +24,22 @@ PKGS=(
 	debhelper postgresql-server-dev-all systemd
 	systemd-container # package.systemd boots a systemd as a container's PID 1 (systemd-nspawn)
 )
+# Valkey 8 is in Debian 12 only in bookworm-backports: add that source when no apt source names it
+# (apt never prefers a backports package over the release's, so only what the release lacks comes from it).
+. /etc/os-release
+if [ "${VERSION_CODENAME:-}" = bookworm ] &&
+	! grep -rqs '^[^#]*bookworm-backports' /etc/apt/sources.list /etc/apt/sources.list.d/; then
+	echo "deb http://deb.debian.org/debian bookworm-backports main" | $SUDO tee /etc/apt/sources.list.d/bookworm-backports.list >/dev/null
+	$SUDO apt-get update -qq
+fi
+valkey_before=$(dpkg-query -W -f='${Status}' valkey-server 2>/dev/null || true)
 scripts/install_missing.sh setup "${PKGS[@]}"
+# The suites start their own servers on their own ports: the valkey-server package's own service would
+# hold port 6379 (the demo's and Debian's redis-server's) for nothing, so the one this run installed is
+# stopped and not started at boot.
+if [ "$valkey_before" != "install ok installed" ] && [ -d /run/systemd/system ]; then
+	$SUDO systemctl disable --now valkey-server.service >/dev/null 2>&1 || true
+fi
 
 # Debian's postgresql-15 package may start a "main" cluster; we never use it, our tests and the
 # demo start their own clusters under the project folder.

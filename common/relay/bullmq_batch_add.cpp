@@ -6,6 +6,7 @@
 #include "common/relay/lua/scripts.hpp" // built from common/relay/lua/*.lua
 #include "common/bullmq/queue_keys.hpp"
 #include "common/partitions.hpp"
+#include "common/redis_cluster.hpp"
 #include "common/relay/error.hpp"
 #include "common/relay/resp.hpp"
 
@@ -51,10 +52,15 @@ EncodeBatchAdd(std::string_view prefix, std::string_view queue, const LayoutChec
 	CheckName("prefix", prefix);
 	CheckName("queue name", queue);
 	CheckName("queue name", layout.service_queue);
+	// On a cluster (a queue in its "{...}" form) one script's keys must share a slot: a call whose
+	// queue is in another slot than the service's layout key names its own queue's layout key, which
+	// it never reads, and checks nothing, as a call on a shard that does not hold the key.
+	const bool elsewhere = InClusterForm(queue) && KeySlot(LayoutKey(prefix, queue)) != KeySlot(LayoutKey(prefix, layout.service_queue));
+	const LayoutExpect expect = elsewhere ? LayoutExpect::kUnchecked : layout.expect;
 	std::string expected;
-	if (layout.expect == LayoutExpect::kAbsent)
+	if (expect == LayoutExpect::kAbsent)
 		expected = "absent";
-	else if (layout.expect == LayoutExpect::kHolds)
+	else if (expect == LayoutExpect::kHolds)
 		expected.append("=").append(layout.value);
 	const size_t nkeys = kNumKeysBeforeJobs + n;
 	RespCommand cmd(out, 3 + nkeys + 2 + 4 * n);
@@ -65,7 +71,7 @@ EncodeBatchAdd(std::string_view prefix, std::string_view queue, const LayoutChec
 	cmd.Arg(static_cast<long long>(nkeys));
 	for (const char *suffix : kFixedKeys)
 		cmd.Arg(bullmq::QueueKey(prefix, queue, suffix));
-	cmd.Arg(LayoutKey(prefix, layout.service_queue));
+	cmd.Arg(LayoutKey(prefix, elsewhere ? queue : layout.service_queue));
 	for (size_t i = 0; i < n; i++)
 		cmd.Arg(bullmq::QueueKey(prefix, queue, jobs[i].id));
 	cmd.Arg(static_cast<long long>(now_ms));

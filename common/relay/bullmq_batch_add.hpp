@@ -43,7 +43,9 @@ const std::string &BatchAddScript();
 
 // EncodeBatchAdd appends to *out one EVALSHA request (or EVAL with the full script when sha is
 // empty) adding jobs[0..n) to queue `queue` under prefix `prefix`, when the layout key holds what
-// `layout` expects. Throws Error on a queue or prefix BullMQ cannot use.
+// `layout` expects (on a Redis Cluster only where the layout key shares the queue's hash slot: the
+// service's unpartitioned queue; a partition's queue elsewhere checks nothing, as on a shard that does
+// not hold the key). Throws Error on a queue or prefix BullMQ cannot use.
 void EncodeBatchAdd(std::string_view prefix, std::string_view queue, const LayoutCheck &layout, const JobSpec *jobs,
                     size_t n, int64_t now_ms, std::string_view sha, std::string *out);
 

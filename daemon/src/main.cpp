@@ -128,6 +128,10 @@ Run(int argc, char **argv)
 		fprintf(stderr, "chat-outboxd: --redis-url: %s\n", error.c_str());
 		return 2;
 	}
+	if (parsed_shards->front().IsCluster()) { // chat-outbox-relay relays to a cluster; the daemon does not consume from one yet
+		fprintf(stderr, "chat-outboxd: --redis-url: redis-cluster:// is not supported by chat-outboxd yet (docs/deploy.md)\n");
+		return 2;
+	}
 	const std::vector<chat_outbox::RedisUrl> shards = *parsed_shards;
 	const std::string shard_list = chat_outbox::RedactedShardList(shards);
 	std::vector<int64_t> left_out;

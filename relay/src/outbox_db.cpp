@@ -223,8 +223,10 @@ OutboxDb::RunPass(const Service &svc, int64_t batch_size, RedisShards &shards, c
 			if (result.layout == 0) {
 				Result w(Exec(relay_sql::kWantedPartitions, {svc.name}, PGRES_TUPLES_OK));
 				int wanted = PQntuples(w.get()) == 1 ? std::atoi(PQgetvalue(w.get(), 0, 0)) : 1;
-				// one shard and the count of the last pass: the calls' check of the key is its read
-				bool known_still = nshards == 1 && known->expect != LayoutExpect::kUnchecked && *last_layout == wanted;
+				// one shard and the count of the last pass: the calls' check of the key is its read (not on a
+				// cluster, where a partition's call cannot check it: another slot)
+				bool known_still = nshards == 1 && !InClusterForm(svc.queue) && known->expect != LayoutExpect::kUnchecked &&
+				                   *last_layout == wanted;
 				auto layout = known_still ? std::optional<int>(wanted)
 				                          : ChooseLayout(svc.name, svc.queue, wanted, shards, prefix, &result.layout_wait,
 				                                         &result.layout_switched, &result.layout, down, known);

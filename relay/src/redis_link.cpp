@@ -12,6 +12,7 @@
 #include "common/redis_safety.hpp"
 #include "common/redis_script.hpp"
 #include "common/redis_sentinel.hpp"
+#include "cluster_router.hpp"
 
 namespace chat_outbox::relay {
 
@@ -34,13 +35,86 @@ NowMs()
 RedisLink::RedisLink(RedisUrl url, int64_t timeout_ms, std::string prefix, int64_t min_replicas)
     : url_(std::move(url)), timeout_ms_(timeout_ms), min_replicas_(min_replicas), prefix_(std::move(prefix))
 {
+	if (url_.IsCluster())
+		cluster_ = std::make_unique<ClusterRouter>(url_, timeout_ms_, prefix_, min_replicas_);
 }
 
 RedisLink::~RedisLink() { Disconnect(); }
 
+bool
+RedisLink::Connected() const
+{
+	return cluster_ ? cluster_->Connected() : ctx_ != nullptr;
+}
+
+std::string
+RedisLink::Warning() const
+{
+	return cluster_ ? cluster_->Warning() : warning_;
+}
+
+std::string
+RedisLink::Appendfsync() const
+{
+	return cluster_ ? cluster_->Appendfsync() : appendfsync_;
+}
+
+int64_t
+RedisLink::ScriptReloads() const
+{
+	return cluster_ ? cluster_->ScriptReloads() : script_reloads_;
+}
+
+std::string
+RedisLink::TakeNotice()
+{
+	return cluster_ ? cluster_->TakeNotice() : std::exchange(notice_, std::string());
+}
+
+void
+RedisLink::Asking()
+{
+	Reply r(Checked({"ASKING"}));
+}
+
+std::vector<SlotRange>
+RedisLink::ClusterSlots()
+{
+	Reply r(Checked({"CLUSTER", "SLOTS"}));
+	if (r->type != REDIS_REPLY_ARRAY)
+		FailConnection("CLUSTER SLOTS: unexpected reply");
+	std::vector<SlotRange> out;
+	for (size_t i = 0; i < r->elements; i++) {
+		const redisReply *e = r->element[i];
+		if (e->type != REDIS_REPLY_ARRAY || e->elements < 3 || e->element[0]->type != REDIS_REPLY_INTEGER ||
+		    e->element[1]->type != REDIS_REPLY_INTEGER)
+			FailConnection("CLUSTER SLOTS: unexpected reply");
+		std::vector<std::string> hosts;
+		std::vector<long long> ports;
+		for (size_t k = 2; k < e->elements; k++) {
+			const redisReply *node = e->element[k];
+			if (node->type != REDIS_REPLY_ARRAY || node->elements < 2 || node->element[0]->type != REDIS_REPLY_STRING ||
+			    node->element[1]->type != REDIS_REPLY_INTEGER)
+				FailConnection("CLUSTER SLOTS: unexpected node in the reply");
+			std::string host(node->element[0]->str, node->element[0]->len);
+			// "" or "?": the node knows no address of its own to announce: the one it was reached at
+			hosts.push_back(host.empty() || host == "?" ? url_.host : host);
+			ports.push_back(node->element[1]->integer);
+		}
+		std::string why;
+		auto range = SlotRangeFromReply(e->element[0]->integer, e->element[1]->integer, hosts, ports, &why);
+		if (!range)
+			FailConnection("CLUSTER SLOTS: " + why);
+		out.push_back(std::move(*range));
+	}
+	return out;
+}
+
 void
 RedisLink::Disconnect()
 {
+	if (cluster_)
+		cluster_->Disconnect();
 	if (ctx_)
 		redisFree(ctx_);
 	ctx_ = nullptr;
@@ -148,9 +222,10 @@ RedisLink::Checked(const std::vector<std::string> &argv)
 		Connect();
 	redisReply *r = Command(argv);
 	if (r->type == REDIS_REPLY_ERROR) {
-		std::string why = argv[0] + ": " + r->str;
+		RedisFailure f(RedisFailure::kService, argv[0] + ": " + r->str);
+		f.reply.assign(r->str, r->len);
 		freeReplyObject(r);
-		throw RedisFailure(RedisFailure::kService, why);
+		throw f;
 	}
 	return r;
 }
@@ -158,6 +233,8 @@ RedisLink::Checked(const std::vector<std::string> &argv)
 std::optional<std::string>
 RedisLink::Get(const std::string &key)
 {
+	if (cluster_)
+		return cluster_->Get(key);
 	Reply r(Checked({"GET", key}));
 	if (r->type == REDIS_REPLY_STRING)
 		return std::string(r->str, r->len);
@@ -167,12 +244,16 @@ RedisLink::Get(const std::string &key)
 void
 RedisLink::Set(const std::string &key, const std::string &value)
 {
+	if (cluster_)
+		return cluster_->Set(key, value);
 	Reply r(Checked({"SET", key, value}));
 }
 
 int64_t
 RedisLink::EvalInteger(const std::string &script, const std::vector<std::string> &keys)
 {
+	if (cluster_)
+		return cluster_->EvalInteger(script, keys);
 	std::vector<std::string> argv = {"EVAL", script, std::to_string(keys.size())};
 	argv.insert(argv.end(), keys.begin(), keys.end());
 	Reply r(Checked(argv));
@@ -182,6 +263,8 @@ RedisLink::EvalInteger(const std::string &script, const std::vector<std::string>
 void
 RedisLink::ConfirmReplicated()
 {
+	if (cluster_)
+		return cluster_->ConfirmReplicated();
 	if (min_replicas_ <= 0)
 		return;
 	if (!ctx_)
@@ -204,6 +287,8 @@ RedisLink::ConfirmReplicated()
 void
 RedisLink::Ping()
 {
+	if (cluster_)
+		return cluster_->Ping();
 	if (!ctx_)
 		Connect();
 	Reply r(Command({"PING"}));
@@ -217,6 +302,8 @@ RedisLink::Ping()
 std::vector<std::optional<std::string>>
 RedisLink::AddBatch(const std::string &queue, const LayoutCheck &layout, const JobSpec *jobs, size_t n)
 {
+	if (cluster_)
+		return cluster_->AddBatch(queue, layout, jobs, n);
 	// A connection that sat idle may have been closed by a Redis restart or CLIENT KILL: that is
 	// not an outage, so a batch that fails on a reused connection goes once more on a new one.
 	// Sending twice is safe: the second add of an id is a BullMQ duplicate.
@@ -239,8 +326,11 @@ RedisLink::AddBatch(const std::string &queue, const LayoutCheck &layout, const J
 			std::string held;
 			if (r->type == REDIS_REPLY_ERROR && IsLayoutChanged(std::string_view(r->str, r->len), &held))
 				throw RedisFailure(RedisFailure::kLayoutChanged, "the layout key holds " + held + " now, not what the pass relayed by");
-			if (r->type == REDIS_REPLY_ERROR)
-				throw RedisFailure(RedisFailure::kService, std::string("batch add: ") + r->str);
+			if (r->type == REDIS_REPLY_ERROR) {
+				RedisFailure f(RedisFailure::kService, std::string("batch add: ") + r->str);
+				f.reply.assign(r->str, r->len);
+				throw f;
+			}
 			if (r->type != REDIS_REPLY_ARRAY || r->elements != n)
 				FailConnection("batch add: unexpected reply");
 			std::vector<std::optional<std::string>> out(n);

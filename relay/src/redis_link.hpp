@@ -3,11 +3,13 @@
 // One connection, the handshake of common/redis_handshake (AUTH, SELECT), SCRIPT LOAD of the
 // extension's batch-add script and the durability check; then one EVALSHA per batch, encoded by
 // EncodeBatchAdd, the extension's own encoder. Nothing is kept between batches but the connection.
+// A redis-cluster:// URL's link is a ClusterRouter (cluster_router.hpp) over one such link per master.
 #pragma once
 
 #include <hiredis/hiredis.h>
 
 #include <cstdint>
+#include <memory>
 #include <optional>
 #include <stdexcept>
 #include <string>
@@ -15,9 +17,12 @@
 #include <vector>
 
 #include "common/relay/bullmq_batch_add.hpp"
+#include "common/redis_cluster.hpp"
 #include "common/redis_url.hpp"
 
 namespace chat_outbox::relay {
+
+class ClusterRouter;
 
 // RedisFailure: the batch did not go through; the caller rolls back. kService is about one queue
 // (Redis answered the batch with an error: NOPERM, a queue key of the wrong type; nothing of it was
@@ -28,7 +33,8 @@ struct RedisFailure : std::runtime_error {
 	enum Kind { kConnection,
 		        kService,
 		        kLayoutChanged } kind;
-	int shard = 0; // of a kConnection: the shard that failed (outbox_db.cpp sets it)
+	int shard = 0;     // of a kConnection: the shard that failed (outbox_db.cpp sets it)
+	std::string reply; // of a kService: Redis's error reply as it came (a cluster's MOVED/ASK is read from it)
 	RedisFailure(Kind k, const std::string &what, int s = 0) : std::runtime_error(what), kind(k), shard(s) {}
 };
 
@@ -62,17 +68,24 @@ class RedisLink {
 	// asked before a round rather than concluded from passes that had nothing to send. Throws RedisFailure.
 	void Ping();
 
+	// A cluster node's link (ClusterRouter's): ASKING before the command an ASK redirection names,
+	// and the slot map this node reports (CLUSTER SLOTS). Throw RedisFailure.
+	void Asking();
+	std::vector<SlotRange> ClusterSlots();
+
 	void Disconnect();
-	bool Connected() const { return ctx_ != nullptr; }
-	// From the last connect's CONFIG GET: the durability warning ("" when safe) and appendfsync.
-	const std::string &Warning() const { return warning_; }
-	const std::string &Appendfsync() const { return appendfsync_; }
+	bool Connected() const;
+	// From the last connect's CONFIG GET: the durability warning ("" when safe) and appendfsync (of
+	// a cluster: the first node's that warns, else the first node's).
+	std::string Warning() const;
+	std::string Appendfsync() const;
 	// ScriptReloads counts the batches Redis answered NOSCRIPT (SCRIPT FLUSH, a failover behind a
 	// proxy): each loaded the script again and went once more. The caller logs each.
-	int64_t ScriptReloads() const { return script_reloads_; }
+	int64_t ScriptReloads() const;
 	// TakeNotice returns, once, what the caller should log about the connection ("" if nothing):
 	// with a redis-sentinel:// URL, the master's address when discovery finds a new one.
-	std::string TakeNotice() { return std::exchange(notice_, std::string()); }
+	// With a redis-cluster:// URL, the masters when a refreshed slot map names others than before.
+	std::string TakeNotice();
 
   private:
 	void Connect();
@@ -93,6 +106,8 @@ class RedisLink {
 	std::string warning_;
 	std::string appendfsync_;
 	int64_t script_reloads_ = 0;
+	// redis-cluster:// only: every call goes through the router to the node serving its key's slot
+	std::unique_ptr<ClusterRouter> cluster_;
 };
 
 } // namespace chat_outbox::relay

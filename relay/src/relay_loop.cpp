@@ -51,6 +51,7 @@ RelayLoop::RelayLoop(const RelayConfig &cfg, const std::vector<RedisUrl> &urls, 
 		redacted_.push_back(url.Redacted());
 	}
 	outages_.resize(shards_.size());
+	cluster_ = urls.size() == 1 && urls[0].IsCluster();
 	if (cfg.wake == "logical")
 		logical_ = std::make_unique<LogicalWake>(cfg.database_url, Log);
 }
@@ -164,7 +165,11 @@ RelayLoop::RunService(const Service &svc, Round *round)
 	for (auto &shard : shards_)
 		reloads += shard->ScriptReloads();
 	try {
-		PassResult r = db_.RunPass(svc, cfg_.batch_size, shards_, cfg_.prefix, round->down, &last_layout_[svc.name],
+		// on a Redis Cluster the service's queues are named in their cluster form (a hash tag each)
+		Service on_broker = svc;
+		if (cluster_)
+			on_broker.queue = ClusterQueueName(svc.queue);
+		PassResult r = db_.RunPass(on_broker, cfg_.batch_size, shards_, cfg_.prefix, round->down, &last_layout_[svc.name],
 		                           &known_layout_[svc.name]);
 		for (auto &shard : shards_)
 			reloads -= shard->ScriptReloads();

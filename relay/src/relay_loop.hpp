@@ -84,6 +84,7 @@ class RelayLoop {
 	OutboxDb db_;
 	RedisShards shards_;
 	std::vector<std::string> redacted_; // the shards' URLs without passwords, for the heartbeat
+	bool cluster_ = false;              // a redis-cluster:// URL: the services' queues in their cluster form
 	std::string shard_list_;            // the same, for the first log line
 	std::unique_ptr<LogicalWake> logical_;
 	RelayHealth health_; // Redis (shard 0), for every service

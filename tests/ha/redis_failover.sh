@@ -11,7 +11,7 @@ export CHAT_OUTBOX_RELAY_REDIS_MIN_REPLICAS=${HA_MIN_REPLICAS:-1} CHAT_OUTBOX_RE
 harness_pg_start "" "chat_outbox.redis_min_replicas = ${HA_MIN_REPLICAS:-1}" "chat_outbox.redis_timeout = 1000"
 daemon_export_settings
 export SENTINEL_MASTER_CMD="redis-cli -p ${SENTINEL_PORTS%% *} SENTINEL get-master-addr-by-name mymaster"
-export MASTER_START="redis-server --port $REDIS_PORT --bind 127.0.0.1 --dir $REDIS_DIR --appendonly yes --appendfsync everysec --maxmemory-policy noeviction --save '' --pidfile $REDIS_DIR/redis.pid --logfile $REDIS_DIR/redis.log --daemonize yes"
+export MASTER_START="$HARNESS_REDIS_SERVER --port $REDIS_PORT --bind 127.0.0.1 --dir $REDIS_DIR --appendonly yes --appendfsync everysec --maxmemory-policy noeviction --save '' --pidfile $REDIS_DIR/redis.pid --logfile $REDIS_DIR/redis.log --daemonize yes"
 cd "$(dirname "$0")"
 DAEMON_PORT=$(harness_free_port) node redis_failover.mjs 2>>"$H_DIR/daemon.log"
 # the relay (in the Postgres log, or chat-outbox-relay's) logged the failover once, not once per attempt

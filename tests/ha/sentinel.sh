@@ -6,7 +6,7 @@
 #                          master "mymaster" ($SENTINEL_PORTS), and $REDIS_URL = the redis-sentinel://
 #                          URL naming them. Node <port> keeps its data and pidfile in $H_DIR/redis-<port>.
 #   sentinel_master_port   the port the sentinels name as master now
-#   redis_start_node <port> <dir> [args...]  one redis-server in the background, tracked for cleanup
+#   redis_start_node <port> <dir> [args...]  one $HARNESS_REDIS_SERVER in the background, tracked for cleanup
 # Sentinels decide within a few seconds (down-after-milliseconds 3000, or
 # $SENTINEL_DOWN_AFTER_MS: bench/ha uses 1000) so a failover fits a test. Not
 # less: at 1000 a new master busy for a second on a loaded CI machine looked down too, and a second
@@ -17,7 +17,7 @@ redis_start_node() {
 	local port=$1 dir=$2
 	shift 2
 	mkdir -p "$dir"
-	redis-server --port "$port" --bind 127.0.0.1 --dir "$dir" --appendonly yes --appendfsync everysec \
+	"$HARNESS_REDIS_SERVER" --port "$port" --bind 127.0.0.1 --dir "$dir" --appendonly yes --appendfsync everysec \
 		--maxmemory-policy noeviction --save '' --pidfile "$dir/redis.pid" --logfile "$dir/redis.log" "$@" &
 	harness_track $!
 	harness_wait_for 10 redis-cli -p "$port" ping

@@ -5,6 +5,7 @@
 #     daemon.sh    the one way to start chat-outboxd (daemon_env, daemon_start, daemon_stop, ...)
 #     bullmq.sh    a real bullmq producer/observer (peer, peer_bg, wait_counts)
 #     relay.sh     the one way to start chat-outbox-relay, the relay of the managed install
+#     redis_cluster.sh  a Redis Cluster of 3 masters and 3 replicas (cluster_start, cluster_kill, ...)
 #
 #   harness_init <name>                 scratch dir $H_DIR ($H_TMP/<name>, default build/test-tmp),
 #                                       a short socket dir $H_SOCK under /tmp, traps cleanup
@@ -14,6 +15,10 @@
 #   and pg_ctl, which find their libraries by their RUNPATH), for the managed mode only. PG_BIN
 #   overrides either. Clients (psql) are always Debian's on the PATH: psql 15 talks to 16-18.
 #   harness_redis_start [port]          redis-server, appendonly yes, noeviction; sets $REDIS_PORT $REDIS_URL
+#   The server: $HARNESS_REDIS_SERVER, Debian's redis-server (7.0) unless set; valkey-server (8, from
+#   bookworm-backports) with HARNESS_REDIS_SERVER=valkey-server (tests/valkey/on_valkey.sh). Every Redis a
+#   suite starts (shards.sh, ha/sentinel.sh's nodes, cluster nodes) is that binary; redis-cli talks to both, and
+#   $HARNESS_REDIS_CLI (valkey-cli on Valkey) runs the cluster tools (--cluster create, reshard).
 #   harness_redis_stop / _kill / _start_again
 #   harness_pg_start [port] [conf...]   a cluster (harness_initdb, owned by an unprivileged user when run as root),
 #                                       shared_preload_libraries=chat_outbox, database "chat",
@@ -76,6 +81,8 @@ else
 	PG_BIN=${PG_BIN:-$H_ROOT/tests/node_modules/pg$PG_MAJOR/native/bin}
 fi
 PG_USER=${PG_USER:-postgres}
+HARNESS_REDIS_SERVER=${HARNESS_REDIS_SERVER:-redis-server}
+HARNESS_REDIS_CLI=${HARNESS_REDIS_CLI:-redis-cli} # the cluster tools' (--cluster create, reshard): the server's own
 H_PIDS=()
 H_PG_CLUSTERS=() # the data dirs of harness_pg_cluster's clusters
 
@@ -120,6 +127,7 @@ harness_init() {
 	[ "${HARNESS_PG_MANAGED:-0}" != 1 ] || H_NAME=$1-managed
 	[ "${HARNESS_MANAGED_WAKE:-notify}" != logical ] || H_NAME=$H_NAME-logical
 	[ "$PG_MAJOR" = 15 ] || H_NAME=$H_NAME-pg$PG_MAJOR
+	[ "$HARNESS_REDIS_SERVER" = redis-server ] || H_NAME=$H_NAME-$(basename "$HARNESS_REDIS_SERVER" -server)
 	H_DIR=${H_TMP:-$H_ROOT/build/test-tmp}/$H_NAME
 	rm -rf "$H_DIR"
 	mkdir -p "$H_DIR"
@@ -211,7 +219,7 @@ harness_redis_start() {
 
 # Starts Redis again on the same port and data (AOF is replayed).
 harness_redis_cmd() { # the command line that starts this test's Redis (also for test peers to run)
-	echo "redis-server --port $REDIS_PORT --bind 127.0.0.1 --dir $REDIS_DIR --appendonly yes" \
+	echo "$HARNESS_REDIS_SERVER --port $REDIS_PORT --bind 127.0.0.1 --dir $REDIS_DIR --appendonly yes" \
 		"--appendfsync everysec --maxmemory-policy noeviction --save '' --daemonize yes" \
 		"--pidfile $REDIS_PIDFILE --logfile $H_DIR/redis.log ${REDIS_EXTRA_ARGS:-}"
 }
@@ -402,3 +410,4 @@ export NODE_PATH=$H_ROOT/tests/node_modules
 . "$H_ROOT/tests/harness/daemon.sh"
 . "$H_ROOT/tests/harness/bullmq.sh"
 . "$H_ROOT/tests/harness/relay.sh"
+. "$H_ROOT/tests/harness/redis_cluster.sh"

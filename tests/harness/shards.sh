@@ -1,5 +1,5 @@
 # tests/harness/shards.sh - a second Redis server, for suites with two shards (source it after lib.sh).
-#   shard1_start          redis-server on $SHARD1_PORT (chosen once), appendonly yes; sets $SHARD1_URL
+#   shard1_start          $HARNESS_REDIS_SERVER on $SHARD1_PORT (chosen once), appendonly yes; sets $SHARD1_URL
 #   shard1_kill           SIGKILL (a crash); shard1_start brings it back on the same port and data
 #   rcli1 <args...>       redis-cli against it
 #   shard1_cmd            the command line that starts it (also for test peers to run)
@@ -15,7 +15,7 @@ shard1_start() {
 }
 
 shard1_cmd() {
-	echo "redis-server --port $SHARD1_PORT --bind 127.0.0.1 --dir $SHARD1_DIR --appendonly yes --appendfsync everysec" \
+	echo "$HARNESS_REDIS_SERVER --port $SHARD1_PORT --bind 127.0.0.1 --dir $SHARD1_DIR --appendonly yes --appendfsync everysec" \
 		"--maxmemory-policy noeviction --save '' --daemonize yes --pidfile $SHARD1_DIR/redis.pid --logfile $H_DIR/redis1.log"
 }
 

@@ -354,6 +354,8 @@ ParseShards(char *error, size_t error_size)
 		auto		parsed = chat_outbox::ParseShardList(chat_outbox_redis_url, &why);
 		if (parsed && parsed->size() > CHAT_OUTBOX_MAX_SHARDS)
 			why = "more than " + std::to_string(CHAT_OUTBOX_MAX_SHARDS) + " Redis URLs";
+		if (parsed && parsed->front().IsCluster()) // chat-outbox-relay relays to a cluster; this relay not yet
+			why = "redis-cluster:// is not supported by the extension's relay yet (docs/deploy.md)";
 		if (!why.empty()) {
 			strlcpy(error, why.c_str(), error_size);
 			return;

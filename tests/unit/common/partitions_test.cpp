@@ -150,3 +150,11 @@ TEST(Partitions, RedactedShardListForLogs)
 	EXPECT_NE(r.find("a:7000"), std::string::npos) << r;
 	EXPECT_NE(r.find("b:7001"), std::string::npos) << r;
 }
+
+// On a cluster the service's queue is "{<queue>}" and each partition's suffix goes inside the tag.
+TEST(PartitionQueue, ClusterForm)
+{
+	EXPECT_EQ(chat_outbox::PartitionQueue("{chat-messages}", 1, 0), "{chat-messages}");
+	EXPECT_EQ(chat_outbox::PartitionQueue("{chat-messages}", 4, 3), "{chat-messages-p3}");
+	EXPECT_EQ(chat_outbox::PartitionQueue("chat-messages", 4, 3), "chat-messages-p3");
+}

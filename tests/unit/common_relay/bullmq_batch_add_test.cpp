@@ -95,3 +95,19 @@ TEST(BatchAdd, ScriptStartsWithTheSharedPrelude)
 {
 	EXPECT_EQ(BatchAddScript().rfind(bullmq::kLuaPrelude, 0), 0u);
 }
+
+// On a cluster (queues in their "{...}" form) a call in another slot than the service's layout key
+// names its own queue's key and checks nothing: one script's keys must share a slot there. The
+// unpartitioned queue, in the key's slot, checks it.
+TEST(BatchAdd, ClusterCallKeysInOneSlot)
+{
+	JobSpec job{"id-a", "message.created", "{}"};
+	std::string out;
+	EncodeBatchAdd("bull", "{chats-p3}", LayoutCheck{"{chats}", LayoutExpect::kHolds, "4"}, &job, 1, 1, "abc", &out);
+	EXPECT_EQ(out.find("=4"), std::string::npos) << out;
+	EXPECT_NE(out.find("bull:{chats-p3}:partitions"), std::string::npos) << out;
+	EXPECT_EQ(out.find("bull:{chats}:partitions"), std::string::npos) << out;
+	out.clear();
+	EncodeBatchAdd("bull", "{chats}", LayoutCheck{"{chats}", LayoutExpect::kAbsent}, &job, 1, 1, "abc", &out);
+	EXPECT_NE(out.find("bull:{chats}:partitions"), std::string::npos) << out;
+}

@@ -1,0 +1,248 @@
+// relay/src/cluster_router.cpp - see cluster_router.hpp.
+#include "cluster_router.hpp"
+
+#include <chrono>
+#include <utility>
+
+#include "common/bullmq/queue_keys.hpp"
+#include <thread>
+
+namespace chat_outbox::relay {
+
+namespace {
+
+bool
+StartsWith(const std::string &s, const char *prefix)
+{
+	return s.rfind(prefix, 0) == 0;
+}
+
+} // namespace
+
+ClusterRouter::ClusterRouter(RedisUrl url, int64_t timeout_ms, std::string prefix, int64_t min_replicas)
+    : url_(std::move(url)), timeout_ms_(timeout_ms), prefix_(std::move(prefix)), min_replicas_(min_replicas)
+{
+}
+
+ClusterRouter::~ClusterRouter() = default;
+
+RedisLink &
+ClusterRouter::Node(const RedisEndpoint &e)
+{
+	auto &link = nodes_[EndpointText(e)];
+	if (!link)
+		link = std::make_unique<RedisLink>(AtNode(url_, e), timeout_ms_, prefix_, min_replicas_);
+	return *link;
+}
+
+void
+ClusterRouter::Refresh()
+{
+	map_.reset();
+	std::vector<RedisEndpoint> candidates = last_masters_; // the masters of the last map first
+	candidates.insert(candidates.end(), url_.cluster_nodes.begin(), url_.cluster_nodes.end());
+	std::string why = "no cluster node to ask";
+	for (const auto &e : candidates) {
+		try {
+			auto ranges = Node(e).ClusterSlots();
+			std::string error;
+			auto map = SlotMap::Build(ranges, &error);
+			if (!map) {
+				why = EndpointText(e) + ": " + error;
+				continue;
+			}
+			if (!map->Covered()) {
+				why = EndpointText(e) + ": not every slot has a master (CLUSTERDOWN)";
+				continue;
+			}
+			std::string masters;
+			for (const auto &m : map->Masters())
+				masters += (masters.empty() ? "" : " ") + EndpointText(m);
+			if (masters != masters_)
+				AddNotice("redis cluster: masters " + masters + (masters_.empty() ? "" : ", were " + masters_));
+			masters_ = masters;
+			last_masters_ = map->Masters();
+			map_ = std::move(map);
+			return;
+		} catch (const RedisFailure &f) {
+			why = EndpointText(e) + ": " + f.what();
+		}
+	}
+	throw RedisFailure(RedisFailure::kConnection, "redis cluster: no slot map: " + why);
+}
+
+template <class Op>
+auto
+ClusterRouter::Routed(int slot, Op op) -> decltype(op(std::declval<RedisLink &>(), RedisEndpoint{}))
+{
+	std::optional<RedisEndpoint> ask;
+	for (int hop = 0;; hop++) {
+		if (!map_)
+			Refresh();
+		RedisEndpoint target = ask ? *ask : *map_->MasterOf(slot);
+		RedisLink &link = Node(target);
+		try {
+			if (ask)
+				link.Asking();
+			ask.reset();
+			return op(link, target);
+		} catch (const RedisFailure &f) {
+			if (f.kind == RedisFailure::kConnection) {
+				map_.reset(); // a failover, probably: the next call reads the map again
+				throw;
+			}
+			if (f.kind != RedisFailure::kService || hop >= kMaxRedirects)
+				throw;
+			if (StartsWith(f.reply, "CLUSTERDOWN") || StartsWith(f.reply, "LOADING")) {
+				map_.reset();
+				throw RedisFailure(RedisFailure::kConnection, std::string("redis cluster: ") + f.what());
+			}
+			if (StartsWith(f.reply, "TRYAGAIN")) {
+				std::this_thread::sleep_for(std::chrono::milliseconds(kTryAgainPauseMs));
+				continue;
+			}
+			auto r = ParseRedirect(f.reply);
+			if (!r)
+				throw;
+			if (r->target.host.empty())
+				r->target.host = target.host;
+			if (r->kind == RedirectKind::kMoved) {
+				map_.reset(); // a reshard or a failover moved slots: read the whole map again
+				AddNotice("redis cluster: slot " + std::to_string(r->slot) + " moved to " + EndpointText(r->target) +
+				          " (MOVED); reading the slot map again");
+			} else {
+				ask = r->target;
+				asks_++;
+			}
+		}
+	}
+}
+
+std::vector<std::optional<std::string>>
+ClusterRouter::AddBatch(const std::string &queue, const LayoutCheck &layout, const JobSpec *jobs, size_t n)
+{
+	return Routed(KeySlot(bullmq::QueueKey(prefix_, queue, "wait")), [&](RedisLink &link, const RedisEndpoint &at) {
+		auto out = link.AddBatch(queue, layout, jobs, n);
+		written_.insert(EndpointText(at));
+		return out;
+	});
+}
+
+void
+ClusterRouter::ConfirmReplicated()
+{
+	std::set<std::string> written;
+	written.swap(written_);
+	for (const auto &text : written) {
+		try {
+			nodes_.at(text)->ConfirmReplicated();
+		} catch (const RedisFailure &) {
+			map_.reset();
+			throw;
+		}
+	}
+}
+
+std::optional<std::string>
+ClusterRouter::Get(const std::string &key)
+{
+	return Routed(KeySlot(key), [&](RedisLink &link, const RedisEndpoint &) { return link.Get(key); });
+}
+
+void
+ClusterRouter::Set(const std::string &key, const std::string &value)
+{
+	Routed(KeySlot(key), [&](RedisLink &link, const RedisEndpoint &at) {
+		link.Set(key, value);
+		written_.insert(EndpointText(at));
+		return 0;
+	});
+}
+
+int64_t
+ClusterRouter::EvalInteger(const std::string &script, const std::vector<std::string> &keys)
+{
+	std::map<int, std::vector<std::string>> by_slot;
+	for (const auto &k : keys)
+		by_slot[KeySlot(k)].push_back(k);
+	int64_t sum = 0;
+	for (const auto &[slot, group] : by_slot)
+		sum += Routed(slot, [&](RedisLink &link, const RedisEndpoint &) { return link.EvalInteger(script, group); });
+	return sum;
+}
+
+void
+ClusterRouter::Ping()
+{
+	Refresh();
+	for (const auto &m : map_->Masters()) {
+		try {
+			Node(m).Ping();
+		} catch (const RedisFailure &) {
+			map_.reset();
+			throw;
+		}
+	}
+}
+
+void
+ClusterRouter::Disconnect()
+{
+	for (auto &[text, link] : nodes_)
+		link->Disconnect();
+	map_.reset();
+}
+
+bool
+ClusterRouter::Connected() const
+{
+	return map_.has_value();
+}
+
+std::string
+ClusterRouter::Warning() const
+{
+	for (const auto &[text, link] : nodes_)
+		if (link->Connected() && !link->Warning().empty())
+			return text + ": " + link->Warning();
+	return "";
+}
+
+std::string
+ClusterRouter::Appendfsync() const
+{
+	for (const auto &[text, link] : nodes_)
+		if (link->Connected())
+			return link->Appendfsync();
+	return "";
+}
+
+int64_t
+ClusterRouter::ScriptReloads() const
+{
+	int64_t n = 0;
+	for (const auto &[text, link] : nodes_)
+		n += link->ScriptReloads();
+	return n;
+}
+
+void
+ClusterRouter::AddNotice(const std::string &line)
+{
+	notice_ += (notice_.empty() ? "" : "; ") + line;
+}
+
+std::string
+ClusterRouter::TakeNotice()
+{
+	if (asks_ > 0)
+		AddNotice("redis cluster: " + std::to_string(std::exchange(asks_, 0)) +
+		          " call(s) followed ASK to a slot's migration target");
+	std::string out = std::exchange(notice_, std::string());
+	for (auto &[text, link] : nodes_)
+		if (std::string n = link->TakeNotice(); !n.empty())
+			out += (out.empty() ? "" : "; ") + n;
+	return out;
+}
+
+} // namespace chat_outbox::relay

@@ -1,0 +1,77 @@
+// relay/src/cluster_router.hpp - chat-outbox-relay on a Redis Cluster (a redis-cluster:// URL): each
+// call goes to the master serving its key's hash slot, by the slot map (common/redis_cluster.hpp).
+//
+// Rules: the map is read with CLUSTER SLOTS from the first node that answers (the masters it knew,
+// then the URL's seed nodes) before the first call and again after any failure. MOVED: the slot
+// lives elsewhere now (a reshard, a failover): the map is read again and the call goes there. ASK:
+// the slot is being migrated and this queue's keys are already on the target: ASKING, then the call
+// there, the map unchanged. TRYAGAIN (a migration holds part of the keys): the call goes again after
+// kTryAgainPauseMs. A node that cannot be reached, or CLUSTERDOWN, is a connection failure for the
+// pass (it rolls back, its rows go again after the relay's backoff): the cluster's own failover
+// promotes a replica, and the next map names it. Each batch adds to one partition's queue, whose
+// keys share one slot (ClusterQueueName), so a batch is one script on one master, as on a shard.
+// --redis-min-replicas: WAIT on every master the pass wrote to. The log says when the masters change,
+// each MOVED followed, and how many calls followed ASK (TakeNotice, once per round).
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <optional>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "common/redis_cluster.hpp"
+#include "redis_link.hpp"
+
+namespace chat_outbox::relay {
+
+// A redirection chain longer than this is a cluster in flux: the pass fails and goes again later.
+inline constexpr int kMaxRedirects = 8;
+inline constexpr int kTryAgainPauseMs = 50;
+
+class ClusterRouter {
+  public:
+	ClusterRouter(RedisUrl url, int64_t timeout_ms, std::string prefix, int64_t min_replicas);
+	~ClusterRouter();
+
+	std::vector<std::optional<std::string>> AddBatch(const std::string &queue, const LayoutCheck &layout,
+	                                                 const JobSpec *jobs, size_t n);
+	void ConfirmReplicated();
+	std::optional<std::string> Get(const std::string &key);
+	void Set(const std::string &key, const std::string &value);
+	// EvalInteger runs the script once per hash slot of its keys (in groups as given) and adds the
+	// results: for scripts that count (common/relay/partition_layout.hpp, QueueJobsScript).
+	int64_t EvalInteger(const std::string &script, const std::vector<std::string> &keys);
+	// Ping reads the slot map again and asks every master for PONG; a slot without a master fails.
+	void Ping();
+	void Disconnect();
+	bool Connected() const;
+	std::string Warning() const;
+	std::string Appendfsync() const;
+	int64_t ScriptReloads() const;
+	std::string TakeNotice();
+
+  private:
+	void Refresh();
+	void AddNotice(const std::string &line);
+	RedisLink &Node(const RedisEndpoint &e);
+	// Routed runs op on the master of `slot`, following redirections as the rules say.
+	template <class Op>
+	auto Routed(int slot, Op op) -> decltype(op(std::declval<RedisLink &>(), RedisEndpoint{}));
+
+	RedisUrl url_;
+	int64_t timeout_ms_;
+	std::string prefix_;
+	int64_t min_replicas_;
+	std::optional<SlotMap> map_;
+	std::map<std::string, std::unique_ptr<RedisLink>> nodes_; // by EndpointText
+	std::set<std::string> written_;                           // masters written since the last ConfirmReplicated
+	std::vector<RedisEndpoint> last_masters_;                 // asked first for the next map
+	std::string masters_;                                     // the last map's masters, for the notice
+	std::string notice_;
+	int64_t asks_ = 0; // ASK redirections followed since the last notice
+};
+
+} // namespace chat_outbox::relay

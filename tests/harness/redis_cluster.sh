@@ -1,0 +1,84 @@
+# tests/harness/redis_cluster.sh - a Redis Cluster on loopback for the cluster suites (loaded by lib.sh).
+#   cluster_start [masters]   2 x masters nodes of $HARNESS_REDIS_SERVER (default 3 masters, one
+#                             replica each), cluster-enabled, appendonly yes, cluster-node-timeout
+#                             $CLUSTER_NODE_TIMEOUT (2000 ms), made into one cluster by
+#                             `redis-cli --cluster create --cluster-replicas 1`; waits until every
+#                             node says cluster_state:ok. Sets $CLUSTER_PORTS (every node) and
+#                             $CLUSTER_URL (redis-cluster:// naming every node as a seed).
+#   cluster_node_start <port> (again, on its data: a killed node rejoins, as a replica after a failover)
+#   cluster_node_cmd <port>   its command line; cluster_start exports it as $CLUSTER_NODE_START_<port>
+#                             for test peers, which start a killed node again themselves
+#   cluster_masters           the ports of the masters now, one a line
+#   cluster_kill <port>       SIGKILL that node (what a crash looks like)
+#   cluster_wait_ok           until every running node says cluster_state:ok and names 3 masters
+#   ccli <port> <args...>     redis-cli against one node
+# The nodes run in the foreground below the test (tracked: stopped on exit). Each node keeps its data, nodes.conf and pid file in $H_DIR/node-<port>; its cluster bus listens on a
+# port of its own from harness_free_port (not port + 10000, which may be outside the tests' range).
+CLUSTER_NODE_TIMEOUT=${CLUSTER_NODE_TIMEOUT:-2000}
+declare -A CLUSTER_BUS
+
+ccli() { redis-cli -p "$1" "${@:2}"; }
+
+cluster_node_cmd() { # the command line that runs node <port> in the foreground (also for test peers)
+	local port=$1 dir=$H_DIR/node-$1
+	echo "$HARNESS_REDIS_SERVER --port $port --bind 127.0.0.1 --dir $dir --cluster-enabled yes" \
+		"--cluster-port ${CLUSTER_BUS[$port]} --cluster-config-file $dir/nodes.conf" \
+		"--cluster-node-timeout $CLUSTER_NODE_TIMEOUT --appendonly yes --appendfsync everysec --save ''" \
+		"--maxmemory-policy noeviction --pidfile $dir/redis.pid --logfile $dir/redis.log"
+}
+
+cluster_node_start() {
+	mkdir -p "$H_DIR/node-$1"
+	eval "$(cluster_node_cmd "$1")" >/dev/null &
+	harness_track $!
+	harness_wait_for 10 ccli "$1" ping
+}
+
+cluster_kill() {
+	kill -9 "$(cat "$H_DIR/node-$1/redis.pid")"
+	harness_wait_for 10 sh -c "! redis-cli -p $1 ping >/dev/null 2>&1"
+}
+
+cluster_masters() {
+	local p
+	for p in $CLUSTER_PORTS; do
+		ccli "$p" ping >/dev/null 2>&1 || continue
+		ccli "$p" CLUSTER NODES | awk '$3 ~ /master/ && $3 !~ /fail/ && NF > 8 { split($2, a, "[:@]"); print a[2] }' | sort -u
+		return 0
+	done
+}
+
+cluster_ok() {
+	local p n=0
+	for p in $CLUSTER_PORTS; do
+		ccli "$p" ping >/dev/null 2>&1 || continue
+		ccli "$p" CLUSTER INFO | grep '^cluster_state:ok' >/dev/null || return 1
+		n=$((n + 1))
+	done
+	[ "$n" -gt 0 ] && [ "$(cluster_masters | wc -l)" = "${CLUSTER_MASTERS:-3}" ]
+}
+
+cluster_wait_ok() { harness_wait_for "${1:-30}" cluster_ok; }
+
+cluster_start() {
+	CLUSTER_MASTERS=${1:-3}
+	CLUSTER_PORTS=""
+	local i port hosts="" seeds=""
+	for ((i = 0; i < 2 * CLUSTER_MASTERS; i++)); do
+		port=$(harness_free_port)
+		CLUSTER_BUS[$port]=$(harness_free_port)
+		cluster_node_start "$port"
+		CLUSTER_PORTS="$CLUSTER_PORTS${CLUSTER_PORTS:+ }$port"
+		hosts="$hosts 127.0.0.1:$port"
+		seeds="$seeds${seeds:+,}127.0.0.1:$port"
+	done
+	# shellcheck disable=SC2086 # one argument per node
+	"$HARNESS_REDIS_CLI" --cluster create $hosts --cluster-replicas 1 --cluster-yes >"$H_DIR/cluster-create.log" 2>&1 ||
+		{ cat "$H_DIR/cluster-create.log" >&2; return 1; }
+	cluster_wait_ok 30
+	CLUSTER_URL="redis-cluster://$seeds"
+	export CLUSTER_PORTS CLUSTER_URL CLUSTER_MASTERS
+	for port in $CLUSTER_PORTS; do
+		export "CLUSTER_NODE_START_$port=$(cluster_node_cmd "$port")"
+	done
+}
