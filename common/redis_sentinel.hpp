@@ -8,7 +8,7 @@
 // "master"; the caller then moves the cursor on and discovers again. Every connection error of a
 // sentinel URL's client leads to a new discovery, which is how a failover is followed.
 //
-// The pure helpers are used by the async daemon too; DiscoverMaster is the blocking form (hiredis
+// The pure helpers are used by the async daemon too; DiscoverMaster is the blocking form (common/redis_blocking,
 // with a timeout) for the relay.
 #pragma once
 

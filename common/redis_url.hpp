@@ -14,6 +14,19 @@ struct RedisEndpoint {
 	int port = 26379;
 };
 
+// RedisTls: the TLS half of a rediss:// or rediss-sentinel:// URL, its query parameters named like
+// redis-cli's options. enabled is the scheme's choice; the server's certificate is verified (chain
+// against cacert, or the system store when cacert is empty, and the name: sni, else the host
+// connected to) unless insecure. cert and key: the client certificate, both or neither.
+struct RedisTls {
+	bool enabled = false;
+	std::string cacert;
+	std::string cert;
+	std::string key;
+	std::string sni;
+	bool insecure = false;
+};
+
 struct RedisUrl {
 	std::string host = "127.0.0.1";
 	int port = 6379;
@@ -31,6 +44,9 @@ struct RedisUrl {
 	std::string sentinel_username;
 	std::string sentinel_password;
 
+	// rediss:// and rediss-sentinel:// (every connection of the URL, sentinels too, speaks TLS).
+	RedisTls tls;
+
 	bool IsSentinel() const { return !master_name.empty(); }
 	// Redacted form for logs: the password never reaches a log line.
 	std::string Redacted() const;
@@ -40,7 +56,8 @@ struct RedisUrl {
 // password, IPv6 in brackets), unix:///path/to.sock[?db=N] and
 // redis-sentinel://[[user]:password@]host[:port][,host[:port]...]/<master name>[?db=N] (port 26379
 // unless given; sentinel_username= and sentinel_password= query parameters authenticate to the
-// sentinels). Returns nullopt and sets *error
+// sentinels). rediss:// and rediss-sentinel:// are their TLS forms, which also take cacert=,
+// cert=, key=, sni= and insecure=1 (RedisTls). Returns nullopt and sets *error
 // when the URL is malformed, so callers can report the reason instead of guessing.
 std::optional<RedisUrl> ParseRedisUrl(const std::string &url, std::string *error);
 

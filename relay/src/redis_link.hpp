@@ -1,4 +1,5 @@
-// relay/src/redis_link.hpp - chat-outbox-relay's Redis connection: blocking hiredis with a timeout.
+// relay/src/redis_link.hpp - chat-outbox-relay's Redis connection: blocking, with a timeout, plaintext
+// or TLS (common/redis_blocking.hpp).
 //
 // One connection, the handshake of common/redis_handshake (AUTH, SELECT), SCRIPT LOAD of the
 // extension's batch-add script and the durability check; then one EVALSHA per batch, encoded by
@@ -14,6 +15,7 @@
 #include <utility>
 #include <vector>
 
+#include "common/redis_blocking.hpp"
 #include "common/relay/bullmq_batch_add.hpp"
 #include "common/redis_url.hpp"
 
@@ -63,7 +65,7 @@ class RedisLink {
 	void Ping();
 
 	void Disconnect();
-	bool Connected() const { return ctx_ != nullptr; }
+	bool Connected() const { return conn_.Connected(); }
 	// From the last connect's CONFIG GET: the durability warning ("" when safe) and appendfsync.
 	const std::string &Warning() const { return warning_; }
 	const std::string &Appendfsync() const { return appendfsync_; }
@@ -88,7 +90,7 @@ class RedisLink {
 	std::string master_; // redis-sentinel:// only: "host:port" last discovered
 	std::string notice_;
 	std::string prefix_;
-	redisContext *ctx_ = nullptr;
+	BlockingRedis conn_;
 	std::string sha_;
 	std::string warning_;
 	std::string appendfsync_;
