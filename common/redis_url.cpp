@@ -256,4 +256,14 @@ ParseRedisUrl(const std::string &url, std::string *error)
 	return r;
 }
 
+std::string
+InsecureWarning(const std::vector<RedisUrl> &urls)
+{
+	for (const auto &u : urls)
+		if (u.tls.enabled && u.tls.insecure)
+			return "the Redis URL " + u.Redacted() +
+			       " says insecure=1: the server's certificate is not verified (give its CA with cacert= instead)";
+	return "";
+}
+
 } // namespace chat_outbox

@@ -61,4 +61,8 @@ struct RedisUrl {
 // when the URL is malformed, so callers can report the reason instead of guessing.
 std::optional<RedisUrl> ParseRedisUrl(const std::string &url, std::string *error);
 
+// InsecureWarning: what a process logs once at start when one of its Redis URLs says insecure=1
+// ("" when none does): its connections then skip the certificate check.
+std::string InsecureWarning(const std::vector<RedisUrl> &urls);
+
 } // namespace chat_outbox

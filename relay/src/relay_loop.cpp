@@ -51,6 +51,8 @@ RelayLoop::RelayLoop(const RelayConfig &cfg, const std::vector<RedisUrl> &urls, 
 		redacted_.push_back(url.Redacted());
 	}
 	outages_.resize(shards_.size());
+	if (std::string insecure = InsecureWarning(urls); !insecure.empty())
+		Log("warning: " + insecure);
 	if (cfg.wake == "logical")
 		logical_ = std::make_unique<LogicalWake>(cfg.database_url, Log);
 }
