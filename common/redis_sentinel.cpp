@@ -51,6 +51,16 @@ RoleIsMaster(const std::string &role)
 }
 
 RedisUrl
+AtSentinel(const RedisUrl &url, const RedisEndpoint &sentinel)
+{
+	RedisUrl at;
+	at.host = sentinel.host;
+	at.port = sentinel.port;
+	at.tls = url.tls;
+	return at;
+}
+
+RedisUrl
 AtMaster(const RedisUrl &url, const RedisEndpoint &master)
 {
 	RedisUrl u = url;
@@ -69,11 +79,7 @@ std::optional<RedisEndpoint>
 AskOne(const RedisUrl &url, const RedisEndpoint &sentinel, int64_t timeout_ms, std::string *error)
 {
 	BlockingRedis conn;
-	RedisUrl at;
-	at.host = sentinel.host;
-	at.port = sentinel.port;
-	at.tls = url.tls; // rediss-sentinel://: the sentinels speak TLS too
-	if (!conn.Connect(at, timeout_ms)) {
+	if (!conn.Connect(AtSentinel(url, sentinel), timeout_ms)) {
 		*error = conn.Error();
 		return std::nullopt;
 	}

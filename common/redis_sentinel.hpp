@@ -35,6 +35,10 @@ std::optional<RedisEndpoint> MasterFromReply(bool is_nil, const std::vector<std:
 std::vector<std::string> MasterCheckCommand();
 bool RoleIsMaster(const std::string &role);
 
+// AtSentinel is the address of one of url's sentinels, reached as the URL says (rediss-sentinel://:
+// TLS, with the URL's TLS parameters); nothing else of the URL (credentials, db) goes to a sentinel.
+RedisUrl AtSentinel(const RedisUrl &url, const RedisEndpoint &sentinel);
+
 // AtMaster is url with host and port set to the discovered master (the URL's credentials and db).
 RedisUrl AtMaster(const RedisUrl &url, const RedisEndpoint &master);
 

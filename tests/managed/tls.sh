@@ -10,6 +10,7 @@
 #   3. insecure=1: works, one warning at start.
 set -euo pipefail
 . "$(dirname "$0")/../harness/lib.sh"
+. "$(dirname "$0")/../harness/sent_once.sh"
 . "$(dirname "$0")/../harness/tls_ca.sh"
 harness_init managed-tls
 tls_ca ca
@@ -32,25 +33,7 @@ PG_TLS="$PGURL?sslmode=verify-full&sslrootcert=$TLS_DIR/ca.crt"
 daemon_export_settings
 CHAT_OUTBOXD_DATABASE_URL=$PG_TLS
 
-sent=0
-send() { # send <n>: one sender, chats 1..3 in turn
-	local i
-	for ((i = 0; i < $1; i++)); do
-		sent=$((sent + 1))
-		harness_psql "SELECT consumers.send_message($((sent % 3 + 1)), 'tls $sent')" >/dev/null
-	done
-}
 unsent_is() { [ "$(relay_status unsent)" -eq "$1" ]; }
-verify_inbox() { # every sent message once in workers.inbox, in send order per chat
-	wait_inbox workers "$sent" 60
-	expect_eq "$1: workers.inbox = consumers.messages, once each" "$sent|$sent" \
-		"$(harness_psql "SELECT count(*), count(DISTINCT i.message_id) FROM workers.inbox i JOIN consumers.messages m
-			ON m.id = i.message_id AND m.body = i.body AND m.chat_id = i.chat_id")"
-	expect_eq "$1: order per chat" 0 "$(harness_psql "
-		SELECT count(*) FROM (
-			SELECT split_part(body, ' ', 2)::int AS n, lag(split_part(body, ' ', 2)::int) OVER (PARTITION BY chat_id ORDER BY seq) AS prev
-			FROM workers.inbox) s WHERE prev IS NOT NULL AND prev > n")"
-}
 # log_steady <file> <pattern>: logged once (per connection's component), and no more on later retries
 log_steady() {
 	local first
@@ -65,8 +48,8 @@ PGURL=$PG_TLS relay_start one
 daemon_start workers.log --service workers --queue chat-messages
 WORKERS_PID=$DAEMON_PID
 daemon_wait_consuming workers.log
-send 30
-verify_inbox "over TLS"
+sent_once_send 30
+sent_once_verify "over TLS"
 expect_eq "the processes' Postgres connections without SSL" 0 "$(psql -XAtq "$PG_SUPER_URL" -c "
 	SELECT count(*) FROM pg_stat_ssl s JOIN pg_stat_activity a USING (pid)
 	WHERE a.client_addr IS NOT NULL AND a.application_name <> 'psql' AND NOT s.ssl")"
@@ -79,7 +62,7 @@ echo "ok   chat-outbox-relay and chat-outboxd over rediss:// and sslmode=verify-
 kill -TERM "$RELAY_PID"
 harness_wait_for 10 bash -c "! kill -0 $RELAY_PID 2>/dev/null"
 REDIS_URL=$WRONG PGURL=$PG_TLS relay_start two
-send 5
+sent_once_send 5
 error_has() { relay_status last_error | grep -E "$1" >/dev/null; }
 harness_wait_for 30 error_has "certificate verify failed: self-signed certificate in certificate chain"
 harness_wait_for 10 unsent_is 5
@@ -89,14 +72,14 @@ kill -TERM "$RELAY_PID"
 harness_wait_for 10 bash -c "! kill -0 $RELAY_PID 2>/dev/null"
 PGURL=$PG_TLS relay_start three
 harness_wait_for 30 unsent_is 0
-verify_inbox "relay restarted with the right CA"
+sent_once_verify "relay restarted with the right CA"
 
 # 2b. the daemon with a wrong CA: jobs wait in Redis, its log says why (once); the right CA flows
 kill -TERM "$WORKERS_PID"
 harness_wait_for 10 bash -c "! kill -0 $WORKERS_PID 2>/dev/null"
 CHAT_OUTBOXD_REDIS_URL=$WRONG daemon_start workers-wrong.log --service workers --queue chat-messages
 WRONG_PID=$DAEMON_PID
-send 5
+sent_once_send 5
 harness_wait_for 30 unsent_is 0 # the relay put them in Redis
 harness_wait_for 30 grep -q "certificate verify failed" "$H_DIR/workers-wrong.log"
 log_steady "$H_DIR/workers-wrong.log" "certificate verify failed"
@@ -105,14 +88,14 @@ echo "ok   daemon, wrong CA: $(grep -m1 "certificate verify failed" "$H_DIR/work
 kill -TERM "$WRONG_PID"
 harness_wait_for 10 bash -c "! kill -0 $WRONG_PID 2>/dev/null"
 daemon_start workers.log --service workers --queue chat-messages
-verify_inbox "daemon restarted with the right CA"
+sent_once_verify "daemon restarted with the right CA"
 
 # 3. insecure=1: no verification (a wrong CA passes), one warning at start
 kill -TERM "$RELAY_PID"
 harness_wait_for 10 bash -c "! kill -0 $RELAY_PID 2>/dev/null"
 REDIS_URL="$WRONG&insecure=1" PGURL=$PG_TLS relay_start four
-send 5
+sent_once_send 5
 harness_wait_for 30 unsent_is 0
-verify_inbox "insecure=1"
+sent_once_verify "insecure=1"
 expect_eq "insecure=1 warnings of the relay" 1 "$(grep -c "says insecure=1" "$H_DIR/relay-four.log" || true)"
 echo "ok   insecure=1: relayed without verification, warned once"
