@@ -1,7 +1,8 @@
 /*
  * extension/src/pg/redis_sink.cpp - write BullMQ batches to Redis without ever blocking.
  *
- * hiredis runs in non-blocking mode and every wait is a WaitLatchOrSocket on its socket, so a
+ * hiredis runs in non-blocking mode, its bytes moved by common/redis_transport (plaintext, or TLS for
+ * a rediss:// shard), and every wait is a WaitLatchOrSocket on its socket, so a
  * SIGTERM or SIGHUP (which set the latch) is answered at once even while Redis hangs, and the
  * wait never outlives chat_outbox.redis_timeout; only Sentinel discovery, before a connect, asks
  * the sentinels over blocking connections (see DiscoverMaster). Nothing is buffered here between calls: a
