@@ -24,7 +24,7 @@ PG_CXXFLAGS = -std=c++17 -Wall -Wextra -Wno-unused-parameter -Wno-missing-field-
 # them too, last, so they win (pg_buildext sets COPT to dpkg-buildflags' CFLAGS: a package build's flags).
 PG_CXXFLAGS += $(COPT)
 # PGXS links the .so with gcc, which does not pull in the C++ runtime by itself.
-SHLIB_LINK = -lhiredis -lcrypto -lstdc++
+SHLIB_LINK = -lhiredis -lssl -lcrypto -lstdc++
 
 # Debian's PG 15 is built --with-llvm: PGXS would also compile every .cpp to bitcode with clang,
 # without PG_CXXFLAGS (so not as C++17), and fail. A plain assignment is overridden by Makefile.global.

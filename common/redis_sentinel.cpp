@@ -6,6 +6,7 @@
 #include <cstdlib>
 #include <memory>
 
+#include "common/redis_blocking.hpp"
 #include "common/redis_handshake.hpp"
 
 namespace chat_outbox {
@@ -50,6 +51,16 @@ RoleIsMaster(const std::string &role)
 }
 
 RedisUrl
+AtSentinel(const RedisUrl &url, const RedisEndpoint &sentinel)
+{
+	RedisUrl at;
+	at.host = sentinel.host;
+	at.port = sentinel.port;
+	at.tls = url.tls;
+	return at;
+}
+
+RedisUrl
 AtMaster(const RedisUrl &url, const RedisEndpoint &master)
 {
 	RedisUrl u = url;
@@ -63,32 +74,20 @@ namespace {
 struct ReplyFree {
 	void operator()(redisReply *r) const { freeReplyObject(r); }
 };
-struct ContextFree {
-	void operator()(redisContext *c) const { redisFree(c); }
-};
 
 std::optional<RedisEndpoint>
 AskOne(const RedisUrl &url, const RedisEndpoint &sentinel, int64_t timeout_ms, std::string *error)
 {
-	struct timeval tv = {static_cast<time_t>(timeout_ms / 1000), static_cast<suseconds_t>((timeout_ms % 1000) * 1000)};
-	std::unique_ptr<redisContext, ContextFree> ctx(redisConnectWithTimeout(sentinel.host.c_str(), sentinel.port, tv));
-	if (!ctx || ctx->err) {
-		*error = ctx ? ctx->errstr : "out of memory";
+	BlockingRedis conn;
+	if (!conn.Connect(AtSentinel(url, sentinel), timeout_ms)) {
+		*error = conn.Error();
 		return std::nullopt;
 	}
-	redisSetTimeout(ctx.get(), tv);
 	std::unique_ptr<redisReply, ReplyFree> last;
 	for (const auto &argv : SentinelQueryCommands(url)) {
-		std::vector<const char *> args;
-		std::vector<size_t> lens;
-		for (const auto &a : argv) {
-			args.push_back(a.data());
-			lens.push_back(a.size());
-		}
-		last.reset(static_cast<redisReply *>(
-		    redisCommandArgv(ctx.get(), static_cast<int>(args.size()), args.data(), lens.data())));
+		last.reset(conn.Command(argv));
 		if (!last) {
-			*error = ctx->errstr[0] ? ctx->errstr : "connection closed";
+			*error = conn.Error();
 			return std::nullopt;
 		}
 		if (last->type == REDIS_REPLY_ERROR) {

@@ -8,7 +8,7 @@
 // "master"; the caller then moves the cursor on and discovers again. Every connection error of a
 // sentinel URL's client leads to a new discovery, which is how a failover is followed.
 //
-// The pure helpers are used by the async daemon too; DiscoverMaster is the blocking form (hiredis
+// The pure helpers are used by the async daemon too; DiscoverMaster is the blocking form (common/redis_blocking,
 // with a timeout) for the relay.
 #pragma once
 
@@ -34,6 +34,10 @@ std::optional<RedisEndpoint> MasterFromReply(bool is_nil, const std::vector<std:
 // RoleIsMaster checks the first element of its reply.
 std::vector<std::string> MasterCheckCommand();
 bool RoleIsMaster(const std::string &role);
+
+// AtSentinel is the address of one of url's sentinels, reached as the URL says (rediss-sentinel://:
+// TLS, with the URL's TLS parameters); nothing else of the URL (credentials, db) goes to a sentinel.
+RedisUrl AtSentinel(const RedisUrl &url, const RedisEndpoint &sentinel);
 
 // AtMaster is url with host and port set to the discovered master (the URL's credentials and db).
 RedisUrl AtMaster(const RedisUrl &url, const RedisEndpoint &master);

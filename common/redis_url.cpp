@@ -110,6 +110,23 @@ Fail(std::string *error, const std::string &why)
 
 } // namespace
 
+// TlsQuery is the TLS parameters of a redacted URL (file paths and names are not secret).
+std::string
+TlsQuery(const RedisTls &t, bool first)
+{
+	std::string q;
+	auto add = [&](const char *k, const std::string &v) {
+		if (!v.empty())
+			q += std::string(first && q.empty() ? "?" : "&") + k + "=" + v;
+	};
+	add("cacert", t.cacert);
+	add("cert", t.cert);
+	add("key", t.key);
+	add("sni", t.sni);
+	add("insecure", t.insecure ? "1" : "");
+	return q;
+}
+
 std::string
 RedisUrl::Redacted() const
 {
@@ -128,12 +145,14 @@ RedisUrl::Redacted() const
 		if (!sentinel_password.empty() || !sentinel_username.empty())
 			q += std::string(q.empty() ? "?" : "&") + "sentinel_username=" + sentinel_username +
 			     (sentinel_password.empty() ? "" : "&sentinel_password=***");
-		return "redis-sentinel://" + auth + hosts + "/" + master_name + q;
+		return std::string(tls.enabled ? "rediss-sentinel://" : "redis-sentinel://") + auth + hosts + "/" + master_name + q +
+		       TlsQuery(tls, q.empty());
 	}
 	if (!unix_socket.empty())
 		return "unix://" + auth + unix_socket + (db ? "?db=" + std::to_string(db) : "");
 	bool v6 = host.find(':') != std::string::npos;
-	return "redis://" + auth + (v6 ? "[" + host + "]" : host) + ":" + std::to_string(port) + "/" + std::to_string(db);
+	return std::string(tls.enabled ? "rediss://" : "redis://") + auth + (v6 ? "[" + host + "]" : host) + ":" +
+	       std::to_string(port) + "/" + std::to_string(db) + TlsQuery(tls, true);
 }
 
 std::optional<RedisUrl>
@@ -147,9 +166,16 @@ ParseRedisUrl(const std::string &url, std::string *error)
 	else if (url.rfind("redis-cluster://", 0) == 0) {
 		rest = url.substr(16);
 		is_cluster = true;
+	} else if (url.rfind("rediss://", 0) == 0) {
+		rest = url.substr(9);
+		r.tls.enabled = true;
 	} else if (url.rfind("redis-sentinel://", 0) == 0) {
 		rest = url.substr(17);
 		is_sentinel = true;
+	} else if (url.rfind("rediss-sentinel://", 0) == 0) {
+		rest = url.substr(18);
+		is_sentinel = true;
+		r.tls.enabled = true;
 	} else if (url.rfind("unix://", 0) == 0) {
 		rest = url.substr(7);
 		is_unix = true;
@@ -157,7 +183,7 @@ ParseRedisUrl(const std::string &url, std::string *error)
 		rest = url.substr(13);
 		is_unix = true;
 	} else
-		return Fail(error, "scheme must be redis://, redis-sentinel://, redis-cluster:// or unix://");
+		return Fail(error, "scheme must be redis://, rediss://, redis-sentinel://, rediss-sentinel://, redis-cluster:// or unix://");
 
 	// userinfo ends at the last '@' so passwords may contain '@' when not encoded
 	size_t at = rest.rfind('@');
@@ -241,10 +267,32 @@ ParseRedisUrl(const std::string &url, std::string *error)
 			r.sentinel_password = v;
 		else if (is_sentinel && (k == "sentinel_username" || k == "sentinel_user"))
 			r.sentinel_username = v;
+		else if (r.tls.enabled && (k == "cacert" || k == "cert" || k == "key" || k == "sni")) {
+			if (v.empty())
+				return Fail(error, "query parameter '" + k + "' is empty");
+			(k == "cacert" ? r.tls.cacert : k == "cert" ? r.tls.cert : k == "key" ? r.tls.key : r.tls.sni) = v;
+		} else if (r.tls.enabled && k == "insecure") {
+			if (v != "0" && v != "1")
+				return Fail(error, "insecure must be 0 or 1");
+			r.tls.insecure = v == "1";
+		} else if (!r.tls.enabled && (k == "cacert" || k == "cert" || k == "key" || k == "sni" || k == "insecure"))
+			return Fail(error, "query parameter '" + k + "' needs a TLS URL (rediss:// or rediss-sentinel://)");
 		else
 			return Fail(error, "unknown query parameter '" + k + "'");
 	}
+	if (r.tls.cert.empty() != r.tls.key.empty())
+		return Fail(error, "cert and key go together (the client certificate and its private key)");
 	return r;
+}
+
+std::string
+InsecureWarning(const std::vector<RedisUrl> &urls)
+{
+	for (const auto &u : urls)
+		if (u.tls.enabled && u.tls.insecure)
+			return "the Redis URL " + u.Redacted() +
+			       " says insecure=1: the server's certificate is not verified (give its CA with cacert= instead)";
+	return "";
 }
 
 } // namespace chat_outbox

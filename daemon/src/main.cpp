@@ -204,6 +204,8 @@ Run(int argc, char **argv)
 	d->sigint.Start(loop, SIGINT, [daemon](int sig) { daemon->OnSignal(sig); });
 	Log(Level::Notice, "chat-outboxd starting: service %s, queue %s, redis %s, listen %s, identity %s",
 	    cfg.service.c_str(), cfg.queue.c_str(), shard_list.c_str(), cfg.listen.c_str(), cfg.identity.c_str());
+	if (std::string insecure = chat_outbox::InsecureWarning(shards); !insecure.empty())
+		Log(Level::Warning, "%s", insecure.c_str());
 	// Said once at start, so an operator who sees 404 at / knows why.
 	if (cfg.web_root.empty())
 		Log(Level::Notice, "web client: not served (--web-root is empty)");

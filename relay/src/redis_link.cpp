@@ -1,8 +1,6 @@
 // relay/src/redis_link.cpp - see redis_link.hpp.
 #include "redis_link.hpp"
 
-#include <sys/time.h>
-
 #include <algorithm>
 #include <chrono>
 #include <cstring>
@@ -44,7 +42,7 @@ RedisLink::~RedisLink() { Disconnect(); }
 bool
 RedisLink::Connected() const
 {
-	return cluster_ ? cluster_->Connected() : ctx_ != nullptr;
+	return cluster_ ? cluster_->Connected() : conn_.Connected();
 }
 
 std::string
@@ -115,17 +113,15 @@ RedisLink::Disconnect()
 {
 	if (cluster_)
 		cluster_->Disconnect();
-	if (ctx_)
-		redisFree(ctx_);
-	ctx_ = nullptr;
+	conn_.Close();
 }
 
 void
 RedisLink::FailConnection(const std::string &what)
 {
 	std::string why = what;
-	if (ctx_ && ctx_->err)
-		why += std::string(": ") + (ctx_->errstr[0] ? ctx_->errstr : "connection closed");
+	if (!conn_.Connected() && !conn_.Error().empty())
+		why += ": " + conn_.Error();
 	Disconnect();
 	throw RedisFailure(RedisFailure::kConnection, why);
 }
@@ -133,23 +129,16 @@ RedisLink::FailConnection(const std::string &what)
 redisReply *
 RedisLink::Roundtrip(const std::string &resp)
 {
-	void *reply = nullptr;
-	if (redisAppendFormattedCommand(ctx_, resp.data(), resp.size()) != REDIS_OK || redisGetReply(ctx_, &reply) != REDIS_OK ||
-	    !reply)
+	redisReply *reply = conn_.Formatted(resp);
+	if (!reply)
 		FailConnection("batch add");
-	return static_cast<redisReply *>(reply);
+	return reply;
 }
 
 redisReply *
 RedisLink::Command(const std::vector<std::string> &argv)
 {
-	std::vector<const char *> args;
-	std::vector<size_t> lens;
-	for (const auto &a : argv) {
-		args.push_back(a.data());
-		lens.push_back(a.size());
-	}
-	auto *r = static_cast<redisReply *>(redisCommandArgv(ctx_, static_cast<int>(args.size()), args.data(), lens.data()));
+	redisReply *r = conn_.Command(argv);
 	if (!r)
 		FailConnection(argv[0]);
 	return r;
@@ -158,7 +147,6 @@ RedisLink::Command(const std::vector<std::string> &argv)
 void
 RedisLink::Connect()
 {
-	struct timeval tv = {static_cast<time_t>(timeout_ms_ / 1000), static_cast<suseconds_t>((timeout_ms_ % 1000) * 1000)};
 	RedisUrl target = url_;
 	if (url_.IsSentinel()) {
 		// every connect of a sentinel URL asks the sentinels first: that is how a failover is followed
@@ -172,13 +160,8 @@ RedisLink::Connect()
 		master_ = found;
 		target = AtMaster(url_, *master);
 	}
-	ctx_ = target.unix_socket.empty() ? redisConnectWithTimeout(target.host.c_str(), target.port, tv)
-	                                  : redisConnectUnixWithTimeout(target.unix_socket.c_str(), tv);
-	if (!ctx_)
-		throw RedisFailure(RedisFailure::kConnection, "connect: out of memory");
-	if (ctx_->err)
-		FailConnection("connect");
-	redisSetTimeout(ctx_, tv);
+	if (!conn_.Connect(target, timeout_ms_))
+		throw RedisFailure(RedisFailure::kConnection, conn_.Error());
 	for (const auto &cmd : HandshakeCommands(url_)) {
 		Reply r(Command(cmd));
 		if (r->type == REDIS_REPLY_ERROR) {
@@ -218,7 +201,7 @@ RedisLink::Connect()
 redisReply *
 RedisLink::Checked(const std::vector<std::string> &argv)
 {
-	if (!ctx_)
+	if (!conn_.Connected())
 		Connect();
 	redisReply *r = Command(argv);
 	if (r->type == REDIS_REPLY_ERROR) {
@@ -267,7 +250,7 @@ RedisLink::ConfirmReplicated()
 		return cluster_->ConfirmReplicated();
 	if (min_replicas_ <= 0)
 		return;
-	if (!ctx_)
+	if (!conn_.Connected())
 		FailConnection("WAIT: not connected");
 	int64_t wait_ms = std::max<int64_t>(timeout_ms_ / 2, 1); // never 0: WAIT 0 blocks for ever
 	Reply r(Command({"WAIT", std::to_string(min_replicas_), std::to_string(wait_ms)}));
@@ -289,7 +272,7 @@ RedisLink::Ping()
 {
 	if (cluster_)
 		return cluster_->Ping();
-	if (!ctx_)
+	if (!conn_.Connected())
 		Connect();
 	Reply r(Command({"PING"}));
 	if (r->type == REDIS_REPLY_ERROR) {
@@ -307,10 +290,10 @@ RedisLink::AddBatch(const std::string &queue, const LayoutCheck &layout, const J
 	// A connection that sat idle may have been closed by a Redis restart or CLIENT KILL: that is
 	// not an outage, so a batch that fails on a reused connection goes once more on a new one.
 	// Sending twice is safe: the second add of an id is a BullMQ duplicate.
-	bool reused = ctx_ != nullptr;
+	bool reused = conn_.Connected();
 	for (int attempt = 0;; attempt++) {
 		try {
-			if (!ctx_)
+			if (!conn_.Connected())
 				Connect();
 			std::string request;
 			EncodeBatchAdd(prefix_, queue, layout, jobs, n, NowMs(), sha_, &request);
@@ -339,7 +322,7 @@ RedisLink::AddBatch(const std::string &queue, const LayoutCheck &layout, const J
 					out[i] = std::string(r->element[i]->str, r->element[i]->len);
 			return out;
 		} catch (const RedisFailure &f) {
-			if (f.kind != RedisFailure::kConnection || !reused || attempt > 0 || std::strstr(f.what(), "temporarily unavailable"))
+			if (f.kind != RedisFailure::kConnection || !reused || attempt > 0 || std::strstr(f.what(), "timed out"))
 				throw;
 			reused = false;
 		}

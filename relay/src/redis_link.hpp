@@ -1,4 +1,5 @@
-// relay/src/redis_link.hpp - chat-outbox-relay's Redis connection: blocking hiredis with a timeout.
+// relay/src/redis_link.hpp - chat-outbox-relay's Redis connection: blocking, with a timeout, plaintext
+// or TLS (common/redis_blocking.hpp).
 //
 // One connection, the handshake of common/redis_handshake (AUTH, SELECT), SCRIPT LOAD of the
 // extension's batch-add script and the durability check; then one EVALSHA per batch, encoded by
@@ -16,6 +17,7 @@
 #include <utility>
 #include <vector>
 
+#include "common/redis_blocking.hpp"
 #include "common/relay/bullmq_batch_add.hpp"
 #include "common/redis_cluster.hpp"
 #include "common/redis_url.hpp"
@@ -101,7 +103,7 @@ class RedisLink {
 	std::string master_; // redis-sentinel:// only: "host:port" last discovered
 	std::string notice_;
 	std::string prefix_;
-	redisContext *ctx_ = nullptr;
+	BlockingRedis conn_;
 	std::string sha_;
 	std::string warning_;
 	std::string appendfsync_;

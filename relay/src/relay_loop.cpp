@@ -52,6 +52,8 @@ RelayLoop::RelayLoop(const RelayConfig &cfg, const std::vector<RedisUrl> &urls, 
 	}
 	outages_.resize(shards_.size());
 	cluster_ = urls.size() == 1 && urls[0].IsCluster();
+	if (std::string insecure = InsecureWarning(urls); !insecure.empty())
+		Log("warning: " + insecure);
 	if (cfg.wake == "logical")
 		logical_ = std::make_unique<LogicalWake>(cfg.database_url, Log);
 }

@@ -4,6 +4,8 @@ add_shell_test(extension.relay_e2e extension/relay_e2e.sh 180)
 add_shell_test(extension.faults extension/faults.sh 240)
 add_shell_test(extension.script_flush extension/script_flush.sh 180)
 add_shell_test(extension.redis_auth extension/redis_auth.sh 120)
+# rediss:// against a redis-server with only a TLS port, a real bullmq Worker over TLS, each bad certificate.
+add_shell_test(extension.redis_tls extension/redis_tls.sh 180)
 add_shell_test(extension.status extension/status.sh 120)
 add_shell_test(extension.retention extension/retention.sh 120)
 add_shell_test(extension.rotation_faults extension/rotation_faults.sh 120)

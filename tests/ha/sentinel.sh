@@ -7,28 +7,49 @@
 #                          URL naming them. Node <port> keeps its data and pidfile in $H_DIR/redis-<port>.
 #   sentinel_master_port   the port the sentinels name as master now
 #   redis_start_node <port> <dir> [args...]  one $HARNESS_REDIS_SERVER in the background, tracked for cleanup
+# With SENTINEL_TLS=1 every node and sentinel serves TLS only (port 0, tls-port, tls-replication yes)
+# with a certificate of the test's own CA (tests/harness/tls_ca.sh, in $SENTINEL_TLS_DIR), redis-cli
+# speaks TLS to them ($SCLI, and rcli) and $REDIS_URL is the rediss-sentinel:// form with cacert=.
 # Sentinels decide within a few seconds (down-after-milliseconds 3000, or
 # $SENTINEL_DOWN_AFTER_MS: bench/ha uses 1000) so a failover fits a test. Not
 # less: at 1000 a new master busy for a second on a loaded CI machine looked down too, and a second
 # failover promoted the restarted old master before it had synced from the new one, losing the test's
 # own writes there (its resume of the queue: Redis replication is asynchronous for writes without WAIT).
 
+# sentinel_tls_args: a node's TLS arguments (none without SENTINEL_TLS_DIR); SCLI: redis-cli for the nodes
+sentinel_tls_args() {
+	[ -z "${SENTINEL_TLS_DIR:-}" ] || echo "--port 0 --tls-port $1 --tls-cert-file $SENTINEL_TLS_DIR/server.crt" \
+		"--tls-key-file $SENTINEL_TLS_DIR/server.key --tls-ca-cert-file $SENTINEL_TLS_DIR/ca.crt" \
+		"--tls-replication yes --tls-auth-clients no"
+}
+SCLI=redis-cli
+
 redis_start_node() {
 	local port=$1 dir=$2
 	shift 2
 	mkdir -p "$dir"
-	"$HARNESS_REDIS_SERVER" --port "$port" --bind 127.0.0.1 --dir "$dir" --appendonly yes --appendfsync everysec \
+	# shellcheck disable=SC2046 # the TLS arguments are words
+	"$HARNESS_REDIS_SERVER" --port "$port" $(sentinel_tls_args "$port") --bind 127.0.0.1 --dir "$dir" --appendonly yes --appendfsync everysec \
 		--maxmemory-policy noeviction --save '' --pidfile "$dir/redis.pid" --logfile "$dir/redis.log" "$@" &
 	harness_track $!
-	harness_wait_for 10 redis-cli -p "$port" ping
+	harness_wait_for 10 $SCLI -p "$port" ping
 }
 
 sentinel_master_port() {
-	redis-cli -p "${SENTINEL_PORTS%% *}" SENTINEL get-master-addr-by-name mymaster | sed -n 2p
+	$SCLI -p "${SENTINEL_PORTS%% *}" SENTINEL get-master-addr-by-name mymaster | sed -n 2p
 }
 
 sentinel_env() {
 	harness_init "$1"
+	if [ "${SENTINEL_TLS:-0}" = 1 ]; then
+		. "$H_ROOT/tests/harness/tls_ca.sh"
+		tls_ca ca
+		tls_cert ca server "DNS:localhost,IP:127.0.0.1" # the sentinels name the master by its IP
+		chmod -R a+rX "$TLS_DIR"
+		SENTINEL_TLS_DIR=$TLS_DIR
+		SCLI="redis-cli --tls --cacert $TLS_DIR/ca.crt"
+		REDIS_CLI_AUTH="--tls --cacert $TLS_DIR/ca.crt"
+	fi
 	local replicas=${HA_REPLICAS:-1} port
 	REDIS_PORT=$(harness_free_port)
 	REDIS_DIR=$H_DIR/redis-$REDIS_PORT
@@ -42,7 +63,7 @@ sentinel_env() {
 	done
 	REPLICA_PORT=${REPLICA_PORTS%% *}
 	REPLICA_PIDFILE=$H_DIR/redis-$REPLICA_PORT/redis.pid
-	harness_wait_for 10 sh -c "redis-cli -p $REDIS_PORT INFO replication | grep -q '^connected_slaves:$replicas'"
+	harness_wait_for 10 sh -c "$SCLI -p $REDIS_PORT INFO replication | grep -q '^connected_slaves:$replicas'"
 	SENTINEL_PORTS=""
 	local hosts="" conf
 	for i in 1 2 3; do
@@ -58,17 +79,21 @@ sentinel down-after-milliseconds mymaster ${SENTINEL_DOWN_AFTER_MS:-3000}
 sentinel failover-timeout mymaster 10000
 sentinel parallel-syncs mymaster 1
 CONF
+		[ -z "${SENTINEL_TLS_DIR:-}" ] || printf '%s\n' "port 0" "tls-port $port" "tls-cert-file $SENTINEL_TLS_DIR/server.crt" \
+			"tls-key-file $SENTINEL_TLS_DIR/server.key" "tls-ca-cert-file $SENTINEL_TLS_DIR/ca.crt" \
+			"tls-replication yes" "tls-auth-clients no" >>"$conf"
 		redis-sentinel "$conf" &
 		harness_track $!
-		harness_wait_for 10 redis-cli -p "$port" ping
+		harness_wait_for 10 $SCLI -p "$port" ping
 		SENTINEL_PORTS="$SENTINEL_PORTS${SENTINEL_PORTS:+ }$port"
 		hosts="$hosts${hosts:+,}127.0.0.1:$port"
 	done
 	# every sentinel has found the replica and the other sentinels before anything is decided
 	for port in $SENTINEL_PORTS; do
-		harness_wait_value 20 = "$replicas" sh -c "redis-cli -p $port SENTINEL replicas mymaster | grep -c '^name\$' || true"
-		harness_wait_value 20 = 2 sh -c "redis-cli -p $port SENTINEL sentinels mymaster | grep -c '^runid\$' || true"
+		harness_wait_value 20 = "$replicas" sh -c "$SCLI -p $port SENTINEL replicas mymaster | grep -c '^name\$' || true"
+		harness_wait_value 20 = 2 sh -c "$SCLI -p $port SENTINEL sentinels mymaster | grep -c '^runid\$' || true"
 	done
 	REDIS_URL="redis-sentinel://$hosts/mymaster"
+	[ -z "${SENTINEL_TLS_DIR:-}" ] || REDIS_URL="rediss-sentinel://$hosts/mymaster?cacert=$SENTINEL_TLS_DIR/ca.crt"
 	export REDIS_PORT REDIS_PIDFILE REPLICA_PORT REPLICA_PORTS REPLICA_PIDFILE REDIS_DIR SENTINEL_PORTS REDIS_URL
 }

@@ -4,6 +4,8 @@ add_shell_test(managed.relay managed/relay.sh 180)
 add_shell_test(managed.relay.logical managed/relay.sh 180 ARGS --logical)
 add_shell_test(managed.wake_logical managed/wake_logical.sh 120)
 add_shell_test(managed.poll_alone managed/poll_alone.sh 60)
+# chat-outbox-relay and chat-outboxd over rediss:// (a TLS-only redis-server) and sslmode=verify-full.
+add_shell_test(managed.tls managed/tls.sh 180)
 # Suites written for the extension that need nothing of it but its API, run against the managed install:
 # those where the relay matters. The daemon-only ones (crash_never_fails, duplicates, stalled_recovery,
 # catchup) see the same jobs whichever relay queued them and run once, with the extension.

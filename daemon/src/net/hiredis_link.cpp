@@ -67,7 +67,9 @@ HiredisLink::Connect()
 	ac_ = c;
 	state_ = State::Connecting;
 	deadline_ = 0;
-	Await("connect");
+	// a rediss:// connection is connected once its TLS handshake is done (net/hiredis_uv.hpp); a
+	// plaintext server behind it may never answer the handshake
+	Await(route_.Next().tls.enabled ? "connect and TLS handshake" : "connect");
 }
 
 // ForLive runs f (through CallFromC) on the link of c, unless c is no longer its live context.

@@ -23,7 +23,11 @@ namespace chat_outboxd {
 bool AttachToLoop(redisAsyncContext *ac, uv_loop_t *loop);
 
 // OpenContext starts connecting to url on loop with data as the context's data and the two callbacks
-// set; nullptr with *error when that fails at once (the caller retries).
+// set; nullptr with *error when that fails at once (the caller retries). For a rediss:// url (url.tls)
+// the context speaks TLS (common/redis_transport.hpp): on_connect runs once the TCP connect and the TLS
+// handshake are both done, and a handshake that fails (a certificate refused, a server that does not
+// speak TLS) ends the context through on_disconnect with REDIS_ERR and the reason in errstr, as a lost
+// connection does.
 redisAsyncContext *OpenContext(uv_loop_t *loop, const chat_outbox::RedisUrl &url, void *data,
                                redisConnectCallback *on_connect, redisDisconnectCallback *on_disconnect,
                                std::string *error);

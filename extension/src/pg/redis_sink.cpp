@@ -1,7 +1,8 @@
 /*
  * extension/src/pg/redis_sink.cpp - write BullMQ batches to Redis without ever blocking.
  *
- * hiredis runs in non-blocking mode and every wait is a WaitLatchOrSocket on its socket, so a
+ * hiredis runs in non-blocking mode, its bytes moved by common/redis_transport (plaintext, or TLS for
+ * a rediss:// shard), and every wait is a WaitLatchOrSocket on its socket, so a
  * SIGTERM or SIGHUP (which set the latch) is answered at once even while Redis hangs, and the
  * wait never outlives chat_outbox.redis_timeout; only Sentinel discovery, before a connect, asks
  * the sentinels over blocking connections (see DiscoverMaster). Nothing is buffered here between calls: a
@@ -35,7 +36,9 @@
 #include "common/redis_handshake.hpp"
 #include "common/redis_script.hpp"
 #include "common/redis_sentinel.hpp"
+#include "common/redis_transport.hpp"
 #include "common/redis_url.hpp"
+#include "common/tls_session.hpp"
 
 bool redis_sink_latch_seen = false;
 
@@ -86,6 +89,8 @@ struct RedisSink
 {
 	SinkState	  state = SinkState::kDisconnected;
 	redisContext *ctx = nullptr;
+	chat_outbox::TlsSession *tls = nullptr; /* a rediss:// shard's session on ctx's socket (NULL: plaintext) */
+	chat_outbox::IoWait		 read_wait = chat_outbox::IoWait::kRead; /* what the next read waits for */
 	int			  index = 0; /* its shard number in chat_outbox.redis_url */
 
 	/* the connection's target and what its handshake learned */
@@ -170,6 +175,9 @@ SinkFail(RedisSink &sink, SinkFailure *failure, const char *what, const char *wh
 static void
 SinkDisconnect(RedisSink &sink)
 {
+	delete sink.tls; /* before the context: the session does not own the socket */
+	sink.tls = nullptr;
+	sink.read_wait = chat_outbox::IoWait::kRead;
 	if (sink.ctx)
 		redisFree(sink.ctx);
 	sink.ctx = nullptr;
@@ -271,19 +279,46 @@ SinkWait(RedisSink &sink, int events, TimestampTz deadline, SinkFailure *failure
 	}
 }
 
+/* SocketEvent: the WaitLatchOrSocket event of a transport's wait (common/redis_transport.hpp) */
+static int
+SocketEvent(chat_outbox::IoWait wait)
+{
+	return wait == chat_outbox::IoWait::kWrite ? WL_SOCKET_WRITEABLE : WL_SOCKET_READABLE;
+}
+
+/* The transport's calls, made inside CallCpp (they allocate); a failure sets ctx->errstr. */
+static int
+SinkTransportWrite(RedisSink &sink, int *done, chat_outbox::IoWait *wait)
+{
+	int rc = REDIS_ERR;
+
+	chat_outbox::CallCpp([&] { rc = chat_outbox::TransportWrite(sink.ctx, sink.tls, done, wait); });
+	return rc;
+}
+
+static int
+SinkTransportRead(RedisSink &sink)
+{
+	int rc = REDIS_ERR;
+
+	chat_outbox::CallCpp([&] { rc = chat_outbox::TransportRead(sink.ctx, sink.tls, &sink.read_wait); });
+	return rc;
+}
+
 static bool
 SinkFlush(RedisSink &sink, TimestampTz deadline, SinkFailure *failure)
 {
-	int done = 0;
+	int					done = 0;
+	chat_outbox::IoWait wait = chat_outbox::IoWait::kWrite;
 
 	for (;;) {
-		if (redisBufferWrite(sink.ctx, &done) == REDIS_ERR) {
+		if (SinkTransportWrite(sink, &done, &wait) == REDIS_ERR) {
 			SinkFail(sink, failure, "write", sink.ctx->errstr);
 			return false;
 		}
 		if (done)
 			return true;
-		if (!SinkWait(sink, WL_SOCKET_WRITEABLE, deadline, failure))
+		if (!SinkWait(sink, SocketEvent(wait), deadline, failure))
 			return false;
 	}
 }
@@ -301,9 +336,9 @@ SinkRead(RedisSink &sink, TimestampTz deadline, SinkFailure *failure)
 		}
 		if (reply)
 			return (redisReply *) reply;
-		if (!SinkWait(sink, WL_SOCKET_READABLE, deadline, failure))
+		if (!SinkWait(sink, SocketEvent(sink.read_wait), deadline, failure))
 			return nullptr;
-		if (redisBufferRead(sink.ctx) == REDIS_ERR) {
+		if (SinkTransportRead(sink) == REDIS_ERR) {
 			SinkFail(sink, failure, "read", sink.ctx->errstr[0] ? sink.ctx->errstr : "connection closed");
 			return nullptr;
 		}
@@ -344,6 +379,7 @@ static bool
 ParseShards(char *error, size_t error_size)
 {
 	bool ok = false;
+	bool insecure = false;
 
 	if (shards_guc && strcmp(shards_guc, chat_outbox_redis_url) == 0)
 		return nshards > 0;
@@ -365,6 +401,7 @@ ParseShards(char *error, size_t error_size)
 			sinks[i].index = static_cast<int>(i);
 			sinks[i].sentinel_cursor = 0;
 			sinks[i].master[0] = '\0';
+			insecure = insecure || sinks[i].url.tls.insecure;
 		}
 		nshards = static_cast<int>(parsed->size());
 		ok = true;
@@ -372,6 +409,11 @@ ParseShards(char *error, size_t error_size)
 	if (shards_guc)
 		pfree(shards_guc);
 	shards_guc = MemoryContextStrdup(TopMemoryContext, chat_outbox_redis_url);
+	/* once per value of the setting: every connect of it skips the check */
+	if (insecure)
+		ereport(WARNING, (errmsg("chat_outbox relay: chat_outbox.redis_url says insecure=1: the Redis server's "
+								 "certificate is not verified"),
+						  errhint("Give the server's CA with cacert= instead.")));
 	return ok;
 }
 
@@ -505,6 +547,47 @@ SinkHandshake(RedisSink &sink, TimestampTz deadline, SinkFailure *failure)
 	return true;
 }
 
+/*
+ * SinkTlsHandshake starts a rediss:// shard's TLS session on the connected socket and runs its
+ * handshake, which verifies the server (common/tls_session.hpp); a failure is the connect's.
+ */
+static bool
+SinkTlsHandshake(RedisSink &sink, TimestampTz deadline, SinkFailure *failure)
+{
+	char				error[CHAT_OUTBOX_ERRLEN] = "";
+	chat_outbox::IoWait wait = chat_outbox::IoWait::kNone;
+	int					rc = REDIS_ERR;
+
+	sink.timed_out = false;
+	chat_outbox::CallCpp([&] {
+		std::string why;
+		sink.tls = chat_outbox::TlsSession::Open(sink.url.tls, sink.url.host, sink.ctx->fd, &why).release();
+		if (!sink.tls)
+			strlcpy(error, why.c_str(), sizeof error);
+	});
+	if (!sink.tls) {
+		SinkFail(sink, failure, "connect", error[0] ? error : "TLS: out of memory");
+		return false;
+	}
+	for (;;) {
+		chat_outbox::CallCpp([&] { rc = chat_outbox::TransportHandshake(sink.ctx, sink.tls, &wait); });
+		if (rc == REDIS_ERR) {
+			strlcpy(error, sink.ctx->errstr, sizeof error);
+			SinkFail(sink, failure, "connect", error);
+			return false;
+		}
+		if (wait == chat_outbox::IoWait::kNone)
+			return true;
+		if (!SinkWait(sink, SocketEvent(wait), deadline, failure)) {
+			if (sink.timed_out)
+				snprintf(failure->message, sizeof failure->message, "%sconnect: TLS handshake: no answer within "
+						 "chat_outbox.redis_timeout (does the server speak TLS on this port?)",
+						 nshards > 1 ? psprintf("shard %d: ", sink.index) : "");
+			return false;
+		}
+	}
+}
+
 /* SinkEnsureConnected connects one shard (kDisconnected -> kIdle); a connected one is left as it is. */
 static bool
 SinkEnsureConnected(RedisSink &sink, SinkFailure *failure)
@@ -542,6 +625,8 @@ SinkEnsureConnected(RedisSink &sink, SinkFailure *failure)
 		SinkFail(sink, failure, "connect", strerror(soerr ? soerr : errno));
 		return false;
 	}
+	if (sink.url.tls.enabled && !SinkTlsHandshake(sink, deadline, failure))
+		return false;
 	if (!SinkHandshake(sink, deadline, failure))
 		return false;
 	sink.state = SinkState::kIdle;

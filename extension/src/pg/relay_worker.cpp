@@ -410,12 +410,17 @@ PublishRedisWarning(void)
 	strlcpy(logged_warning, w, sizeof logged_warning);
 }
 
+/* the failure last logged: an outage whose cause changes (a wrong CA fixed, the certificate now expired) says so */
+static char logged_failure[CHAT_OUTBOX_ERRLEN] = "";
+
 static void
 HandleFailure(const SinkFailure *failure)
 {
 	bool log_it;
 	long delay = (long) relay_health.OnFailure(&log_it);
 
+	log_it = log_it || strcmp(logged_failure, failure->message) != 0;
+	strlcpy(logged_failure, failure->message, sizeof logged_failure);
 	if (log_it)
 		ereport(LOG, (errmsg("chat_outbox relay: redis unreachable: %s", failure->message),
 					  errdetail("Rows stay in the outbox; retrying with backoff up to %d s.",
@@ -526,8 +531,10 @@ RelayRound(void)
 	if (relayed > 1)
 		last_busy_round_end = GetCurrentTimestamp();
 	relay_health.OnSuccess(relayed, !more, &log_it, &total);
-	if (log_it)
+	if (log_it) {
+		logged_failure[0] = '\0';
 		ereport(LOG, (errmsg("chat_outbox relay: redis back, relayed %lld", (long long) total)));
+	}
 	return more ? ROUND_MORE : ROUND_DONE;
 }
 

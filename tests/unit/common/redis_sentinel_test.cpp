@@ -34,6 +34,25 @@ TEST(RedisSentinel, MasterFromReply)
 	EXPECT_FALSE(MasterFromReply(false, {"h", "0"}, "m", &err));
 }
 
+TEST(RedisSentinel, TlsReachesSentinelsAndMaster)
+{
+	std::string err;
+	auto u = ParseRedisUrl("rediss-sentinel://app:pw@s1:26380/m?cacert=/ca.pem&sni=redis.internal", &err);
+	ASSERT_TRUE(u) << err;
+	RedisUrl s = AtSentinel(*u, u->sentinels[0]);
+	EXPECT_EQ(s.host, "s1");
+	EXPECT_EQ(s.port, 26380);
+	EXPECT_TRUE(s.tls.enabled);
+	EXPECT_EQ(s.tls.cacert, "/ca.pem");
+	EXPECT_TRUE(s.password.empty()); // the master's credentials never go to a sentinel
+	RedisUrl m = AtMaster(*u, {"10.1.1.1", 6400});
+	EXPECT_TRUE(m.tls.enabled);
+	EXPECT_EQ(m.tls.sni, "redis.internal");
+	u = ParseRedisUrl("redis-sentinel://s1/m", &err);
+	ASSERT_TRUE(u) << err;
+	EXPECT_FALSE(AtSentinel(*u, u->sentinels[0]).tls.enabled);
+}
+
 TEST(RedisSentinel, AtMasterKeepsCredentialsAndDb)
 {
 	std::string err;

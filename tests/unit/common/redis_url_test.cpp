@@ -110,3 +110,44 @@ TEST(RedisUrl, SentinelRefusals)
 	ASSERT_TRUE(u) << err;
 	EXPECT_FALSE(u->IsSentinel());
 }
+
+TEST(RedisUrl, TlsForms)
+{
+	std::string err;
+	auto u = ParseRedisUrl("rediss://app:pw@cache.example.com:6380/2?cacert=/etc/ca.pem&sni=redis.internal", &err);
+	ASSERT_TRUE(u) << err;
+	EXPECT_TRUE(u->tls.enabled);
+	EXPECT_EQ(u->host, "cache.example.com");
+	EXPECT_EQ(u->port, 6380);
+	EXPECT_EQ(u->db, 2);
+	EXPECT_EQ(u->tls.cacert, "/etc/ca.pem");
+	EXPECT_EQ(u->tls.sni, "redis.internal");
+	EXPECT_FALSE(u->tls.insecure);
+	EXPECT_EQ(u->Redacted(), "rediss://app:***@cache.example.com:6380/2?cacert=/etc/ca.pem&sni=redis.internal");
+	// no cacert: the system store verifies; insecure=1 turns verification off
+	u = ParseRedisUrl("rediss://h?insecure=1&cert=/c.pem&key=/k.pem", &err);
+	ASSERT_TRUE(u) << err;
+	EXPECT_TRUE(u->tls.cacert.empty());
+	EXPECT_TRUE(u->tls.insecure);
+	EXPECT_EQ(u->tls.cert, "/c.pem");
+	EXPECT_EQ(u->tls.key, "/k.pem");
+	u = ParseRedisUrl("rediss-sentinel://s1:26380,s2/mymaster?cacert=/ca.pem&sentinel_password=x", &err);
+	ASSERT_TRUE(u) << err;
+	EXPECT_TRUE(u->IsSentinel());
+	EXPECT_TRUE(u->tls.enabled);
+	EXPECT_EQ(u->sentinels.size(), 2u);
+	EXPECT_EQ(u->Redacted(), "rediss-sentinel://s1:26380,s2:26379/mymaster?sentinel_username=&sentinel_password=***&cacert=/ca.pem");
+	u = ParseRedisUrl("redis://h:1", &err);
+	ASSERT_TRUE(u) << err;
+	EXPECT_FALSE(u->tls.enabled);
+}
+
+TEST(RedisUrl, TlsRejects)
+{
+	std::string err;
+	EXPECT_FALSE(ParseRedisUrl("redis://h?cacert=/ca.pem", &err)); // TLS options on a plaintext URL
+	EXPECT_NE(err.find("rediss://"), std::string::npos);
+	EXPECT_FALSE(ParseRedisUrl("rediss://h?cert=/c.pem", &err)); // a certificate without its key
+	EXPECT_FALSE(ParseRedisUrl("rediss://h?insecure=yes", &err));
+	EXPECT_FALSE(ParseRedisUrl("rediss://h?cacert=", &err));
+}

@@ -16,11 +16,7 @@ SentinelRoute::Next() const
 {
 	if (phase_ == Phase::kMaster)
 		return target_;
-	const chat_outbox::RedisEndpoint &s = url_.sentinels[cursor_ % url_.sentinels.size()];
-	chat_outbox::RedisUrl sentinel;
-	sentinel.host = s.host;
-	sentinel.port = s.port;
-	return sentinel;
+	return chat_outbox::AtSentinel(url_, url_.sentinels[cursor_ % url_.sentinels.size()]);
 }
 
 std::vector<std::vector<std::string>>

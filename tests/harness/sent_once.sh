@@ -1,0 +1,23 @@
+# tests/harness/sent_once.sh - one sender's messages (consumers -> workers) and the check that each
+# reached workers.inbox once, in send order per chat. Sourced after lib.sh; the suite runs a
+# chat-outboxd --service workers --queue chat-messages.
+#   sent_once_send <n>        n messages, one transaction each, to chats 1..3 in turn; $sent counts them
+#   sent_once_verify <label>  waits for $sent rows in workers.inbox, then checks once each and the order
+sent=0
+sent_once_send() {
+	local i
+	for ((i = 0; i < $1; i++)); do
+		sent=$((sent + 1))
+		harness_psql "SELECT consumers.send_message($((sent % 3 + 1)), 'msg $sent')" >/dev/null
+	done
+}
+sent_once_verify() {
+	wait_inbox workers "$sent" 60
+	expect_eq "$1: workers.inbox = consumers.messages, once each" "$sent|$sent" \
+		"$(harness_psql "SELECT count(*), count(DISTINCT i.message_id) FROM workers.inbox i JOIN consumers.messages m
+			ON m.id = i.message_id AND m.body = i.body AND m.chat_id = i.chat_id")"
+	expect_eq "$1: order per chat" 0 "$(harness_psql "
+		SELECT count(*) FROM (
+			SELECT split_part(body, ' ', 2)::int AS n, lag(split_part(body, ' ', 2)::int) OVER (PARTITION BY chat_id ORDER BY seq) AS prev
+			FROM workers.inbox) s WHERE prev IS NOT NULL AND prev > n")"
+}
