@@ -356,8 +356,11 @@ BEGIN
 		#variable_conflict use_variable
 		DECLARE
 			m %1$I.messages;
-			k %1$I.client_msg_ids;
+			-- the key's row, as scalars: a declared row type of client_msg_ids would need the table when
+			-- the function is defined (the update to 1.6 defines it before it makes the table)
 			claimed uuid;
+			k_message uuid;
+			k_md5 text;
 		BEGIN
 			IF chat_id IS NULL THEN
 				RAISE EXCEPTION 'chat_id must not be null'
@@ -380,17 +383,17 @@ BEGIN
 						ON CONFLICT ON CONSTRAINT client_msg_ids_pkey DO NOTHING
 						RETURNING c.message_id INTO claimed;
 					EXIT WHEN claimed IS NOT NULL;
-					SELECT * INTO k FROM %1$I.client_msg_ids c WHERE c.chat_id OPERATOR(pg_catalog.=) chat_id
+					SELECT c.message_id, c.body_md5 INTO k_message, k_md5 FROM %1$I.client_msg_ids c WHERE c.chat_id OPERATOR(pg_catalog.=) chat_id
 						AND c.sender OPERATOR(pg_catalog.=) COALESCE(sender, '') AND c.client_msg_id OPERATOR(pg_catalog.=) client_msg_id;
 					CONTINUE WHEN NOT FOUND; -- its message's row was removed meanwhile, and the key with it: claim it again
-					SELECT * INTO m FROM %1$I.messages t WHERE t.id OPERATOR(pg_catalog.=) k.message_id;
+					SELECT * INTO m FROM %1$I.messages t WHERE t.id OPERATOR(pg_catalog.=) k_message;
 					IF NOT FOUND THEN
 						-- the message's row is gone (removed by hand): the key is free again
-						DELETE FROM %1$I.client_msg_ids c WHERE c.chat_id OPERATOR(pg_catalog.=) k.chat_id
-							AND c.sender OPERATOR(pg_catalog.=) k.sender AND c.client_msg_id OPERATOR(pg_catalog.=) k.client_msg_id;
+						DELETE FROM %1$I.client_msg_ids c WHERE c.chat_id OPERATOR(pg_catalog.=) chat_id
+							AND c.sender OPERATOR(pg_catalog.=) COALESCE(sender, '') AND c.client_msg_id OPERATOR(pg_catalog.=) client_msg_id;
 						CONTINUE;
 					END IF;
-					IF k.body_md5 OPERATOR(pg_catalog.<>) pg_catalog.md5(body) THEN
+					IF k_md5 OPERATOR(pg_catalog.<>) pg_catalog.md5(body) THEN
 						RAISE EXCEPTION 'client_msg_id %% was used for another message', client_msg_id
 							USING ERRCODE = 'CM409',
 								DETAIL = pg_catalog.format('Message %%s of chat %%s has this client_msg_id and another body.', m.id, m.chat_id),
