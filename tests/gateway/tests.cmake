@@ -52,3 +52,6 @@ add_shell_test(gateway.client_msg_id gateway/two_sides.sh 30 ARGS client_msg_id.
 # 2 rounds of the 16 cuts here; 25 rounds (400 cuts) in the long set
 add_shell_test(gateway.cut_sends gateway/two_sides.sh 60 ARGS cut_sends.mjs 2)
 add_shell_test(gateway.cut_sends_long gateway/two_sides.sh 400 ARGS cut_sends.mjs 25)
+# the JavaScript client library (clients/js/): written while the daemon is down, sends cut before
+# their ack, the daemon killed mid-queue, refusals, edits and deletes, resume after 450 missed
+add_shell_test(gateway.client_lib gateway/two_sides.sh 60 ARGS client_lib.mjs)
