@@ -208,9 +208,9 @@ SioNamespace::OnEvent(const std::shared_ptr<Session> &s, const nlohmann::json &a
 		sends_.Send(
 		    chat, body->get<std::string>(), s->sub,
 		    [this, weak, ack](nlohmann::json result) {
-			    auto live = weak.lock();
-			    if (live && !live->IsClosed())
-				    Ack(*live, ack, std::move(result));
+			auto live = weak.lock();
+			if (live && !live->IsClosed())
+				Ack(*live, ack, std::move(result));
 		    },
 		    std::move(key));
 		return;

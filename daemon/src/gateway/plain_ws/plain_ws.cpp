@@ -207,8 +207,7 @@ PlainWs::MessageAnswer(const std::shared_ptr<PlainClient> &p, nlohmann::json ref
 			if (result.value("repeat", false))
 				fields["repeat"] = true;
 			hub_.EnqueueText(*live, plainws::AckFrame(ref, fields));
-		}
-		else
+		} else
 			hub_.EnqueueText(*live, plainws::ErrorFrame(ref, result["error"]));
 	};
 }

@@ -60,7 +60,7 @@ class ClientSends {
 	std::optional<nlohmann::json> Throttled(Client &c);
 
 	std::string sql_edit_, sql_delete_;
-	std::string sql_send_[2]; // [with_sender] (QueryQueue::Schema): 1.0's send_message takes no sender
+	std::string sql_send_[2];    // [with_sender] (QueryQueue::Schema): 1.0's send_message takes no sender
 	std::string sql_send_keyed_; // with a client_msg_id: 1.6's send_message, and whether it was a repeat
 	std::function<void(const nlohmann::json &)> on_sent_;
 };

@@ -33,9 +33,9 @@ struct ClientFrame {
 	int64_t chat_id = 0;
 	std::string body;
 	std::optional<std::string> client_msg_id; // Send: when given (its rule: ClientSends::Refusal)
-	std::string message_id; // Edit, Delete
-	std::string name;       // Conversation: the event's name
-	nlohmann::json arg;     // Conversation: the whole frame
+	std::string message_id;                   // Edit, Delete
+	std::string name;                         // Conversation: the event's name
+	nlohmann::json arg;                       // Conversation: the whole frame
 };
 
 // DecodeClientFrame: false with *error for anything that is not one of the frames above.
