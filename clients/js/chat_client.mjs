@@ -14,7 +14,8 @@
 //    reconnect, or a new page with the same store) asks the gateway for everything after it
 //    (auth.since): the gateway pages through all of it, with no cap.
 // The Socket.IO client is passed in (`io`: socket.io-client's in Node, the browser build's global in a
-// page), so this file imports nothing.
+// page), so this file imports nothing; or a socket the app made itself (`socket`: the web chat's, whose
+// own handlers show the messages), which the queue then uses as it is.
 
 /**
  * @typedef {{id: string, chat_id: number, body: string|null, created_at: string|null, sender: string|null,
@@ -81,12 +82,12 @@ const newKey = () => globalThis.crypto.randomUUID();
 
 export class ChatClient {
 	/**
-	 * @param {{url: string, token: string, io: Function, store?: Store, ackTimeoutMs?: number,
+	 * @param {{url?: string, token?: string, io?: Function, socket?: any, store?: Store, ackTimeoutMs?: number,
 	 *   minBackoffMs?: number, maxBackoffMs?: number}} options
-	 *   url: the gateway (http://host:port); io: socket.io-client's io()
+	 *   url: the gateway (http://host:port); io: socket.io-client's io(); or socket: one already made
 	 */
-	constructor({ url, token, io, store = new MemoryStore(), ackTimeoutMs = 10000, minBackoffMs = 250, maxBackoffMs = 10000 }) {
-		Object.assign(this, { url, token, io, store, ackTimeoutMs, minBackoffMs, maxBackoffMs });
+	constructor({ url, token, io, socket, store = new MemoryStore(), ackTimeoutMs = 10000, minBackoffMs = 250, maxBackoffMs = 10000 }) {
+		Object.assign(this, { url, token, io, socket, store, ackTimeoutMs, minBackoffMs, maxBackoffMs });
 		const saved = store.load();
 		/** @type {Request[]} */
 		this.queue = saved.queue;
@@ -119,6 +120,15 @@ export class ChatClient {
 
 	/** Connects (and reconnects by itself until close()); the queue goes out once connected. */
 	connect() {
+		if (this.socket) {
+			// the app's socket: only the queue's part, the app shows the messages
+			this.socket.on('connect', () => {
+				this.backoff = this.minBackoffMs;
+				this.flush();
+			});
+			if (this.socket.connected) this.flush();
+			return this;
+		}
 		this.socket = this.io(this.url, {
 			// a function: every reconnect asks for what came after the last seq shown
 			auth: (cb) => cb(this.lastSeq === null ? { token: this.token } : { token: this.token, since: this.lastSeq }),

@@ -6,10 +6,12 @@
 //  - presence shows both users; a second tab of the same user counts once; a closed page drops out;
 //  - typing shows on the other page and disappears by itself;
 //  - a message typed in one page appears in the other, and in the sender's own view as
-//    sending -> sent -> shown; a read receipt appears on it once the other page has it in view;
+//    waiting -> sent -> shown; a read receipt appears on it once the other page has it in view;
 //  - the workers daemon is SIGKILLed: its page shows "reconnecting"; messages sent (SQL send_message)
 //    while it is down all appear once, in order, after the restart, and the page shows "back";
-//    a message typed while disconnected fails at once and its retry succeeds after the restart;
+//    a message typed while disconnected waits, with no Retry, and is sent by itself after the restart;
+//  - a message typed while the daemon is down, the page reloaded right after it is back: the message
+//    waited across the reload (localStorage) and is stored once, shown once;
 //  - edits and deletes: only one's own messages have Edit and Delete; an edit and a delete made
 //    in Workers' page show as "edited" / "deleted" in both pages live, and after a reload.
 // Screenshots go to $H_DIR. Run through tests/web/chat.sh.
@@ -133,23 +135,23 @@ try {
 	// A message typed in Workers' page.
 	await typeAndSend(wp, 'Hi Carl, the order is packed.');
 	await hasBody(cp, 'Workers\' message appears in Consumers\' page', 'Hi Carl, the order is packed.', false);
-	await waitDom(wp, 'Workers\' own message goes sending -> sent -> shown',
+	await waitDom(wp, 'Workers\' own message goes waiting -> sent -> shown',
 		() => [...document.querySelectorAll('#messages > li.mine')].some((li) =>
-			li.querySelector('.body').textContent === 'Hi Carl, the order is packed.' && li.dataset.states === 'sending sent shown'));
+			li.querySelector('.body').textContent === 'Hi Carl, the order is packed.' && li.dataset.states === 'waiting sent shown'));
 	await waitDom(wp, 'a read receipt appears on it once Consumers\' page has it in view', () => [...document.querySelectorAll('#messages > li.mine')].some((li) =>
 		li.querySelector('.body').textContent === 'Hi Carl, the order is packed.' && li.dataset.readBy === 'Carl Öberg' && /read by Carl Öberg/.test(li.textContent)));
 	// And the reply from Consumers' page.
 	await typeAndSend(cp, 'Thanks Wanda! When does it ship?');
 	await hasBody(wp, 'Consumers\' reply appears in Workers\' page', 'Thanks Wanda! When does it ship?', false);
-	await waitDom(cp, 'Consumers\' own message goes sending -> sent -> shown',
+	await waitDom(cp, 'Consumers\' own message goes waiting -> sent -> shown',
 		() => [...document.querySelectorAll('#messages > li.mine')].some((li) =>
-			li.querySelector('.body').textContent === 'Thanks Wanda! When does it ship?' && li.dataset.states === 'sending sent shown'));
-	// A refused send shows the error and a retry button, and stores nothing.
+			li.querySelector('.body').textContent === 'Thanks Wanda! When does it ship?' && li.dataset.states === 'waiting sent shown'));
+	// A refused send shows the error, and stores nothing; no Retry (it would be refused again).
 	await wp.$eval('#body', (e) => { e.value = 'x'.repeat(70000); });
 	await wp.keyboard.press('Enter');
-	await waitDom(wp, 'an over-long message fails with the database error and offers a retry',
+	await waitDom(wp, 'an over-long message fails with the database error, without a Retry',
 		() => [...document.querySelectorAll('#messages > li.mine')].some((li) => li.dataset.state === 'failed' &&
-			/body is too long/.test(li.querySelector('.state').textContent) && li.querySelector('button.retry')));
+			/body is too long/.test(li.querySelector('.state').textContent) && !li.querySelector('button.retry')));
 	await wp.evaluate(() => [...document.querySelectorAll('#messages > li.mine')].find((li) => li.dataset.state === 'failed').remove());
 	await wp.screenshot({ path: `${H_DIR}/workers-conversation.png` });
 	await cp.screenshot({ path: `${H_DIR}/consumers-conversation.png` });
@@ -159,11 +161,11 @@ try {
 	const killed = await workers.stop('SIGKILL');
 	check(killed.signal === 'SIGKILL', 'workers daemon killed with SIGKILL');
 	await connState(wp, '#conn', 'reconnecting');
-	// Typed while disconnected: fails at once (nothing is queued to be sent twice later), retried below.
+	// Typed while disconnected: waits in the page's outbox (its client_msg_id stores it once), sent by itself.
 	await typeAndSend(wp, 'Are you still there?');
-	await waitDom(wp, 'a message typed while disconnected fails with "not connected" and a retry button',
-		() => [...document.querySelectorAll('#messages > li.mine')].some((li) => li.dataset.state === 'failed' &&
-			/not connected/.test(li.querySelector('.state').textContent) && li.querySelector('button.retry')));
+	await waitDom(wp, 'a message typed while disconnected waits, without a Retry',
+		() => [...document.querySelectorAll('#messages > li.mine')].some((li) => li.dataset.state === 'waiting' &&
+			li.querySelector('.body').textContent === 'Are you still there?' && !li.querySelector('button')));
 	const whileDown = Array.from({ length: 5 }, (_, i) => `sent while Workers' daemon was down #${i + 1}`);
 	for (const body of whileDown) await postgres.query('SELECT consumers.send_message($1, $2)', [CHAT, body]);
 	await wp.screenshot({ path: `${H_DIR}/workers-reconnecting.png` });
@@ -174,10 +176,9 @@ try {
 	await waitDom(cp, 'and in Consumers\' page as shown (the workers gateway is back)',
 		(bodies) => bodies.every((b) => [...document.querySelectorAll('#messages > li.mine')].some((li) =>
 			li.querySelector('.body').textContent === b && li.dataset.state === 'shown')), whileDown);
-	await wp.click('#messages > li.mine[data-state="failed"] button.retry');
-	await waitDom(wp, 'its retry goes sending -> sent -> shown', () => [...document.querySelectorAll('#messages > li.mine')].some((li) =>
-		li.querySelector('.body').textContent === 'Are you still there?' && li.dataset.states === 'sending failed sending sent shown'));
-	await hasBody(cp, 'and the retried message appears in Consumers\' page', 'Are you still there?', false);
+	await waitDom(wp, 'the waiting message is sent by itself: waiting -> sent -> shown', () => [...document.querySelectorAll('#messages > li.mine')].some((li) =>
+		li.querySelector('.body').textContent === 'Are you still there?' && li.dataset.states === 'waiting sent shown'));
+	await hasBody(cp, 'and it appears in Consumers\' page', 'Are you still there?', false);
 	check(await wp.evaluate(() => window.sameDocument === true), 'the page was not reloaded');
 	// Whether the daemon pushed them live or replayed them from the offset depends on who was first after
 	// the restart (its queue consumer or the page's reconnect); both must show each message once.
@@ -248,6 +249,23 @@ try {
 			li.querySelector('.body').textContent === 'Sent while Carl is away.' && li.dataset.state === 'shown' && !li.dataset.readBy));
 	await changed(wp, 'after a reload of Workers\' page: its edit from history, with Edit still offered', 'Ships tomorrow at 9.', 'edited');
 	await deleted(wp, 'and its delete', goneId);
+	// Written while the daemon is down, the page reloaded as soon as it is back: the message waited in
+	// localStorage across the reload, and is stored and shown once.
+	await workers.stop('SIGKILL');
+	await connState(wp, '#conn', 'reconnecting');
+	await typeAndSend(wp, 'Written offline, then reloaded.');
+	await waitDom(wp, 'written while the daemon is down: waiting, and kept in localStorage', () => [...document.querySelectorAll('#messages > li.mine')].some((li) =>
+		li.querySelector('.body').textContent === 'Written offline, then reloaded.' && li.dataset.state === 'waiting') &&
+		Object.keys(localStorage).some((k) => localStorage.getItem(k).includes('Written offline, then reloaded.')));
+	await workers.start();
+	await wp.reload();
+	await waitDom(wp, 'after the reload: the message once, sent', () => {
+		const lis = [...document.querySelectorAll('#messages > li.mine')].filter((li) => li.querySelector('.body').textContent === 'Written offline, then reloaded.');
+		return lis.length === 1 && ['sent', 'shown'].includes(lis[0].dataset.state);
+	});
+	await waitDom(wp, 'and the outbox in localStorage empty', () => !Object.keys(localStorage).some((k) => localStorage.getItem(k).includes('Written offline')));
+	const offlineRows = await postgres.query('SELECT count(*)::int AS n FROM workers.messages WHERE body = $1', ['Written offline, then reloaded.']);
+	check(offlineRows[0].n === 1, `written offline and reloaded: stored once (${offlineRows[0].n})`);
 	check(pageErrors.length === 0, `no script errors or CSP violations in the pages ${JSON.stringify(pageErrors)}`);
 	console.log('PASS');
 } finally {
