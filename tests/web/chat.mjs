@@ -12,9 +12,13 @@
 //    a message typed while disconnected waits, with no Retry, and is sent by itself after the restart;
 //  - a message typed while the daemon is down, the page reloaded right after it is back: the message
 //    waited across the reload (localStorage) and is stored once, shown once;
+//  - the daemon killed between the commit and the ack: its Postgres answers held back by a proxy, the
+//    message committed, the daemon SIGKILLed, started again: the page sends it again by itself, and it
+//    is stored once and shown once;
 //  - edits and deletes: only one's own messages have Edit and Delete; an edit and a delete made
 //    in Workers' page show as "edited" / "deleted" in both pages live, and after a reload.
 // Screenshots go to $H_DIR. Run through tests/web/chat.sh.
+import net from 'node:net';
 import { launchBrowser, check, waitDom, DEADLINE_MS } from './page.mjs';
 import { receivingDaemon, postgres, env, sleep } from '../faults/procs.mjs';
 import { waitUntil as waitFor } from '../harness/check.mjs';
@@ -266,6 +270,47 @@ try {
 	await waitDom(wp, 'and the outbox in localStorage empty', () => !Object.keys(localStorage).some((k) => localStorage.getItem(k).includes('Written offline')));
 	const offlineRows = await postgres.query('SELECT count(*)::int AS n FROM workers.messages WHERE body = $1', ['Written offline, then reloaded.']);
 	check(offlineRows[0].n === 1, `written offline and reloaded: stored once (${offlineRows[0].n})`);
+	// The daemon killed between the commit and the ack: a proxy in front of Postgres holds back every
+	// answer on the connection that sends the message's send_message, so the send commits and its
+	// answer never reaches the daemon; once the row is committed the daemon is SIGKILLed and started again.
+	let hold = false;
+	const held = new Set();
+	const pgProxy = net.createServer((c) => {
+		const pgUrl = new URL(env('PGURL'));
+		const up = net.connect(Number(pgUrl.port), pgUrl.hostname);
+		let holding = false;
+		c.on('data', (d) => {
+			if (hold && d.includes('send_message')) holding = true;
+			up.write(d);
+		});
+		up.on('data', (d) => { if (!holding) c.write(d); });
+		const end = () => { c.destroy(); up.destroy(); held.delete(c); };
+		c.on('error', end); up.on('error', end); c.on('close', end); up.on('close', end);
+		held.add(c);
+	});
+	await new Promise((r) => pgProxy.listen(0, '127.0.0.1', r));
+	const proxied = new URL(env('PGURL'));
+	proxied.port = String(pgProxy.address().port);
+	await workers.stop();
+	await workers.start(['--database-url', proxied.toString()]);
+	await connState(wp, '#conn', 'back');
+	hold = true;
+	await typeAndSend(wp, 'Committed, then the daemon died.');
+	await waitFor('the message committed', async () => (await postgres.query('SELECT count(*)::int AS n FROM workers.messages WHERE body = $1',
+		['Committed, then the daemon died.']))[0].n === 1, 20000);
+	check(await wp.evaluate(() => [...document.querySelectorAll('#messages > li.mine')].some((li) =>
+		li.querySelector('.body').textContent === 'Committed, then the daemon died.' && li.dataset.state === 'waiting')),
+	'committed but not acked: still waiting in the page');
+	await workers.stop('SIGKILL');
+	for (const c of held) c.destroy();
+	pgProxy.close();
+	await workers.start();
+	await waitDom(wp, 'after the restart the page sends it again: once, sent', () => {
+		const lis = [...document.querySelectorAll('#messages > li.mine')].filter((li) => li.querySelector('.body').textContent === 'Committed, then the daemon died.');
+		return lis.length === 1 && ['sent', 'shown'].includes(lis[0].dataset.state) && lis[0].dataset.id;
+	});
+	const diedRows = await postgres.query('SELECT count(*)::int AS n FROM workers.messages WHERE body = $1', ['Committed, then the daemon died.']);
+	check(diedRows[0].n === 1, `killed between the commit and the ack: stored once (${diedRows[0].n})`);
 	check(pageErrors.length === 0, `no script errors or CSP violations in the pages ${JSON.stringify(pageErrors)}`);
 	console.log('PASS');
 } finally {
