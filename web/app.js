@@ -6,8 +6,12 @@
 //  - History: `history` pages through what this side received and what its users sent, newest first,
 //    on open and whenever the list is scrolled to its top; live: `message` (received) and `sent`
 //    (sent by this side, any tab), deduplicated by id.
-//  - A message this page sends: sending -> sent (ack) -> shown (`shown`: the other side's gateway
-//    pushed it), or failed with the error and a Retry button.
+//  - A message this page sends goes through the client library (clients/js/chat_client.mjs, served as
+//    chat_client.js): waiting (in the library's queue, kept in localStorage across a reload or a closed
+//    tab, sent with its client_msg_id whenever the connection is there and again with backoff until
+//    acked: stored once) -> sent (ack) -> shown (`shown`: the other side's gateway pushed it); or
+//    failed with the gateway's reason when it refuses it for good (a body too long, a removed
+//    membership). There is no Retry: what can be retried, the page retries.
 //  - Edits and deletes: this user's own messages (sender = the token's sub) have Edit and Delete
 //    (`edit`, `delete`); `message_edited` / `message_deleted` and history's current state show
 //    "edited" / "deleted" on both sides.
@@ -263,9 +267,9 @@
 		});
 	}
 
-	// States of a message this side sent: sending -> sent (ack: stored with its outbox row) -> shown
-	// (the other side's gateway pushed it); or failed (with the error and a retry button).
-	const STATE_TEXT = { sending: 'sending…', sent: 'sent', shown: `shown to ${other}`, failed: 'failed' };
+	// States of a message this side sent: waiting (queued until acked) -> sent (ack: stored with its
+	// outbox row) -> shown (the other side's gateway pushed it); or failed (refused, with why).
+	const STATE_TEXT = { waiting: 'waiting…', sent: 'sent', shown: `shown to ${other}`, failed: 'failed' };
 	function setState(li, state, detail) {
 		li.dataset.state = state;
 		const history = li.dataset.states ? li.dataset.states.split(' ') : [];
@@ -273,7 +277,6 @@
 		const s = li.querySelector('.state');
 		s.dataset.state = state;
 		s.textContent = STATE_TEXT[state] + (detail ? `: ${detail}` : '');
-		li.querySelector('button.retry')?.remove();
 	}
 
 	// add shows a message from history or live once; returns its element.
@@ -625,7 +628,7 @@
 	function sendButton() {
 		const s = current();
 		const closed = !s || s.removed; // no chat to write to yet, or removed from it
-		$('send-button').disabled = !own.connected || closed;
+		$('send-button').disabled = closed; // written while disconnected, a message waits in the outbox
 		$('body').disabled = closed;
 	}
 
@@ -640,34 +643,56 @@
 		sendButton();
 	}
 
-	function send(li, body, chatId) {
-		setState(li, 'sending');
-		if (!own.connected) return fail(li, body, chatId, 'not connected');
-		own.timeout(SEND_TIMEOUT_MS).emit('send', { chat_id: chatId, body }, (err, ack) => {
-			if (err) return fail(li, body, chatId, `no answer within ${SEND_TIMEOUT_MS / 1000} s; it may have been stored`);
-			if (!ack || !ack.ok) {
-				const e = (ack && ack.error) || {};
-				return fail(li, body, chatId, [e.message || 'refused', e.sqlstate && `(${e.sqlstate})`, e.hint].filter(Boolean).join(' '));
-			}
-			const already = byId.get(ack.message.id);
-			if (already && already !== li) already.remove(); // it came as `sent` first: keep this element, with its story
-			setMessage(li, ack.message);
-			setState(li, 'sent');
-			ownControls(li);
-			if (shownIds.has(ack.message.id)) setState(li, 'shown');
-			place(li);
-			renderReads();
-		});
+	// ---- the outbox: the library's queue of this page's sends ----
+	// waitingLi: the element of each queued send, by its queue key (its client_msg_id). The library
+	// loads as a module (a classic script imports it); a message written before it loaded waits in
+	// early until then.
+	const waitingLi = new Map();
+	let outbox = null;
+	const early = [];
+	const queueName = `chat_outbox:${location.host}:${claim.sub || ''}:${claim.chats ? claim.chats.join(',') : ''}`;
+	import('./chat_client.js').then(({ ChatClient, WebStorageStore }) => {
+		outbox = new ChatClient({ socket: own, store: new WebStorageStore(localStorage, queueName),
+			ackTimeoutMs: SEND_TIMEOUT_MS, minBackoffMs: 250, maxBackoffMs: 5000 });
+		outbox.on('acked', acked).on('refused', refused);
+		// what was waiting when the page was closed or reloaded
+		for (const r of outbox.pending()) if (r.kind === 'send') waiting(r, element(true, r.chat_id, r.body));
+		outbox.connect();
+		for (const [li, body, chatId] of early.splice(0)) waiting(outbox.send(chatId, body), li);
+	}, (e) => problem(`the client library did not load: ${e.message}`));
+
+	function waiting(r, li) {
+		li.dataset.key = r.key;
+		waitingLi.set(r.key, li);
+		setState(li, 'waiting');
+		place(li);
 	}
 
-	function fail(li, body, chatId, why) {
-		setState(li, 'failed', why);
-		const retry = document.createElement('button');
-		retry.type = 'button';
-		retry.className = 'retry';
-		retry.textContent = 'Retry';
-		retry.addEventListener('click', () => send(li, body, chatId));
-		li.querySelector('.meta').append(retry);
+	function send(li, body, chatId) {
+		setState(li, 'waiting');
+		if (!outbox) return early.push([li, body, chatId]);
+		waiting(outbox.send(chatId, body), li);
+	}
+
+	function acked(r, m) {
+		const li = waitingLi.get(r.key);
+		if (!li) return;
+		waitingLi.delete(r.key);
+		const already = byId.get(m.id);
+		if (already && already !== li) already.remove(); // it came as `sent` first: keep this element, with its story
+		setMessage(li, m);
+		setState(li, 'sent');
+		ownControls(li);
+		if (shownIds.has(m.id)) setState(li, 'shown');
+		place(li);
+		renderReads();
+	}
+
+	function refused(r, e) {
+		const li = waitingLi.get(r.key);
+		if (!li) return;
+		waitingLi.delete(r.key);
+		setState(li, 'failed', [e.message || 'refused', e.sqlstate && `(${e.sqlstate})`, e.hint].filter(Boolean).join(' '));
 	}
 
 	$('send').addEventListener('submit', (ev) => {

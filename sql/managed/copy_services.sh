@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# sql/managed/copy_services.sh <from> <to> [service...] - copy services' messages and inbox rows as
+# sql/managed/copy_services.sh <from> <to> [service...] - copy services' messages, client message ids and inbox rows as
 # they are, and the outbox rows not sent yet (refused ones with their reasons), with their ids, from
 # one chat_outbox database (1.3 on) to another of 1.6, and move each sequence past the copied ids (the target's
 # inbox triggers fill its inbox_waiting from the copied inbox rows as they come). Sent outbox
@@ -21,7 +21,10 @@ fi
 tmp=$(mktemp)
 trap 'rm -f "$tmp"' EXIT
 for s in "${services[@]}"; do
-	for t in messages inbox; do
+	tables=(messages inbox)
+	# the client message ids (1.6 on): a send repeated after the switch is answered with its message
+	[ "$(psql -XAtq -v ON_ERROR_STOP=1 "$from" -c "SELECT to_regclass('\"$s\".client_msg_ids') IS NOT NULL")" = t ] && tables+=(client_msg_ids)
+	for t in "${tables[@]}"; do
 		# COPY writes identity columns as given (like OVERRIDING SYSTEM VALUE), so ids and seqs are kept
 		psql -XAtq -v ON_ERROR_STOP=1 "$from" -c "COPY \"$s\".$t TO STDOUT" |
 			psql -XAtq -v ON_ERROR_STOP=1 "$to" -c "COPY \"$s\".$t FROM STDIN"

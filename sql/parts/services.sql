@@ -180,6 +180,54 @@ BEGIN
 END
 $create$;
 
+-- The one rule for a client message id (send_message's client_msg_id, the gateway's send): 1 to 64
+-- bytes, no control character (a NUL cannot reach here: text cannot hold one); 22023 otherwise. The
+-- gateway refuses the same before the database (daemon/src/gateway/send/client_sends.cpp).
+CREATE OR REPLACE FUNCTION chat_outbox.check_client_msg_id(value text) RETURNS void
+	LANGUAGE plpgsql IMMUTABLE PARALLEL SAFE
+-- No SET clause, as check_user_id: send_message calls it; every name is schema-qualified.
+AS $check$
+BEGIN
+	IF value OPERATOR(pg_catalog.=) '' OR pg_catalog.octet_length(value) OPERATOR(pg_catalog.>) 64 THEN
+		RAISE EXCEPTION 'client_msg_id must be 1 to 64 bytes'
+			USING ERRCODE = '22023',
+				DETAIL = pg_catalog.format('It is %s bytes.', pg_catalog.octet_length(value)),
+				HINT = 'Pass 1 to 64 bytes, a UUID for example.';
+	END IF;
+	IF value OPERATOR(pg_catalog.~) '[\x01-\x1f\x7f]' THEN
+		RAISE EXCEPTION 'client_msg_id must not contain control characters'
+			USING ERRCODE = '22023', HINT = 'Leave out U+0001 to U+001F and U+007F.';
+	END IF;
+END
+$check$;
+
+-- A service's client message ids (create_service; the update to 1.6 for services made before, in
+-- sql/parts/update_1.6_client_msg_id.sql): the key a sender gives send_message so that sending the
+-- same message again, after a lost answer, stores it once. One row per key, (chat_id, sender,
+-- client_msg_id), written by send_message in the message's transaction: the primary key makes a
+-- concurrent repeat wait for the first one's COMMIT, then find it. sender is '' for a message sent
+-- without one ('' is never a sender: chat_outbox.check_user_id). body_md5 is the first body's, so a
+-- repeat is recognised after its message was edited or deleted. A key lives as long as its message's
+-- row (docs/client-protocol.md, 'Client message ids'); no key is ever purged by the relays.
+CREATE OR REPLACE FUNCTION chat_outbox.create_client_msg_ids(name text) RETURNS void
+	LANGUAGE plpgsql
+	SET search_path = pg_catalog, pg_temp
+AS $create$
+BEGIN
+	EXECUTE format($ddl$
+		CREATE TABLE IF NOT EXISTS %1$I.client_msg_ids (
+			chat_id bigint NOT NULL,
+			sender text NOT NULL,
+			client_msg_id text NOT NULL,
+			message_id uuid NOT NULL,
+			body_md5 text NOT NULL,
+			created_at timestamptz NOT NULL DEFAULT pg_catalog.now(),
+			PRIMARY KEY (chat_id, sender, client_msg_id)
+		);
+	$ddl$, name);
+END
+$create$;
+
 CREATE OR REPLACE FUNCTION chat_outbox.create_service(name text, queue text DEFAULT NULL, partitions int DEFAULT 1) RETURNS void
 	LANGUAGE plpgsql
 	SET search_path = pg_catalog, pg_temp
@@ -268,6 +316,7 @@ BEGIN
 	$ddl$, name);
 	PERFORM chat_outbox.create_outbox(name);
 	PERFORM chat_outbox.create_inbox_waiting(name);
+	PERFORM chat_outbox.create_client_msg_ids(name);
 	PERFORM chat_outbox.define_service_functions(name);
 
 	INSERT INTO chat_outbox.services (name, queue, partitions) VALUES (create_service.name, q, create_service.partitions);
@@ -294,12 +343,24 @@ BEGIN
 	-- to the operators and the types of casts (only keyword types such as int are not: the grammar
 	-- maps them to pg_catalog). An unqualified name would let a caller's own object run as the owner.
 	EXECUTE format($fn$
-		CREATE OR REPLACE FUNCTION %1$I.send_message(chat_id bigint, body text, sender text DEFAULT NULL) RETURNS %1$I.messages
+		-- send_message with a client_msg_id stores the message once per (chat_id, sender, client_msg_id):
+		-- the same key again answers the message stored first (its row as it is now) and writes nothing,
+		-- while that message's row exists; with another body it is refused (CM409). A concurrent
+		-- repeat waits on the key's unique index for the first one's COMMIT (or ROLLBACK: then it
+		-- stores its own). A repeat's answer is marked in the transaction-local setting
+		-- chat_outbox_send.repeat (the message's id), which the gateway reads to send no `sent` twice.
+		CREATE OR REPLACE FUNCTION %1$I.send_message(chat_id bigint, body text, sender text DEFAULT NULL,
+			client_msg_id text DEFAULT NULL) RETURNS %1$I.messages
 			LANGUAGE plpgsql SECURITY DEFINER
 		AS $body$
 		#variable_conflict use_variable
 		DECLARE
 			m %1$I.messages;
+			-- the key's row, as scalars: a declared row type of client_msg_ids would need the table when
+			-- the function is defined (the update to 1.6 defines it before it makes the table)
+			claimed uuid;
+			k_message uuid;
+			k_md5 text;
 		BEGIN
 			IF chat_id IS NULL THEN
 				RAISE EXCEPTION 'chat_id must not be null'
@@ -310,15 +371,49 @@ BEGIN
 			IF sender IS NOT NULL THEN
 				PERFORM chat_outbox.check_user_id('sender', sender);
 			END IF;
-			-- the message's row gives the transaction its xid before the event's id and generation are drawn
-			INSERT INTO %1$I.messages (chat_id, body, sender) VALUES (chat_id, body, sender) RETURNING * INTO m;
+			IF client_msg_id IS NULL THEN
+				-- the message's row gives the transaction its xid before the event's id and generation are drawn
+				INSERT INTO %1$I.messages (chat_id, body, sender) VALUES (chat_id, body, sender) RETURNING * INTO m;
+			ELSE
+				PERFORM chat_outbox.check_client_msg_id(client_msg_id);
+				LOOP
+					-- the key's row gives the transaction its xid before the event's id and generation are drawn
+					INSERT INTO %1$I.client_msg_ids AS c (chat_id, sender, client_msg_id, message_id, body_md5)
+						VALUES (chat_id, COALESCE(sender, ''), client_msg_id, pg_catalog.gen_random_uuid(), pg_catalog.md5(body))
+						ON CONFLICT ON CONSTRAINT client_msg_ids_pkey DO NOTHING
+						RETURNING c.message_id INTO claimed;
+					EXIT WHEN claimed IS NOT NULL;
+					SELECT c.message_id, c.body_md5 INTO k_message, k_md5 FROM %1$I.client_msg_ids c WHERE c.chat_id OPERATOR(pg_catalog.=) chat_id
+						AND c.sender OPERATOR(pg_catalog.=) COALESCE(sender, '') AND c.client_msg_id OPERATOR(pg_catalog.=) client_msg_id;
+					CONTINUE WHEN NOT FOUND; -- its message's row was removed meanwhile, and the key with it: claim it again
+					SELECT * INTO m FROM %1$I.messages t WHERE t.id OPERATOR(pg_catalog.=) k_message;
+					IF NOT FOUND THEN
+						-- the message's row is gone (removed by hand): the key is free again
+						DELETE FROM %1$I.client_msg_ids c WHERE c.chat_id OPERATOR(pg_catalog.=) chat_id
+							AND c.sender OPERATOR(pg_catalog.=) COALESCE(sender, '') AND c.client_msg_id OPERATOR(pg_catalog.=) client_msg_id;
+						CONTINUE;
+					END IF;
+					IF k_md5 OPERATOR(pg_catalog.<>) pg_catalog.md5(body) THEN
+						RAISE EXCEPTION 'client_msg_id %% was used for another message', client_msg_id
+							USING ERRCODE = 'CM409',
+								DETAIL = pg_catalog.format('Message %%s of chat %%s has this client_msg_id and another body.', m.id, m.chat_id),
+								HINT = 'Give every new message a new client_msg_id; send the same body to repeat a send.';
+					END IF;
+					PERFORM pg_catalog.set_config('chat_outbox_send.repeat', m.id::text, true);
+					RETURN m;
+				END LOOP;
+				INSERT INTO %1$I.messages (id, chat_id, body, sender) VALUES (claimed, chat_id, body, sender) RETURNING * INTO m;
+			END IF;
 			INSERT INTO %1$I.outbox_events (chat_id, event, payload) VALUES (m.chat_id, 'message.created',
-				pg_catalog.jsonb_build_object('id', m.id, 'chat_id', m.chat_id, 'body', m.body, 'created_at', m.created_at,
-					'sender', m.sender));
+				CASE WHEN client_msg_id IS NULL
+					THEN pg_catalog.jsonb_build_object('id', m.id, 'chat_id', m.chat_id, 'body', m.body, 'created_at', m.created_at,
+						'sender', m.sender)
+					ELSE pg_catalog.jsonb_build_object('id', m.id, 'chat_id', m.chat_id, 'body', m.body, 'created_at', m.created_at,
+						'sender', m.sender, 'client_msg_id', client_msg_id) END);
 			RETURN m;
 		END
 		$body$;
-		REVOKE ALL ON FUNCTION %1$I.send_message(bigint, text, text) FROM PUBLIC;
+		REVOKE ALL ON FUNCTION %1$I.send_message(bigint, text, text, text) FROM PUBLIC;
 
 		CREATE OR REPLACE FUNCTION %1$I.publish_event(event text, payload jsonb) RETURNS %1$I.outbox
 			LANGUAGE plpgsql SECURITY DEFINER
@@ -401,7 +496,9 @@ BEGIN
 		-- outbox as the message, so in the same per-chat order. The message's row is locked, so two
 		-- changes of one message get versions (and outbox ids) in the order they commit; each event has
 		-- its own id (the BullMQ jobId: a change relayed twice is one job) and names the message in
-		-- message_id. A deleted message's body is '' here too.
+		-- message_id. A deleted message's body is '' here too. Both are idempotent against the message's
+		-- state: an edit to the body the message has, or a delete of a message deleted already, answers
+		-- the message as it is and writes nothing (sent again after a lost answer, it changes nothing).
 		CREATE OR REPLACE FUNCTION %1$I.edit_message(message_id uuid, body text, sender text DEFAULT NULL) RETURNS %1$I.messages
 			LANGUAGE plpgsql SECURITY DEFINER
 		AS $body$
@@ -411,6 +508,9 @@ BEGIN
 		BEGIN
 			PERFORM chat_outbox.check_body(body, 'edit_message');
 			m := %1$I.changed_message(message_id, sender, 'edit_message');
+			IF m.body OPERATOR(pg_catalog.=) body THEN
+				RETURN m; -- the body it has already (an edit sent again after a lost answer): nothing to change
+			END IF;
 			UPDATE %1$I.messages t SET body = body, edited_at = pg_catalog.now(), version = t.version OPERATOR(pg_catalog.+) 1
 				WHERE t.id OPERATOR(pg_catalog.=) message_id RETURNING t.* INTO m;
 			-- changed_message locked the message's row: the transaction has its xid before the event's id
@@ -429,6 +529,12 @@ BEGIN
 		DECLARE
 			m %1$I.messages;
 		BEGIN
+			-- a message deleted already, by this sender (or any, without one), is answered as it is and
+			-- nothing is written: a delete sent again after a lost answer
+			SELECT * INTO m FROM %1$I.messages t WHERE t.id OPERATOR(pg_catalog.=) message_id FOR UPDATE;
+			IF m.deleted_at IS NOT NULL AND (sender IS NULL OR m.sender OPERATOR(pg_catalog.=) sender) THEN
+				RETURN m;
+			END IF;
 			m := %1$I.changed_message(message_id, sender, 'delete_message');
 			UPDATE %1$I.messages t SET body = '', deleted_at = pg_catalog.now(), version = t.version OPERATOR(pg_catalog.+) 1
 				WHERE t.id OPERATOR(pg_catalog.=) message_id RETURNING t.* INTO m;
@@ -443,7 +549,7 @@ BEGIN
 
 		-- changed_message: the checks edit_message and delete_message share, on the message locked FOR
 		-- UPDATE: it exists in this service's messages (P0002: unknown, or another service's), is not
-		-- deleted (55000), and when sender is given it is the message's sender (42501).
+		-- deleted (55000: an edit; delete_message answers a deleted message of its sender itself), and when sender is given it is the message's sender (42501).
 		CREATE OR REPLACE FUNCTION %1$I.changed_message(message_id uuid, sender text, fn text) RETURNS %1$I.messages
 			LANGUAGE plpgsql SECURITY DEFINER
 		AS $body$
@@ -625,7 +731,7 @@ BEGIN
 	END IF;
 	EXECUTE format('GRANT USAGE ON SCHEMA %1$I TO %2$I', service, role);
 	EXECUTE format('GRANT SELECT ON %1$I.messages, %1$I.outbox, %1$I.inbox, %1$I.read_cursors TO %2$I', service, role);
-	EXECUTE format('GRANT EXECUTE ON FUNCTION %1$I.send_message(bigint, text, text), %1$I.edit_message(uuid, text, text), '
+	EXECUTE format('GRANT EXECUTE ON FUNCTION %1$I.send_message(bigint, text, text, text), %1$I.edit_message(uuid, text, text), '
 		'%1$I.delete_message(uuid, text), %1$I.publish_event(text, jsonb) TO %2$I', service, role);
 	-- The role the receiving daemon runs as stores what it receives: it may add inbox rows, but
 	-- only these columns. seq and received_at always come from their defaults (no OVERRIDING
@@ -673,7 +779,8 @@ BEGIN
 		WHERE d.classid = 'pg_catalog.pg_class'::regclass AND d.objid = format('%I.messages', name)::regclass
 			AND d.refobjid = ext AND d.deptype = 'e');
 	IF ext IS NOT NULL AND NOT seed THEN
-		FOREACH fn IN ARRAY ARRAY[format('%I.send_message(bigint, text, text)', name), format('%I.edit_message(uuid, text, text)', name),
+		FOREACH fn IN ARRAY ARRAY[format('%I.send_message(bigint, text, text)', name), format('%I.send_message(bigint, text, text, text)', name),
+			format('%I.edit_message(uuid, text, text)', name),
 			format('%I.delete_message(uuid, text)', name), format('%I.changed_message(uuid, text, text)', name),
 			format('%I.mark_read(bigint, text, bigint)', name), format('%I.publish_event(text, jsonb)', name),
 			format('%I.inbox_apply()', name), format('%I.inbox_waiting_check()', name), format('%I.inbox_waiting_purge()', name)]

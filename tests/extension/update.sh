@@ -83,6 +83,14 @@ harness_wait_for 30 history_shows_alice || fail "the gateway's history never sho
 expect_eq "a client's send after the update: its sub as sender" '["sent after the update","reader"]' \
 	"$(ws_ask "{ type: 'send', chat_id: 42, body: 'sent after the update' }" "JSON.stringify([a.message?.body, a.message?.sender])")"
 
+# a client's send with a client_msg_id after the update (1.6): acked with it; again, the same message
+keyed_send="{ type: 'send', chat_id: 42, body: 'keyed after the update', client_msg_id: 'update-key' }"
+first=$(ws_ask "$keyed_send" "a.message?.id + '|' + a.message?.client_msg_id + '|' + (a.repeat === true)")
+again=$(ws_ask "$keyed_send" "a.message?.id + '|' + a.message?.client_msg_id + '|' + (a.repeat === true)")
+expect_eq "a keyed send after the update, then again: one message" "${first%|false}|true" "$again"
+expect_eq "its key" "update-key" "$(echo "$first" | cut -d'|' -f2)"
+q "DELETE FROM workers.messages WHERE body = 'keyed after the update'" >/dev/null
+
 # the same through the gateway: a /ws client's history of chat 42, oldest first
 expect_eq "senders in a /ws history" \
 	'before the update|null,sent before the update|null,after the update|alice,two arguments after the update|null,sent after the update|reader' \
@@ -109,8 +117,11 @@ expect_eq "a /ws client edits and deletes its own message after the update" '["e
 expect_eq "app may edit and delete, as it may send" "t|t" "$(q "SELECT has_function_privilege('app', 'consumers.edit_message(uuid, text, text)', 'EXECUTE'),
 	has_function_privilege('app', 'later.delete_message(uuid, text)', 'EXECUTE')")"
 expect_eq "recv may store edits" "t" "$(q "SELECT has_column_privilege('recv', 'workers.inbox', 'target', 'INSERT')")"
-expect_eq "app may still send" "t|t" "$(q "SELECT has_function_privilege('app', 'consumers.send_message(bigint, text, text)', 'EXECUTE'),
-	has_function_privilege('app', 'later.send_message(bigint, text, text)', 'EXECUTE')")"
+expect_eq "app may still send (send_message with its client_msg_id, 1.6: one function)" "t|t|1|1" "$(q "SELECT
+	has_function_privilege('app', 'consumers.send_message(bigint, text, text, text)', 'EXECUTE'),
+	has_function_privilege('app', 'later.send_message(bigint, text, text, text)', 'EXECUTE'),
+	(SELECT count(*) FROM pg_proc WHERE proname = 'send_message' AND pronamespace = 'consumers'::regnamespace),
+	(SELECT count(*) FROM pg_proc WHERE proname = 'send_message' AND pronamespace = 'later'::regnamespace)")"
 expect_eq "recv may store senders" "t" "$(q "SELECT has_column_privilege('recv', 'workers.inbox', 'sender', 'INSERT')")"
 expect_eq "membership came with the update: app changes it, recv reads it and checks sends" "t|t|t|t|f|t" "$(q "SELECT
 	has_function_privilege('recv', 'chat_outbox.check_member(bigint, text)', 'EXECUTE'),

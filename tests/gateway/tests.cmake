@@ -44,3 +44,14 @@ add_shell_test(gateway.edits gateway/two_sides.sh 30 ARGS edits.mjs)
 add_shell_test(gateway.members gateway/two_sides.sh 30 ARGS members.mjs)
 # --authz membership over --max-member-chats: the first chats, chats_cut, joins one by one, live changes past the list
 add_shell_test(gateway.members_bound gateway/two_sides.sh 30 ARGS members_bound.mjs)
+# client message ids: acks, repeats, conflicts, refusals before the database, a hostile reuse, the
+# idempotent edit and delete, on Socket.IO and /ws
+add_shell_test(gateway.client_msg_id gateway/two_sides.sh 30 ARGS client_msg_id.mjs)
+# sends cut at every point (before the gateway, after, after the commit, before the ack; dropped or
+# stalled) and sent again with their client_msg_id: stored once, shown once, acked with the stored one.
+# 2 rounds of the 16 cuts here; 25 rounds (400 cuts) in the long set
+add_shell_test(gateway.cut_sends gateway/two_sides.sh 60 ARGS cut_sends.mjs 2)
+add_shell_test(gateway.cut_sends_long gateway/two_sides.sh 400 ARGS cut_sends.mjs 25)
+# the JavaScript client library (clients/js/): written while the daemon is down, sends cut before
+# their ack, the daemon killed mid-queue, refusals, edits and deletes, resume after 450 missed
+add_shell_test(gateway.client_lib gateway/two_sides.sh 60 ARGS client_lib.mjs)

@@ -12,6 +12,7 @@ SELECT count(*) AS c_functions FROM pg_proc p JOIN pg_namespace n ON n.oid = p.p
 WHERE n.nspname IN ('chat_outbox', 'consumers', 'workers') AND l.lanname NOT IN ('sql', 'plpgsql');
 \ir ../regress/sql/shared/api_send.sql
 \ir ../regress/sql/shared/api_edits.sql
+\ir ../regress/sql/shared/api_client_msg_id.sql
 -- inbox_apply's calls are counted: install.sh sets track_functions = 'pl' for the database
 \ir ../regress/sql/shared/api_waiting.sql
 SELECT * FROM consumers.send_message(1, repeat('x', 65537));

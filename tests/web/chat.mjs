@@ -6,13 +6,19 @@
 //  - presence shows both users; a second tab of the same user counts once; a closed page drops out;
 //  - typing shows on the other page and disappears by itself;
 //  - a message typed in one page appears in the other, and in the sender's own view as
-//    sending -> sent -> shown; a read receipt appears on it once the other page has it in view;
+//    waiting -> sent -> shown; a read receipt appears on it once the other page has it in view;
 //  - the workers daemon is SIGKILLed: its page shows "reconnecting"; messages sent (SQL send_message)
 //    while it is down all appear once, in order, after the restart, and the page shows "back";
-//    a message typed while disconnected fails at once and its retry succeeds after the restart;
+//    a message typed while disconnected waits, with no Retry, and is sent by itself after the restart;
+//  - a message typed while the daemon is down, the page reloaded right after it is back: the message
+//    waited across the reload (localStorage) and is stored once, shown once;
+//  - the daemon killed between the commit and the ack: its Postgres answers held back by a proxy, the
+//    message committed, the daemon SIGKILLed, started again: the page sends it again by itself, and it
+//    is stored once and shown once;
 //  - edits and deletes: only one's own messages have Edit and Delete; an edit and a delete made
 //    in Workers' page show as "edited" / "deleted" in both pages live, and after a reload.
 // Screenshots go to $H_DIR. Run through tests/web/chat.sh.
+import net from 'node:net';
 import { launchBrowser, check, waitDom, DEADLINE_MS } from './page.mjs';
 import { receivingDaemon, postgres, env, sleep } from '../faults/procs.mjs';
 import { waitUntil as waitFor } from '../harness/check.mjs';
@@ -133,23 +139,23 @@ try {
 	// A message typed in Workers' page.
 	await typeAndSend(wp, 'Hi Carl, the order is packed.');
 	await hasBody(cp, 'Workers\' message appears in Consumers\' page', 'Hi Carl, the order is packed.', false);
-	await waitDom(wp, 'Workers\' own message goes sending -> sent -> shown',
+	await waitDom(wp, 'Workers\' own message goes waiting -> sent -> shown',
 		() => [...document.querySelectorAll('#messages > li.mine')].some((li) =>
-			li.querySelector('.body').textContent === 'Hi Carl, the order is packed.' && li.dataset.states === 'sending sent shown'));
+			li.querySelector('.body').textContent === 'Hi Carl, the order is packed.' && li.dataset.states === 'waiting sent shown'));
 	await waitDom(wp, 'a read receipt appears on it once Consumers\' page has it in view', () => [...document.querySelectorAll('#messages > li.mine')].some((li) =>
 		li.querySelector('.body').textContent === 'Hi Carl, the order is packed.' && li.dataset.readBy === 'Carl Öberg' && /read by Carl Öberg/.test(li.textContent)));
 	// And the reply from Consumers' page.
 	await typeAndSend(cp, 'Thanks Wanda! When does it ship?');
 	await hasBody(wp, 'Consumers\' reply appears in Workers\' page', 'Thanks Wanda! When does it ship?', false);
-	await waitDom(cp, 'Consumers\' own message goes sending -> sent -> shown',
+	await waitDom(cp, 'Consumers\' own message goes waiting -> sent -> shown',
 		() => [...document.querySelectorAll('#messages > li.mine')].some((li) =>
-			li.querySelector('.body').textContent === 'Thanks Wanda! When does it ship?' && li.dataset.states === 'sending sent shown'));
-	// A refused send shows the error and a retry button, and stores nothing.
+			li.querySelector('.body').textContent === 'Thanks Wanda! When does it ship?' && li.dataset.states === 'waiting sent shown'));
+	// A refused send shows the error, and stores nothing; no Retry (it would be refused again).
 	await wp.$eval('#body', (e) => { e.value = 'x'.repeat(70000); });
 	await wp.keyboard.press('Enter');
-	await waitDom(wp, 'an over-long message fails with the database error and offers a retry',
+	await waitDom(wp, 'an over-long message fails with the database error, without a Retry',
 		() => [...document.querySelectorAll('#messages > li.mine')].some((li) => li.dataset.state === 'failed' &&
-			/body is too long/.test(li.querySelector('.state').textContent) && li.querySelector('button.retry')));
+			/body is too long/.test(li.querySelector('.state').textContent) && !li.querySelector('button.retry')));
 	await wp.evaluate(() => [...document.querySelectorAll('#messages > li.mine')].find((li) => li.dataset.state === 'failed').remove());
 	await wp.screenshot({ path: `${H_DIR}/workers-conversation.png` });
 	await cp.screenshot({ path: `${H_DIR}/consumers-conversation.png` });
@@ -159,11 +165,11 @@ try {
 	const killed = await workers.stop('SIGKILL');
 	check(killed.signal === 'SIGKILL', 'workers daemon killed with SIGKILL');
 	await connState(wp, '#conn', 'reconnecting');
-	// Typed while disconnected: fails at once (nothing is queued to be sent twice later), retried below.
+	// Typed while disconnected: waits in the page's outbox (its client_msg_id stores it once), sent by itself.
 	await typeAndSend(wp, 'Are you still there?');
-	await waitDom(wp, 'a message typed while disconnected fails with "not connected" and a retry button',
-		() => [...document.querySelectorAll('#messages > li.mine')].some((li) => li.dataset.state === 'failed' &&
-			/not connected/.test(li.querySelector('.state').textContent) && li.querySelector('button.retry')));
+	await waitDom(wp, 'a message typed while disconnected waits, without a Retry',
+		() => [...document.querySelectorAll('#messages > li.mine')].some((li) => li.dataset.state === 'waiting' &&
+			li.querySelector('.body').textContent === 'Are you still there?' && !li.querySelector('button')));
 	const whileDown = Array.from({ length: 5 }, (_, i) => `sent while Workers' daemon was down #${i + 1}`);
 	for (const body of whileDown) await postgres.query('SELECT consumers.send_message($1, $2)', [CHAT, body]);
 	await wp.screenshot({ path: `${H_DIR}/workers-reconnecting.png` });
@@ -174,10 +180,9 @@ try {
 	await waitDom(cp, 'and in Consumers\' page as shown (the workers gateway is back)',
 		(bodies) => bodies.every((b) => [...document.querySelectorAll('#messages > li.mine')].some((li) =>
 			li.querySelector('.body').textContent === b && li.dataset.state === 'shown')), whileDown);
-	await wp.click('#messages > li.mine[data-state="failed"] button.retry');
-	await waitDom(wp, 'its retry goes sending -> sent -> shown', () => [...document.querySelectorAll('#messages > li.mine')].some((li) =>
-		li.querySelector('.body').textContent === 'Are you still there?' && li.dataset.states === 'sending failed sending sent shown'));
-	await hasBody(cp, 'and the retried message appears in Consumers\' page', 'Are you still there?', false);
+	await waitDom(wp, 'the waiting message is sent by itself: waiting -> sent -> shown', () => [...document.querySelectorAll('#messages > li.mine')].some((li) =>
+		li.querySelector('.body').textContent === 'Are you still there?' && li.dataset.states === 'waiting sent shown'));
+	await hasBody(cp, 'and it appears in Consumers\' page', 'Are you still there?', false);
 	check(await wp.evaluate(() => window.sameDocument === true), 'the page was not reloaded');
 	// Whether the daemon pushed them live or replayed them from the offset depends on who was first after
 	// the restart (its queue consumer or the page's reconnect); both must show each message once.
@@ -248,6 +253,64 @@ try {
 			li.querySelector('.body').textContent === 'Sent while Carl is away.' && li.dataset.state === 'shown' && !li.dataset.readBy));
 	await changed(wp, 'after a reload of Workers\' page: its edit from history, with Edit still offered', 'Ships tomorrow at 9.', 'edited');
 	await deleted(wp, 'and its delete', goneId);
+	// Written while the daemon is down, the page reloaded as soon as it is back: the message waited in
+	// localStorage across the reload, and is stored and shown once.
+	await workers.stop('SIGKILL');
+	await connState(wp, '#conn', 'reconnecting');
+	await typeAndSend(wp, 'Written offline, then reloaded.');
+	await waitDom(wp, 'written while the daemon is down: waiting, and kept in localStorage', () => [...document.querySelectorAll('#messages > li.mine')].some((li) =>
+		li.querySelector('.body').textContent === 'Written offline, then reloaded.' && li.dataset.state === 'waiting') &&
+		Object.keys(localStorage).some((k) => localStorage.getItem(k).includes('Written offline, then reloaded.')));
+	await workers.start();
+	await wp.reload();
+	await waitDom(wp, 'after the reload: the message once, sent', () => {
+		const lis = [...document.querySelectorAll('#messages > li.mine')].filter((li) => li.querySelector('.body').textContent === 'Written offline, then reloaded.');
+		return lis.length === 1 && ['sent', 'shown'].includes(lis[0].dataset.state);
+	});
+	await waitDom(wp, 'and the outbox in localStorage empty', () => !Object.keys(localStorage).some((k) => localStorage.getItem(k).includes('Written offline')));
+	const offlineRows = await postgres.query('SELECT count(*)::int AS n FROM workers.messages WHERE body = $1', ['Written offline, then reloaded.']);
+	check(offlineRows[0].n === 1, `written offline and reloaded: stored once (${offlineRows[0].n})`);
+	// The daemon killed between the commit and the ack: a proxy in front of Postgres holds back every
+	// answer on the connection that sends the message's send_message, so the send commits and its
+	// answer never reaches the daemon; once the row is committed the daemon is SIGKILLed and started again.
+	let hold = false;
+	const held = new Set();
+	const pgProxy = net.createServer((c) => {
+		const pgUrl = new URL(env('PGURL'));
+		const up = net.connect(Number(pgUrl.port), pgUrl.hostname);
+		let holding = false;
+		c.on('data', (d) => {
+			if (hold && d.includes('send_message')) holding = true;
+			up.write(d);
+		});
+		up.on('data', (d) => { if (!holding) c.write(d); });
+		const end = () => { c.destroy(); up.destroy(); held.delete(c); };
+		c.on('error', end); up.on('error', end); c.on('close', end); up.on('close', end);
+		held.add(c);
+	});
+	await new Promise((r) => pgProxy.listen(0, '127.0.0.1', r));
+	const proxied = new URL(env('PGURL'));
+	proxied.port = String(pgProxy.address().port);
+	await workers.stop();
+	await workers.start(['--database-url', proxied.toString()]);
+	await connState(wp, '#conn', 'back');
+	hold = true;
+	await typeAndSend(wp, 'Committed, then the daemon died.');
+	await waitFor('the message committed', async () => (await postgres.query('SELECT count(*)::int AS n FROM workers.messages WHERE body = $1',
+		['Committed, then the daemon died.']))[0].n === 1, 20000);
+	check(await wp.evaluate(() => [...document.querySelectorAll('#messages > li.mine')].some((li) =>
+		li.querySelector('.body').textContent === 'Committed, then the daemon died.' && li.dataset.state === 'waiting')),
+	'committed but not acked: still waiting in the page');
+	await workers.stop('SIGKILL');
+	for (const c of held) c.destroy();
+	pgProxy.close();
+	await workers.start();
+	await waitDom(wp, 'after the restart the page sends it again: once, sent', () => {
+		const lis = [...document.querySelectorAll('#messages > li.mine')].filter((li) => li.querySelector('.body').textContent === 'Committed, then the daemon died.');
+		return lis.length === 1 && ['sent', 'shown'].includes(lis[0].dataset.state) && lis[0].dataset.id;
+	});
+	const diedRows = await postgres.query('SELECT count(*)::int AS n FROM workers.messages WHERE body = $1', ['Committed, then the daemon died.']);
+	check(diedRows[0].n === 1, `killed between the commit and the ack: stored once (${diedRows[0].n})`);
 	check(pageErrors.length === 0, `no script errors or CSP violations in the pages ${JSON.stringify(pageErrors)}`);
 	console.log('PASS');
 } finally {

@@ -7,3 +7,7 @@ SELECT pg_catalog.pg_extension_config_dump('chat_outbox.outbox_rotation', '');
 SELECT pg_catalog.pg_extension_config_dump('chat_outbox.outbox_origins', '');
 SELECT pg_catalog.pg_extension_config_dump('consumers.outbox_generation', '');
 SELECT pg_catalog.pg_extension_config_dump('workers.outbox_generation', '');
+-- The seed services' client message ids (sql/parts/update_1.6_client_msg_id.sql): a restored
+-- database answers a repeated send with the message it stored, as the dumped one would.
+SELECT pg_catalog.pg_extension_config_dump('consumers.client_msg_ids', '');
+SELECT pg_catalog.pg_extension_config_dump('workers.client_msg_ids', '');

@@ -15,6 +15,7 @@ SHOW chat_outbox.max_body_bytes;
 SELECT count(*) - :before AS written_by_bad_input FROM consumers.messages WHERE body <> 'éééé';
 
 \ir sql/shared/api_edits.sql
+\ir sql/shared/api_client_msg_id.sql
 
 -- inbox_apply's calls counted, for the changes waiting for their message
 SET track_functions = 'pl';

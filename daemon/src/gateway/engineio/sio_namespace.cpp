@@ -189,16 +189,30 @@ SioNamespace::OnEvent(const std::shared_ptr<Session> &s, const nlohmann::json &a
 			Ack(*s, ack, {{"ok", false}, {"error", {{"message", "send needs {chat_id, body}"}}}});
 			return;
 		}
-		if (auto refusal = sends_.Refusal(*s, chat, body->get_ref<const std::string &>())) {
+		// client_msg_id: optional; absent or null is a send without one
+		std::optional<std::string> key;
+		auto key_it = arg.find("client_msg_id");
+		if (key_it != arg.end() && !key_it->is_null()) {
+			if (!key_it->is_string()) {
+				hub_.CountSend(false);
+				Ack(*s, ack, {{"ok", false}, {"error", {{"code", "invalid_client_msg_id"}, {"message", "client_msg_id must be a string"}}}});
+				return;
+			}
+			key = key_it->get<std::string>();
+		}
+		if (auto refusal = sends_.Refusal(*s, chat, body->get_ref<const std::string &>(), key)) {
 			Ack(*s, ack, {{"ok", false}, {"error", std::move(*refusal)}});
 			return;
 		}
 		std::weak_ptr<Session> weak = s;
-		sends_.Send(chat, body->get<std::string>(), s->sub, [this, weak, ack](nlohmann::json result) {
+		sends_.Send(
+		    chat, body->get<std::string>(), s->sub,
+		    [this, weak, ack](nlohmann::json result) {
 			auto live = weak.lock();
 			if (live && !live->IsClosed())
 				Ack(*live, ack, std::move(result));
-		});
+		    },
+		    std::move(key));
 		return;
 	}
 	std::weak_ptr<Session> weak = s;

@@ -202,9 +202,12 @@ PlainWs::MessageAnswer(const std::shared_ptr<PlainClient> &p, nlohmann::json ref
 		auto live = weak.lock();
 		if (!live || live->IsClosed())
 			return;
-		if (result.value("ok", false))
-			hub_.EnqueueText(*live, plainws::AckFrame(ref, {{"message", result["message"]}}));
-		else
+		if (result.value("ok", false)) {
+			nlohmann::json fields = {{"message", result["message"]}};
+			if (result.value("repeat", false))
+				fields["repeat"] = true;
+			hub_.EnqueueText(*live, plainws::AckFrame(ref, fields));
+		} else
 			hub_.EnqueueText(*live, plainws::ErrorFrame(ref, result["error"]));
 	};
 }
@@ -276,11 +279,11 @@ PlainWs::HandleText(const std::shared_ptr<PlainClient> &p, std::string_view text
 		return true;
 	}
 	case plainws::FrameType::Send: {
-		if (auto refusal = sends_.Refusal(*p, f.chat_id, f.body)) {
+		if (auto refusal = sends_.Refusal(*p, f.chat_id, f.body, f.client_msg_id)) {
 			hub_.EnqueueText(*p, plainws::ErrorFrame(f.ref, std::move(*refusal)));
 			return true;
 		}
-		sends_.Send(f.chat_id, std::move(f.body), p->sub, MessageAnswer(p, f.ref));
+		sends_.Send(f.chat_id, std::move(f.body), p->sub, MessageAnswer(p, f.ref), std::move(f.client_msg_id));
 		return true;
 	}
 	}

@@ -4,6 +4,7 @@
 #include "gateway/client/core/message_json.hpp"
 #include "gateway/hub/hub.hpp"
 #include "gateway/hub/query_queue.hpp"
+#include "gateway/send/core/client_msg_id.hpp"
 #include "inbox/core/inbox_row.hpp"
 #include "inbox/core/inbox_sql.hpp"
 #include "inbox/core/uuid.hpp"
@@ -22,6 +23,11 @@ ClientSends::ClientSends(Hub &hub, QueryQueue &queries, const Config &cfg) : hub
 	sql_send_[true] = head + "sender FROM " + QuoteIdent(cfg.service) + ".send_message(" + chat + ", $2::text, $3::text)";
 	sql_send_[false] = head + "NULL::pg_catalog.text AS sender FROM " + QuoteIdent(cfg.service) +
 	                   ".send_message($1::bigint, $2::text)";
+	// send_message marks a repeat in the transaction-local setting chat_outbox_send.repeat (the
+	// message's id); the function scan runs before the select list reads it
+	sql_send_keyed_ = head + "sender, pg_catalog.current_setting('chat_outbox_send.repeat', true) "
+	                         "OPERATOR(pg_catalog.=) id::pg_catalog.text FROM " +
+	                  QuoteIdent(cfg.service) + ".send_message(" + chat + ", $2::text, $3::text, $4::text)";
 	const std::string changed = head + "sender, pg_catalog.to_json(edited_at) OPERATOR(pg_catalog.#>>) '{}', "
 	                                   "pg_catalog.to_json(deleted_at) OPERATOR(pg_catalog.#>>) '{}' FROM " +
 	                            QuoteIdent(cfg.service);
@@ -69,13 +75,19 @@ ClientSends::Delete(std::string message_id, const std::string &sender, std::func
 }
 
 std::optional<nlohmann::json>
-ClientSends::Refusal(Client &c, int64_t chat_id, const std::string &body)
+ClientSends::Refusal(Client &c, int64_t chat_id, const std::string &body, const std::optional<std::string> &client_msg_id)
 {
 	// Checked in this order: what is wrong with the request itself first, then what may pass later.
 	std::optional<nlohmann::json> err;
+	std::optional<std::string> bad_key = client_msg_id ? ClientMsgIdError(*client_msg_id) : std::nullopt;
 	if (body.find('\0') != std::string::npos) {
 		// A text value cannot hold U+0000; libpq would cut the body at it and store the rest.
 		err = nlohmann::json::object({{"code", "invalid_body"}, {"message", "body must not contain a NUL character (U+0000)"}});
+	} else if (bad_key) {
+		err = nlohmann::json::object({{"code", "invalid_client_msg_id"}, {"message", *bad_key}});
+	} else if (client_msg_id && c.sub.empty()) {
+		// without a sub every such client would share one key space: one could be answered with another's message
+		err = nlohmann::json::object({{"code", "invalid_client_msg_id"}, {"message", "client_msg_id needs a token with a sub"}});
 	} else if (!hub_.Allowed(c, chat_id)) {
 		err = nlohmann::json::object({{"message", "forbidden"}});
 	} else {
@@ -101,12 +113,20 @@ ClientSends::Throttled(Client &c)
 }
 
 void
-ClientSends::Send(int64_t chat_id, std::string body, const std::string &sender, std::function<void(nlohmann::json)> done)
+ClientSends::Send(int64_t chat_id, std::string body, const std::string &sender, std::function<void(nlohmann::json)> done,
+                  std::optional<std::string> client_msg_id)
 {
 	// The author is who the token says, never what the client sends; send_message checks it like any input.
 	std::optional<std::string> author;
 	if (!sender.empty())
 		author = sender;
+	if (client_msg_id) {
+		// Refusal saw a sub. Only 1.6's send_message takes the key: against an older database the call
+		// fails (42883) and the client learns it from the error, never a message stored without it.
+		PgParams params{std::to_string(chat_id), std::move(body), std::move(author), *client_msg_id};
+		queries_.Run(sql_send_keyed_, std::move(params), Answer(std::move(done), std::move(client_msg_id)));
+		return;
+	}
 	auto params = [chat_id, body = std::move(body), author = std::move(author)](bool with_sender) mutable {
 		PgParams p{std::to_string(chat_id), std::move(body)};
 		if (with_sender)
@@ -117,9 +137,9 @@ ClientSends::Send(int64_t chat_id, std::string body, const std::string &sender, 
 }
 
 std::function<void(PgResult &&)>
-ClientSends::Answer(std::function<void(nlohmann::json)> done)
+ClientSends::Answer(std::function<void(nlohmann::json)> done, std::optional<std::string> client_msg_id)
 {
-	return [this, done = std::move(done)](PgResult &&r) {
+	return [this, done = std::move(done), client_msg_id = std::move(client_msg_id)](PgResult &&r) {
 		int64_t chat_id = 0;
 		if (r.ok && !r.rows.empty() && r.rows[0].size() >= 5 && r.rows[0][0] && r.rows[0][1] &&
 		    ReadInt64(r.rows[0][1], &chat_id)) {
@@ -130,15 +150,27 @@ ClientSends::Answer(std::function<void(nlohmann::json)> done)
 			msg["sender"] = row[4] ? nlohmann::json(*row[4]) : nlohmann::json(nullptr);
 			if (row.size() >= 7)
 				AddChangeFields(msg, row[5].value_or(""), row[6].value_or(""));
+			bool repeat = false;
+			if (client_msg_id) {
+				msg["client_msg_id"] = *client_msg_id;
+				repeat = row.size() >= 6 && row[5] && *row[5] == "t";
+			}
+			// a repeat's `sent` goes out again: the first one's may have been lost with its gateway
+			// (killed between the COMMIT and the ack); clients keep one message per id
 			if (on_sent_)
 				on_sent_(msg);
-			done({{"ok", true}, {"message", std::move(msg)}});
+			nlohmann::json answer = {{"ok", true}, {"message", std::move(msg)}};
+			if (repeat)
+				answer["repeat"] = true;
+			done(std::move(answer));
 			return;
 		}
 		hub_.CountSend(false);
 		nlohmann::json err = {{"message", r.ok ? "the function returned no row" : r.error}};
 		if (r.connection_lost && r.sqlstate.empty())
 			err["message"] = "database unavailable; the message may or may not have been stored";
+		if (r.sqlstate == kClientMsgIdConflict)
+			err["code"] = "client_msg_id_conflict";
 		err["sqlstate"] = r.sqlstate.empty() ? nlohmann::json(nullptr) : nlohmann::json(r.sqlstate);
 		err["detail"] = r.detail.empty() ? nlohmann::json(nullptr) : nlohmann::json(r.detail);
 		err["hint"] = r.hint.empty() ? nlohmann::json(nullptr) : nlohmann::json(r.hint);

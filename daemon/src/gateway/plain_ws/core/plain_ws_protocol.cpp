@@ -74,6 +74,13 @@ DecodeClientFrame(std::string_view text, ClientFrame *out, std::string *error)
 		if (body == j.end() || !body->is_string())
 			return Fail(error, "body must be a string");
 		out->body = body->get<std::string>();
+		auto key = j.find("client_msg_id");
+		out->client_msg_id.reset();
+		if (key != j.end() && !key->is_null()) {
+			if (!key->is_string())
+				return Fail(error, "client_msg_id must be a string");
+			out->client_msg_id = key->get<std::string>();
+		}
 	}
 	return true;
 }

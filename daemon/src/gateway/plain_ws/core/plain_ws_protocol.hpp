@@ -1,7 +1,7 @@
 // daemon/src/gateway/plain_ws/core/plain_ws_protocol.hpp - the JSON protocol of the plain WebSocket endpoint /ws.
 //
 // Client → server, one JSON object per text frame:
-//   {"type":"send","ref":R,"chat_id":N,"body":"..."}   {"type":"join","ref":R,"chat_id":N}
+//   {"type":"send","ref":R,"chat_id":N,"body":"..."[,"client_msg_id":"..."]}   {"type":"join","ref":R,"chat_id":N}
 //   {"type":"leave","ref":R,"chat_id":N}               {"type":"ping","ref":R}
 //   {"type":"edit","ref":R,"message_id":U,"body":"..."} {"type":"delete","ref":R,"message_id":U}
 //   {"type":"history"|"read"|"typing"|"presence","ref":R,...}: checked by the conversation's rules
@@ -10,6 +10,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <string_view>
 
@@ -31,9 +32,10 @@ struct ClientFrame {
 	nlohmann::json ref; // null when absent
 	int64_t chat_id = 0;
 	std::string body;
-	std::string message_id; // Edit, Delete
-	std::string name;       // Conversation: the event's name
-	nlohmann::json arg;     // Conversation: the whole frame
+	std::optional<std::string> client_msg_id; // Send: when given (its rule: ClientSends::Refusal)
+	std::string message_id;                   // Edit, Delete
+	std::string name;                         // Conversation: the event's name
+	nlohmann::json arg;                       // Conversation: the whole frame
 };
 
 // DecodeClientFrame: false with *error for anything that is not one of the frames above.
