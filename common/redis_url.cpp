@@ -270,7 +270,9 @@ ParseRedisUrl(const std::string &url, std::string *error)
 		else if (r.tls.enabled && (k == "cacert" || k == "cert" || k == "key" || k == "sni")) {
 			if (v.empty())
 				return Fail(error, "query parameter '" + k + "' is empty");
-			(k == "cacert" ? r.tls.cacert : k == "cert" ? r.tls.cert : k == "key" ? r.tls.key : r.tls.sni) = v;
+			(k == "cacert" ? r.tls.cacert : k == "cert" ? r.tls.cert
+			                            : k == "key"    ? r.tls.key
+			                                            : r.tls.sni) = v;
 		} else if (r.tls.enabled && k == "insecure") {
 			if (v != "0" && v != "1")
 				return Fail(error, "insecure must be 0 or 1");

@@ -87,11 +87,11 @@ enum class SinkState
 
 struct RedisSink
 {
-	SinkState	  state = SinkState::kDisconnected;
-	redisContext *ctx = nullptr;
-	chat_outbox::TlsSession *tls = nullptr; /* a rediss:// shard's session on ctx's socket (NULL: plaintext) */
+	SinkState				 state = SinkState::kDisconnected;
+	redisContext			*ctx = nullptr;
+	chat_outbox::TlsSession *tls = nullptr;							 /* a rediss:// shard's session on ctx's socket (NULL: plaintext) */
 	chat_outbox::IoWait		 read_wait = chat_outbox::IoWait::kRead; /* what the next read waits for */
-	int			  index = 0; /* its shard number in chat_outbox.redis_url */
+	int						 index = 0;								 /* its shard number in chat_outbox.redis_url */
 
 	/* the connection's target and what its handshake learned */
 	chat_outbox::RedisUrl				  url;				   /* this shard's element of chat_outbox.redis_url */
@@ -581,7 +581,7 @@ SinkTlsHandshake(RedisSink &sink, TimestampTz deadline, SinkFailure *failure)
 		if (!SinkWait(sink, SocketEvent(wait), deadline, failure)) {
 			if (sink.timed_out)
 				snprintf(failure->message, sizeof failure->message, "%sconnect: TLS handshake: no answer within "
-						 "chat_outbox.redis_timeout (does the server speak TLS on this port?)",
+																	"chat_outbox.redis_timeout (does the server speak TLS on this port?)",
 						 nshards > 1 ? psprintf("shard %d: ", sink.index) : "");
 			return false;
 		}
