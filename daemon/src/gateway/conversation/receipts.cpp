@@ -1,6 +1,8 @@
 // daemon/src/gateway/conversation/receipts.cpp - see receipts.hpp.
 #include "gateway/conversation/receipts.hpp"
 
+#include <algorithm>
+
 #include "gateway/conversation/core/chat_keys.hpp"
 #include "gateway/conversation/presence.hpp"
 #include "gateway/client/core/message_json.hpp"
@@ -189,8 +191,19 @@ Receipts::ReadShared(int64_t chat)
 		}
 		answered();
 	});
-	ctx_.redis.Command({"HVALS", ChatReadsKey(ctx_.cfg.prefix, chat)}, [r, answered](const RedisValue *reply, const std::string &) {
-		r->common["reads"] = Entries(reply);
+	ctx_.redis.Command({"HVALS", ChatReadsKey(ctx_.cfg.prefix, chat)}, [this, r, answered](const RedisValue *reply, const std::string &) {
+		// A big chat's reads are its readers': only the furthest --presence-threshold go to each client, so a
+		// chat_state stays O(threshold) however many have read.
+		nlohmann::json reads = Entries(reply);
+		size_t cap = static_cast<size_t>(ctx_.cfg.presence_threshold);
+		if (reads.size() > cap) {
+			auto seq = [](const nlohmann::json &e) { return e.value("seq", int64_t{0}); };
+			std::partial_sort(reads.begin(), reads.begin() + static_cast<std::ptrdiff_t>(cap), reads.end(),
+			                  [&seq](const nlohmann::json &a, const nlohmann::json &b) { return seq(a) > seq(b); });
+			reads.erase(reads.begin() + static_cast<std::ptrdiff_t>(cap), reads.end());
+			r->common["reads_more"] = true;
+		}
+		r->common["reads"] = std::move(reads);
 		answered();
 	});
 	ctx_.redis.Command({"HVALS", ChatShownKey(ctx_.cfg.prefix, chat)}, [r, answered](const RedisValue *reply, const std::string &) {
