@@ -56,5 +56,7 @@ if (process.argv[2] === '--child') {
 		rss_before_mb: Number((rssBefore / 1024).toFixed(1)), rss_after_mb: Number((rssAfter / 1024).toFixed(1)),
 		rss_per_socket_kb: Number(((rssAfter - rssBefore) / Math.max(1, open)).toFixed(2)), rss_peak_mb: Number((status('VmHWM') / 1024).toFixed(1)),
 	}));
-	for (const c of children) c.send('close');
+	// the clients go first (the daemon is stopped with none left, so its shutdown is not what is timed here)
+	await Promise.all(children.map((c) => new Promise((resolve) => { c.once('exit', resolve); c.send('close'); })));
+	for (let i = 0; i < 600 && (await metric('chat_outboxd_clients_connected')) > 0; i++) await sleep(100);
 }

@@ -22,5 +22,5 @@ for n in $COUNTS; do
 	echo "# $n sockets: load average $(cut -d' ' -f1-3 /proc/loadavg) at $(date -u +%T)"
 	NODE_PATH="$H_ROOT/tests/node_modules" node "$(dirname "$0")/idle.mjs" "$DAEMON_PORT" "$DAEMON_PID" "$n" "$PER_CHILD"
 	kill "$DAEMON_PID"
-	harness_wait_for 20 daemon_gone "$DAEMON_PID"
+	harness_wait_for 60 daemon_gone "$DAEMON_PID"
 done
