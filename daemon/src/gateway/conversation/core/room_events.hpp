@@ -31,8 +31,8 @@ namespace chat_outboxd::conv {
 
 class RoomEvents {
   public:
-	static constexpr size_t kBurst = 8;      // individual presence frames per small chat and interval
-	static constexpr size_t kBigDiff = 20;   // users per list of a big chat's frame
+	static constexpr size_t kBurst = 8;        // individual presence frames per small chat and interval
+	static constexpr size_t kBigDiff = 20;     // users per list of a big chat's frame
 	static constexpr size_t kHeldUsers = 1000; // distinct users held per chat and interval
 
 	struct Frame {
@@ -65,7 +65,7 @@ class RoomEvents {
 		bool now = false;
 	};
 	struct Held {
-		size_t sent = 0;                      // individual frames sent in this interval
+		size_t sent = 0;                        // individual frames sent in this interval
 		std::map<std::string, Change> presence; // by user key, in key order
 		std::map<std::string, Change> typing;
 		bool presence_more = false, typing_more = false;
