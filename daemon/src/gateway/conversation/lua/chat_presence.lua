@@ -53,8 +53,9 @@ if size > 0 then
     users[size + 1] = nil
     out[2] = users[size]
   end
-  if #users > 0 then
-    for _, v in ipairs(redis.call('HMGET', KEYS[2], unpack(users))) do
+  -- HMGET in chunks: unpack takes at most a few thousand values
+  for from = 1, #users, 1000 do
+    for _, v in ipairs(redis.call('HMGET', KEYS[2], unpack(users, from, math.min(from + 999, #users)))) do
       if v then out[#out + 1] = v end
     end
   end
