@@ -16,12 +16,15 @@
 //    (`edit`, `delete`); `message_edited` / `message_deleted` and history's current state show
 //    "edited" / "deleted" on both sides.
 //  - Presence, typing, read receipts (this page reports how far it has read what is on screen) and
-//    unread counts per chat.
+//    unread counts per chat. A big chat (chat_state with users_next) shows its online count and the first
+//    page of its users, "more…" pages on (`presence {after}`); coalesced presence and typing frames apply as
+//    a batch.
 //  - Membership (a gateway with --authz membership): `removed` {chat_id} ends this user's part in a
 //    chat: the chat is marked removed in the selector, a notice says so while it is shown, and
 //    writing, editing and deleting there are disabled (the gateway would refuse them); what was shown
 //    before stays. After a reload a chat of the token's claim whose history is refused `forbidden` is
-//    shown the same way.
+//    shown the same way. `chats_cut` (a user in more chats than --max-member-chats, at connect or when one
+//    more is added) shows a notice that only the first ones are here.
 // Parameters come from the URL fragment (never sent to the server) or the query:
 //   #token=<jwt>&side=Workers&other=Consumers&chat=42
 'use strict';
@@ -78,6 +81,9 @@
 	const newChatState = () => ({
 		next: null, more: true, loading: false, loaded: false, refreshing: false,
 		unread: 0, myRead: 0, reads: new Map(), users: [], typing: new Map(),
+		// presence: online is the chat's count; users the list as far as this page holds it, sorted; usersNext
+		// null when users is the whole list, else the cursor of the next page ('' when only a new first page knows)
+		online: 0, usersNext: null, pagingUsers: false,
 		newest: null, // the received message with the highest seq: what a read report names
 		removed: false, // `removed`: this user is no longer a member (final for this page)
 		shownUpTo: '', // created_at of the last of this side's messages the other side's gateway pushed
@@ -430,8 +436,12 @@
 
 	// ---- presence and typing ----
 	function renderPresence() {
-		const ul = $('presence');
-		ul.replaceChildren(...chatState.get(chat).users.map((u) => {
+		const ul = $('presence'), s = chatState.get(chat);
+		// a big chat (the gateway sent one page): the count, and the list paged on demand
+		$('online').textContent = s.usersNext !== null ? `${s.online} online` : '';
+		$('online').dataset.online = String(s.online);
+		$('presence-more').hidden = !s.usersNext;
+		ul.replaceChildren(...s.users.map((u) => {
 			const li = document.createElement('li');
 			li.dataset.user = userKey(u);
 			li.textContent = `${nameOf(u)} (${sideOf(u)})`;
@@ -524,6 +534,13 @@
 		if (li) setChange(li, e);
 	});
 	own.on('removed', ({ chat_id: c }) => markRemoved(c));
+	// chats_cut: the user is in more chats than one connection holds (at connect, or live when one more was
+	// added); the others reach this page only once joined, so it says so.
+	own.on('chats_cut', ({ max_member_chats: n }) => {
+		$('cut').textContent = `You are a member of more chats than one connection holds (${n}): this page shows the first ${n}`;
+		$('cut').dataset.max = String(n);
+		$('cut').hidden = false;
+	});
 	// markRemoved: this user is no longer a member of chat c (`removed`, or its history refused as
 	// forbidden: a reload after the removal with a token whose chats claim still names it).
 	function markRemoved(c) {
@@ -569,6 +586,8 @@
 		for (const r of st.reads) s.reads.set(userKey(r.user), r);
 		for (const e of st.shown || []) if (e.service !== myService && e.created_at && e.created_at > s.shownUpTo) s.shownUpTo = e.created_at;
 		s.users = st.users;
+		s.online = st.online ?? st.users.length;
+		s.usersNext = st.users_next ?? null;
 		renderUnread();
 		if (st.chat_id === chat) {
 			renderPresence();
@@ -576,20 +595,47 @@
 		}
 		maybeRead();
 	});
+	// presence: one change ({user, present}), or a coalesced frame ({joined, left, more}: every change of an
+	// interval in a small chat, a sample of at most 20 each in a big one); online is the count after it.
+	const byKey = (a, b) => (userKey(a) < userKey(b) ? -1 : 1);
 	own.on('presence', (p) => {
 		const s = chatState.get(p.chat_id);
 		if (!s) return;
-		const k = userKey(p.user);
-		s.users = s.users.filter((u) => userKey(u) !== k);
-		if (p.present) s.users = [...s.users, p.user].sort((a, b) => (userKey(a) < userKey(b) ? -1 : 1));
+		const joined = p.user ? (p.present ? [p.user] : []) : p.joined || [];
+		const left = p.user ? (p.present ? [] : [p.user]) : p.left || [];
+		const gone = new Set([...joined, ...left].map(userKey));
+		// a partial list holds a prefix of the sorted users: a newcomer past its end belongs to a later page
+		const last = s.usersNext !== null && s.users.length ? userKey(s.users.at(-1)) : null;
+		s.users = [...s.users.filter((u) => !gone.has(userKey(u))), ...joined.filter((u) => last === null || userKey(u) <= last)].sort(byKey);
+		if (p.more && s.usersNext === null) s.usersNext = ''; // changes were left out: the list is a sample now
+		s.online = p.online ?? s.users.length;
 		if (p.chat_id === chat) renderPresence();
 	});
+	// typing: one user's report, or a big chat's coalesced frame {users:[{user, typing}], more}
 	own.on('typing', (t) => {
 		const s = chatState.get(t.chat_id);
-		if (!s || isMe(t.user)) return;
-		if (t.typing) s.typing.set(userKey(t.user), { user: t.user, until: Date.now() + TYPING_SHOWN_MS });
-		else s.typing.delete(userKey(t.user));
+		if (!s) return;
+		for (const { user, typing } of t.users || [{ user: t.user, typing: t.typing }]) {
+			if (isMe(user)) continue;
+			if (typing) s.typing.set(userKey(user), { user, until: Date.now() + TYPING_SHOWN_MS });
+			else s.typing.delete(userKey(user));
+		}
 		if (t.chat_id === chat) renderTyping();
+	});
+	// "more…" pages on through a big chat's users (presence {after}); the list grows by a page a click.
+	$('presence-more').addEventListener('click', async () => {
+		const s = current();
+		if (!s || !s.usersNext || s.pagingUsers || !own.connected) return;
+		s.pagingUsers = true;
+		const at = chat;
+		const ack = await own.timeout(REQUEST_TIMEOUT_MS).emitWithAck('presence', { chat_id: at, after: s.usersNext }).catch(() => null);
+		s.pagingUsers = false;
+		if (!ack || !ack.ok) return;
+		const have = new Set(s.users.map(userKey));
+		s.users = [...s.users, ...ack.users.filter((u) => !have.has(userKey(u)))].sort(byKey);
+		s.usersNext = ack.next;
+		s.online = ack.online;
+		if (at === chat) renderPresence();
 	});
 	own.on('read', (r) => {
 		const s = chatState.get(r.chat_id);
@@ -603,7 +649,9 @@
 		if (!own.connected || chat === null) return;
 		const ack = await own.timeout(REQUEST_TIMEOUT_MS).emitWithAck('presence', { chat_id: chat }).catch(() => null);
 		if (ack && ack.ok) {
-			chatState.get(ack.chat_id).users = ack.users;
+			// the first page again (a big chat's list shrinks back to it; "more…" pages on)
+			const s = chatState.get(ack.chat_id);
+			Object.assign(s, { users: ack.users, usersNext: ack.next, online: ack.online });
 			if (ack.chat_id === chat) renderPresence();
 		}
 	}, PRESENCE_EVERY_MS);

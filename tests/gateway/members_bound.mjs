@@ -11,7 +11,8 @@
 //    list): joinable, 105 pushed out of the list is no removal; 108 joined past the list; a bulk
 //    statement (a `*` notification, every user read again) that removes 103 of hers: `removed` for
 //    103 only, none for 105 or 108, and 108 still shown;
-//  - a user in 5,000 chats costs the cache what a user of five does.
+//  - a user in 5,000 chats costs the cache what a user of five does;
+//  - a user whose list becomes cut by an add_member is told `chats_cut` live.
 import { check, finish, waitUntil } from '../harness/check.mjs';
 import { receivingDaemon, postgres, env } from '../faults/procs.mjs';
 import { openWs } from '../harness/ws_client.mjs';
@@ -123,6 +124,11 @@ try {
 	console.log(`membership cache bytes: a user of ${BOUND} chats ${perUser.five} (with the table), a user of 5,000 chats ${perUser.huge} more`);
 	check('a user in 5,000 chats: one entry of the bound (under 8 bytes a chat of hers)', withHuge.users === 2 &&
 		perUser.huge < 5000 * 8 / 10, JSON.stringify({ withFive, withHuge }));
+	// ---- chats_cut told live: five holds her five chats, not cut; a sixth added makes her list cut
+	check('five: not cut at connect', five.of('chats_cut').length === 0);
+	await q("SELECT chat_outbox.add_member(6, 'five')");
+	await waitUntil('five told live that her chats are cut', () => five.of('chats_cut').length === 1, 10000);
+	check('live chats_cut {max_member_chats}', same(five.of('chats_cut'), [{ max_member_chats: BOUND }]), JSON.stringify(five.of('chats_cut')));
 	five.close();
 	huge.close();
 } catch (e) {

@@ -35,6 +35,8 @@ add_shell_test(gateway.bus_spread gateway/bus.sh 120 ARGS spread)
 add_shell_test(gateway.bus_interrupt gateway/bus.sh 120 ARGS interrupt)
 # long-polling clients behind a real HAProxy with the documented configuration (docs/haproxy.cfg)
 add_shell_test(gateway.bus_haproxy gateway/haproxy.sh 120)
+# a big chat: join and leave storms cost each socket one presence frame per interval, paged presence, typing coalesced
+gateway_peer_test(gateway.big_room big_room.mjs 120 --presence-threshold 20 --presence-interval 500)
 # the conversation events between the two services' daemons: history, read receipts, presence,
 # typing, shown/sent, bad input and floods (Socket.IO and /ws)
 add_shell_test(gateway.conversation gateway/two_sides.sh 120 ARGS conversation.mjs)

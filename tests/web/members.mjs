@@ -7,7 +7,9 @@
 //  - switching to chat 43 hides the notice and enables writing again; after a reload (the token still
 //    names 42) the page shows 42 as removed (its history is refused forbidden), not as an error;
 //  - a second page whose token has only sub and exp (no chats claim) shows the chats the gateway
-//    joined it to (42 and 43, 42 first as its URL asks), the message of 42, and the removal too.
+//    joined it to (42 and 43, 42 first as its URL asks), the message of 42, and the removal too;
+//  - with --max-member-chats 2, two chats added to her membership: both pages are told `chats_cut` live and
+//    show a notice.
 // Run through tests/web/chat.sh members.mjs.
 import { launchBrowser, check, waitDom } from './page.mjs';
 import { receivingDaemon, postgres, env } from '../faults/procs.mjs';
@@ -17,7 +19,7 @@ import { token as signFor, SECRET } from '../harness/jwt.mjs';
 const CHAT = 42, OTHER_CHAT = 43;
 const H_DIR = env('H_DIR');
 const workers = receivingDaemon({ service: 'workers', queue: 'chat-messages', port: Number(env('WORKERS_PORT')),
-	extra: ['--web-root', env('WEB_ROOT'), '--authz', 'membership'] });
+	extra: ['--web-root', env('WEB_ROOT'), '--authz', 'membership', '--max-member-chats', '2'] });
 
 const hasBody = (page, what, body) => waitDom(page, what,
 	(b) => [...document.querySelectorAll('#messages > li')].some((li) => li.querySelector('.body').textContent === b), body);
@@ -86,6 +88,12 @@ try {
 		return !n.hidden && n.dataset.chat === String(c) && document.querySelector('#body').disabled &&
 			document.querySelector(`#chat option[value="${c}"]`).disabled && !document.querySelector('#problem').textContent;
 	}, CHAT);
+	// two chats added while the pages are open: three of hers, one more than --max-member-chats 2: told live
+	check(await page.$eval('#cut', (e) => e.hidden) && await bare.$eval('#cut', (e) => e.hidden), 'no cut notice within the bound');
+	await postgres.query("SELECT chat_outbox.add_member(44, 'wanda'), chat_outbox.add_member(45, 'wanda')");
+	for (const [p, which] of [[page, 'the page'], [bare, 'the page of the token without chats']])
+		await waitDom(p, `chats_cut told live: ${which} says only the first 2 chats are shown`, () =>
+			!document.querySelector('#cut').hidden && document.querySelector('#cut').dataset.max === '2');
 	check(pageErrors.length === 0, `no script errors${pageErrors.length ? `: ${pageErrors.join('; ')}` : ''}`);
 } catch (e) {
 	console.error(e.message);

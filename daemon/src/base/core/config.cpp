@@ -150,6 +150,19 @@ Fields()
 	      false, false, 3000, kMaxMs / 2},
 	     nullptr,
 	     &Config::presence_ttl},
+	    {{"presence-threshold", "int",
+	      "online users of a chat above which its presence is a count, a page of users and coalesced changes (one "
+	      "frame per --presence-interval), and its typing is coalesced the same way; chat_state lists at most this "
+	      "many users",
+	      false, false, 1, 100000},
+	     nullptr,
+	     &Config::presence_threshold},
+	    {{"presence-interval", "int",
+	      "ms between a chat's coalesced presence and typing frames (a small chat's changes beyond a burst of 8 "
+	      "an interval wait for it too)",
+	      false, false, 100, 60000},
+	     nullptr,
+	     &Config::presence_interval},
 	    {{"upgrade-timeout", "int",
 	      "ms a WebSocket upgrade probe may take to complete (then it is dropped, polling goes on)", false, false,
 	      kMinMs, kMaxMs},

@@ -46,6 +46,8 @@ struct Config {
 	int64_t ping_timeout = 20000;                         // ms
 	int64_t connect_timeout = 45000;                      // ms a Socket.IO session may take to send its CONNECT
 	int64_t presence_ttl = 30000;                         // ms a presence member lives unrenewed (gateway/conversation/presence.hpp)
+	int64_t presence_threshold = 100;                     // online users above which a chat's presence and typing are coalesced (gateway/conversation/core/room_events.hpp)
+	int64_t presence_interval = 1000;                     // ms: at most one coalesced presence (and typing) frame per chat and interval
 	int64_t upgrade_timeout = 10000;                      // ms an Engine.IO upgrade probe may take before it is dropped
 	int64_t max_payload = 100000;                         // bytes, largest inbound frame / polling body
 	int64_t catchup_limit = 10000;                        // messages per catch-up query; a replay pages until done

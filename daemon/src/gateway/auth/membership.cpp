@@ -220,8 +220,11 @@ Membership::Loaded(const std::string &sub, bool ok, std::vector<int64_t> first, 
 		std::vector<int64_t> got;
 		std::set_difference(now.chats.begin(), now.chats.end(), e.chats.chats.begin(), e.chats.chats.end(),
 		                    std::back_inserter(got));
+		const bool was_cut = e.chats.Cut();
 		e.chats = now;
 		Apply(sub, Gone(asked, first, still), got);
+		if (!was_cut && now.Cut())
+			TellCut(sub);
 	} else {
 		e.chats = now;
 		e.known = Entry::Chats::Known;
@@ -260,8 +263,11 @@ Membership::OnNotify(const std::string &payload)
 	if (e.known == Entry::Chats::Unknown)
 		return;
 	if (change.kind == MemberChange::Kind::Added) {
+		const bool was_cut = e.chats.Cut();
 		if (e.chats.Add(change.chat, bound_))
 			Apply(change.user, {}, {change.chat});
+		if (!was_cut && e.chats.Cut())
+			TellCut(change.user);
 		return;
 	}
 	// a socket may hold a chat past a cut list (joined one by one): every socket is asked to let go
@@ -270,6 +276,14 @@ Membership::OnNotify(const std::string &payload)
 	// a cut list that lost one is read again, so that it holds the first chats again
 	if (was_listed && e.chats.Cut() && e.read == Entry::Read::None)
 		Load(change.user);
+}
+
+void
+Membership::TellCut(const std::string &sub)
+{
+	for (const auto &c : hub_.ClientsOf(sub))
+		if (!c->IsClosed())
+			conv_.Emit(*c, "chats_cut", {{"max_member_chats", bound_}});
 }
 
 void

@@ -8,7 +8,8 @@
 // connection: NOTIFY is sent at commit, so a gateway never hears of a removal before it is visible,
 // and needs no other bus; after a reconnect (notifications may have been missed) every entry is read
 // again. A change is applied to every socket of the user on this gateway (the Hub's index by sub): a
-// removed chat is left at once, with a `removed` event; an added one may be joined at once.
+// removed chat is left at once, with a `removed` event; an added one may be joined at once; one that makes the
+// user's list longer than the bound is told with `chats_cut`.
 //
 // An entry holds at most --max-member-chats chats of its user, the first by chat id, and whether they
 // are all (MemberChats): a user in a million chats costs what a user in the bound does. Whether a chat
@@ -86,6 +87,9 @@ class Membership final : public MembershipView {
 	// Apply takes the sub's sockets from chats the user left and lets them into chats it got (each
 	// socket within the bound).
 	void Apply(const std::string &sub, const std::vector<int64_t> &gone, const std::vector<int64_t> &got);
+	// TellCut: sub's list has just become cut (an addition, or a read again): its sockets get `chats_cut`, as a
+	// connect with a cut list does (one with a cut list from its connect was told then).
+	void TellCut(const std::string &sub);
 
 	Hub &hub_;
 	QueryQueue &queries_;

@@ -38,11 +38,12 @@ PlainEventText(std::string_view event, const nlohmann::json &data)
 
 Conversation::Conversation(uv_loop_t *loop, Hub &hub, QueryQueue &queries, RedisConn &redis, RedisSubscriber &pubsub,
                            const Config &cfg)
-    : hub_(hub), queries_(queries), redis_(redis), pubsub_(pubsub), cfg_(cfg), ctx_{loop, hub, queries, redis, cfg, *this}
+    : hub_(hub), queries_(queries), redis_(redis), pubsub_(pubsub), cfg_(cfg), ctx_{loop, hub, queries, redis, cfg, *this},
+      events_(cfg.presence_threshold), ticks_(loop, "presence ticks")
 {
 	history_ = std::make_unique<History>(ctx_);
-	receipts_ = std::make_unique<Receipts>(ctx_);
 	presence_ = std::make_unique<Presence>(ctx_);
+	receipts_ = std::make_unique<Receipts>(ctx_, *presence_);
 	typing_ = std::make_unique<Typing>(ctx_);
 	hub_.OnRoomChange([this](Client &c, int64_t chat, bool joined) { OnRoomChange(c, chat, joined); });
 }
@@ -57,6 +58,7 @@ Conversation::Stop()
 {
 	stopped_ = true;
 	presence_->Stop();
+	ticks_.Close();
 }
 
 conv::User
@@ -121,12 +123,13 @@ Conversation::Handle(const std::shared_ptr<Client> &c, std::string_view name, co
 		return true;
 	}
 	if (name == "presence") {
-		if (!conv::ParseChatId(arg, &chat, &error))
+		conv::PresenceRequest preq;
+		if (!conv::ParsePresence(arg, &preq, &error))
 			reply(conv::Error("bad_request", error));
-		else if (auto refusal = Refusal(*c, chat, c->presence_rate, conv::kPresenceRate, false))
+		else if (auto refusal = Refusal(*c, preq.chat_id, c->presence_rate, conv::kPresenceRate, false))
 			reply(std::move(*refusal));
 		else
-			presence_->List(chat, reply);
+			presence_->List(preq, reply);
 		return true;
 	}
 	return false;
@@ -150,16 +153,39 @@ Conversation::OnRoomChange(Client &c, int64_t chat, bool joined)
 			    },
 			    nullptr);
 		}
-		presence_->Joined(c, chat, [this, chat, weak = std::weak_ptr<Client>(c.shared_from_this())](nlohmann::json users) {
+		// The join itself costs O(1) in Redis; chat_state's part common to the chat's clients (the count, the
+		// first page of users, reads, shown) is read once for all the joins that wait for it (Receipts).
+		presence_->Joined(c, chat, [this, chat, weak = std::weak_ptr<Client>(c.shared_from_this())](int64_t online) {
+			if (online >= 0)
+				events_.Online(chat, online);
 			auto live = weak.lock();
 			if (live && live->IsOpen())
-				receipts_->SendChatState(live, chat, std::move(users));
+				receipts_->SendChatState(live, chat);
 		});
 	} else {
-		if (!members)
+		if (!members) {
 			pubsub_.Unsubscribe(channel);
+			events_.Forget(chat);
+		}
 		presence_->Left(c, chat);
 	}
+}
+
+void
+Conversation::StartTicks()
+{
+	if (!ticks_.Active() && !stopped_)
+		ticks_.Start(
+		    static_cast<uint64_t>(cfg_.presence_interval), [this] { Tick(); }, static_cast<uint64_t>(cfg_.presence_interval));
+}
+
+void
+Conversation::Tick()
+{
+	for (conv::RoomEvents::Frame &f : events_.Tick())
+		Broadcast(f.chat, f.event, f.data);
+	if (events_.Idle())
+		ticks_.Stop();
 }
 
 void
@@ -178,7 +204,7 @@ Conversation::OnBus(int64_t chat, const std::string &payload)
 	data["chat_id"] = chat;
 	switch (e.event) {
 	case conv::Event::Presence: {
-		// One user appeared or left: a small event, whatever the room's size (the list is in chat_state).
+		// One user appeared or left: at once as its own event, or coalesced (conv::RoomEvents' rules).
 		auto m = data.find("member");
 		auto present = data.find("present");
 		if (m == data.end() || !m->is_string() || present == data.end() || !present->is_boolean())
@@ -186,13 +212,25 @@ Conversation::OnBus(int64_t chat, const std::string &payload)
 		nlohmann::json users = conv::PresenceUsers({m->get<std::string>()});
 		if (users.size() != 1)
 			return;
-		Broadcast(chat, "presence", {{"chat_id", chat}, {"user", users[0]}, {"present", present->get<bool>()}});
+		int64_t online = 0; // a gateway of an older version sends no count: the chat counts as small
+		if (auto o = data.find("online"); o != data.end())
+			JsonInteger(*o, &online);
+		const nlohmann::json &u = users[0];
+		nlohmann::json now = events_.Presence(chat, u.value("service", "") + "\t" + u.value("sub", ""), u, present->get<bool>(), online);
+		if (!now.is_null())
+			Broadcast(chat, "presence", now);
+		StartTicks();
 		return;
 	}
 	case conv::Event::Typing: {
 		// Not to the typist's own clients: they know.
 		nlohmann::json user = data.value("user", nlohmann::json::object());
 		std::string service = user.value("service", ""), sub = user.value("sub", "");
+		auto typing = data.find("typing");
+		if (!events_.Typing(chat, service + "\t" + sub, user, typing == data.end() || !typing->is_boolean() || typing->get<bool>())) {
+			StartTicks();
+			return;
+		}
 		Broadcast(chat, "typing", data, [this, &service, &sub](const Client &c) {
 			return service == cfg_.service && c.sub == sub;
 		});

@@ -20,8 +20,10 @@
 #include <uv.h>
 
 #include "base/core/config.hpp"
+#include "base/uv_timer.hpp"
 #include "gateway/client/client.hpp"
 #include "gateway/conversation/core/conversation.hpp"
+#include "gateway/conversation/core/room_events.hpp"
 #include "inbox/core/delivery.hpp"
 
 namespace chat_outboxd {
@@ -84,6 +86,10 @@ class Conversation {
   private:
 	void OnRoomChange(Client &c, int64_t chat, bool joined);
 	void OnBus(int64_t chat, const std::string &payload);
+	// The presence and typing frames of big chats (and of a small chat's bursts) go out at each tick
+	// (--presence-interval), which runs while events_ holds anything.
+	void StartTicks();
+	void Tick();
 	// Admit checks a request against the token and the event's rate; a refusal is the error result.
 	std::optional<nlohmann::json> Refusal(Client &c, int64_t chat, TokenBucket &bucket, const conv::Rate &rate,
 	                                      bool needs_identity);
@@ -98,6 +104,8 @@ class Conversation {
 	std::unique_ptr<Receipts> receipts_;
 	std::unique_ptr<Presence> presence_;
 	std::unique_ptr<Typing> typing_;
+	conv::RoomEvents events_;
+	UvTimer ticks_;
 	std::shared_ptr<bool> alive_ = std::make_shared<bool>(true);
 	bool stopped_ = false;
 };

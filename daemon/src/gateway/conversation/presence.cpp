@@ -22,18 +22,23 @@ PresenceScript()
 	return s;
 }
 
-// Members reads the script's answer: one "<count>\t<member>" per present user.
-std::vector<std::string>
-Members(const RedisValue *reply)
+// ReadPage reads the script's answer: {online, next, "<count>\t<member>" per user of the page}.
+bool
+ReadPage(const RedisValue *reply, Presence::Page *out)
 {
-	std::vector<std::string> out;
-	if (reply && reply->IsArray())
-		for (const RedisValue &v : reply->elements) {
-			size_t tab = v.str.find('\t');
-			if (tab != std::string::npos)
-				out.push_back(v.str.substr(tab + 1));
-		}
-	return out;
+	if (!reply || !reply->IsArray() || reply->elements.size() < 2)
+		return false;
+	out->online = reply->elements[0].integer;
+	out->next = reply->elements[1].str;
+	std::vector<std::string> members;
+	for (size_t i = 2; i < reply->elements.size(); i++) {
+		const std::string &v = reply->elements[i].str;
+		size_t tab = v.find('\t');
+		if (tab != std::string::npos)
+			members.push_back(v.substr(tab + 1));
+	}
+	out->users = conv::PresenceUsers(members);
+	return true;
 }
 
 } // namespace
@@ -65,15 +70,15 @@ Presence::Resync()
 {
 	for (auto &[chat, members] : LocalMembers())
 		for (const std::string &m : members)
-			Change(chat, "add", m, nullptr);
+			Change(chat, "add", m, 0, "", nullptr);
 }
 
 void
-Presence::Change(int64_t chat, const std::string &op, const std::string &member,
+Presence::Change(int64_t chat, const std::string &op, const std::string &member, int64_t page, const std::string &after,
                  std::function<void(const RedisValue *reply)> done)
 {
 	int64_t now = WallMs();
-	chat_outbox::ScriptCall call{&PresenceScript(), {ChatPresenceKey(ctx_.cfg.prefix, chat), ChatPresenceUsersKey(ctx_.cfg.prefix, chat)}, {std::to_string(now), std::to_string(now + ctx_.cfg.presence_ttl), op.empty() ? "none" : op, member, ChatEventsChannel(ctx_.cfg.prefix, chat), ctx_.cfg.service, KeysTtlMs()}};
+	chat_outbox::ScriptCall call{&PresenceScript(), {ChatPresenceKey(ctx_.cfg.prefix, chat), ChatPresenceUsersKey(ctx_.cfg.prefix, chat), ChatPresenceIndexKey(ctx_.cfg.prefix, chat)}, {std::to_string(now), std::to_string(now + ctx_.cfg.presence_ttl), op.empty() ? "none" : op, member, ChatEventsChannel(ctx_.cfg.prefix, chat), ctx_.cfg.service, KeysTtlMs(), std::to_string(page), after}};
 	std::weak_ptr<bool> alive = ctx_.conv.Alive();
 	ctx_.redis.Eval(call, [alive, done = std::move(done)](const RedisValue *reply, const std::string &) {
 		auto a = alive.lock();
@@ -86,11 +91,12 @@ Presence::Change(int64_t chat, const std::string &op, const std::string &member,
 }
 
 void
-Presence::Joined(Client &c, int64_t chat, std::function<void(nlohmann::json users)> done)
+Presence::Joined(Client &c, int64_t chat, std::function<void(int64_t online)> done)
 {
 	std::string member = Conversation::Identified(c) ? conv::PresenceMember(ctx_.conv.User(c), instance_, c.serial) : "";
-	Change(chat, member.empty() ? "" : "add", member, [done = std::move(done)](const RedisValue *reply) {
-		done(conv::PresenceUsers(Members(reply)));
+	Change(chat, member.empty() ? "" : "add", member, 0, "", [done = std::move(done)](const RedisValue *reply) {
+		Page p;
+		done(ReadPage(reply, &p) ? p.online : -1);
 	});
 }
 
@@ -98,16 +104,25 @@ void
 Presence::Left(Client &c, int64_t chat)
 {
 	if (Conversation::Identified(c))
-		Change(chat, "rem", conv::PresenceMember(ctx_.conv.User(c), instance_, c.serial), nullptr);
+		Change(chat, "rem", conv::PresenceMember(ctx_.conv.User(c), instance_, c.serial), 0, "", nullptr);
 }
 
 void
-Presence::List(int64_t chat, const Conversation::Reply &reply)
+Presence::Read(int64_t chat, const std::string &after, int64_t limit, std::function<void(const Page *)> done)
 {
-	Change(chat, "", "", [chat, reply](const RedisValue *r) {
-		if (!r)
+	Change(chat, "", "", limit, after, [done = std::move(done)](const RedisValue *reply) {
+		Page p;
+		done(ReadPage(reply, &p) ? &p : nullptr);
+	});
+}
+
+void
+Presence::List(const conv::PresenceRequest &req, const Conversation::Reply &reply)
+{
+	Read(req.chat_id, req.after, req.limit, [chat = req.chat_id, reply](const Page *p) {
+		if (!p)
 			return reply(conv::Error("unavailable", "Redis did not answer; retry"));
-		reply({{"ok", true}, {"chat_id", chat}, {"users", conv::PresenceUsers(Members(r))}});
+		reply({{"ok", true}, {"chat_id", chat}, {"online", p->online}, {"users", p->users}, {"next", p->next.empty() ? nlohmann::json(nullptr) : nlohmann::json(p->next)}});
 	});
 }
 
@@ -129,7 +144,7 @@ Presence::Refresh()
 			argv.push_back(std::move(m));
 		}
 		ctx_.redis.Command(std::move(argv), [](const RedisValue *, const std::string &) {});
-		for (const std::string &key : {ChatPresenceKey(ctx_.cfg.prefix, chat), ChatPresenceUsersKey(ctx_.cfg.prefix, chat)})
+		for (const std::string &key : {ChatPresenceKey(ctx_.cfg.prefix, chat), ChatPresenceUsersKey(ctx_.cfg.prefix, chat), ChatPresenceIndexKey(ctx_.cfg.prefix, chat)})
 			ctx_.redis.Command({"PEXPIRE", key, KeysTtlMs()}, [](const RedisValue *, const std::string &) {});
 	}
 }

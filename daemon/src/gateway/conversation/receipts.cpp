@@ -1,7 +1,10 @@
 // daemon/src/gateway/conversation/receipts.cpp - see receipts.hpp.
 #include "gateway/conversation/receipts.hpp"
 
+#include <algorithm>
+
 #include "gateway/conversation/core/chat_keys.hpp"
+#include "gateway/conversation/presence.hpp"
 #include "gateway/client/core/message_json.hpp"
 #include "gateway/hub/hub.hpp"
 #include "gateway/hub/query_queue.hpp"
@@ -49,7 +52,7 @@ OrNull(const std::optional<std::string> &v)
 
 } // namespace
 
-Receipts::Receipts(ConvContext &ctx) : ctx_(ctx)
+Receipts::Receipts(ConvContext &ctx, Presence &presence) : ctx_(ctx), presence_(presence)
 {
 	std::string svc = QuoteIdent(ctx.cfg.service);
 	sql_mark_ = "SELECT cursor_seq, cursor_message_id, pg_catalog.to_json(cursor_created_at) OPERATOR(pg_catalog.#>>) '{}', "
@@ -100,15 +103,15 @@ Receipts::Read(const std::shared_ptr<Client> &c, int64_t chat, int64_t seq, cons
 }
 
 void
-Receipts::SendChatState(const std::shared_ptr<Client> &c, int64_t chat, nlohmann::json users)
+Receipts::SendChatState(const std::shared_ptr<Client> &c, int64_t chat)
 {
 	std::weak_ptr<Client> weak = c;
 	std::weak_ptr<bool> alive = ctx_.conv.Alive();
-	nlohmann::json state = {{"chat_id", chat}, {"me", conv::UserJson(ctx_.conv.User(*c))}, {"unread", nullptr}, {"my_read", nullptr}, {"users", std::move(users)}};
+	nlohmann::json state = {{"chat_id", chat}, {"me", conv::UserJson(ctx_.conv.User(*c))}, {"unread", nullptr}, {"my_read", nullptr}};
 	if (ctx_.queries.OptionalFull()) {
 		// Postgres is behind: the state goes without this user's unread count and cursor (null, as
 		// when Postgres does not answer) rather than take the room sends and replays need.
-		SendReads(weak, chat, std::move(state));
+		SendShared(weak, chat, std::move(state));
 		return;
 	}
 	PgParams params = {std::to_string(chat), Conversation::Identified(*c) ? std::optional<std::string>(c->sub) : std::nullopt};
@@ -125,29 +128,87 @@ Receipts::SendChatState(const std::shared_ptr<Client> &c, int64_t chat, nlohmann
 			if (row[0] && JsonInteger(*row[0], &seq))
 				state["my_read"] = {{"seq", seq}, {"message_id", OrNull(row[1])}};
 		}
-		SendReads(weak, chat, std::move(state));
+		SendShared(weak, chat, std::move(state));
 	});
 }
 
-// SendReads adds every user's last read cursor and each service's last shown message of the chat
-// (from Redis: two HVALS on one connection, so one round trip) to state and sends it.
 void
-Receipts::SendReads(const std::weak_ptr<Client> &weak, int64_t chat, nlohmann::json state)
+Receipts::SendShared(const std::weak_ptr<Client> &weak, int64_t chat, nlohmann::json state)
 {
+	Shared &s = shared_[chat];
+	s.waiting.emplace_back(weak, std::move(state));
+	if (!s.reading)
+		ReadShared(chat);
+}
+
+// ReadShared: three commands on one connection (the presence page, HVALS reads, HVALS shown); the script may be
+// sent again after a NOSCRIPT, so the answers are counted rather than taken in order.
+void
+Receipts::ReadShared(int64_t chat)
+{
+	Shared &s = shared_[chat];
+	s.reading = true;
+	struct Reading {
+		int answered = 0;
+		nlohmann::json common = nlohmann::json::object();
+		std::vector<std::pair<std::weak_ptr<Client>, nlohmann::json>> waiting;
+	};
+	auto r = std::make_shared<Reading>();
+	r->waiting.swap(s.waiting);
+	r->common["users"] = nlohmann::json::array();
+	r->common["online"] = nullptr;
+	r->common["users_next"] = nullptr;
+	r->common["reads"] = nlohmann::json::array();
+	r->common["shown"] = nlohmann::json::array();
 	std::weak_ptr<bool> alive = ctx_.conv.Alive();
-	auto pending = std::make_shared<nlohmann::json>(std::move(state));
-	ctx_.redis.Command({"HVALS", ChatReadsKey(ctx_.cfg.prefix, chat)},
-	                   [pending](const RedisValue *reply, const std::string &) { (*pending)["reads"] = Entries(reply); });
-	ctx_.redis.Command({"HVALS", ChatShownKey(ctx_.cfg.prefix, chat)},
-	                   [this, alive, weak, pending](const RedisValue *reply, const std::string &) {
-		auto live = weak.lock();
-		auto a = alive.lock();
-		if (!live || !live->IsOpen() || !a || !*a)
+	auto answered = [this, alive, chat, r] {
+		if (++r->answered < 3)
 			return;
-		(*pending)["shown"] = Entries(reply);
-		if (!pending->contains("reads")) // one connection answers in order; a failure of the pair may not
-			(*pending)["reads"] = nlohmann::json::array();
-		ctx_.conv.Emit(*live, "chat_state", *pending);
+		auto a = alive.lock();
+		if (!a || !*a)
+			return;
+		for (auto &[weak, state] : r->waiting) {
+			auto live = weak.lock();
+			if (!live || !live->IsOpen())
+				continue;
+			for (auto &[k, v] : r->common.items())
+				state[k] = v;
+			ctx_.conv.Emit(*live, "chat_state", state);
+		}
+		Shared &next = shared_[chat];
+		next.reading = false;
+		if (next.waiting.empty())
+			shared_.erase(chat);
+		else
+			ReadShared(chat);
+	};
+	presence_.Read(chat, "", ctx_.cfg.presence_threshold, [r, answered](const Presence::Page *p) {
+		if (p) {
+			r->common["users"] = p->users;
+			r->common["online"] = p->online;
+			if (!p->next.empty())
+				r->common["users_next"] = p->next;
+		}
+		answered();
+	});
+	ctx_.redis.Command({"HVALS", ChatReadsKey(ctx_.cfg.prefix, chat)}, [this, r, answered](const RedisValue *reply, const std::string &) {
+		// A big chat's reads are its readers': only the furthest --presence-threshold go to each client, so a
+		// chat_state stays O(threshold) however many have read.
+		nlohmann::json reads = Entries(reply);
+		size_t cap = static_cast<size_t>(ctx_.cfg.presence_threshold);
+		if (reads.size() > cap) {
+			auto seq = [](const nlohmann::json &e) { return e.value("seq", int64_t{0}); };
+			std::partial_sort(reads.begin(), reads.begin() + static_cast<std::ptrdiff_t>(cap), reads.end(),
+			                  [&seq](const nlohmann::json &a, const nlohmann::json &b) { return seq(a) > seq(b); });
+			reads.erase(reads.begin() + static_cast<std::ptrdiff_t>(cap), reads.end());
+			r->common["reads_more"] = true;
+		}
+		r->common["reads"] = std::move(reads);
+		answered();
+	});
+	ctx_.redis.Command({"HVALS", ChatShownKey(ctx_.cfg.prefix, chat)}, [r, answered](const RedisValue *reply, const std::string &) {
+		r->common["shown"] = Entries(reply);
+		answered();
 	});
 }
 

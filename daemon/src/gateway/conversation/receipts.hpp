@@ -2,11 +2,17 @@
 // <service>.mark_read() (never backwards), mirrors it in the chat's reads hash in Redis and broadcasts
 // it to both sides; what this service's gateways pushed is kept per chat in the shown hash (the last
 // message, never backwards); `chat_state` tells a client that joined a chat its unread count, its own
-// cursor, every user's last cursor, each service's last shown message and who is present.
+// cursor, every user's last cursor, each service's last shown message and who is present (the count and a
+// page). What chat_state shares between the chat's clients is read from Redis once for every join waiting for
+// it (one read in flight per chat; the joins that come meanwhile wait for the next), so a storm of joins into
+// one chat costs Redis O(1) reads per join plus O(reads in flight), not one list per join.
 #pragma once
 
+#include <map>
 #include <memory>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "gateway/conversation/conversation.hpp"
 
@@ -14,19 +20,28 @@ namespace chat_outboxd {
 
 class Receipts {
   public:
-	explicit Receipts(ConvContext &ctx);
+	Receipts(ConvContext &ctx, Presence &presence);
 	void Read(const std::shared_ptr<Client> &c, int64_t chat, int64_t seq, const Conversation::Reply &reply);
-	// SendChatState emits `chat_state` for chat to c; users is the presence list read at its join.
+	// SendChatState emits `chat_state` for chat to c (after its presence was added).
 	// Its Postgres lookup (unread, my_read) is optional: left out while half of --query-queue is out.
-	void SendChatState(const std::shared_ptr<Client> &c, int64_t chat, nlohmann::json users);
+	void SendChatState(const std::shared_ptr<Client> &c, int64_t chat);
 	// Shown keeps last (the delivered message of chat with the highest seq) as this service's entry
 	// of the chat's shown hash, unless the entry is already at or past its seq.
 	void Shown(int64_t chat, const InboxMessage &last);
 
   private:
-	// SendReads adds reads and shown from Redis to state and sends it.
-	void SendReads(const std::weak_ptr<Client> &weak, int64_t chat, nlohmann::json state);
+	// SendShared queues state (the client's own part) for the chat's next shared read, starting it when none
+	// is in flight; ReadShared reads the online count, the first page of users, reads and shown once and
+	// sends every waiting client its state with them.
+	void SendShared(const std::weak_ptr<Client> &weak, int64_t chat, nlohmann::json state);
+	void ReadShared(int64_t chat);
+	struct Shared {
+		bool reading = false;
+		std::vector<std::pair<std::weak_ptr<Client>, nlohmann::json>> waiting;
+	};
 	ConvContext &ctx_;
+	Presence &presence_;
+	std::map<int64_t, Shared> shared_;
 	std::string sql_mark_, sql_state_[2]; // sql_state_[QueryQueue::Schema().HasSender()]
 };
 

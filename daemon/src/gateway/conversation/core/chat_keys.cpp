@@ -32,6 +32,12 @@ ChatPresenceUsersKey(std::string_view prefix, int64_t chat)
 }
 
 std::string
+ChatPresenceIndexKey(std::string_view prefix, int64_t chat)
+{
+	return Root(prefix) + std::to_string(chat) + ":presence_index";
+}
+
+std::string
 ChatReadsKey(std::string_view prefix, int64_t chat)
 {
 	return Root(prefix) + std::to_string(chat) + ":reads";

@@ -15,6 +15,9 @@ std::string ChatEventsChannel(std::string_view prefix, int64_t chat);
 std::string ChatPresenceKey(std::string_view prefix, int64_t chat);
 // <prefix>:chat_outbox:chat:<chat>:presence_users - hash: each present user's count of members.
 std::string ChatPresenceUsersKey(std::string_view prefix, int64_t chat);
+// <prefix>:chat_outbox:chat:<chat>:presence_index - sorted set (score 0) of the present users, "<service>\t<sub>":
+// the order presence pages are read in.
+std::string ChatPresenceIndexKey(std::string_view prefix, int64_t chat);
 // <prefix>:chat_outbox:chat:<chat>:reads - hash of every user's last read cursor.
 std::string ChatReadsKey(std::string_view prefix, int64_t chat);
 // <prefix>:chat_outbox:chat:<chat>:shown - hash of the last message each service's gateways pushed.

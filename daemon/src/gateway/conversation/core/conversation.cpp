@@ -146,6 +146,29 @@ ParseTyping(const nlohmann::json &arg, int64_t *chat, bool *typing, std::string 
 	return true;
 }
 
+bool
+ParsePresence(const nlohmann::json &arg, PresenceRequest *out, std::string *error)
+{
+	if (!ParseChatId(arg, &out->chat_id, error))
+		return false;
+	out->limit = kPresenceDefaultLimit;
+	auto limit = arg.find("limit");
+	if (limit != arg.end() && !limit->is_null() &&
+	    (!JsonInteger(*limit, &out->limit) || out->limit < 1 || out->limit > kPresenceMaxLimit)) {
+		*error = "limit must be an integer from 1 to " + std::to_string(kPresenceMaxLimit);
+		return false;
+	}
+	auto after = arg.find("after");
+	if (after != arg.end() && !after->is_null()) {
+		if (!after->is_string() || after->get_ref<const std::string &>().size() > kPresenceAfterMaxBytes) {
+			*error = "after must be the previous answer's next";
+			return false;
+		}
+		out->after = after->get<std::string>();
+	}
+	return true;
+}
+
 std::string
 EncodeSentCursor(const SentCursor &c)
 {

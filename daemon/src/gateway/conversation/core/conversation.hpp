@@ -59,6 +59,17 @@ bool ParseChatId(const nlohmann::json &arg, int64_t *chat, std::string *error);
 bool ParseHistory(const nlohmann::json &arg, HistoryRequest *out, std::string *error);
 bool ParseRead(const nlohmann::json &arg, int64_t *chat, int64_t *seq, std::string *error);
 bool ParseTyping(const nlohmann::json &arg, int64_t *chat, bool *typing, std::string *error);
+// presence {chat_id, after?, limit?}: a page of the chat's users past `after` (the previous page's `next`, opaque to
+// clients: "<service>\t<sub>", at most kPresenceAfterMaxBytes), limit 1-kPresenceMaxLimit (default kPresenceDefaultLimit).
+struct PresenceRequest {
+	int64_t chat_id = 0;
+	std::string after; // "" from the first user
+	int64_t limit = 100;
+};
+constexpr int64_t kPresenceDefaultLimit = 100;
+constexpr int64_t kPresenceMaxLimit = 200;
+constexpr size_t kPresenceAfterMaxBytes = 512;
+bool ParsePresence(const nlohmann::json &arg, PresenceRequest *out, std::string *error);
 
 // The sent-messages cursor as clients see it: "<created_at>|<id>" (opaque to them).
 std::string EncodeSentCursor(const SentCursor &c);
