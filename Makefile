@@ -22,7 +22,9 @@ PG_CPPFLAGS = -Iextension/src
 PG_CXXFLAGS = -std=c++17 -Wall -Wextra -Wno-unused-parameter -Wno-missing-field-initializers -Wno-register -Wno-format-truncation
 # PGXS adds COPT (extra flags from the environment or the command line) to C only; the C++ sources take
 # them too, last, so they win (pg_buildext sets COPT to dpkg-buildflags' CFLAGS: a package build's flags).
-PG_CXXFLAGS += $(COPT)
+# C-only flags among them (Debian 13's dpkg-buildflags add -Werror=implicit-function-declaration to CFLAGS)
+# are left out: g++ warns on each that it is not valid for C++.
+PG_CXXFLAGS += $(filter-out -Werror=implicit-function-declaration,$(COPT))
 # PGXS links the .so with gcc, which does not pull in the C++ runtime by itself.
 SHLIB_LINK = -lhiredis -lcrypto -lstdc++
 

@@ -41,7 +41,12 @@ case $RELEASE in
 bookworm | trixie | sid) ;;
 *) echo "package: no packages for Debian release '$RELEASE' (bookworm, trixie, sid)" >&2; exit 2 ;;
 esac
-OUT=${OUT:-$ROOT/build/packages/$RELEASE}
+if [ -z "$OUT" ]; then
+	OUT=$ROOT/build/packages/$RELEASE
+	# .deb files right in build/packages/ are the layout before <release>/ (bookworm's): removed, so that
+	# `apt-get install ./build/packages/*.deb` from an old note finds nothing instead of an old build
+	rm -f "$ROOT"/build/packages/*.deb
+fi
 
 # What the build needs (debian/control's Build-Depends and the tools), here or in the release's root.
 PKGS=(
