@@ -47,8 +47,10 @@ root_mount "$ROOT"
 cp /etc/resolv.conf "$ROOT/etc/resolv.conf"
 mkdir -p "$ROOT/root/debs"
 cp "${debs[@]}" "$ROOT/root/debs/"
+indebs=()
+for d in "${debs[@]}"; do indebs+=("/root/debs/$(basename "$d")"); done
 in_root() { chroot "$ROOT" /usr/bin/env -i PATH=/usr/sbin:/usr/bin:/sbin:/bin HOME=/root LC_ALL=C.UTF-8 DEBIAN_FRONTEND=noninteractive "$@"; }
-{ in_root apt-get update -q && in_root apt-get install -y -q --no-install-recommends /root/debs/*.deb; } >"$H_DIR/apt.log" 2>&1 ||
+{ in_root apt-get update -q && in_root apt-get install -y -q --no-install-recommends "${indebs[@]}"; } >"$H_DIR/apt.log" 2>&1 ||
 	{ tail -n 30 "$H_DIR/apt.log" >&2; fail "apt-get install of the $RELEASE packages in a clean $RELEASE root"; }
 for p in chat-outbox "postgresql-$MAJOR-chat-outbox"; do
 	expect_eq "$p installed" "install ok installed" "$(in_root dpkg-query -W -f='${Status}' "$p")"
