@@ -19,3 +19,7 @@ endforeach()
 set_tests_properties(package.trixie PROPERTIES FIXTURES_SETUP packages_trixie)
 add_shell_test(package.systemd.trixie package/systemd.sh 120 ARGS trixie)
 set_tests_properties(package.systemd.trixie PROPERTIES FIXTURES_REQUIRED packages_trixie)
+# extension.pg<major> writes into the cached root that package.<release> and package.systemd.trixie lay
+# their overlays on (a lower layer must not change under a mounted overlay): never at the same time.
+set_tests_properties(extension.pg17 package.trixie package.systemd.trixie PROPERTIES RESOURCE_LOCK root_trixie_pg17)
+set_tests_properties(extension.pg18 package.sid PROPERTIES RESOURCE_LOCK root_sid_pg18)
