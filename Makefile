@@ -22,7 +22,9 @@ PG_CPPFLAGS = -Iextension/src
 PG_CXXFLAGS = -std=c++17 -Wall -Wextra -Wno-unused-parameter -Wno-missing-field-initializers -Wno-register -Wno-format-truncation
 # PGXS adds COPT (extra flags from the environment or the command line) to C only; the C++ sources take
 # them too, last, so they win (pg_buildext sets COPT to dpkg-buildflags' CFLAGS: a package build's flags).
-PG_CXXFLAGS += $(COPT)
+# C-only flags among them (Debian 13's dpkg-buildflags add -Werror=implicit-function-declaration to CFLAGS)
+# are left out: g++ warns on each that it is not valid for C++.
+PG_CXXFLAGS += $(filter-out -Werror=implicit-function-declaration,$(COPT))
 # PGXS links the .so with gcc, which does not pull in the C++ runtime by itself.
 SHLIB_LINK = -lhiredis -lssl -lcrypto -lstdc++
 
@@ -54,3 +56,17 @@ $(LUA_HEADERS):
 	python3 scripts/embed_lua.py $@ $(LUA_NAMESPACE) $(filter %.lua,$^)
 $(OBJS): $(LUA_HEADERS)
 EXTRA_CLEAN += $(LUA_HEADERS)
+
+# What `make install` puts in the server's folders, by name: the control file and DATA in
+# $(sharedir)/extension, the library in $(pkglibdir) (tests/extension/installed_files.sh compares it with
+# what is there). `make install` first removes every chat_outbox file an earlier build left there (an
+# update script this tree no longer ships, such as a managed path of an older version), so that what the
+# server finds is this build's and nothing else; the removal is a prerequisite of both of PGXS's install
+# recipes (the library's, install-lib-shared, and the SQL's), so it runs before either, with -j too.
+installed-names:
+	@echo $(EXTENSION).control $(notdir $(DATA)) $(MODULE_big)$(DLSUFFIX)
+remove-installed:
+	rm -f '$(DESTDIR)$(datadir)/extension/$(EXTENSION)'.control '$(DESTDIR)$(datadir)/extension/$(EXTENSION)'--*.sql \
+		'$(DESTDIR)$(pkglibdir)/$(MODULE_big)$(DLSUFFIX)'
+install install-lib-shared: remove-installed
+.PHONY: installed-names remove-installed

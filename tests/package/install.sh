@@ -25,7 +25,7 @@ set -euo pipefail
 . "$(dirname "$0")/lib.sh"
 harness_init package-install
 
-# --- build (before the overlay), into the scratch folder: build/packages/ keeps the optimized packages a user
+# --- build (before the overlay), into the scratch folder: build/packages/bookworm/ keeps the optimized packages a user
 # built with scripts/package.sh.
 package_build "$H_DIR/debs"
 debs=("$H_DIR"/debs/*.deb)

@@ -15,18 +15,28 @@
 # container's root is another overlay. It tests the chat-outbox package package.install built in the same
 # run (build/test-tmp/package-install/debs; CHAT_OUTBOX_DEBS=<folder> names another), or builds one
 # (scripts/package.sh, unoptimized, as package.install does) when there is none.
+#   tests/package/systemd.sh [trixie]
+# With trixie (package.systemd.trixie), the same on Debian 13: the container's root is a throwaway overlay of
+# the cached trixie root (scripts/container.sh 17) instead of the host's /, the package is trixie's
+# (package.trixie's, build/test-tmp/package-trixie/debs, or a build of its own), and apt in the container
+# fetches what it depends on, systemd included, from trixie's archive (the root has no systemd of its own).
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
-harness_init package-systemd
+RELEASE=${1:-bookworm}
+case $RELEASE in
+bookworm) harness_init package-systemd; built_by=package-install ;;
+trixie) harness_init package-systemd-trixie; built_by=package-trixie ;;
+*) fail "package.systemd runs on bookworm (the host's /) or trixie, not $RELEASE" ;;
+esac
 
-# The packages package.install built in this run (CTest runs it first: the fixture "packages"), else a
-# build of its own.
-DEBS=${CHAT_OUTBOX_DEBS:-${H_TMP:-$H_ROOT/build/test-tmp}/package-install/debs}
+# The packages package.install (package.trixie) built in this run (CTest runs it first: the fixture
+# "packages", "packages_trixie"), else a build of its own.
+DEBS=${CHAT_OUTBOX_DEBS:-${H_TMP:-$H_ROOT/build/test-tmp}/$built_by/debs}
 if compgen -G "$DEBS/chat-outbox_*.deb" >/dev/null; then
 	DEB=$(ls "$DEBS"/chat-outbox_*.deb)
 	echo "ok   testing $DEB"
 else
-	package_build "$H_DIR/debs"
+	package_build "$H_DIR/debs" "$RELEASE"
 	DEB=$(ls "$H_DIR"/debs/chat-outbox_*.deb)
 fi
 
@@ -42,10 +52,13 @@ fi
 harness_redis_start
 HARNESS_PG_MANAGED=1 harness_pg_start
 
-# --- the container's root: the host's / (as it was before this namespace's overlays) under an overlay
+# --- the container's root: the host's / (as it was before this namespace's overlays), or the cached trixie
+# root, under an overlay
+LOWER=/
+[ "$RELEASE" = bookworm ] || LOWER=$("$H_ROOT/scripts/container.sh" 17)
 ROOT=$H_DIR/root
 mkdir -p "$ROOT" "$H_DIR/rootov/upper" "$H_DIR/rootov/work"
-mount -t overlay rootov -o "lowerdir=/,upperdir=$H_DIR/rootov/upper,workdir=$H_DIR/rootov/work" "$ROOT"
+mount -t overlay rootov -o "lowerdir=$LOWER,upperdir=$H_DIR/rootov/upper,workdir=$H_DIR/rootov/work" "$ROOT"
 # The host's own services (its PostgreSQL, Redis, ...) stay off: the container boots to basic.target and
 # only the units started below run.
 # systemd-nspawn --keep-unit makes the cgroup it runs in the container's: it puts the container in payload/ and
@@ -71,15 +84,22 @@ nspawn() {
 # a machine id of its own (the host's would make its journal and the host's one)
 rm -f "$ROOT/etc/machine-id"
 systemd-machine-id-setup --root="$ROOT" >/dev/null
-# apt in the container sees no repository (every dependency is the host's already); nspawn gives the
-# container an empty /tmp, so the package goes to /root
-mkdir -p "$ROOT/root/apt/lists/partial" "$ROOT/root/apt/sources.list.d"
-: >"$ROOT/root/apt/sources.list"
+# bookworm: apt in the container sees no repository (every dependency is the host's already); trixie: its
+# archive, and systemd to boot. nspawn gives the container an empty /tmp, so the package goes to /root
 cp "$DEB" "$ROOT/root/"
-(nspawn env DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends \
-	-o Dir::Etc::SourceList=/root/apt/sources.list -o Dir::Etc::SourceParts=/root/apt/sources.list.d \
-	-o Dir::State::Lists=/root/apt/lists "/root/$(basename "$DEB")") >"$H_DIR/apt-container.log" 2>&1 ||
-	{ tail -n 30 "$H_DIR/apt-container.log" >&2; fail "apt-get install chat-outbox in the container"; }
+if [ "$RELEASE" = bookworm ]; then
+	mkdir -p "$ROOT/root/apt/lists/partial" "$ROOT/root/apt/sources.list.d"
+	: >"$ROOT/root/apt/sources.list"
+	(nspawn env DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends \
+		-o Dir::Etc::SourceList=/root/apt/sources.list -o Dir::Etc::SourceParts=/root/apt/sources.list.d \
+		-o Dir::State::Lists=/root/apt/lists "/root/$(basename "$DEB")") >"$H_DIR/apt-container.log" 2>&1 ||
+		{ tail -n 30 "$H_DIR/apt-container.log" >&2; fail "apt-get install chat-outbox in the container"; }
+else
+	cp /etc/resolv.conf "$ROOT/etc/resolv.conf"
+	(nspawn sh -c "apt-get update -q && DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends \
+		systemd '/root/$(basename "$DEB")'") >"$H_DIR/apt-container.log" 2>&1 ||
+		{ tail -n 30 "$H_DIR/apt-container.log" >&2; fail "apt-get install chat-outbox systemd in the $RELEASE container"; }
+fi
 
 # set_env <file> <VAR> <value>, in the container's /etc/chat-outbox
 set_env() {
