@@ -15,6 +15,8 @@
 //  - the daemon killed between the commit and the ack: its Postgres answers held back by a proxy, the
 //    message committed, the daemon SIGKILLed, started again: the page sends it again by itself, and it
 //    is stored once and shown once;
+//  - the network gone (a proxy holding everything both ways, closing nothing), a message written, the
+//    network back and the page reloaded at once: stored once, shown once;
 //  - edits and deletes: only one's own messages have Edit and Delete; an edit and a delete made
 //    in Workers' page show as "edited" / "deleted" in both pages live, and after a reload.
 // Screenshots go to $H_DIR. Run through tests/web/chat.sh.
@@ -311,6 +313,46 @@ try {
 	});
 	const diedRows = await postgres.query('SELECT count(*)::int AS n FROM workers.messages WHERE body = $1', ['Committed, then the daemon died.']);
 	check(diedRows[0].n === 1, `killed between the commit and the ack: stored once (${diedRows[0].n})`);
+	// The network gone: a page of Workers' side served through a proxy that, once cut, holds everything
+	// both ways and closes nothing (a pulled cable: TCP keeps what was written and delivers it when the
+	// network returns); a message written meanwhile waits in the page, its send maybe held in the cable.
+	// The network returns and the page is reloaded at once: what the cable held and the page's own
+	// resend (the same client_msg_id) race to the daemon; the message is stored once and shown once.
+	let cut = false;
+	const backlog = [];
+	const links = new Set();
+	const netProxy = net.createServer((c) => {
+		const up = net.connect(workers.port, '127.0.0.1');
+		const pass = (to) => (d) => { if (cut) backlog.push(() => to.write(d)); else to.write(d); };
+		c.on('data', pass(up));
+		up.on('data', pass(c));
+		const end = () => { c.destroy(); up.destroy(); links.delete(c); };
+		c.on('error', end); up.on('error', end); c.on('close', end); up.on('close', end);
+		links.add(c);
+	});
+	await new Promise((r) => netProxy.listen(0, '127.0.0.1', r));
+	const np = await contexts.Workers.newPage();
+	np.on('pageerror', (e) => pageErrors.push(`[Workers via the cable] ${e.message}`));
+	await np.goto(pageUrl({ port: netProxy.address().port }, 'workers-user', 'Wanda', 'Workers', 'Consumers'));
+	await connState(np, '#conn', 'connected');
+	const cableBody = 'Written with the network gone, reloaded when it came back.';
+	cut = true;
+	await typeAndSend(np, cableBody);
+	await waitDom(np, 'written with the network gone: waiting, and kept in localStorage', (b) => [...document.querySelectorAll('#messages > li.mine')].some((li) =>
+		li.querySelector('.body').textContent === b && li.dataset.state === 'waiting') &&
+		Object.keys(localStorage).some((k) => localStorage.getItem(k).includes(b)), cableBody);
+	cut = false;
+	for (const deliver of backlog.splice(0)) deliver();
+	await np.reload();
+	await waitDom(np, 'after the network came back and the reload: the message once, sent', (b) => {
+		const lis = [...document.querySelectorAll('#messages > li.mine')].filter((li) => li.querySelector('.body').textContent === b);
+		return lis.length === 1 && ['sent', 'shown'].includes(lis[0].dataset.state);
+	}, cableBody);
+	await hasBody(wp, 'and shown in the page outside the cable', cableBody, true);
+	const cableRows = await postgres.query('SELECT count(*)::int AS n FROM workers.messages WHERE body = $1', [cableBody]);
+	check(cableRows[0].n === 1, `written with the network gone and reloaded: stored once (${cableRows[0].n})`);
+	for (const c of links) c.destroy();
+	netProxy.close();
 	check(pageErrors.length === 0, `no script errors or CSP violations in the pages ${JSON.stringify(pageErrors)}`);
 	console.log('PASS');
 } finally {
