@@ -60,11 +60,12 @@ class PgClient {
 	// QueryPrepared runs sql as the named prepared statement, preparing it on this connection's
 	// first use (again after a reconnect): a statement on the hot path is planned once, not per call.
 	void QueryPrepared(std::string statement, std::string sql, PgParams params, Callback cb);
-	// Pipeline sends the statements in one round trip and runs them as one transaction: with no
-	// BEGIN among them, the server runs everything up to the pipeline's one Sync as an implicit
-	// transaction and commits it at the Sync, or rolls all of it back when one fails (the ones after
-	// it do not run; nor are the ones after_answers sent). The callback gets the first error, else the rows of the last statement; with
-	// connection_lost, the transaction may or may not have committed. No BEGIN or COMMIT belongs in it.
+	// Pipeline sends the statements in one round trip (one more before each statement after_answers)
+	// and runs them as one transaction: with no BEGIN among them, the server runs everything up to the
+	// pipeline's one Sync as an implicit transaction and commits it at the Sync, or rolls all of it
+	// back when one fails (the ones after it do not run, and those after_answers are not sent). The
+	// callback gets the first error, else the rows of the last statement; with connection_lost, the
+	// transaction may or may not have committed. No BEGIN or COMMIT belongs in it.
 	void Pipeline(std::vector<PgStatement> statements, Callback cb);
 	bool Connected() const;
 	// on_state is called with true when a connection is established and false when it is lost.

@@ -113,7 +113,7 @@ std::string
 Staged(int n, const char *type)
 {
 	return "(SELECT CASE WHEN v OPERATOR(pg_catalog.=) '' THEN NULL ELSE v::pg_catalog." + std::string(type) +
-	       " END FROM pg_catalog.current_setting('chat_outboxd.inbox_" + std::to_string(n) + "') v)";
+	       " END FROM pg_catalog.current_setting('" + InboxStagedName(n) + "') v)";
 }
 
 } // namespace
@@ -184,23 +184,19 @@ InboxInsertSql(const std::string &service, bool with_sender)
 	// InboxStageSql). Rows of other writers above value 5 come back too: nobody else pushes them to this
 	// daemon's clients.
 	const std::string inbox = QuoteIdent(service) + ".inbox";
+	// the batch's columns, in the order of t(...): the staged value and its type
+	static const std::pair<int, const char *> kColumnsIn[] = {{1, "uuid[]"}, {2, "int8[]"}, {3, "text[]"}, {4, "timestamptz[]"}, {6, "text[]"}, {7, "uuid[]"}, {8, "text[]"}, {9, "int4[]"}, {10, "timestamptz[]"}, {11, "timestamptz[]"}};
+	std::string unnests;
+	for (const auto &[n, type] : kColumnsIn)
+		unnests += (unnests.empty() ? "" : ", ") + std::string("pg_catalog.unnest(") + Staged(n, type) + ")";
 	return "WITH input AS ("
-	       " SELECT DISTINCT ON (message_id) * FROM ROWS FROM ("
-	       "pg_catalog.unnest(" +
-	       Staged(1, "uuid[]") + "), pg_catalog.unnest(" + Staged(2, "int8[]") + "),"
-	                                                                             " pg_catalog.unnest(" +
-	       Staged(3, "text[]") + "), pg_catalog.unnest(" + Staged(4, "timestamptz[]") + "),"
-	                                                                                    " pg_catalog.unnest(" +
-	       Staged(6, "text[]") + "), pg_catalog.unnest(" + Staged(7, "uuid[]") + "),"
-	                                                                             " pg_catalog.unnest(" +
-	       Staged(8, "text[]") + "), pg_catalog.unnest(" + Staged(9, "int4[]") + "),"
-	                                                                             " pg_catalog.unnest(" +
-	       Staged(10, "timestamptz[]") + "), pg_catalog.unnest(" + Staged(11, "timestamptz[]") + "))"
-	                                                                                             " WITH ORDINALITY AS t(message_id, chat_id, body, created_at, sender, target, kind, version, edited_at,"
-	                                                                                             " deleted_at, ord)"
-	                                                                                             " ORDER BY message_id, ord"
-	                                                                                             "), ins AS ("
-	                                                                                             " INSERT INTO " +
+	       " SELECT DISTINCT ON (message_id) * FROM ROWS FROM (" +
+	       unnests +
+	       ") WITH ORDINALITY AS t(message_id, chat_id, body, created_at, sender, target, kind, version, edited_at,"
+	       " deleted_at, ord)"
+	       " ORDER BY message_id, ord"
+	       "), ins AS ("
+	       " INSERT INTO " +
 	       inbox +
 	       (with_sender ? " (message_id, chat_id, body, created_at, sender, target, kind, version, edited_at, deleted_at)"
 	                      " SELECT message_id, chat_id, body, created_at, sender, target, kind, version, edited_at,"
