@@ -8,6 +8,7 @@
 #include <chrono>
 #include <cstring>
 
+#include "common/redis_argv.hpp"
 #include "common/redis_transport.hpp"
 
 namespace chat_outbox {
@@ -146,13 +147,8 @@ BlockingRedis::Command(const std::vector<std::string> &argv)
 		error_ = "not connected";
 		return nullptr;
 	}
-	std::vector<const char *> args;
-	std::vector<size_t> lens;
-	for (const auto &a : argv) {
-		args.push_back(a.data());
-		lens.push_back(a.size());
-	}
-	if (redisAppendCommandArgv(ctx_, static_cast<int>(args.size()), args.data(), lens.data()) != REDIS_OK) {
+	RedisArgv args(argv); // not const: hiredis 0.14 takes const char ** (pointers it may not be given as const)
+	if (redisAppendCommandArgv(ctx_, args.Count(), args.ptrs.data(), args.lens.data()) != REDIS_OK) {
 		Fail(argv.empty() ? "command" : argv[0]);
 		return nullptr;
 	}

@@ -9,6 +9,7 @@
 #include <memory>
 
 #include "base/c_boundary.hpp"
+#include "common/redis_argv.hpp"
 #include "metrics/core/daemon_metrics.hpp"
 #include "net/hiredis_uv.hpp"
 
@@ -187,14 +188,8 @@ HiredisLink::Send(const std::vector<std::string> &argv, redisCallbackFn *fn, voi
 {
 	if (!ac_)
 		return false;
-	std::vector<const char *> args;
-	std::vector<size_t> lens;
-	for (const auto &a : argv) {
-		args.push_back(a.data());
-		lens.push_back(a.size());
-	}
-	return redisAsyncCommandArgv(ac_, fn, privdata, static_cast<int>(args.size()), args.data(), lens.data()) ==
-	       REDIS_OK;
+	chat_outbox::RedisArgv args(argv); // not const: hiredis 0.14 takes const char ** (pointers it may not be given as const)
+	return redisAsyncCommandArgv(ac_, fn, privdata, args.Count(), args.ptrs.data(), args.lens.data()) == REDIS_OK;
 }
 
 void
