@@ -3,7 +3,7 @@
 #                             replica each), cluster-enabled, appendonly yes, cluster-node-timeout
 #                             $CLUSTER_NODE_TIMEOUT (2000 ms), made into one cluster by
 #                             `redis-cli --cluster create --cluster-replicas 1`; waits until every
-#                             node says cluster_state:ok. Sets $CLUSTER_PORTS (every node) and
+#                             node says cluster_state:ok and every replica has synced (link up). Sets $CLUSTER_PORTS (every node) and
 #                             $CLUSTER_URL (redis-cluster:// naming every node as a seed).
 #   cluster_node_start <port> (again, on its data: a killed node rejoins, as a replica after a failover)
 #   cluster_node_cmd <port>   its command line; cluster_start exports it as $CLUSTER_NODE_START_<port>
@@ -24,7 +24,7 @@ cluster_node_cmd() { # the command line that runs node <port> in the foreground 
 	echo "$HARNESS_REDIS_SERVER --port $port --bind 127.0.0.1 --dir $dir --cluster-enabled yes" \
 		"--cluster-port ${CLUSTER_BUS[$port]} --cluster-config-file $dir/nodes.conf" \
 		"--cluster-node-timeout $CLUSTER_NODE_TIMEOUT --appendonly yes --appendfsync everysec --save ''" \
-		"--maxmemory-policy noeviction --pidfile $dir/redis.pid --logfile $dir/redis.log"
+		"--maxmemory-policy noeviction --repl-diskless-sync-delay 0 --pidfile $dir/redis.pid --logfile $dir/redis.log"
 }
 
 cluster_node_start() {
@@ -60,6 +60,18 @@ cluster_ok() {
 
 cluster_wait_ok() { harness_wait_for "${1:-30}" cluster_ok; }
 
+# cluster_replicas_up: every replica has its master's data and its link up. A replica whose first sync
+# failed (a PSYNC that timed out while the cluster was still being made) is not allowed to fail over:
+# a suite that kills a master before its replica synced would wait for a failover that never comes.
+cluster_replicas_up() {
+	local p info
+	for p in $CLUSTER_PORTS; do
+		info=$(ccli "$p" INFO replication) || return 1
+		grep -q '^role:slave' <<<"$info" || continue
+		grep -q '^master_link_status:up' <<<"$info" || return 1
+	done
+}
+
 cluster_start() {
 	CLUSTER_MASTERS=${1:-3}
 	CLUSTER_PORTS=""
@@ -76,6 +88,7 @@ cluster_start() {
 	"$HARNESS_REDIS_CLI" --cluster create $hosts --cluster-replicas 1 --cluster-yes >"$H_DIR/cluster-create.log" 2>&1 ||
 		{ cat "$H_DIR/cluster-create.log" >&2; return 1; }
 	cluster_wait_ok 30
+	harness_wait_for 30 cluster_replicas_up
 	CLUSTER_URL="redis-cluster://$seeds"
 	export CLUSTER_PORTS CLUSTER_URL CLUSTER_MASTERS
 	for port in $CLUSTER_PORTS; do
