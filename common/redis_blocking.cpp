@@ -90,7 +90,7 @@ BlockingRedis::Connect(const RedisUrl &target, int64_t timeout_ms)
 		if (wait == IoWait::kNone)
 			return true;
 		if (!Wait(wait == IoWait::kWrite, deadline))
-			return Fail("connect: TLS handshake timed out (does the server speak TLS on this port?)");
+			return Fail(std::string("connect: TLS handshake timed out ") + kTlsSilentHint);
 	}
 }
 

@@ -73,7 +73,7 @@ Failure(SSL *ssl, int rc, bool verify, std::string *error)
 	std::string reason = QueueError();
 	if (err == SSL_ERROR_SYSCALL && reason.empty()) {
 		if (!SSL_is_init_finished(ssl)) {
-			*error = "TLS: the server closed the connection during the handshake (does it speak TLS on this port?)";
+			*error = std::string("TLS: the server closed the connection during the handshake ") + kTlsSilentHint;
 			return TlsStep::kFailed;
 		}
 		if (rc == 0)

@@ -26,6 +26,11 @@ enum class TlsStep { kDone,
 	                 kClosed,
 	                 kFailed };
 
+// kTlsSilentHint ends an error where a TLS handshake got no answer or was cut: a plaintext server
+// behind a rediss:// URL reads the ClientHello as an unfinished inline command and never answers,
+// so a timeout is all a client sees; each client appends this to name the likely cause.
+inline constexpr const char *kTlsSilentHint = "(does the server speak TLS on this port?)";
+
 class TlsSession {
   public:
 	// Open prepares a session on fd (connected to host); nullptr with *error when the URL's files

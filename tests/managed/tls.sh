@@ -90,6 +90,34 @@ harness_wait_for 10 bash -c "! kill -0 $WRONG_PID 2>/dev/null"
 daemon_start workers.log --service workers --queue chat-messages
 sent_once_verify "daemon restarted with the right CA"
 
+# 2c. a plaintext Redis behind rediss://: it never answers the handshake (it reads the ClientHello as an
+# unfinished command), so each process's log names the likely cause, once, not only "timed out"
+PLAIN_PORT=$(harness_free_port)
+redis-server --port "$PLAIN_PORT" --bind 127.0.0.1 --save '' --daemonize yes --dir "$H_DIR" \
+	--pidfile "$H_DIR/plain.pid" --logfile "$H_DIR/plain.log"
+harness_wait_for 10 redis-cli -p "$PLAIN_PORT" ping
+PLAIN="rediss://localhost:$PLAIN_PORT?cacert=$TLS_DIR/ca.crt"
+CHAT_OUTBOXD_REDIS_URL=$PLAIN daemon_start workers-plain.log --service workers --queue chat-messages
+PLAIN_DAEMON_PID=$DAEMON_PID
+harness_wait_for 30 grep -q "speak TLS on this port" "$H_DIR/workers-plain.log"
+log_steady "$H_DIR/workers-plain.log" "speak TLS on this port"
+echo "ok   daemon, plaintext Redis behind rediss://: $(grep -m1 "speak TLS on this port" "$H_DIR/workers-plain.log" | cut -c1-200)"
+kill -TERM "$PLAIN_DAEMON_PID"
+harness_wait_for 10 bash -c "! kill -0 $PLAIN_DAEMON_PID 2>/dev/null"
+kill -TERM "$RELAY_PID"
+harness_wait_for 10 bash -c "! kill -0 $RELAY_PID 2>/dev/null"
+REDIS_URL=$PLAIN PGURL=$PG_TLS relay_start plain
+sent_once_send 3
+harness_wait_for 30 grep -q "speak TLS on this port" "$H_DIR/relay-plain.log"
+log_steady "$H_DIR/relay-plain.log" "speak TLS on this port"
+echo "ok   relay, plaintext Redis behind rediss://: $(grep -m1 "speak TLS on this port" "$H_DIR/relay-plain.log" | cut -c1-200)"
+kill -TERM "$RELAY_PID"
+harness_wait_for 10 bash -c "! kill -0 $RELAY_PID 2>/dev/null"
+kill "$(cat "$H_DIR/plain.pid")"
+PGURL=$PG_TLS relay_start three-again
+harness_wait_for 30 unsent_is 0
+sent_once_verify "relay restarted on the TLS port"
+
 # 3. insecure=1: no verification (a wrong CA passes), one warning at start
 kill -TERM "$RELAY_PID"
 harness_wait_for 10 bash -c "! kill -0 $RELAY_PID 2>/dev/null"

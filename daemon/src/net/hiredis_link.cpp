@@ -10,6 +10,7 @@
 
 #include "base/c_boundary.hpp"
 #include "common/redis_argv.hpp"
+#include "common/tls_session.hpp"
 #include "metrics/core/daemon_metrics.hpp"
 #include "net/hiredis_uv.hpp"
 
@@ -69,8 +70,11 @@ HiredisLink::Connect()
 	state_ = State::Connecting;
 	deadline_ = 0;
 	// a rediss:// connection is connected once its TLS handshake is done (net/hiredis_uv.hpp); a
-	// plaintext server behind it may never answer the handshake
-	Await(route_.Next().tls.enabled ? "connect and TLS handshake" : "connect");
+	// plaintext server behind it never answers the handshake, so its timeout names that cause
+	if (route_.Next().tls.enabled)
+		Await("connect and TLS handshake", chat_outbox::kTlsSilentHint);
+	else
+		Await("connect");
 }
 
 // ForLive runs f (through CallFromC) on the link of c, unless c is no longer its live context.
@@ -193,12 +197,13 @@ HiredisLink::Send(const std::vector<std::string> &argv, redisCallbackFn *fn, voi
 }
 
 void
-HiredisLink::Await(const char *what)
+HiredisLink::Await(const char *what, const char *hint)
 {
 	if (deadline_)
 		return;
 	deadline_ = uv_now(loop_) + static_cast<uint64_t>(opt_.timeout_ms);
 	deadline_what_ = what;
+	deadline_hint_ = hint;
 }
 
 void
@@ -263,7 +268,7 @@ void
 HiredisLink::Watchdog()
 {
 	if (ac_ && deadline_ && uv_now(loop_) > deadline_)
-		Drop(deadline_what_ + " timed out");
+		Drop(deadline_what_ + " timed out" + (deadline_hint_ ? std::string(" ") + deadline_hint_ : std::string()));
 	if (tick_ && state_ != State::Closed)
 		tick_();
 }

@@ -74,8 +74,8 @@ class HiredisLink {
 	// null reply ("" when it was lost by itself).
 	const std::string &DropReason() const { return drop_reason_; }
 	// Await arms a deadline of timeout_ms for what, unless one runs already; missing it drops the
-	// context with "<what> timed out".
-	void Await(const char *what);
+	// context with "<what> timed out", followed by hint (a static text naming the likely cause) if given.
+	void Await(const char *what, const char *hint = nullptr);
 	// Recovered: the owner's work is up again. Clears the deadline, resets the backoff, logs the end
 	// of an outage (detail says what recovered).
 	void Recovered(const std::string &detail = "");
@@ -115,6 +115,7 @@ class HiredisLink {
 	redisAsyncContext *ac_ = nullptr;
 	uint64_t deadline_ = 0; // 0: nothing awaited
 	std::string deadline_what_;
+	const char *deadline_hint_ = nullptr; // a static text naming the likely cause, appended when it times out
 	std::string drop_reason_;
 	chat_outbox::Backoff backoff_{chat_outbox::kServerRetryFirstMs, chat_outbox::kServerRetryMaxMs};
 	UvTimer retry_timer_, watchdog_;

@@ -581,8 +581,8 @@ SinkTlsHandshake(RedisSink &sink, TimestampTz deadline, SinkFailure *failure)
 		if (!SinkWait(sink, SocketEvent(wait), deadline, failure)) {
 			if (sink.timed_out)
 				snprintf(failure->message, sizeof failure->message, "%sconnect: TLS handshake: no answer within "
-																	"chat_outbox.redis_timeout (does the server speak TLS on this port?)",
-						 nshards > 1 ? psprintf("shard %d: ", sink.index) : "");
+																	"chat_outbox.redis_timeout %s",
+						 nshards > 1 ? psprintf("shard %d: ", sink.index) : "", chat_outbox::kTlsSilentHint);
 			return false;
 		}
 	}
