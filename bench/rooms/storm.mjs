@@ -1,8 +1,8 @@
 // bench/rooms/storm.mjs - a join storm into one big room (bench/rooms/run.sh): N users, all members of one chat,
 // connect over /ws BATCH at a time; then one message is sent to the chat. Prints one JSON line: time to all
 // welcomed and to every chat_state, frames each socket received from its welcome until the storm settled
-// (p50 / p99 / max, and by type), the daemon's CPU and RSS over the storm, and the time from the send to the
-// last socket holding the message.
+// (p50 / p99 / max, and by type; the chat_states without their unread count), the daemon's CPU and RSS over the
+// storm, and the time from the send to the last socket holding the message.
 //   node storm.mjs <port> <pid> <members> <batch>     (env PGURL, CHAT_OUTBOXD_JWT_SECRET; NODE_PATH tests/node_modules)
 // HISTORY (default 0): that many messages are put in the chat's inbox before the storm and each socket resumes
 // after one of them (?since=, spread over them: socket i after the (i*7 mod HISTORY)-th, every third from before
@@ -29,7 +29,7 @@ const status = (field) => Number(readFileSync(`/proc/${pid}/status`, 'utf8').mat
 const cpuMs = () => { const f = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1].split(' '); return (Number(f[11]) + Number(f[12])) * 10; };
 
 const sockets = []; // {ws, frames, byType, state, welcomedAt, message, since, replayed}
-let lastFrameAt = performance.now(), retries = 0, failed = 0, dropped = 0;
+let lastFrameAt = performance.now(), retries = 0, failed = 0, dropped = 0, withoutUnread = 0;
 const failures = {};
 const byType = {};
 
@@ -64,7 +64,10 @@ const attempt = (i) => new Promise((resolve, reject) => {
 		}
 		s.frames++;
 		byType[f.type] = (byType[f.type] || 0) + 1;
-		if (f.type === 'chat_state') s.chatState = true;
+		if (f.type === 'chat_state') {
+			s.chatState = true;
+			if (f.unread === null) withoutUnread++; // the gateway left out its Postgres lookup (half of --query-queue out)
+		}
 	});
 });
 
@@ -132,6 +135,7 @@ console.log(JSON.stringify({
 	welcomed_s: Number(welcomedS.toFixed(2)), all_chat_state_s: Number(chatStateS.toFixed(2)), settled_s: Number(settledS.toFixed(2)),
 	frames_per_socket: { p50: pct(frames, 0.5), p99: pct(frames, 0.99), max: pct(frames, 1) },
 	frames_by_type: byType,
+	chat_state_without_unread: withoutUnread,
 	...(HISTORY ? { history: HISTORY, replayed_per_socket: { p50: pct(replayed, 0.5), max: pct(replayed, 1) }, every_replay_exact: replayOk } : {}),
 	gateway_reads: reads,
 	daemon_cpu_s: Number((cpuStorm / 1000).toFixed(2)),
