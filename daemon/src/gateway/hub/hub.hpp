@@ -84,7 +84,7 @@ class Hub {
 	MembershipView *Members() const { return membership; }
 	// TakeRoomChange spends one of c's tokens for a join or leave it asked for (the joins of its
 	// admission are free): false, with *retry_after_ms, when it has none left. Each join costs the
-	// gateway a presence script in Redis and a chat_state lookup in Postgres, and a leave undoes the
+	// gateway a presence script in Redis and its share of a chat_state lookup in Postgres, and a leave undoes the
 	// presence, so no client may ask for them without bound (conv::kRoomChangeRate).
 	bool TakeRoomChange(Client &c, int64_t *retry_after_ms);
 	bool Join(Client &c, int64_t chat);

@@ -6,7 +6,9 @@
 // Rules: a user asked twice (two tabs) is asked once; the user without a usable sub (no cursor, every
 // message unread) is NULL in the array and answered by a row whose user is NULL. A batch is capped by
 // kUnreadBatchUsers joins and kUnreadBatchBytes of the array's text (UnreadUserBytes), so one statement and
-// its answer stay bounded however big the room; the joins past the caps wait for the next read.
+// its answer stay bounded however big the room (and its work: each distinct cursor counts up to receipts.cpp's
+// kUnreadCap rows, so a statement never holds the gateway's connection long ahead of the sends behind it); the
+// joins past the caps wait for the next read.
 #pragma once
 
 #include <cstddef>
@@ -17,7 +19,7 @@
 
 namespace chat_outboxd::conv {
 
-constexpr size_t kUnreadBatchUsers = 1000;
+constexpr size_t kUnreadBatchUsers = 500;
 constexpr size_t kUnreadBatchBytes = 64 * 1024;
 
 // UnreadUserBytes: what a user adds to the array's text (its element, quoted and escaped, and a comma).
