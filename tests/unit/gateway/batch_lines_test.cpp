@@ -20,7 +20,8 @@ struct LineJoiner {
 auto KeepJoiner = [](const LineJoiner &j) { return !j.gone; };
 auto JoinerWeight = [](const LineJoiner &j) { return j.bytes; };
 
-std::vector<int> LineIds(const std::vector<LineJoiner> &v)
+std::vector<int>
+LineIds(const std::vector<LineJoiner> &v)
 {
 	std::vector<int> out;
 	for (const LineJoiner &j : v)

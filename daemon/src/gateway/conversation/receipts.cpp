@@ -68,10 +68,12 @@ Receipts::Receipts(ConvContext &ctx, Presence &presence) : ctx_(ctx), presence_(
 	for (bool with_edits : {false, true})
 		sql_state_[with_edits] =
 		    "WITH u AS MATERIALIZED (SELECT u.user_id, r.seq, r.message_id FROM pg_catalog.unnest($2::text[]) AS "
-		    "u(user_id) LEFT JOIN " + svc + ".read_cursors r ON r.chat_id OPERATOR(pg_catalog.=) $1::bigint AND "
-		    "r.user_id OPERATOR(pg_catalog.=) u.user_id) SELECT u.user_id, u.seq, u.message_id, n.unread FROM u JOIN "
-		    "(SELECT f.after, (SELECT pg_catalog.count(*) FROM (SELECT 1 FROM " + svc + ".inbox i WHERE i.chat_id "
-		    "OPERATOR(pg_catalog.=) $1::bigint AND i.seq OPERATOR(pg_catalog.>) f.after" +
+		    "u(user_id) LEFT JOIN " +
+		    svc + ".read_cursors r ON r.chat_id OPERATOR(pg_catalog.=) $1::bigint AND "
+		          "r.user_id OPERATOR(pg_catalog.=) u.user_id) SELECT u.user_id, u.seq, u.message_id, n.unread FROM u JOIN "
+		          "(SELECT f.after, (SELECT pg_catalog.count(*) FROM (SELECT 1 FROM " +
+		    svc + ".inbox i WHERE i.chat_id "
+		          "OPERATOR(pg_catalog.=) $1::bigint AND i.seq OPERATOR(pg_catalog.>) f.after" +
 		    std::string(with_edits ? " AND i.target IS NULL" : "") + " LIMIT " + std::to_string(kUnreadCap) +
 		    ") c) AS unread FROM (SELECT DISTINCT COALESCE(u.seq, 0) AS after FROM u) f) n ON n.after "
 		    "OPERATOR(pg_catalog.=) COALESCE(u.seq, 0)";
@@ -134,8 +136,8 @@ Receipts::ReadUnread(int64_t chat)
 	std::vector<Joiner> batch = joins_.Take(
 	    chat, conv::kUnreadBatchUsers, conv::kUnreadBatchBytes,
 	    [](const Joiner &j) {
-		    auto live = j.client.lock();
-		    return live && live->IsOpen();
+		auto live = j.client.lock();
+		return live && live->IsOpen();
 	    },
 	    [](const Joiner &j) { return conv::UnreadUserBytes(j.user); });
 	if (batch.empty() || ctx_.queries.OptionalFull()) {

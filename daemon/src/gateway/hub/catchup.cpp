@@ -93,18 +93,20 @@ Catchup::Read(const Chats &chats)
 	std::vector<Reader> taken = lines_.Take(
 	    chats, kCatchupBatchClients, SIZE_MAX,
 	    [](const Reader &r) {
-		    auto c = r.client.lock();
-		    return c && !c->IsClosed() && c->replay == Client::Replay::InLine && c->replay_run == r.run;
+		auto c = r.client.lock();
+		return c && !c->IsClosed() && c->replay == Client::Replay::InLine && c->replay_run == r.run;
 	    },
 	    [](const Reader &) { return size_t{1}; });
 	std::vector<Reader> readers;
 	std::vector<std::shared_ptr<Client>> live, moved;
 	for (Reader &r : taken) {
 		auto c = r.client.lock();
-		// a client that joined or left a chat while it waited reads with the clients of its chats of now
-		(c->joined == chats ? live : moved).push_back(c);
-		if (c->joined == chats)
-			readers.push_back(std::move(r));
+		if (c->joined != chats) {
+			moved.push_back(c); // it joined or left a chat while it waited: it reads with the clients of its chats of now
+			continue;
+		}
+		live.push_back(c);
+		readers.push_back(std::move(r));
 	}
 	for (auto &c : moved)
 		lines_.Add(c->joined, Reader{c, c->replay_run});
