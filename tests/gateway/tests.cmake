@@ -37,6 +37,9 @@ add_shell_test(gateway.bus_interrupt gateway/bus.sh 120 ARGS interrupt)
 add_shell_test(gateway.bus_haproxy gateway/haproxy.sh 120)
 # a big chat: join and leave storms cost each socket one presence frame per interval, paged presence, typing coalesced
 gateway_peer_test(gateway.big_room big_room.mjs 120 --presence-threshold 20 --presence-interval 500)
+# a storm of 60 members of one chat resuming at once, some while the first reads wait on a locked inbox: each
+# shown exactly its messages and its own chat_state, and the cluster's statement log shows the reads shared per chat
+add_shell_test(gateway.join_storm gateway/join_storm.sh 60)
 # the conversation events between the two services' daemons: history, read receipts, presence,
 # typing, shown/sent, bad input and floods (Socket.IO and /ws)
 add_shell_test(gateway.conversation gateway/two_sides.sh 120 ARGS conversation.mjs)

@@ -91,7 +91,7 @@ struct Client : std::enable_shared_from_this<Client> {
 		Off,          // no replay under way
 		Querying,     // a page query is out (or queued in PgClient)
 		WaitingDrain, // the queue is over --catchup-page-bytes: the next page waits for the client to read
-		WaitingSlot,  // --query-queue is full: waits in Catchup's line for a free slot
+		InLine,       // in Catchup's line for its chats: the next page read for them (one is out, or --query-queue is full)
 	};
 
 	Client(Kind k, Endpoint &e) : kind(k), endpoint(e) {}

@@ -4,6 +4,7 @@
 #include <algorithm>
 
 #include "gateway/conversation/core/chat_keys.hpp"
+#include "gateway/conversation/core/unread_batch.hpp"
 #include "gateway/conversation/presence.hpp"
 #include "gateway/client/core/message_json.hpp"
 #include "gateway/hub/hub.hpp"
@@ -44,6 +45,8 @@ Entries(const RedisValue *reply)
 
 constexpr int64_t kUnreadCap = 1000;
 
+using InboxStateRow = std::vector<std::optional<std::string>>; // a chat_state row: user, seq, message_id, unread
+
 nlohmann::json
 OrNull(const std::optional<std::string> &v)
 {
@@ -58,17 +61,22 @@ Receipts::Receipts(ConvContext &ctx, Presence &presence) : ctx_(ctx), presence_(
 	sql_mark_ = "SELECT cursor_seq, cursor_message_id, pg_catalog.to_json(cursor_created_at) OPERATOR(pg_catalog.#>>) '{}', "
 	            "moved FROM " +
 	            svc + ".mark_read($1::bigint, $2::text, $3::bigint)";
-	// The user's cursor (none without a sub: $2 NULL) and the inbox's messages of the chat above it (not
-	// their edits and deletes, which 1.0 tables cannot hold), counted up to kUnreadCap so the count's
-	// cost is bounded.
+	// One statement for every join of a batch (conv::UnreadBatch): each user's cursor (none for the NULL user,
+	// the one without a sub) and the inbox's messages of the chat above it (not their edits and deletes, which
+	// 1.0 tables cannot hold), counted up to kUnreadCap so each count's cost is bounded, and once per distinct
+	// cursor (a storm's users mostly share one: none, or the chat's last message).
 	for (bool with_edits : {false, true})
 		sql_state_[with_edits] =
-		    "SELECT r.seq, r.message_id, (SELECT pg_catalog.count(*) FROM (SELECT 1 FROM " + svc +
-		    ".inbox i WHERE i.chat_id OPERATOR(pg_catalog.=) $1::bigint AND i.seq OPERATOR(pg_catalog.>) "
-		    "COALESCE(r.seq, 0)" +
-		    std::string(with_edits ? " AND i.target IS NULL" : "") + " LIMIT " +
-		    std::to_string(kUnreadCap) + ") u) FROM (SELECT 1) one LEFT JOIN " + svc +
-		    ".read_cursors r ON r.chat_id OPERATOR(pg_catalog.=) $1::bigint AND r.user_id OPERATOR(pg_catalog.=) $2::text";
+		    "WITH u AS MATERIALIZED (SELECT u.user_id, r.seq, r.message_id FROM pg_catalog.unnest($2::text[]) AS "
+		    "u(user_id) LEFT JOIN " +
+		    svc + ".read_cursors r ON r.chat_id OPERATOR(pg_catalog.=) $1::bigint AND "
+		          "r.user_id OPERATOR(pg_catalog.=) u.user_id) SELECT u.user_id, u.seq, u.message_id, n.unread FROM u JOIN "
+		          "(SELECT f.after, (SELECT pg_catalog.count(*) FROM (SELECT 1 FROM " +
+		    svc + ".inbox i WHERE i.chat_id "
+		          "OPERATOR(pg_catalog.=) $1::bigint AND i.seq OPERATOR(pg_catalog.>) f.after" +
+		    std::string(with_edits ? " AND i.target IS NULL" : "") + " LIMIT " + std::to_string(kUnreadCap) +
+		    ") c) AS unread FROM (SELECT DISTINCT COALESCE(u.seq, 0) AS after FROM u) f) n ON n.after "
+		    "OPERATOR(pg_catalog.=) COALESCE(u.seq, 0)";
 }
 
 void
@@ -105,30 +113,72 @@ Receipts::Read(const std::shared_ptr<Client> &c, int64_t chat, int64_t seq, cons
 void
 Receipts::SendChatState(const std::shared_ptr<Client> &c, int64_t chat)
 {
-	std::weak_ptr<Client> weak = c;
-	std::weak_ptr<bool> alive = ctx_.conv.Alive();
 	nlohmann::json state = {{"chat_id", chat}, {"me", conv::UserJson(ctx_.conv.User(*c))}, {"unread", nullptr}, {"my_read", nullptr}};
-	if (ctx_.queries.OptionalFull()) {
-		// Postgres is behind: the state goes without this user's unread count and cursor (null, as
-		// when Postgres does not answer) rather than take the room sends and replays need.
-		SendShared(weak, chat, std::move(state));
+	std::optional<std::string> user;
+	if (Conversation::Identified(*c))
+		user = c->sub;
+	joins_.Add(chat, Joiner{c, std::move(user), std::move(state)});
+	StartReads();
+}
+
+void
+Receipts::StartReads()
+{
+	while (auto chat = joins_.NextReady())
+		ReadUnread(*chat);
+}
+
+// ReadUnread answers the oldest joins waiting in chat's line (within conv::kUnreadBatchUsers and
+// conv::kUnreadBatchBytes) with one statement; the joins that come meanwhile wait for the next.
+void
+Receipts::ReadUnread(int64_t chat)
+{
+	std::vector<Joiner> batch = joins_.Take(
+	    chat, conv::kUnreadBatchUsers, conv::kUnreadBatchBytes,
+	    [](const Joiner &j) {
+		auto live = j.client.lock();
+		return live && live->IsOpen();
+	    },
+	    [](const Joiner &j) { return conv::UnreadUserBytes(j.user); });
+	if (batch.empty() || ctx_.queries.OptionalFull()) {
+		// Postgres is behind: the states go without their users' unread counts and cursors (null, as when
+		// Postgres does not answer) rather than take the room sends and replays need.
+		for (Joiner &j : batch)
+			SendShared(j.client, chat, std::move(j.state));
+		joins_.Done(chat);
 		return;
 	}
-	PgParams params = {std::to_string(chat), Conversation::Identified(*c) ? std::optional<std::string>(c->sub) : std::nullopt};
-	ctx_.queries.RunBySchema(sql_state_, std::move(params), [this, alive, weak, chat, state = std::move(state)](PgResult &&r) mutable {
-		auto live = weak.lock();
+	conv::UnreadBatch users;
+	for (const Joiner &j : batch)
+		users.Add(j.user);
+	ctx_.hub.CountChatStateRead(batch.size());
+	PgParams params = {std::to_string(chat), users.ArrayLiteral()};
+	std::weak_ptr<bool> alive = ctx_.conv.Alive();
+	ctx_.queries.RunBySchema(sql_state_, std::move(params), [this, alive, chat, batch = std::move(batch), users = std::move(users)](PgResult &&r) mutable {
 		auto a = alive.lock();
-		if (!live || !live->IsOpen() || !a || !*a)
+		if (!a || !*a)
 			return;
-		if (r.ok && !r.rows.empty() && r.rows[0].size() >= 3) {
-			const auto &row = r.rows[0];
-			int64_t unread = 0, seq = 0;
-			if (row[2] && JsonInteger(*row[2], &unread))
-				state["unread"] = unread;
-			if (row[0] && JsonInteger(*row[0], &seq))
-				state["my_read"] = {{"seq", seq}, {"message_id", OrNull(row[1])}};
+		std::vector<const InboxStateRow *> answer(users.Users().size(), nullptr);
+		if (r.ok)
+			for (const InboxStateRow &row : r.rows)
+				if (row.size() >= 4)
+					if (size_t i = users.Find(row[0]); i != conv::UnreadBatch::npos)
+						answer[i] = &row;
+		for (Joiner &j : batch) {
+			auto live = j.client.lock();
+			if (!live || !live->IsOpen())
+				continue;
+			if (const InboxStateRow *row = answer[users.Find(j.user)]) {
+				int64_t unread = 0, seq = 0;
+				if ((*row)[3] && JsonInteger(*(*row)[3], &unread))
+					j.state["unread"] = unread;
+				if ((*row)[1] && JsonInteger(*(*row)[1], &seq))
+					j.state["my_read"] = {{"seq", seq}, {"message_id", OrNull((*row)[2])}};
+			}
+			SendShared(j.client, chat, std::move(j.state));
 		}
-		SendShared(weak, chat, std::move(state));
+		joins_.Done(chat);
+		StartReads();
 	});
 }
 

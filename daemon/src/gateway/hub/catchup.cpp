@@ -2,6 +2,8 @@
 #include "gateway/hub/catchup.hpp"
 
 #include <algorithm>
+#include <cstdint>
+#include <optional>
 
 #include "base/log.hpp"
 #include "gateway/client/core/message_json.hpp"
@@ -45,18 +47,7 @@ Catchup::Catchup(Hub &hub, QueryQueue &queries, const Config &cfg) : hub_(hub), 
 		    ".inbox WHERE chat_id OPERATOR(pg_catalog.=) ANY ($1::bigint[]) AND seq OPERATOR(pg_catalog.>) "
 		    "$2::bigint ORDER BY seq LIMIT $3::bigint) page) sized WHERE before OPERATOR(pg_catalog.<) $4::bigint "
 		    "ORDER BY seq";
-	queries_.OnSlotFree([this] { OnSlotFree(); });
-}
-
-void
-Catchup::OnSlotFree()
-{
-	while (!queries_.Full() && !waiting_.empty()) {
-		std::shared_ptr<Client> c = waiting_.front().lock();
-		waiting_.pop_front();
-		if (c && !c->IsClosed() && c->replay == Client::Replay::WaitingSlot)
-			Page(c);
-	}
+	queries_.OnSlotFree([this] { ReadPages(); });
 }
 
 void
@@ -70,71 +61,141 @@ Catchup::Start(const std::shared_ptr<Client> &c, int64_t after)
 	Page(c);
 }
 
-// Page replays one page, oldest first: at most --catchup-limit rows and about
-// --catchup-page-bytes of bodies. The next page is read once the client's queue is back under
-// --catchup-page-bytes (Drained), so a client that does not read makes the replay wait instead of
-// filling memory. The replay ends with a page that the row limit did not fill and the byte limit
-// did not cut, asked for after the last time held live messages were dropped (DropHeld): every
-// message committed before that query is in its answer or held.
 void
 Catchup::Page(const std::shared_ptr<Client> &c)
 {
-	if (queries_.Full()) {
-		if (c->replay != Client::Replay::WaitingSlot) {
-			c->replay = Client::Replay::WaitingSlot;
-			waiting_.push_back(c);
+	c->replay = Client::Replay::InLine;
+	lines_.Add(c->joined, Reader{c, c->replay_run});
+	ReadPages();
+}
+
+void
+Catchup::ReadPages()
+{
+	while (!queries_.Full()) {
+		std::optional<Chats> chats = lines_.NextReady();
+		if (!chats)
+			return;
+		Read(*chats);
+	}
+}
+
+// Read reads one page for the oldest clients in chats' line (at most kCatchupBatchClients), oldest first:
+// at most --catchup-limit rows and about --catchup-page-bytes of bodies, from their lowest cursor. Each
+// client's next page is asked for once its queue is back under --catchup-page-bytes (Drained), so a client
+// that does not read makes only its own replay wait instead of filling memory. A client's replay ends with
+// a page that the row limit did not fill and the byte limit did not cut, asked for after the last time its
+// held live messages were dropped (DropHeld): every message committed before that query is in its answer
+// or held.
+void
+Catchup::Read(const Chats &chats)
+{
+	std::vector<Reader> taken = lines_.Take(
+	    chats, kCatchupBatchClients, SIZE_MAX,
+	    [](const Reader &r) {
+		auto c = r.client.lock();
+		return c && !c->IsClosed() && c->replay == Client::Replay::InLine && c->replay_run == r.run;
+	    },
+	    [](const Reader &) { return size_t{1}; });
+	std::vector<Reader> readers;
+	std::vector<std::shared_ptr<Client>> live, moved;
+	for (Reader &r : taken) {
+		auto c = r.client.lock();
+		if (c->joined != chats) {
+			moved.push_back(c); // it joined or left a chat while it waited: it reads with the clients of its chats of now
+			continue;
 		}
+		live.push_back(c);
+		readers.push_back(std::move(r));
+	}
+	for (auto &c : moved)
+		lines_.Add(c->joined, Reader{c, c->replay_run});
+	if (readers.empty()) {
+		lines_.Done(chats);
 		return;
 	}
-	c->replay = Client::Replay::Querying;
-	c->reread = false;
-	std::weak_ptr<Client> weak = c;
+	const int64_t from = CatchupPage::LowestCursor(live.begin(), live.end(), [](const std::shared_ptr<Client> &c) { return c->replay_after; });
+	for (auto &c : live) {
+		c->replay = Client::Replay::Querying;
+		c->reread = false;
+	}
+	hub_.CountCatchupRead(readers.size());
 	const int64_t page = cfg_.catchup_limit;
-	PgParams params{BigintArray(c->joined), std::to_string(c->replay_after), std::to_string(page),
-	                std::to_string(cfg_.catchup_page_bytes)};
-	queries_.RunBySchema(sql_page_, std::move(params), [this, weak, page, run = c->replay_run](PgResult &&r) {
-		auto c = weak.lock();
-		if (!c || c->IsClosed() || c->replay != Client::Replay::Querying || c->replay_run != run)
-			return;
+	PgParams params{BigintArray(chats), std::to_string(from), std::to_string(page), std::to_string(cfg_.catchup_page_bytes)};
+	queries_.RunBySchema(sql_page_, std::move(params), [this, chats, readers = std::move(readers), from, page](PgResult &&r) {
+		auto reading = [](const Reader &rd) {
+			auto c = rd.client.lock();
+			return c && !c->IsClosed() && c->replay == Client::Replay::Querying && c->replay_run == rd.run ? c : nullptr;
+		};
 		if (!r.ok) {
-			// Without the replay the client would miss messages: make it reconnect and try again.
+			// Without the replay the clients would miss messages: make them reconnect and try again.
 			Log(Level::Warning, "gateway: catch-up query failed: %s", r.error.c_str());
-			c->replay = Client::Replay::Off;
-			hub_.Close(*c, LWS_CLOSE_STATUS_GOINGAWAY, "catch-up unavailable");
+			for (const Reader &rd : readers)
+				if (auto c = reading(rd)) {
+					c->replay = Client::Replay::Off;
+					hub_.Close(*c, LWS_CLOSE_STATUS_GOINGAWAY, "catch-up unavailable");
+				}
+			lines_.Done(chats);
+			ReadPages();
 			return;
 		}
 		int64_t under_limit = 0; // rows the row limit let through, before the byte cut
+		std::vector<InboxMessage> rows;
+		std::vector<int64_t> seqs;
+		rows.reserve(r.rows.size());
 		for (auto &row : r.rows) {
 			InboxMessage m;
 			if (row.size() <= kInboxRowColumns || !ReadInboxRow(row, &m))
 				continue;
 			ReadInt64(row[kInboxRowColumns], &under_limit);
-			c->replay_after = std::max(c->replay_after, m.seq);
-			if (!c->gate.Take(m.seq))
-				continue;
-			// the page was asked for before the client left the chat (--authz membership: removed)
-			if (!std::binary_search(c->joined.begin(), c->joined.end(), m.chat_id))
-				continue;
-			hub_.CountCatchupMessage();
-			FrameRef f = MakeFrame(c->kind == Client::Kind::SocketIo ? SocketIoMessageEvent(m) : PlainMessageFrame(m));
-			if (!hub_.Fits(*c, f->Text().size()) && c->held_bytes)
-				hub_.DropHeld(*c); // replayed rows go first; the held ones are read again later
-			hub_.Enqueue(*c, std::move(f));
-			if (!c->IsOpen())
-				return;
+			seqs.push_back(m.seq);
+			rows.push_back(std::move(m));
 		}
 		bool more = under_limit >= page || under_limit > static_cast<int64_t>(r.rows.size());
 		r.rows.clear();
-		if (more || c->reread) {
-			c->replay = Client::Replay::WaitingDrain;
-			hub_.Drained(*c); // reads the next page now if the client keeps up
-			return;
-		}
-		c->replay = Client::Replay::Off;
-		c->held_bytes = 0;
-		for (FrameRef &f : c->gate.Finish())
-			hub_.Enqueue(*c, std::move(f));
+		CatchupPage p(from, std::move(seqs), more);
+		std::vector<FrameRef> frames[2];
+		for (auto &f : frames)
+			f.resize(rows.size());
+		for (const Reader &rd : readers)
+			if (auto c = reading(rd))
+				HandOut(*c, p, rows, frames);
+		lines_.Done(chats);
+		ReadPages();
 	});
+}
+
+void
+Catchup::HandOut(Client &c, const CatchupPage &page, const std::vector<InboxMessage> &rows, std::vector<FrameRef> (&frames)[2])
+{
+	const bool sio = c.kind == Client::Kind::SocketIo;
+	for (size_t i = page.FirstFor(c.replay_after); i < rows.size(); i++) {
+		const InboxMessage &m = rows[i];
+		if (!c.gate.Take(m.seq))
+			continue;
+		// the page was asked for before the client left the chat (--authz membership: removed)
+		if (!std::binary_search(c.joined.begin(), c.joined.end(), m.chat_id))
+			continue;
+		hub_.CountCatchupMessage();
+		FrameRef &f = frames[sio][i]; // made once per protocol for all the readers that get it
+		if (!f)
+			f = MakeFrame(sio ? SocketIoMessageEvent(m) : PlainMessageFrame(m));
+		if (!hub_.Fits(c, f->Text().size()) && c.held_bytes)
+			hub_.DropHeld(c); // replayed rows go first; the held ones are read again later
+		hub_.Enqueue(c, f);
+		if (!c.IsOpen())
+			return;
+	}
+	c.replay_after = page.CursorAfter(c.replay_after);
+	if (page.More() || c.reread) {
+		c.replay = Client::Replay::WaitingDrain;
+		hub_.Drained(c); // reads the next page now if the client keeps up
+		return;
+	}
+	c.replay = Client::Replay::Off;
+	c.held_bytes = 0;
+	for (FrameRef &f : c.gate.Finish())
+		hub_.Enqueue(c, std::move(f));
 }
 
 } // namespace chat_outboxd

@@ -84,7 +84,7 @@ class Hub {
 	MembershipView *Members() const { return membership; }
 	// TakeRoomChange spends one of c's tokens for a join or leave it asked for (the joins of its
 	// admission are free): false, with *retry_after_ms, when it has none left. Each join costs the
-	// gateway a presence script in Redis and a chat_state lookup in Postgres, and a leave undoes the
+	// gateway a presence script in Redis and its share of a chat_state lookup in Postgres, and a leave undoes the
 	// presence, so no client may ask for them without bound (conv::kRoomChangeRate).
 	bool TakeRoomChange(Client &c, int64_t *retry_after_ms);
 	bool Join(Client &c, int64_t chat);
@@ -154,6 +154,10 @@ class Hub {
 	// --- counters and state for /metrics and /healthz
 	void CountCatchupRun() { catchup_runs++; }
 	void CountCatchupMessage() { catchup_messages++; }
+	// The statements of the joins' batched reads (a replay page for a line of clients, chat_state's unread
+	// counts for a chat's joins): with the counts of what they served, what /metrics shows of the batching.
+	void CountCatchupRead(size_t clients) { catchup_reads++, catchup_read_clients += clients; }
+	void CountChatStateRead(size_t joins) { chat_state_reads++, chat_state_read_joins += joins; }
 	void CountSend(bool ok) { ok ? sends_ok++ : sends_failed++; }
 	void CountSendLimited() { sends_limited++; }
 	void CountFrameRejected() { frames_rejected++; }
@@ -199,6 +203,7 @@ class Hub {
 	conv::Counters conversation_counters;
 	uint64_t frames_rejected = 0; // malformed/oversized client frames (connection closed)
 	uint64_t frames_pushed = 0, catchup_runs = 0, catchup_messages = 0, sends_ok = 0, sends_failed = 0;
+	uint64_t catchup_reads = 0, catchup_read_clients = 0, chat_state_reads = 0, chat_state_read_joins = 0;
 	uint64_t sends_limited = 0, sessions_refused = 0, clients_too_slow = 0, fell_behind = 0;
 	bool shutting_down = false;
 	Deadlines deadlines;

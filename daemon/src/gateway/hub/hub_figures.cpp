@@ -48,6 +48,14 @@ Hub::MetricsText() const
 	counter("chat_outboxd_gateway_frames_pushed_total", "Message frames written to client sockets", frames_pushed);
 	counter("chat_outboxd_gateway_catchups_total", "Catch-up replays run for reconnecting clients", catchup_runs);
 	counter("chat_outboxd_gateway_catchup_messages_total", "Messages replayed by catch-up", catchup_messages);
+	counter("chat_outboxd_gateway_catchup_reads_total", "Catch-up page queries, each read once for the clients of the same chats",
+	        catchup_reads);
+	counter("chat_outboxd_gateway_catchup_read_clients_total", "Clients served by those catch-up page queries",
+	        catchup_read_clients);
+	counter("chat_outboxd_gateway_chat_state_reads_total", "chat_state unread queries, each for the joins of one chat",
+	        chat_state_reads);
+	counter("chat_outboxd_gateway_chat_state_read_joins_total", "Joins served by those chat_state unread queries",
+	        chat_state_read_joins);
 	counter("chat_outboxd_gateway_sends_total", "Client sends stored by send_message", sends_ok);
 	counter("chat_outboxd_gateway_send_errors_total", "Client sends refused or failed", sends_failed);
 	counter("chat_outboxd_gateway_sends_rate_limited_total", "Client sends refused by --send-rate", sends_limited);

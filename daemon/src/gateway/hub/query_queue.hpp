@@ -32,8 +32,8 @@ class QueryQueue {
 	void RunBySchema(const std::string (&sql)[2], PgParams params, std::function<void(PgResult &&)> cb);
 	// Full: --query-queue queries are out. A send is refused then; a replay page waits for a slot.
 	bool Full() const { return out_ >= static_cast<size_t>(cfg_.query_queue); }
-	// OptionalFull: half of --query-queue is out. A query a client did not ask for (a join's
-	// chat_state lookup) is left out then, so many joins never leave sends and replays without room.
+	// OptionalFull: half of --query-queue is out. A query a client did not ask for (the chat_state
+	// lookup of a chat's joins) is left out then, so many joins never leave sends and replays without room.
 	bool OptionalFull() const { return out_ * 2 >= static_cast<size_t>(cfg_.query_queue); }
 	size_t Waiting() const { return out_; }
 	// OnSlotFree sets what runs each time an answer came back (the replays waiting for a slot).
