@@ -1,8 +1,9 @@
 // tests/faults/soak_ha.mjs - the chaos soak on scripts/cluster.sh's topology (soak_ha.sh starts it).
 //
-// Both directions, several chats each, and per receiving service three clients through HAProxy: a
+// Both directions, several chats each, and per receiving service four clients through HAProxy: a
 // Socket.IO client with the default transports (polling, then the upgrade), a websocket-only Socket.IO
-// client and a /ws client, each resuming from the highest seq it saw. Senders call send_message, and
+// client and a /ws client (these reconnect from 100 ms to 1 s), and the client library
+// clients/js/chat_client.mjs with its own delays, each resuming from the highest seq it saw. Senders call send_message, and
 // edit or delete some of the messages they just sent (soak_lib.mjs's chatSender, the soaks' one
 // traffic mix), half of the chats through HAProxy's Postgres port and half with the multi-host
 // conninfo (target_session_attrs=read-write). An edit or delete is counted like a message. A seeded schedule injects one machine's loss at a time (--rounds N
@@ -22,13 +23,17 @@
 //   haproxy        haproxy restart        HAProxy SIGKILLed and started again (cluster.sh restart haproxy)
 // After each fault it waits until the topology is whole again (Redis master with two linked replicas,
 // every sentinel up, Patroni leader and a streaming standby, every gateway healthy, HAProxy routing to
-// each), so faults never overlap. Each fault's gap is printed: the longest time any client was shown
-// nothing, from the last message before the fault to the first after the topology was whole again.
+// each), so faults never overlap. Each fault's gap is printed per client kind and round, as a user
+// feels it: the longest time a client was shown nothing, from the last message shown before the fault
+// struck to the first after (or a longer pause before the topology was whole again); with where the
+// sends' commits and the inbox writes paused (docs/faults.md, section 5). --max-gap fails the soak
+// when a fault's gap is over its bound.
 // A send that returned an error is counted as refused; a send that returned its id must be committed
 // (in Postgres at the end) and shown. At the end, against what Postgres committed:
 //   lost = 0 (acknowledged or committed, not shown), acknowledged but not committed = 0,
 //   shown twice = 0, per-chat order violations = 0, unsent = 0.
 //   node soak_ha.mjs [--seed N] [--seconds S] [--chats C] [--rounds N [--faults key,key...]]
+//                    [--max-gap key=seconds,...]
 import { execFile, execFileSync } from 'node:child_process';
 import { promisify } from 'node:util';
 import fs from 'node:fs';
@@ -38,7 +43,7 @@ import { resumingWs } from '../harness/ws_client.mjs';
 import { ChatClient } from '../../clients/js/chat_client.mjs';
 import { token } from '../harness/jwt.mjs';
 import { DIRECTIONS, waitUntil, sleep, env } from './procs.mjs';
-import { opt, optString, mulberry32, between as betweenIn, silenceSpan, gapTable, chatSender as sendLoop, Shown } from './soak_lib.mjs';
+import { opt, optString, mulberry32, between as betweenIn, silenceSpan, gapTable, gapBounds, chatSender as sendLoop, Shown } from './soak_lib.mjs';
 
 const seed = opt('seed', Math.floor(Math.random() * 2 ** 31));
 const SECONDS = opt('seconds', 120);
@@ -295,6 +300,9 @@ const KEYS = {
 	'pg-switchover': 'pg switchover', 'pg-postgres': 'pg postgres SIGKILL', 'pg-patroni': 'pg Patroni SIGKILL',
 	'pg-machine': 'pg machine loss', gateway: 'gateway SIGKILL', haproxy: 'haproxy restart',
 };
+// --max-gap key=seconds,...: a fault whose gap (any client, any round) is over its bound fails the soak
+const maxGap = gapBounds(optString('max-gap', ''));
+for (const k of maxGap.keys()) if (!KEYS[k]) throw new Error(`--max-gap: no fault ${k} (${Object.keys(KEYS).join(', ')})`);
 const chosen = optString('faults', 'all').replace(/^all$/, Object.keys(KEYS).join(',')).split(',').map((k) => {
 	if (!KEYS[k]) throw new Error(`--faults: no fault ${k} (${Object.keys(KEYS).join(', ')})`);
 	return KEYS[k];
@@ -369,7 +377,6 @@ for (const side of sides) {
 	};
 }
 
-let failed = false;
 console.log('');
 console.log(`faults injected: ${Object.entries(faults).map(([k, v]) => `${k} ${v}`).join(', ') || 'none'}`);
 // gaps, as a user feels them: per fault, per client, the longest time it was shown nothing, from the
@@ -401,11 +408,16 @@ windows.forEach((w, n) => {
 		console.log(`     ${side.name} pauses: ${Object.entries(side.stages).map(([k, t]) => stage(k, t)).join(', ')}`);
 	}
 });
+let failed = false;
 for (const [fault, byKind] of gapTable(rows)) {
 	const all = [...byKind.values()];
 	const max = Math.max(...all.map((g) => g.max));
+	const key = Object.keys(KEYS).find((k) => KEYS[k] === fault);
+	const over = maxGap.has(key) && max > maxGap.get(key);
 	console.log(`gap ${fault}: max ${fmt(max)} s over ${all[0].rounds.length} rounds; per client kind (each round's worst client): ` +
-		[...byKind].map(([kind, g]) => `${kind} ${g.rounds.map(fmt).join(', ')} s`).join('; '));
+		[...byKind].map(([kind, g]) => `${kind} ${g.rounds.map(fmt).join(', ')} s`).join('; ') +
+		(over ? `   OVER the bound of ${fmt(maxGap.get(key))} s (--max-gap)` : ''));
+	if (over) failed = true;
 }
 console.log(`sends: ${sent.ok} acknowledged (+ ${sent.changes ?? 0} edits and deletes), ${sent.failed} refused`);
 for (const side of sides) {

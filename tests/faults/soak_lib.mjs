@@ -44,6 +44,18 @@ export function gapTable(rows) {
 	return table;
 }
 
+// gapBounds: --max-gap's "key=seconds,key=seconds" as a Map key -> ms (a fault over its bound fails the
+// soak); '' gives none. A bad element throws, naming it.
+export function gapBounds(text) {
+	const bounds = new Map();
+	for (const part of text.split(',').filter(Boolean)) {
+		const m = /^([a-z-]+)=(\d+(?:\.\d+)?)$/.exec(part.trim());
+		if (!m) throw new Error(`--max-gap: "${part}" is not key=seconds`);
+		bounds.set(m[1], Math.round(Number(m[2]) * 1000));
+	}
+	return bounds;
+}
+
 // Shown: what one client was shown, counted the same way by every topology. Messages are counted by
 // id and checked per chat against their bodies ("c<chat> #<k>", as chatSender sends them: k rises);
 // edits and deletes (message_edited / message_deleted, id = the message's) by the seq of their event,

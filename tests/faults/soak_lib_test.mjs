@@ -1,7 +1,7 @@
 // tests/faults/soak_lib_test.mjs - the pure parts of soak_lib.mjs (node --test; CTest faults.soak_lib).
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { longestSilence, silenceSpan, gapTable, Shown } from './soak_lib.mjs';
+import { longestSilence, silenceSpan, gapTable, gapBounds, Shown } from './soak_lib.mjs';
 
 test('the silence runs from the last arrival before the fault', () => {
 	// shown at 0, 100, 200; fault at 250; nothing until 3200; whole again at 3000
@@ -42,6 +42,12 @@ test('gapTable: per fault and client kind, every round and the largest; never ca
 	assert.deepEqual(t.get('redis').get('/ws'), { rounds: [3000, 4100], max: 4100 });
 	assert.deepEqual(t.get('redis').get('socket.io'), { rounds: [3500], max: 3500 });
 	assert.equal(t.get('pg').get('/ws').max, Infinity);
+});
+
+test('gapBounds: key=seconds pairs in ms; none when empty; a bad pair is refused', () => {
+	assert.deepEqual([...gapBounds('redis-master=5,pg-machine=8.5')], [['redis-master', 5000], ['pg-machine', 8500]]);
+	assert.equal(gapBounds('').size, 0);
+	assert.throws(() => gapBounds('redis-master:5'), /redis-master:5/);
 });
 
 test('Shown: messages and their changes, each once and in order', () => {
