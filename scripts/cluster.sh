@@ -117,6 +117,9 @@ bootstrap:
     ttl: 5
     loop_wait: 1
     retry_timeout: 2
+    # a primary whose postgres crashed fails over to the synchronous standby at once (lossless with
+    # synchronous_mode) instead of a crash recovery in place, which took 7-10 s (docs/ha.md, "Timings")
+    master_start_timeout: 0
     maximum_lag_on_failover: 1048576
     synchronous_mode: true
     postgresql:
