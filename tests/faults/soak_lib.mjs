@@ -27,7 +27,6 @@ export function silenceSpan(arrivals, from, to) {
 	}
 	return null;
 }
-export const longestSilence = (arrivals, from, to) => silenceSpan(arrivals, from, to)?.ms ?? null;
 
 // gapTable: per fault, per client kind, the gap of every round and the largest, from rows
 // { fault, kind, ms } (ms Infinity: never caught up), in the order faults and kinds first came.

@@ -1,7 +1,9 @@
 // tests/faults/soak_lib_test.mjs - the pure parts of soak_lib.mjs (node --test; CTest faults.soak_lib).
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { longestSilence, silenceSpan, gapTable, gapBounds, Shown } from './soak_lib.mjs';
+import { silenceSpan, gapTable, gapBounds, Shown } from './soak_lib.mjs';
+
+const longestSilence = (arrivals, from, to) => silenceSpan(arrivals, from, to)?.ms ?? null;
 
 test('the silence runs from the last arrival before the fault', () => {
 	// shown at 0, 100, 200; fault at 250; nothing until 3200; whole again at 3000
