@@ -111,10 +111,15 @@ etcd3:
   hosts: 127.0.0.1:$ETCD
 bootstrap:
   dcs:
-    # Patroni's rule: loop_wait + 2 * retry_timeout <= ttl (docs/ha.md, "Timings")
-    ttl: 7
+    # Patroni's rule: loop_wait + 2 * retry_timeout <= ttl (docs/ha.md, "Timings"). The ttl is most of a
+    # lost primary's gap: the standby is promoted when the leader key expires (docs/ha.md, "What happens
+    # at a failover")
+    ttl: 5
     loop_wait: 1
-    retry_timeout: 3
+    retry_timeout: 2
+    # a primary whose postgres crashed fails over to the synchronous standby at once (lossless with
+    # synchronous_mode) instead of a crash recovery in place, which took 7-10 s (docs/ha.md, "Timings")
+    master_start_timeout: 0
     maximum_lag_on_failover: 1048576
     synchronous_mode: true
     postgresql:
@@ -171,15 +176,21 @@ start_patroni() {
 }
 
 # HAProxy's timings (docs/ha.md, "Timings"): a server is checked every 500 ms and marked down after two
-# failed checks, or at once when a connection to it fails (observe layer4, on-error mark-down); a server
-# marked down has its sessions cut (shutdown-sessions), so a gateway on a Postgres that lost the lead
-# reconnects to the new leader instead of waiting on it.
+# failed checks, or at once when a connection to it fails (observe layer4, on-error mark-down). A
+# Postgres server marked down has its sessions cut (shutdown-sessions), so a gateway on a Postgres that
+# lost the lead reconnects to the new leader instead of waiting on it. A gateway marked down keeps its
+# clients: /healthz says 503 while Redis or Postgres is away, which every gateway sees at once (they share
+# them), and cutting their clients then only made each one reconnect, after its own backoff, once the
+# gateways were back (docs/ha.md, "What happens at a failover"); a gateway that died has lost its
+# connections anyway. Server state changes are logged with their time (log/haproxy.log).
 haproxy_config() {
 	cat <<CFG
 global
   maxconn 4000
   stats socket $D/haproxy.sock mode 600 level admin
+  log stderr format iso local0 notice
 defaults
+  log global
   timeout connect 1s
   timeout client 1h
   timeout server 1h
@@ -187,7 +198,7 @@ defaults
   # a connection refused by a server that just died is retried on another one, not on it again
   retries 2
   option redispatch 1
-  default-server inter 500ms fastinter 250ms downinter 250ms fall 2 rise 1 observe layer4 error-limit 1 on-error mark-down on-marked-down shutdown-sessions
+  default-server inter 500ms fastinter 250ms downinter 250ms fall 2 rise 1 observe layer4 error-limit 1 on-error mark-down
 listen stats
   bind 127.0.0.1:$HAPROXY_STATS
   mode http
@@ -199,8 +210,8 @@ listen postgres-primary
   mode tcp
   option httpchk GET /primary
   http-check expect status 200
-  server pg1 127.0.0.1:${PG[0]} check port ${REST[0]}
-  server pg2 127.0.0.1:${PG[1]} check port ${REST[1]}
+  server pg1 127.0.0.1:${PG[0]} check port ${REST[0]} on-marked-down shutdown-sessions
+  server pg2 127.0.0.1:${PG[1]} check port ${REST[1]} on-marked-down shutdown-sessions
 CFG
 	local s svc ports front n
 	for s in "${SERVICES[@]}"; do

@@ -1,8 +1,9 @@
 // tests/faults/soak_ha.mjs - the chaos soak on scripts/cluster.sh's topology (soak_ha.sh starts it).
 //
-// Both directions, several chats each, and per receiving service three clients through HAProxy: a
+// Both directions, several chats each, and per receiving service four clients through HAProxy: a
 // Socket.IO client with the default transports (polling, then the upgrade), a websocket-only Socket.IO
-// client and a /ws client, each resuming from the highest seq it saw. Senders call send_message, and
+// client and a /ws client (these reconnect from 100 ms to 1 s), and the client library
+// clients/js/chat_client.mjs with its own delays, each resuming from the highest seq it saw. Senders call send_message, and
 // edit or delete some of the messages they just sent (soak_lib.mjs's chatSender, the soaks' one
 // traffic mix), half of the chats through HAProxy's Postgres port and half with the multi-host
 // conninfo (target_session_attrs=read-write). An edit or delete is counted like a message. A seeded schedule injects one machine's loss at a time (--rounds N
@@ -22,22 +23,27 @@
 //   haproxy        haproxy restart        HAProxy SIGKILLed and started again (cluster.sh restart haproxy)
 // After each fault it waits until the topology is whole again (Redis master with two linked replicas,
 // every sentinel up, Patroni leader and a streaming standby, every gateway healthy, HAProxy routing to
-// each), so faults never overlap. Each fault's gap is printed: the longest time any client was shown
-// nothing, from the last message before the fault to the first after the topology was whole again.
+// each), so faults never overlap. Each fault's gap is printed per client kind and round, as a user
+// feels it: the longest time a client was shown nothing, from the last message shown before the fault
+// struck to the first after (or a longer pause before the topology was whole again); with where the
+// sends' commits and the inbox writes paused (docs/faults.md, section 5). --max-gap fails the soak
+// when a fault's gap is over its bound.
 // A send that returned an error is counted as refused; a send that returned its id must be committed
 // (in Postgres at the end) and shown. At the end, against what Postgres committed:
 //   lost = 0 (acknowledged or committed, not shown), acknowledged but not committed = 0,
 //   shown twice = 0, per-chat order violations = 0, unsent = 0.
 //   node soak_ha.mjs [--seed N] [--seconds S] [--chats C] [--rounds N [--faults key,key...]]
+//                    [--max-gap key=seconds,...]
 import { execFile, execFileSync } from 'node:child_process';
 import { promisify } from 'node:util';
 import fs from 'node:fs';
 import pg from 'pg';
 import { io } from 'socket.io-client';
 import { resumingWs } from '../harness/ws_client.mjs';
+import { ChatClient } from '../../clients/js/chat_client.mjs';
 import { token } from '../harness/jwt.mjs';
 import { DIRECTIONS, waitUntil, sleep, env } from './procs.mjs';
-import { opt, optString, mulberry32, between as betweenIn, longestSilence, chatSender as sendLoop, Shown } from './soak_lib.mjs';
+import { opt, optString, mulberry32, between as betweenIn, silenceSpan, gapTable, gapBounds, chatSender as sendLoop, Shown } from './soak_lib.mjs';
 
 const seed = opt('seed', Math.floor(Math.random() * 2 ** 31));
 const SECONDS = opt('seconds', 120);
@@ -79,7 +85,10 @@ const CLUSTER = new URL('../../scripts/cluster.sh', import.meta.url).pathname;
 // (asynchronous, so the clients go on reading meanwhile)
 const run = promisify(execFile);
 const restart = (name) => run(CLUSTER, ['restart', name], { timeout: 60000 });
+// struck: when the current fault's first process was killed (its window's gaps are measured from it)
+let struck = null;
 const killWait = async (pid, signal = 'SIGKILL') => {
+	struck ??= Date.now();
 	try { process.kill(pid, signal); } catch { /* already gone */ }
 	await waitUntil(`pid ${pid} to exit`, () => !alive(pid), 30000);
 };
@@ -144,6 +153,18 @@ function socketIoClient(side, kind, transports) {
 	c.shown.listen(c.socket);
 	c.connected = () => c.socket.connected;
 	c.close = () => c.socket.close();
+	return c;
+}
+
+// the JavaScript client library (clients/js/chat_client.mjs) with its own reconnect delays (not the
+// test clients' 100 ms to 1 s): what an application built on it shows its user
+function libraryClient(side) {
+	const c = newClient(side, 'chat_client.mjs');
+	const lib = new ChatClient({ url: `http://127.0.0.1:${side.front}`, token: token(side.chats, { sub: c.name, ttlSeconds: 6 * 3600 }), io });
+	lib.on('message', (m) => c.shown.message(m)).on('edited', (e) => c.shown.change(e)).on('deleted', (e) => c.shown.change(e));
+	lib.connect();
+	c.connected = () => lib.socket.connected;
+	c.close = () => lib.close();
 	return c;
 }
 
@@ -279,6 +300,9 @@ const KEYS = {
 	'pg-switchover': 'pg switchover', 'pg-postgres': 'pg postgres SIGKILL', 'pg-patroni': 'pg Patroni SIGKILL',
 	'pg-machine': 'pg machine loss', gateway: 'gateway SIGKILL', haproxy: 'haproxy restart',
 };
+// --max-gap key=seconds,...: a fault whose gap (any client, any round) is over its bound fails the soak
+const maxGap = gapBounds(optString('max-gap', ''));
+for (const k of maxGap.keys()) if (!KEYS[k]) throw new Error(`--max-gap: no fault ${k} (${Object.keys(KEYS).join(', ')})`);
 const chosen = optString('faults', 'all').replace(/^all$/, Object.keys(KEYS).join(',')).split(',').map((k) => {
 	if (!KEYS[k]) throw new Error(`--faults: no fault ${k} (${Object.keys(KEYS).join(', ')})`);
 	return KEYS[k];
@@ -287,7 +311,8 @@ const chosen = optString('faults', 'all').replace(/^all$/, Object.keys(KEYS).joi
 // --- the run --------------------------------------------------------------------------------------
 
 for (const side of sides) {
-	side.clients = [socketIoClient(side, 'socket.io'), socketIoClient(side, 'socket.io websocket-only', ['websocket']), wsClient(side)];
+	side.clients = [socketIoClient(side, 'socket.io'), socketIoClient(side, 'socket.io websocket-only', ['websocket']), wsClient(side),
+		libraryClient(side)];
 }
 await waitUntil('clients to connect', () => sides.every((s) => s.clients.every((c) => c.connected())), 30000);
 const senders = sides.flatMap((side) => side.chats.map((chat, i) => chatSender(side, chat, i % 2 ? MULTI_HOST : HAPROXY_PG)));
@@ -298,11 +323,13 @@ async function inject(kind) {
 	count(kind);
 	const w = { kind, from: Date.now(), to: null };
 	windows.push(w);
+	struck = null;
 	try {
 		await FAULTS[kind]();
 	} catch (e) {
 		say(`fault ${kind} could not be injected cleanly: ${e.message}`);
 	}
+	w.from = struck ?? w.from; // a switchover kills nothing: its window starts when it was asked for
 	await waitUntil('the topology to be whole again', whole, 180000, 250).catch((e) => say(e.message));
 	w.to = Date.now();
 	say(`  whole again after ${((w.to - w.from) / 1000).toFixed(1)} s`);
@@ -339,26 +366,58 @@ const missing = (side, c) => c.shown.missing(truth[side.name]);
 await waitUntil('every client to be shown every committed message', () =>
 	sides.every((side) => side.clients.every((c) => missing(side, c) === 0)), 120000).catch((e) => say(e.message));
 await sleep(1000);
+// each stage's timestamps, for where a fault's pause lay (Postgres and this process share the clock):
+// the sends committed (messages.created_at) and written to the receiver's inbox (inbox.received_at;
+// both are their transaction's start). The relay's own moment is in no table: the logs have it.
+const epochMs = async (sql, params) => (await q(`SELECT (extract(epoch FROM t) * 1000)::float8 AS ms FROM (${sql}) s(t) ORDER BY 1`, params)).map((r) => r.ms);
+for (const side of sides) {
+	side.stages = {
+		committed: await epochMs(`SELECT created_at FROM ${side.sender}.messages WHERE chat_id = ANY($1::bigint[])`, [side.chats]),
+		inbox: await epochMs(`SELECT received_at FROM ${side.receiver}.inbox`),
+	};
+}
 
-let failed = false;
 console.log('');
 console.log(`faults injected: ${Object.entries(faults).map(([k, v]) => `${k} ${v}`).join(', ') || 'none'}`);
-// gaps: per fault, the longest silence of any client in its window (never: not shown a message after it)
+// gaps, as a user feels them: per fault, per client, the longest time it was shown nothing, from the
+// last message shown before the fault struck (its first kill) to the first shown after, or a longer
+// pause before the topology was whole again (never: not shown a message after it). Each round prints
+// every client's silence, relative to the kill; the table gives each client kind's worst client.
 const clients = sides.flatMap((side) => side.clients);
-const gaps = new Map();
-for (const w of windows) {
-	let worst = { ms: -1, client: '' };
-	for (const c of clients) {
-		const ms = longestSilence(c.shown.arrivals, w.from, w.to ?? Date.now()) ?? Infinity;
-		if (ms > worst.ms) worst = { ms, client: c.name };
-	}
-	if (!gaps.has(w.kind)) gaps.set(w.kind, []);
-	gaps.get(w.kind).push(worst);
-}
+const rows = [];
 const fmt = (ms) => (ms === Infinity ? 'never' : `${(ms / 1000).toFixed(1)}`);
-for (const [kind, list] of gaps) {
-	const max = list.reduce((a, b) => (b.ms > a.ms ? b : a));
-	console.log(`gap ${kind}: ${list.map((g) => fmt(g.ms)).join(', ')} s (max ${fmt(max.ms)} s, ${max.client})`);
+const rel = (t, at) => `${t >= at ? '+' : ''}${((t - at) / 1000).toFixed(2)}`;
+console.log('gaps per round (the longest silence of each client; from the last message shown before it, relative to the fault):');
+windows.forEach((w, n) => {
+	const parts = [];
+	const worst = new Map(); // kind -> worst ms of this round
+	for (const c of clients) {
+		const span = silenceSpan(c.shown.arrivals, w.from, w.to ?? Date.now());
+		const ms = span?.ms ?? Infinity;
+		worst.set(c.kind, Math.max(worst.get(c.kind) ?? -1, ms));
+		parts.push(`${c.name} ${fmt(ms)}` + (span ? ` (${rel(span.start, w.from)}..${rel(span.end, w.from)})` : ''));
+	}
+	for (const [kind, ms] of worst) rows.push({ fault: w.kind, kind, ms });
+	console.log(`  #${n + 1} ${w.kind} at ${new Date(w.from).toISOString().slice(11, 23)} UTC: ${parts.join(', ')}`);
+	// where the pause lay on the way: each stage's longest pause in the window, relative to the fault
+	for (const side of sides) {
+		const stage = (name, times) => {
+			const span = silenceSpan(times, w.from, w.to ?? Date.now());
+			return `${name} ${span ? `${rel(span.start, w.from)}..${rel(span.end, w.from)}` : 'never'}`;
+		};
+		console.log(`     ${side.name} pauses: ${Object.entries(side.stages).map(([k, t]) => stage(k, t)).join(', ')}`);
+	}
+});
+let failed = false;
+for (const [fault, byKind] of gapTable(rows)) {
+	const all = [...byKind.values()];
+	const max = Math.max(...all.map((g) => g.max));
+	const key = Object.keys(KEYS).find((k) => KEYS[k] === fault);
+	const over = maxGap.has(key) && max > maxGap.get(key);
+	console.log(`gap ${fault}: max ${fmt(max)} s over ${all[0].rounds.length} rounds; per client kind (each round's worst client): ` +
+		[...byKind].map(([kind, g]) => `${kind} ${g.rounds.map(fmt).join(', ')} s`).join('; ') +
+		(over ? `   OVER the bound of ${fmt(maxGap.get(key))} s (--max-gap)` : ''));
+	if (over) failed = true;
 }
 console.log(`sends: ${sent.ok} acknowledged (+ ${sent.changes ?? 0} edits and deletes), ${sent.failed} refused`);
 for (const side of sides) {

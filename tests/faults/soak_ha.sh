@@ -18,12 +18,14 @@ done
 # a base with its 64 ports free (cluster.sh uses base .. base+63), in 10000-19983: below the test harness's
 # ports (20000-32767, tests/harness/lib.sh) and below the kernel's ephemeral range (32768 and up), where a
 # client's outgoing connection could take a port a node is about to listen on
+# (a CLUSTER_PORT_BASE in the environment is kept: a run by hand beside others takes its own range)
 listening=$(ss -Htln | awk '{print $4}' | sed 's/.*://' | sort -u)
 for _ in $(seq 1 50); do
-	base=$((10000 + 64 * (RANDOM % 155)))
+	base=${CLUSTER_PORT_BASE:-$((10000 + 64 * (RANDOM % 155)))}
 	clash=0
 	for p in $listening; do [ "$p" -ge "$base" ] && [ "$p" -lt $((base + 64)) ] && { clash=1; break; }; done
 	[ $clash = 0 ] && break
+	[ -z "${CLUSTER_PORT_BASE:-}" ] || { echo "soak_ha: a port of $base..$((base + 63)) is taken" >&2; exit 1; }
 done
 export CLUSTER_PORT_BASE=$base
 export CLUSTER_DIR=${CLUSTER_DIR:-$(mktemp -d /tmp/soak-ha.XXXXXX)}

@@ -8,21 +8,51 @@ export const opt = (name, def) => (argv.includes(`--${name}`) ? Number(argv[argv
 export const flag = (name) => argv.includes(`--${name}`);
 export const optString = (name, def) => (argv.includes(`--${name}`) ? argv[argv.lastIndexOf(`--${name}`) + 1] : def);
 
-// longestSilence: how long a client was shown nothing around a fault, in ms. arrivals are the times
-// (ascending) it was shown a message; the fault began at `from` and the topology was whole again at
-// `to`. The silence runs from the last arrival before `from` (or `from`) through every arrival up to
-// the first one after `to`; null when nothing arrived after `to` (the client never caught up).
-export function longestSilence(arrivals, from, to) {
+// silenceSpan: the longest time a client was shown nothing around a fault, in ms, and where it lay.
+// arrivals are the times (ascending) it was shown a message; the fault struck at `from` and the
+// topology was whole again at `to`. The silence runs from the last arrival before `from` (or `from`)
+// through every arrival up to the first one after `to`: { ms, start, end } of the longest pause (start
+// = the arrival before it, or `from`; end = the arrival that ended it); null when nothing arrived
+// after `to` (the client never caught up). This is the gap a user feels: the last message shown
+// before the fault to the first one after, or a later pause if one was longer.
+export function silenceSpan(arrivals, from, to) {
 	let i = 0;
 	while (i < arrivals.length && arrivals[i] < from) i++;
 	let prev = i > 0 ? arrivals[i - 1] : from;
-	let longest = 0;
+	let longest = null;
 	for (; i < arrivals.length; i++) {
-		longest = Math.max(longest, arrivals[i] - prev);
+		if (!longest || arrivals[i] - prev > longest.ms) longest = { ms: arrivals[i] - prev, start: prev, end: arrivals[i] };
 		prev = arrivals[i];
 		if (arrivals[i] > to) return longest;
 	}
 	return null;
+}
+
+// gapTable: per fault, per client kind, the gap of every round and the largest, from rows
+// { fault, kind, ms } (ms Infinity: never caught up), in the order faults and kinds first came.
+export function gapTable(rows) {
+	const table = new Map();
+	for (const { fault, kind, ms } of rows) {
+		if (!table.has(fault)) table.set(fault, new Map());
+		const byKind = table.get(fault);
+		if (!byKind.has(kind)) byKind.set(kind, { rounds: [], max: -1 });
+		const g = byKind.get(kind);
+		g.rounds.push(ms);
+		g.max = Math.max(g.max, ms);
+	}
+	return table;
+}
+
+// gapBounds: --max-gap's "key=seconds,key=seconds" as a Map key -> ms (a fault over its bound fails the
+// soak); '' gives none. A bad element throws, naming it.
+export function gapBounds(text) {
+	const bounds = new Map();
+	for (const part of text.split(',').filter(Boolean)) {
+		const m = /^([a-z-]+)=(\d+(?:\.\d+)?)$/.exec(part.trim());
+		if (!m) throw new Error(`--max-gap: "${part}" is not key=seconds`);
+		bounds.set(m[1], Math.round(Number(m[2]) * 1000));
+	}
+	return bounds;
 }
 
 // Shown: what one client was shown, counted the same way by every topology. Messages are counted by

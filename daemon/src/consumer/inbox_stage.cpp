@@ -41,8 +41,16 @@ InboxStage::Close(std::function<void()> done)
 void
 InboxStage::OnConnected()
 {
-	if (!pushed_up_to_)
+	if (!pushed_up_to_) {
 		ReadHighWater();
+		return;
+	}
+	// A batch waiting out its retry backoff waited for the server, which is back: write it now, not
+	// up to kServerRetryMaxMs later (after a failover that is a second of silence for every client).
+	if (batch_ && retry_timer_.Active()) {
+		retry_timer_.Stop();
+		Attempt();
+	}
 }
 
 void

@@ -37,7 +37,7 @@ class InboxStage {
 	// Current is the batch in the stage, or null when the stage is free.
 	const BatchPtr &Current() const { return batch_; }
 	// OnConnected reads the inbox's highest seq while it is not known: rows up to it reach clients by
-	// catch-up, rows above it are pushed by this stage.
+	// catch-up, rows above it are pushed by this stage; a batch waiting for its retry is written at once.
 	void OnConnected();
 	// Abandon drops the batch in the stage (a stop that gave up); nothing is called back for it.
 	void Abandon();

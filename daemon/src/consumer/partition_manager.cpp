@@ -134,6 +134,8 @@ struct PartitionManager::Impl {
 				UpdateRedisUp();
 				if (phase == Phase::CheckingIdentity)
 					CheckOurIdentity();
+				else if (phase == Phase::Running)
+					Tick(); // back after an outage (a failover): heartbeat, renew, acquire now, not a tick later
 			});
 			c->OnDown([this] { UpdateRedisUp(); });
 			c->Start();
