@@ -1,0 +1,29 @@
+// tests/harness/redis_cluster.mjs - what the Node peers of the cluster suites (tests/cluster/) ask a Redis
+// Cluster started by tests/harness/redis_cluster.sh, each question to one node at a time (a node may be
+// down: the next one answers).
+//   await masterOf(ports, slot)   {port, first, last, id}: the master serving slot now, its range and id
+//   await replicaUp(port)         true when that node is a replica whose link to its master is up
+import IORedis from 'ioredis';
+
+const node = (port) => {
+	const r = new IORedis({ port, lazyConnect: true, maxRetriesPerRequest: 0, retryStrategy: () => null });
+	r.on('error', () => {});
+	return r;
+};
+
+export async function masterOf(ports, slot) {
+	for (const port of ports) {
+		const r = node(port);
+		try {
+			await r.connect();
+			for (const [first, last, [, mport, id]] of await r.cluster('SLOTS'))
+				if (slot >= first && slot <= last) return { port: mport, first, last, id };
+		} catch { /* a node that is down: the next */ } finally { r.disconnect(); }
+	}
+	throw new Error(`no node names slot ${slot}`);
+}
+
+export async function replicaUp(port) {
+	const r = node(port);
+	try { await r.connect(); return /master_link_status:up/.test(await r.info('replication')); } catch { return false; } finally { r.disconnect(); }
+}
