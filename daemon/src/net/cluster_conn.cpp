@@ -35,11 +35,11 @@ struct ClusterConn::Impl {
 	StateLog *state_log;
 
 	std::optional<SlotMap> map;
-	std::string masters_text; // the last map's masters, for the log
+	std::string masters_text;                                // the last map's masters, for the log
 	std::map<std::string, std::unique_ptr<RedisConn>> nodes; // by EndpointText
-	std::vector<std::unique_ptr<RedisConn>> to_close;         // closed on the next turn of the loop
-	std::vector<Retired> retired;                             // closing; freed once closed
-	std::string home;                                         // EndpointText of the home slot's master
+	std::vector<std::unique_ptr<RedisConn>> to_close;        // closed on the next turn of the loop
+	std::vector<Retired> retired;                            // closing; freed once closed
+	std::string home;                                        // EndpointText of the home slot's master
 	bool ready = false;
 	bool started = false, closed = false;
 	bool refreshing = false;

@@ -44,7 +44,7 @@ struct RedisConn::Impl {
 	int64_t client_id = 0;
 	DeferredReplies deferred; // failures delivered on the next tick
 	std::list<Call *> pending;
-	std::vector<std::function<void()>> on_ready;                    // every listener, in the order they were added
+	std::vector<std::function<void()>> on_ready; // every listener, in the order they were added
 	std::function<void()> on_down;
 
 	Impl(uv_loop_t *l, chat_outbox::RedisUrl u, std::string r, std::string n, int64_t t, StateLog *s)

@@ -25,7 +25,6 @@ namespace chat_outboxd {
 
 class RedisConn : public RedisCommands {
   public:
-
 	// state_log receives up/down transitions (may be shared by several connections or be null:
 	// then changes are logged at verbose level only).
 	RedisConn(uv_loop_t *loop, chat_outbox::RedisUrl url, std::string role, std::string client_name,

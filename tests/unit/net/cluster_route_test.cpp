@@ -41,11 +41,11 @@ TEST(ClusterRoute, ScriptsGoByTheirFirstKeyAndKeylessCommandsHome)
 	// the queue's keys share its tag: a lease and the wait list are in one slot
 	EXPECT_EQ(KeySlot(chat_outbox::bullmq::QueueKey("bull", queue, "lease")), KeySlot(wait));
 	for (const auto &argv : std::vector<std::vector<std::string>>{{"PUBLISH", "ch", "m"},
-	                                                               {"CLIENT", "LIST"},
-	                                                               {"client", "unblock", "7"},
-	                                                               {"CONFIG", "GET", "appendonly"},
-	                                                               {"INFO", "persistence"},
-	                                                               {"PING"}})
+	                                                              {"CLIENT", "LIST"},
+	                                                              {"client", "unblock", "7"},
+	                                                              {"CONFIG", "GET", "appendonly"},
+	                                                              {"INFO", "persistence"},
+	                                                              {"PING"}})
 		EXPECT_EQ(CommandSlot(argv, home), home) << argv[0];
 }
 

@@ -23,10 +23,10 @@ int CommandSlot(const std::vector<std::string> &argv, int home_slot);
 
 // What a cluster node's reply tells the link to do with the command that got it.
 enum class ClusterTurn {
-	kAnswer,    // the reply is the command's answer (an ordinary error included)
-	kMoved,     // MOVED: the slot lives elsewhere; refresh the map, send again to the target
-	kAsk,       // ASK: the slot is migrating and this key already left; ASKING + the command on the target, once
-	kRefresh,   // CLUSTERDOWN, TRYAGAIN, or no reply at all: the command failed; read the map again
+	kAnswer,  // the reply is the command's answer (an ordinary error included)
+	kMoved,   // MOVED: the slot lives elsewhere; refresh the map, send again to the target
+	kAsk,     // ASK: the slot is migrating and this key already left; ASKING + the command on the target, once
+	kRefresh, // CLUSTERDOWN, TRYAGAIN, or no reply at all: the command failed; read the map again
 };
 struct ClusterReplyStep {
 	ClusterTurn turn = ClusterTurn::kAnswer;
