@@ -11,16 +11,19 @@
 //      SIGKILLed mid-stream; the cluster promotes its replica and the node is started again (it rejoins
 //      as a replica); per client, the gap of the chats on that master's partitions (the last message
 //      shown before the kill to the first shown of those sent after it) is printed and bounded;
-//   3. the senders stop; every client must be shown every committed message once, each chat in send
+//   3. a reshard under traffic moves a partition of "{chat-messages}" to another master; the longest
+//      pause of its chats on w1's and w2's clients is printed and bounded;
+//   4. the senders stop; every client must be shown every committed message once, each chat in send
 //      order; each inbox holds each message once; every outbox row is sent. Duplicate jobs the inboxes
 //      refused (the consumer's redelivery) are counted and printed.
 // Env: PGURL, CLUSTER_PORTS, H_DIR, DAEMON_PORTS (three free ports), and daemon_export_settings'.
 import { execFileSync, spawn } from 'node:child_process';
+import { writeFileSync } from 'node:fs';
 import IORedis from 'ioredis';
 import { io } from 'socket.io-client';
 import { check, env, finish, sleep, waitUntil } from '../harness/check.mjs';
 import { Daemon } from '../harness/daemon.mjs';
-import { masterOf as clusterMasterOf, replicaUp } from '../harness/redis_cluster.mjs';
+import { masterOf as clusterMasterOf, planReshard, replicaUp, reshard } from '../harness/redis_cluster.mjs';
 import { token } from '../harness/jwt.mjs';
 import { postgres } from '../faults/procs.mjs';
 import { Shown, chatSender, mulberry32 } from '../faults/soak_lib.mjs';
@@ -73,7 +76,7 @@ for (const side of sides)
 		c.shown.listen(socket);
 		socket.on('message', (m) => {
 			const list = c.byChat.get(Number(m.chat_id)) ?? [];
-			list.push({ at: Date.now(), id: m.id });
+			list.push({ at: Date.now(), id: m.id, created: Date.parse(m.created_at ?? '') || 0 });
 			c.byChat.set(Number(m.chat_id), list);
 		});
 		clients.push(c);
@@ -82,9 +85,7 @@ await waitUntil('clients to connect', () => clients.every((c) => c.socket.connec
 
 const state = { sending: true, ok: 0, failed: 0 };
 const pace = mulberry32(36);
-const sentAt = new Map(); // message id -> when its send was acknowledged
-const senders = sides.flatMap((side) => side.chats.map((chat) => chatSender(side.sender, chat, state, pace,
-	{ onSent: (id) => sentAt.set(id, Date.now()) })));
+const senders = sides.flatMap((side) => side.chats.map((chat) => chatSender(side.sender, chat, state, pace)));
 await waitUntil('traffic shown on every client', () => clients.every((c) => c.shown.seen.size >= 30), 30000);
 say(`flowing: ${state.ok} sends acknowledged`);
 // the layout (6 partitions) is the relay's, written before its first job: the leases follow it
@@ -110,9 +111,10 @@ const killedAt = Date.now();
 process.kill(Number(pid), 'SIGKILL');
 say(`SIGKILLed master ${victim} (chats on it: ${[...hit].map(([k, v]) => `${k} ${v.join(',')}`).join('; ')})`);
 // per client, over the chats of the killed master's partitions: the last message shown before the kill,
-// and the first shown of those sent after it (what was in flight before the kill may still arrive first)
+// and the first shown of those sent after it (what was in flight before the kill may still arrive first);
+// "sent after" by the message's created_at, its transaction's start on this machine's clock
 const shownOfHit = (c) => hit.get(c.side.name).flatMap((chat) => c.byChat.get(chat) ?? []).sort((x, y) => x.at - y.at);
-const firstSentAfter = (c) => shownOfHit(c).find((s) => (sentAt.get(s.id) ?? 0) > killedAt);
+const firstSentAfter = (c) => shownOfHit(c).find((s) => s.created > killedAt);
 // the cluster promotes the replica (cluster-node-timeout); the killed node is started again at once, as
 // its supervisor would, and rejoins as the new master's replica: until then that master has none, and
 // the relay's WAIT for one replica (--redis-min-replicas 1) rolls its passes back
@@ -136,7 +138,33 @@ for (const c of clients) {
 }
 await sleep(AFTER_MS);
 
-// 3. stop sending; Postgres is the truth
+// 3. a reshard under traffic: the partition of {chat-messages} whose slot is nearest its master's first
+// slot moves to another master (redis-cli --cluster reshard); its consumer follows MOVED (and ASK while
+// the slot migrates)
+const mSlots = [];
+for (let p = 0; p < PARTITIONS; p++) mSlots.push(await slotOf('chat-messages', p));
+const plan = await planReshard(ports, mSlots);
+const r = mSlots.indexOf(plan.slot);
+say(`reshard: ${plan.count} slot(s) from ${plan.from.port} to ${plan.to.port}, partition ${r} of {chat-messages} among them`);
+writeFileSync(`${env('H_DIR')}/reshard-target`, String(plan.to.port)); // daemon.sh looks for the daemons' MOVED to it
+const reshardAt = Date.now();
+check(`redis-cli --cluster reshard exited 0`, (await reshard(plan)) === 0);
+const reshardEnd = Date.now();
+check(`partition ${r}'s slot moved to ${plan.to.port} (${reshardEnd - reshardAt} ms)`, (await masterOf(plan.slot)) === plan.to.port);
+const movedChats = sides[0].chats.filter((chat) => chat % PARTITIONS === r);
+await waitUntil(`messages of partition ${r} shown after the reshard`, () => clients.filter((c) => c.side === sides[0]).every((c) =>
+	movedChats.some((chat) => (c.byChat.get(chat) ?? []).some((e) => e.at > reshardEnd))), 30000);
+await sleep(1000);
+for (const c of clients.filter((x) => x.side === sides[0])) {
+	// the longest pause between two messages of the moved partition from the reshard's start to a second after it
+	const times = movedChats.flatMap((chat) => c.byChat.get(chat) ?? []).map((e) => e.at).filter((at) => at >= reshardAt - 1000).sort((x, y) => x - y);
+	let pause = 0;
+	for (let i = 1; i < times.length && times[i - 1] <= reshardEnd + 1000; i++) pause = Math.max(pause, times[i] - times[i - 1]);
+	say(`longest pause of partition ${r}'s chats on ${c.name} around the reshard: ${pause} ms`);
+	check(`${c.name}: pause around the reshard ${pause} ms <= ${GAP_BOUND_MS} ms`, pause <= GAP_BOUND_MS);
+}
+
+// 4. stop sending; Postgres is the truth
 state.sending = false;
 await Promise.all(senders);
 say(`sending stopped: ${state.ok} sends acknowledged, ${state.failed} failed or unknown (Postgres decides)`);

@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # tests/cluster/daemon.sh - chat-outboxd on a Redis Cluster (redis-cluster://): 3 masters and 3 replicas
 # (tests/harness/redis_cluster.sh), chat-outbox-relay and three daemons on the cluster URL, both
-# directions under traffic, a master SIGKILLed mid-stream; counts lost, stored twice, shown twice and
-# out of order, and prints the gap after the kill. See daemon.mjs.
+# directions under traffic, a master SIGKILLed mid-stream, then a reshard under traffic; counts lost, stored
+# twice, shown twice and out of order, and prints the gap after the kill and the pause around the reshard.
+# See daemon.mjs.
 . "$(dirname "$0")/../harness/lib.sh"
 harness_init cluster-daemon
 cluster_start
@@ -20,3 +21,7 @@ cd "$H_ROOT/tests" && node cluster/daemon.mjs 2>>"$H_DIR/daemon.log"
 grep -h "home slot\|masters .*, were" "$H_DIR/daemon.log" | sed 's/^[^ ]* [^ ]* [^ ]* [^ ]* //' | sort -u
 crossslot=$(grep -c "CROSSSLOT" "$H_DIR/daemon.log" || true)
 [ "$crossslot" = 0 ] || fail "the daemons logged $crossslot CROSSSLOT error(s): a script's keys in several slots"
+# the daemons followed the reshard: a command on the moved partition got MOVED and went to the new master
+moved=$(grep -c "moved to 127.0.0.1:$(cat "$H_DIR/reshard-target")" "$H_DIR/daemon.log" || true)
+[ "$moved" -ge 1 ] || fail "the daemons logged no MOVED to the reshard's target"
+echo "the daemons followed MOVED to the reshard's target $moved time(s), ASK $(grep -c ": ASK to " "$H_DIR/daemon.log" || true) time(s)"

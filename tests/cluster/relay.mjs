@@ -18,7 +18,7 @@ import { Worker } from 'bullmq';
 import IORedis from 'ioredis';
 import pg from 'pg';
 import { check, env, finish, sleep, waitFor, waitUntil } from '../harness/check.mjs';
-import { masterOf as clusterMasterOf, replicaUp } from '../harness/redis_cluster.mjs';
+import { masterOf as clusterMasterOf, planReshard, replicaUp, reshard } from '../harness/redis_cluster.mjs';
 
 const PARTITIONS = 6, CHATS = 12, PAUSE_MS = 40, GAP_BOUND_MS = 10000;
 const t0 = Date.now();
@@ -93,22 +93,12 @@ await waitUntil(`${victim.port} a replica again`, () => replicaUp(victim.port), 
 say(`${victim.port} started again: a replica of ${promoted.port}`);
 
 // 3. a reshard under traffic: the partition whose slot is nearest its master's first slot moves
-let r = 0, best = Infinity, from = null;
-for (let p = 0; p < PARTITIONS; p++) {
-	const m = await masterOf(slots[p]);
-	if (slots[p] - m.first < best) { best = slots[p] - m.first; r = p; from = m; }
-}
-const others = [];
-for (let p = 0; p < PARTITIONS; p++) { const m = await masterOf(slots[p]); if (m.id !== from.id && !others.some((o) => o.id === m.id)) others.push(m); }
-const to = others[0];
-say(`reshard: ${best + 1} slot(s) from ${from.port} to ${to.port}, partition ${r}'s slot ${slots[r]} among them`);
+const plan = await planReshard(ports, slots);
+const r = slots.indexOf(plan.slot), to = plan.to;
+say(`reshard: ${plan.count} slot(s) from ${plan.from.port} to ${to.port}, partition ${r}'s slot ${slots[r]} among them`);
 writeFileSync(`${env('H_DIR')}/reshard-target`, String(to.port)); // relay.sh looks for the relay's MOVED to it
 const reshardAt = Date.now();
-const code = await new Promise((resolve) => {
-	const c = spawn(process.env.HARNESS_REDIS_CLI || 'redis-cli', ['--cluster', 'reshard', `127.0.0.1:${to.port}`, '--cluster-from', from.id, '--cluster-to', to.id,
-		'--cluster-slots', String(best + 1), '--cluster-yes'], { stdio: ['ignore', 'ignore', 'inherit'] });
-	c.on('exit', resolve);
-});
+const code = await reshard(plan);
 check(`redis-cli --cluster reshard exited ${code}`, code === 0);
 const moved = await masterOf(slots[r]);
 say(`reshard took ${Date.now() - reshardAt} ms; slot ${slots[r]} is on ${moved.port} now`);

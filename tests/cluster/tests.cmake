@@ -7,5 +7,5 @@ set_tests_properties(cluster.relay PROPERTIES COST 60)
 # chat-outboxd through redis-cluster://: the relay and three daemons (two of one service, sharing its
 # partitions and its bus), both directions under traffic, a master SIGKILLed mid-stream; nothing lost,
 # stored or shown twice, or out of order; the slot spread and the gap printed.
-add_shell_test(cluster.daemon cluster/daemon.sh 120)
+add_shell_test(cluster.daemon cluster/daemon.sh 150)
 set_tests_properties(cluster.daemon PROPERTIES COST 60)

@@ -3,6 +3,10 @@
 // down: the next one answers).
 //   await masterOf(ports, slot)   {port, first, last, id}: the master serving slot now, its range and id
 //   await replicaUp(port)         true when that node is a replica whose link to its master is up
+//   planReshard(ports, slots)     of these slots, the one nearest its master's first slot: {slot, from, to,
+//                                 count}, moving `count` slots (from.first .. slot) to another master `to`
+//   await reshard(plan)           redis-cli --cluster reshard (HARNESS_REDIS_CLI) doing it; its exit code
+import { spawn } from 'node:child_process';
 import IORedis from 'ioredis';
 
 const node = (port) => {
@@ -26,4 +30,26 @@ export async function masterOf(ports, slot) {
 export async function replicaUp(port) {
 	const r = node(port);
 	try { await r.connect(); return /master_link_status:up/.test(await r.info('replication')); } catch { return false; } finally { r.disconnect(); }
+}
+
+export async function planReshard(ports, slots) {
+	let best = null;
+	for (const slot of slots) {
+		const m = await masterOf(ports, slot);
+		if (!best || slot - m.first < best.slot - best.from.first) best = { slot, from: m };
+	}
+	let to = null;
+	for (const slot of slots) {
+		const m = await masterOf(ports, slot);
+		if (m.id !== best.from.id) { to = m; break; }
+	}
+	return { ...best, to, count: best.slot - best.from.first + 1 };
+}
+
+export function reshard({ from, to, count }) {
+	return new Promise((resolve) => {
+		const c = spawn(process.env.HARNESS_REDIS_CLI || 'redis-cli', ['--cluster', 'reshard', `127.0.0.1:${to.port}`, '--cluster-from', from.id,
+			'--cluster-to', to.id, '--cluster-slots', String(count), '--cluster-yes'], { stdio: ['ignore', 'ignore', 'inherit'] });
+		c.on('exit', resolve);
+	});
 }

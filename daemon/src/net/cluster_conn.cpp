@@ -335,6 +335,7 @@ struct ClusterConn::Impl {
 			return;
 		}
 		asks++; // ASK: this key is on the target already; ask it there, once
+		Log(Level::Verbose, "%s: slot %d: ASK to %s", role.c_str(), step.redirect->slot, EndpointText(target).c_str());
 		RedisConn &t = Node(target);
 		if (!t.Ready()) {
 			if (cb)
