@@ -47,11 +47,11 @@ struct ClusterConn::Impl {
 	RedisEndpoint seed_at;
 	int seed_ticks = 0;
 	size_t seed_cursor = 0;
-	int64_t moves = 0, asks = 0;
 	std::vector<std::function<void()>> on_ready;
 	std::function<void()> on_down;
+	UvTimer tick_timer;
 	DeferredReplies deferred;
-	UvTimer tick_timer, sweep_timer;
+	UvTimer sweep_timer;
 
 	Impl(uv_loop_t *l, chat_outbox::RedisUrl u, const std::string &home_key, bool all, std::string r, std::string n,
 	     int64_t t, StateLog *s)
@@ -202,8 +202,11 @@ struct ClusterConn::Impl {
 			candidates.insert(candidates.end(), url.cluster_nodes.begin(), url.cluster_nodes.end());
 			seed_at = candidates[seed_cursor % candidates.size()];
 			seed_ticks = 0;
+			// named apart: the identity check (consumer/identity_guard.hpp) takes an older connection of
+			// our name on the home master for another daemon's
 			seed = std::make_unique<RedisConn>(loop, chat_outbox::AtNode(url, seed_at),
-			                                   role + " seed " + EndpointText(seed_at), client_name, timeout_ms, nullptr);
+			                                   role + " seed " + EndpointText(seed_at), client_name + ":seed", timeout_ms,
+			                                   nullptr);
 			seed->OnReady([this] { Refresh(); });
 			seed->Start();
 		}
@@ -327,14 +330,13 @@ struct ClusterConn::Impl {
 		if (target.host.empty())
 			target.host = from.host; // ":port": the replying node's host
 		if (step.turn == ClusterTurn::kMoved) {
-			moves++;
 			Log(Level::Verbose, "%s: slot %d moved to %s", role.c_str(), step.redirect->slot, EndpointText(target).c_str());
 			map->Moved(step.redirect->slot, target);
 			Refresh();
 			Send(slot, argv, cb, timeout, hops + 1);
 			return;
 		}
-		asks++; // ASK: this key is on the target already; ask it there, once
+		// ASK: this key is on the target already; ask it there, once
 		Log(Level::Verbose, "%s: slot %d: ASK to %s", role.c_str(), step.redirect->slot, EndpointText(target).c_str());
 		RedisConn &t = Node(target);
 		if (!t.Ready()) {
@@ -456,18 +458,6 @@ ClusterConn::Close(std::function<void()> done)
 	++*left;
 	CloseAll(one, d->tick_timer, d->deferred, d->sweep_timer);
 	one();
-}
-
-int64_t
-ClusterConn::Moves() const
-{
-	return impl_->moves;
-}
-
-int64_t
-ClusterConn::Asks() const
-{
-	return impl_->asks;
 }
 
 } // namespace chat_outboxd

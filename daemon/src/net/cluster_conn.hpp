@@ -6,9 +6,10 @@
 // common/redis_cluster.hpp's):
 //   - the slot map is read with CLUSTER SLOTS at start, after a MOVED, after a CLUSTERDOWN or TRYAGAIN,
 //     after any command that got no answer, and every kClusterRefreshMs while a master it uses (the
-//     home master, below, or another) is not connected. It is asked of a connected master; when there is none, of one node at a time from
-//     the last map's masters and the URL's seed nodes (a node that does not connect within
-//     kClusterSeedTicks refreshes is left for the next);
+//     home master, below, or another) is not connected. It is asked of a connected master; when there
+//     is none, of one node at a time (a "seed" connection, named apart) from the last map's other
+//     masters and the URL's seed nodes (a node that does not connect within kClusterSeedTicks
+//     refreshes is left for the next);
 //   - home slot: the slot of the owner's home key. Commands without a key (PUBLISH, CLIENT ..., INFO)
 //     go to its master; Ready, OnReady, OnDown and ClientId are that connection's. A partition's
 //     consumer is homed on its queue's slot, so its connections reach only the master of that slot;
@@ -53,10 +54,6 @@ class ClusterConn : public RedisCommands {
 	int64_t ClientId() const override;
 	void Drop(const std::string &why) override;
 	void Close(std::function<void()> done) override;
-
-	// Figures for the log and the tests: MOVED and ASK redirections followed so far.
-	int64_t Moves() const;
-	int64_t Asks() const;
 
 	struct Impl;
 
