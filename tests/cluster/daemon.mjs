@@ -5,8 +5,9 @@
 // of queue "{chat-messages}" by leases, and show each other's rows over the bus), c1 for consumers
 // (queue "{chat-replies}", 6 partitions); one socket.io client on each, every chat of its side; one
 // sender loop per chat (12 a direction, tests/faults/soak_lib.mjs chatSender).
-//   1. every master holds partitions (the 12 partition queues' slots over 3 masters), and both
-//      workers daemons hold leases;
+//   1. every master holds partitions (the 12 partition queues' slots over 3 masters), presence counts
+//      both workers clients in every chat (the chats' keys on every master), and both workers daemons
+//      hold leases;
 //   2. the first seed node, a master holding partitions and the node every daemon subscribes on, is
 //      SIGKILLed mid-stream; the cluster promotes its replica and the node is started again (it rejoins
 //      as a replica); per client, the gap of the chats on that master's partitions (the last message
@@ -88,6 +89,18 @@ const pace = mulberry32(36);
 const senders = sides.flatMap((side) => side.chats.map((chat) => chatSender(side.sender, chat, state, pace)));
 await waitUntil('traffic shown on every client', () => clients.every((c) => c.shown.seen.size >= 30), 30000);
 say(`flowing: ${state.ok} sends acknowledged`);
+// presence on the cluster: each chat's keys in the slot of its tag, on every master; w1's and w2's clients
+// (two users, two gateways) are both counted in every chat of their side
+let lastPresence = null;
+const online = async (chat) => (lastPresence = await new Promise((resolve) => clients[0].socket.emit('presence', { chat_id: chat }, resolve)))?.online;
+for (const chat of sides[0].chats) // one request each 250 ms: presence allows 5 a second
+	await waitUntil(`both workers clients present in chat ${chat}`, async () => (await online(chat)) === 2, 15000, 250)
+		.catch((e) => { say(`presence answered ${JSON.stringify(lastPresence)}`); throw e; });
+const presenceMasters = new Set();
+for (const chat of sides[0].chats)
+	presenceMasters.add(await masterOf(Number(await admin.cluster('KEYSLOT', `bull:chat_outbox:chat:{${chat}}:presence`))));
+check(`presence: 2 users online in each of chats ${sides[0].chats.join(',')}, their keys on ${presenceMasters.size} masters`,
+	presenceMasters.size === 3);
 // the layout (6 partitions) is the relay's, written before its first job: the leases follow it
 await waitUntil('every partition leased', async () => {
 	for (const side of sides)
