@@ -134,7 +134,7 @@ const firstSentAfter = (c) => shownOfHit(c).find((s) => s.created > killedAt);
 const victimSlot = await slotOf(victimQueue, Number(victimPartition));
 await waitUntil('the replica promoted', async () => (await masterOf(victimSlot)) !== victim, 30000);
 say(`failover: ${await masterOf(victimSlot)} serves partition ${victimPartition} of {${victimQueue}} ${Date.now() - killedAt} ms after the kill`);
-spawn('bash', ['-c', `exec ${env(`CLUSTER_NODE_START_${victim}`)}`], { stdio: 'ignore' });
+const restarted = spawn('bash', ['-c', `exec ${env(`CLUSTER_NODE_START_${victim}`)}`], { stdio: 'ignore' });
 await waitUntil(`${victim} a replica again`, () => replicaUp(victim), 30000);
 say(`${victim} started again: a replica, ${Date.now() - killedAt} ms after the kill`);
 await waitUntil('every client shown a message of the killed master\'s chats sent after the kill',
@@ -210,4 +210,5 @@ for (const side of sides) {
 for (const c of clients) c.socket.close();
 for (const side of sides) for (const d of side.daemons) await d.stop('SIGTERM');
 admin.disconnect();
+restarted.kill('SIGKILL'); // started by this peer, not by the harness: stopped here
 finish();
