@@ -4,7 +4,9 @@
 // two Redis connections on shard 0 (commands and PUBLISH; the chats' events channels), the gateway
 // (Gateway) with its bus subscription, and the partition manager (one Redis connection per shard,
 // and per partition it holds a BullMQ consumer with its own Redis and Postgres connections), all on
-// one uv loop. With --consume off there is no partition manager: a gateway only.
+// one uv loop. With --consume off there is no partition manager: a gateway only. On a Redis Cluster
+// (redis-cluster://) the one "shard" is the cluster: every command connection is a ClusterConn
+// (net/cluster_conn.hpp), chosen once here through MakeRedisCommands.
 // SIGTERM/SIGINT: every partition's consumer stops fetching and finishes its batch (inbox commit +
 // complete), its lease is released and the daemon leaves the members; then the gateway closes its
 // clients, then Redis and Postgres close; exit 0, whatever state the servers and the clients are in.
@@ -30,11 +32,12 @@
 #include "base/uv_handle.hpp"
 #include "bus/bus_publisher.hpp"
 #include "net/pg_client.hpp"
-#include "net/redis_conn.hpp"
+#include "net/redis_commands.hpp"
 #include "net/redis_subscriber.hpp"
 #include "net/redis_safety_check.hpp"
 #include "common/bullmq/queue_keys.hpp"
 #include "common/partitions.hpp"
+#include "common/redis_cluster.hpp"
 #include "common/redis_url.hpp"
 #include "gateway/gateway.hpp"
 #include "metrics/outbox_status.hpp"
@@ -52,7 +55,7 @@ struct Daemon {
 	Metrics metrics;
 	BusMetrics bus_metrics;
 	std::unique_ptr<PgClient> pg_gateway;
-	std::unique_ptr<RedisConn> gateway_redis;
+	std::unique_ptr<RedisCommands> gateway_redis;
 	std::unique_ptr<RedisSubscriber> pubsub;
 	std::unique_ptr<RedisSafetyChecks> redis_safety;
 	std::unique_ptr<Gateway> ws;
@@ -128,10 +131,6 @@ Run(int argc, char **argv)
 		fprintf(stderr, "chat-outboxd: --redis-url: %s\n", error.c_str());
 		return 2;
 	}
-	if (parsed_shards->front().IsCluster()) { // chat-outbox-relay relays to a cluster; the daemon does not consume from one yet
-		fprintf(stderr, "chat-outboxd: --redis-url: redis-cluster:// is not supported by chat-outboxd yet (docs/deploy.md)\n");
-		return 2;
-	}
 	const std::vector<chat_outbox::RedisUrl> shards = *parsed_shards;
 	const std::string shard_list = chat_outbox::RedactedShardList(shards);
 	std::vector<int64_t> left_out;
@@ -150,6 +149,13 @@ Run(int argc, char **argv)
 		fprintf(stderr, "chat-outboxd: %s\n", error.c_str());
 		return 2;
 	}
+	// On a Redis Cluster the service's queue is named in its cluster form "{<queue>}", as the relays
+	// name it (common/redis_cluster.hpp, ClusterQueueName): its members, layout and bus share one slot,
+	// and each partition's queue (PartitionQueue) a slot of its own.
+	if (shards.front().IsCluster()) {
+		cfg.queue = chat_outbox::ClusterQueueName(cfg.queue);
+		cfg.redis_cluster = true; // the chats' keys too (gateway/conversation/core/chat_keys.hpp)
+	}
 	SetLogLevel(cfg.log_level);
 	signal(SIGPIPE, SIG_IGN);
 
@@ -165,8 +171,11 @@ Run(int argc, char **argv)
 	// commands (presence, read mirrors, PUBLISH of the bus and the chats' events) and pub/sub (the
 	// chats' events channels and the service's bus channel). The Redis safety checks read shard 0
 	// through the first.
-	d->gateway_redis = std::make_unique<RedisConn>(loop, shards[0], "redis (gateway)", client_name + ":gateway",
-	                                               kRedisTimeoutMs, nullptr);
+	// On a cluster the commands reach every master (presence and read mirrors live in each chat's slot)
+	// and are homed on the bus channel's slot; the subscriber is on any one node (classic pub/sub
+	// reaches every node: docs/architecture.md, "Redis Cluster").
+	d->gateway_redis = MakeRedisCommands(loop, shards[0], chat_outbox::bullmq::BusChannel(cfg.prefix, cfg.queue), true,
+	                                     "redis (gateway)", client_name + ":gateway", kRedisTimeoutMs, nullptr);
 	d->pubsub = std::make_unique<RedisSubscriber>(loop, shards[0], client_name + ":pubsub", kRedisTimeoutMs);
 	d->redis_safety = std::make_unique<RedisSafetyChecks>(d->metrics, shards.size());
 	d->redis_safety->Watch(*d->gateway_redis, 0);

@@ -18,6 +18,7 @@ import { Worker } from 'bullmq';
 import IORedis from 'ioredis';
 import pg from 'pg';
 import { check, env, finish, sleep, waitFor, waitUntil } from '../harness/check.mjs';
+import { masterOf as clusterMasterOf, planReshard, replicaUp, reshard } from '../harness/redis_cluster.mjs';
 
 const PARTITIONS = 6, CHATS = 12, PAUSE_MS = 40, GAP_BOUND_MS = 10000;
 const t0 = Date.now();
@@ -43,19 +44,8 @@ await Promise.all(workers.map((w) => w.waitUntilReady()));
 
 const admin = cluster();
 const slotOf = async (p) => Number(await admin.cluster('KEYSLOT', `bull:${queueOf(p)}:wait`));
-// slots -> {port, first, last, id} of the master serving each; asked of a node that is up
-const masterOf = async (slot) => {
-	for (const port of ports) {
-		const r = new IORedis({ port, lazyConnect: true, maxRetriesPerRequest: 0, retryStrategy: () => null });
-		r.on('error', () => {});
-		try {
-			await r.connect();
-			for (const [first, last, [, mport, id]] of await r.cluster('SLOTS'))
-				if (slot >= first && slot <= last) return { port: mport, first, last, id };
-		} catch { /* a node that is down: the next */ } finally { r.disconnect(); }
-	}
-	throw new Error(`no node names slot ${slot}`);
-};
+// slot -> {port, first, last, id} of the master serving it
+const masterOf = (slot) => clusterMasterOf(ports, slot);
 
 const slots = [];
 for (let p = 0; p < PARTITIONS; p++) slots.push(await slotOf(p));
@@ -99,30 +89,16 @@ check(`gap after the master's SIGKILL ${back - killedAt} ms <= ${GAP_BOUND_MS} m
 // the killed node starts again on its data and rejoins as the new master's replica: until then that
 // master has none, and the relay's WAIT for one replica (--redis-min-replicas 1) rolls its passes back
 const restarted = spawn('bash', ['-c', `exec ${env(`CLUSTER_NODE_START_${victim.port}`)}`], { stdio: 'ignore' });
-await waitUntil(`${victim.port} a replica again`, async () => {
-	const r = new IORedis({ port: victim.port, lazyConnect: true, maxRetriesPerRequest: 0, retryStrategy: () => null });
-	r.on('error', () => {});
-	try { await r.connect(); return /master_link_status:up/.test(await r.info('replication')); } catch { return false; } finally { r.disconnect(); }
-}, 30000);
+await waitUntil(`${victim.port} a replica again`, () => replicaUp(victim.port), 30000);
 say(`${victim.port} started again: a replica of ${promoted.port}`);
 
 // 3. a reshard under traffic: the partition whose slot is nearest its master's first slot moves
-let r = 0, best = Infinity, from = null;
-for (let p = 0; p < PARTITIONS; p++) {
-	const m = await masterOf(slots[p]);
-	if (slots[p] - m.first < best) { best = slots[p] - m.first; r = p; from = m; }
-}
-const others = [];
-for (let p = 0; p < PARTITIONS; p++) { const m = await masterOf(slots[p]); if (m.id !== from.id && !others.some((o) => o.id === m.id)) others.push(m); }
-const to = others[0];
-say(`reshard: ${best + 1} slot(s) from ${from.port} to ${to.port}, partition ${r}'s slot ${slots[r]} among them`);
+const plan = await planReshard(ports, slots);
+const r = slots.indexOf(plan.slot), to = plan.to;
+say(`reshard: ${plan.count} slot(s) from ${plan.from.port} to ${to.port}, partition ${r}'s slot ${slots[r]} among them`);
 writeFileSync(`${env('H_DIR')}/reshard-target`, String(to.port)); // relay.sh looks for the relay's MOVED to it
 const reshardAt = Date.now();
-const code = await new Promise((resolve) => {
-	const c = spawn(process.env.HARNESS_REDIS_CLI || 'redis-cli', ['--cluster', 'reshard', `127.0.0.1:${to.port}`, '--cluster-from', from.id, '--cluster-to', to.id,
-		'--cluster-slots', String(best + 1), '--cluster-yes'], { stdio: ['ignore', 'ignore', 'inherit'] });
-	c.on('exit', resolve);
-});
+const code = await reshard(plan);
 check(`redis-cli --cluster reshard exited ${code}`, code === 0);
 const moved = await masterOf(slots[r]);
 say(`reshard took ${Date.now() - reshardAt} ms; slot ${slots[r]} is on ${moved.port} now`);

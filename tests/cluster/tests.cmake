@@ -4,3 +4,8 @@
 # a master SIGKILLed mid-stream and a reshard under traffic, nothing lost, twice or out of order.
 add_shell_test(cluster.relay cluster/relay.sh 90)
 set_tests_properties(cluster.relay PROPERTIES COST 60)
+# chat-outboxd through redis-cluster://: the relay and three daemons (two of one service, sharing its
+# partitions and its bus), both directions under traffic, a master SIGKILLed mid-stream; nothing lost,
+# stored or shown twice, or out of order; the slot spread and the gap printed.
+add_shell_test(cluster.daemon cluster/daemon.sh 150)
+set_tests_properties(cluster.daemon PROPERTIES COST 60)

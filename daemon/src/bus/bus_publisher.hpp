@@ -13,13 +13,13 @@
 
 #include "bus/core/bus_metrics.hpp"
 #include "inbox/core/delivery.hpp"
-#include "net/redis_conn.hpp"
+#include "net/redis_commands.hpp"
 
 namespace chat_outboxd {
 
 class BusPublisher : public MessageSink {
   public:
-	BusPublisher(RedisConn &cmd, std::string channel, MessageSink &next, BusMetrics &metrics)
+	BusPublisher(RedisCommands &cmd, std::string channel, MessageSink &next, BusMetrics &metrics)
 	    : cmd_(cmd), channel_(std::move(channel)), next_(next), metrics_(metrics)
 	{
 	}
@@ -27,7 +27,7 @@ class BusPublisher : public MessageSink {
 	void Deliver(const std::vector<InboxMessage> &messages) override;
 
   private:
-	RedisConn &cmd_;
+	RedisCommands &cmd_;
 	std::string channel_;
 	MessageSink &next_;
 	BusMetrics &metrics_;

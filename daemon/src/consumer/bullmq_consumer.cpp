@@ -53,7 +53,7 @@ enum class RedisStep {
 struct BullmqConsumer::Impl {
 	uv_loop_t *loop;
 	Config cfg;
-	RedisConn &cmd, &blk;
+	RedisCommands &cmd, &blk;
 	PgClient &pg;
 	Metrics &metrics;
 	QueueKeys keys;
@@ -73,7 +73,7 @@ struct BullmqConsumer::Impl {
 	ConsumerLease lease;
 	bool takeover_owed = true; // the first recovery takes back earlier holders' jobs
 
-	Impl(uv_loop_t *l, const Config &c, RedisConn &cm, RedisConn &bl, PgClient &p, MessageSink &s, Metrics &m,
+	Impl(uv_loop_t *l, const Config &c, RedisCommands &cm, RedisCommands &bl, PgClient &p, MessageSink &s, Metrics &m,
 	     ConsumerLease ls)
 	    : loop(l), cfg(c), cmd(cm), blk(bl), pg(p), metrics(m), keys(c.prefix, c.queue),
 	      token_prefix(c.identity + ":" + NewUuid() + ":"), inbox(l, p, cfg, s, m),
@@ -605,7 +605,7 @@ struct BullmqConsumer::Impl {
 	}
 };
 
-BullmqConsumer::BullmqConsumer(uv_loop_t *loop, const Config &cfg, RedisConn &cmd, RedisConn &blocking, PgClient &pg,
+BullmqConsumer::BullmqConsumer(uv_loop_t *loop, const Config &cfg, RedisCommands &cmd, RedisCommands &blocking, PgClient &pg,
                                MessageSink &sink, Metrics &metrics, ConsumerLease lease)
     : impl_(std::make_unique<Impl>(loop, cfg, cmd, blocking, pg, sink, metrics, std::move(lease)))
 {

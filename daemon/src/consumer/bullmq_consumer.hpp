@@ -23,7 +23,7 @@
 #include "metrics/core/daemon_metrics.hpp"
 #include "inbox/core/delivery.hpp"
 #include "net/pg_client.hpp"
-#include "net/redis_conn.hpp"
+#include "net/redis_commands.hpp"
 
 namespace chat_outboxd {
 
@@ -42,7 +42,7 @@ class BullmqConsumer {
   public:
 	// cmd runs scripts; blocking waits on the marker with BZPOPMIN; pg is the inbox connection;
 	// cfg.queue is the partition's queue.
-	BullmqConsumer(uv_loop_t *loop, const Config &cfg, RedisConn &cmd, RedisConn &blocking, PgClient &pg,
+	BullmqConsumer(uv_loop_t *loop, const Config &cfg, RedisCommands &cmd, RedisCommands &blocking, PgClient &pg,
 	               MessageSink &sink, Metrics &metrics, ConsumerLease lease);
 	~BullmqConsumer();
 

@@ -6,7 +6,7 @@
 namespace chat_outboxd {
 
 void
-CheckIdentity(RedisConn &cmd, const std::string &connection_name,
+CheckIdentity(RedisCommands &cmd, const std::string &connection_name,
               std::function<void(IdentityCheck, int64_t)> done)
 {
 	cmd.Command({"CLIENT", "LIST", "TYPE", "normal"},

@@ -10,7 +10,7 @@
 #include <functional>
 #include <string>
 
-#include "net/redis_conn.hpp"
+#include "net/redis_commands.hpp"
 
 namespace chat_outboxd {
 
@@ -19,7 +19,7 @@ enum class IdentityCheck { Ok,
 	                       Unknown };
 
 // CheckIdentity answers with Clash (and the other client's id) or Ok; Unknown when Redis failed.
-void CheckIdentity(RedisConn &cmd, const std::string &connection_name,
+void CheckIdentity(RedisCommands &cmd, const std::string &connection_name,
                    std::function<void(IdentityCheck result, int64_t other_id)> done);
 
 } // namespace chat_outboxd

@@ -65,7 +65,7 @@ MonotonicMs()
 // shard, Postgres for the inbox).
 struct Worker {
 	Config cfg;
-	std::unique_ptr<RedisConn> cmd, blk;
+	std::unique_ptr<RedisCommands> cmd, blk;
 	std::unique_ptr<PgClient> pg;
 	std::unique_ptr<BullmqConsumer> consumer;
 	bool stopping = false; // its consumer was told to stop
@@ -95,7 +95,8 @@ struct PartitionManager::Impl {
 	std::string holder; // our leases' value: our identity and this process's token (core/lease.hpp)
 	std::vector<int64_t> left_out;
 	std::vector<std::unique_ptr<StateLog>> redis_logs; // per shard: "redis", or "redis shard <i>" of several
-	std::vector<std::unique_ptr<RedisConn>> conns;     // one per shard: members, layout and leases
+	// one per shard: members, layout and leases (on a cluster the one shard's link reaches every master)
+	std::vector<std::unique_ptr<RedisCommands>> conns;
 	UvTimer tick_timer, stop_timer, retry_timer;
 	int64_t retry_due = 0;                        // monotonic ms retry_timer fires at
 	std::map<std::string, Slot> slots;            // by partition queue name
@@ -120,8 +121,10 @@ struct PartitionManager::Impl {
 		for (size_t i = 0; i < urls.size(); i++) {
 			std::string shard = chat_outbox::ShardName(i, urls.size());
 			redis_logs.push_back(std::make_unique<StateLog>(shard));
-			conns.push_back(
-			    std::make_unique<RedisConn>(loop, urls[i], shard, name, kRedisTimeoutMs, redis_logs.back().get()));
+			// on a cluster: homed on the members key's slot (the identity check's CLIENT LIST asks that
+			// master, where every daemon of the service has its leases connection), every master connected
+			conns.push_back(MakeRedisCommands(loop, urls[i], chat_outbox::bullmq::QueueKey(cfg.prefix, cfg.queue, "members"),
+			                                  true, shard, name, kRedisTimeoutMs, redis_logs.back().get()));
 		}
 	}
 
@@ -479,10 +482,13 @@ struct PartitionManager::Impl {
 		w->cfg = cfg;
 		w->cfg.queue = queue;
 		std::string name = ConnectionName(cfg.prefix, queue, cfg.identity);
-		w->cmd = std::make_unique<RedisConn>(loop, urls[s.shard], "redis " + queue + " (commands)", name,
-		                                     kRedisTimeoutMs, nullptr);
-		w->blk = std::make_unique<RedisConn>(loop, urls[s.shard], "redis " + queue + " (blocking)",
-		                                     name + ":blocking", kRedisTimeoutMs, nullptr);
+		// on a cluster both are homed on the queue's slot: they reach only its master, and the blocking
+		// connection's CLIENT UNBLOCK (sent on the commands connection) goes where it blocks
+		std::string home = chat_outbox::bullmq::QueueKey(cfg.prefix, queue, "wait");
+		w->cmd = MakeRedisCommands(loop, urls[s.shard], home, false, "redis " + queue + " (commands)", name,
+		                           kRedisTimeoutMs, nullptr);
+		w->blk = MakeRedisCommands(loop, urls[s.shard], home, false, "redis " + queue + " (blocking)",
+		                           name + ":blocking", kRedisTimeoutMs, nullptr);
 		// one partition: the names a single consumer always had; several: the partition's queue too
 		std::string pg_name = "chat-outboxd " + cfg.service + " inbox" + (queue == cfg.queue ? "" : " " + queue);
 		w->pg = std::make_unique<PgClient>(loop, cfg.database_url, pg_name);
@@ -624,7 +630,7 @@ PartitionManager::Stop(std::function<void()> done)
 	impl_->Stop(std::move(done));
 }
 
-RedisConn &
+RedisCommands &
 PartitionManager::ShardConn(size_t shard)
 {
 	return *impl_->conns[shard];

@@ -26,7 +26,7 @@
 #include "base/core/config.hpp"
 #include "metrics/core/daemon_metrics.hpp"
 #include "inbox/core/delivery.hpp"
-#include "net/redis_conn.hpp"
+#include "net/redis_commands.hpp"
 #include "common/redis_url.hpp"
 
 namespace chat_outboxd {
@@ -45,7 +45,7 @@ class PartitionManager {
 	void Stop(std::function<void()> done);
 	// ShardConn: the command connection to a shard (members, layout, leases; the Redis safety
 	// checks read the shards past 0 through it).
-	RedisConn &ShardConn(size_t shard);
+	RedisCommands &ShardConn(size_t shard);
 
 	struct Impl;
 

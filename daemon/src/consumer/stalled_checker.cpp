@@ -9,7 +9,7 @@
 
 namespace chat_outboxd {
 
-StalledChecker::StalledChecker(uv_loop_t *loop, RedisConn &cmd, QueueKeys keys, int64_t interval_ms, Metrics &metrics)
+StalledChecker::StalledChecker(uv_loop_t *loop, RedisCommands &cmd, QueueKeys keys, int64_t interval_ms, Metrics &metrics)
     : cmd_(cmd), keys_(std::move(keys)), interval_ms_(interval_ms), metrics_(metrics),
       timer_(loop, "stalled-check")
 {

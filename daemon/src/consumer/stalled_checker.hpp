@@ -12,21 +12,21 @@
 
 #include "consumer/core/bullmq_calls.hpp"
 #include "metrics/core/daemon_metrics.hpp"
-#include "net/redis_conn.hpp"
+#include "net/redis_commands.hpp"
 #include "base/uv_timer.hpp"
 
 namespace chat_outboxd {
 
 class StalledChecker {
   public:
-	StalledChecker(uv_loop_t *loop, RedisConn &cmd, QueueKeys keys, int64_t interval_ms, Metrics &metrics);
+	StalledChecker(uv_loop_t *loop, RedisCommands &cmd, QueueKeys keys, int64_t interval_ms, Metrics &metrics);
 	void Start(); // checks now, then every interval
 	void Close();
 
   private:
 	void Run();
 
-	RedisConn &cmd_;
+	RedisCommands &cmd_;
 	QueueKeys keys_;
 	int64_t interval_ms_;
 	Metrics &metrics_;

@@ -64,7 +64,7 @@ class HubSink final : public BusSink {
 // counters), the Postgres side (QueryQueue, Catchup, ClientSends), the two client protocols
 // (SioNamespace on EngineIo, PlainWs) and the HTTP routes.
 struct Gateway::Impl {
-	Impl(uv_loop_t *loop, const Config &cfg, PgClient &pg, Metrics &metrics, BusMetrics &bus_metrics, RedisConn &redis,
+	Impl(uv_loop_t *loop, const Config &cfg, PgClient &pg, Metrics &metrics, BusMetrics &bus_metrics, RedisCommands &redis,
 	     RedisSubscriber &pubsub);
 
 	static int Callback(struct lws *wsi, enum lws_callback_reasons reason, void *user, void *in, size_t len) noexcept;
@@ -168,7 +168,7 @@ Gateway::Impl::Callback(struct lws *wsi, enum lws_callback_reasons reason, void 
 }
 
 Gateway::Impl::Impl(uv_loop_t *l, const Config &c, PgClient &pg, Metrics &metrics, BusMetrics &bus_metrics,
-                    RedisConn &redis, RedisSubscriber &ps)
+                    RedisCommands &redis, RedisSubscriber &ps)
     : loop(l), cfg(c), queries(pg, c), hub(l, c, metrics, bus_metrics, queries), catchup(hub, queries, c),
       sends(hub, queries, c), conv(l, hub, queries, redis, ps, c), http(c.cors_origins),
       sio(hub, catchup, sends, conv, c), engine(hub, sio, http, c), plain(hub, catchup, sends, conv, c),
@@ -377,7 +377,7 @@ Gateway::Impl::FinishShutdown()
 }
 
 Gateway::Gateway(uv_loop_t *loop, const Config &cfg, PgClient &pg, Metrics &metrics, BusMetrics &bus_metrics,
-                 RedisConn &redis, RedisSubscriber &pubsub)
+                 RedisCommands &redis, RedisSubscriber &pubsub)
     : impl_(std::make_unique<Impl>(loop, cfg, pg, metrics, bus_metrics, redis, pubsub))
 {
 }

@@ -20,7 +20,7 @@
 namespace chat_outboxd {
 
 class OutboxStatus;
-class RedisConn;
+class RedisCommands;
 class RedisSubscriber;
 } // namespace chat_outboxd
 
@@ -34,7 +34,7 @@ class Gateway : public MessageSink {
 	// "Across gateways and services: Redis"; docs/architecture.md, "The bus"). Both are shard 0's and outlive the Gateway.
 	// bus_metrics is shared with the consumer's BusPublisher: /metrics shows the bus as one group.
 	Gateway(uv_loop_t *loop, const Config &cfg, PgClient &pg, Metrics &metrics, BusMetrics &bus_metrics,
-	        RedisConn &redis, RedisSubscriber &pubsub);
+	        RedisCommands &redis, RedisSubscriber &pubsub);
 	~Gateway() override;
 
 	// Start binds cfg.listen; false with *error when the address cannot be used.

@@ -12,6 +12,7 @@
 
 #include "base/c_boundary.hpp"
 #include "base/uv_timer.hpp"
+#include "net/deferred_replies.hpp"
 #include "net/hiredis_link.hpp"
 #include "net/hiredis_uv.hpp"
 
@@ -30,7 +31,7 @@ NowMs(uv_loop_t *loop)
 struct RedisConn::Impl {
 	struct Call {
 		Impl *owner;
-		RedisConn::ReplyCb cb;
+		RedisCommands::ReplyCb cb;
 		uint64_t deadline;
 		std::list<Call *>::iterator it;
 	};
@@ -41,10 +42,9 @@ struct RedisConn::Impl {
 	HiredisLink link; // the context, its handshake (ending with CLIENT ID) and the reconnects
 	bool ready = false;
 	int64_t client_id = 0;
-	UvTimer defer_timer;
+	DeferredReplies deferred; // failures delivered on the next tick
 	std::list<Call *> pending;
-	std::list<std::pair<RedisConn::ReplyCb, std::string>> deferred; // failures delivered on the next tick
-	std::vector<std::function<void()>> on_ready;                    // every listener, in the order they were added
+	std::vector<std::function<void()>> on_ready; // every listener, in the order they were added
 	std::function<void()> on_down;
 
 	Impl(uv_loop_t *l, chat_outbox::RedisUrl u, std::string r, std::string n, int64_t t, StateLog *s)
@@ -52,7 +52,7 @@ struct RedisConn::Impl {
 	      link(
 	          l, u, HiredisLink::Options{std::move(r), std::move(n), t, s, false, {{"CLIENT", "ID"}}},
 	          [this](const RedisValue &last) { Up(last); }, [this](const std::string &) { Down(); }),
-	      defer_timer(l, "redis deferred failures")
+	      deferred(l, "redis deferred failures")
 	{
 		link.OnTick([this] { Watchdog(); }); // each command's deadline, on the link's timer
 	}
@@ -76,7 +76,7 @@ struct RedisConn::Impl {
 	}
 
 	// Send queues a command on the live context.
-	void Send(const std::vector<std::string> &argv, RedisConn::ReplyCb cb, int64_t timeout)
+	void Send(const std::vector<std::string> &argv, RedisCommands::ReplyCb cb, int64_t timeout)
 	{
 		if (!link.Context()) {
 			Defer(std::move(cb), "not connected");
@@ -112,26 +112,7 @@ struct RedisConn::Impl {
 		});
 	}
 
-	void Defer(RedisConn::ReplyCb cb, std::string why)
-	{
-		if (link.Closed()) {
-			// Close already flushed the deferred list; answer right away rather than never.
-			if (cb)
-				cb(nullptr, why);
-			return;
-		}
-		deferred.emplace_back(std::move(cb), std::move(why));
-		defer_timer.Start(0, [this] { FlushDeferred(); });
-	}
-
-	void FlushDeferred()
-	{
-		auto list = std::move(deferred);
-		deferred.clear();
-		for (auto &d : list)
-			if (d.first)
-				d.first(nullptr, d.second);
-	}
+	void Defer(RedisCommands::ReplyCb cb, std::string why) { deferred.Add(std::move(cb), std::move(why)); }
 
 	// Watchdog drops the connection when a command outlives its deadline (the link watches
 	// connecting and the handshake).
@@ -162,8 +143,7 @@ RedisConn::~RedisConn()
 		impl_->on_down = nullptr;
 		for (Impl::Call *c : impl_->pending)
 			c->cb = nullptr;
-		for (auto &d : impl_->deferred)
-			d.first = nullptr;
+		impl_->deferred.Forget();
 		Close(nullptr);
 	}
 }
@@ -212,22 +192,6 @@ RedisConn::Command(std::vector<std::string> argv, ReplyCb cb, int64_t timeout_ms
 }
 
 void
-RedisConn::Eval(const chat_outbox::ScriptCall &call, ReplyCb cb, int64_t timeout_ms)
-{
-	auto fallback = std::make_shared<std::vector<std::string>>(chat_outbox::EvalArgv(call));
-	Command(
-	    chat_outbox::EvalShaArgv(call),
-	    [this, fallback, cb = std::move(cb)](const RedisValue *r, const std::string &err) {
-		if (r && r->IsError() && chat_outbox::IsNoScriptError(r->str)) {
-			Command(std::move(*fallback), cb);
-			return;
-		}
-		cb(r, err);
-	    },
-	    timeout_ms);
-}
-
-void
 RedisConn::Drop(const std::string &why)
 {
 	impl_->link.Drop(why);
@@ -241,8 +205,8 @@ RedisConn::Close(std::function<void()> done)
 		return;
 	d->ready = false;
 	d->link.Shut();
-	d->FlushDeferred();
-	CloseAll(std::move(done), d->link, d->defer_timer);
+	d->deferred.Closing();
+	CloseAll(std::move(done), d->link, d->deferred);
 }
 
 } // namespace chat_outboxd

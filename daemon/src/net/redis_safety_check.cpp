@@ -33,7 +33,7 @@ ConfigValue(const RedisValue *reply)
 RedisSafetyChecks::RedisSafetyChecks(Metrics &metrics, size_t nshards) : metrics_(metrics), nshards_(nshards) {}
 
 void
-RedisSafetyChecks::Watch(RedisConn &conn, size_t shard)
+RedisSafetyChecks::Watch(RedisCommands &conn, size_t shard)
 {
 	auto owned = std::make_unique<Check>();
 	owned->conn = &conn;

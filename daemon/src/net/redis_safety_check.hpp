@@ -16,7 +16,7 @@
 #include <vector>
 
 #include "metrics/core/daemon_metrics.hpp"
-#include "net/redis_conn.hpp"
+#include "net/redis_commands.hpp"
 
 namespace chat_outboxd {
 
@@ -26,14 +26,14 @@ class RedisSafetyChecks {
 	RedisSafetyChecks(Metrics &metrics, size_t nshards);
 
 	// Watch checks shard's Redis through conn after each of its connects. conn outlives this.
-	void Watch(RedisConn &conn, size_t shard);
+	void Watch(RedisCommands &conn, size_t shard);
 
   private:
 	enum class Verdict { Unchecked,
 		                 Durable,
 		                 NotDurable };
 	struct Check {
-		RedisConn *conn;
+		RedisCommands *conn;
 		size_t shard;
 		Verdict verdict = Verdict::Unchecked;
 		std::string last_warning;

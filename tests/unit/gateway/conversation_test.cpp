@@ -10,11 +10,17 @@ using nlohmann::json;
 
 TEST(ChatKeys, Names)
 {
-	EXPECT_EQ(ChatEventsChannel("bull", 42), "bull:chat_outbox:chat:42:events");
-	EXPECT_EQ(ChatPresenceKey("bull", -3), "bull:chat_outbox:chat:-3:presence");
-	EXPECT_EQ(ChatPresenceUsersKey("bull", 42), "bull:chat_outbox:chat:42:presence_users");
-	EXPECT_EQ(ChatReadsKey("bull", 42), "bull:chat_outbox:chat:42:reads");
-	EXPECT_EQ(ChatShownKey("bull", 42), "bull:chat_outbox:chat:42:shown");
+	EXPECT_EQ(ChatEventsChannel({"bull"}, 42), "bull:chat_outbox:chat:42:events");
+	EXPECT_EQ(ChatPresenceKey({"bull"}, -3), "bull:chat_outbox:chat:-3:presence");
+	EXPECT_EQ(ChatPresenceUsersKey({"bull"}, 42), "bull:chat_outbox:chat:42:presence_users");
+	EXPECT_EQ(ChatReadsKey({"bull"}, 42), "bull:chat_outbox:chat:42:reads");
+	EXPECT_EQ(ChatShownKey({"bull"}, 42), "bull:chat_outbox:chat:42:shown");
+	// on a Redis Cluster the chat id is the keys' hash tag (one slot for the presence script); the
+	// channel keeps its one name
+	EXPECT_EQ(ChatPresenceKey({"bull", true}, 42), "bull:chat_outbox:chat:{42}:presence");
+	EXPECT_EQ(ChatPresenceIndexKey({"bull", true}, 42), "bull:chat_outbox:chat:{42}:presence_index");
+	EXPECT_EQ(ChatReadsKey({"bull", true}, 42), "bull:chat_outbox:chat:{42}:reads");
+	EXPECT_EQ(ChatEventsChannel({"bull", true}, 42), "bull:chat_outbox:chat:42:events");
 }
 
 TEST(Conversation, Identity)

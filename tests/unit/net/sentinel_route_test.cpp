@@ -103,3 +103,20 @@ TEST(SentinelRoute, AStaleSentinelNamingAReplicaMovesTheCursor)
 	ASSERT_TRUE(r.Found(Addr("a", "1"), &why, &notice));
 	EXPECT_TRUE(notice.empty()); // the same master: nothing new to log
 }
+
+// A redis-cluster:// URL (the subscriber's: any node serves classic pub/sub) goes to a seed node, and to
+// the next one after each lost connection.
+TEST(SentinelRoute, ClusterUrlGoesRoundItsSeedNodes)
+{
+	SentinelRoute r(Url("redis-cluster://:pw@a:7000,b:7001"));
+	EXPECT_FALSE(r.Asking());
+	EXPECT_EQ(r.Next().host, "a");
+	EXPECT_EQ(r.Next().port, 7000);
+	EXPECT_EQ(r.Next().password, "pw");
+	EXPECT_FALSE(r.Next().IsCluster());
+	r.Lost();
+	EXPECT_FALSE(r.Asking());
+	EXPECT_EQ(r.Next().host, "b");
+	r.Lost();
+	EXPECT_EQ(r.Next().host, "a");
+}

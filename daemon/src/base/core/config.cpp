@@ -47,7 +47,8 @@ Fields()
 	      "redis-sentinel://[[user]:password@]host:port[,host:port...]/master[?db=N]; rediss:// and rediss-sentinel:// "
 	      "speak TLS (?cacert=PATH&cert=PATH&key=PATH&sni=NAME, insecure=1 skips the certificate check); several, separated by spaces, "
 	      "are shards: partition p lives on the (p mod count)-th, counted from 0 (the same list, in the same order, as "
-	      "the relay's)",
+	      "the relay's); or, alone, redis-cluster://[[user]:password@]host:port[,host:port...] (a Redis Cluster's seed "
+	      "nodes: the queue is {<queue>}, each partition's {<queue>-p<p>} on the master of its hash slot)",
 	      false, true},
 	     &Config::redis_url,
 	     nullptr},

@@ -23,6 +23,7 @@ struct Config {
 	std::string queue = "chat-messages"; // BullMQ queue to consume
 	std::string prefix = "bull";         // BullMQ key prefix
 	std::string redis_url = "redis://127.0.0.1:6379/0";
+	bool redis_cluster = false; // not a flag: main sets it when redis_url is a redis-cluster:// URL
 	std::string database_url = "postgresql:///chat";
 	std::string listen = "127.0.0.1:8080";
 	std::string jwt_secret;

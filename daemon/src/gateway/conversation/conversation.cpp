@@ -13,7 +13,7 @@
 #include "gateway/hub/query_queue.hpp"
 #include "gateway/conversation/receipts.hpp"
 #include "gateway/conversation/typing.hpp"
-#include "net/redis_conn.hpp"
+#include "net/redis_commands.hpp"
 #include "net/redis_subscriber.hpp"
 
 namespace chat_outboxd {
@@ -36,7 +36,7 @@ PlainEventText(std::string_view event, const nlohmann::json &data)
 
 } // namespace
 
-Conversation::Conversation(uv_loop_t *loop, Hub &hub, QueryQueue &queries, RedisConn &redis, RedisSubscriber &pubsub,
+Conversation::Conversation(uv_loop_t *loop, Hub &hub, QueryQueue &queries, RedisCommands &redis, RedisSubscriber &pubsub,
                            const Config &cfg)
     : hub_(hub), queries_(queries), redis_(redis), pubsub_(pubsub), cfg_(cfg), ctx_{loop, hub, queries, redis, cfg, *this},
       events_(cfg.presence_threshold), ticks_(loop, "presence ticks")
@@ -141,7 +141,7 @@ Conversation::OnRoomChange(Client &c, int64_t chat, bool joined)
 	if (stopped_)
 		return;
 	const auto *members = hub_.RoomMembers(chat);
-	std::string channel = ChatEventsChannel(cfg_.prefix, chat);
+	std::string channel = ChatEventsChannel({cfg_.prefix, cfg_.redis_cluster}, chat);
 	if (joined) {
 		// The first local client of a chat subscribes this gateway to the chat's events.
 		if (members && members->size() == 1) {
@@ -278,7 +278,7 @@ Conversation::Broadcast(int64_t chat, std::string_view event, const nlohmann::js
 void
 Conversation::Publish(int64_t chat, conv::Event e, const nlohmann::json &data, std::function<void(bool)> done)
 {
-	redis_.Command({"PUBLISH", ChatEventsChannel(cfg_.prefix, chat), conv::Envelope(e, cfg_.service, data)},
+	redis_.Command({"PUBLISH", ChatEventsChannel({cfg_.prefix, cfg_.redis_cluster}, chat), conv::Envelope(e, cfg_.service, data)},
 	               [this, e, alive = std::weak_ptr<bool>(alive_), done = std::move(done)](const RedisValue *reply,
 	                                                                                      const std::string &) {
 		auto a = alive.lock();

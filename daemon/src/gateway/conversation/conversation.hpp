@@ -30,7 +30,7 @@ namespace chat_outboxd {
 
 class Hub;
 class QueryQueue;
-class RedisConn;
+class RedisCommands;
 class RedisSubscriber;
 class History;
 class Receipts;
@@ -43,7 +43,7 @@ struct ConvContext {
 	uv_loop_t *loop;
 	Hub &hub;
 	QueryQueue &queries;
-	RedisConn &redis;
+	RedisCommands &redis;
 	const Config &cfg;
 	class Conversation &conv;
 };
@@ -52,7 +52,7 @@ class Conversation {
   public:
 	using Reply = std::function<void(nlohmann::json)>;
 
-	Conversation(uv_loop_t *loop, Hub &hub, QueryQueue &queries, RedisConn &redis, RedisSubscriber &pubsub,
+	Conversation(uv_loop_t *loop, Hub &hub, QueryQueue &queries, RedisCommands &redis, RedisSubscriber &pubsub,
 	             const Config &cfg);
 	~Conversation();
 	Conversation(const Conversation &) = delete;
@@ -96,7 +96,7 @@ class Conversation {
 
 	Hub &hub_;
 	QueryQueue &queries_;
-	RedisConn &redis_;
+	RedisCommands &redis_;
 	RedisSubscriber &pubsub_;
 	const Config &cfg_;
 	ConvContext ctx_;

@@ -78,7 +78,7 @@ Presence::Change(int64_t chat, const std::string &op, const std::string &member,
                  std::function<void(const RedisValue *reply)> done)
 {
 	int64_t now = WallMs();
-	chat_outbox::ScriptCall call{&PresenceScript(), {ChatPresenceKey(ctx_.cfg.prefix, chat), ChatPresenceUsersKey(ctx_.cfg.prefix, chat), ChatPresenceIndexKey(ctx_.cfg.prefix, chat)}, {std::to_string(now), std::to_string(now + ctx_.cfg.presence_ttl), op.empty() ? "none" : op, member, ChatEventsChannel(ctx_.cfg.prefix, chat), ctx_.cfg.service, KeysTtlMs(), std::to_string(page), after}};
+	chat_outbox::ScriptCall call{&PresenceScript(), {ChatPresenceKey({ctx_.cfg.prefix, ctx_.cfg.redis_cluster}, chat), ChatPresenceUsersKey({ctx_.cfg.prefix, ctx_.cfg.redis_cluster}, chat), ChatPresenceIndexKey({ctx_.cfg.prefix, ctx_.cfg.redis_cluster}, chat)}, {std::to_string(now), std::to_string(now + ctx_.cfg.presence_ttl), op.empty() ? "none" : op, member, ChatEventsChannel({ctx_.cfg.prefix, ctx_.cfg.redis_cluster}, chat), ctx_.cfg.service, KeysTtlMs(), std::to_string(page), after}};
 	std::weak_ptr<bool> alive = ctx_.conv.Alive();
 	ctx_.redis.Eval(call, [alive, done = std::move(done)](const RedisValue *reply, const std::string &) {
 		auto a = alive.lock();
@@ -138,13 +138,13 @@ Presence::Refresh()
 	}
 	std::string expiry = std::to_string(WallMs() + ctx_.cfg.presence_ttl);
 	for (auto &[chat, members] : by_chat) {
-		std::vector<std::string> argv = {"ZADD", ChatPresenceKey(ctx_.cfg.prefix, chat), "XX"};
+		std::vector<std::string> argv = {"ZADD", ChatPresenceKey({ctx_.cfg.prefix, ctx_.cfg.redis_cluster}, chat), "XX"};
 		for (std::string &m : members) {
 			argv.push_back(expiry);
 			argv.push_back(std::move(m));
 		}
 		ctx_.redis.Command(std::move(argv), [](const RedisValue *, const std::string &) {});
-		for (const std::string &key : {ChatPresenceKey(ctx_.cfg.prefix, chat), ChatPresenceUsersKey(ctx_.cfg.prefix, chat), ChatPresenceIndexKey(ctx_.cfg.prefix, chat)})
+		for (const std::string &key : {ChatPresenceKey({ctx_.cfg.prefix, ctx_.cfg.redis_cluster}, chat), ChatPresenceUsersKey({ctx_.cfg.prefix, ctx_.cfg.redis_cluster}, chat), ChatPresenceIndexKey({ctx_.cfg.prefix, ctx_.cfg.redis_cluster}, chat)})
 			ctx_.redis.Command({"PEXPIRE", key, KeysTtlMs()}, [](const RedisValue *, const std::string &) {});
 	}
 }

@@ -105,7 +105,7 @@ Receipts::Read(const std::shared_ptr<Client> &c, int64_t chat, int64_t seq, cons
 		if (!a || !*a)
 			return;
 		nlohmann::json event = {{"chat_id", chat}, {"user", conv::UserJson(user)}, {"seq", cursor}, {"message_id", OrNull(row[1])}, {"created_at", OrNull(row[2])}};
-		chat_outbox::ScriptCall call{&KeepHighestScript(), {ChatReadsKey(ctx_.cfg.prefix, chat)}, {user.service + "\t" + user.sub, DumpJson(event), std::to_string(cursor), ChatEventsChannel(ctx_.cfg.prefix, chat), conv::Envelope(conv::Event::Read, ctx_.cfg.service, event)}};
+		chat_outbox::ScriptCall call{&KeepHighestScript(), {ChatReadsKey({ctx_.cfg.prefix, ctx_.cfg.redis_cluster}, chat)}, {user.service + "\t" + user.sub, DumpJson(event), std::to_string(cursor), ChatEventsChannel({ctx_.cfg.prefix, ctx_.cfg.redis_cluster}, chat), conv::Envelope(conv::Event::Read, ctx_.cfg.service, event)}};
 		ctx_.redis.Eval(call, [](const RedisValue *, const std::string &) {});
 	});
 }
@@ -241,7 +241,7 @@ Receipts::ReadShared(int64_t chat)
 		}
 		answered();
 	});
-	ctx_.redis.Command({"HVALS", ChatReadsKey(ctx_.cfg.prefix, chat)}, [this, r, answered](const RedisValue *reply, const std::string &) {
+	ctx_.redis.Command({"HVALS", ChatReadsKey({ctx_.cfg.prefix, ctx_.cfg.redis_cluster}, chat)}, [this, r, answered](const RedisValue *reply, const std::string &) {
 		// A big chat's reads are its readers': only the furthest --presence-threshold go to each client, so a
 		// chat_state stays O(threshold) however many have read.
 		nlohmann::json reads = Entries(reply);
@@ -256,7 +256,7 @@ Receipts::ReadShared(int64_t chat)
 		r->common["reads"] = std::move(reads);
 		answered();
 	});
-	ctx_.redis.Command({"HVALS", ChatShownKey(ctx_.cfg.prefix, chat)}, [r, answered](const RedisValue *reply, const std::string &) {
+	ctx_.redis.Command({"HVALS", ChatShownKey({ctx_.cfg.prefix, ctx_.cfg.redis_cluster}, chat)}, [r, answered](const RedisValue *reply, const std::string &) {
 		r->common["shown"] = Entries(reply);
 		answered();
 	});
@@ -266,7 +266,7 @@ void
 Receipts::Shown(int64_t chat, const InboxMessage &last)
 {
 	nlohmann::json entry = {{"service", ctx_.cfg.service}, {"id", last.id}, {"seq", last.seq}, {"created_at", last.created_at.empty() ? nlohmann::json(nullptr) : nlohmann::json(last.created_at)}};
-	chat_outbox::ScriptCall call{&KeepHighestScript(), {ChatShownKey(ctx_.cfg.prefix, chat)}, {ctx_.cfg.service, DumpJson(entry), std::to_string(last.seq), "", ""}};
+	chat_outbox::ScriptCall call{&KeepHighestScript(), {ChatShownKey({ctx_.cfg.prefix, ctx_.cfg.redis_cluster}, chat)}, {ctx_.cfg.service, DumpJson(entry), std::to_string(last.seq), "", ""}};
 	ctx_.redis.Eval(call, [](const RedisValue *, const std::string &) {});
 }
 

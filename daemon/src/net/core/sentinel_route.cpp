@@ -1,6 +1,7 @@
 // daemon/src/net/core/sentinel_route.cpp - see sentinel_route.hpp.
 #include "net/core/sentinel_route.hpp"
 
+#include "common/redis_cluster.hpp"
 #include "common/redis_handshake.hpp"
 #include "common/redis_sentinel.hpp"
 
@@ -9,6 +10,8 @@ namespace chat_outboxd {
 SentinelRoute::SentinelRoute(chat_outbox::RedisUrl url)
     : url_(std::move(url)), target_(url_), phase_(url_.IsSentinel() ? Phase::kAskSentinel : Phase::kMaster)
 {
+	if (url_.IsCluster())
+		target_ = chat_outbox::AtNode(url_, url_.cluster_nodes[0]);
 }
 
 chat_outbox::RedisUrl
@@ -66,6 +69,11 @@ SentinelRoute::RoleOk(const RedisValue &reply)
 void
 SentinelRoute::Lost()
 {
+	if (url_.IsCluster()) { // any node serves pub/sub: the next seed node
+		cursor_++;
+		target_ = chat_outbox::AtNode(url_, url_.cluster_nodes[cursor_ % url_.cluster_nodes.size()]);
+		return;
+	}
 	if (!url_.IsSentinel())
 		return;
 	if (phase_ == Phase::kAskSentinel)

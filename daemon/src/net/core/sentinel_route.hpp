@@ -6,7 +6,9 @@
 // url.sentinels[cursor] for the master (a short-lived connection: SentinelQuery commands, then
 // Found with the last reply), and connecting to the master it named (the handshake with ROLE,
 // checked by RoleOk). Every lost connection goes back to asking; a sentinel that failed, or named
-// something that is not the master, moves the cursor on.
+// something that is not the master, moves the cursor on. A redis-cluster:// URL (used so only by
+// RedisSubscriber: any node of a cluster serves its classic pub/sub) goes to one seed node, and to
+// the next one after each lost connection.
 //
 // Pure: no I/O, unit-tested without servers.
 #pragma once

@@ -6,47 +6,48 @@ namespace chat_outboxd {
 namespace {
 
 std::string
-Root(std::string_view prefix)
+Root(const ChatKeyForm &form, int64_t chat)
 {
-	return std::string(prefix) + ":chat_outbox:chat:";
+	std::string id = std::to_string(chat);
+	return std::string(form.prefix) + ":chat_outbox:chat:" + (form.cluster ? "{" + id + "}" : id);
 }
 
 } // namespace
 
 std::string
-ChatEventsChannel(std::string_view prefix, int64_t chat)
+ChatEventsChannel(const ChatKeyForm &form, int64_t chat)
 {
-	return Root(prefix) + std::to_string(chat) + ":events";
+	return Root({form.prefix}, chat) + ":events";
 }
 
 std::string
-ChatPresenceKey(std::string_view prefix, int64_t chat)
+ChatPresenceKey(const ChatKeyForm &form, int64_t chat)
 {
-	return Root(prefix) + std::to_string(chat) + ":presence";
+	return Root(form, chat) + ":presence";
 }
 
 std::string
-ChatPresenceUsersKey(std::string_view prefix, int64_t chat)
+ChatPresenceUsersKey(const ChatKeyForm &form, int64_t chat)
 {
-	return Root(prefix) + std::to_string(chat) + ":presence_users";
+	return Root(form, chat) + ":presence_users";
 }
 
 std::string
-ChatPresenceIndexKey(std::string_view prefix, int64_t chat)
+ChatPresenceIndexKey(const ChatKeyForm &form, int64_t chat)
 {
-	return Root(prefix) + std::to_string(chat) + ":presence_index";
+	return Root(form, chat) + ":presence_index";
 }
 
 std::string
-ChatReadsKey(std::string_view prefix, int64_t chat)
+ChatReadsKey(const ChatKeyForm &form, int64_t chat)
 {
-	return Root(prefix) + std::to_string(chat) + ":reads";
+	return Root(form, chat) + ":reads";
 }
 
 std::string
-ChatShownKey(std::string_view prefix, int64_t chat)
+ChatShownKey(const ChatKeyForm &form, int64_t chat)
 {
-	return Root(prefix) + std::to_string(chat) + ":shown";
+	return Root(form, chat) + ":shown";
 }
 
 } // namespace chat_outboxd

@@ -1,0 +1,55 @@
+// tests/harness/redis_cluster.mjs - what the Node peers of the cluster suites (tests/cluster/) ask a Redis
+// Cluster started by tests/harness/redis_cluster.sh, each question to one node at a time (a node may be
+// down: the next one answers).
+//   await masterOf(ports, slot)   {port, first, last, id}: the master serving slot now, its range and id
+//   await replicaUp(port)         true when that node is a replica whose link to its master is up
+//   planReshard(ports, slots)     of these slots, the one nearest its master's first slot: {slot, from, to,
+//                                 count}, moving `count` slots (from.first .. slot) to another master `to`
+//   await reshard(plan)           redis-cli --cluster reshard (HARNESS_REDIS_CLI) doing it; its exit code
+import { spawn } from 'node:child_process';
+import IORedis from 'ioredis';
+
+const node = (port) => {
+	const r = new IORedis({ port, lazyConnect: true, maxRetriesPerRequest: 0, retryStrategy: () => null });
+	r.on('error', () => {});
+	return r;
+};
+
+export async function masterOf(ports, slot) {
+	for (const port of ports) {
+		const r = node(port);
+		try {
+			await r.connect();
+			for (const [first, last, [, mport, id]] of await r.cluster('SLOTS'))
+				if (slot >= first && slot <= last) return { port: mport, first, last, id };
+		} catch { /* a node that is down: the next */ } finally { r.disconnect(); }
+	}
+	throw new Error(`no node names slot ${slot}`);
+}
+
+export async function replicaUp(port) {
+	const r = node(port);
+	try { await r.connect(); return /master_link_status:up/.test(await r.info('replication')); } catch { return false; } finally { r.disconnect(); }
+}
+
+export async function planReshard(ports, slots) {
+	let best = null;
+	for (const slot of slots) {
+		const m = await masterOf(ports, slot);
+		if (!best || slot - m.first < best.slot - best.from.first) best = { slot, from: m };
+	}
+	let to = null;
+	for (const slot of slots) {
+		const m = await masterOf(ports, slot);
+		if (m.id !== best.from.id) { to = m; break; }
+	}
+	return { ...best, to, count: best.slot - best.from.first + 1 };
+}
+
+export function reshard({ from, to, count }) {
+	return new Promise((resolve) => {
+		const c = spawn(process.env.HARNESS_REDIS_CLI || 'redis-cli', ['--cluster', 'reshard', `127.0.0.1:${to.port}`, '--cluster-from', from.id,
+			'--cluster-to', to.id, '--cluster-slots', String(count), '--cluster-yes'], { stdio: ['ignore', 'ignore', 'inherit'] });
+		c.on('exit', resolve);
+	});
+}
