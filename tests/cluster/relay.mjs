@@ -1,7 +1,9 @@
-// tests/cluster/relay.mjs - chat-outbox-relay's jobs on a Redis Cluster, through a failover and a reshard.
+// tests/cluster/relay.mjs - a relay's jobs on a Redis Cluster, through a failover and a reshard: the
+// scenario of cluster.relay (chat-outbox-relay, relay.sh) and cluster.extension (the extension's relay
+// worker, extension.sh).
 //
 // Real processes: 12 senders (one per chat, each waiting for its commit before the next send) calling
-// consumers.send_message; chat-outbox-relay relaying through redis-cluster:// (started by relay.sh);
+// consumers.send_message; the relay under test relaying through redis-cluster:// (started by the .sh);
 // six bullmq Workers, one per partition queue "{chat-messages-p<p>}", each on its own ioredis Cluster
 // connection, recording what they process.
 //   1. every master holds partitions (6 partitions' slots over 3 masters), traffic flows;
@@ -11,7 +13,7 @@
 //   3. a reshard under traffic moves partition <r>'s slot to another master (redis-cli --cluster reshard);
 //   4. the senders stop; every message must be processed once, each chat in send order, and every
 //      outbox row marked sent.
-// Env: PGURL, CLUSTER_PORTS, H_DIR (relay.sh).
+// Env: PGURL, CLUSTER_PORTS, H_DIR (relay.sh, extension.sh).
 import { spawn, execFileSync } from 'node:child_process';
 import { writeFileSync } from 'node:fs';
 import { Worker } from 'bullmq';
@@ -97,7 +99,8 @@ const promoted = await masterOf(slots[0]);
 say(`failover: ${promoted.port} serves slot ${slots[0]}; first job of those partitions ${back - killedAt} ms after the kill`);
 check(`gap after the master's SIGKILL ${back - killedAt} ms <= ${GAP_BOUND_MS} ms`, back - killedAt <= GAP_BOUND_MS);
 // the killed node starts again on its data and rejoins as the new master's replica: until then that
-// master has none, and the relay's WAIT for one replica (--redis-min-replicas 1) rolls its passes back
+// master has none, and the relay's WAIT for one replica (--redis-min-replicas 1, chat_outbox.redis_min_replicas = 1)
+// rolls its passes back
 const restarted = spawn('bash', ['-c', `exec ${env(`CLUSTER_NODE_START_${victim.port}`)}`], { stdio: 'ignore' });
 await waitUntil(`${victim.port} a replica again`, async () => {
 	const r = new IORedis({ port: victim.port, lazyConnect: true, maxRetriesPerRequest: 0, retryStrategy: () => null });
