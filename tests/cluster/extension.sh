@@ -4,7 +4,8 @@
 # masters and 3 replicas, one service of 6 partitions spread over the masters, real bullmq Workers on
 # ioredis Cluster connections, 12 chats sending; a master SIGKILLed mid-stream, then a reshard under
 # traffic; lost, twice and out of order counted, the gap recorded), with the relay in Postgres; then a
-# terminate request while the relay waits for a hung cluster ends it at once, not after the timeout.
+# terminate request while the relay waits for a hung cluster ends it at once, not after the timeout, and
+# chat_outbox.status names the hung master until the masters go on and the rows flow.
 . "$(dirname "$0")/../harness/lib.sh"
 harness_init cluster-extension
 cluster_start
@@ -45,7 +46,15 @@ harness_psql "SELECT pg_terminate_backend($worker)" >/dev/null
 # looked at every 10 ms (harness_wait_for's pauses grow to 400 ms), for at most 30 s
 for ((i = 0; i < 3000; i++)); do kill -0 "$worker" 2>/dev/null || break; sleep 0.01; done
 ms=$((($(date +%s%N) - t0) / 1000000))
-for p in $masters; do kill -CONT "$(cat "$H_DIR/node-$p/redis.pid")"; done
 echo "the relay worker, waiting for a hung cluster with a 30 s timeout, ended ${ms} ms after pg_terminate_backend"
+# chat_outbox.status names the cluster's problem and its node: the restarted worker, with a 1 s timeout again
+harness_psql "ALTER SYSTEM SET chat_outbox.redis_timeout = 1000" && harness_psql "SELECT pg_reload_conf()" >/dev/null
+status() { harness_psql "SELECT last_error FROM chat_outbox.status WHERE service = 'consumers'"; }
+harness_wait_for 30 bash -c "psql -XAtq '$PGURL' -c \"SELECT last_error FROM chat_outbox.status WHERE service = 'consumers'\" | grep -q 'redis cluster: master 127.0.0.1:[0-9]*: .*timed out'" ||
+	fail "chat_outbox.status does not name the hung master: $(status)"
+echo "chat_outbox.status while every master hangs: $(status)"
+for p in $masters; do kill -CONT "$(cat "$H_DIR/node-$p/redis.pid")"; done
+harness_wait_for 30 bash -c "[ \"\$(psql -XAtq '$PGURL' -c 'SELECT count(*) FROM consumers.outbox WHERE sent_at IS NULL')\" = 0 ]" ||
+	fail "the rows sent during the hang were not relayed once the masters went on"
 # the wait itself ends within kInterruptSliceMs; the bound leaves room for the process's exit on a busy machine
 [ "$ms" -le 3000 ] || fail "the relay worker took ${ms} ms to end on a terminate request (bound 3000 ms, timeout 30 s)"
