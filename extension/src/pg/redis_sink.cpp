@@ -8,6 +8,10 @@
  * the sentinels over blocking connections (see DiscoverMaster). Nothing is buffered here between calls: a
  * failure drops the connection and the caller rolls back, so the rows stay in the outbox.
  *
+ * That is the shard list's table of operations (sink_ops.hpp); this file also parses
+ * chat_outbox.redis_url, chooses the table from it (a redis-cluster:// URL: cluster_sink.cpp's) and
+ * holds the public RedisSink functions, which forward to the table in use.
+ *
  * This file is C-style on purpose. Postgres may longjmp out of any wait (WL_EXIT_ON_PM_DEATH,
  * ereport), so no frame here owns a C++ object; core C++ runs only inside CallCpp, and every C++
  * object (the request bytes, the parsed URL) lives in the static RedisSinks below, one per shard.
