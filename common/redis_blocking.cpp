@@ -4,6 +4,7 @@
 #include <poll.h>
 #include <sys/socket.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <chrono>
 #include <cstring>
@@ -15,6 +16,8 @@ namespace chat_outbox {
 
 namespace {
 
+BlockingInterrupt interrupt_check = nullptr;
+
 int64_t
 MonotonicMs()
 {
@@ -23,6 +26,12 @@ MonotonicMs()
 }
 
 } // namespace
+
+void
+SetBlockingInterrupt(BlockingInterrupt check)
+{
+	interrupt_check = check;
+}
 
 void
 BlockingRedis::Close()
@@ -36,7 +45,7 @@ BlockingRedis::Close()
 bool
 BlockingRedis::Fail(const std::string &what)
 {
-	error_ = what;
+	error_ = interrupted_ ? what.substr(0, what.find(':')) + ": interrupted" : what;
 	if (ctx_ && ctx_->err)
 		error_ += std::string(": ") + (ctx_->errstr[0] ? ctx_->errstr : "connection closed");
 	Close();
@@ -46,10 +55,17 @@ BlockingRedis::Fail(const std::string &what)
 bool
 BlockingRedis::Wait(bool write, int64_t deadline_ms)
 {
+	interrupted_ = false;
 	for (;;) {
+		if (interrupt_check && interrupt_check()) {
+			interrupted_ = true;
+			return false;
+		}
 		int64_t left = deadline_ms - MonotonicMs();
 		if (left <= 0)
 			return false;
+		if (interrupt_check)
+			left = std::min<int64_t>(left, kInterruptSliceMs);
 		struct pollfd p = {ctx_->fd, static_cast<short>(write ? POLLOUT : POLLIN), 0};
 		int rc = poll(&p, 1, static_cast<int>(left));
 		if (rc > 0)
@@ -63,6 +79,7 @@ bool
 BlockingRedis::Connect(const RedisUrl &target, int64_t timeout_ms)
 {
 	Close();
+	interrupted_ = false;
 	timeout_ms_ = timeout_ms;
 	int64_t deadline = MonotonicMs() + timeout_ms;
 	ctx_ = target.unix_socket.empty() ? redisConnectNonBlock(target.host.c_str(), target.port)
@@ -98,6 +115,7 @@ redisReply *
 BlockingRedis::Roundtrip()
 {
 	int64_t deadline = MonotonicMs() + timeout_ms_;
+	interrupted_ = false;
 	for (;;) {
 		int done = 0;
 		IoWait wait;

@@ -1,9 +1,12 @@
 // common/redis_blocking.hpp - one blocking Redis connection with a deadline on every call, plaintext
 // or TLS (common/redis_transport.hpp), for the processes' synchronous clients: chat-outbox-relay
-// (relay/src/redis_link.hpp) and Sentinel discovery (common/redis_sentinel.hpp).
+// (common/relay/redis_server_link.hpp) and Sentinel discovery (common/redis_sentinel.hpp).
 //
 // Each call (the connect with its TLS handshake, each command) waits at most timeout_ms in poll().
-// A failure closes the connection and Error() says why; the caller reconnects.
+// A failure closes the connection and Error() says why; the caller reconnects. A process whose
+// signals must cut a wait short (the extension's relay worker: SIGTERM at once, not after the
+// timeout) sets an interrupt check (SetBlockingInterrupt): waits then poll in slices of at most
+// kInterruptSliceMs and fail with "interrupted" as soon as the check says so.
 #pragma once
 
 #include <hiredis/hiredis.h>
@@ -17,6 +20,13 @@
 #include "common/tls_session.hpp"
 
 namespace chat_outbox {
+
+// The longest a wait goes without asking the interrupt check.
+constexpr int kInterruptSliceMs = 100;
+// SetBlockingInterrupt: the process's interrupt check (nullptr: none, waits run to their deadline). It
+// is called between poll slices, so it must be cheap and must not throw.
+using BlockingInterrupt = bool (*)();
+void SetBlockingInterrupt(BlockingInterrupt check);
 
 class BlockingRedis {
   public:
@@ -45,6 +55,7 @@ class BlockingRedis {
 	redisContext *ctx_ = nullptr;
 	std::unique_ptr<TlsSession> tls_;
 	int64_t timeout_ms_ = 0;
+	bool interrupted_ = false; // the last Wait stopped for the interrupt check, not its deadline
 	std::string error_;
 };
 

@@ -14,6 +14,7 @@
 #include "common/relay/purge_interval.hpp"
 #include "common/relay/relay_sql.hpp"
 #include "common/partitions.hpp"
+#include "common/redis_cluster.hpp"
 #include "common/process/pg_primary.hpp"
 
 namespace chat_outbox::relay {

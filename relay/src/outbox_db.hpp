@@ -17,7 +17,7 @@
 #include <string>
 #include <vector>
 
-#include "redis_link.hpp"
+#include "common/relay/redis_link.hpp"
 
 namespace chat_outbox::relay {
 

@@ -10,6 +10,7 @@
 #include <thread>
 
 #include "common/partitions.hpp"
+#include "common/redis_cluster.hpp"
 
 namespace chat_outbox::relay {
 
@@ -47,7 +48,7 @@ RelayLoop::RelayLoop(const RelayConfig &cfg, const std::vector<RedisUrl> &urls, 
 {
 	figures_.redis_up.assign(urls.size(), true);
 	for (const auto &url : urls) {
-		shards_.push_back(std::make_unique<RedisLink>(url, cfg.redis_timeout, cfg.prefix, cfg.redis_min_replicas));
+		shards_.push_back(OpenRedisLink(url, cfg.redis_timeout, cfg.prefix, cfg.redis_min_replicas)); // the broker kind, chosen once
 		redacted_.push_back(url.Redacted());
 	}
 	outages_.resize(shards_.size());

@@ -30,7 +30,7 @@
 #include "core/wake_recheck.hpp"
 #include "metrics_server.hpp"
 #include "outbox_db.hpp"
-#include "redis_link.hpp"
+#include "common/relay/redis_link.hpp"
 #include "wake_logical.hpp"
 
 namespace chat_outbox::relay {

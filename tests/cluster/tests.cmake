@@ -1,9 +1,13 @@
 # tests/cluster/tests.cmake - Redis Cluster as the broker (issue 36): 3 masters, 3 replicas, started by
 # tests/harness/redis_cluster.sh.
-# chat-outbox-relay through redis-cluster:// with real bullmq Workers on ioredis Cluster connections:
-# a master SIGKILLed mid-stream and a reshard under traffic, nothing lost, twice or out of order.
+# chat-outbox-relay (cluster.relay) and the extension's relay (cluster.extension) through redis-cluster://
+# with real bullmq Workers on ioredis Cluster connections: a master SIGKILLed mid-stream and a reshard
+# under traffic, nothing lost, twice or out of order.
 add_shell_test(cluster.relay cluster/relay.sh 90)
 set_tests_properties(cluster.relay PROPERTIES COST 60)
+# The extension's relay (the background worker) on the same cluster and scenario, with its own counts.
+add_shell_test(cluster.extension cluster/extension.sh 90)
+set_tests_properties(cluster.extension PROPERTIES COST 60)
 # chat-outboxd through redis-cluster://: the relay and three daemons (two of one service, sharing its
 # partitions and its bus), both directions under traffic, a master SIGKILLed mid-stream; nothing lost,
 # stored or shown twice, or out of order; the slot spread and the gap printed.

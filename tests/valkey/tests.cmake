@@ -10,3 +10,6 @@ add_shell_test(valkey.faults.scaled valkey/on_valkey.sh 120 ARGS faults/soak.sh 
 # Redis 7.0 (SETSLOT waits for the replicas: 431 slots in 61 s against 2-7 s), so it is a long suite.
 add_shell_test(valkey.cluster.relay valkey/on_valkey.sh 150 ARGS cluster/relay.sh)
 set_tests_properties(valkey.cluster.relay PROPERTIES LABELS long)
+# The extension's relay on Valkey's cluster mode (tests/cluster/extension.sh), long for the same reason.
+add_shell_test(valkey.cluster.extension valkey/on_valkey.sh 150 ARGS cluster/extension.sh)
+set_tests_properties(valkey.cluster.extension PROPERTIES LABELS long)

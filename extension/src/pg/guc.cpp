@@ -41,7 +41,7 @@ DefineChatOutboxGucs(void)
 							   gettext_noop("The worker relays the outboxes of this one database."),
 							   &chat_outbox_database, "postgres", PGC_POSTMASTER, 0, nullptr, nullptr, nullptr);
 	DefineCustomStringVariable(
-		"chat_outbox.redis_url", gettext_noop("Redis the relay writes BullMQ jobs to: one URL, or several separated by whitespace (shards)."),
+		"chat_outbox.redis_url", gettext_noop("Redis the relay writes BullMQ jobs to: one URL, several separated by whitespace (shards), or one redis-cluster:// URL."),
 		gettext_noop("redis://[[user]:password@]host[:port][/db], unix:///path?db=N or "
 					 "redis-sentinel://[[user]:password@]host:port[,host:port...]/master[?db=N]; rediss:// and "
 					 "rediss-sentinel:// speak TLS (?cacert=PATH&cert=PATH&key=PATH&sni=NAME). Visible to superusers only."),

@@ -8,11 +8,16 @@
  * the sentinels over blocking connections (see DiscoverMaster). Nothing is buffered here between calls: a
  * failure drops the connection and the caller rolls back, so the rows stay in the outbox.
  *
+ * That is the shard list's table of operations (sink_ops.hpp); this file also parses
+ * chat_outbox.redis_url, chooses the table from it (a redis-cluster:// URL: cluster_sink.cpp's) and
+ * holds the public RedisSink functions, which forward to the table in use.
+ *
  * This file is C-style on purpose. Postgres may longjmp out of any wait (WL_EXIT_ON_PM_DEATH,
  * ereport), so no frame here owns a C++ object; core C++ runs only inside CallCpp, and every C++
  * object (the request bytes, the parsed URL) lives in the static RedisSinks below, one per shard.
  */
 #include "pg/redis_sink.hpp"
+#include "pg/sink_ops.hpp"
 
 #include <sys/socket.h>
 
@@ -131,6 +136,14 @@ static RedisSink sinks[CHAT_OUTBOX_MAX_SHARDS];
 static int		 nshards = 0;
 static char		*shards_guc = nullptr;
 
+/*
+ * The operations in use (sink_ops.hpp): these shards', or a Redis Cluster's (cluster_sink.cpp, when
+ * chat_outbox.redis_url is a redis-cluster:// URL: then sinks[0].url is that URL and nshards is 1).
+ */
+extern const SinkOps shard_ops;
+static const SinkOps *ops = &shard_ops;
+static bool			  cluster_mode = false;
+
 static void SinkDisconnect(RedisSink &sink);
 
 /* SinkShardDown starts or extends a shard's backoff (common/relay/shard_outage.hpp: logged when it starts). */
@@ -184,8 +197,8 @@ SinkDisconnect(RedisSink &sink)
 	sink.state = SinkState::kDisconnected;
 }
 
-void
-RedisSinkDisconnect(void)
+static void
+ShardsDisconnect(void)
 {
 	for (int i = 0; i < CHAT_OUTBOX_MAX_SHARDS; i++)
 		SinkDisconnect(sinks[i]);
@@ -198,8 +211,8 @@ RedisSinkShards(void)
 }
 
 /* the first shard's durability warning, named by its shard when there are several */
-const char *
-RedisSinkWarning(void)
+static const char *
+ShardsWarning(void)
 {
 	static char warning[CHAT_OUTBOX_ERRLEN];
 
@@ -213,8 +226,8 @@ RedisSinkWarning(void)
 	return "";
 }
 
-const char *
-RedisSinkAppendfsync(void)
+static const char *
+ShardsAppendfsync(void)
 {
 	return nshards > 0 ? sinks[0].appendfsync : "";
 }
@@ -385,13 +398,12 @@ ParseShards(char *error, size_t error_size)
 		return nshards > 0;
 	RedisSinkDisconnect();
 	nshards = 0;
+	cluster_mode = false;
 	chat_outbox::CallCpp([&] {
 		std::string why;
 		auto		parsed = chat_outbox::ParseShardList(chat_outbox_redis_url, &why);
 		if (parsed && parsed->size() > CHAT_OUTBOX_MAX_SHARDS)
 			why = "more than " + std::to_string(CHAT_OUTBOX_MAX_SHARDS) + " Redis URLs";
-		if (parsed && parsed->front().IsCluster()) // chat-outbox-relay relays to a cluster; this relay not yet
-			why = "redis-cluster:// is not supported by the extension's relay yet (docs/deploy.md)";
 		if (!why.empty()) {
 			strlcpy(error, why.c_str(), error_size);
 			return;
@@ -404,8 +416,13 @@ ParseShards(char *error, size_t error_size)
 			insecure = insecure || sinks[i].url.tls.insecure;
 		}
 		nshards = static_cast<int>(parsed->size());
+		/* the broker's kind, chosen here once per value of the setting (sink_ops.hpp) */
+		cluster_mode = parsed->front().IsCluster();
+		if (cluster_mode)
+			ClusterSinkUse(parsed->front());
 		ok = true;
 	});
+	ops = cluster_mode ? &cluster_sink_ops : &shard_ops;
 	if (shards_guc)
 		pfree(shards_guc);
 	shards_guc = MemoryContextStrdup(TopMemoryContext, chat_outbox_redis_url);
@@ -635,21 +652,12 @@ SinkEnsureConnected(RedisSink &sink, SinkFailure *failure)
 }
 
 /*
- * RedisSinkEnsureConnected connects every shard of chat_outbox.redis_url (after a reload that
- * changed it, to the new list). A pass needs all of them: a service's partitions span the shards.
+ * ShardsEnsureConnected connects every shard of chat_outbox.redis_url (after a reload that changed
+ * it, to the new list). A pass needs all of them: a service's partitions span the shards.
  */
-bool
-RedisSinkEnsureConnected(SinkFailure *failure)
+static bool
+ShardsEnsureConnected(SinkFailure *failure)
 {
-	char error[CHAT_OUTBOX_ERRLEN];
-
-	failure->kind = FAILURE_CONNECTION;
-	failure->shard = 0;
-	failure->message[0] = '\0';
-	if (!ParseShards(error, sizeof error)) {
-		snprintf(failure->message, sizeof failure->message, "invalid chat_outbox.redis_url: %s", error);
-		return false;
-	}
 	for (int i = 0; i < nshards; i++)
 		if (RedisSinkShardUp(i) && !SinkEnsureConnected(sinks[i], failure) && i == 0)
 			return false; /* a failed shard > 0 is down now (SinkFail): the round goes on without it */
@@ -671,14 +679,9 @@ EncodeBatch(RedisSink &sink, const char *service, const char *queue, int partiti
 	const char *prefix = chat_outbox_bullmq_prefix;
 
 	chat_outbox::CallCpp([&] {
-		chat_outbox::LayoutCheck check{queue};
+		const std::string service_queue(queue);
+		const auto		  check = SinkLayoutCheck(service_queue, layout);
 
-		if (layout && layout->state == LAYOUT_KEY_ABSENT)
-			check.expect = chat_outbox::LayoutExpect::kAbsent;
-		else if (layout && layout->state == LAYOUT_KEY_HOLDS) {
-			check.expect = chat_outbox::LayoutExpect::kHolds;
-			check.value = layout->value;
-		}
 		sink.request.clear();
 		sink.row_ids.clear();
 		sink.call_rows.clear();
@@ -686,16 +689,9 @@ EncodeBatch(RedisSink &sink, const char *service, const char *queue, int partiti
 			const OutboxRow *r = rows + calls[c].first;
 			int				 n = calls[c].n;
 
-			sink.job_ids.clear();
-			sink.jobs.clear();
-			sink.job_ids.reserve(n);
 			for (int i = 0; i < n; i++)
 				sink.row_ids.push_back(r[i].id);
-			for (int i = 0; i < n; i++)
-				sink.job_ids.push_back(chat_outbox::ChooseJobId(r[i].payload_id, service, r[i].id));
-			for (int i = 0; i < n; i++)
-				sink.jobs.push_back({sink.job_ids[i], std::string_view(r[i].event, r[i].event_len),
-									 std::string_view(r[i].payload, r[i].payload_len)});
+			SinkJobs(r, n, service, &sink.job_ids, &sink.jobs);
 			chat_outbox::EncodeBatchAdd(prefix, chat_outbox::PartitionQueue(queue, partitions, calls[c].partition), check,
 										sink.jobs.data(), n, now_ms, sink.script_sha, &sink.request);
 			sink.call_rows.push_back(static_cast<size_t>(n));
@@ -703,8 +699,8 @@ EncodeBatch(RedisSink &sink, const char *service, const char *queue, int partiti
 	});
 }
 
-bool
-RedisSinkSend(int shard, const char *service, const char *queue, int partitions, const LayoutKeyValue *layout,
+static bool
+ShardsSend(int shard, const char *service, const char *queue, int partitions, const LayoutKeyValue *layout,
 			  const SinkCall *calls, int ncalls, const OutboxRow *rows, SinkFailure *failure)
 {
 	RedisSink  &sink = sinks[shard];
@@ -837,8 +833,8 @@ SinkReloadScript(RedisSink &sink, SinkFailure *failure)
  * outage, so a batch that fails on a reused connection for any reason but a timeout is sent once
  * more on a new one. Sending twice is safe: the second add of an id is a BullMQ duplicate.
  */
-bool
-RedisSinkAwait(int shard, int *created, List **refusals, SinkFailure *failure)
+static bool
+ShardsAwait(int shard, int *created, List **refusals, SinkFailure *failure)
 {
 	RedisSink &sink = sinks[shard];
 	bool	   reloaded = false;
@@ -931,8 +927,8 @@ LayoutReplyFailed(redisReply *r, const char *what, SinkFailure *failure)
 	return true;
 }
 
-bool
-RedisSinkGetLayout(const char *queue, int *layout, LayoutKeyValue *raw, SinkFailure *failure)
+static bool
+ShardsGetLayout(const char *queue, int *layout, LayoutKeyValue *raw, SinkFailure *failure)
 {
 	RedisSink  &sink = sinks[0];
 	redisReply *r;
@@ -971,8 +967,8 @@ RedisSinkGetLayout(const char *queue, int *layout, LayoutKeyValue *raw, SinkFail
 	return ok;
 }
 
-bool
-RedisSinkSetLayout(const char *queue, int partitions, SinkFailure *failure)
+static bool
+ShardsSetLayout(const char *queue, int partitions, SinkFailure *failure)
 {
 	RedisSink  &sink = sinks[0];
 	redisReply *r;
@@ -990,8 +986,8 @@ RedisSinkSetLayout(const char *queue, int partitions, SinkFailure *failure)
 	return true;
 }
 
-bool
-RedisSinkCountJobs(const char *queue, int partitions, int64 *jobs, SinkFailure *failure)
+static bool
+ShardsCountJobs(const char *queue, int partitions, int64 *jobs, SinkFailure *failure)
 {
 	*jobs = 0;
 	for (int s = 0; s < nshards; s++) {
@@ -1019,8 +1015,8 @@ RedisSinkCountJobs(const char *queue, int partitions, int64 *jobs, SinkFailure *
 	return true;
 }
 
-bool
-RedisSinkWaitReplicas(int shard, int replicas, SinkFailure *failure)
+static bool
+ShardsWaitReplicas(int shard, int replicas, SinkFailure *failure)
 {
 	RedisSink  &sink = sinks[shard];
 	int			wait_ms = Max(chat_outbox_redis_timeout / 2, 1); /* never 0: WAIT 0 blocks for ever */
@@ -1057,4 +1053,87 @@ RedisSinkWaitReplicas(int shard, int replicas, SinkFailure *failure)
 		return false;
 	}
 	return true;
+}
+
+const SinkOps shard_ops = {
+	ShardsEnsureConnected, ShardsSend, ShardsAwait, ShardsWaitReplicas, ShardsGetLayout, ShardsSetLayout,
+	ShardsCountJobs, ShardsDisconnect, ShardsWarning, ShardsAppendfsync,
+	true, /* with one shard, every call checks the layout key (ChooseLayout) */
+};
+
+/* The public functions (redis_sink.hpp): chat_outbox.redis_url parsed, then the operations in use. */
+bool
+RedisSinkEnsureConnected(SinkFailure *failure)
+{
+	char error[CHAT_OUTBOX_ERRLEN];
+
+	failure->kind = FAILURE_CONNECTION;
+	failure->shard = 0;
+	failure->message[0] = '\0';
+	if (!ParseShards(error, sizeof error)) {
+		snprintf(failure->message, sizeof failure->message, "invalid chat_outbox.redis_url: %s", error);
+		return false;
+	}
+	return ops->ensure_connected(failure);
+}
+
+bool
+RedisSinkSend(int shard, const char *service, const char *queue, int partitions, const LayoutKeyValue *layout,
+			  const SinkCall *calls, int ncalls, const OutboxRow *rows, SinkFailure *failure)
+{
+	return ops->send(shard, service, queue, partitions, layout, calls, ncalls, rows, failure);
+}
+
+bool
+RedisSinkAwait(int shard, int *created, List **refusals, SinkFailure *failure)
+{
+	return ops->await(shard, created, refusals, failure);
+}
+
+bool
+RedisSinkWaitReplicas(int shard, int replicas, SinkFailure *failure)
+{
+	return ops->wait_replicas(shard, replicas, failure);
+}
+
+bool
+RedisSinkGetLayout(const char *queue, int *layout, LayoutKeyValue *raw, SinkFailure *failure)
+{
+	return ops->get_layout(queue, layout, raw, failure);
+}
+
+bool
+RedisSinkSetLayout(const char *queue, int partitions, SinkFailure *failure)
+{
+	return ops->set_layout(queue, partitions, failure);
+}
+
+bool
+RedisSinkCountJobs(const char *queue, int partitions, int64 *jobs, SinkFailure *failure)
+{
+	return ops->count_jobs(queue, partitions, jobs, failure);
+}
+
+void
+RedisSinkDisconnect(void)
+{
+	ops->disconnect();
+}
+
+const char *
+RedisSinkWarning(void)
+{
+	return ops->warning();
+}
+
+const char *
+RedisSinkAppendfsync(void)
+{
+	return ops->appendfsync();
+}
+
+bool
+RedisSinkBatchChecksLayout(void)
+{
+	return nshards == 1 && ops->batch_checks_layout;
 }

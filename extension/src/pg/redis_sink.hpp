@@ -1,5 +1,6 @@
 /*
- * extension/src/pg/redis_sink.hpp - the relay's Redis connection: non-blocking, waited on the latch.
+ * extension/src/pg/redis_sink.hpp - the relay's Redis connection: non-blocking, waited on the latch (on a
+ * Redis Cluster, blocking with the timeout and cut short by a terminate request: cluster_sink.cpp).
  */
 #pragma once
 
@@ -72,10 +73,15 @@ extern bool redis_sink_latch_seen;
 
 /*
  * chat_outbox.redis_url is a whitespace-separated list of shards (common/partitions.hpp), one
- * connection each. RedisSinkEnsureConnected connects every one; RedisSinkShards is their number.
+ * connection each, or one redis-cluster:// URL: a Redis Cluster, the relay's one shard, each call on
+ * the master serving its queue's hash slot (cluster_sink.cpp; sink_ops.hpp says how the two kinds
+ * are chosen). RedisSinkEnsureConnected connects every shard (of a cluster: reads its slot map);
+ * RedisSinkShards is their number. RedisSinkBatchChecksLayout: every batch call checks the layout
+ * key (one Redis, not a cluster), so a pass that keeps the last pass's count need not read it.
  */
 bool RedisSinkEnsureConnected(SinkFailure *failure);
 int	 RedisSinkShards(void);
+bool RedisSinkBatchChecksLayout(void);
 /* RelayNowMs: the clock common/relay's decisions (ShardOutage, ServiceStanding) are given, in ms. */
 static inline int64
 RelayNowMs(void)

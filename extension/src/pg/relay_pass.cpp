@@ -393,7 +393,8 @@ ReadWantedPartitions(RelayService *svc)
  * call goes to shard 0, a pass whose service still wants the count of the previous pass therefore
  * reads no key: the script's check is the read, made where the write happens. A key found changed
  * fails that pass with FAILURE_LAYOUT_CHANGED, and the next pass, at once, reads the key here.
- * With several shards the key is read at every pass: the calls to the other shards check nothing.
+ * With several shards, or a Redis Cluster, the key is read at every pass: the calls to the other
+ * shards, and the calls to a partition's queue in another hash slot than the key, check nothing.
  */
 static int
 ChooseLayout(RelayService *svc, SinkFailure *failure)
@@ -404,7 +405,7 @@ ChooseLayout(RelayService *svc, SinkFailure *failure)
 	chat_outbox::LayoutStep step = chat_outbox::LayoutStep::kRelay;
 	LayoutKeyValue			seen;
 
-	if (RedisSinkShards() == 1 && svc->layout_key.state != LAYOUT_KEY_UNKNOWN && svc->layout == wanted) {
+	if (RedisSinkBatchChecksLayout() && svc->layout_key.state != LAYOUT_KEY_UNKNOWN && svc->layout == wanted) {
 		RelaySetServiceLayout(svc->name, svc->layout, "");
 		return svc->layout;
 	}

@@ -1,5 +1,7 @@
-// relay/src/cluster_router.hpp - chat-outbox-relay on a Redis Cluster (a redis-cluster:// URL): each
-// call goes to the master serving its key's hash slot, by the slot map (common/redis_cluster.hpp).
+// common/relay/cluster_router.hpp - a relay's link to a Redis Cluster (a redis-cluster:// URL; the
+// RedisLink of common/relay/redis_link.hpp, for chat-outbox-relay and the extension's relay alike): each
+// call goes to the master serving its key's hash slot, by the slot map (common/redis_cluster.hpp), on
+// that master's RedisServerLink.
 //
 // Rules: the map is read with CLUSTER SLOTS from the first node that answers (the masters it knew,
 // then the URL's seed nodes) before the first call and again after any failure. MOVED: the slot
@@ -10,7 +12,7 @@
 // pass (it rolls back, its rows go again after the relay's backoff): the cluster's own failover
 // promotes a replica, and the next map names it. Each batch adds to one partition's queue, whose
 // keys share one slot (ClusterQueueName), so a batch is one script on one master, as on a shard.
-// --redis-min-replicas: WAIT on every master the pass wrote to. The log says when the masters change,
+// min_replicas (--redis-min-replicas, chat_outbox.redis_min_replicas): WAIT on every master the pass wrote to. The log says when the masters change,
 // each MOVED followed, and how many calls followed ASK (TakeNotice, once per round).
 #pragma once
 
@@ -23,50 +25,51 @@
 #include <vector>
 
 #include "common/redis_cluster.hpp"
-#include "redis_link.hpp"
+#include "common/relay/redis_server_link.hpp"
 
-namespace chat_outbox::relay {
+namespace chat_outbox {
 
 // A redirection chain longer than this is a cluster in flux: the pass fails and goes again later.
 inline constexpr int kMaxRedirects = 8;
 inline constexpr int kTryAgainPauseMs = 50;
 
-class ClusterRouter {
+class ClusterRouter final : public RedisLink {
   public:
 	ClusterRouter(RedisUrl url, int64_t timeout_ms, std::string prefix, int64_t min_replicas);
-	~ClusterRouter();
+	~ClusterRouter() override;
 
 	std::vector<std::optional<std::string>> AddBatch(const std::string &queue, const LayoutCheck &layout,
-	                                                 const JobSpec *jobs, size_t n);
-	void ConfirmReplicated();
-	std::optional<std::string> Get(const std::string &key);
-	void Set(const std::string &key, const std::string &value);
+	                                                 const JobSpec *jobs, size_t n) override;
+	void ConfirmReplicated() override;
+	std::optional<std::string> Get(const std::string &key) override;
+	void Set(const std::string &key, const std::string &value) override;
 	// EvalInteger runs the script once per hash slot of its keys (in groups as given) and adds the
 	// results: for scripts that count (common/relay/partition_layout.hpp, QueueJobsScript).
-	int64_t EvalInteger(const std::string &script, const std::vector<std::string> &keys);
+	int64_t EvalInteger(const std::string &script, const std::vector<std::string> &keys) override;
 	// Ping reads the slot map again and asks every master for PONG; a slot without a master fails.
-	void Ping();
-	void Disconnect();
-	bool Connected() const;
-	std::string Warning() const;
-	std::string Appendfsync() const;
-	int64_t ScriptReloads() const;
-	std::string TakeNotice();
+	void Ping() override;
+	void Disconnect() override;
+	// Connected: a slot map is held (none after a connection failure: the next call reads it again).
+	bool Connected() const override;
+	std::string Warning() const override;
+	std::string Appendfsync() const override;
+	int64_t ScriptReloads() const override;
+	std::string TakeNotice() override;
 
   private:
 	void Refresh();
 	void AddNotice(const std::string &line);
-	RedisLink &Node(const RedisEndpoint &e);
+	RedisServerLink &Node(const RedisEndpoint &e);
 	// Routed runs op on the master of `slot`, following redirections as the rules say.
 	template <class Op>
-	auto Routed(int slot, Op op) -> decltype(op(std::declval<RedisLink &>(), RedisEndpoint{}));
+	auto Routed(int slot, Op op) -> decltype(op(std::declval<RedisServerLink &>(), RedisEndpoint{}));
 
 	RedisUrl url_;
 	int64_t timeout_ms_;
 	std::string prefix_;
 	int64_t min_replicas_;
 	std::optional<SlotMap> map_;
-	std::map<std::string, std::unique_ptr<RedisLink>> nodes_; // by EndpointText
+	std::map<std::string, std::unique_ptr<RedisServerLink>> nodes_; // by EndpointText
 	std::set<std::string> written_;                           // masters written since the last ConfirmReplicated
 	std::vector<RedisEndpoint> last_masters_;                 // asked first for the next map
 	std::string masters_;                                     // the last map's masters, for the notice
@@ -74,4 +77,4 @@ class ClusterRouter {
 	int64_t asks_ = 0; // ASK redirections followed since the last notice
 };
 
-} // namespace chat_outbox::relay
+} // namespace chat_outbox

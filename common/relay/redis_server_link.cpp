@@ -1,18 +1,19 @@
-// relay/src/redis_link.cpp - see redis_link.hpp.
-#include "redis_link.hpp"
+// common/relay/redis_server_link.cpp - see redis_server_link.hpp.
+#include "common/relay/redis_server_link.hpp"
 
 #include <algorithm>
 #include <chrono>
 #include <cstring>
 #include <memory>
+#include <utility>
 
 #include "common/redis_handshake.hpp"
 #include "common/redis_safety.hpp"
 #include "common/redis_script.hpp"
 #include "common/redis_sentinel.hpp"
-#include "cluster_router.hpp"
+#include "common/relay/cpp_only.hpp"
 
-namespace chat_outbox::relay {
+namespace chat_outbox {
 
 namespace {
 
@@ -30,53 +31,51 @@ NowMs()
 
 } // namespace
 
-RedisLink::RedisLink(RedisUrl url, int64_t timeout_ms, std::string prefix, int64_t min_replicas)
+RedisServerLink::RedisServerLink(RedisUrl url, int64_t timeout_ms, std::string prefix, int64_t min_replicas)
     : url_(std::move(url)), timeout_ms_(timeout_ms), min_replicas_(min_replicas), prefix_(std::move(prefix))
 {
-	if (url_.IsCluster())
-		cluster_ = std::make_unique<ClusterRouter>(url_, timeout_ms_, prefix_, min_replicas_);
 }
 
-RedisLink::~RedisLink() { Disconnect(); }
+RedisServerLink::~RedisServerLink() { Disconnect(); }
 
 bool
-RedisLink::Connected() const
+RedisServerLink::Connected() const
 {
-	return cluster_ ? cluster_->Connected() : conn_.Connected();
+	return conn_.Connected();
 }
 
 std::string
-RedisLink::Warning() const
+RedisServerLink::Warning() const
 {
-	return cluster_ ? cluster_->Warning() : warning_;
+	return warning_;
 }
 
 std::string
-RedisLink::Appendfsync() const
+RedisServerLink::Appendfsync() const
 {
-	return cluster_ ? cluster_->Appendfsync() : appendfsync_;
+	return appendfsync_;
 }
 
 int64_t
-RedisLink::ScriptReloads() const
+RedisServerLink::ScriptReloads() const
 {
-	return cluster_ ? cluster_->ScriptReloads() : script_reloads_;
+	return script_reloads_;
 }
 
 std::string
-RedisLink::TakeNotice()
+RedisServerLink::TakeNotice()
 {
-	return cluster_ ? cluster_->TakeNotice() : std::exchange(notice_, std::string());
+	return std::exchange(notice_, std::string());
 }
 
 void
-RedisLink::Asking()
+RedisServerLink::Asking()
 {
 	Reply r(Checked({"ASKING"}));
 }
 
 std::vector<SlotRange>
-RedisLink::ClusterSlots()
+RedisServerLink::ClusterSlots()
 {
 	Reply r(Checked({"CLUSTER", "SLOTS"}));
 	if (r->type != REDIS_REPLY_ARRAY)
@@ -109,15 +108,13 @@ RedisLink::ClusterSlots()
 }
 
 void
-RedisLink::Disconnect()
+RedisServerLink::Disconnect()
 {
-	if (cluster_)
-		cluster_->Disconnect();
 	conn_.Close();
 }
 
 void
-RedisLink::FailConnection(const std::string &what)
+RedisServerLink::FailConnection(const std::string &what)
 {
 	std::string why = what;
 	if (!conn_.Connected() && !conn_.Error().empty())
@@ -127,7 +124,7 @@ RedisLink::FailConnection(const std::string &what)
 }
 
 redisReply *
-RedisLink::Roundtrip(const std::string &resp)
+RedisServerLink::Roundtrip(const std::string &resp)
 {
 	redisReply *reply = conn_.Formatted(resp);
 	if (!reply)
@@ -136,7 +133,7 @@ RedisLink::Roundtrip(const std::string &resp)
 }
 
 redisReply *
-RedisLink::Command(const std::vector<std::string> &argv)
+RedisServerLink::Command(const std::vector<std::string> &argv)
 {
 	redisReply *r = conn_.Command(argv);
 	if (!r)
@@ -145,7 +142,7 @@ RedisLink::Command(const std::vector<std::string> &argv)
 }
 
 void
-RedisLink::Connect()
+RedisServerLink::Connect()
 {
 	RedisUrl target = url_;
 	if (url_.IsSentinel()) {
@@ -199,7 +196,7 @@ RedisLink::Connect()
 }
 
 redisReply *
-RedisLink::Checked(const std::vector<std::string> &argv)
+RedisServerLink::Checked(const std::vector<std::string> &argv)
 {
 	if (!conn_.Connected())
 		Connect();
@@ -214,10 +211,8 @@ RedisLink::Checked(const std::vector<std::string> &argv)
 }
 
 std::optional<std::string>
-RedisLink::Get(const std::string &key)
+RedisServerLink::Get(const std::string &key)
 {
-	if (cluster_)
-		return cluster_->Get(key);
 	Reply r(Checked({"GET", key}));
 	if (r->type == REDIS_REPLY_STRING)
 		return std::string(r->str, r->len);
@@ -225,18 +220,14 @@ RedisLink::Get(const std::string &key)
 }
 
 void
-RedisLink::Set(const std::string &key, const std::string &value)
+RedisServerLink::Set(const std::string &key, const std::string &value)
 {
-	if (cluster_)
-		return cluster_->Set(key, value);
 	Reply r(Checked({"SET", key, value}));
 }
 
 int64_t
-RedisLink::EvalInteger(const std::string &script, const std::vector<std::string> &keys)
+RedisServerLink::EvalInteger(const std::string &script, const std::vector<std::string> &keys)
 {
-	if (cluster_)
-		return cluster_->EvalInteger(script, keys);
 	std::vector<std::string> argv = {"EVAL", script, std::to_string(keys.size())};
 	argv.insert(argv.end(), keys.begin(), keys.end());
 	Reply r(Checked(argv));
@@ -244,10 +235,8 @@ RedisLink::EvalInteger(const std::string &script, const std::vector<std::string>
 }
 
 void
-RedisLink::ConfirmReplicated()
+RedisServerLink::ConfirmReplicated()
 {
-	if (cluster_)
-		return cluster_->ConfirmReplicated();
 	if (min_replicas_ <= 0)
 		return;
 	if (!conn_.Connected())
@@ -261,17 +250,16 @@ RedisLink::ConfirmReplicated()
 	}
 	if (r->integer < min_replicas_) {
 		std::string why = "WAIT: " + std::to_string(r->integer) + " of " + std::to_string(min_replicas_) +
-		                  " replicas acknowledged the pass within " + std::to_string(wait_ms) + " ms (--redis-min-replicas)";
+		                  " replicas acknowledged the pass within " + std::to_string(wait_ms) +
+		                  " ms (--redis-min-replicas, chat_outbox.redis_min_replicas)";
 		Disconnect();
 		throw RedisFailure(RedisFailure::kConnection, why);
 	}
 }
 
 void
-RedisLink::Ping()
+RedisServerLink::Ping()
 {
-	if (cluster_)
-		return cluster_->Ping();
 	if (!conn_.Connected())
 		Connect();
 	Reply r(Command({"PING"}));
@@ -283,10 +271,8 @@ RedisLink::Ping()
 }
 
 std::vector<std::optional<std::string>>
-RedisLink::AddBatch(const std::string &queue, const LayoutCheck &layout, const JobSpec *jobs, size_t n)
+RedisServerLink::AddBatch(const std::string &queue, const LayoutCheck &layout, const JobSpec *jobs, size_t n)
 {
-	if (cluster_)
-		return cluster_->AddBatch(queue, layout, jobs, n);
 	// A connection that sat idle may have been closed by a Redis restart or CLIENT KILL: that is
 	// not an outage, so a batch that fails on a reused connection goes once more on a new one.
 	// Sending twice is safe: the second add of an id is a BullMQ duplicate.
@@ -329,4 +315,4 @@ RedisLink::AddBatch(const std::string &queue, const LayoutCheck &layout, const J
 	}
 }
 
-} // namespace chat_outbox::relay
+} // namespace chat_outbox

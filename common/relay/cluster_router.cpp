@@ -1,13 +1,14 @@
-// relay/src/cluster_router.cpp - see cluster_router.hpp.
-#include "cluster_router.hpp"
+// common/relay/cluster_router.cpp - see cluster_router.hpp.
+#include "common/relay/cluster_router.hpp"
 
 #include <chrono>
+#include <thread>
 #include <utility>
 
 #include "common/bullmq/queue_keys.hpp"
-#include <thread>
+#include "common/relay/cpp_only.hpp"
 
-namespace chat_outbox::relay {
+namespace chat_outbox {
 
 namespace {
 
@@ -15,6 +16,13 @@ bool
 StartsWith(const std::string &s, const char *prefix)
 {
 	return s.rfind(prefix, 0) == 0;
+}
+
+// NamedByMaster: a master's failure, named by the master (the status and the log say which node)
+RedisFailure
+NamedByMaster(const RedisFailure &f, const std::string &master)
+{
+	return RedisFailure(f.kind, "redis cluster: master " + master + ": " + f.what());
 }
 
 } // namespace
@@ -26,12 +34,12 @@ ClusterRouter::ClusterRouter(RedisUrl url, int64_t timeout_ms, std::string prefi
 
 ClusterRouter::~ClusterRouter() = default;
 
-RedisLink &
+RedisServerLink &
 ClusterRouter::Node(const RedisEndpoint &e)
 {
 	auto &link = nodes_[EndpointText(e)];
 	if (!link)
-		link = std::make_unique<RedisLink>(AtNode(url_, e), timeout_ms_, prefix_, min_replicas_);
+		link = std::make_unique<RedisServerLink>(AtNode(url_, e), timeout_ms_, prefix_, min_replicas_);
 	return *link;
 }
 
@@ -73,14 +81,14 @@ ClusterRouter::Refresh()
 
 template <class Op>
 auto
-ClusterRouter::Routed(int slot, Op op) -> decltype(op(std::declval<RedisLink &>(), RedisEndpoint{}))
+ClusterRouter::Routed(int slot, Op op) -> decltype(op(std::declval<RedisServerLink &>(), RedisEndpoint{}))
 {
 	std::optional<RedisEndpoint> ask;
 	for (int hop = 0;; hop++) {
 		if (!map_)
 			Refresh();
 		RedisEndpoint target = ask ? *ask : *map_->MasterOf(slot);
-		RedisLink &link = Node(target);
+		RedisServerLink &link = Node(target);
 		try {
 			if (ask)
 				link.Asking();
@@ -89,7 +97,7 @@ ClusterRouter::Routed(int slot, Op op) -> decltype(op(std::declval<RedisLink &>(
 		} catch (const RedisFailure &f) {
 			if (f.kind == RedisFailure::kConnection) {
 				map_.reset(); // a failover, probably: the next call reads the map again
-				throw;
+				throw NamedByMaster(f, EndpointText(target));
 			}
 			if (f.kind != RedisFailure::kService || hop >= kMaxRedirects)
 				throw;
@@ -121,7 +129,7 @@ ClusterRouter::Routed(int slot, Op op) -> decltype(op(std::declval<RedisLink &>(
 std::vector<std::optional<std::string>>
 ClusterRouter::AddBatch(const std::string &queue, const LayoutCheck &layout, const JobSpec *jobs, size_t n)
 {
-	return Routed(KeySlot(bullmq::QueueKey(prefix_, queue, "wait")), [&](RedisLink &link, const RedisEndpoint &at) {
+	return Routed(KeySlot(bullmq::QueueKey(prefix_, queue, "wait")), [&](RedisServerLink &link, const RedisEndpoint &at) {
 		auto out = link.AddBatch(queue, layout, jobs, n);
 		written_.insert(EndpointText(at));
 		return out;
@@ -136,9 +144,9 @@ ClusterRouter::ConfirmReplicated()
 	for (const auto &text : written) {
 		try {
 			nodes_.at(text)->ConfirmReplicated();
-		} catch (const RedisFailure &) {
+		} catch (const RedisFailure &f) {
 			map_.reset();
-			throw;
+			throw NamedByMaster(f, text);
 		}
 	}
 }
@@ -146,13 +154,13 @@ ClusterRouter::ConfirmReplicated()
 std::optional<std::string>
 ClusterRouter::Get(const std::string &key)
 {
-	return Routed(KeySlot(key), [&](RedisLink &link, const RedisEndpoint &) { return link.Get(key); });
+	return Routed(KeySlot(key), [&](RedisServerLink &link, const RedisEndpoint &) { return link.Get(key); });
 }
 
 void
 ClusterRouter::Set(const std::string &key, const std::string &value)
 {
-	Routed(KeySlot(key), [&](RedisLink &link, const RedisEndpoint &at) {
+	Routed(KeySlot(key), [&](RedisServerLink &link, const RedisEndpoint &at) {
 		link.Set(key, value);
 		written_.insert(EndpointText(at));
 		return 0;
@@ -167,7 +175,7 @@ ClusterRouter::EvalInteger(const std::string &script, const std::vector<std::str
 		by_slot[KeySlot(k)].push_back(k);
 	int64_t sum = 0;
 	for (const auto &[slot, group] : by_slot)
-		sum += Routed(slot, [&](RedisLink &link, const RedisEndpoint &) { return link.EvalInteger(script, group); });
+		sum += Routed(slot, [&](RedisServerLink &link, const RedisEndpoint &) { return link.EvalInteger(script, group); });
 	return sum;
 }
 
@@ -178,9 +186,9 @@ ClusterRouter::Ping()
 	for (const auto &m : map_->Masters()) {
 		try {
 			Node(m).Ping();
-		} catch (const RedisFailure &) {
+		} catch (const RedisFailure &f) {
 			map_.reset();
-			throw;
+			throw NamedByMaster(f, EndpointText(m));
 		}
 	}
 }
@@ -245,4 +253,4 @@ ClusterRouter::TakeNotice()
 	return out;
 }
 
-} // namespace chat_outbox::relay
+} // namespace chat_outbox

@@ -1,0 +1,69 @@
+// common/relay/redis_server_link.hpp - a relay's link to one Redis server (common/relay/redis_link.hpp):
+// blocking, with a timeout, plaintext or TLS (common/redis_blocking.hpp), the master found directly or
+// by its Sentinels.
+//
+// One connection, the handshake of common/redis_handshake (AUTH, SELECT; ROLE after Sentinel
+// discovery), SCRIPT LOAD of the batch-add script and the durability check; then one EVALSHA per
+// batch, encoded by EncodeBatchAdd, the extension's own encoder. Nothing is kept between batches but
+// the connection. It is also the ClusterRouter's link to each master (Asking, ClusterSlots).
+#pragma once
+
+#include <hiredis/hiredis.h>
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "common/redis_blocking.hpp"
+#include "common/redis_cluster.hpp"
+#include "common/relay/redis_link.hpp"
+
+namespace chat_outbox {
+
+class RedisServerLink final : public RedisLink {
+  public:
+	RedisServerLink(RedisUrl url, int64_t timeout_ms, std::string prefix, int64_t min_replicas = 0);
+	~RedisServerLink() override;
+
+	std::vector<std::optional<std::string>> AddBatch(const std::string &queue, const LayoutCheck &layout,
+	                                                 const JobSpec *jobs, size_t n) override;
+	void ConfirmReplicated() override;
+	std::optional<std::string> Get(const std::string &key) override;
+	void Set(const std::string &key, const std::string &value) override;
+	int64_t EvalInteger(const std::string &script, const std::vector<std::string> &keys) override;
+	void Ping() override;
+	void Disconnect() override;
+	bool Connected() const override;
+	std::string Warning() const override;
+	std::string Appendfsync() const override;
+	int64_t ScriptReloads() const override;
+	std::string TakeNotice() override;
+
+	// A cluster node's link (ClusterRouter's): ASKING before the command an ASK redirection names,
+	// and the slot map this node reports (CLUSTER SLOTS). Throw RedisFailure.
+	void Asking();
+	std::vector<SlotRange> ClusterSlots();
+
+  private:
+	void Connect();
+	redisReply *Command(const std::vector<std::string> &argv); // caller frees; throws kConnection
+	redisReply *Checked(const std::vector<std::string> &argv); // Command, connecting first; an error reply throws kService
+	redisReply *Roundtrip(const std::string &resp);            // caller frees; throws kConnection
+	[[noreturn]] void FailConnection(const std::string &what);
+
+	RedisUrl url_;
+	int64_t timeout_ms_;
+	int64_t min_replicas_;
+	size_t sentinel_cursor_ = 0;
+	std::string master_; // redis-sentinel:// only: "host:port" last discovered
+	std::string notice_;
+	std::string prefix_;
+	BlockingRedis conn_;
+	std::string sha_;
+	std::string warning_;
+	std::string appendfsync_;
+	int64_t script_reloads_ = 0;
+};
+
+} // namespace chat_outbox
