@@ -1,5 +1,6 @@
 # tests/cluster/tests.cmake - Redis Cluster as the broker (issue 36): 3 masters, 3 replicas, started by
-# tests/harness/redis_cluster.sh.
+# tests/harness/redis_cluster.sh. cluster.relay runs in the README's test command; the extension's and the
+# daemon's suites (about a minute each) in the long one, to keep the README's command within its budget.
 # chat-outbox-relay (cluster.relay) and the extension's relay (cluster.extension) through redis-cluster://
 # with real bullmq Workers on ioredis Cluster connections: a master SIGKILLed mid-stream and a reshard
 # under traffic, nothing lost, twice or out of order.
@@ -7,9 +8,9 @@ add_shell_test(cluster.relay cluster/relay.sh 90)
 set_tests_properties(cluster.relay PROPERTIES COST 60)
 # The extension's relay (the background worker) on the same cluster and scenario, with its own counts.
 add_shell_test(cluster.extension cluster/extension.sh 90)
-set_tests_properties(cluster.extension PROPERTIES COST 60)
+set_tests_properties(cluster.extension PROPERTIES COST 60 LABELS long)
 # chat-outboxd through redis-cluster://: the relay and three daemons (two of one service, sharing its
 # partitions and its bus), both directions under traffic, a master SIGKILLed mid-stream; nothing lost,
 # stored or shown twice, or out of order; the slot spread and the gap printed.
 add_shell_test(cluster.daemon cluster/daemon.sh 150)
-set_tests_properties(cluster.daemon PROPERTIES COST 60)
+set_tests_properties(cluster.daemon PROPERTIES COST 60 LABELS long)

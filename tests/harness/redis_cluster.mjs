@@ -6,8 +6,13 @@
 //   planReshard(ports, slots)     of these slots, the one nearest its master's first slot: {slot, from, to,
 //                                 count}, moving `count` slots (from.first .. slot) to another master `to`
 //   await reshard(plan)           redis-cli --cluster reshard (HARNESS_REDIS_CLI) doing it; its exit code
+//   checkGap(what, ms)            prints a failover's gap or a reshard's pause; checks it against
+//                                 CLUSTER_GAP_BOUND_MS only when that is set (a run on a machine whose speed
+//                                 is known): a suite's verdict never depends on the machine's speed, it waits
+//                                 for the state the fault caused and counts every message
 import { spawn } from 'node:child_process';
 import IORedis from 'ioredis';
+import { check } from './check.mjs';
 
 const node = (port) => {
 	const r = new IORedis({ port, lazyConnect: true, maxRetriesPerRequest: 0, retryStrategy: () => null });
@@ -52,4 +57,11 @@ export function reshard({ from, to, count }) {
 			'--cluster-to', to.id, '--cluster-slots', String(count), '--cluster-yes'], { stdio: ['ignore', 'ignore', 'inherit'] });
 		c.on('exit', resolve);
 	});
+}
+
+const GAP_BOUND_MS = Number(process.env.CLUSTER_GAP_BOUND_MS || 0);
+
+export function checkGap(what, ms) {
+	if (GAP_BOUND_MS) check(`${what} ${ms} ms <= ${GAP_BOUND_MS} ms (CLUSTER_GAP_BOUND_MS)`, ms <= GAP_BOUND_MS);
+	else console.log(`gap  ${what}: ${ms} ms`);
 }
