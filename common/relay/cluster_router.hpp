@@ -70,9 +70,9 @@ class ClusterRouter final : public RedisLink {
 	int64_t min_replicas_;
 	std::optional<SlotMap> map_;
 	std::map<std::string, std::unique_ptr<RedisServerLink>> nodes_; // by EndpointText
-	std::set<std::string> written_;                           // masters written since the last ConfirmReplicated
-	std::vector<RedisEndpoint> last_masters_;                 // asked first for the next map
-	std::string masters_;                                     // the last map's masters, for the notice
+	std::set<std::string> written_;                                 // masters written since the last ConfirmReplicated
+	std::vector<RedisEndpoint> last_masters_;                       // asked first for the next map
+	std::string masters_;                                           // the last map's masters, for the notice
 	std::string notice_;
 	int64_t asks_ = 0; // ASK redirections followed since the last notice
 };

@@ -44,18 +44,18 @@
  */
 struct ClusterSink
 {
-	chat_outbox::RedisUrl					   url;
-	std::unique_ptr<chat_outbox::RedisLink>	   link;
-	int										   timeout_ms = 0;
-	int										   min_replicas = 0;
-	std::string								   prefix;
+	chat_outbox::RedisUrl						 url;
+	std::unique_ptr<chat_outbox::RedisLink>		 link;
+	int											 timeout_ms = 0;
+	int											 min_replicas = 0;
+	std::string									 prefix;
 	std::vector<std::pair<int64_t, std::string>> refused;
-	int										   created = 0;
-	std::vector<std::string>				   job_ids; /* encoding scratch: jobs points into job_ids */
-	std::vector<chat_outbox::JobSpec>		   jobs;
-	char									   warning[CHAT_OUTBOX_ERRLEN] = "";
-	char									   appendfsync[32] = "";
-	char									   notice[CHAT_OUTBOX_ERRLEN] = ""; /* the router's, to log */
+	int											 created = 0;
+	std::vector<std::string>					 job_ids; /* encoding scratch: jobs points into job_ids */
+	std::vector<chat_outbox::JobSpec>			 jobs;
+	char										 warning[CHAT_OUTBOX_ERRLEN] = "";
+	char										 appendfsync[32] = "";
+	char										 notice[CHAT_OUTBOX_ERRLEN] = ""; /* the router's, to log */
 };
 
 static ClusterSink cluster;

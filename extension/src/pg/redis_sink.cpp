@@ -140,7 +140,7 @@ static char		*shards_guc = nullptr;
  * The operations in use (sink_ops.hpp): these shards', or a Redis Cluster's (cluster_sink.cpp, when
  * chat_outbox.redis_url is a redis-cluster:// URL: then sinks[0].url is that URL and nshards is 1).
  */
-extern const SinkOps shard_ops;
+extern const SinkOps  shard_ops;
 static const SinkOps *ops = &shard_ops;
 static bool			  cluster_mode = false;
 
@@ -701,7 +701,7 @@ EncodeBatch(RedisSink &sink, const char *service, const char *queue, int partiti
 
 static bool
 ShardsSend(int shard, const char *service, const char *queue, int partitions, const LayoutKeyValue *layout,
-			  const SinkCall *calls, int ncalls, const OutboxRow *rows, SinkFailure *failure)
+		   const SinkCall *calls, int ncalls, const OutboxRow *rows, SinkFailure *failure)
 {
 	RedisSink  &sink = sinks[shard];
 	TimestampTz deadline;

@@ -22,18 +22,18 @@
 
 typedef struct SinkOps
 {
-	bool		(*ensure_connected)(SinkFailure *failure);
-	bool		(*send)(int shard, const char *service, const char *queue, int partitions, const LayoutKeyValue *layout,
-						const SinkCall *calls, int ncalls, const OutboxRow *rows, SinkFailure *failure);
-	bool		(*await)(int shard, int *created, List **refusals, SinkFailure *failure);
-	bool		(*wait_replicas)(int shard, int replicas, SinkFailure *failure);
-	bool		(*get_layout)(const char *queue, int *layout, LayoutKeyValue *raw, SinkFailure *failure);
-	bool		(*set_layout)(const char *queue, int partitions, SinkFailure *failure);
-	bool		(*count_jobs)(const char *queue, int partitions, int64 *jobs, SinkFailure *failure);
-	void		(*disconnect)(void);
+	bool (*ensure_connected)(SinkFailure *failure);
+	bool (*send)(int shard, const char *service, const char *queue, int partitions, const LayoutKeyValue *layout,
+				 const SinkCall *calls, int ncalls, const OutboxRow *rows, SinkFailure *failure);
+	bool (*await)(int shard, int *created, List **refusals, SinkFailure *failure);
+	bool (*wait_replicas)(int shard, int replicas, SinkFailure *failure);
+	bool (*get_layout)(const char *queue, int *layout, LayoutKeyValue *raw, SinkFailure *failure);
+	bool (*set_layout)(const char *queue, int partitions, SinkFailure *failure);
+	bool (*count_jobs)(const char *queue, int partitions, int64 *jobs, SinkFailure *failure);
+	void (*disconnect)(void);
 	const char *(*warning)(void);
 	const char *(*appendfsync)(void);
-	bool		batch_checks_layout; /* every batch call checks the layout key (RedisSinkBatchChecksLayout) */
+	bool batch_checks_layout; /* every batch call checks the layout key (RedisSinkBatchChecksLayout) */
 } SinkOps;
 
 extern const SinkOps cluster_sink_ops;
