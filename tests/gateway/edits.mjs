@@ -99,6 +99,9 @@ try {
 	// ---- catch-up replays edits and deletes in order with the messages
 	const catchUp = (await carl.ask('send', { chat_id: CHAT, body: 'catch-up base' })).message.id;
 	await waitUntil('wanda shown it', () => story(wanda, catchUp).length === 1, 30000);
+	// the cursor /ws resumes from must be past the base message itself: wait until this client has it too (the
+	// two clients are shown it at different moments; read earlier, the replay would hold the base row as well)
+	await waitUntil('/ws shown it', () => ws.frames.some((f) => f.message?.id === catchUp), 30000);
 	const since = Math.max(...ws.frames.filter((f) => f.message?.seq).map((f) => f.message.seq));
 	wanda.io.engine.close(); // socket.io-client reconnects and recovers from its offset
 	ws.close();
@@ -117,7 +120,8 @@ try {
 	const back = openWs(`ws://127.0.0.1:${workers.port}/ws?token=${token([CHAT], { sub: 'walt' })}&since=${since}`);
 	await back.opened;
 	await back.ask({ type: 'join', chat_id: CHAT });
-	await waitUntil('/ws catch-up', () => back.frames.filter((f) => f.message?.id === catchUp).length === 2, 10000);
+	await waitUntil('/ws catch-up', () => back.frames.filter((f) => f.message?.id === catchUp).length === 2, 10000)
+		.catch((e) => { throw new Error(`${e.message}; frames of ${catchUp}: ${JSON.stringify(back.frames.filter((f) => f.message?.id === catchUp).map((f) => [f.type, f.message.seq]))}`); });
 	const replay = back.frames.filter((f) => f.message && [catchUp, later].includes(f.message.id)).map((f) => f.type);
 	// the edit's row now shows the delete (its body is gone): a replay after the delete shows it so
 	check('/ws ?since=: the replay in order, each row in its state now', JSON.stringify(replay) ===
