@@ -41,14 +41,17 @@ request_unread() { # a master's socket of a relay connection holds bytes its (st
 }
 harness_wait_for 20 request_unread
 worker=$(harness_psql "SELECT pid FROM pg_stat_activity WHERE backend_type = 'chat_outbox relay'")
+# the 1 s timeout again before the terminate: the waiting worker reads settings only between passes (it keeps its
+# 30 s), and the worker started after it (bgw_restart_time) must start with 1 s, or its first wait on a stopped
+# seed lasts 30 s (seen on Valkey under load: restarted before the reload, the status never changed in 30 s)
+harness_psql "ALTER SYSTEM SET chat_outbox.redis_timeout = 1000" && harness_psql "SELECT pg_reload_conf()" >/dev/null
 t0=$(date +%s%N)
 harness_psql "SELECT pg_terminate_backend($worker)" >/dev/null
 # looked at every 10 ms (harness_wait_for's pauses grow to 400 ms), for at most 30 s
 for ((i = 0; i < 3000; i++)); do kill -0 "$worker" 2>/dev/null || break; sleep 0.01; done
 ms=$((($(date +%s%N) - t0) / 1000000))
 echo "the relay worker, waiting for a hung cluster with a 30 s timeout, ended ${ms} ms after pg_terminate_backend"
-# chat_outbox.status names the cluster's problem and its node: the restarted worker, with a 1 s timeout again
-harness_psql "ALTER SYSTEM SET chat_outbox.redis_timeout = 1000" && harness_psql "SELECT pg_reload_conf()" >/dev/null
+# chat_outbox.status names the cluster's problem and its node: the restarted worker, with the 1 s timeout
 status() { harness_psql "SELECT last_error FROM chat_outbox.status WHERE service = 'consumers'"; }
 harness_wait_for 30 bash -c "psql -XAtq '$PGURL' -c \"SELECT last_error FROM chat_outbox.status WHERE service = 'consumers'\" | grep -q 'redis cluster: master 127.0.0.1:[0-9]*: .*timed out'" ||
 	fail "chat_outbox.status does not name the hung master: $(status)"
