@@ -21,9 +21,17 @@
 //                                         leader key when it expires; the old node starts again (a standby)
 //   gateway        gateway SIGKILL        one gateway killed, HAProxy moves its clients; started again after a pause
 //   haproxy        haproxy restart        HAProxy SIGKILLed and started again (cluster.sh restart haproxy)
+// With CLUSTER_REDIS=cluster (soak.sh --topology ha-cluster) Redis is a Redis Cluster of 3 masters and 3
+// replicas (scripts/cluster.sh) and its faults are:
+//   redis-master   redis master SIGKILL   a master holding a service queue's slot (CLUSTER KEYSLOT of the
+//                                         queue's hash tag, CLUSTER NODES), chosen at random; its replica
+//                                         takes over (cluster-node-timeout and election); the old master
+//                                         starts again on its data and rejoins as a replica
+//   redis-replica  redis replica SIGKILL  one replica lost (its master then has none: the relays' WAIT 1
+//                                         fails on that master until it is back); started again
 // After each fault it waits until the topology is whole again (Redis master with two linked replicas,
-// every sentinel up, Patroni leader and a streaming standby, every gateway healthy, HAProxy routing to
-// each), so faults never overlap. Each fault's gap is printed per client kind and round, as a user
+// every sentinel up, or every cluster node up with cluster_state:ok and each master a linked replica;
+// Patroni leader and a streaming standby, every gateway healthy, HAProxy routing to each), so faults never overlap. Each fault's gap is printed per client kind and round, as a user
 // feels it: the longest time a client was shown nothing, from the last message shown before the fault
 // struck to the first after (or a longer pause before the topology was whole again); with where the
 // sends' commits and the inbox writes paused (docs/faults.md, section 5). --max-gap fails the soak
@@ -55,7 +63,11 @@ const ports = (name) => env(name).split(',').map(Number);
 const PG_PORTS = ports('CLUSTER_PG_PORTS');
 const REST = ports('CLUSTER_PG_REST_PORTS');
 const REDIS = ports('CLUSTER_REDIS_PORTS');
-const SENTINELS = ports('CLUSTER_SENTINEL_PORTS');
+// sentinel or cluster (scripts/cluster.sh's CLUSTER_REDIS)
+const REDIS_KIND = process.env.CLUSTER_REDIS ?? 'sentinel';
+const CLUSTERED = REDIS_KIND === 'cluster';
+const SENTINELS = CLUSTERED ? [] : ports('CLUSTER_SENTINEL_PORTS');
+const TOPOLOGY = CLUSTERED ? 'ha-cluster' : 'ha';
 const HAPROXY_PG = `postgresql://postgres@127.0.0.1:${env('CLUSTER_PG_PRIMARY_PORT')}/chat`;
 const MULTI_HOST = env('CLUSTER_DATABASE_URL');
 const GATEWAYS = { consumers: ports('CLUSTER_GATEWAYS_CONSUMERS'), workers: ports('CLUSTER_GATEWAYS_WORKERS') };
@@ -70,9 +82,9 @@ const pick = (xs) => xs[Math.floor(rand() * xs.length)];
 const t0 = Date.now();
 const say = (s) => console.log(`${((Date.now() - t0) / 1000).toFixed(1).padStart(7)}s  ${s}`);
 console.log(ROUNDS > 0
-	? `== chaos soak, topology ha: seed ${seed}, ${ROUNDS} rounds of each fault, ${CHATS} chats per direction ==`
-	: `== chaos soak, topology ha: seed ${seed}, ${SECONDS} s, ${CHATS} chats per direction ==`);
-console.log(`   replay with: tests/faults/soak.sh --topology ha --seed ${seed} ` +
+	? `== chaos soak, topology ${TOPOLOGY}: seed ${seed}, ${ROUNDS} rounds of each fault, ${CHATS} chats per direction ==`
+	: `== chaos soak, topology ${TOPOLOGY}: seed ${seed}, ${SECONDS} s, ${CHATS} chats per direction ==`);
+console.log(`   replay with: tests/faults/soak.sh --topology ${TOPOLOGY} --seed ${seed} ` +
 	(ROUNDS > 0 ? `--rounds ${ROUNDS} --faults ${optString('faults', 'all')}` : `--seconds ${SECONDS}`));
 
 // --- the cluster's processes, by the pid files scripts/cluster.sh keeps --------------------------
@@ -97,7 +109,35 @@ const redisCli = (port, ...args) => {
 	try { return execFileSync('redis-cli', ['-p', String(port), ...args], { encoding: 'utf8', timeout: 3000, stdio: ['ignore', 'pipe', 'ignore'] }); } catch { return ''; }
 };
 const redisMasterPort = () => Number(redisCli(SENTINELS[0], 'SENTINEL', 'get-master-addr-by-name', 'chat').split('\n')[1]);
-const redisName = (port) => ['redis-master', 'redis-replica', 'redis-replica-2'][REDIS.indexOf(port)]; // cluster.sh's names by port
+// cluster.sh's names by port
+const redisName = (port) => (CLUSTERED ? `redis-${port}` : ['redis-master', 'redis-replica', 'redis-replica-2'][REDIS.indexOf(port)]);
+
+// --- the Redis Cluster's view (CLUSTER_REDIS=cluster) ---------------------------------------------
+// clusterNodes(): CLUSTER NODES of the first node that answers, as { id, port, flags, master, slots }
+const clusterNodes = () => {
+	for (const p of REDIS) {
+		const out = redisCli(p, 'CLUSTER', 'NODES');
+		if (!out) continue;
+		return out.trim().split('\n').map((l) => l.split(' ')).map((f) => ({
+			id: f[0], port: Number(f[1].split(/[:@]/)[1]), flags: f[2].split(','), master: f[3], slots: f.slice(8),
+		}));
+	}
+	return [];
+};
+const slotOf = (key) => Number(redisCli(REDIS[0], 'CLUSTER', 'KEYSLOT', key).trim() || redisCli(REDIS[1], 'CLUSTER', 'KEYSLOT', key).trim());
+// the slots of the services' queues (one partition each: the queue's keys carry the tag {<queue>},
+// common/redis_cluster.hpp ClusterQueueName)
+const queueSlots = () => Object.values(DIRECTIONS).map((d) => slotOf(`{${d.queue}}`));
+const inRanges = (slot, ranges) => ranges.some((r) => {
+	if (r.startsWith('[')) return false; // a slot being migrated
+	const [lo, hi = lo] = r.split('-').map(Number);
+	return slot >= lo && slot <= hi;
+});
+// slotMaster(slot): the port of the master that serves a slot now (CLUSTER NODES of a live node), or 0
+const slotMaster = (slot) => {
+	const n = clusterNodes().find((m) => m.flags.includes('master') && !m.flags.includes('fail') && inRanges(slot, m.slots));
+	return n?.port ?? 0;
+};
 
 const rest = async (i, path) => {
 	try {
@@ -116,9 +156,24 @@ const gatewayUp = async (port) => {
 	try { return (await fetch(`http://127.0.0.1:${port}/healthz`, { signal: AbortSignal.timeout(2000) })).ok; } catch { return false; }
 };
 
-// whole(): one Redis master (as every sentinel sees it) with two replicas whose links are up, a Patroni
-// leader and a synchronous standby, every gateway healthy, and HAProxy routing to each.
+// clusterWhole(): every node answers and says cluster_state:ok, every master with slots has a replica
+// whose link is up (redis_min_replicas = 1 needs one on each)
+function clusterWhole() {
+	for (const p of REDIS) if (!/cluster_state:ok/.test(redisCli(p, 'CLUSTER', 'INFO'))) return false;
+	const nodes = clusterNodes();
+	const masters = nodes.filter((n) => n.flags.includes('master') && n.slots.length && !n.flags.includes('fail'));
+	if (masters.length !== 3) return false;
+	for (const m of masters) {
+		const replicas = nodes.filter((n) => n.master === m.id && !n.flags.includes('fail'));
+		if (!replicas.some((r) => /master_link_status:up/.test(redisCli(r.port, 'INFO', 'replication')))) return false;
+	}
+	return true;
+}
+
+// whole(): one Redis master (as every sentinel sees it) with two replicas whose links are up (or the
+// cluster whole), a Patroni leader and a synchronous standby, every gateway healthy, and HAProxy routing to each.
 async function whole() {
+	if (CLUSTERED) return clusterWhole() && pgAndGatewaysWhole();
 	const m = redisMasterPort();
 	if (!m) return false;
 	if (SENTINELS.some((p) => Number(redisCli(p, 'SENTINEL', 'get-master-addr-by-name', 'chat').split('\n')[1]) !== m)) return false;
@@ -126,6 +181,10 @@ async function whole() {
 		const info = redisCli(other, 'INFO', 'replication');
 		if (!/master_link_status:up/.test(info) || !info.includes(`master_port:${m}`)) return false;
 	}
+	return pgAndGatewaysWhole();
+}
+
+async function pgAndGatewaysWhole() {
 	// Patroni's view: a running leader and a streaming synchronous standby (with synchronous_mode only
 	// that one may take over; a standby that is not in sync yet would leave no candidate)
 	const members = (await rest(0, '/cluster')).body.members ?? (await rest(1, '/cluster')).body.members ?? [];
@@ -212,6 +271,7 @@ const faults = {};
 const count = (kind) => (faults[kind] = (faults[kind] ?? 0) + 1);
 const FAULTS = {
 	async 'redis master SIGKILL'() {
+		if (CLUSTERED) return clusterMasterKill();
 		const m = redisMasterPort();
 		const name = redisName(m);
 		const pid = pidOf(name);
@@ -224,7 +284,7 @@ const FAULTS = {
 	},
 	async 'redis replica SIGKILL'() {
 		const m = redisMasterPort();
-		const port = pick(REDIS.filter((p) => p !== m));
+		const port = pick(CLUSTERED ? clusterNodes().filter((n) => n.flags.includes('slave')).map((n) => n.port) : REDIS.filter((p) => p !== m));
 		const name = redisName(port);
 		say(`fault: SIGKILL Redis replica :${port} (${name})`);
 		await killWait(pidOf(name));
@@ -294,12 +354,28 @@ const FAULTS = {
 		await restart('haproxy');
 	},
 };
-// --faults takes these keys
+// a Redis Cluster master that holds a service queue's slot, SIGKILLed; its replica is promoted by the
+// cluster itself (no Sentinel); the old master starts again on its data and rejoins as a replica
+async function clusterMasterKill() {
+	const slots = queueSlots();
+	const holders = [...new Set(slots.map(slotMaster).filter(Boolean))];
+	const m = pick(holders);
+	const mine = slots.filter((s) => slotMaster(s) === m);
+	say(`fault: SIGKILL Redis Cluster master :${m} (serves slot ${mine.join(', ')} of the queues {${Object.values(DIRECTIONS).map((d) => d.queue).join('}, {')}})`);
+	await killWait(pidOf(redisName(m)));
+	await waitUntil('the cluster to promote a replica', () => mine.every((s) => { const p = slotMaster(s); return p && p !== m; }), 60000, 100);
+	say(`  the cluster promoted :${slotMaster(mine[0])} (${((Date.now() - struck) / 1000).toFixed(2)} s after the kill); the old master starts again`);
+	await sleep(between(0, 3000));
+	await restart(redisName(m));
+}
+
+// --faults takes these keys (a Redis Cluster has no sentinels)
 const KEYS = {
 	'redis-master': 'redis master SIGKILL', 'redis-replica': 'redis replica SIGKILL', sentinel: 'sentinel SIGKILL',
 	'pg-switchover': 'pg switchover', 'pg-postgres': 'pg postgres SIGKILL', 'pg-patroni': 'pg Patroni SIGKILL',
 	'pg-machine': 'pg machine loss', gateway: 'gateway SIGKILL', haproxy: 'haproxy restart',
 };
+if (CLUSTERED) delete KEYS.sentinel;
 // --max-gap key=seconds,...: a fault whose gap (any client, any round) is over its bound fails the soak
 const maxGap = gapBounds(optString('max-gap', ''));
 for (const k of maxGap.keys()) if (!KEYS[k]) throw new Error(`--max-gap: no fault ${k} (${Object.keys(KEYS).join(', ')})`);
