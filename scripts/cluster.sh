@@ -18,9 +18,12 @@
 # build/) and the Debian packages patroni, etcd-server, haproxy, redis-sentinel. State, logs and pids
 # live in $CLUSTER_DIR (default build/cluster); ports start at $CLUSTER_PORT_BASE (default 27000).
 # CLUSTER_REDIS=sentinel (the default) runs Redis under Sentinel; CLUSTER_REDIS=cluster runs a Redis Cluster
-# instead (3 masters, 3 replicas, cluster-node-timeout $CLUSTER_NODE_TIMEOUT, default 2000 ms; appendonly), and the
-# extension's relay and every gateway use its redis-cluster:// URL; its nodes are named redis-<port>
-# (`restart redis-<port>` starts a killed one again on its data: after a failover it rejoins as a replica).
+# instead (3 masters with $CLUSTER_REDIS_REPLICAS replicas each, default 1; cluster-node-timeout
+# $CLUSTER_NODE_TIMEOUT, default 2000 ms; appendonly), and the extension's relay and every gateway use its
+# redis-cluster:// URL; its nodes are named redis-<port> (`restart redis-<port>` starts a killed one again on
+# its data: after a failover it rejoins as a replica). With one replica per master, a master's loss leaves the
+# promoted replica alone, and redis_min_replicas = 1 holds its partitions' rows until a replica is back
+# (docs/ha.md, "A Redis Cluster master"); CLUSTER_REDIS_REPLICAS=2 is the Sentinel variant's margin.
 # Everything listens on 127.0.0.1 and trusts local connections: a demonstration, not a hardened setup.
 set -euo pipefail
 
@@ -39,9 +42,12 @@ REDIS_MASTER=$((B + 40)) REDIS_REPLICA=$((B + 41)) REDIS_REPLICA2=$((B + 42))
 SENTINELS=($((B + 50)) $((B + 51)) $((B + 52)))
 CLUSTER_REDIS=${CLUSTER_REDIS:-sentinel}
 CLUSTER_NODE_TIMEOUT=${CLUSTER_NODE_TIMEOUT:-2000}
-# a Redis Cluster's nodes, and their cluster bus ports in the sentinels' place (not port + 10000, which may
-# lie in the kernel's ephemeral range or the tests' ports)
-CLUSTER_NODES=($((B + 40)) $((B + 41)) $((B + 42)) $((B + 43)) $((B + 44)) $((B + 45)))
+CLUSTER_REDIS_REPLICAS=${CLUSTER_REDIS_REPLICAS:-1}
+[[ $CLUSTER_REDIS_REPLICAS =~ ^[12]$ ]] || { echo "cluster: CLUSTER_REDIS_REPLICAS is 1 or 2" >&2; exit 2; }
+# a Redis Cluster's nodes (base+40 on, 3 masters and their replicas), and their cluster bus ports 10 above
+# each, in the sentinels' place (not port + 10000, which may lie in the kernel's ephemeral range or the tests' ports)
+CLUSTER_NODES=()
+for ((i = 0; i < 3 * (1 + CLUSTER_REDIS_REPLICAS); i++)); do CLUSTER_NODES+=($((B + 40 + i))); done
 # service:queue it consumes:gateway ports:HAProxy port
 SERVICES=("consumers:chat-replies:$((B + 60)),$((B + 61)):$((B + 70))" "workers:chat-messages:$((B + 62)),$((B + 63)):$((B + 71))")
 
@@ -122,7 +128,7 @@ start_redis_cluster() {
 		hosts+=("127.0.0.1:$p")
 	done
 	for p in "${CLUSTER_NODES[@]}"; do wait_for 10 "redis node $p" redis-cli -p "$p" ping; done
-	redis-cli --cluster create "${hosts[@]}" --cluster-replicas 1 --cluster-yes >"$D/log/cluster-create.log" 2>&1 ||
+	redis-cli --cluster create "${hosts[@]}" --cluster-replicas "$CLUSTER_REDIS_REPLICAS" --cluster-yes >"$D/log/cluster-create.log" 2>&1 ||
 		{ cat "$D/log/cluster-create.log" >&2; return 1; }
 	wait_for 60 "the Redis Cluster (cluster_state:ok, replicas synced)" cluster_healthy
 }
@@ -351,7 +357,7 @@ MAP
 MAP
 	else
 		cat <<MAP
-  Redis Cluster        $REDIS_URL (3 masters, 3 replicas)
+  Redis Cluster        $REDIS_URL (3 masters, $CLUSTER_REDIS_REPLICAS replica(s) each)
                        redis-cli -p ${CLUSTER_NODES[0]} CLUSTER NODES
 MAP
 	fi
@@ -464,6 +470,7 @@ CLUSTER_PG_PRIMARY_PORT=$PG_PRIMARY
 CLUSTER_DATABASE_URL='$DB_URL'
 CLUSTER_GATEWAY_DATABASE_URL='$GATEWAY_DB_URL'
 CLUSTER_REDIS=$CLUSTER_REDIS
+CLUSTER_REDIS_REPLICAS=$CLUSTER_REDIS_REPLICAS
 CLUSTER_REDIS_PORTS=$(IFS=,; echo "${REDIS_PORTS[*]}")
 CLUSTER_REDIS_URL='$REDIS_URL'
 ENV

@@ -27,8 +27,9 @@
 //                                         queue's hash tag, CLUSTER NODES), chosen at random; its replica
 //                                         takes over (cluster-node-timeout and election); the old master
 //                                         starts again on its data and rejoins as a replica
-//   redis-replica  redis replica SIGKILL  one replica lost (its master then has none: the relays' WAIT 1
-//                                         fails on that master until it is back); started again
+//   redis-replica  redis replica SIGKILL  one replica lost (with one replica per master its master then has
+//                                         none: the relays' WAIT 1 fails there until it is back); started again
+// (CLUSTER_REDIS_REPLICAS=2 in the environment: two replicas per master, scripts/cluster.sh)
 // After each fault it waits until the topology is whole again (Redis master with two linked replicas,
 // every sentinel up, or every cluster node up with cluster_state:ok and each master a linked replica;
 // Patroni leader and a streaming standby, every gateway healthy, HAProxy routing to each), so faults never overlap. Each fault's gap is printed per client kind and round, as a user
@@ -68,6 +69,8 @@ const REDIS_KIND = process.env.CLUSTER_REDIS ?? 'sentinel';
 const CLUSTERED = REDIS_KIND === 'cluster';
 const SENTINELS = CLUSTERED ? [] : ports('CLUSTER_SENTINEL_PORTS');
 const TOPOLOGY = CLUSTERED ? 'ha-cluster' : 'ha';
+// replicas per master (scripts/cluster.sh's CLUSTER_REDIS_REPLICAS), printed with the run
+const TOPOLOGY_NOTE = CLUSTERED ? ` (${process.env.CLUSTER_REDIS_REPLICAS ?? 1} replica(s) per master)` : '';
 const HAPROXY_PG = `postgresql://postgres@127.0.0.1:${env('CLUSTER_PG_PRIMARY_PORT')}/chat`;
 const MULTI_HOST = env('CLUSTER_DATABASE_URL');
 const GATEWAYS = { consumers: ports('CLUSTER_GATEWAYS_CONSUMERS'), workers: ports('CLUSTER_GATEWAYS_WORKERS') };
@@ -82,8 +85,8 @@ const pick = (xs) => xs[Math.floor(rand() * xs.length)];
 const t0 = Date.now();
 const say = (s) => console.log(`${((Date.now() - t0) / 1000).toFixed(1).padStart(7)}s  ${s}`);
 console.log(ROUNDS > 0
-	? `== chaos soak, topology ${TOPOLOGY}: seed ${seed}, ${ROUNDS} rounds of each fault, ${CHATS} chats per direction ==`
-	: `== chaos soak, topology ${TOPOLOGY}: seed ${seed}, ${SECONDS} s, ${CHATS} chats per direction ==`);
+	? `== chaos soak, topology ${TOPOLOGY}: seed ${seed}, ${ROUNDS} rounds of each fault, ${CHATS} chats per direction${TOPOLOGY_NOTE} ==`
+	: `== chaos soak, topology ${TOPOLOGY}: seed ${seed}, ${SECONDS} s, ${CHATS} chats per direction${TOPOLOGY_NOTE} ==`);
 console.log(`   replay with: tests/faults/soak.sh --topology ${TOPOLOGY} --seed ${seed} ` +
 	(ROUNDS > 0 ? `--rounds ${ROUNDS} --faults ${optString('faults', 'all')}` : `--seconds ${SECONDS}`));
 
