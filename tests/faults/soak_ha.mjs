@@ -43,7 +43,7 @@
 //   shown twice = 0, per-chat order violations = 0, unsent = 0.
 //   node soak_ha.mjs [--seed N] [--seconds S] [--chats C] [--rounds N [--faults key,key...]]
 //                    [--max-gap key=seconds,...]
-import { execFile, execFileSync } from 'node:child_process';
+import { execFile } from 'node:child_process';
 import { promisify } from 'node:util';
 import fs from 'node:fs';
 import pg from 'pg';
@@ -108,18 +108,20 @@ const killWait = async (pid, signal = 'SIGKILL') => {
 	await waitUntil(`pid ${pid} to exit`, () => !alive(pid), 30000);
 };
 
-const redisCli = (port, ...args) => {
-	try { return execFileSync('redis-cli', ['-p', String(port), ...args], { encoding: 'utf8', timeout: 3000, stdio: ['ignore', 'pipe', 'ignore'] }); } catch { return ''; }
+// asynchronous: a synchronous child process would stop this process's clients from reading meanwhile,
+// and their messages would be counted as shown late (polling the topology runs throughout a failover)
+const redisCli = async (port, ...args) => {
+	try { return (await run('redis-cli', ['-p', String(port), ...args], { encoding: 'utf8', timeout: 3000 })).stdout; } catch { return ''; }
 };
-const redisMasterPort = () => Number(redisCli(SENTINELS[0], 'SENTINEL', 'get-master-addr-by-name', 'chat').split('\n')[1]);
+const redisMasterPort = async () => Number((await redisCli(SENTINELS[0], 'SENTINEL', 'get-master-addr-by-name', 'chat')).split('\n')[1]);
 // cluster.sh's names by port
 const redisName = (port) => (CLUSTERED ? `redis-${port}` : ['redis-master', 'redis-replica', 'redis-replica-2'][REDIS.indexOf(port)]);
 
 // --- the Redis Cluster's view (CLUSTER_REDIS=cluster) ---------------------------------------------
 // clusterNodes(): CLUSTER NODES of the first node that answers, as { id, port, flags, master, slots }
-const clusterNodes = () => {
+const clusterNodes = async () => {
 	for (const p of REDIS) {
-		const out = redisCli(p, 'CLUSTER', 'NODES');
+		const out = await redisCli(p, 'CLUSTER', 'NODES');
 		if (!out) continue;
 		return out.trim().split('\n').map((l) => l.split(' ')).map((f) => ({
 			id: f[0], port: Number(f[1].split(/[:@]/)[1]), flags: f[2].split(','), master: f[3], slots: f.slice(8),
@@ -127,18 +129,18 @@ const clusterNodes = () => {
 	}
 	return [];
 };
-const slotOf = (key) => Number(redisCli(REDIS[0], 'CLUSTER', 'KEYSLOT', key).trim() || redisCli(REDIS[1], 'CLUSTER', 'KEYSLOT', key).trim());
+const slotOf = async (key) => Number((await redisCli(REDIS[0], 'CLUSTER', 'KEYSLOT', key)).trim() || (await redisCli(REDIS[1], 'CLUSTER', 'KEYSLOT', key)).trim());
 // the slots of the services' queues (one partition each: the queue's keys carry the tag {<queue>},
 // common/redis_cluster.hpp ClusterQueueName)
-const queueSlots = () => Object.values(DIRECTIONS).map((d) => slotOf(`{${d.queue}}`));
+const queueSlots = () => Promise.all(Object.values(DIRECTIONS).map((d) => slotOf(`{${d.queue}}`)));
 const inRanges = (slot, ranges) => ranges.some((r) => {
 	if (r.startsWith('[')) return false; // a slot being migrated
 	const [lo, hi = lo] = r.split('-').map(Number);
 	return slot >= lo && slot <= hi;
 });
 // slotMaster(slot): the port of the master that serves a slot now (CLUSTER NODES of a live node), or 0
-const slotMaster = (slot) => {
-	const n = clusterNodes().find((m) => m.flags.includes('master') && !m.flags.includes('fail') && inRanges(slot, m.slots));
+const slotMaster = async (slot) => {
+	const n = (await clusterNodes()).find((m) => m.flags.includes('master') && !m.flags.includes('fail') && inRanges(slot, m.slots));
 	return n?.port ?? 0;
 };
 
@@ -161,14 +163,15 @@ const gatewayUp = async (port) => {
 
 // clusterWhole(): every node answers and says cluster_state:ok, every master with slots has a replica
 // whose link is up (redis_min_replicas = 1 needs one on each)
-function clusterWhole() {
-	for (const p of REDIS) if (!/cluster_state:ok/.test(redisCli(p, 'CLUSTER', 'INFO'))) return false;
-	const nodes = clusterNodes();
+async function clusterWhole() {
+	for (const p of REDIS) if (!/cluster_state:ok/.test(await redisCli(p, 'CLUSTER', 'INFO'))) return false;
+	const nodes = await clusterNodes();
 	const masters = nodes.filter((n) => n.flags.includes('master') && n.slots.length && !n.flags.includes('fail'));
 	if (masters.length !== 3) return false;
 	for (const m of masters) {
 		const replicas = nodes.filter((n) => n.master === m.id && !n.flags.includes('fail'));
-		if (!replicas.some((r) => /master_link_status:up/.test(redisCli(r.port, 'INFO', 'replication')))) return false;
+		const links = await Promise.all(replicas.map((r) => redisCli(r.port, 'INFO', 'replication')));
+		if (!links.some((info) => /master_link_status:up/.test(info))) return false;
 	}
 	return true;
 }
@@ -176,12 +179,12 @@ function clusterWhole() {
 // whole(): one Redis master (as every sentinel sees it) with two replicas whose links are up (or the
 // cluster whole), a Patroni leader and a synchronous standby, every gateway healthy, and HAProxy routing to each.
 async function whole() {
-	if (CLUSTERED) return clusterWhole() && pgAndGatewaysWhole();
-	const m = redisMasterPort();
+	if (CLUSTERED) return (await clusterWhole()) && pgAndGatewaysWhole();
+	const m = await redisMasterPort();
 	if (!m) return false;
-	if (SENTINELS.some((p) => Number(redisCli(p, 'SENTINEL', 'get-master-addr-by-name', 'chat').split('\n')[1]) !== m)) return false;
+	for (const p of SENTINELS) if (Number((await redisCli(p, 'SENTINEL', 'get-master-addr-by-name', 'chat')).split('\n')[1]) !== m) return false;
 	for (const other of REDIS.filter((p) => p !== m)) {
-		const info = redisCli(other, 'INFO', 'replication');
+		const info = await redisCli(other, 'INFO', 'replication');
 		if (!/master_link_status:up/.test(info) || !info.includes(`master_port:${m}`)) return false;
 	}
 	return pgAndGatewaysWhole();
@@ -275,19 +278,19 @@ const count = (kind) => (faults[kind] = (faults[kind] ?? 0) + 1);
 const FAULTS = {
 	async 'redis master SIGKILL'() {
 		if (CLUSTERED) return clusterMasterKill();
-		const m = redisMasterPort();
+		const m = await redisMasterPort();
 		const name = redisName(m);
 		const pid = pidOf(name);
 		say(`fault: SIGKILL Redis master :${m} (${name})`);
 		await killWait(pid);
-		await waitUntil('Sentinel to promote the replica', () => redisMasterPort() && redisMasterPort() !== m, 60000);
-		say(`  Sentinel promoted :${redisMasterPort()}; the old master starts again`);
+		await waitUntil('Sentinel to promote the replica', async () => { const p = await redisMasterPort(); return p && p !== m; }, 60000);
+		say(`  Sentinel promoted :${await redisMasterPort()}; the old master starts again`);
 		await sleep(between(0, 3000));
 		await restart(name);
 	},
 	async 'redis replica SIGKILL'() {
-		const m = redisMasterPort();
-		const port = pick(CLUSTERED ? clusterNodes().filter((n) => n.flags.includes('slave')).map((n) => n.port) : REDIS.filter((p) => p !== m));
+		const m = CLUSTERED ? 0 : await redisMasterPort();
+		const port = pick(CLUSTERED ? (await clusterNodes()).filter((n) => n.flags.includes('slave')).map((n) => n.port) : REDIS.filter((p) => p !== m));
 		const name = redisName(port);
 		say(`fault: SIGKILL Redis replica :${port} (${name})`);
 		await killWait(pidOf(name));
@@ -360,14 +363,14 @@ const FAULTS = {
 // a Redis Cluster master that holds a service queue's slot, SIGKILLed; its replica is promoted by the
 // cluster itself (no Sentinel); the old master starts again on its data and rejoins as a replica
 async function clusterMasterKill() {
-	const slots = queueSlots();
-	const holders = [...new Set(slots.map(slotMaster).filter(Boolean))];
-	const m = pick(holders);
-	const mine = slots.filter((s) => slotMaster(s) === m);
+	const slots = await queueSlots();
+	const masters = await Promise.all(slots.map(slotMaster));
+	const m = pick([...new Set(masters.filter(Boolean))]);
+	const mine = slots.filter((s, i) => masters[i] === m);
 	say(`fault: SIGKILL Redis Cluster master :${m} (serves slot ${mine.join(', ')} of the queues {${Object.values(DIRECTIONS).map((d) => d.queue).join('}, {')}})`);
 	await killWait(pidOf(redisName(m)));
-	await waitUntil('the cluster to promote a replica', () => mine.every((s) => { const p = slotMaster(s); return p && p !== m; }), 60000, 100);
-	say(`  the cluster promoted :${slotMaster(mine[0])} (${((Date.now() - struck) / 1000).toFixed(2)} s after the kill); the old master starts again`);
+	await waitUntil('the cluster to promote a replica', async () => (await Promise.all(mine.map(slotMaster))).every((p) => p && p !== m), 60000, 100);
+	say(`  the cluster promoted :${await slotMaster(mine[0])} (${((Date.now() - struck) / 1000).toFixed(2)} s after the kill); the old master starts again`);
 	await sleep(between(0, 3000));
 	await restart(redisName(m));
 }
