@@ -23,7 +23,8 @@
 # redis-cluster:// URL; its nodes are named redis-<port> (`restart redis-<port>` starts a killed one again on
 # its data: after a failover it rejoins as a replica). With one replica per master, a master's loss leaves the
 # promoted replica alone, and redis_min_replicas = 1 holds its partitions' rows until a replica is back
-# (docs/ha.md, "A Redis Cluster master"); CLUSTER_REDIS_REPLICAS=2 is the Sentinel variant's margin.
+# (docs/ha.md, "What happens at a failover"); CLUSTER_REDIS_REPLICAS=2 is the Sentinel variant's margin.
+# `start` records these in $CLUSTER_DIR/redis.settings, which the later commands read.
 # Everything listens on 127.0.0.1 and trusts local connections: a demonstration, not a hardened setup.
 set -euo pipefail
 
@@ -40,6 +41,10 @@ PG_PRIMARY=$((B + 30)) HAPROXY_STATS=$((B + 31))
 # cluster.sh names the Redis nodes by the port they started on, whichever is master now
 REDIS_MASTER=$((B + 40)) REDIS_REPLICA=$((B + 41)) REDIS_REPLICA2=$((B + 42))
 SENTINELS=($((B + 50)) $((B + 51)) $((B + 52)))
+# the Redis kind a started cluster was given (recorded by start) holds for its later commands (stop, restart, env)
+if [ "${1:-}" != start ] && [ -f "$D/redis.settings" ]; then
+	. "$D/redis.settings"
+fi
 CLUSTER_REDIS=${CLUSTER_REDIS:-sentinel}
 CLUSTER_NODE_TIMEOUT=${CLUSTER_NODE_TIMEOUT:-2000}
 CLUSTER_REDIS_REPLICAS=${CLUSTER_REDIS_REPLICAS:-1}
@@ -383,6 +388,8 @@ cmd_start() {
 	rm -rf "$D"
 	mkdir -p "$D/log" "$D/pids"
 	head -c 32 /dev/urandom | od -An -tx1 | tr -d ' \n' >"$D/jwt-secret"
+	printf 'CLUSTER_REDIS=%s\nCLUSTER_REDIS_REPLICAS=%s\nCLUSTER_NODE_TIMEOUT=%s\n' "$CLUSTER_REDIS" "$CLUSTER_REDIS_REPLICAS" \
+		"$CLUSTER_NODE_TIMEOUT" >"$D/redis.settings"
 	start_etcd
 	start_redis
 	start_patroni
