@@ -1,20 +1,30 @@
 #!/usr/bin/env bash
 # scripts/cluster.sh - the production topology on one machine, for trying failovers by hand:
 #   etcd (one member), a Patroni pair (PostgreSQL 15 with chat_outbox, synchronous replication),
-#   a Redis master with two replicas and three sentinels, and for each service (consumers, workers)
+#   a Redis master with two replicas and three sentinels (or, with CLUSTER_REDIS=cluster, a Redis Cluster
+#   of three masters and three replicas), and for each service (consumers, workers)
 #   two chat-outboxd gateways behind HAProxy; HAProxy also routes a port to the Postgres primary,
 #   which the gateways use. Timings are chosen for failover in seconds (docs/ha.md, "Timings").
 #
 #   scripts/cluster.sh start    start everything; returns once HAProxy routes to every part (prints where each listens)
-#   scripts/cluster.sh status   what runs, Patroni's, Sentinel's and HAProxy's view
+#   scripts/cluster.sh status   what runs, Patroni's, Sentinel's (or the Redis Cluster's) and HAProxy's view
 #   scripts/cluster.sh stop     stop everything it started (by the pids it recorded)
-#   scripts/cluster.sh restart <part>   start a part again after it was killed (redis-master, patroni-1, haproxy, ...)
+#   scripts/cluster.sh restart <part>   start a part again after it was killed (redis-master, patroni-1, haproxy,
+#                                       redis-<port> for a Redis Cluster node, ...)
 #   scripts/cluster.sh haproxy-up       exit 0 when HAProxy's stats socket says every gateway and the Postgres leader UP
 #   scripts/cluster.sh env      where each part listens, as shell assignments (for scripts and tests)
 #
 # Needs what scripts/setup.sh installs (the extension installed with `make install`, the daemon built in
 # build/) and the Debian packages patroni, etcd-server, haproxy, redis-sentinel. State, logs and pids
 # live in $CLUSTER_DIR (default build/cluster); ports start at $CLUSTER_PORT_BASE (default 27000).
+# CLUSTER_REDIS=sentinel (the default) runs Redis under Sentinel; CLUSTER_REDIS=cluster runs a Redis Cluster
+# instead (3 masters with $CLUSTER_REDIS_REPLICAS replicas each, default 1; cluster-node-timeout
+# $CLUSTER_NODE_TIMEOUT, default 2000 ms; appendonly), and the extension's relay and every gateway use its
+# redis-cluster:// URL; its nodes are named redis-<port> (`restart redis-<port>` starts a killed one again on
+# its data: after a failover it rejoins as a replica). With one replica per master, a master's loss leaves the
+# promoted replica alone, and redis_min_replicas = 1 holds its partitions' rows until a replica is back
+# (docs/ha.md, "What happens at a failover"); CLUSTER_REDIS_REPLICAS=2 is the Sentinel variant's margin.
+# `start` records these in $CLUSTER_DIR/redis.settings, which the later commands read.
 # Everything listens on 127.0.0.1 and trusts local connections: a demonstration, not a hardened setup.
 set -euo pipefail
 
@@ -31,10 +41,31 @@ PG_PRIMARY=$((B + 30)) HAPROXY_STATS=$((B + 31))
 # cluster.sh names the Redis nodes by the port they started on, whichever is master now
 REDIS_MASTER=$((B + 40)) REDIS_REPLICA=$((B + 41)) REDIS_REPLICA2=$((B + 42))
 SENTINELS=($((B + 50)) $((B + 51)) $((B + 52)))
+# the Redis kind a started cluster was given (recorded by start) holds for its later commands (stop, restart, env)
+if [ "${1:-}" != start ] && [ -f "$D/redis.settings" ]; then
+	. "$D/redis.settings"
+fi
+CLUSTER_REDIS=${CLUSTER_REDIS:-sentinel}
+CLUSTER_NODE_TIMEOUT=${CLUSTER_NODE_TIMEOUT:-2000}
+CLUSTER_REDIS_REPLICAS=${CLUSTER_REDIS_REPLICAS:-1}
+[[ $CLUSTER_REDIS_REPLICAS =~ ^[12]$ ]] || { echo "cluster: CLUSTER_REDIS_REPLICAS is 1 or 2" >&2; exit 2; }
+# a Redis Cluster's nodes (base+40 on, 3 masters and their replicas), and their cluster bus ports 10 above
+# each, in the sentinels' place (not port + 10000, which may lie in the kernel's ephemeral range or the tests' ports)
+CLUSTER_NODES=()
+for ((i = 0; i < 3 * (1 + CLUSTER_REDIS_REPLICAS); i++)); do CLUSTER_NODES+=($((B + 40 + i))); done
 # service:queue it consumes:gateway ports:HAProxy port
 SERVICES=("consumers:chat-replies:$((B + 60)),$((B + 61)):$((B + 70))" "workers:chat-messages:$((B + 62)),$((B + 63)):$((B + 71))")
 
 SENTINEL_URL="redis-sentinel://127.0.0.1:${SENTINELS[0]},127.0.0.1:${SENTINELS[1]},127.0.0.1:${SENTINELS[2]}/chat"
+case $CLUSTER_REDIS in
+sentinel) REDIS_URL=$SENTINEL_URL REDIS_PORTS=("$REDIS_MASTER" "$REDIS_REPLICA" "$REDIS_REPLICA2") ;;
+cluster)
+	REDIS_PORTS=("${CLUSTER_NODES[@]}")
+	REDIS_URL="redis-cluster://$(printf '127.0.0.1:%s,' "${CLUSTER_NODES[@]}")"
+	REDIS_URL=${REDIS_URL%,}
+	;;
+*) echo "cluster: CLUSTER_REDIS is sentinel or cluster, not $CLUSTER_REDIS" >&2; exit 2 ;;
+esac
 DB_URL="postgresql://postgres@127.0.0.1:${PG[0]},127.0.0.1:${PG[1]}/chat?target_session_attrs=read-write"
 # the gateways go through HAProxy: it follows Patroni's leader and cuts sessions on a node that lost it
 GATEWAY_DB_URL="postgresql://postgres@127.0.0.1:$PG_PRIMARY/chat"
@@ -77,8 +108,39 @@ redis_node() {
 		--appendonly yes --appendfsync everysec --maxmemory-policy noeviction "$@"
 }
 
+# cluster_node <port>: exec one node of the Redis Cluster (its data and nodes.conf in $D/redis-<port>)
+cluster_node() {
+	local port=$1
+	redis_node "redis-$port" "$port" --cluster-enabled yes --cluster-port $((port + 10)) \
+		--cluster-config-file nodes.conf --cluster-node-timeout "$CLUSTER_NODE_TIMEOUT" --repl-diskless-sync-delay 0
+}
+
+# cluster_healthy: every node answers and says cluster_state:ok, and every replica has its master's data
+# (a replica whose first sync failed would never be failed over to)
+cluster_healthy() {
+	local p info
+	for p in "${CLUSTER_NODES[@]}"; do
+		redis-cli -p "$p" CLUSTER INFO | grep -q '^cluster_state:ok' || return 1
+		info=$(redis-cli -p "$p" INFO replication) || return 1
+		! grep -q '^role:slave' <<<"$info" || grep -q '^master_link_status:up' <<<"$info" || return 1
+	done
+}
+
+start_redis_cluster() {
+	local p hosts=()
+	for p in "${CLUSTER_NODES[@]}"; do
+		run_bg "redis-$p" cluster_node "$p"
+		hosts+=("127.0.0.1:$p")
+	done
+	for p in "${CLUSTER_NODES[@]}"; do wait_for 10 "redis node $p" redis-cli -p "$p" ping; done
+	redis-cli --cluster create "${hosts[@]}" --cluster-replicas "$CLUSTER_REDIS_REPLICAS" --cluster-yes >"$D/log/cluster-create.log" 2>&1 ||
+		{ cat "$D/log/cluster-create.log" >&2; return 1; }
+	wait_for 60 "the Redis Cluster (cluster_state:ok, replicas synced)" cluster_healthy
+}
+
 start_redis() {
 	local port
+	[ "$CLUSTER_REDIS" = sentinel ] || { start_redis_cluster; return; }
 	run_bg redis-master redis_node redis-master "$REDIS_MASTER"
 	wait_for 10 "redis master" redis-cli -p "$REDIS_MASTER" ping
 	# two replicas: after the master's loss one is promoted and the other still meets the relay's WAIT 1
@@ -150,7 +212,7 @@ postgresql:
     unix_socket_directories: '$D/sock'
     shared_preload_libraries: chat_outbox
     chat_outbox.database: chat
-    chat_outbox.redis_url: '$SENTINEL_URL'
+    chat_outbox.redis_url: '$REDIS_URL'
     chat_outbox.redis_min_replicas: 1
 YAML
 }
@@ -268,7 +330,7 @@ create_database() {
 # (4/3 of the ttl), not 6.7 s (docs/ha.md, "Timings")
 start_gateway() {
 	run_bg "gateway-$1-$3" "$CHAT_OUTBOXD" --service "$1" --queue "$2" --identity "$1-$3" --lease-ttl 2000 \
-		--listen "127.0.0.1:$4" --redis-url "$SENTINEL_URL" --database-url "$GATEWAY_DB_URL" --jwt-secret "$(cat "$D/jwt-secret")"
+		--listen "127.0.0.1:$4" --redis-url "$REDIS_URL" --database-url "$GATEWAY_DB_URL" --jwt-secret "$(cat "$D/jwt-secret")"
 	wait_for 20 "gateway $1-$3" curl -sf "http://127.0.0.1:$4/healthz"
 }
 
@@ -292,9 +354,18 @@ chat_outbox cluster in $D (logs in $D/log)
   Postgres (Patroni)   pg1 127.0.0.1:${PG[0]} (REST ${REST[0]}), pg2 127.0.0.1:${PG[1]} (REST ${REST[1]}); synchronous_mode on
                        primary via HAProxy (the gateways use it): $GATEWAY_DB_URL
                        patronictl -c $D/pg1.yml list
+MAP
+	if [ "$CLUSTER_REDIS" = sentinel ]; then
+		cat <<MAP
   Redis                master 127.0.0.1:$REDIS_MASTER, replicas 127.0.0.1:$REDIS_REPLICA and 127.0.0.1:$REDIS_REPLICA2
                        sentinels: $SENTINEL_URL
 MAP
+	else
+		cat <<MAP
+  Redis Cluster        $REDIS_URL (3 masters, $CLUSTER_REDIS_REPLICAS replica(s) each)
+                       redis-cli -p ${CLUSTER_NODES[0]} CLUSTER NODES
+MAP
+	fi
 	for s in "${SERVICES[@]}"; do
 		IFS=: read -r svc queue ports front <<<"$s"
 		printf '  %-20s gateways %s (queue %s), through HAProxy: http://127.0.0.1:%s\n' "$svc" "${ports//,/ and }" "$queue" "$front"
@@ -311,12 +382,14 @@ cmd_start() {
 		echo "cluster: already running (scripts/cluster.sh status, or stop)" >&2
 		exit 1
 	fi
-	command -v patroni etcd haproxy redis-sentinel >/dev/null ||
+	command -v patroni etcd haproxy redis-sentinel redis-cli >/dev/null ||
 		{ echo "cluster: needs patroni, etcd-server, haproxy and redis-sentinel (scripts/setup.sh installs them)" >&2; exit 1; }
 	[ -x "$CHAT_OUTBOXD" ] || { echo "cluster: no $CHAT_OUTBOXD (build first)" >&2; exit 1; }
 	rm -rf "$D"
 	mkdir -p "$D/log" "$D/pids"
 	head -c 32 /dev/urandom | od -An -tx1 | tr -d ' \n' >"$D/jwt-secret"
+	printf 'CLUSTER_REDIS=%s\nCLUSTER_REDIS_REPLICAS=%s\nCLUSTER_NODE_TIMEOUT=%s\n' "$CLUSTER_REDIS" "$CLUSTER_REDIS_REPLICAS" \
+		"$CLUSTER_NODE_TIMEOUT" >"$D/redis.settings"
 	start_etcd
 	start_redis
 	start_patroni
@@ -329,11 +402,12 @@ cmd_start() {
 }
 
 cmd_stop() {
-	local f name pid
+	local f name pid p nodes=()
 	[ -d "$D/pids" ] || { echo "cluster: nothing recorded in $D"; return 0; }
+	for p in "${CLUSTER_NODES[@]}"; do nodes+=("redis-$p"); done
 	# gateways first (they finish their batches), the servers after, etcd last
 	for name in gateway-consumers-1 gateway-consumers-2 gateway-workers-1 gateway-workers-2 haproxy \
-		patroni-1 patroni-2 sentinel-0 sentinel-1 sentinel-2 redis-replica-2 redis-replica redis-master etcd; do
+		patroni-1 patroni-2 sentinel-0 sentinel-1 sentinel-2 redis-replica-2 redis-replica redis-master "${nodes[@]}" etcd; do
 		f=$D/pids/$name.pid
 		[ -f "$f" ] || continue
 		pid=$(cat "$f")
@@ -348,7 +422,8 @@ cmd_stop() {
 }
 
 # restart <part>: start one part again after it died (a failover test kills them), as `start` did.
-# A Redis node starts without --replicaof: Sentinel makes it a replica of whichever node is the master.
+# A Redis node starts without --replicaof: Sentinel makes it a replica of whichever node is the master; a
+# Redis Cluster node (redis-<port>) starts on its nodes.conf and rejoins, as a replica if it lost its slots.
 cmd_restart() {
 	local name=${1:-} s svc queue ports n p
 	[ -d "$D/pids" ] || { echo "cluster: not started ($D)" >&2; exit 1; }
@@ -358,6 +433,12 @@ cmd_restart() {
 	redis-replica) run_bg redis-replica redis_node redis-replica "$REDIS_REPLICA" ;;
 	redis-replica-2) run_bg redis-replica-2 redis_node redis-replica-2 "$REDIS_REPLICA2" ;;
 	sentinel-[012]) run_bg "$name" redis-sentinel "$D/$name.conf" ;;
+	redis-[0-9]*)
+		[[ " ${CLUSTER_NODES[*]} " == *" ${name#redis-} "* ]] && [ "$CLUSTER_REDIS" = cluster ] ||
+			{ echo "cluster: no Redis Cluster node $name" >&2; exit 2; }
+		run_bg "$name" cluster_node "${name#redis-}"
+		wait_for 10 "$name" redis-cli -p "${name#redis-}" ping
+		;;
 	haproxy)
 		start_haproxy
 		wait_for 30 "HAProxy to mark every gateway and the Postgres leader UP" haproxy_up
@@ -380,7 +461,7 @@ cmd_restart() {
 		exit 2
 		;;
 	*)
-		echo "cluster: restart takes redis-master, redis-replica, redis-replica-2, sentinel-<0-2>, patroni-1, patroni-2, haproxy or gateway-<service>-<n>" >&2
+		echo "cluster: restart takes redis-master, redis-replica, redis-replica-2, sentinel-<0-2> (Sentinel), redis-<port> (Redis Cluster), patroni-1, patroni-2, haproxy or gateway-<service>-<n>" >&2
 		exit 2
 		;;
 	esac
@@ -394,8 +475,13 @@ CLUSTER_PG_PORTS=${PG[0]},${PG[1]}
 CLUSTER_PG_REST_PORTS=${REST[0]},${REST[1]}
 CLUSTER_PG_PRIMARY_PORT=$PG_PRIMARY
 CLUSTER_DATABASE_URL='$DB_URL'
-CLUSTER_REDIS_PORTS=$REDIS_MASTER,$REDIS_REPLICA,$REDIS_REPLICA2
 CLUSTER_GATEWAY_DATABASE_URL='$GATEWAY_DB_URL'
+CLUSTER_REDIS=$CLUSTER_REDIS
+CLUSTER_REDIS_REPLICAS=$CLUSTER_REDIS_REPLICAS
+CLUSTER_REDIS_PORTS=$(IFS=,; echo "${REDIS_PORTS[*]}")
+CLUSTER_REDIS_URL='$REDIS_URL'
+ENV
+	[ "$CLUSTER_REDIS" != sentinel ] || cat <<ENV
 CLUSTER_SENTINEL_PORTS=${SENTINELS[0]},${SENTINELS[1]},${SENTINELS[2]}
 CLUSTER_SENTINEL_URL='$SENTINEL_URL'
 ENV
@@ -406,7 +492,7 @@ ENV
 }
 
 cmd_status() {
-	local f name
+	local f name p
 	[ -d "$D/pids" ] || { echo "cluster: not started ($D)"; return 0; }
 	for f in "$D"/pids/*.pid; do
 		[ -f "$f" ] || continue
@@ -415,7 +501,14 @@ cmd_status() {
 	done
 	echo "-- Patroni"
 	as_pg patronictl -c "$D/pg1.yml" list 2>/dev/null || echo "(patronictl did not answer)"
-	echo "-- Sentinel: master of 'chat' is $(redis-cli -p "${SENTINELS[0]}" SENTINEL get-master-addr-by-name chat 2>/dev/null | paste -sd:)"
+	if [ "$CLUSTER_REDIS" = sentinel ]; then
+		echo "-- Sentinel: master of 'chat' is $(redis-cli -p "${SENTINELS[0]}" SENTINEL get-master-addr-by-name chat 2>/dev/null | paste -sd:)"
+	else
+		echo "-- Redis Cluster (CLUSTER NODES of the first node that answers)"
+		for p in "${CLUSTER_NODES[@]}"; do
+			redis-cli -p "$p" CLUSTER NODES 2>/dev/null | awk '{ print "  " $2 " " $3 " " $8 " " $9 " " $10 }' | grep . && break
+		done || echo "(no node answered)"
+	fi
 	echo "-- HAProxy (server status)"
 	haproxy_stat 2>/dev/null | awk -F, '$1 !~ /^#/ && $2 != "FRONTEND" && $2 != "BACKEND" && $1 != "stats" && NF > 18 { print "  " $1 "/" $2 " " $18 }' ||
 		echo "(HAProxy's stats socket did not answer)"

@@ -8,7 +8,10 @@
 #                      faults once in a fixed order instead of at random (the test faults.scaled)
 #   --topology ha      scripts/cluster.sh's topology: Patroni pair, Redis under Sentinel, gateways
 #                      behind HAProxy (soak_ha.sh)
-case " $* " in *" --topology ha "*) exec "$(dirname "$0")/soak_ha.sh" "$@" ;; esac
+#   --topology ha-cluster  the same with a Redis Cluster (3 masters, 3 replicas) instead of Sentinel
+#                      (scripts/cluster.sh's CLUSTER_REDIS=cluster); its Redis fault kills a master
+#                      that serves a queue's slot
+case " $* " in *" --topology ha "* | *" --topology ha-cluster "*) exec "$(dirname "$0")/soak_ha.sh" "$@" ;; esac
 . "$(dirname "$0")/../harness/lib.sh"
 if [[ " $* " == *" --topology scaled "* ]]; then
 	. "$H_ROOT/tests/harness/shards.sh"

@@ -21,9 +21,18 @@
 //                                         leader key when it expires; the old node starts again (a standby)
 //   gateway        gateway SIGKILL        one gateway killed, HAProxy moves its clients; started again after a pause
 //   haproxy        haproxy restart        HAProxy SIGKILLed and started again (cluster.sh restart haproxy)
+// With CLUSTER_REDIS=cluster (soak.sh --topology ha-cluster) Redis is a Redis Cluster of 3 masters and 3
+// replicas (scripts/cluster.sh) and its faults are:
+//   redis-master   redis master SIGKILL   a master holding a service queue's slot (CLUSTER KEYSLOT of the
+//                                         queue's hash tag, CLUSTER NODES), chosen at random; its replica
+//                                         takes over (cluster-node-timeout and election); the old master
+//                                         starts again on its data and rejoins as a replica
+//   redis-replica  redis replica SIGKILL  one replica lost (with one replica per master its master then has
+//                                         none: the relays' WAIT 1 fails there until it is back); started again
+// (CLUSTER_REDIS_REPLICAS=2 in the environment: two replicas per master, scripts/cluster.sh)
 // After each fault it waits until the topology is whole again (Redis master with two linked replicas,
-// every sentinel up, Patroni leader and a streaming standby, every gateway healthy, HAProxy routing to
-// each), so faults never overlap. Each fault's gap is printed per client kind and round, as a user
+// every sentinel up, or every cluster node up with cluster_state:ok and each master a linked replica;
+// Patroni leader and a streaming standby, every gateway healthy, HAProxy routing to each), so faults never overlap. Each fault's gap is printed per client kind and round, as a user
 // feels it: the longest time a client was shown nothing, from the last message shown before the fault
 // struck to the first after (or a longer pause before the topology was whole again); with where the
 // sends' commits and the inbox writes paused (docs/faults.md, section 5). --max-gap fails the soak
@@ -34,7 +43,7 @@
 //   shown twice = 0, per-chat order violations = 0, unsent = 0.
 //   node soak_ha.mjs [--seed N] [--seconds S] [--chats C] [--rounds N [--faults key,key...]]
 //                    [--max-gap key=seconds,...]
-import { execFile, execFileSync } from 'node:child_process';
+import { execFile } from 'node:child_process';
 import { promisify } from 'node:util';
 import fs from 'node:fs';
 import pg from 'pg';
@@ -55,7 +64,13 @@ const ports = (name) => env(name).split(',').map(Number);
 const PG_PORTS = ports('CLUSTER_PG_PORTS');
 const REST = ports('CLUSTER_PG_REST_PORTS');
 const REDIS = ports('CLUSTER_REDIS_PORTS');
-const SENTINELS = ports('CLUSTER_SENTINEL_PORTS');
+// sentinel or cluster (scripts/cluster.sh's CLUSTER_REDIS)
+const REDIS_KIND = process.env.CLUSTER_REDIS ?? 'sentinel';
+const CLUSTERED = REDIS_KIND === 'cluster';
+const SENTINELS = CLUSTERED ? [] : ports('CLUSTER_SENTINEL_PORTS');
+const TOPOLOGY = CLUSTERED ? 'ha-cluster' : 'ha';
+// replicas per master (scripts/cluster.sh's CLUSTER_REDIS_REPLICAS), printed with the run
+const TOPOLOGY_NOTE = CLUSTERED ? ` (${process.env.CLUSTER_REDIS_REPLICAS ?? 1} replica(s) per master)` : '';
 const HAPROXY_PG = `postgresql://postgres@127.0.0.1:${env('CLUSTER_PG_PRIMARY_PORT')}/chat`;
 const MULTI_HOST = env('CLUSTER_DATABASE_URL');
 const GATEWAYS = { consumers: ports('CLUSTER_GATEWAYS_CONSUMERS'), workers: ports('CLUSTER_GATEWAYS_WORKERS') };
@@ -70,9 +85,9 @@ const pick = (xs) => xs[Math.floor(rand() * xs.length)];
 const t0 = Date.now();
 const say = (s) => console.log(`${((Date.now() - t0) / 1000).toFixed(1).padStart(7)}s  ${s}`);
 console.log(ROUNDS > 0
-	? `== chaos soak, topology ha: seed ${seed}, ${ROUNDS} rounds of each fault, ${CHATS} chats per direction ==`
-	: `== chaos soak, topology ha: seed ${seed}, ${SECONDS} s, ${CHATS} chats per direction ==`);
-console.log(`   replay with: tests/faults/soak.sh --topology ha --seed ${seed} ` +
+	? `== chaos soak, topology ${TOPOLOGY}: seed ${seed}, ${ROUNDS} rounds of each fault, ${CHATS} chats per direction${TOPOLOGY_NOTE} ==`
+	: `== chaos soak, topology ${TOPOLOGY}: seed ${seed}, ${SECONDS} s, ${CHATS} chats per direction${TOPOLOGY_NOTE} ==`);
+console.log(`   replay with: tests/faults/soak.sh --topology ${TOPOLOGY} --seed ${seed} ` +
 	(ROUNDS > 0 ? `--rounds ${ROUNDS} --faults ${optString('faults', 'all')}` : `--seconds ${SECONDS}`));
 
 // --- the cluster's processes, by the pid files scripts/cluster.sh keeps --------------------------
@@ -93,11 +108,41 @@ const killWait = async (pid, signal = 'SIGKILL') => {
 	await waitUntil(`pid ${pid} to exit`, () => !alive(pid), 30000);
 };
 
-const redisCli = (port, ...args) => {
-	try { return execFileSync('redis-cli', ['-p', String(port), ...args], { encoding: 'utf8', timeout: 3000, stdio: ['ignore', 'pipe', 'ignore'] }); } catch { return ''; }
+// asynchronous: a synchronous child process would stop this process's clients from reading meanwhile,
+// and their messages would be counted as shown late (polling the topology runs throughout a failover)
+const redisCli = async (port, ...args) => {
+	try { return (await run('redis-cli', ['-p', String(port), ...args], { encoding: 'utf8', timeout: 3000 })).stdout; } catch { return ''; }
 };
-const redisMasterPort = () => Number(redisCli(SENTINELS[0], 'SENTINEL', 'get-master-addr-by-name', 'chat').split('\n')[1]);
-const redisName = (port) => ['redis-master', 'redis-replica', 'redis-replica-2'][REDIS.indexOf(port)]; // cluster.sh's names by port
+const redisMasterPort = async () => Number((await redisCli(SENTINELS[0], 'SENTINEL', 'get-master-addr-by-name', 'chat')).split('\n')[1]);
+// cluster.sh's names by port
+const redisName = (port) => (CLUSTERED ? `redis-${port}` : ['redis-master', 'redis-replica', 'redis-replica-2'][REDIS.indexOf(port)]);
+
+// --- the Redis Cluster's view (CLUSTER_REDIS=cluster) ---------------------------------------------
+// clusterNodes(): CLUSTER NODES of the first node that answers, as { id, port, flags, master, slots }
+const clusterNodes = async () => {
+	for (const p of REDIS) {
+		const out = await redisCli(p, 'CLUSTER', 'NODES');
+		if (!out) continue;
+		return out.trim().split('\n').map((l) => l.split(' ')).map((f) => ({
+			id: f[0], port: Number(f[1].split(/[:@]/)[1]), flags: f[2].split(','), master: f[3], slots: f.slice(8),
+		}));
+	}
+	return [];
+};
+const slotOf = async (key) => Number((await redisCli(REDIS[0], 'CLUSTER', 'KEYSLOT', key)).trim() || (await redisCli(REDIS[1], 'CLUSTER', 'KEYSLOT', key)).trim());
+// the slots of the services' queues (one partition each: the queue's keys carry the tag {<queue>},
+// common/redis_cluster.hpp ClusterQueueName)
+const queueSlots = () => Promise.all(Object.values(DIRECTIONS).map((d) => slotOf(`{${d.queue}}`)));
+const inRanges = (slot, ranges) => ranges.some((r) => {
+	if (r.startsWith('[')) return false; // a slot being migrated
+	const [lo, hi = lo] = r.split('-').map(Number);
+	return slot >= lo && slot <= hi;
+});
+// slotMaster(slot): the port of the master that serves a slot now (CLUSTER NODES of a live node), or 0
+const slotMaster = async (slot) => {
+	const n = (await clusterNodes()).find((m) => m.flags.includes('master') && !m.flags.includes('fail') && inRanges(slot, m.slots));
+	return n?.port ?? 0;
+};
 
 const rest = async (i, path) => {
 	try {
@@ -116,16 +161,36 @@ const gatewayUp = async (port) => {
 	try { return (await fetch(`http://127.0.0.1:${port}/healthz`, { signal: AbortSignal.timeout(2000) })).ok; } catch { return false; }
 };
 
-// whole(): one Redis master (as every sentinel sees it) with two replicas whose links are up, a Patroni
-// leader and a synchronous standby, every gateway healthy, and HAProxy routing to each.
+// clusterWhole(): every node answers and says cluster_state:ok, every master with slots has a replica
+// whose link is up (redis_min_replicas = 1 needs one on each)
+async function clusterWhole() {
+	for (const p of REDIS) if (!/cluster_state:ok/.test(await redisCli(p, 'CLUSTER', 'INFO'))) return false;
+	const nodes = await clusterNodes();
+	const masters = nodes.filter((n) => n.flags.includes('master') && n.slots.length && !n.flags.includes('fail'));
+	if (masters.length !== 3) return false;
+	for (const m of masters) {
+		const replicas = nodes.filter((n) => n.master === m.id && !n.flags.includes('fail'));
+		const links = await Promise.all(replicas.map((r) => redisCli(r.port, 'INFO', 'replication')));
+		if (!links.some((info) => /master_link_status:up/.test(info))) return false;
+	}
+	return true;
+}
+
+// whole(): one Redis master (as every sentinel sees it) with two replicas whose links are up (or the
+// cluster whole), a Patroni leader and a synchronous standby, every gateway healthy, and HAProxy routing to each.
 async function whole() {
-	const m = redisMasterPort();
+	if (CLUSTERED) return (await clusterWhole()) && pgAndGatewaysWhole();
+	const m = await redisMasterPort();
 	if (!m) return false;
-	if (SENTINELS.some((p) => Number(redisCli(p, 'SENTINEL', 'get-master-addr-by-name', 'chat').split('\n')[1]) !== m)) return false;
+	for (const p of SENTINELS) if (Number((await redisCli(p, 'SENTINEL', 'get-master-addr-by-name', 'chat')).split('\n')[1]) !== m) return false;
 	for (const other of REDIS.filter((p) => p !== m)) {
-		const info = redisCli(other, 'INFO', 'replication');
+		const info = await redisCli(other, 'INFO', 'replication');
 		if (!/master_link_status:up/.test(info) || !info.includes(`master_port:${m}`)) return false;
 	}
+	return pgAndGatewaysWhole();
+}
+
+async function pgAndGatewaysWhole() {
 	// Patroni's view: a running leader and a streaming synchronous standby (with synchronous_mode only
 	// that one may take over; a standby that is not in sync yet would leave no candidate)
 	const members = (await rest(0, '/cluster')).body.members ?? (await rest(1, '/cluster')).body.members ?? [];
@@ -212,19 +277,20 @@ const faults = {};
 const count = (kind) => (faults[kind] = (faults[kind] ?? 0) + 1);
 const FAULTS = {
 	async 'redis master SIGKILL'() {
-		const m = redisMasterPort();
+		if (CLUSTERED) return clusterMasterKill();
+		const m = await redisMasterPort();
 		const name = redisName(m);
 		const pid = pidOf(name);
 		say(`fault: SIGKILL Redis master :${m} (${name})`);
 		await killWait(pid);
-		await waitUntil('Sentinel to promote the replica', () => redisMasterPort() && redisMasterPort() !== m, 60000);
-		say(`  Sentinel promoted :${redisMasterPort()}; the old master starts again`);
+		await waitUntil('Sentinel to promote the replica', async () => { const p = await redisMasterPort(); return p && p !== m; }, 60000);
+		say(`  Sentinel promoted :${await redisMasterPort()}; the old master starts again`);
 		await sleep(between(0, 3000));
 		await restart(name);
 	},
 	async 'redis replica SIGKILL'() {
-		const m = redisMasterPort();
-		const port = pick(REDIS.filter((p) => p !== m));
+		const m = CLUSTERED ? 0 : await redisMasterPort();
+		const port = pick(CLUSTERED ? (await clusterNodes()).filter((n) => n.flags.includes('slave')).map((n) => n.port) : REDIS.filter((p) => p !== m));
 		const name = redisName(port);
 		say(`fault: SIGKILL Redis replica :${port} (${name})`);
 		await killWait(pidOf(name));
@@ -294,12 +360,28 @@ const FAULTS = {
 		await restart('haproxy');
 	},
 };
-// --faults takes these keys
+// a Redis Cluster master that holds a service queue's slot, SIGKILLed; its replica is promoted by the
+// cluster itself (no Sentinel); the old master starts again on its data and rejoins as a replica
+async function clusterMasterKill() {
+	const slots = await queueSlots();
+	const masters = await Promise.all(slots.map(slotMaster));
+	const m = pick([...new Set(masters.filter(Boolean))]);
+	const mine = slots.filter((s, i) => masters[i] === m);
+	say(`fault: SIGKILL Redis Cluster master :${m} (serves slot ${mine.join(', ')} of the queues {${Object.values(DIRECTIONS).map((d) => d.queue).join('}, {')}})`);
+	await killWait(pidOf(redisName(m)));
+	await waitUntil('the cluster to promote a replica', async () => (await Promise.all(mine.map(slotMaster))).every((p) => p && p !== m), 60000, 100);
+	say(`  the cluster promoted :${await slotMaster(mine[0])} (${((Date.now() - struck) / 1000).toFixed(2)} s after the kill); the old master starts again`);
+	await sleep(between(0, 3000));
+	await restart(redisName(m));
+}
+
+// --faults takes these keys (a Redis Cluster has no sentinels)
 const KEYS = {
 	'redis-master': 'redis master SIGKILL', 'redis-replica': 'redis replica SIGKILL', sentinel: 'sentinel SIGKILL',
 	'pg-switchover': 'pg switchover', 'pg-postgres': 'pg postgres SIGKILL', 'pg-patroni': 'pg Patroni SIGKILL',
 	'pg-machine': 'pg machine loss', gateway: 'gateway SIGKILL', haproxy: 'haproxy restart',
 };
+if (CLUSTERED) delete KEYS.sentinel;
 // --max-gap key=seconds,...: a fault whose gap (any client, any round) is over its bound fails the soak
 const maxGap = gapBounds(optString('max-gap', ''));
 for (const k of maxGap.keys()) if (!KEYS[k]) throw new Error(`--max-gap: no fault ${k} (${Object.keys(KEYS).join(', ')})`);

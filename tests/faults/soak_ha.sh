@@ -1,8 +1,10 @@
 #!/usr/bin/env bash
 # tests/faults/soak_ha.sh - the chaos soak on the production topology (soak.sh --topology ha):
-# scripts/cluster.sh starts Patroni+etcd, Redis with a replica and three sentinels, and two gateways per
-# service behind HAProxy, in a fresh directory on free ports; soak_ha.mjs injects failovers and counts.
-#   tests/faults/soak.sh --topology ha [--seconds S] [--seed N]
+# scripts/cluster.sh starts Patroni+etcd, Redis with two replicas and three sentinels (--topology ha) or a
+# Redis Cluster of 3 masters and 3 replicas (--topology ha-cluster: CLUSTER_REDIS=cluster), and two
+# gateways per service behind HAProxy, in a fresh directory on free ports; soak_ha.mjs injects failovers
+# and counts.
+#   tests/faults/soak.sh --topology ha|ha-cluster [--seconds S] [--seed N] [--rounds N --faults ...]
 # Runs the installed extension and build/daemon/chat-outboxd (run it under the private install).
 set -euo pipefail
 HERE=$(cd "$(dirname "$0")" && pwd)
@@ -10,7 +12,10 @@ ROOT=$(cd "$HERE/../.." && pwd)
 args=()
 while [ $# -gt 0 ]; do # soak.sh passes --topology on; the rest goes to soak_ha.mjs
 	case $1 in
-	--topology) shift 2 ;;
+	--topology)
+		[ "${2:-}" != ha-cluster ] || export CLUSTER_REDIS=cluster
+		shift 2
+		;;
 	*) args+=("$1"); shift ;;
 	esac
 done
