@@ -38,9 +38,12 @@ HiredisLink::HiredisLink(uv_loop_t *loop, const chat_outbox::RedisUrl &url, Opti
     : loop_(loop), route_(url), opt_(std::move(options)), up_(std::move(up)), down_(std::move(down)),
       retry_timer_(loop, "redis reconnect"), watchdog_(loop, "redis connect deadline")
 {
-	if (route_.Watching())
-		switches_ = std::make_unique<RedisSubscriber>(loop, chat_outbox::AtSentinel(url, url.sentinels[0]),
-		                                              opt_.client_name + ":switches", opt_.timeout_ms);
+	if (route_.Watching()) {
+		chat_outbox::RedisUrl sentinel = chat_outbox::AtSentinel(url, url.sentinels[0]);
+		sentinel.username = url.sentinel_username; // AUTH as the sentinel query does (none without a password)
+		sentinel.password = url.sentinel_password;
+		switches_ = std::make_unique<RedisSubscriber>(loop, sentinel, opt_.client_name + ":switches", opt_.timeout_ms);
+	}
 }
 
 HiredisLink::~HiredisLink()
