@@ -11,3 +11,5 @@ harness_pg_start "" "chat_outbox.redis_min_replicas = 1" "chat_outbox.redis_time
 daemon_export_settings
 cd "$(dirname "$0")"
 DAEMON_PORT=$(harness_free_port) node sentinel_switch.mjs 2>>"$H_DIR/daemon.log"
+# from the daemon's log: when each connection heard of the switch and reached the new master (a figure)
+grep -h "asking the sentinels again\|redis master 'mymaster' is at .*, was" "$H_DIR/daemon.log" | cut -c1-160 || true
