@@ -2,5 +2,7 @@
 add_shell_test(ha.redis_failover ha/redis_failover.sh 120)
 add_shell_test(ha.pg_failover ha/pg_failover.sh 120)
 add_shell_test(ha.sentinel_shard ha/sentinel_shard.sh 60)
+# SENTINEL FAILOVER twice under traffic: chat-outboxd leaves a master that stays up when the sentinels announce the new one.
+add_shell_test(ha.sentinel_switch ha/sentinel_switch.sh 120)
 # rediss-sentinel://: sentinels and nodes that serve TLS only, a master SIGKILLed under the relay and chat-outboxd.
 add_shell_test(ha.sentinel_tls ha/sentinel_tls.sh 120)

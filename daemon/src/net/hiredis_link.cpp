@@ -10,9 +10,11 @@
 
 #include "base/c_boundary.hpp"
 #include "common/redis_argv.hpp"
+#include "common/redis_sentinel.hpp"
 #include "common/tls_session.hpp"
 #include "metrics/core/daemon_metrics.hpp"
 #include "net/hiredis_uv.hpp"
+#include "net/redis_subscriber.hpp"
 
 namespace chat_outboxd {
 
@@ -36,6 +38,12 @@ HiredisLink::HiredisLink(uv_loop_t *loop, const chat_outbox::RedisUrl &url, Opti
     : loop_(loop), route_(url), opt_(std::move(options)), up_(std::move(up)), down_(std::move(down)),
       retry_timer_(loop, "redis reconnect"), watchdog_(loop, "redis connect deadline")
 {
+	if (route_.Watching()) {
+		chat_outbox::RedisUrl sentinel = chat_outbox::AtSentinel(url, url.sentinels[0]);
+		sentinel.username = url.sentinel_username; // AUTH as the sentinel query does (none without a password)
+		sentinel.password = url.sentinel_password;
+		switches_ = std::make_unique<RedisSubscriber>(loop, sentinel, opt_.client_name + ":switches", opt_.timeout_ms);
+	}
 }
 
 HiredisLink::~HiredisLink()
@@ -53,6 +61,15 @@ HiredisLink::Start()
 	watchdog_.Start(
 	    kWatchdogMs, [this] { Watchdog(); }, kWatchdogMs);
 	retry_timer_.Start(0, [this] { Connect(); });
+	if (switches_)
+		for (const std::string &channel : SentinelRoute::SwitchChannels())
+			switches_->Subscribe(
+			    channel,
+			    [this](const std::string &ch, const std::string &payload) {
+				    if (route_.SwitchedAway(ch, payload))
+					    MasterMoved("sentinel " + ch + " " + payload);
+			    },
+			    [] {});
 }
 
 void
@@ -228,6 +245,7 @@ HiredisLink::Gone(const std::string &why)
 {
 	ac_ = nullptr;
 	deadline_ = 0;
+	moved_.clear();
 	if (state_ == State::Closed)
 		return;
 	state_ = State::Down;
@@ -265,8 +283,28 @@ HiredisLink::Drop(const std::string &why)
 }
 
 void
+HiredisLink::CommandError(const std::string &error)
+{
+	if (route_.Watching() && SentinelRoute::MasterMovedError(error))
+		MasterMoved(route_.Master() + " answered " + error.substr(0, error.find(' ')));
+}
+
+// MasterMoved: the live context is not on the master any more; it is dropped at the next tick,
+// outside the hiredis callback that told us.
+void
+HiredisLink::MasterMoved(const std::string &why)
+{
+	if (!ac_ || !moved_.empty())
+		return;
+	moved_ = why;
+	Log(Level::Notice, "%s: %s, asking the sentinels again", opt_.who.c_str(), why.c_str());
+}
+
+void
 HiredisLink::Watchdog()
 {
+	if (ac_ && !moved_.empty())
+		Drop("the master moved (" + moved_ + ")");
 	if (ac_ && deadline_ && uv_now(loop_) > deadline_)
 		Drop(deadline_what_ + " timed out" + (deadline_hint_ ? std::string(" ") + deadline_hint_ : std::string()));
 	if (tick_ && state_ != State::Closed)
@@ -292,7 +330,10 @@ void
 HiredisLink::Close(std::function<void()> done)
 {
 	Shut();
-	CloseAll(std::move(done), retry_timer_, watchdog_);
+	if (switches_)
+		CloseAll(std::move(done), retry_timer_, watchdog_, *switches_);
+	else
+		CloseAll(std::move(done), retry_timer_, watchdog_);
 }
 
 } // namespace chat_outboxd

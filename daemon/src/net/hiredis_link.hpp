@@ -10,10 +10,17 @@
 // with backoff; the owner says when its own work is up again (Recovered), which ends the outage.
 // Connecting and the handshake each have timeout_ms; the owner may await more (Await), for
 // example a subscribe confirmation: a deadline missed drops the context.
+// On a redis-sentinel:// URL the link also follows Sentinel while it is connected: it subscribes to
+// a sentinel's announcements of a new master (SentinelRoute::SwitchChannels, on a RedisSubscriber to
+// url.sentinels[0], kept from Start to Close), and
+// its owner passes on every error reply (CommandError); a switch of our master elsewhere, or a
+// READONLY or UNBLOCKED error (SentinelRoute has the rule), drops the context at the next tick and
+// the reconnect asks the sentinels again. Logged once per switch.
 #pragma once
 
 #include <cstdint>
 #include <functional>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -29,6 +36,8 @@
 #include "common/redis_url.hpp"
 
 namespace chat_outboxd {
+
+class RedisSubscriber;
 
 class HiredisLink {
   public:
@@ -79,6 +88,9 @@ class HiredisLink {
 	// Recovered: the owner's work is up again. Clears the deadline, resets the backoff, logs the end
 	// of an outage (detail says what recovered).
 	void Recovered(const std::string &detail = "");
+	// CommandError: an error reply to one of the owner's commands; one that says the master moved
+	// drops the context at the next tick (a redis-sentinel:// URL only).
+	void CommandError(const std::string &error);
 	// Drop frees the live context as if it had failed: pending callbacks get a null reply, then
 	// down runs and a retry is planned.
 	void Drop(const std::string &why);
@@ -101,6 +113,7 @@ class HiredisLink {
 	void HandshakeReply(const HandshakeStep &step, const redisReply *reply);
 	void Gone(const std::string &why);
 	void Watchdog();
+	void MasterMoved(const std::string &why);
 
 	uv_loop_t *loop_;
 	SentinelRoute route_;
@@ -119,6 +132,8 @@ class HiredisLink {
 	std::string drop_reason_;
 	chat_outbox::Backoff backoff_{chat_outbox::kServerRetryFirstMs, chat_outbox::kServerRetryMaxMs};
 	UvTimer retry_timer_, watchdog_;
+	std::string moved_; // why the master moved under the live context: dropped at the next tick
+	std::unique_ptr<RedisSubscriber> switches_; // the sentinel's SwitchChannels, on a redis-sentinel:// URL
 };
 
 } // namespace chat_outboxd

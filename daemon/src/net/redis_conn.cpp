@@ -107,6 +107,8 @@ struct RedisConn::Impl {
 				return;
 			}
 			RedisValue v = ConvertReply(static_cast<const redisReply *>(r));
+			if (v.IsError())
+				self->link.CommandError(v.str); // READONLY: the master moved under us
 			if (call->cb)
 				call->cb(&v, "");
 		});

@@ -120,3 +120,32 @@ TEST(SentinelRoute, ClusterUrlGoesRoundItsSeedNodes)
 	r.Lost();
 	EXPECT_EQ(r.Next().host, "a");
 }
+
+TEST(SentinelRoute, ASwitchOfOurMasterElsewhereSendsTheLinkBackToAsking)
+{
+	SentinelRoute r(Url("redis-sentinel://s1:1,s2:2/mymaster"));
+	EXPECT_TRUE(r.Watching());
+	const std::string sw = "+switch-master", promoted = "+promoted-slave";
+	EXPECT_FALSE(r.SwitchedAway(sw, "mymaster 10.0.0.1 6379 10.0.0.2 6379")); // asking: the query finds it anyway
+	std::string why, notice;
+	ASSERT_TRUE(r.Found(Addr("10.0.0.1", "6379"), &why, &notice));
+	EXPECT_TRUE(r.SwitchedAway(sw, "mymaster 10.0.0.1 6379 10.0.0.2 6379"));
+	EXPECT_TRUE(r.SwitchedAway(sw, "mymaster 10.0.0.9 1 10.0.0.2 6379"));     // whatever the old address says
+	EXPECT_FALSE(r.SwitchedAway(sw, "mymaster 10.0.0.2 6379 10.0.0.1 6379")); // to where we are
+	EXPECT_FALSE(r.SwitchedAway(sw, "other 10.0.0.1 6379 10.0.0.2 6379"));    // another master's switch
+	EXPECT_FALSE(r.SwitchedAway(sw, "mymaster 10.0.0.1"));                    // not the sentinels' form
+	// the leading sentinel's promotion, before its +switch-master
+	EXPECT_TRUE(r.SwitchedAway(promoted, "slave 10.0.0.2:6379 10.0.0.2 6379 @ mymaster 10.0.0.1 6379"));
+	EXPECT_FALSE(r.SwitchedAway(promoted, "slave 10.0.0.2:6379 10.0.0.2 6379 @ other 10.0.0.1 6379"));
+	EXPECT_FALSE(r.SwitchedAway(promoted, "slave 10.0.0.1:6379 10.0.0.1 6379 @ mymaster 10.0.0.3 6379"));
+	EXPECT_FALSE(r.SwitchedAway("+sdown", "master mymaster 10.0.0.1 6379"));
+	EXPECT_FALSE(SentinelRoute(Url("redis://h:1")).Watching());
+}
+
+TEST(SentinelRoute, ReadonlyAndUnblockedMeanTheMasterMoved)
+{
+	EXPECT_TRUE(SentinelRoute::MasterMovedError("READONLY You can't write against a read only replica."));
+	EXPECT_TRUE(SentinelRoute::MasterMovedError("UNBLOCKED force unblock from blocking operation, instance state changed (master -> replica?)"));
+	EXPECT_FALSE(SentinelRoute::MasterMovedError("ERR unknown command"));
+	EXPECT_FALSE(SentinelRoute::MasterMovedError("NOSCRIPT No matching script"));
+}

@@ -5,6 +5,8 @@
 #include "common/redis_handshake.hpp"
 #include "common/redis_sentinel.hpp"
 
+#include <sstream>
+
 namespace chat_outboxd {
 
 SentinelRoute::SentinelRoute(chat_outbox::RedisUrl url)
@@ -64,6 +66,32 @@ SentinelRoute::RoleOk(const RedisValue &reply)
 		return true;
 	cursor_++; // that sentinel is stale: ask the next one
 	return false;
+}
+
+bool
+SentinelRoute::SwitchedAway(const std::string &channel, const std::string &payload) const
+{
+	if (!url_.IsSentinel() || phase_ != Phase::kMaster || master_.empty())
+		return false;
+	std::istringstream in(payload);
+	std::vector<std::string> w;
+	for (std::string word; in >> word;)
+		w.push_back(word);
+	std::string name, host, port; // our master's name and where the message says it is now
+	if (channel == "+switch-master" && w.size() == 5) {
+		name = w[0], host = w[3], port = w[4];
+	} else if (channel == "+promoted-slave" && w.size() == 8 && w[0] == "slave" && w[4] == "@") {
+		name = w[5], host = w[2], port = w[3];
+	} else {
+		return false;
+	}
+	return name == url_.master_name && host + ":" + port != master_;
+}
+
+bool
+SentinelRoute::MasterMovedError(const std::string &error)
+{
+	return error.rfind("READONLY", 0) == 0 || error.rfind("UNBLOCKED", 0) == 0;
 }
 
 void

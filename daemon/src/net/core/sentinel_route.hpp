@@ -10,6 +10,13 @@
 // RedisSubscriber: any node of a cluster serves its classic pub/sub) goes to one seed node, and to
 // the next one after each lost connection.
 //
+// While connected to a master a sentinel's URL still follows Sentinel: a master that is failed over
+// while it stays up (SENTINEL FAILOVER, or a second failover of a just-promoted master) keeps its
+// clients, and stays writable, until Sentinel reconfigures it as a replica seconds later. So the
+// link watches the sentinels' announcements of a new master (SwitchedAway) and takes a READONLY or
+// UNBLOCKED error on a command for the same news (MasterMovedError): either sends the link back to
+// asking.
+//
 // Pure: no I/O, unit-tested without servers.
 #pragma once
 
@@ -39,6 +46,21 @@ class SentinelRoute {
 	bool Found(const RedisValue &reply, std::string *why, std::string *notice);
 	// RoleOk checks the reply to ROLE; false moves the cursor on (that sentinel was stale).
 	bool RoleOk(const RedisValue &reply);
+	// Watching: the link should watch the sentinels' switches (a redis-sentinel:// URL).
+	bool Watching() const { return url_.IsSentinel(); }
+	// SwitchChannels: the sentinels' channels that announce a new master: +switch-master (every
+	// sentinel, once the failover is over: after the other replicas were reconfigured, seconds later
+	// with several) and +promoted-slave (the leading sentinel only, as soon as it sees the promotion,
+	// from when its get-master-addr-by-name names the new master).
+	static std::vector<std::string> SwitchChannels() { return {"+switch-master", "+promoted-slave"}; }
+	// SwitchedAway reads a message of a SwitchChannels channel (+switch-master: "<name> <old ip> <old
+	// port> <new ip> <new port>"; +promoted-slave: "slave <ip>:<port> <ip> <port> @ <name> <master ip>
+	// <master port>"): true when it names our master at an address other than the one we are
+	// connected to (nothing to do while asking: the next query finds the new master anyway).
+	bool SwitchedAway(const std::string &channel, const std::string &payload) const;
+	// MasterMovedError: an error reply that means the node is no longer the master (READONLY on a
+	// write, UNBLOCKED for a blocked command of a master turned replica).
+	static bool MasterMovedError(const std::string &error);
 	// Lost: the connection ended (or could not be made); the next one asks the sentinels again.
 	void Lost();
 	// Master: "host:port" of the last master found ("" for a plain URL or before the first).
