@@ -66,8 +66,8 @@ HiredisLink::Start()
 			switches_->Subscribe(
 			    channel,
 			    [this](const std::string &ch, const std::string &payload) {
-				    if (route_.SwitchedAway(ch, payload))
-					    MasterMoved("sentinel " + ch + " " + payload);
+				if (route_.SwitchedAway(ch, payload))
+					MasterMoved("sentinel " + ch + " " + payload);
 			    },
 			    [] {});
 }

@@ -132,7 +132,7 @@ class HiredisLink {
 	std::string drop_reason_;
 	chat_outbox::Backoff backoff_{chat_outbox::kServerRetryFirstMs, chat_outbox::kServerRetryMaxMs};
 	UvTimer retry_timer_, watchdog_;
-	std::string moved_; // why the master moved under the live context: dropped at the next tick
+	std::string moved_;                         // why the master moved under the live context: dropped at the next tick
 	std::unique_ptr<RedisSubscriber> switches_; // the sentinel's SwitchChannels, on a redis-sentinel:// URL
 };
 
