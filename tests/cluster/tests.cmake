@@ -19,3 +19,7 @@ set_tests_properties(cluster.daemon PROPERTIES COST 60 LABELS long)
 # for each process: one clear error, rows wait, everything flows once after a restart with the right CA.
 add_shell_test(cluster.tls cluster/tls.sh 120)
 set_tests_properties(cluster.tls PROPERTIES COST 60)
+# The extension's relay on the same TLS-only cluster (rediss-cluster:// in chat_outbox.redis_url), chat-outboxd
+# consuming: once and in order; a wrong CA by a reload: rows wait, one clear error; fixed by a reload.
+add_shell_test(cluster.tls_extension cluster/tls_extension.sh 120)
+set_tests_properties(cluster.tls_extension PROPERTIES COST 60 LABELS long)
