@@ -14,7 +14,7 @@ set_tests_properties(cluster.extension PROPERTIES COST 60 LABELS long)
 # stored or shown twice, or out of order; the slot spread and the gap printed.
 add_shell_test(cluster.daemon cluster/daemon.sh 150)
 set_tests_properties(cluster.daemon PROPERTIES COST 60 LABELS long)
-# rediss-cluster:// (about 75 s, so in the long command): chat-outbox-relay and chat-outboxd on a cluster whose
+# rediss-cluster:// (25-75 s here, as loaded; so in the long command): chat-outbox-relay and chat-outboxd on a cluster whose
 # nodes speak only TLS (one seed in the URL, the other masters reached where CLUSTER SLOTS says), every message
 # once and in order; a wrong CA
 # for each process: one clear error, rows wait, everything flows once after a restart with the right CA.

@@ -9,6 +9,8 @@
 #   2. A wrong CA for each process (restarted with it): rows wait, the error is in the relay's status
 #      and in each log, logged once, not per retry; a restart with the right CA and everything flows,
 #      once, in order.
+#   3. sni=: one name checked on every node instead of its address: the shared name flows, another
+#      name is a clear error (hostname mismatch) while rows wait.
 set -euo pipefail
 . "$(dirname "$0")/../harness/lib.sh"
 . "$(dirname "$0")/../harness/sent_once.sh"
@@ -16,7 +18,7 @@ set -euo pipefail
 harness_init cluster-tls
 tls_ca ca
 tls_ca other
-tls_cert ca node "IP:127.0.0.1"
+tls_cert ca node "IP:127.0.0.1,DNS:cluster.internal" # the announced address, and a name all nodes share
 chmod -R a+rX "$TLS_DIR"
 CLUSTER_TLS=node
 cluster_start
@@ -84,3 +86,21 @@ echo "ok   daemon, wrong CA: $(grep -m1 "certificate verify failed" "$H_DIR/work
 stop "$WRONG_PID"
 daemon_start workers.log --service workers --queue chat-messages
 sent_once_verify "daemon restarted with the right CA"
+
+# 3. sni=: the name all nodes' certificate shares is checked on every master instead of its address
+stop "$RELAY_PID"
+REDIS_URL="$GOOD&sni=cluster.internal" relay_start sni --redis-timeout 1000
+sent_once_send 12
+harness_wait_for 30 unsent_is 0
+sent_once_verify "sni= naming the nodes' shared name"
+stop "$RELAY_PID"
+REDIS_URL="$GOOD&sni=other.internal" relay_start sni-wrong --redis-timeout 1000
+sent_once_send 5
+harness_wait_for 30 error_has "hostname mismatch"
+harness_wait_for 10 unsent_is 5
+log_steady "$H_DIR/relay-sni-wrong.log" "hostname mismatch"
+echo "ok   relay, sni= naming what no node's certificate names: rows wait, status: $(relay_status last_error)"
+stop "$RELAY_PID"
+relay_start four --redis-timeout 1000
+harness_wait_for 30 unsent_is 0
+sent_once_verify "relay restarted without the wrong sni"
