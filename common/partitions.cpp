@@ -148,7 +148,7 @@ ParseShardList(const std::string &urls, std::string *error)
 	for (const auto &u : out)
 		if (u.IsCluster() && out.size() > 1) {
 			if (error)
-				*error = "a redis-cluster:// URL is the whole broker (the cluster spreads the partitions over its "
+				*error = "a redis-cluster:// or rediss-cluster:// URL is the whole broker (the cluster spreads the partitions over its "
 				         "masters): give it alone, not in a shard list";
 			return std::nullopt;
 		}

@@ -140,7 +140,7 @@ RedisUrl::Redacted() const
 			hosts += (hosts.empty() ? "" : ",") + (ipv6 ? "[" + e.host + "]" : e.host) + ":" + std::to_string(e.port);
 		}
 		if (IsCluster())
-			return "redis-cluster://" + auth + hosts;
+			return std::string(tls.enabled ? "rediss-cluster://" : "redis-cluster://") + auth + hosts + TlsQuery(tls, true);
 		std::string q = db ? "?db=" + std::to_string(db) : "";
 		if (!sentinel_password.empty() || !sentinel_username.empty())
 			q += std::string(q.empty() ? "?" : "&") + "sentinel_username=" + sentinel_username +
@@ -166,6 +166,10 @@ ParseRedisUrl(const std::string &url, std::string *error)
 	else if (url.rfind("redis-cluster://", 0) == 0) {
 		rest = url.substr(16);
 		is_cluster = true;
+	} else if (url.rfind("rediss-cluster://", 0) == 0) {
+		rest = url.substr(17);
+		is_cluster = true;
+		r.tls.enabled = true;
 	} else if (url.rfind("rediss://", 0) == 0) {
 		rest = url.substr(9);
 		r.tls.enabled = true;
@@ -183,7 +187,8 @@ ParseRedisUrl(const std::string &url, std::string *error)
 		rest = url.substr(13);
 		is_unix = true;
 	} else
-		return Fail(error, "scheme must be redis://, rediss://, redis-sentinel://, rediss-sentinel://, redis-cluster:// or unix://");
+		return Fail(error, "scheme must be redis://, rediss://, redis-sentinel://, rediss-sentinel://, redis-cluster://, "
+		                   "rediss-cluster:// or unix://");
 
 	// userinfo ends at the last '@' so passwords may contain '@' when not encoded
 	size_t at = rest.rfind('@');
@@ -278,7 +283,7 @@ ParseRedisUrl(const std::string &url, std::string *error)
 				return Fail(error, "insecure must be 0 or 1");
 			r.tls.insecure = v == "1";
 		} else if (!r.tls.enabled && (k == "cacert" || k == "cert" || k == "key" || k == "sni" || k == "insecure"))
-			return Fail(error, "query parameter '" + k + "' needs a TLS URL (rediss:// or rediss-sentinel://)");
+			return Fail(error, "query parameter '" + k + "' needs a TLS URL (rediss://, rediss-sentinel:// or rediss-cluster://)");
 		else
 			return Fail(error, "unknown query parameter '" + k + "'");
 	}

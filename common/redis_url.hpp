@@ -14,7 +14,7 @@ struct RedisEndpoint {
 	int port = 26379;
 };
 
-// RedisTls: the TLS half of a rediss:// or rediss-sentinel:// URL, its query parameters named like
+// RedisTls: the TLS half of a rediss://, rediss-sentinel:// or rediss-cluster:// URL, its query parameters named like
 // redis-cli's options. enabled is the scheme's choice; the server's certificate is verified (chain
 // against cacert, or the system store when cacert is empty, and the name: sni, else the host
 // connected to) unless insecure. cert and key: the client certificate, both or neither.
@@ -47,7 +47,8 @@ struct RedisUrl {
 	// Set for redis-cluster://: the seed nodes, asked in turn for the slot map (common/redis_cluster.hpp);
 	// host and port above are then unset; username/password authenticate to every node.
 	std::vector<RedisEndpoint> cluster_nodes;
-	// rediss:// and rediss-sentinel:// (every connection of the URL, sentinels too, speaks TLS).
+	// rediss://, rediss-sentinel:// and rediss-cluster:// (every connection of the URL, sentinels and every
+	// cluster node too, speaks TLS; a cluster node's name to verify is its address in CLUSTER SLOTS, or sni).
 	RedisTls tls;
 
 	bool IsSentinel() const { return !master_name.empty(); }
@@ -61,8 +62,8 @@ struct RedisUrl {
 // redis-sentinel://[[user]:password@]host[:port][,host[:port]...]/<master name>[?db=N] (port 26379
 // unless given; sentinel_username= and sentinel_password= query parameters authenticate to the
 // sentinels), and redis-cluster://[[user]:password@]host[:port][,host[:port]...] (port 6379 unless
-// given; a cluster has database 0 only). rediss:// and rediss-sentinel:// are the TLS forms of the
-// first two, which also take cacert=, cert=, key=, sni= and insecure=1 (RedisTls). Returns nullopt and sets *error
+// given; a cluster has database 0 only). rediss://, rediss-sentinel:// and rediss-cluster:// are the TLS
+// forms of the three, which also take cacert=, cert=, key=, sni= and insecure=1 (RedisTls). Returns nullopt and sets *error
 // when the URL is malformed, so callers can report the reason instead of guessing.
 std::optional<RedisUrl> ParseRedisUrl(const std::string &url, std::string *error);
 

@@ -5,6 +5,11 @@
 #                             `redis-cli --cluster create --cluster-replicas 1`; waits until every
 #                             node says cluster_state:ok and every replica has synced (link up). Sets $CLUSTER_PORTS (every node) and
 #                             $CLUSTER_URL (redis-cluster:// naming every node as a seed).
+#                             With CLUSTER_TLS=<certificate name> (tests/harness/tls_ca.sh: tls_ca ca and
+#                             tls_cert ca <name> ..., sourced first) every node speaks only TLS: no
+#                             plaintext port, the cluster bus and replication over TLS too, that
+#                             certificate of CA "ca"; $CLUSTER_URL is then rediss-cluster://...?cacert=
+#                             and ccli speaks TLS.
 #   cluster_node_start <port> (again, on its data: a killed node rejoins, as a replica after a failover)
 #   cluster_node_cmd <port>   its command line; cluster_start exports it as $CLUSTER_NODE_START_<port>
 #                             for test peers, which start a killed node again themselves
@@ -17,11 +22,24 @@
 CLUSTER_NODE_TIMEOUT=${CLUSTER_NODE_TIMEOUT:-2000}
 declare -A CLUSTER_BUS
 
-ccli() { redis-cli -p "$1" "${@:2}"; }
+CLUSTER_TLS=${CLUSTER_TLS:-}
+cluster_cli_tls() { [ -z "$CLUSTER_TLS" ] || echo "--tls --cacert $TLS_DIR/ca.crt"; }
+# shellcheck disable=SC2046
+ccli() { redis-cli $(cluster_cli_tls) -p "$1" "${@:2}"; }
+
+# cluster_node_listen <port>: where a node listens (a TLS-only node: --port 0, its TLS port, bus and replication TLS)
+cluster_node_listen() {
+	if [ -z "$CLUSTER_TLS" ]; then
+		echo "--port $1"
+		return
+	fi
+	echo "--port 0 --tls-port $1 --tls-cluster yes --tls-replication yes --tls-cert-file $TLS_DIR/$CLUSTER_TLS.crt" \
+		"--tls-key-file $TLS_DIR/$CLUSTER_TLS.key --tls-ca-cert-file $TLS_DIR/ca.crt --tls-auth-clients optional"
+}
 
 cluster_node_cmd() { # the command line that runs node <port> in the foreground (also for test peers)
 	local port=$1 dir=$H_DIR/node-$1
-	echo "$HARNESS_REDIS_SERVER --port $port --bind 127.0.0.1 --dir $dir --cluster-enabled yes" \
+	echo "$HARNESS_REDIS_SERVER $(cluster_node_listen "$port") --bind 127.0.0.1 --dir $dir --cluster-enabled yes" \
 		"--cluster-port ${CLUSTER_BUS[$port]} --cluster-config-file $dir/nodes.conf" \
 		"--cluster-node-timeout $CLUSTER_NODE_TIMEOUT --appendonly yes --appendfsync everysec --save ''" \
 		"--maxmemory-policy noeviction --repl-diskless-sync-delay 0 --pidfile $dir/redis.pid --logfile $dir/redis.log"
@@ -36,7 +54,7 @@ cluster_node_start() {
 
 cluster_kill() {
 	kill -9 "$(cat "$H_DIR/node-$1/redis.pid")"
-	harness_wait_for 10 sh -c "! redis-cli -p $1 ping >/dev/null 2>&1"
+	harness_wait_for 10 sh -c "! redis-cli $(cluster_cli_tls) -p $1 ping >/dev/null 2>&1"
 }
 
 cluster_masters() {
@@ -85,11 +103,12 @@ cluster_start() {
 		seeds="$seeds${seeds:+,}127.0.0.1:$port"
 	done
 	# shellcheck disable=SC2086 # one argument per node
-	"$HARNESS_REDIS_CLI" --cluster create $hosts --cluster-replicas 1 --cluster-yes >"$H_DIR/cluster-create.log" 2>&1 ||
+	"$HARNESS_REDIS_CLI" $(cluster_cli_tls) --cluster create $hosts --cluster-replicas 1 --cluster-yes >"$H_DIR/cluster-create.log" 2>&1 ||
 		{ cat "$H_DIR/cluster-create.log" >&2; return 1; }
 	cluster_wait_ok 30
 	harness_wait_for 30 cluster_replicas_up
 	CLUSTER_URL="redis-cluster://$seeds"
+	[ -z "$CLUSTER_TLS" ] || CLUSTER_URL="rediss-cluster://$seeds?cacert=$TLS_DIR/ca.crt"
 	export CLUSTER_PORTS CLUSTER_URL CLUSTER_MASTERS
 	for port in $CLUSTER_PORTS; do
 		export "CLUSTER_NODE_START_$port=$(cluster_node_cmd "$port")"

@@ -33,6 +33,9 @@ struct ClusterConn::Impl {
 	std::string role, client_name;
 	int64_t timeout_ms;
 	StateLog *state_log;
+	// The seed connections' outages, logged once each however many seed connections fail the same way in
+	// turn (each seed is a new RedisConn; without one shared log each would log its first failure).
+	StateLog seed_log;
 
 	std::optional<SlotMap> map;
 	std::string masters_text;                                // the last map's masters, for the log
@@ -56,7 +59,7 @@ struct ClusterConn::Impl {
 	Impl(uv_loop_t *l, chat_outbox::RedisUrl u, const std::string &home_key, bool all, std::string r, std::string n,
 	     int64_t t, StateLog *s)
 	    : loop(l), url(std::move(u)), home_slot(chat_outbox::KeySlot(home_key)), all_masters(all), role(std::move(r)),
-	      client_name(std::move(n)), timeout_ms(t), state_log(s), tick_timer(l, "redis cluster refresh"),
+	      client_name(std::move(n)), timeout_ms(t), state_log(s), seed_log(role + " cluster seed"), tick_timer(l, "redis cluster refresh"),
 	      deferred(l, "redis cluster deferred failures"), sweep_timer(l, "redis cluster closing")
 	{
 	}
@@ -206,7 +209,7 @@ struct ClusterConn::Impl {
 			// our name on the home master for another daemon's
 			seed = std::make_unique<RedisConn>(loop, chat_outbox::AtNode(url, seed_at),
 			                                   role + " seed " + EndpointText(seed_at), client_name + ":seed", timeout_ms,
-			                                   nullptr);
+			                                   &seed_log);
 			seed->OnReady([this] { Refresh(); });
 			seed->Start();
 		}

@@ -9,7 +9,8 @@
 //     home master, below, or another) is not connected. It is asked of a connected master; when there
 //     is none, of one node at a time (a "seed" connection, named apart) from the last map's other
 //     masters and the URL's seed nodes (a node that does not connect within kClusterSeedTicks
-//     refreshes is left for the next);
+//     refreshes is left for the next); the seeds' failures (a wrong CA of a rediss-cluster:// URL, say)
+//     are logged once per outage, whichever seed connection sees them;
 //   - home slot: the slot of the owner's home key. Commands without a key (PUBLISH, CLIENT ..., INFO)
 //     go to its master; Ready, OnReady, OnDown and ClientId are that connection's. A partition's
 //     consumer is homed on its queue's slot, so its connections reach only the master of that slot;

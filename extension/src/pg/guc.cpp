@@ -43,8 +43,8 @@ DefineChatOutboxGucs(void)
 	DefineCustomStringVariable(
 		"chat_outbox.redis_url", gettext_noop("Redis the relay writes BullMQ jobs to: one URL, several separated by whitespace (shards), or one redis-cluster:// URL."),
 		gettext_noop("redis://[[user]:password@]host[:port][/db], unix:///path?db=N or "
-					 "redis-sentinel://[[user]:password@]host:port[,host:port...]/master[?db=N]; rediss:// and "
-					 "rediss-sentinel:// speak TLS (?cacert=PATH&cert=PATH&key=PATH&sni=NAME). Visible to superusers only."),
+					 "redis-sentinel://[[user]:password@]host:port[,host:port...]/master[?db=N]; rediss://, "
+					 "rediss-sentinel:// and rediss-cluster:// speak TLS (?cacert=PATH&cert=PATH&key=PATH&sni=NAME). Visible to superusers only."),
 		&chat_outbox_redis_url, "redis://127.0.0.1:6379", PGC_SIGHUP, GUC_SUPERUSER_ONLY, nullptr, nullptr, nullptr);
 	DefineCustomIntVariable("chat_outbox.batch_size", gettext_noop("Outbox rows per relay batch."),
 							gettext_noop("Each batch is one read of the relay's windows (its cursors move past the rows), and one Redis round trip."),

@@ -15,7 +15,7 @@ Options()
 {
 	static const std::vector<RelayOption> opts = {
 	    {"database-url", "string", "libpq connection string or URI of the chat database (the role that ran the managed install)"},
-	    {"redis-url", "string", "redis://[[user]:password@]host[:port][/db], unix:///path or redis-sentinel://[[user]:password@]host:port[,host:port...]/master[?db=N] (logged without its password); rediss:// and rediss-sentinel:// speak TLS (?cacert=PATH&cert=PATH&key=PATH&sni=NAME, insecure=1 skips the certificate check); several, separated by spaces, are shards: partition p on shard p mod their number; or, alone, redis-cluster://[[user]:password@]host:port[,host:port...] (a Redis Cluster's seed nodes: each partition's queue {<queue>-p<p>} on the master of its hash slot)"},
+	    {"redis-url", "string", "redis://[[user]:password@]host[:port][/db], unix:///path or redis-sentinel://[[user]:password@]host:port[,host:port...]/master[?db=N] (logged without its password); rediss://, rediss-sentinel:// and rediss-cluster:// speak TLS (?cacert=PATH&cert=PATH&key=PATH&sni=NAME, insecure=1 skips the certificate check); several, separated by spaces, are shards: partition p on shard p mod their number; or, alone, redis-cluster://[[user]:password@]host:port[,host:port...] (a Redis Cluster's seed nodes: each partition's queue {<queue>-p<p>} on the master of its hash slot)"},
 	    {"prefix", "string", "BullMQ key prefix"},
 	    {"batch-size", "int", "outbox rows per batch: one read of the relay's windows and one Lua call", 1, 5000},
 	    {"poll-interval", "int", "ms between passes when no notification arrives (the fallback wake-up)", 10, 3600000},

@@ -156,6 +156,44 @@ TEST(ClusterUrl, SeedNodes)
 	EXPECT_FALSE(ParseRedisUrl("redis-cluster://h:99999", &err));
 }
 
+// rediss-cluster:// is the TLS form: every node (seeds and the masters CLUSTER SLOTS names) is reached
+// over TLS with the URL's options; a node's certificate is checked against its announced address, or sni.
+TEST(ClusterUrl, TlsReachesEveryNode)
+{
+	std::string err;
+	auto u = ParseRedisUrl("rediss-cluster://app:pw@10.0.0.1:7000,10.0.0.2:7001?cacert=/ca.pem&cert=/c.pem&key=/k.pem", &err);
+	ASSERT_TRUE(u) << err;
+	ASSERT_TRUE(u->IsCluster());
+	EXPECT_TRUE(u->tls.enabled);
+	EXPECT_EQ(u->tls.cacert, "/ca.pem");
+	EXPECT_EQ(u->Redacted(), "rediss-cluster://app:***@10.0.0.1:7000,10.0.0.2:7001?cacert=/ca.pem&cert=/c.pem&key=/k.pem");
+	RedisUrl node = AtNode(*u, {"10.0.0.9", 7005}); // a master found in CLUSTER SLOTS, not a seed
+	EXPECT_TRUE(node.tls.enabled);
+	EXPECT_EQ(node.host, "10.0.0.9");
+	EXPECT_EQ(node.tls.cacert, "/ca.pem");
+	EXPECT_EQ(node.tls.key, "/k.pem");
+	EXPECT_TRUE(node.tls.sni.empty()); // verified as 10.0.0.9 (an IP SAN)
+	EXPECT_EQ(node.password, "pw");
+	EXPECT_FALSE(node.IsCluster());
+
+	u = ParseRedisUrl("rediss-cluster://h:7000?sni=redis.internal&insecure=1", &err);
+	ASSERT_TRUE(u) << err;
+	EXPECT_EQ(AtNode(*u, {"10.0.0.9", 7005}).tls.sni, "redis.internal"); // one shared name for every node
+	EXPECT_TRUE(u->tls.insecure);
+	EXPECT_EQ(u->Redacted(), "rediss-cluster://h:7000?sni=redis.internal&insecure=1");
+	EXPECT_NE(InsecureWarning({*u}).find("insecure=1"), std::string::npos);
+
+	EXPECT_TRUE(ParseRedisUrl("rediss-cluster://h:7000", &err)); // the system's CA store
+	EXPECT_FALSE(ParseRedisUrl("rediss-cluster://h:7000/1", &err));
+	EXPECT_NE(err.find("database 0 only"), std::string::npos);
+	EXPECT_FALSE(ParseRedisUrl("rediss-cluster://h:7000?cert=/c.pem", &err));
+	EXPECT_NE(err.find("cert and key go together"), std::string::npos);
+	EXPECT_FALSE(ParseRedisUrl("rediss-cluster://h:7000?cacert=", &err));
+	EXPECT_FALSE(ParseRedisUrl("redis-cluster://h:7000?cacert=/ca.pem", &err)); // plaintext takes no TLS options
+	EXPECT_NE(err.find("rediss-cluster://"), std::string::npos);
+	EXPECT_FALSE(ParseRedisUrl("redis-cluster://h:7000", &err)->tls.enabled);
+}
+
 TEST(ClusterUrl, AloneNotInAShardList)
 {
 	std::string err;
@@ -163,5 +201,8 @@ TEST(ClusterUrl, AloneNotInAShardList)
 	ASSERT_TRUE(one) << err;
 	EXPECT_EQ(one->size(), 1u);
 	EXPECT_FALSE(ParseShardList("redis-cluster://h:7000 redis://h:6379", &err));
+	EXPECT_NE(err.find("alone"), std::string::npos);
+	ASSERT_TRUE(ParseShardList("rediss-cluster://h:7000?cacert=/ca.pem", &err)) << err;
+	EXPECT_FALSE(ParseShardList("rediss-cluster://h:7000 rediss://h:6379", &err));
 	EXPECT_NE(err.find("alone"), std::string::npos);
 }

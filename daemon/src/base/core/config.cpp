@@ -44,8 +44,8 @@ Fields()
 	    {{"prefix", "string", "BullMQ key prefix", false, false}, &Config::prefix, nullptr},
 	    {{"redis-url", "string",
 	      "redis://[[user]:password@]host[:port][/db], unix:///path or "
-	      "redis-sentinel://[[user]:password@]host:port[,host:port...]/master[?db=N]; rediss:// and rediss-sentinel:// "
-	      "speak TLS (?cacert=PATH&cert=PATH&key=PATH&sni=NAME, insecure=1 skips the certificate check); several, separated by spaces, "
+	      "redis-sentinel://[[user]:password@]host:port[,host:port...]/master[?db=N]; rediss://, rediss-sentinel:// "
+	      "and rediss-cluster:// speak TLS (?cacert=PATH&cert=PATH&key=PATH&sni=NAME, insecure=1 skips the certificate check); several, separated by spaces, "
 	      "are shards: partition p lives on the (p mod count)-th, counted from 0 (the same list, in the same order, as "
 	      "the relay's); or, alone, redis-cluster://[[user]:password@]host:port[,host:port...] (a Redis Cluster's seed "
 	      "nodes: the queue is {<queue>}, each partition's {<queue>-p<p>} on the master of its hash slot)",

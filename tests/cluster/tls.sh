@@ -1,0 +1,106 @@
+#!/usr/bin/env bash
+# tests/cluster/tls.sh - rediss-cluster://: chat-outbox-relay and chat-outboxd on a Redis Cluster whose
+# nodes speak only TLS (3 masters, 3 replicas, no plaintext port, the cluster bus and replication over
+# TLS too; tests/harness/redis_cluster.sh with CLUSTER_TLS), certificates of the test's own CA.
+# The URL names one seed node only, so the other masters are reached where CLUSTER SLOTS says, by
+# their announced address (127.0.0.1), which their certificate names as an IP SAN.
+#   1. send_message -> chat-outbox-relay -> the partitions' queues on every master -> chat-outboxd ->
+#      workers.inbox: every message once, in send order per chat; every master holds partitions.
+#   2. A wrong CA for each process (restarted with it): rows wait, the error is in the relay's status
+#      and in each log, logged once, not per retry; a restart with the right CA and everything flows,
+#      once, in order.
+#   3. sni=: one name checked on every node instead of its address: the shared name flows, another
+#      name is a clear error (hostname mismatch) while rows wait.
+set -euo pipefail
+. "$(dirname "$0")/../harness/lib.sh"
+. "$(dirname "$0")/../harness/sent_once.sh"
+. "$(dirname "$0")/../harness/tls_ca.sh"
+harness_init cluster-tls
+tls_ca ca
+tls_ca other
+tls_cert ca node "IP:127.0.0.1,DNS:cluster.internal" # the announced address, and a name all nodes share
+chmod -R a+rX "$TLS_DIR"
+CLUSTER_TLS=node
+cluster_start
+SEED=${CLUSTER_PORTS%% *}
+GOOD="rediss-cluster://127.0.0.1:$SEED?cacert=$TLS_DIR/ca.crt"
+WRONG="rediss-cluster://127.0.0.1:$SEED?cacert=$TLS_DIR/other.crt"
+REDIS_URL=$GOOD
+HARNESS_PG_MANAGED=1 harness_pg_start
+export REDIS_URL PGURL
+daemon_export_settings
+harness_psql "SELECT chat_outbox.set_partitions('consumers', 6)" >/dev/null
+harness_psql "SELECT chat_outbox.set_partitions('workers', 6)" >/dev/null
+
+unsent_is() { [ "$(relay_status unsent)" -eq "$1" ]; }
+# log_steady <file> <pattern>: logged once (per connection's component), and no more on later retries
+log_steady() {
+	local first
+	first=$(grep -c -E "$2" "$1" || true)
+	[ "$first" -ge 1 ] || fail "$1: nothing logged matching $2"
+	sleep 1.5 # several retries (the backoff starts at 100 ms)
+	expect_eq "$(basename "$1"): '$2' logged once per connection, not per retry" "$first" "$(grep -c -E "$2" "$1" || true)"
+}
+stop() {
+	kill -TERM "$1"
+	harness_wait_for 10 bash -c "! kill -0 $1 2>/dev/null"
+}
+
+# 1. both processes over TLS to every node
+relay_start one --redis-timeout 1000
+daemon_start workers.log --service workers --queue chat-messages
+WORKERS_PID=$DAEMON_PID
+daemon_wait_consuming workers.log
+sent_once_send 30
+sent_once_verify "over rediss-cluster://"
+for m in $(cluster_masters); do
+	[ "$(ccli "$m" DBSIZE)" -gt 0 ] || fail "master $m holds no key: the relay did not reach it over TLS"
+done
+expect_eq "plaintext connections accepted by the nodes" "" "$(for p in $CLUSTER_PORTS; do redis-cli -p "$p" ping 2>/dev/null; done | grep PONG || true)"
+echo "ok   chat-outbox-relay and chat-outboxd over rediss-cluster:// (one seed, masters $(cluster_masters | tr '\n' ' ')): $sent messages once, in order"
+
+# 2a. the relay with a wrong CA: rows wait, its status and log say why (once); the right CA flows
+stop "$RELAY_PID"
+REDIS_URL=$WRONG relay_start two --redis-timeout 1000
+sent_once_send 5
+error_has() { relay_status last_error | grep -E "$1" >/dev/null; }
+harness_wait_for 30 error_has "certificate verify failed: self-signed certificate in certificate chain"
+harness_wait_for 10 unsent_is 5
+log_steady "$H_DIR/relay-two.log" "certificate verify failed"
+echo "ok   relay, wrong CA: rows wait, status: $(relay_status last_error)"
+stop "$RELAY_PID"
+relay_start three --redis-timeout 1000
+harness_wait_for 30 unsent_is 0
+sent_once_verify "relay restarted with the right CA"
+
+# 2b. the daemon with a wrong CA: jobs wait in Redis, its log says why (once); the right CA flows
+stop "$WORKERS_PID"
+CHAT_OUTBOXD_REDIS_URL=$WRONG daemon_start workers-wrong.log --service workers --queue chat-messages
+WRONG_PID=$DAEMON_PID
+sent_once_send 5
+harness_wait_for 30 unsent_is 0 # the relay put them in the cluster
+harness_wait_for 30 grep -q "certificate verify failed" "$H_DIR/workers-wrong.log"
+log_steady "$H_DIR/workers-wrong.log" "certificate verify failed"
+expect_eq "inbox while the daemon cannot reach the cluster" $((sent - 5)) "$(inbox_count workers)"
+echo "ok   daemon, wrong CA: $(grep -m1 "certificate verify failed" "$H_DIR/workers-wrong.log" | cut -c1-200)"
+stop "$WRONG_PID"
+daemon_start workers.log --service workers --queue chat-messages
+sent_once_verify "daemon restarted with the right CA"
+
+# 3. sni=: the name all nodes' certificate shares is checked on every master instead of its address
+stop "$RELAY_PID"
+REDIS_URL="$GOOD&sni=cluster.internal" relay_start sni --redis-timeout 1000
+sent_once_send 12
+harness_wait_for 30 unsent_is 0
+sent_once_verify "sni= naming the nodes' shared name"
+stop "$RELAY_PID"
+REDIS_URL="$GOOD&sni=other.internal" relay_start sni-wrong --redis-timeout 1000
+sent_once_send 5
+harness_wait_for 30 error_has "hostname mismatch"
+harness_wait_for 10 unsent_is 5
+log_steady "$H_DIR/relay-sni-wrong.log" "hostname mismatch"
+echo "ok   relay, sni= naming what no node's certificate names: rows wait, status: $(relay_status last_error)"
+stop "$RELAY_PID"
+relay_start four --redis-timeout 1000
+harness_wait_for 30 unsent_is 0
+sent_once_verify "relay restarted without the wrong sni"
