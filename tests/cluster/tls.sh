@@ -32,15 +32,6 @@ daemon_export_settings
 harness_psql "SELECT chat_outbox.set_partitions('consumers', 6)" >/dev/null
 harness_psql "SELECT chat_outbox.set_partitions('workers', 6)" >/dev/null
 
-unsent_is() { [ "$(relay_status unsent)" -eq "$1" ]; }
-# log_steady <file> <pattern>: logged once (per connection's component), and no more on later retries
-log_steady() {
-	local first
-	first=$(grep -c -E "$2" "$1" || true)
-	[ "$first" -ge 1 ] || fail "$1: nothing logged matching $2"
-	sleep 1.5 # several retries (the backoff starts at 100 ms)
-	expect_eq "$(basename "$1"): '$2' logged once per connection, not per retry" "$first" "$(grep -c -E "$2" "$1" || true)"
-}
 stop() {
 	kill -TERM "$1"
 	harness_wait_for 10 bash -c "! kill -0 $1 2>/dev/null"
@@ -65,12 +56,12 @@ REDIS_URL=$WRONG relay_start two --redis-timeout 1000
 sent_once_send 5
 error_has() { relay_status last_error | grep -E "$1" >/dev/null; }
 harness_wait_for 30 error_has "certificate verify failed: self-signed certificate in certificate chain"
-harness_wait_for 10 unsent_is 5
+harness_wait_for 10 relay_unsent_is 5
 log_steady "$H_DIR/relay-two.log" "certificate verify failed"
 echo "ok   relay, wrong CA: rows wait, status: $(relay_status last_error)"
 stop "$RELAY_PID"
 relay_start three --redis-timeout 1000
-harness_wait_for 30 unsent_is 0
+harness_wait_for 30 relay_unsent_is 0
 sent_once_verify "relay restarted with the right CA"
 
 # 2b. the daemon with a wrong CA: jobs wait in Redis, its log says why (once); the right CA flows
@@ -78,7 +69,7 @@ stop "$WORKERS_PID"
 CHAT_OUTBOXD_REDIS_URL=$WRONG daemon_start workers-wrong.log --service workers --queue chat-messages
 WRONG_PID=$DAEMON_PID
 sent_once_send 5
-harness_wait_for 30 unsent_is 0 # the relay put them in the cluster
+harness_wait_for 30 relay_unsent_is 0 # the relay put them in the cluster
 harness_wait_for 30 grep -q "certificate verify failed" "$H_DIR/workers-wrong.log"
 log_steady "$H_DIR/workers-wrong.log" "certificate verify failed"
 expect_eq "inbox while the daemon cannot reach the cluster" $((sent - 5)) "$(inbox_count workers)"
@@ -91,16 +82,16 @@ sent_once_verify "daemon restarted with the right CA"
 stop "$RELAY_PID"
 REDIS_URL="$GOOD&sni=cluster.internal" relay_start sni --redis-timeout 1000
 sent_once_send 12
-harness_wait_for 30 unsent_is 0
+harness_wait_for 30 relay_unsent_is 0
 sent_once_verify "sni= naming the nodes' shared name"
 stop "$RELAY_PID"
 REDIS_URL="$GOOD&sni=other.internal" relay_start sni-wrong --redis-timeout 1000
 sent_once_send 5
 harness_wait_for 30 error_has "hostname mismatch"
-harness_wait_for 10 unsent_is 5
+harness_wait_for 10 relay_unsent_is 5
 log_steady "$H_DIR/relay-sni-wrong.log" "hostname mismatch"
 echo "ok   relay, sni= naming what no node's certificate names: rows wait, status: $(relay_status last_error)"
 stop "$RELAY_PID"
 relay_start four --redis-timeout 1000
-harness_wait_for 30 unsent_is 0
+harness_wait_for 30 relay_unsent_is 0
 sent_once_verify "relay restarted without the wrong sni"

@@ -28,7 +28,6 @@ harness_psql "SELECT chat_outbox.set_partitions('consumers', 6)" >/dev/null
 harness_psql "SELECT chat_outbox.set_partitions('workers', 6)" >/dev/null
 
 set_url() { harness_psql "ALTER SYSTEM SET chat_outbox.redis_url = '$1'" >/dev/null && harness_psql "SELECT pg_reload_conf()" >/dev/null; }
-unsent_is() { [ "$(relay_status unsent)" -eq "$1" ]; }
 error_has() { relay_status last_error | grep -E "$1" >/dev/null; }
 log_count() { grep -c -E "redis unreachable: .*($1)" "$H_DIR/postgres.log" || true; }
 
@@ -47,10 +46,10 @@ set_url "$WRONG"
 sent_once_send 5
 pattern="certificate verify failed: self-signed certificate in certificate chain"
 harness_wait_for 30 error_has "$pattern"
-harness_wait_for 10 unsent_is 5
+harness_wait_for 10 relay_unsent_is 5
 sleep 1.5 # a few more retries (the backoff starts at 100 ms): still one line
 expect_eq "wrong CA: log lines" 1 "$(log_count "$pattern")"
 echo "ok   wrong CA: rows wait, status says: $(relay_status last_error)"
 set_url "$GOOD"
-harness_wait_for 30 unsent_is 0
+harness_wait_for 30 relay_unsent_is 0
 sent_once_verify "fixed by a reload"

@@ -35,12 +35,11 @@ harness_track "$WORKER"
 sent=0
 send() { for _ in $(seq "$PER_CASE"); do sent=$((sent + 1)); q "SELECT consumers.send_message($((sent % 3 + 1)), 'tls $sent')" >/dev/null; done; }
 set_url() { q "ALTER SYSTEM SET chat_outbox.redis_url = '$1'" && q "SELECT pg_reload_conf()" >/dev/null; }
-unsent_is() { [ "$(relay_status unsent)" -eq "$1" ]; }
 error_has() { relay_status last_error | grep -E "$1" >/dev/null; }
 log_count() { grep -c -E "redis unreachable: .*($1)" "$H_DIR/postgres.log" || true; }
 
 send
-harness_wait_for 20 unsent_is 0
+harness_wait_for 20 relay_unsent_is 0
 echo "ok   rediss:// with cacert=: $PER_CASE messages relayed over TLS"
 
 # bad_case <name> <url> <error pattern>: rows wait, the error shows and is logged once, then GOOD flows
@@ -49,12 +48,12 @@ bad_case() {
 	set_url "$url"
 	send
 	harness_wait_for 30 error_has "$pattern"
-	harness_wait_for 10 unsent_is "$PER_CASE"
+	harness_wait_for 10 relay_unsent_is "$PER_CASE"
 	sleep 1.5 # a few more retries (the backoff starts at 100 ms): still one line
 	[ "$(log_count "$pattern")" -eq 1 ] || fail "$name: logged $(log_count "$pattern") times: $(grep 'redis unreachable' "$H_DIR/postgres.log" | tail -3)"
 	echo "ok   $name: rows wait, status says: $(relay_status last_error)"
 	set_url "$fix"
-	harness_wait_for 30 unsent_is 0
+	harness_wait_for 30 relay_unsent_is 0
 	echo "ok   $name fixed by a reload: the waiting rows went"
 }
 
@@ -79,7 +78,7 @@ REDIS_CLI_AUTH="--tls --insecure"
 harness_redis_start_again
 send
 harness_wait_for 30 error_has "certificate verify failed: certificate has expired"
-harness_wait_for 10 unsent_is "$PER_CASE"
+harness_wait_for 10 relay_unsent_is "$PER_CASE"
 sleep 1.5
 [ "$(log_count "certificate has expired")" -eq 1 ] || fail "expired: logged $(log_count "certificate has expired") times"
 echo "ok   expired certificate: rows wait, status says: $(relay_status last_error)"
@@ -87,13 +86,13 @@ harness_redis_stop
 REDIS_EXTRA_ARGS=$(tls_redis_args server)
 REDIS_CLI_AUTH="--tls --cacert $TLS_DIR/ca.crt"
 harness_redis_start_again
-harness_wait_for 30 unsent_is 0
+harness_wait_for 30 relay_unsent_is 0
 echo "ok   expired certificate replaced (Redis restarted): the waiting rows went"
 
 # insecure=1: no verification (a wrong CA passes), one warning per setting
 set_url "rediss://localhost:$REDIS_PORT?cacert=$TLS_DIR/other.crt&insecure=1"
 send
-harness_wait_for 30 unsent_is 0
+harness_wait_for 30 relay_unsent_is 0
 warned=$(grep -c "insecure=1: the Redis server's certificate is not verified" "$H_DIR/postgres.log" || true)
 [ "$warned" -eq 1 ] || fail "insecure=1 warned $warned times"
 echo "ok   insecure=1: relayed without verification, warned once"
@@ -107,7 +106,7 @@ REDIS_CLI_AUTH="--tls --cacert $TLS_DIR/ca.crt --cert $TLS_DIR/client.crt --key 
 harness_redis_start_again
 set_url "rediss://localhost:$REDIS_PORT?cacert=$TLS_DIR/ca.crt&cert=$TLS_DIR/client.crt&key=$TLS_DIR/client.key"
 send
-harness_wait_for 30 unsent_is 0
+harness_wait_for 30 relay_unsent_is 0
 echo "ok   client certificate (tls-auth-clients yes): relayed"
 harness_redis_stop
 REDIS_EXTRA_ARGS=$(tls_redis_args server)
@@ -115,7 +114,7 @@ REDIS_CLI_AUTH="--tls --cacert $TLS_DIR/ca.crt"
 harness_redis_start_again
 set_url "$GOOD"
 send
-harness_wait_for 30 unsent_is 0
+harness_wait_for 30 relay_unsent_is 0
 
 [ "$sent" -eq "$EXPECT" ] || fail "the suite sent $sent, the worker expects $EXPECT"
 harness_wait_for 60 bash -c "! kill -0 $WORKER 2>/dev/null"

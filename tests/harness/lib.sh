@@ -401,6 +401,17 @@ harness_managed_updates() {
 q() { harness_psql "$1"; }
 
 relay_status() { psql -XAtq -v ON_ERROR_STOP=1 "${2:-$PGURL}" -c "SELECT $1 FROM chat_outbox.status WHERE service = 'consumers'"; }
+# relay_unsent_is N: the consumers' outbox holds exactly N rows not sent (for harness_wait_for)
+relay_unsent_is() { [ "$(relay_status unsent)" -eq "$1" ]; }
+# log_steady <file> <pattern>: logged at least once, and no more on later retries (a state change is logged once,
+# not per retry: the house's rule for every retry loop)
+log_steady() {
+	local first
+	first=$(grep -c -E "$2" "$1" || true)
+	[ "$first" -ge 1 ] || fail "$1: nothing logged matching $2"
+	sleep 1.5 # several retries (the backoffs start at 100 ms)
+	expect_eq "$(basename "$1"): '$2' logged once per connection, not per retry" "$first" "$(grep -c -E "$2" "$1" || true)"
+}
 
 # Node test peers are ES modules under tests/ and find the npm packages in tests/node_modules
 # (scripts/setup.sh installs them) by walking up; CommonJS snippets (`node -e`) need NODE_PATH.

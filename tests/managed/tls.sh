@@ -33,15 +33,6 @@ PG_TLS="$PGURL?sslmode=verify-full&sslrootcert=$TLS_DIR/ca.crt"
 daemon_export_settings
 CHAT_OUTBOXD_DATABASE_URL=$PG_TLS
 
-unsent_is() { [ "$(relay_status unsent)" -eq "$1" ]; }
-# log_steady <file> <pattern>: logged once (per connection's component), and no more on later retries
-log_steady() {
-	local first
-	first=$(grep -c -E "$2" "$1" || true)
-	[ "$first" -ge 1 ] || fail "$1: nothing logged matching $2"
-	sleep 1.5 # several retries (the backoff starts at 100 ms)
-	expect_eq "$(basename "$1"): '$2' logged once per connection, not per retry" "$first" "$(grep -c -E "$2" "$1" || true)"
-}
 
 # 1. both processes over TLS, both ways
 PGURL=$PG_TLS relay_start one
@@ -65,13 +56,13 @@ REDIS_URL=$WRONG PGURL=$PG_TLS relay_start two
 sent_once_send 5
 error_has() { relay_status last_error | grep -E "$1" >/dev/null; }
 harness_wait_for 30 error_has "certificate verify failed: self-signed certificate in certificate chain"
-harness_wait_for 10 unsent_is 5
+harness_wait_for 10 relay_unsent_is 5
 log_steady "$H_DIR/relay-two.log" "certificate verify failed"
 echo "ok   relay, wrong CA: rows wait, status: $(relay_status last_error)"
 kill -TERM "$RELAY_PID"
 harness_wait_for 10 bash -c "! kill -0 $RELAY_PID 2>/dev/null"
 PGURL=$PG_TLS relay_start three
-harness_wait_for 30 unsent_is 0
+harness_wait_for 30 relay_unsent_is 0
 sent_once_verify "relay restarted with the right CA"
 
 # 2b. the daemon with a wrong CA: jobs wait in Redis, its log says why (once); the right CA flows
@@ -80,7 +71,7 @@ harness_wait_for 10 bash -c "! kill -0 $WORKERS_PID 2>/dev/null"
 CHAT_OUTBOXD_REDIS_URL=$WRONG daemon_start workers-wrong.log --service workers --queue chat-messages
 WRONG_PID=$DAEMON_PID
 sent_once_send 5
-harness_wait_for 30 unsent_is 0 # the relay put them in Redis
+harness_wait_for 30 relay_unsent_is 0 # the relay put them in Redis
 harness_wait_for 30 grep -q "certificate verify failed" "$H_DIR/workers-wrong.log"
 log_steady "$H_DIR/workers-wrong.log" "certificate verify failed"
 expect_eq "inbox while the daemon cannot reach Redis" $((sent - 5)) "$(inbox_count workers)"
@@ -115,7 +106,7 @@ kill -TERM "$RELAY_PID"
 harness_wait_for 10 bash -c "! kill -0 $RELAY_PID 2>/dev/null"
 kill "$(cat "$H_DIR/plain.pid")"
 PGURL=$PG_TLS relay_start three-again
-harness_wait_for 30 unsent_is 0
+harness_wait_for 30 relay_unsent_is 0
 sent_once_verify "relay restarted on the TLS port"
 
 # 3. insecure=1: no verification (a wrong CA passes), one warning at start
@@ -123,7 +114,7 @@ kill -TERM "$RELAY_PID"
 harness_wait_for 10 bash -c "! kill -0 $RELAY_PID 2>/dev/null"
 REDIS_URL="$WRONG&insecure=1" PGURL=$PG_TLS relay_start four
 sent_once_send 5
-harness_wait_for 30 unsent_is 0
+harness_wait_for 30 relay_unsent_is 0
 sent_once_verify "insecure=1"
 expect_eq "insecure=1 warnings of the relay" 1 "$(grep -c "says insecure=1" "$H_DIR/relay-four.log" || true)"
 echo "ok   insecure=1: relayed without verification, warned once"
