@@ -16,15 +16,7 @@ set -euo pipefail
 . "$(dirname "$0")/../harness/sent_once.sh"
 . "$(dirname "$0")/../harness/tls_ca.sh"
 harness_init cluster-tls
-tls_ca ca
-tls_ca other
-tls_cert ca node "IP:127.0.0.1,DNS:cluster.internal" # the announced address, and a name all nodes share
-chmod -R a+rX "$TLS_DIR"
-CLUSTER_TLS=node
-cluster_start
-SEED=${CLUSTER_PORTS%% *}
-GOOD="rediss-cluster://127.0.0.1:$SEED?cacert=$TLS_DIR/ca.crt"
-WRONG="rediss-cluster://127.0.0.1:$SEED?cacert=$TLS_DIR/other.crt"
+cluster_tls_start "IP:127.0.0.1,DNS:cluster.internal" # the announced address, and a name all nodes share
 REDIS_URL=$GOOD
 HARNESS_PG_MANAGED=1 harness_pg_start
 export REDIS_URL PGURL
@@ -32,10 +24,6 @@ daemon_export_settings
 harness_psql "SELECT chat_outbox.set_partitions('consumers', 6)" >/dev/null
 harness_psql "SELECT chat_outbox.set_partitions('workers', 6)" >/dev/null
 
-stop() {
-	kill -TERM "$1"
-	harness_wait_for 10 bash -c "! kill -0 $1 2>/dev/null"
-}
 
 # 1. both processes over TLS to every node
 relay_start one --redis-timeout 1000
@@ -51,7 +39,7 @@ expect_eq "plaintext connections accepted by the nodes" "" "$(for p in $CLUSTER_
 echo "ok   chat-outbox-relay and chat-outboxd over rediss-cluster:// (one seed, masters $(cluster_masters | tr '\n' ' ')): $sent messages once, in order"
 
 # 2a. the relay with a wrong CA: rows wait, its status and log say why (once); the right CA flows
-stop "$RELAY_PID"
+harness_stop_pid "$RELAY_PID"
 REDIS_URL=$WRONG relay_start two --redis-timeout 1000
 sent_once_send 5
 error_has() { relay_status last_error | grep -E "$1" >/dev/null; }
@@ -59,13 +47,13 @@ harness_wait_for 30 error_has "certificate verify failed: self-signed certificat
 harness_wait_for 10 relay_unsent_is 5
 log_steady "$H_DIR/relay-two.log" "certificate verify failed"
 echo "ok   relay, wrong CA: rows wait, status: $(relay_status last_error)"
-stop "$RELAY_PID"
+harness_stop_pid "$RELAY_PID"
 relay_start three --redis-timeout 1000
 harness_wait_for 30 relay_unsent_is 0
 sent_once_verify "relay restarted with the right CA"
 
 # 2b. the daemon with a wrong CA: jobs wait in Redis, its log says why (once); the right CA flows
-stop "$WORKERS_PID"
+harness_stop_pid "$WORKERS_PID"
 CHAT_OUTBOXD_REDIS_URL=$WRONG daemon_start workers-wrong.log --service workers --queue chat-messages
 WRONG_PID=$DAEMON_PID
 sent_once_send 5
@@ -74,24 +62,24 @@ harness_wait_for 30 grep -q "certificate verify failed" "$H_DIR/workers-wrong.lo
 log_steady "$H_DIR/workers-wrong.log" "certificate verify failed"
 expect_eq "inbox while the daemon cannot reach the cluster" $((sent - 5)) "$(inbox_count workers)"
 echo "ok   daemon, wrong CA: $(grep -m1 "certificate verify failed" "$H_DIR/workers-wrong.log" | cut -c1-200)"
-stop "$WRONG_PID"
+harness_stop_pid "$WRONG_PID"
 daemon_start workers.log --service workers --queue chat-messages
 sent_once_verify "daemon restarted with the right CA"
 
 # 3. sni=: the name all nodes' certificate shares is checked on every master instead of its address
-stop "$RELAY_PID"
+harness_stop_pid "$RELAY_PID"
 REDIS_URL="$GOOD&sni=cluster.internal" relay_start sni --redis-timeout 1000
 sent_once_send 12
 harness_wait_for 30 relay_unsent_is 0
 sent_once_verify "sni= naming the nodes' shared name"
-stop "$RELAY_PID"
+harness_stop_pid "$RELAY_PID"
 REDIS_URL="$GOOD&sni=other.internal" relay_start sni-wrong --redis-timeout 1000
 sent_once_send 5
 harness_wait_for 30 error_has "hostname mismatch"
 harness_wait_for 10 relay_unsent_is 5
 log_steady "$H_DIR/relay-sni-wrong.log" "hostname mismatch"
 echo "ok   relay, sni= naming what no node's certificate names: rows wait, status: $(relay_status last_error)"
-stop "$RELAY_PID"
+harness_stop_pid "$RELAY_PID"
 relay_start four --redis-timeout 1000
 harness_wait_for 30 relay_unsent_is 0
 sent_once_verify "relay restarted without the wrong sni"

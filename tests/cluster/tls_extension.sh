@@ -11,15 +11,7 @@ set -euo pipefail
 . "$(dirname "$0")/../harness/sent_once.sh"
 . "$(dirname "$0")/../harness/tls_ca.sh"
 harness_init cluster-tls-extension
-tls_ca ca
-tls_ca other
-tls_cert ca node "IP:127.0.0.1"
-chmod -R a+rX "$TLS_DIR"
-CLUSTER_TLS=node
-cluster_start
-SEED=${CLUSTER_PORTS%% *}
-GOOD="rediss-cluster://127.0.0.1:$SEED?cacert=$TLS_DIR/ca.crt"
-WRONG="rediss-cluster://127.0.0.1:$SEED?cacert=$TLS_DIR/other.crt"
+cluster_tls_start "IP:127.0.0.1"
 REDIS_URL=$GOOD
 harness_pg_start "" "chat_outbox.redis_timeout = 1000"
 export REDIS_URL PGURL

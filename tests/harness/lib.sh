@@ -401,6 +401,11 @@ harness_managed_updates() {
 q() { harness_psql "$1"; }
 
 relay_status() { psql -XAtq -v ON_ERROR_STOP=1 "${2:-$PGURL}" -c "SELECT $1 FROM chat_outbox.status WHERE service = 'consumers'"; }
+# harness_stop_pid PID: SIGTERM, then wait until the process is gone (a clean stop, not a crash)
+harness_stop_pid() {
+	kill -TERM "$1"
+	harness_wait_for 10 bash -c "! kill -0 $1 2>/dev/null"
+}
 # relay_unsent_is N: the consumers' outbox holds exactly N rows not sent (for harness_wait_for)
 relay_unsent_is() { [ "$(relay_status unsent)" -eq "$1" ]; }
 # log_steady <file> <pattern>: logged at least once, and no more on later retries (a state change is logged once,

@@ -10,6 +10,10 @@
 #                             plaintext port, the cluster bus and replication over TLS too, that
 #                             certificate of CA "ca"; $CLUSTER_URL is then rediss-cluster://...?cacert=
 #                             and ccli speaks TLS.
+#   cluster_tls_start <SANs>  the TLS suites' cluster: CAs "ca" and "other", a node certificate "node" of ca
+#                             with those subject alternative names, cluster_start with CLUSTER_TLS=node; sets
+#                             $SEED (the first node), $GOOD and $WRONG (rediss-cluster:// naming that seed only,
+#                             with ca's and other's certificate as cacert)
 #   cluster_node_start <port> (again, on its data: a killed node rejoins, as a replica after a failover)
 #   cluster_node_cmd <port>   its command line; cluster_start exports it as $CLUSTER_NODE_START_<port>
 #                             for test peers, which start a killed node again themselves
@@ -88,6 +92,18 @@ cluster_replicas_up() {
 		grep -q '^role:slave' <<<"$info" || continue
 		grep -q '^master_link_status:up' <<<"$info" || return 1
 	done
+}
+
+cluster_tls_start() {
+	tls_ca ca
+	tls_ca other
+	tls_cert ca node "$1"
+	chmod -R a+rX "$TLS_DIR"
+	CLUSTER_TLS=node
+	cluster_start
+	SEED=${CLUSTER_PORTS%% *}
+	GOOD="rediss-cluster://127.0.0.1:$SEED?cacert=$TLS_DIR/ca.crt"
+	WRONG="rediss-cluster://127.0.0.1:$SEED?cacert=$TLS_DIR/other.crt"
 }
 
 cluster_start() {

@@ -50,8 +50,7 @@ expect_eq "the relay's connection is SSL" 1 "$(psql -XAtq "$PG_SUPER_URL" -c "
 echo "ok   chat-outbox-relay and chat-outboxd over rediss:// and sslmode=verify-full: $sent messages once, in order"
 
 # 2a. the relay with a wrong CA: rows wait, its status and log say why (once); the right CA flows
-kill -TERM "$RELAY_PID"
-harness_wait_for 10 bash -c "! kill -0 $RELAY_PID 2>/dev/null"
+harness_stop_pid "$RELAY_PID"
 REDIS_URL=$WRONG PGURL=$PG_TLS relay_start two
 sent_once_send 5
 error_has() { relay_status last_error | grep -E "$1" >/dev/null; }
@@ -59,15 +58,13 @@ harness_wait_for 30 error_has "certificate verify failed: self-signed certificat
 harness_wait_for 10 relay_unsent_is 5
 log_steady "$H_DIR/relay-two.log" "certificate verify failed"
 echo "ok   relay, wrong CA: rows wait, status: $(relay_status last_error)"
-kill -TERM "$RELAY_PID"
-harness_wait_for 10 bash -c "! kill -0 $RELAY_PID 2>/dev/null"
+harness_stop_pid "$RELAY_PID"
 PGURL=$PG_TLS relay_start three
 harness_wait_for 30 relay_unsent_is 0
 sent_once_verify "relay restarted with the right CA"
 
 # 2b. the daemon with a wrong CA: jobs wait in Redis, its log says why (once); the right CA flows
-kill -TERM "$WORKERS_PID"
-harness_wait_for 10 bash -c "! kill -0 $WORKERS_PID 2>/dev/null"
+harness_stop_pid "$WORKERS_PID"
 CHAT_OUTBOXD_REDIS_URL=$WRONG daemon_start workers-wrong.log --service workers --queue chat-messages
 WRONG_PID=$DAEMON_PID
 sent_once_send 5
@@ -76,8 +73,7 @@ harness_wait_for 30 grep -q "certificate verify failed" "$H_DIR/workers-wrong.lo
 log_steady "$H_DIR/workers-wrong.log" "certificate verify failed"
 expect_eq "inbox while the daemon cannot reach Redis" $((sent - 5)) "$(inbox_count workers)"
 echo "ok   daemon, wrong CA: $(grep -m1 "certificate verify failed" "$H_DIR/workers-wrong.log" | cut -c1-200)"
-kill -TERM "$WRONG_PID"
-harness_wait_for 10 bash -c "! kill -0 $WRONG_PID 2>/dev/null"
+harness_stop_pid "$WRONG_PID"
 daemon_start workers.log --service workers --queue chat-messages
 sent_once_verify "daemon restarted with the right CA"
 
@@ -93,25 +89,21 @@ PLAIN_DAEMON_PID=$DAEMON_PID
 harness_wait_for 30 grep -q "speak TLS on this port" "$H_DIR/workers-plain.log"
 log_steady "$H_DIR/workers-plain.log" "speak TLS on this port"
 echo "ok   daemon, plaintext Redis behind rediss://: $(grep -m1 "speak TLS on this port" "$H_DIR/workers-plain.log" | cut -c1-200)"
-kill -TERM "$PLAIN_DAEMON_PID"
-harness_wait_for 10 bash -c "! kill -0 $PLAIN_DAEMON_PID 2>/dev/null"
-kill -TERM "$RELAY_PID"
-harness_wait_for 10 bash -c "! kill -0 $RELAY_PID 2>/dev/null"
+harness_stop_pid "$PLAIN_DAEMON_PID"
+harness_stop_pid "$RELAY_PID"
 REDIS_URL=$PLAIN PGURL=$PG_TLS relay_start plain
 sent_once_send 3
 harness_wait_for 30 grep -q "speak TLS on this port" "$H_DIR/relay-plain.log"
 log_steady "$H_DIR/relay-plain.log" "speak TLS on this port"
 echo "ok   relay, plaintext Redis behind rediss://: $(grep -m1 "speak TLS on this port" "$H_DIR/relay-plain.log" | cut -c1-200)"
-kill -TERM "$RELAY_PID"
-harness_wait_for 10 bash -c "! kill -0 $RELAY_PID 2>/dev/null"
+harness_stop_pid "$RELAY_PID"
 kill "$(cat "$H_DIR/plain.pid")"
 PGURL=$PG_TLS relay_start three-again
 harness_wait_for 30 relay_unsent_is 0
 sent_once_verify "relay restarted on the TLS port"
 
 # 3. insecure=1: no verification (a wrong CA passes), one warning at start
-kill -TERM "$RELAY_PID"
-harness_wait_for 10 bash -c "! kill -0 $RELAY_PID 2>/dev/null"
+harness_stop_pid "$RELAY_PID"
 REDIS_URL="$WRONG&insecure=1" PGURL=$PG_TLS relay_start four
 sent_once_send 5
 harness_wait_for 30 relay_unsent_is 0
