@@ -169,6 +169,14 @@ harness_cleanup() {
 	sleep 0.2
 	for pid in "${H_PIDS[@]}"; do kill -9 "$pid" 2>/dev/null; done
 	[ -n "${H_SOCK:-}" ] && rm -rf "$H_SOCK"
+	# A passing suite's PostgreSQL data directories go (the logs stay): a whole run kept about 7 GB of
+	# them, and a run on a nearly full disk failed on the next suite's copy. HARNESS_KEEP_DATA=1 keeps them.
+	if [ $rc -eq 0 ] && [ "${HARNESS_KEEP_DATA:-0}" != 1 ] && [ -n "${H_DIR:-}" ]; then
+		local version
+		for version in $(find "$H_DIR" -xdev -maxdepth 4 -name PG_VERSION -type f 2>/dev/null); do
+			mountpoint -q "$(dirname "$version")" || rm -rf "$(dirname "$version")"
+		done
+	fi
 	if [ $rc -ne 0 ]; then
 		echo "---- $H_NAME failed (rc=$rc); logs in $H_DIR ----" >&2
 		for f in "$H_DIR"/*.log; do
