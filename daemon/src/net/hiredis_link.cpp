@@ -290,7 +290,7 @@ HiredisLink::CommandError(const std::string &error)
 }
 
 // MasterMoved: the live context is not on the master any more; it is dropped at the next tick,
-// outside the hiredis callback that told us.
+// outside the hiredis reply handler that told us.
 void
 HiredisLink::MasterMoved(const std::string &why)
 {
