@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # repo.hygiene: the tracked files hold no merge-conflict markers, name no path outside the repository
 # (a comment's or a doc's reference must resolve here), no daemon/src folder holds more than kMaxFolderFiles
-# files, and every relative link in README.md, docs/ and bench/ names a file or folder that exists and, with #anchor, one of its headings;
-# no built SQL is tracked (what sql/managed/generate.py writes is built by make and CMake, never committed). No servers; about a second.
+# files, and every relative link in README.md, docs/ and bench/ names a file or folder that exists and,
+# with #anchor, one of its headings; no built SQL is tracked (what sql/managed/generate.py writes is built
+# by make and CMake, never committed). No servers; about a second.
 set -euo pipefail
 ROOT=$(cd "$(dirname "$0")/../.." && pwd)
 cd "$ROOT"
@@ -29,10 +30,9 @@ else echo "ok   none of the ${#built[@]} files sql/managed/generate.py builds is
 # a folder of the daemon's a newcomer can take in: at most kMaxFolderFiles files each (issue 34's
 # `git ls-files daemon/src | xargs -n1 dirname | sort | uniq -c`); a bigger one splits by job
 kMaxFolderFiles=20
-if hits=$(git ls-files daemon/src | xargs -n1 dirname | sort | uniq -c | awk -v max=$kMaxFolderFiles '$1 > max'); then
-	[ -z "$hits" ] || fail "daemon folders over $kMaxFolderFiles files:"$'\n'"$hits"
-fi
-echo "ok   no daemon/src folder holds more than $kMaxFolderFiles files"
+hits=$(git ls-files daemon/src | xargs -n1 dirname | sort | uniq -c | awk -v max=$kMaxFolderFiles '$1 > max')
+if [ -n "$hits" ]; then fail "daemon folders over $kMaxFolderFiles files:"$'\n'"$hits"
+else echo "ok   no daemon/src folder holds more than $kMaxFolderFiles files"; fi
 
 # relative Markdown links and their #anchors (scripts/check_doc_links.py: README.md, docs/ and bench/)
 bad=$(python3 scripts/check_doc_links.py 2>&1) || fail "Markdown links to nothing:"$'\n'"$bad"
