@@ -91,10 +91,10 @@ const back = processed.find(after).at;
 const promoted = await masterOf(slots[0]);
 say(`failover: ${promoted.port} serves slot ${slots[0]}; first job of those partitions ${back - killedAt} ms after the kill`);
 checkGap(`gap after the master's SIGKILL`, back - killedAt);
-// the relay's part of the gap: from the replica's election (its log's line, in local time as Date.parse
-// reads it) to the first job the relay added on it; the rest is the cluster's (the failure detection, the
+// the relay's part of the gap: from the replica's election (its log's line, Redis' "#" or Valkey's "*",
+// in local time as Date.parse reads it) to the first job the relay added on it; the rest is the cluster's (the failure detection, the
 // election's delay) and the Workers'
-const won = /^\d+:\w (\d+ \w+ \d+ [\d:.]+) # Failover election won/m
+const won = /^\d+:\w (\d+ \w+ \d+ [\d:.]+) [#*] Failover election won/m
 	.exec(readFileSync(`${env('H_DIR')}/node-${promoted.port}/redis.log`, 'utf8'));
 const electedAt = won ? Date.parse(won[1]) : NaN;
 const firstAdded = Math.min(...processed.filter(after).map((m) => m.added));
