@@ -10,7 +10,8 @@
 //     common/cluster_map_watch.hpp's, which the relays follow too; here a timer ticks at that pace and
 //     the connections' state says who is lost). It is asked of a connected master; when there
 //     is none, of one node at a time (a "seed" connection, named apart) from the last map's other
-//     masters and the URL's seed nodes (a node that does not connect within kClusterSeedTicks
+//     masters (a new link: the masters of the last map any link of the process read) and the URL's
+//     seed nodes (a node that does not connect within kClusterSeedTicks
 //     refreshes is left for the next); the seeds' failures (a wrong CA of a rediss-cluster:// URL, say)
 //     are logged once per outage, whichever seed connection sees them;
 //   - home slot: the slot of the owner's home key. Commands without a key (PUBLISH, CLIENT ..., INFO)
