@@ -1,6 +1,7 @@
 // common/relay/cluster_router.cpp - see cluster_router.hpp.
 #include "common/relay/cluster_router.hpp"
 
+#include <algorithm>
 #include <chrono>
 #include <thread>
 #include <utility>
@@ -23,6 +24,13 @@ RedisFailure
 NamedByMaster(const RedisFailure &f, const std::string &master)
 {
 	return RedisFailure(f.kind, "redis cluster: master " + master + ": " + f.what());
+}
+
+int64_t
+RouterNowMs()
+{
+	using namespace std::chrono;
+	return duration_cast<milliseconds>(steady_clock::now().time_since_epoch()).count();
 }
 
 } // namespace
@@ -49,6 +57,9 @@ ClusterRouter::Refresh()
 	map_.reset();
 	std::vector<RedisEndpoint> candidates = last_masters_; // the masters of the last map first
 	candidates.insert(candidates.end(), url_.cluster_nodes.begin(), url_.cluster_nodes.end());
+	// the lost masters last: a dead one costs a refused connect, a hung one the timeout
+	std::stable_partition(candidates.begin(), candidates.end(),
+	                      [this](const RedisEndpoint &e) { return !watch_.Lost(EndpointText(e)); });
 	std::string why = "no cluster node to ask";
 	for (const auto &e : candidates) {
 		try {
@@ -93,10 +104,13 @@ ClusterRouter::Routed(int slot, Op op) -> decltype(op(std::declval<RedisServerLi
 			if (ask)
 				link.Asking();
 			ask.reset();
-			return op(link, target);
+			auto out = op(link, target);
+			if (watch_.State() == ClusterWatchState::kWatching)
+				watch_.MasterAnswered(EndpointText(target));
+			return out;
 		} catch (const RedisFailure &f) {
 			if (f.kind == RedisFailure::kConnection) {
-				map_.reset(); // a failover, probably: the next call reads the map again
+				Lost(EndpointText(target)); // a failover, probably: the next call reads the map again
 				throw NamedByMaster(f, EndpointText(target));
 			}
 			if (f.kind != RedisFailure::kService || hop >= kMaxRedirects)
@@ -145,7 +159,7 @@ ClusterRouter::ConfirmReplicated()
 		try {
 			nodes_.at(text)->ConfirmReplicated();
 		} catch (const RedisFailure &f) {
-			map_.reset();
+			Lost(text);
 			throw NamedByMaster(f, text);
 		}
 	}
@@ -186,11 +200,40 @@ ClusterRouter::Ping()
 	for (const auto &m : map_->Masters()) {
 		try {
 			Node(m).Ping();
+			watch_.MasterAnswered(EndpointText(m));
 		} catch (const RedisFailure &f) {
-			map_.reset();
+			Lost(EndpointText(m));
 			throw NamedByMaster(f, EndpointText(m));
 		}
 	}
+}
+
+void
+ClusterRouter::Lost(const std::string &master)
+{
+	map_.reset();
+	watch_.MasterLost(master, RouterNowMs());
+}
+
+bool
+ClusterRouter::AwaitingPromotion() const
+{
+	return watch_.State() == ClusterWatchState::kWatching;
+}
+
+bool
+ClusterRouter::Promoted()
+{
+	if (!watch_.Due(RouterNowMs()))
+		return false;
+	std::vector<std::string> masters; // none when no node gives a whole map: not yet
+	try {
+		Refresh();
+		for (const auto &m : map_->Masters())
+			masters.push_back(EndpointText(m));
+	} catch (const RedisFailure &) {
+	}
+	return watch_.MapRead(masters, RouterNowMs()) == ClusterMapNews::kPromoted;
 }
 
 void

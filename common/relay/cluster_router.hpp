@@ -10,8 +10,14 @@
 // there, the map unchanged. TRYAGAIN (a migration holds part of the keys): the call goes again after
 // kTryAgainPauseMs. A node that cannot be reached, or CLUSTERDOWN, is a connection failure for the
 // pass (it rolls back, its rows go again after the relay's backoff): the cluster's own failover
-// promotes a replica, and the next map names it. Each batch adds to one partition's queue, whose
-// keys share one slot (ClusterQueueName), so a batch is one script on one master, as on a shard.
+// promotes a replica, and the next map names it. A master that cannot be reached is "lost"
+// (common/cluster_map_watch.hpp, the rule chat-outboxd follows too): while one is, the relay waiting
+// out its backoff asks Promoted every kClusterRefreshMs, which reads the map from the nodes that
+// answer (the lost masters asked last), and goes again as soon as the map names a new master in its
+// place: the relay follows a promotion within kClusterRefreshMs, as the daemons do, not after its
+// backoff; a cluster without a new master keeps the backoff. Each batch adds to one partition's
+// queue, whose keys share one slot (ClusterQueueName), so a batch is one script on one master, as on
+// a shard.
 // min_replicas (--redis-min-replicas, chat_outbox.redis_min_replicas): WAIT on every master the pass wrote to. The log says when the masters change,
 // each MOVED followed, and how many calls followed ASK (TakeNotice, once per round).
 #pragma once
@@ -24,6 +30,7 @@
 #include <string>
 #include <vector>
 
+#include "common/cluster_map_watch.hpp"
 #include "common/redis_cluster.hpp"
 #include "common/relay/redis_server_link.hpp"
 
@@ -48,6 +55,8 @@ class ClusterRouter final : public RedisLink {
 	int64_t EvalInteger(const std::string &script, const std::vector<std::string> &keys) override;
 	// Ping reads the slot map again and asks every master for PONG; a slot without a master fails.
 	void Ping() override;
+	bool AwaitingPromotion() const override;
+	bool Promoted() override;
 	void Disconnect() override;
 	// Connected: a slot map is held (none after a connection failure: the next call reads it again).
 	bool Connected() const override;
@@ -59,6 +68,8 @@ class ClusterRouter final : public RedisLink {
   private:
 	void Refresh();
 	void AddNotice(const std::string &line);
+	// Lost: `master` did not answer (a connection failure): the map is dropped and the watch told.
+	void Lost(const std::string &master);
 	RedisServerLink &Node(const RedisEndpoint &e);
 	// Routed runs op on the master of `slot`, following redirections as the rules say.
 	template <class Op>
@@ -74,7 +85,8 @@ class ClusterRouter final : public RedisLink {
 	std::vector<RedisEndpoint> last_masters_;                       // asked first for the next map
 	std::string masters_;                                           // the last map's masters, for the notice
 	std::string notice_;
-	int64_t asks_ = 0; // ASK redirections followed since the last notice
+	ClusterMapWatch watch_; // the masters lost, and when to read the map again
+	int64_t asks_ = 0;      // ASK redirections followed since the last notice
 };
 
 } // namespace chat_outbox

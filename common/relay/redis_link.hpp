@@ -72,6 +72,15 @@ class RedisLink {
 	// passes that had nothing to send. Throws RedisFailure.
 	virtual void Ping() = 0;
 
+	// AwaitingPromotion: a Redis Cluster's master serving slots of this link did not answer, and its
+	// failover may be under way (common/cluster_map_watch.hpp); one Redis: never. Promoted, while so,
+	// reads the slot map again when due (every kClusterRefreshMs, from a node that answers, a call the
+	// link's timeout bounds) and says whether it names a new master in the lost one's place: then the
+	// caller's backoff ends and the pass goes again at once. A caller waiting out its backoff asks it
+	// every kClusterRefreshMs. Throws nothing (a failed read is "not yet").
+	virtual bool AwaitingPromotion() const { return false; }
+	virtual bool Promoted() { return false; }
+
 	virtual void Disconnect() = 0;
 	virtual bool Connected() const = 0;
 	// From the last connect's CONFIG GET: the durability warning ("" when safe) and appendfsync (of

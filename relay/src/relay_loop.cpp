@@ -9,6 +9,7 @@
 #include <ctime>
 #include <thread>
 
+#include "common/cluster_map_watch.hpp"
 #include "common/partitions.hpp"
 #include "common/redis_cluster.hpp"
 
@@ -374,19 +375,25 @@ RelayLoop::Publish()
 
 // Pause waits ms (a Redis backoff) while still answering the logical stream: a walsender left
 // unanswered holds up a shutdown of Postgres until wal_sender_timeout. Wake-ups are dropped: the
-// next round runs anyway.
+// next round runs anyway. A Redis Cluster that lost a master serving our slots is asked every
+// kClusterRefreshMs meanwhile (RedisLink::Promoted, common/cluster_map_watch.hpp): a map naming a new
+// master in its place ends the pause, so the relay follows a failover as soon as the cluster did.
 void
 RelayLoop::Pause(int64_t ms)
 {
+	RedisLink &redis = *shards_[0]; // a cluster is the one shard
 	int64_t until = MonotonicMs() + ms;
 	while (!Stopping() && MonotonicMs() < until) {
+		int64_t step = redis.AwaitingPromotion() ? std::min(until, MonotonicMs() + kClusterRefreshMs) : until;
 		if (!logical_ || !db_.Connected()) {
-			Sleep(until - MonotonicMs());
-			return;
+			Sleep(step - MonotonicMs());
+		} else {
+			logical_->Poll(MonotonicMs());
+			int64_t wait = std::max<int64_t>(0, std::min(step, logical_->NextMs()) - MonotonicMs());
+			db_.WaitForWake(wait, logical_->Socket());
 		}
-		logical_->Poll(MonotonicMs());
-		int64_t wait = std::max<int64_t>(0, std::min(until, logical_->NextMs()) - MonotonicMs());
-		db_.WaitForWake(wait, logical_->Socket());
+		if (redis.AwaitingPromotion() && redis.Promoted())
+			return;
 	}
 }
 

@@ -15,7 +15,7 @@
 //      outbox row marked sent.
 // Env: PGURL, CLUSTER_PORTS, H_DIR (relay.sh, extension.sh).
 import { spawn, execFileSync } from 'node:child_process';
-import { writeFileSync } from 'node:fs';
+import { readFileSync, writeFileSync } from 'node:fs';
 import { Worker } from 'bullmq';
 import IORedis from 'ioredis';
 import pg from 'pg';
@@ -91,6 +91,14 @@ const back = processed.find(after).at;
 const promoted = await masterOf(slots[0]);
 say(`failover: ${promoted.port} serves slot ${slots[0]}; first job of those partitions ${back - killedAt} ms after the kill`);
 checkGap(`gap after the master's SIGKILL`, back - killedAt);
+// the relay's part of the gap: from the replica's election (its log's line, Redis' "#" or Valkey's "*",
+// in local time as Date.parse reads it) to the first job the relay added on it; the rest is the cluster's (the failure detection, the
+// election's delay) and the Workers'
+const won = /^\d+:\w (\d+ \w+ \d+ [\d:.]+) [#*] Failover election won/m
+	.exec(readFileSync(`${env('H_DIR')}/node-${promoted.port}/redis.log`, 'utf8'));
+const electedAt = won ? Date.parse(won[1]) : NaN;
+const firstAdded = Math.min(...processed.filter(after).map((m) => m.added));
+say(`${promoted.port} won its election ${electedAt - killedAt} ms after the kill; the relay's first job on it ${firstAdded - electedAt} ms after that`);
 // the killed node starts again on its data and rejoins as the new master's replica: until then that
 // master has none, and the relay's WAIT for one replica (--redis-min-replicas 1, chat_outbox.redis_min_replicas = 1)
 // rolls its passes back
@@ -150,7 +158,7 @@ const byPartition = unsent === 0 ? [] : (await pool.query(`SELECT chat_outbox.pa
 	count(*) AS n FROM consumers.outbox GROUP BY 1 ORDER BY 1`)).rows;
 check(`every outbox row marked sent (${unsent} unsent)`, unsent === 0, JSON.stringify({ cursors, byPartition }));
 say(`the Workers reported ${workerErrors} connection error(s) during the faults`);
-console.log(`FIGURES sent=${want} lost=${lost} twice=${twice} disorder=${disorder} failover_gap_ms=${back - killedAt} reshard_gap_ms=${reshardGap}`);
+console.log(`FIGURES sent=${want} lost=${lost} twice=${twice} disorder=${disorder} failover_gap_ms=${back - killedAt} elected_ms=${electedAt - killedAt} relay_after_election_ms=${firstAdded - electedAt} reshard_gap_ms=${reshardGap}`);
 await Promise.all(workers.map((w) => w.close()));
 admin.disconnect();
 await pool.end();

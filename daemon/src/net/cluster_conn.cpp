@@ -20,6 +20,25 @@ using chat_outbox::EndpointText;
 using chat_outbox::RedisEndpoint;
 using chat_outbox::SlotMap;
 
+namespace {
+
+// KnownMasters: per cluster (its URL's seed nodes), the masters of the last map any of this process's
+// links read. A link made later (a partition's consumer, made when its lease is taken, often just after a
+// failover) asks them for its first map before the URL's seeds, the first of which may be the master just
+// lost: a dead seed costs kClusterSeedTicks refreshes (1 s) before the next is tried. The daemon runs one
+// loop, so one table serves every link.
+std::vector<RedisEndpoint> &
+KnownMasters(const chat_outbox::RedisUrl &url)
+{
+	static std::map<std::string, std::vector<RedisEndpoint>> known;
+	std::string key;
+	for (const auto &e : url.cluster_nodes)
+		key += EndpointText(e) + ",";
+	return known[key];
+}
+
+} // namespace
+
 struct ClusterConn::Impl {
 	struct Retired {
 		std::unique_ptr<RedisConn> conn;
@@ -197,11 +216,10 @@ struct ClusterConn::Impl {
 			return seed.get();
 		}
 		if (!seed) {
-			std::vector<RedisEndpoint> candidates; // the other masters first: the home one is down
-			if (map)
-				for (const auto &e : map->Masters())
-					if (EndpointText(e) != home)
-						candidates.push_back(e);
+			std::vector<RedisEndpoint> candidates;                         // the other masters first: the home one is down
+			for (const auto &e : map ? map->Masters() : KnownMasters(url)) // a new link: the process's last map's
+				if (EndpointText(e) != home)
+					candidates.push_back(e);
 			candidates.insert(candidates.end(), url.cluster_nodes.begin(), url.cluster_nodes.end());
 			seed_at = candidates[seed_cursor % candidates.size()];
 			seed_ticks = 0;
@@ -255,6 +273,7 @@ struct ClusterConn::Impl {
 			Log(masters_text.empty() ? Level::Verbose : Level::Notice, "%s: redis cluster masters %s%s", role.c_str(),
 			    text.c_str(), masters_text.empty() ? "" : (", were " + masters_text).c_str());
 		masters_text = text;
+		KnownMasters(url) = m.Masters();
 		map = std::move(m);
 		std::string new_home = EndpointText(*map->MasterOf(home_slot));
 		// a node that serves no slot now (a failed master, or one made a replica) is closed

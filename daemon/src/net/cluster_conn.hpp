@@ -6,9 +6,12 @@
 // common/redis_cluster.hpp's):
 //   - the slot map is read with CLUSTER SLOTS at start, after a MOVED, after a CLUSTERDOWN or TRYAGAIN,
 //     after any command that got no answer, and every kClusterRefreshMs while a master it uses (the
-//     home master, below, or another) is not connected. It is asked of a connected master; when there
+//     home master, below, or another) is not connected (the rule and its pace are
+//     common/cluster_map_watch.hpp's, which the relays follow too; here a timer ticks at that pace and
+//     the connections' state says who is lost). It is asked of a connected master; when there
 //     is none, of one node at a time (a "seed" connection, named apart) from the last map's other
-//     masters and the URL's seed nodes (a node that does not connect within kClusterSeedTicks
+//     masters (a new link: the masters of the last map any link of the process read) and the URL's
+//     seed nodes (a node that does not connect within kClusterSeedTicks
 //     refreshes is left for the next); the seeds' failures (a wrong CA of a rediss-cluster:// URL, say)
 //     are logged once per outage, whichever seed connection sees them;
 //   - home slot: the slot of the owner's home key. Commands without a key (PUBLISH, CLIENT ..., INFO)
@@ -27,12 +30,12 @@
 #include <memory>
 #include <string>
 
+#include "common/cluster_map_watch.hpp"
 #include "net/redis_commands.hpp"
 
 namespace chat_outboxd {
 
-// While the home master is not connected, the map is read again this often.
-inline constexpr int64_t kClusterRefreshMs = 250;
+using chat_outbox::kClusterRefreshMs;
 // A seed node that has not connected after this many refreshes is left for the next.
 inline constexpr int kClusterSeedTicks = 4;
 

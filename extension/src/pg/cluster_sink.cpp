@@ -300,6 +300,25 @@ ClusterDisconnect(void)
 	});
 }
 
+static bool
+ClusterAwaitingPromotion(void)
+{
+	bool awaiting = false;
+
+	chat_outbox::CallCpp([&] { awaiting = cluster.link && cluster.link->AwaitingPromotion(); });
+	return awaiting;
+}
+
+/* the map read when due (the router catches its own failures); a new master's notice logged by End */
+static bool
+ClusterPromoted(void)
+{
+	bool promoted = false;
+
+	chat_outbox::CallCpp([&] { promoted = cluster.link && cluster.link->Promoted(); });
+	return End(promoted);
+}
+
 static const char *
 ClusterWarning(void)
 {
@@ -314,6 +333,6 @@ ClusterAppendfsync(void)
 
 const SinkOps cluster_sink_ops = {
 	ClusterEnsureConnected, ClusterSend, ClusterAwait, ClusterWaitReplicas, ClusterGetLayout, ClusterSetLayout,
-	ClusterCountJobs, ClusterDisconnect, ClusterWarning, ClusterAppendfsync,
-	false, /* a partition's queue is in another slot than the layout key: its calls check nothing */
+	ClusterCountJobs, ClusterDisconnect, ClusterWarning, ClusterAppendfsync, ClusterAwaitingPromotion,
+	ClusterPromoted, false, /* a partition's queue is in another slot than the layout key: its calls check nothing */
 };

@@ -1055,9 +1055,16 @@ ShardsWaitReplicas(int shard, int replicas, SinkFailure *failure)
 	return true;
 }
 
+/* a shard's master is found directly or by its Sentinels: no slot map to watch */
+static bool
+ShardsNoPromotion(void)
+{
+	return false;
+}
+
 const SinkOps shard_ops = {
 	ShardsEnsureConnected, ShardsSend, ShardsAwait, ShardsWaitReplicas, ShardsGetLayout, ShardsSetLayout,
-	ShardsCountJobs, ShardsDisconnect, ShardsWarning, ShardsAppendfsync,
+	ShardsCountJobs, ShardsDisconnect, ShardsWarning, ShardsAppendfsync, ShardsNoPromotion, ShardsNoPromotion,
 	true, /* with one shard, every call checks the layout key (ChooseLayout) */
 };
 
@@ -1118,6 +1125,18 @@ void
 RedisSinkDisconnect(void)
 {
 	ops->disconnect();
+}
+
+bool
+RedisSinkAwaitingPromotion(void)
+{
+	return ops->awaiting_promotion();
+}
+
+bool
+RedisSinkPromoted(void)
+{
+	return ops->promoted();
 }
 
 const char *

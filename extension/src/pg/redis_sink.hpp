@@ -133,10 +133,19 @@ bool RedisSinkWaitReplicas(int shard, int replicas, SinkFailure *failure);
  * running in the queues of a layout (every shard): what a change of the partition count waits for.
  * None may run while a batch is in flight. RedisSinkGetLayout gives the count and the raw value.
  */
-bool		RedisSinkGetLayout(const char *queue, int *layout, LayoutKeyValue *raw, SinkFailure *failure);
-bool		RedisSinkSetLayout(const char *queue, int partitions, SinkFailure *failure);
-bool		RedisSinkCountJobs(const char *queue, int partitions, int64 *jobs, SinkFailure *failure);
-void		RedisSinkDisconnect(void);
+bool RedisSinkGetLayout(const char *queue, int *layout, LayoutKeyValue *raw, SinkFailure *failure);
+bool RedisSinkSetLayout(const char *queue, int partitions, SinkFailure *failure);
+bool RedisSinkCountJobs(const char *queue, int partitions, int64 *jobs, SinkFailure *failure);
+void RedisSinkDisconnect(void);
+/*
+ * While the worker backs off after a connection failure: RedisSinkAwaitingPromotion says whether a Redis
+ * Cluster's master serving its slots was lost (common/cluster_map_watch.hpp; one Redis or shards:
+ * never); RedisSinkPromoted, asked every kClusterRefreshMs meanwhile, reads the slot map when due and
+ * says whether a new master took the lost one's place: the backoff ends, the next round goes at once.
+ * It blocks at most chat_outbox.redis_timeout per node asked, cut short by a terminate request.
+ */
+bool		RedisSinkAwaitingPromotion(void);
+bool		RedisSinkPromoted(void);
 const char *RedisSinkWarning(void);
 /* RedisSinkAppendfsync: Redis' appendfsync at the last connect ("" when CONFIG GET was refused). */
 const char *RedisSinkAppendfsync(void);

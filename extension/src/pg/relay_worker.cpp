@@ -22,6 +22,7 @@
 #include "pg/relay_pass.hpp"
 
 #include "common/backoff.hpp"
+#include "common/cluster_map_watch.hpp"
 #include "common/relay/purge_interval.hpp"
 #include "common/relay/relay_health.hpp"
 
@@ -379,7 +380,12 @@ CoalesceWakeups(void)
 	return true;
 }
 
-/* BackOff sleeps `ms` through commit wake-ups; only a signal (SIGTERM, SIGHUP) cuts it short. */
+/*
+ * BackOff sleeps `ms` through commit wake-ups; a signal (SIGTERM, SIGHUP) cuts it short, and so does a
+ * Redis Cluster naming a new master in place of the one lost (RedisSinkPromoted, asked every
+ * kClusterRefreshMs while one is: common/cluster_map_watch.hpp), so the relay follows a failover as
+ * soon as the cluster's map says it is done, not after the backoff.
+ */
 static void
 BackOff(long ms)
 {
@@ -390,8 +396,12 @@ BackOff(long ms)
 
 		if (left <= 0)
 			return;
+		if (RedisSinkAwaitingPromotion())
+			left = Min(left, (long) chat_outbox::kClusterRefreshMs);
 		WaitForWork(left);
 		if (ConfigReloadPending)
+			return;
+		if (RedisSinkAwaitingPromotion() && RedisSinkPromoted())
 			return;
 	}
 }

@@ -33,6 +33,8 @@ typedef struct SinkOps
 	void (*disconnect)(void);
 	const char *(*warning)(void);
 	const char *(*appendfsync)(void);
+	bool (*awaiting_promotion)(void);
+	bool (*promoted)(void);
 	bool batch_checks_layout; /* every batch call checks the layout key (RedisSinkBatchChecksLayout) */
 } SinkOps;
 
