@@ -1,12 +1,14 @@
 // daemon/src/main.cpp - chat-outboxd: settings, the loop, and the order things start and stop in.
 //
-// Start: settings (exit 2 on a bad one, before any connection) -> the gateway's Postgres and its
-// two Redis connections on shard 0 (commands and PUBLISH; the chats' events channels), the gateway
-// (Gateway) with its bus subscription, and the partition manager (one Redis connection per shard,
-// and per partition it holds a BullMQ consumer with its own Redis and Postgres connections), all on
-// one uv loop. With --consume off there is no partition manager: a gateway only. On a Redis Cluster
-// (redis-cluster://) the one "shard" is the cluster: every command connection is a ClusterConn
-// (net/cluster_conn.hpp), chosen once here through MakeRedisCommands.
+// Start: settings (exit 2 on a bad one, before any connection) -> the daemon's one Sentinel watch
+// (net/sentinel_watchers.hpp, which every connection of a redis-sentinel:// shard follows; it connects
+// at its first subscriber), the gateway's Postgres and its two Redis connections on shard 0 (commands
+// and PUBLISH; the chats' events channels), the gateway (Gateway) with its bus subscription, and the
+// partition manager (one Redis connection per shard, and per partition it holds a BullMQ consumer with
+// its own Redis and Postgres connections), all on one uv loop. With --consume off there is no
+// partition manager: a gateway only. On a Redis Cluster (redis-cluster://) the one "shard" is the
+// cluster: every command connection is a ClusterConn (net/cluster_conn.hpp), chosen once here through
+// MakeRedisCommands.
 // SIGTERM/SIGINT: every partition's consumer stops fetching and finishes its batch (inbox commit +
 // complete), its lease is released and the daemon leaves the members; then the gateway closes its
 // clients, then Redis and Postgres close; exit 0, whatever state the servers and the clients are in.
