@@ -16,8 +16,11 @@
 //   3. the test watches the daemons' connections on the old node (CLIENT LIST, by their names) and the
 //      node's ROLE: both daemons must have left it before Sentinel demoted it. It prints how long after
 //      the announcement the last connection left (a figure, not asserted);
-//   4. the watched sentinel is SIGKILLed: each daemon's watch moves to another sentinel (again exactly
-//      one), and the failover of step 2 runs again from the new master, on the sentinel now watched.
+//   4. the same again from the new master, but the sentinel the daemons watch is stopped (SIGSTOP: its
+//      connections stay open and it tells nothing) and another sentinel leads the failover; once that one
+//      names the new master, the stopped one is SIGKILLed. Each daemon's watch moves to another sentinel
+//      (again exactly one) and asks it where the master is: the daemons must still leave the old master
+//      before Sentinel demotes it (sentinel_switch.sh checks in their log that the question moved them).
 // Fails if a daemon was still on the old node when Sentinel demoted it, if a daemon holds other than one
 // watch, or if a message was lost, stored twice, shown twice or out of order on any client, or an outbox
 // row stays unsent.
@@ -72,6 +75,7 @@ const sendLoops = sides.map(async (side) => {
 	}
 });
 
+const pidOf = (p) => /process_id:(\d+)/.exec(redisCli(p, 'INFO server'))[1];
 let watched = await oneWatch('at start');
 for (let round = 1; round <= 2; round++) {
 	const upTo = next - 1;
@@ -79,16 +83,29 @@ for (let round = 1; round <= 2; round++) {
 	const old = masterPort();
 	await waitUntil(`the daemons to be connected to the master ${old}`, () => sides.every((s) =>
 		clientNames(old).some((n) => ofDaemon(s, n))), 20000);
+	// round 2: the watched sentinel stops, and another one leads the failover
+	let stopped = null;
+	if (round === 2) {
+		stopped = { port: watched, pid: pidOf(watched) };
+		sh(`kill -STOP ${stopped.pid}`);
+		alive = alive.filter((p) => p !== watched);
+		say(`the watched sentinel ${watched} SIGSTOPped`);
+	}
+	const leader = alive.includes(watched) ? watched : alive[0];
 	// every replica is in sync, so the sentinel has one to promote (FAILOVER refuses otherwise)
 	await waitUntil('the replicas to be known to the sentinel', () =>
-		redisCli(watched, 'SENTINEL replicas mymaster').split('\n').filter((l) => l === 'slave').length >= 2, 20000).catch(() => {});
-	say(`round ${round}: master ${old}, ${daemonConns(old)} daemon connections on it; SENTINEL FAILOVER on ${watched}`);
+		redisCli(leader, 'SENTINEL replicas mymaster').split('\n').filter((l) => l === 'slave').length >= 2, 20000).catch(() => {});
+	say(`round ${round}: master ${old}, ${daemonConns(old)} daemon connections on it; SENTINEL FAILOVER on ${leader}`);
 	await waitUntil('the sentinel to accept the failover', () => {
-		try { return redisCli(watched, 'SENTINEL FAILOVER mymaster') === 'OK'; } catch { return false; }
+		try { return redisCli(leader, 'SENTINEL FAILOVER mymaster') === 'OK'; } catch { return false; }
 	}, 20000);
-	await waitUntil('the sentinels to name a new master', () => Number(redisCli(watched,
+	await waitUntil('the sentinels to name a new master', () => Number(redisCli(leader,
 		'SENTINEL get-master-addr-by-name mymaster').split('\n')[1]) !== old, 30000);
 	const tSwitch = Date.now();
+	if (stopped) {
+		sh(`kill -9 ${stopped.pid}`);
+		say(`the stopped sentinel ${stopped.port} SIGKILLed: the watches move`);
+	}
 	say(`round ${round}: the sentinels name ${masterPort()}; the old master ${old} is still ${role(old)}`);
 	let left = null; // ms from the announcement to the daemons' last connection leaving the old node
 	let demoted = null; // ms to Sentinel's reconfiguration of the old node
@@ -107,13 +124,7 @@ for (let round = 1; round <= 2; round++) {
 	await waitUntil(`${old} to be a replica`, () => role(old) === 'slave', 30000);
 	await waitUntil('the daemons to be connected to the new master', () => sides.every((s) =>
 		clientNames(masterPort()).some((n) => ofDaemon(s, n))), 20000);
-	if (round === 1) {
-		const pid = /process_id:(\d+)/.exec(redisCli(watched, 'INFO server'))[1];
-		sh(`kill -9 ${pid}`);
-		alive = alive.filter((p) => p !== watched);
-		say(`the watched sentinel ${watched} SIGKILLed`);
-		watched = await oneWatch('after the watched sentinel died');
-	}
+	if (stopped) watched = await oneWatch('after the watched sentinel died');
 }
 sending = false;
 await Promise.all(sendLoops);

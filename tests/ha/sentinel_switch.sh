@@ -14,3 +14,7 @@ cd "$(dirname "$0")"
 DAEMON_PORT=$(harness_free_port) DAEMON_PORT2=$(harness_free_port) node sentinel_switch.mjs 2>>"$H_DIR/daemon.log"
 # from the daemons' log: the watch's moves, when each connection heard of the switch and reached the new master (figures)
 grep -h "redis sentinel watch: \|asking the sentinels again\|redis master 'mymaster' is at .*, was" "$H_DIR/daemon.log" | cut -c1-200 || true
+# the second failover was announced while the watched sentinel was stopped: both daemons (by pid) left the
+# old master when their watch, moved to another sentinel, asked it where the master is
+n=$(grep "as master 'mymaster' (get-master-addr-by-name), asking the sentinels again" "$H_DIR/daemon.log" | awk '{print $1}' | sort -u | wc -l)
+expect_eq "daemons moved by their watch's question after it moved" 2 "$n"
