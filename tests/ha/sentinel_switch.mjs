@@ -120,11 +120,12 @@ for (let round = 1; round <= 2; round++) {
 	// the same poll seeing both: the daemons left only with Sentinel's reconfiguration (it closes the clients)
 	if (left === null || (demoted !== null && demoted <= left))
 		failures.push(`round ${round}: a daemon was still on the old master ${old} when ${demoted === null ? 'the wait ended' : 'Sentinel demoted it'}`);
+	if (stopped) watched = await oneWatch('after the watched sentinel died');
+	if (round === 2) break; // the last: no need to wait for Sentinel's reconfiguration of the old node
 	// the old node becomes a replica of the new master before the next round
 	await waitUntil(`${old} to be a replica`, () => role(old) === 'slave', 30000);
 	await waitUntil('the daemons to be connected to the new master', () => sides.every((s) =>
 		clientNames(masterPort()).some((n) => ofDaemon(s, n))), 20000);
-	if (stopped) watched = await oneWatch('after the watched sentinel died');
 }
 sending = false;
 await Promise.all(sendLoops);
