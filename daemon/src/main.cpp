@@ -1,12 +1,14 @@
 // daemon/src/main.cpp - chat-outboxd: settings, the loop, and the order things start and stop in.
 //
-// Start: settings (exit 2 on a bad one, before any connection) -> the gateway's Postgres and its
-// two Redis connections on shard 0 (commands and PUBLISH; the chats' events channels), the gateway
-// (Gateway) with its bus subscription, and the partition manager (one Redis connection per shard,
-// and per partition it holds a BullMQ consumer with its own Redis and Postgres connections), all on
-// one uv loop. With --consume off there is no partition manager: a gateway only. On a Redis Cluster
-// (redis-cluster://) the one "shard" is the cluster: every command connection is a ClusterConn
-// (net/cluster_conn.hpp), chosen once here through MakeRedisCommands.
+// Start: settings (exit 2 on a bad one, before any connection) -> the daemon's one Sentinel watch
+// (net/sentinel_watchers.hpp, which every connection of a redis-sentinel:// shard follows; it connects
+// at its first subscriber), the gateway's Postgres and its two Redis connections on shard 0 (commands
+// and PUBLISH; the chats' events channels), the gateway (Gateway) with its bus subscription, and the
+// partition manager (one Redis connection per shard, and per partition it holds a BullMQ consumer with
+// its own Redis and Postgres connections), all on one uv loop. With --consume off there is no
+// partition manager: a gateway only. On a Redis Cluster (redis-cluster://) the one "shard" is the
+// cluster: every command connection is a ClusterConn (net/cluster_conn.hpp), chosen once here through
+// MakeRedisCommands.
 // SIGTERM/SIGINT: every partition's consumer stops fetching and finishes its batch (inbox commit +
 // complete), its lease is released and the daemon leaves the members; then the gateway closes its
 // clients, then Redis and Postgres close; exit 0, whatever state the servers and the clients are in.
@@ -35,6 +37,7 @@
 #include "net/redis_commands.hpp"
 #include "net/redis_subscriber.hpp"
 #include "net/redis_safety_check.hpp"
+#include "net/sentinel_watchers.hpp"
 #include "common/bullmq/queue_keys.hpp"
 #include "common/partitions.hpp"
 #include "common/redis_cluster.hpp"
@@ -54,6 +57,8 @@ struct Daemon {
 	Config cfg;
 	Metrics metrics;
 	BusMetrics bus_metrics;
+	// first, so it outlives every connection that subscribes to it (each unsubscribes when it closes)
+	std::unique_ptr<SentinelWatchers> sentinel_watch;
 	std::unique_ptr<PgClient> pg_gateway;
 	std::unique_ptr<RedisCommands> gateway_redis;
 	std::unique_ptr<RedisSubscriber> pubsub;
@@ -80,6 +85,7 @@ struct Daemon {
 			ws->Shutdown([this] {
 				gateway_redis->Close(nullptr);
 				pubsub->Close(nullptr);
+				sentinel_watch->Close(nullptr);
 				pg_gateway->Close(nullptr);
 				if (outbox_status)
 					outbox_status->Close([this] { pg_status->Close(nullptr); });
@@ -174,9 +180,13 @@ Run(int argc, char **argv)
 	// On a cluster the commands reach every master (presence and read mirrors live in each chat's slot)
 	// and are homed on the bus channel's slot; the subscriber is on any one node (classic pub/sub
 	// reaches every node: docs/architecture.md, "Redis Cluster").
+	// Every connection of a redis-sentinel:// shard follows the one Sentinel watch of the daemon
+	// (net/sentinel_watchers.hpp): one watch connection per set of sentinels, not one per connection.
+	d->sentinel_watch = std::make_unique<SentinelWatchers>(loop, client_name, kRedisTimeoutMs);
+	SentinelWatchers *watch = d->sentinel_watch.get();
 	d->gateway_redis = MakeRedisCommands(loop, shards[0], chat_outbox::bullmq::BusChannel(cfg.prefix, cfg.queue), true,
-	                                     "redis (gateway)", client_name + ":gateway", kRedisTimeoutMs, nullptr);
-	d->pubsub = std::make_unique<RedisSubscriber>(loop, shards[0], client_name + ":pubsub", kRedisTimeoutMs);
+	                                     "redis (gateway)", client_name + ":gateway", kRedisTimeoutMs, nullptr, watch);
+	d->pubsub = std::make_unique<RedisSubscriber>(loop, shards[0], client_name + ":pubsub", kRedisTimeoutMs, watch);
 	d->redis_safety = std::make_unique<RedisSafetyChecks>(d->metrics, shards.size());
 	d->redis_safety->Watch(*d->gateway_redis, 0);
 	d->ws = std::make_unique<Gateway>(loop, cfg, *d->pg_gateway, d->metrics, d->bus_metrics, *d->gateway_redis,
@@ -203,7 +213,7 @@ Run(int argc, char **argv)
 		// Every partition's consumer hands its rows to the publisher, which publishes them on the bus
 		// (shard 0) and hands them on to this daemon's gateway.
 		d->publisher = std::make_unique<BusPublisher>(*d->gateway_redis, bus_channel, *d->ws, d->bus_metrics);
-		d->consumer = std::make_unique<PartitionManager>(loop, cfg, shards, *d->publisher, d->metrics);
+		d->consumer = std::make_unique<PartitionManager>(loop, cfg, shards, *d->publisher, d->metrics, watch);
 		for (size_t i = 1; i < shards.size(); i++)
 			d->redis_safety->Watch(d->consumer->ShardConn(i), i);
 	}

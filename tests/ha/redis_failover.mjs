@@ -2,7 +2,7 @@
 //
 // Real processes: a sender calling consumers.send_message, the relay in Postgres writing through
 // redis-sentinel:// with chat_outbox.redis_min_replicas (1 in CTest), chat-outboxd (workers)
-// reading through the same URL, and a socket.io client counting what it is shown.
+// reading through the same URL, and a socket.io client counting what it is shown (traffic.mjs).
 //   1. messages 1-10 flow normally;
 //   2. the receiver's queue is paused (so jobs wait in Redis as under a backlog), the replica is
 //      stopped (SIGSTOP) and its link closed: messages 11-20 reach the master alone;
@@ -14,11 +14,11 @@
 // them again to the new master. Fails if a message is lost, shown twice or out of order, or if an
 // outbox row stays unsent.
 import { execSync } from 'node:child_process';
-import { receivingDaemon, Sender, watcher, postgres, waitUntil, sleep, env } from '../faults/procs.mjs';
-import { shownOnce, finish } from './verdict.mjs';
+import { postgres, sleep, env, waitUntil } from '../faults/procs.mjs';
+import { startDirection } from './traffic.mjs';
+import { finish } from './verdict.mjs';
 
 const CHAT = 31;
-const port = Number(env('DAEMON_PORT'));
 const t0 = Date.now();
 const say = (s) => console.log(`${((Date.now() - t0) / 1000).toFixed(1).padStart(5)}s  ${s}`);
 const sh = (cmd) => execSync(cmd, { encoding: 'utf8' }).trim();
@@ -26,27 +26,17 @@ const redisCli = (p, args) => sh(`redis-cli -p ${p} ${args}`);
 const masterPort = () => Number(sh(env('SENTINEL_MASTER_CMD')).split('\n')[1]);
 const META = 'bull:chat-messages:meta';
 
-const saved = new Map(); // n -> id
-const byId = new Map();
-const daemon = receivingDaemon({ service: 'workers', queue: 'chat-messages', port });
-await daemon.start();
-const client = watcher({ port, chats: [CHAT], name: 'ha-client' });
-await waitUntil('the client to connect', () => client.socket.connected, 10000);
-const sender = new Sender({
-	service: 'consumers', chat: CHAT,
-	onSaved: (n, id) => { saved.set(n, id); byId.set(id, n); },
-});
-await sender.start();
+const side = await startDirection({ direction: 'consumers->workers', port: Number(env('DAEMON_PORT')), chat: CHAT });
+const { saved } = side;
 const sendRange = async (from, to) => {
 	for (let n = from; n <= to; n++) {
-		await sender.send(n);
+		await side.send(n);
 		await sleep(50);
 	}
 };
-const shown = (n) => client.seen.some((m) => m.id === saved.get(n));
 
 await sendRange(1, 10);
-await waitUntil('messages 1-10 to be shown', () => [...Array(10).keys()].every((i) => shown(i + 1)), 30000);
+await waitUntil('messages 1-10 to be shown', () => side.shownUpTo(10), 30000);
 say('messages 1-10 shown');
 
 const oldMaster = Number(env('REDIS_PORT'));
@@ -74,23 +64,16 @@ redisCli(replica, `HDEL ${META} paused`);
 say('old master started again, queue resumed');
 await sendRange(26, 30);
 
-const ids = () => [...saved.values()];
-await waitUntil('every message to be shown', () => ids().every((id) => client.seen.some((m) => m.id === id)), 60000)
-	.catch((e) => say(e.message));
+await waitUntil('every message to be shown', () => side.shownUpTo(Infinity), 60000).catch((e) => say(e.message));
 await waitUntil('the outbox to drain', async () => (await postgres.query(
 	'SELECT count(*)::int AS n FROM consumers.outbox WHERE sent_at IS NULL'))[0].n === 0, 20000).catch((e) => say(e.message));
 await sleep(500); // a late duplicate would show up here
 
-const verdict = shownOnce({ saved, byId, seen: client.seen });
-const [{ unsent }] = await postgres.query('SELECT count(*)::int AS unsent FROM consumers.outbox WHERE sent_at IS NULL');
-say(`saved ${saved.size}, ${verdict.text}; unsent: ${unsent}`);
-
-client.socket.close();
-await sender.stop();
-await daemon.stop('SIGTERM');
+const verdict = await side.verdict();
+for (const line of verdict.lines) say(line);
+await side.stop();
 
 const failures = [];
 if (saved.size !== 30) failures.push(`saved ${saved.size} of 30`);
 failures.push(...verdict.failures);
-if (unsent) failures.push(`${unsent} rows unsent`);
 finish(failures);

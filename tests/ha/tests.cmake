@@ -2,8 +2,9 @@
 add_shell_test(ha.redis_failover ha/redis_failover.sh 120)
 add_shell_test(ha.pg_failover ha/pg_failover.sh 120)
 add_shell_test(ha.sentinel_shard ha/sentinel_shard.sh 60)
-# SENTINEL FAILOVER twice under traffic: chat-outboxd leaves a master that stays up when the sentinels announce the new one.
+# SENTINEL FAILOVER twice under traffic, both directions and client kinds: chat-outboxd leaves a master that stays up when the
+# sentinels announce the new one; one Sentinel watch per daemon, which moves when its sentinel dies and asks where the master is.
 add_shell_test(ha.sentinel_switch ha/sentinel_switch.sh 120)
-set_tests_properties(ha.sentinel_switch PROPERTIES LABELS long) # 35-55 s: the README's command is near its budget
+set_tests_properties(ha.sentinel_switch PROPERTIES LABELS long) # 40-60 s: the README's command is near its budget
 # rediss-sentinel://: sentinels and nodes that serve TLS only, a master SIGKILLed under the relay and chat-outboxd.
 add_shell_test(ha.sentinel_tls ha/sentinel_tls.sh 120)

@@ -91,6 +91,7 @@ struct PartitionManager::Impl {
 	std::vector<chat_outbox::RedisUrl> urls;
 	MessageSink &sink;
 	Metrics &metrics;
+	SentinelWatchers *watchers; // the daemon's Sentinel watch (main.cpp owns it)
 	LeaseTiming timing;
 	std::string holder; // our leases' value: our identity and this process's token (core/lease.hpp)
 	std::vector<int64_t> left_out;
@@ -110,8 +111,9 @@ struct PartitionManager::Impl {
 	std::function<void(int)> on_fatal;
 	std::function<void()> stop_done;
 
-	Impl(uv_loop_t *l, const Config &c, std::vector<chat_outbox::RedisUrl> u, MessageSink &s, Metrics &m)
-	    : loop(l), cfg(c), urls(std::move(u)), sink(s), metrics(m), timing(LeaseTimingFor(c.lease_ttl)),
+	Impl(uv_loop_t *l, const Config &c, std::vector<chat_outbox::RedisUrl> u, MessageSink &s, Metrics &m,
+	     SentinelWatchers *w)
+	    : loop(l), cfg(c), urls(std::move(u)), sink(s), metrics(m), watchers(w), timing(LeaseTimingFor(c.lease_ttl)),
 	      holder(LeaseHolder(c.identity, ProcessToken())),
 	      tick_timer(l, "lease-tick"), stop_timer(l, "lease-stop"), retry_timer(l, "lease-retry")
 	{
@@ -124,7 +126,7 @@ struct PartitionManager::Impl {
 			// on a cluster: homed on the members key's slot (the identity check's CLIENT LIST asks that
 			// master, where every daemon of the service has its leases connection), every master connected
 			conns.push_back(MakeRedisCommands(loop, urls[i], chat_outbox::bullmq::QueueKey(cfg.prefix, cfg.queue, "members"),
-			                                  true, shard, name, kRedisTimeoutMs, redis_logs.back().get()));
+			                                  true, shard, name, kRedisTimeoutMs, redis_logs.back().get(), watchers));
 		}
 	}
 
@@ -486,9 +488,9 @@ struct PartitionManager::Impl {
 		// connection's CLIENT UNBLOCK (sent on the commands connection) goes where it blocks
 		std::string home = chat_outbox::bullmq::QueueKey(cfg.prefix, queue, "wait");
 		w->cmd = MakeRedisCommands(loop, urls[s.shard], home, false, "redis " + queue + " (commands)", name,
-		                           kRedisTimeoutMs, nullptr);
+		                           kRedisTimeoutMs, nullptr, watchers);
 		w->blk = MakeRedisCommands(loop, urls[s.shard], home, false, "redis " + queue + " (blocking)",
-		                           name + ":blocking", kRedisTimeoutMs, nullptr);
+		                           name + ":blocking", kRedisTimeoutMs, nullptr, watchers);
 		// one partition: the names a single consumer always had; several: the partition's queue too
 		std::string pg_name = "chat-outboxd " + cfg.service + " inbox" + (queue == cfg.queue ? "" : " " + queue);
 		w->pg = std::make_unique<PgClient>(loop, cfg.database_url, pg_name);
@@ -610,8 +612,8 @@ struct PartitionManager::Impl {
 };
 
 PartitionManager::PartitionManager(uv_loop_t *loop, const Config &cfg, std::vector<chat_outbox::RedisUrl> shards,
-                                   MessageSink &sink, Metrics &metrics)
-    : impl_(std::make_unique<Impl>(loop, cfg, std::move(shards), sink, metrics))
+                                   MessageSink &sink, Metrics &metrics, SentinelWatchers *watchers)
+    : impl_(std::make_unique<Impl>(loop, cfg, std::move(shards), sink, metrics, watchers))
 {
 }
 

@@ -31,11 +31,14 @@
 
 namespace chat_outboxd {
 
+class SentinelWatchers;
+
 class PartitionManager {
   public:
-	// shards: the --redis-url list, in order (partition p on shard p mod shards.size()).
+	// shards: the --redis-url list, in order (partition p on shard p mod shards.size()); watchers: the
+	// daemon's Sentinel watch, which every connection of a redis-sentinel:// shard follows.
 	PartitionManager(uv_loop_t *loop, const Config &cfg, std::vector<chat_outbox::RedisUrl> shards,
-	                 MessageSink &sink, Metrics &metrics);
+	                 MessageSink &sink, Metrics &metrics, SentinelWatchers *watchers);
 	~PartitionManager();
 
 	// on_fatal(exit code): another live daemon has our identity (3).

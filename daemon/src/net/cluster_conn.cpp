@@ -92,7 +92,7 @@ struct ClusterConn::Impl {
 		if (it != nodes.end())
 			return *it->second;
 		auto conn = std::make_unique<RedisConn>(loop, chat_outbox::AtNode(url, at), role + " " + key, client_name,
-		                                        timeout_ms, state_log);
+		                                        timeout_ms, state_log, nullptr);
 		conn->OnReady([this, key] { NodeUp(key); });
 		conn->OnDown([this, key] { NodeDown(key); });
 		RedisConn &ref = *conn;
@@ -227,7 +227,7 @@ struct ClusterConn::Impl {
 			// our name on the home master for another daemon's
 			seed = std::make_unique<RedisConn>(loop, chat_outbox::AtNode(url, seed_at),
 			                                   role + " seed " + EndpointText(seed_at), client_name + ":seed", timeout_ms,
-			                                   &seed_log);
+			                                   &seed_log, nullptr);
 			seed->OnReady([this] { Refresh(); });
 			seed->Start();
 		}

@@ -14,7 +14,7 @@
 #include "common/tls_session.hpp"
 #include "metrics/core/daemon_metrics.hpp"
 #include "net/hiredis_uv.hpp"
-#include "net/redis_subscriber.hpp"
+#include "net/sentinel_watchers.hpp"
 
 namespace chat_outboxd {
 
@@ -35,15 +35,15 @@ struct HiredisLink::HandshakeStep {
 
 HiredisLink::HiredisLink(uv_loop_t *loop, const chat_outbox::RedisUrl &url, Options options,
                          std::function<void(const RedisValue &last)> up, std::function<void(const std::string &why)> down)
-    : loop_(loop), route_(url), opt_(std::move(options)), up_(std::move(up)), down_(std::move(down)),
+    : HiredisLink(loop, SentinelRoute(url), std::move(options), std::move(up), std::move(down))
+{
+}
+
+HiredisLink::HiredisLink(uv_loop_t *loop, SentinelRoute route, Options options,
+                         std::function<void(const RedisValue &last)> up, std::function<void(const std::string &why)> down)
+    : loop_(loop), route_(std::move(route)), opt_(std::move(options)), up_(std::move(up)), down_(std::move(down)),
       retry_timer_(loop, "redis reconnect"), watchdog_(loop, "redis connect deadline")
 {
-	if (route_.Watching()) {
-		chat_outbox::RedisUrl sentinel = chat_outbox::AtSentinel(url, url.sentinels[0]);
-		sentinel.username = url.sentinel_username; // AUTH as the sentinel query does (none without a password)
-		sentinel.password = url.sentinel_password;
-		switches_ = std::make_unique<RedisSubscriber>(loop, sentinel, opt_.client_name + ":switches", opt_.timeout_ms);
-	}
 }
 
 HiredisLink::~HiredisLink()
@@ -61,15 +61,11 @@ HiredisLink::Start()
 	watchdog_.Start(
 	    kWatchdogMs, [this] { Watchdog(); }, kWatchdogMs);
 	retry_timer_.Start(0, [this] { Connect(); });
-	if (switches_)
-		for (const std::string &channel : SentinelRoute::SwitchChannels())
-			switches_->Subscribe(
-			    channel,
-			    [this](const std::string &ch, const std::string &payload) {
-				if (route_.SwitchedAway(ch, payload))
-					MasterMoved("sentinel " + ch + " " + payload);
-			    },
-			    [] {});
+	if (route_.Watching() && opt_.watchers)
+		watch_id_ = opt_.watchers->Subscribe(route_.Url(), [this](const MasterNews &news) {
+			if (route_.SwitchedAway(news))
+				MasterMoved("the sentinels name " + news.address + " as master '" + news.name + "' (" + news.source + ")");
+		});
 }
 
 void
@@ -318,6 +314,10 @@ HiredisLink::Shut()
 		return;
 	state_ = State::Closed;
 	deadline_ = 0;
+	if (watch_id_) {
+		opt_.watchers->Unsubscribe(watch_id_);
+		watch_id_ = 0;
+	}
 	if (ac_) {
 		drop_reason_ = "closing";
 		redisAsyncContext *c = ac_;
@@ -330,10 +330,7 @@ void
 HiredisLink::Close(std::function<void()> done)
 {
 	Shut();
-	if (switches_)
-		CloseAll(std::move(done), retry_timer_, watchdog_, *switches_);
-	else
-		CloseAll(std::move(done), retry_timer_, watchdog_);
+	CloseAll(std::move(done), retry_timer_, watchdog_);
 }
 
 } // namespace chat_outboxd

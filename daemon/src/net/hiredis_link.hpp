@@ -10,12 +10,12 @@
 // with backoff; the owner says when its own work is up again (Recovered), which ends the outage.
 // Connecting and the handshake each have timeout_ms; the owner may await more (Await), for
 // example a subscribe confirmation: a deadline missed drops the context.
-// On a redis-sentinel:// URL the link also follows Sentinel while it is connected: it subscribes to
-// a sentinel's announcements of a new master (SentinelRoute::SwitchChannels, on a RedisSubscriber to
-// url.sentinels[0], kept from Start to Close), and
-// its owner passes on every error reply (CommandError); a switch of our master elsewhere, or a
-// READONLY or UNBLOCKED error (SentinelRoute has the rule), drops the context at the next tick and
-// the reconnect asks the sentinels again. Logged once per switch.
+// On a redis-sentinel:// URL the link also follows Sentinel while it is connected: from Start to
+// Close it subscribes to the daemon's Sentinel watch (net/sentinel_watchers.hpp, Options::watchers),
+// which tells it where the sentinels name its master, and its owner passes on every error reply
+// (CommandError); a switch of our master elsewhere (SentinelRoute::SwitchedAway), or a READONLY or
+// UNBLOCKED error (SentinelRoute::MasterMovedError), drops the context at the next tick and the
+// reconnect asks the sentinels again. Logged once per switch.
 #pragma once
 
 #include <cstdint>
@@ -37,7 +37,7 @@
 
 namespace chat_outboxd {
 
-class RedisSubscriber;
+class SentinelWatchers;
 
 class HiredisLink {
   public:
@@ -58,11 +58,15 @@ class HiredisLink {
 		StateLog *state_log;                        // null: changes are logged at verbose level only
 		bool keepalive;                             // TCP keepalive on a connection to the master
 		std::vector<std::vector<std::string>> tail; // the owner's commands after CLIENT SETNAME
+		SentinelWatchers *watchers;                 // the daemon's Sentinel watch (null: none, as for the watch's own link)
 	};
 	// up runs when the handshake is done, with the reply to its last command. down runs whenever
 	// the context is lost before the retry is planned (not after Close).
 	HiredisLink(uv_loop_t *loop, const chat_outbox::RedisUrl &url, Options options,
 	            std::function<void(const RedisValue &last)> up, std::function<void(const std::string &why)> down);
+	// The same on a route of the caller's (the Sentinel watch's: SentinelRoute::ToSentinels).
+	HiredisLink(uv_loop_t *loop, SentinelRoute route, Options options, std::function<void(const RedisValue &last)> up,
+	            std::function<void(const std::string &why)> down);
 	~HiredisLink();
 	HiredisLink(const HiredisLink &) = delete;
 	HiredisLink &operator=(const HiredisLink &) = delete;
@@ -73,6 +77,8 @@ class HiredisLink {
 	// the owner checks its own deadlines on the same timer.
 	void OnTick(std::function<void()> tick) { tick_ = std::move(tick); }
 	State GetState() const { return state_; }
+	// Route: where the link goes (Route().Next(): the address of the live context, or of the next one).
+	const SentinelRoute &Route() const { return route_; }
 	bool Up() const { return state_ == State::Up; }
 	bool Closed() const { return state_ == State::Closed; }
 	// Context: the live context, null when there is none. Replies of any other context are stale.
@@ -132,8 +138,8 @@ class HiredisLink {
 	std::string drop_reason_;
 	chat_outbox::Backoff backoff_{chat_outbox::kServerRetryFirstMs, chat_outbox::kServerRetryMaxMs};
 	UvTimer retry_timer_, watchdog_;
-	std::string moved_;                         // why the master moved under the live context: dropped at the next tick
-	std::unique_ptr<RedisSubscriber> switches_; // the sentinel's SwitchChannels, on a redis-sentinel:// URL
+	std::string moved_;     // why the master moved under the live context: dropped at the next tick
+	uint64_t watch_id_ = 0; // the subscription to opt_.watchers, from Start to Shut (0: none)
 };
 
 } // namespace chat_outboxd

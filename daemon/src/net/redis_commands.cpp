@@ -25,12 +25,14 @@ RedisCommands::Eval(const chat_outbox::ScriptCall &call, ReplyCb cb, int64_t tim
 
 std::unique_ptr<RedisCommands>
 MakeRedisCommands(uv_loop_t *loop, const chat_outbox::RedisUrl &url, const std::string &home_key, bool all_masters,
-                  std::string role, std::string client_name, int64_t timeout_ms, StateLog *state_log)
+                  std::string role, std::string client_name, int64_t timeout_ms, StateLog *state_log,
+                  SentinelWatchers *watchers)
 {
 	if (url.IsCluster())
 		return std::make_unique<ClusterConn>(loop, url, home_key, all_masters, std::move(role), std::move(client_name),
 		                                     timeout_ms, state_log);
-	return std::make_unique<RedisConn>(loop, url, std::move(role), std::move(client_name), timeout_ms, state_log);
+	return std::make_unique<RedisConn>(loop, url, std::move(role), std::move(client_name), timeout_ms, state_log,
+	                                   watchers);
 }
 
 } // namespace chat_outboxd

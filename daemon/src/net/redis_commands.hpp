@@ -26,6 +26,8 @@
 
 namespace chat_outboxd {
 
+class SentinelWatchers;
+
 class RedisCommands {
   public:
 	using ReplyCb = std::function<void(const RedisValue *reply, const std::string &error)>;
@@ -57,9 +59,11 @@ class RedisCommands {
 // MakeRedisCommands: a RedisConn for a plain or sentinel URL; for a redis-cluster:// URL a ClusterConn
 // whose commands without a key (PUBLISH, CLIENT ..., INFO) go to the master of home_key's slot, and
 // which connects to every master at once when all_masters (a part whose keys spread over the slots,
-// such as the gateway's chats) or only to the masters its commands need.
+// such as the gateway's chats) or only to the masters its commands need. watchers: the daemon's Sentinel
+// watch, which a RedisConn of a redis-sentinel:// URL follows (net/sentinel_watchers.hpp).
 std::unique_ptr<RedisCommands> MakeRedisCommands(uv_loop_t *loop, const chat_outbox::RedisUrl &url,
                                                  const std::string &home_key, bool all_masters, std::string role,
-                                                 std::string client_name, int64_t timeout_ms, StateLog *state_log);
+                                                 std::string client_name, int64_t timeout_ms, StateLog *state_log,
+                                                 SentinelWatchers *watchers);
 
 } // namespace chat_outboxd

@@ -47,10 +47,11 @@ struct RedisConn::Impl {
 	std::vector<std::function<void()>> on_ready; // every listener, in the order they were added
 	std::function<void()> on_down;
 
-	Impl(uv_loop_t *l, chat_outbox::RedisUrl u, std::string r, std::string n, int64_t t, StateLog *s)
+	Impl(uv_loop_t *l, chat_outbox::RedisUrl u, std::string r, std::string n, int64_t t, StateLog *s,
+	     SentinelWatchers *w)
 	    : loop(l), role(r), timeout_ms(t),
 	      link(
-	          l, u, HiredisLink::Options{std::move(r), std::move(n), t, s, false, {{"CLIENT", "ID"}}},
+	          l, u, HiredisLink::Options{std::move(r), std::move(n), t, s, false, {{"CLIENT", "ID"}}, w},
 	          [this](const RedisValue &last) { Up(last); }, [this](const std::string &) { Down(); }),
 	      deferred(l, "redis deferred failures")
 	{
@@ -130,9 +131,9 @@ struct RedisConn::Impl {
 };
 
 RedisConn::RedisConn(uv_loop_t *loop, chat_outbox::RedisUrl url, std::string role, std::string client_name,
-                     int64_t timeout_ms, StateLog *state_log)
+                     int64_t timeout_ms, StateLog *state_log, SentinelWatchers *watchers)
     : impl_(std::make_unique<Impl>(loop, std::move(url), std::move(role), std::move(client_name), timeout_ms,
-                                   state_log))
+                                   state_log, watchers))
 {
 }
 

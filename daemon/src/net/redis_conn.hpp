@@ -23,12 +23,15 @@
 
 namespace chat_outboxd {
 
+class SentinelWatchers;
+
 class RedisConn : public RedisCommands {
   public:
 	// state_log receives up/down transitions (may be shared by several connections or be null:
-	// then changes are logged at verbose level only).
+	// then changes are logged at verbose level only). watchers: the daemon's Sentinel watch, which a
+	// redis-sentinel:// URL's connection follows (net/sentinel_watchers.hpp; null for other URLs).
 	RedisConn(uv_loop_t *loop, chat_outbox::RedisUrl url, std::string role, std::string client_name,
-	          int64_t timeout_ms, StateLog *state_log);
+	          int64_t timeout_ms, StateLog *state_log, SentinelWatchers *watchers);
 	~RedisConn() override;
 	RedisConn(const RedisConn &) = delete;
 	RedisConn &operator=(const RedisConn &) = delete;

@@ -30,10 +30,10 @@ struct RedisSubscriber::Impl {
 	HiredisLink link;
 	std::map<std::string, Channel> channels;
 
-	Impl(uv_loop_t *l, const chat_outbox::RedisUrl &u, std::string n, int64_t t)
+	Impl(uv_loop_t *l, const chat_outbox::RedisUrl &u, std::string n, int64_t t, SentinelWatchers *w)
 	    : name(std::move(n)), state_log(name),
 	      link(
-	          l, u, HiredisLink::Options{name, name, t, &state_log, true, {}},
+	          l, u, HiredisLink::Options{name, name, t, &state_log, true, {}, w},
 	          [this](const RedisValue &) { Up(); }, [this](const std::string &) { Down(); })
 	{
 	}
@@ -100,8 +100,8 @@ struct RedisSubscriber::Impl {
 };
 
 RedisSubscriber::RedisSubscriber(uv_loop_t *loop, const chat_outbox::RedisUrl &url, std::string name,
-                                 int64_t timeout_ms)
-    : impl_(std::make_unique<Impl>(loop, url, std::move(name), timeout_ms))
+                                 int64_t timeout_ms, SentinelWatchers *watchers)
+    : impl_(std::make_unique<Impl>(loop, url, std::move(name), timeout_ms, watchers))
 {
 }
 

@@ -26,15 +26,19 @@
 
 namespace chat_outboxd {
 
+class SentinelWatchers;
+
 class RedisSubscriber {
   public:
 	using MessageCb = std::function<void(const std::string &channel, const std::string &payload)>;
 	using SubscribedCb = std::function<void()>;
 
 	// name is the CLIENT SETNAME and the name in the log; timeout_ms bounds connecting, the
-	// handshake and each subscribe confirmation. The connection opens at the first Subscribe.
-	RedisSubscriber(uv_loop_t *loop, const chat_outbox::RedisUrl &url, std::string name,
-	                int64_t timeout_ms = 10000);
+	// handshake and each subscribe confirmation; watchers is the daemon's Sentinel watch, which a
+	// redis-sentinel:// URL's connection follows (net/sentinel_watchers.hpp). The connection opens at
+	// the first Subscribe.
+	RedisSubscriber(uv_loop_t *loop, const chat_outbox::RedisUrl &url, std::string name, int64_t timeout_ms,
+	                SentinelWatchers *watchers);
 	~RedisSubscriber();
 	RedisSubscriber(const RedisSubscriber &) = delete;
 	RedisSubscriber &operator=(const RedisSubscriber &) = delete;

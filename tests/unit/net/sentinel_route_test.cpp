@@ -125,21 +125,40 @@ TEST(SentinelRoute, ASwitchOfOurMasterElsewhereSendsTheLinkBackToAsking)
 {
 	SentinelRoute r(Url("redis-sentinel://s1:1,s2:2/mymaster"));
 	EXPECT_TRUE(r.Watching());
-	const std::string sw = "+switch-master", promoted = "+promoted-slave";
-	EXPECT_FALSE(r.SwitchedAway(sw, "mymaster 10.0.0.1 6379 10.0.0.2 6379")); // asking: the query finds it anyway
+	const MasterNews there{"mymaster", "10.0.0.2:6379", "+switch-master"};
+	EXPECT_FALSE(r.SwitchedAway(there)); // asking: the query finds it anyway
 	std::string why, notice;
 	ASSERT_TRUE(r.Found(Addr("10.0.0.1", "6379"), &why, &notice));
-	EXPECT_TRUE(r.SwitchedAway(sw, "mymaster 10.0.0.1 6379 10.0.0.2 6379"));
-	EXPECT_TRUE(r.SwitchedAway(sw, "mymaster 10.0.0.9 1 10.0.0.2 6379"));     // whatever the old address says
-	EXPECT_FALSE(r.SwitchedAway(sw, "mymaster 10.0.0.2 6379 10.0.0.1 6379")); // to where we are
-	EXPECT_FALSE(r.SwitchedAway(sw, "other 10.0.0.1 6379 10.0.0.2 6379"));    // another master's switch
-	EXPECT_FALSE(r.SwitchedAway(sw, "mymaster 10.0.0.1"));                    // not the sentinels' form
-	// the leading sentinel's promotion, before its +switch-master
-	EXPECT_TRUE(r.SwitchedAway(promoted, "slave 10.0.0.2:6379 10.0.0.2 6379 @ mymaster 10.0.0.1 6379"));
-	EXPECT_FALSE(r.SwitchedAway(promoted, "slave 10.0.0.2:6379 10.0.0.2 6379 @ other 10.0.0.1 6379"));
-	EXPECT_FALSE(r.SwitchedAway(promoted, "slave 10.0.0.1:6379 10.0.0.1 6379 @ mymaster 10.0.0.3 6379"));
-	EXPECT_FALSE(r.SwitchedAway("+sdown", "master mymaster 10.0.0.1 6379"));
+	EXPECT_TRUE(r.SwitchedAway(there));
+	EXPECT_FALSE(r.SwitchedAway(MasterNews{"mymaster", "10.0.0.1:6379", "get-master-addr-by-name"})); // where we are
+	EXPECT_FALSE(r.SwitchedAway(MasterNews{"other", "10.0.0.2:6379", "+switch-master"}));             // another master
 	EXPECT_FALSE(SentinelRoute(Url("redis://h:1")).Watching());
+	EXPECT_FALSE(SentinelRoute(Url("redis://h:1")).SwitchedAway(there));
+}
+
+TEST(SentinelRoute, ToSentinelsWatchesEachSentinelInTurnWithTheSentinelCredentials)
+{
+	auto r = SentinelRoute::ToSentinels(
+	    Url("redis-sentinel://mu:mp@s1:1,s2:2,s3:3/mymaster?sentinel_username=su&sentinel_password=sp"));
+	EXPECT_FALSE(r.Asking());
+	EXPECT_FALSE(r.Watching()); // the watch itself follows nothing
+	EXPECT_EQ(r.Next().host, "s1");
+	EXPECT_EQ(r.Next().port, 1);
+	EXPECT_EQ(r.Next().username, "su");
+	EXPECT_EQ(r.Next().password, "sp");
+	auto cmds = r.Commands();
+	ASSERT_FALSE(cmds.empty());
+	EXPECT_EQ(cmds[0][0], "AUTH");
+	for (const auto &c : cmds)
+		EXPECT_NE(c[0], "ROLE"); // a sentinel is no master
+	r.Lost();                    // the watched sentinel died: the next one
+	EXPECT_EQ(r.Next().host, "s2");
+	r.Lost();
+	EXPECT_EQ(r.Next().host, "s3");
+	r.Lost(); // and round again
+	EXPECT_EQ(r.Next().host, "s1");
+	EXPECT_FALSE(SentinelRoute::ToSentinels(Url("redis-sentinel://s1:1/m")).Next().tls.enabled);
+	EXPECT_TRUE(SentinelRoute::ToSentinels(Url("rediss-sentinel://s1:1/m")).Next().tls.enabled);
 }
 
 TEST(SentinelRoute, ReadonlyAndUnblockedMeanTheMasterMoved)

@@ -5,15 +5,40 @@
 #include "common/redis_handshake.hpp"
 #include "common/redis_sentinel.hpp"
 
-#include <sstream>
-
 namespace chat_outboxd {
 
-SentinelRoute::SentinelRoute(chat_outbox::RedisUrl url)
-    : url_(std::move(url)), target_(url_), phase_(url_.IsSentinel() ? Phase::kAskSentinel : Phase::kMaster)
+namespace {
+
+// AtSentinelAs: a sentinel of url, authenticated with the sentinel credentials (none without a password)
+chat_outbox::RedisUrl
+AtSentinelAs(const chat_outbox::RedisUrl &url, size_t cursor)
 {
-	if (url_.IsCluster())
+	chat_outbox::RedisUrl at = chat_outbox::AtSentinel(url, url.sentinels[cursor % url.sentinels.size()]);
+	at.username = url.sentinel_username;
+	at.password = url.sentinel_password;
+	return at;
+}
+
+} // namespace
+
+SentinelRoute::SentinelRoute(chat_outbox::RedisUrl url)
+    : kind_(url.IsSentinel() ? Kind::kSentinel : url.IsCluster() ? Kind::kCluster
+                                                                 : Kind::kPlain),
+      url_(std::move(url)),
+      target_(url_), phase_(kind_ == Kind::kSentinel ? Phase::kAskSentinel : Phase::kMaster)
+{
+	if (kind_ == Kind::kCluster)
 		target_ = chat_outbox::AtNode(url_, url_.cluster_nodes[0]);
+}
+
+SentinelRoute
+SentinelRoute::ToSentinels(const chat_outbox::RedisUrl &url)
+{
+	SentinelRoute r(url);
+	r.kind_ = Kind::kSentinels;
+	r.phase_ = Phase::kMaster; // connected straight to its target, a sentinel
+	r.target_ = AtSentinelAs(url, 0);
+	return r;
 }
 
 chat_outbox::RedisUrl
@@ -30,7 +55,7 @@ SentinelRoute::Commands() const
 	if (phase_ == Phase::kAskSentinel)
 		return chat_outbox::SentinelQueryCommands(url_);
 	std::vector<std::vector<std::string>> cmds = chat_outbox::HandshakeCommands(target_);
-	if (url_.IsSentinel())
+	if (kind_ == Kind::kSentinel)
 		cmds.push_back(chat_outbox::MasterCheckCommand());
 	return cmds;
 }
@@ -69,23 +94,11 @@ SentinelRoute::RoleOk(const RedisValue &reply)
 }
 
 bool
-SentinelRoute::SwitchedAway(const std::string &channel, const std::string &payload) const
+SentinelRoute::SwitchedAway(const MasterNews &news) const
 {
-	if (!url_.IsSentinel() || phase_ != Phase::kMaster || master_.empty())
+	if (kind_ != Kind::kSentinel || phase_ != Phase::kMaster || master_.empty())
 		return false;
-	std::istringstream in(payload);
-	std::vector<std::string> w;
-	for (std::string word; in >> word;)
-		w.push_back(word);
-	std::string name, host, port; // our master's name and where the message says it is now
-	if (channel == "+switch-master" && w.size() == 5) {
-		name = w[0], host = w[3], port = w[4];
-	} else if (channel == "+promoted-slave" && w.size() == 8 && w[0] == "slave" && w[4] == "@") {
-		name = w[5], host = w[2], port = w[3];
-	} else {
-		return false;
-	}
-	return name == url_.master_name && host + ":" + port != master_;
+	return news.name == url_.master_name && news.address != master_;
 }
 
 bool
@@ -97,12 +110,16 @@ SentinelRoute::MasterMovedError(const std::string &error)
 void
 SentinelRoute::Lost()
 {
-	if (url_.IsCluster()) { // any node serves pub/sub: the next seed node
+	if (kind_ == Kind::kCluster) { // any node serves pub/sub: the next seed node
 		cursor_++;
 		target_ = chat_outbox::AtNode(url_, url_.cluster_nodes[cursor_ % url_.cluster_nodes.size()]);
 		return;
 	}
-	if (!url_.IsSentinel())
+	if (kind_ == Kind::kSentinels) { // this sentinel failed or went away: watch the next one
+		target_ = AtSentinelAs(url_, ++cursor_);
+		return;
+	}
+	if (kind_ != Kind::kSentinel)
 		return;
 	if (phase_ == Phase::kAskSentinel)
 		cursor_++; // this sentinel failed: the next one

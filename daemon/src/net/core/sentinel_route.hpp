@@ -8,14 +8,16 @@
 // checked by RoleOk). Every lost connection goes back to asking; a sentinel that failed, or named
 // something that is not the master, moves the cursor on. A redis-cluster:// URL (used so only by
 // RedisSubscriber: any node of a cluster serves its classic pub/sub) goes to one seed node, and to
-// the next one after each lost connection.
+// the next one after each lost connection. ToSentinels is the route of the daemon's Sentinel watch
+// (net/core/sentinel_watch.hpp): to a sentinel itself, with the sentinel credentials, and to the next
+// one after each lost connection.
 //
 // While connected to a master a sentinel's URL still follows Sentinel: a master that is failed over
 // while it stays up (SENTINEL FAILOVER, or a second failover of a just-promoted master) keeps its
 // clients, and stays writable, until Sentinel reconfigures it as a replica seconds later. So the
-// link watches the sentinels' announcements of a new master (SwitchedAway) and takes a READONLY or
-// UNBLOCKED error on a command for the same news (MasterMovedError): either sends the link back to
-// asking.
+// link hears the sentinels' news of a new master from the daemon's one Sentinel watch
+// (net/sentinel_watchers.hpp) and judges it (SwitchedAway), and takes a READONLY or UNBLOCKED error
+// on a command for the same news (MasterMovedError): either sends the link back to asking.
 //
 // Pure: no I/O, unit-tested without servers.
 #pragma once
@@ -25,6 +27,7 @@
 #include <vector>
 
 #include "net/core/redis_value.hpp"
+#include "net/core/sentinel_watch.hpp"
 #include "common/redis_url.hpp"
 
 namespace chat_outboxd {
@@ -32,6 +35,10 @@ namespace chat_outboxd {
 class SentinelRoute {
   public:
 	explicit SentinelRoute(chat_outbox::RedisUrl url);
+	// ToSentinels: the route to url's sentinels themselves (url: a redis-sentinel:// URL), from the
+	// first, moving to the next after each lost connection; the handshake authenticates with the
+	// sentinel credentials. Never Asking, never Watching.
+	static SentinelRoute ToSentinels(const chat_outbox::RedisUrl &url);
 
 	// Asking: the next connection is to a sentinel (Next() is that sentinel's address).
 	bool Asking() const { return phase_ == Phase::kAskSentinel; }
@@ -46,18 +53,14 @@ class SentinelRoute {
 	bool Found(const RedisValue &reply, std::string *why, std::string *notice);
 	// RoleOk checks the reply to ROLE; false moves the cursor on (that sentinel was stale).
 	bool RoleOk(const RedisValue &reply);
-	// Watching: the link should watch the sentinels' switches (a redis-sentinel:// URL).
-	bool Watching() const { return url_.IsSentinel(); }
-	// SwitchChannels: the sentinels' channels that announce a new master: +switch-master (every
-	// sentinel, once the failover is over: after the other replicas were reconfigured, seconds later
-	// with several) and +promoted-slave (the leading sentinel only, as soon as it sees the promotion,
-	// from when its get-master-addr-by-name names the new master).
-	static std::vector<std::string> SwitchChannels() { return {"+switch-master", "+promoted-slave"}; }
-	// SwitchedAway reads a message of a SwitchChannels channel (+switch-master: "<name> <old ip> <old
-	// port> <new ip> <new port>"; +promoted-slave: "slave <ip>:<port> <ip> <port> @ <name> <master ip>
-	// <master port>"): true when it names our master at an address other than the one we are
-	// connected to (nothing to do while asking: the next query finds the new master anyway).
-	bool SwitchedAway(const std::string &channel, const std::string &payload) const;
+	// Watching: the link should follow the Sentinel watch's news (a redis-sentinel:// URL's master).
+	bool Watching() const { return kind_ == Kind::kSentinel; }
+	// Url: the URL the route was made of.
+	const chat_outbox::RedisUrl &Url() const { return url_; }
+	// SwitchedAway judges the watch's news: true when it names our master at an address other than
+	// the one we are connected to (nothing to do while asking: the next query finds the new master
+	// anyway).
+	bool SwitchedAway(const MasterNews &news) const;
 	// MasterMovedError: an error reply that means the node is no longer the master (READONLY on a
 	// write, UNBLOCKED for a blocked command of a master turned replica).
 	static bool MasterMovedError(const std::string &error);
@@ -69,7 +72,14 @@ class SentinelRoute {
   private:
 	enum class Phase { kAskSentinel,
 		               kMaster };
+	// kPlain: its own address; kSentinel: asks, then the master; kCluster: the seed nodes in turn;
+	// kSentinels: the sentinels themselves in turn (ToSentinels).
+	enum class Kind { kPlain,
+		              kSentinel,
+		              kCluster,
+		              kSentinels };
 
+	Kind kind_;
 	chat_outbox::RedisUrl url_;
 	chat_outbox::RedisUrl target_; // url_ itself, or url_ at the discovered master
 	Phase phase_;
