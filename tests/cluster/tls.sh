@@ -133,6 +133,8 @@ hint="speak TLS on this port"
 harness_wait_for 30 error_has "$hint"
 harness_wait_for 10 relay_unsent_is 5
 harness_wait_for 30 grep -q "$hint" "$H_DIR/workers-plain.log"
+# the consumer's and the gateway's cluster connections too, not only the bus's subscriber
+harness_wait_for 30 grep -q "cluster seed unreachable: .*$hint" "$H_DIR/workers-plain.log"
 harness_wait_for 10 healthz_redis false
 log_steady "$H_DIR/relay-plain.log" "$hint"
 log_steady "$H_DIR/workers-plain.log" "$hint"
@@ -146,8 +148,10 @@ harness_stop_pid "$DAEMON_PID"
 # every master a pass wrote to (what the dead master alone held goes again); three daemons of daemon.mjs
 # on chats of their own (CLUSTER_CHAT_BASE: not those of the checks above)
 relay_start r1 --redis-min-replicas 1 --redis-timeout 1000
+daemon_start workers.log --service workers --queue chat-messages
 harness_wait_for 30 relay_unsent_is 0
-sent_once_verify "the relay restarted on the TLS seed"
+sent_once_verify "both restarted on the TLS seed"
+harness_stop_pid "$DAEMON_PID"
 DAEMON_PORTS="$(harness_free_port) $(harness_free_port) $(harness_free_port)"
 export H_DIR DAEMON_PORTS CLUSTER_CHAT_BASE=1000 CHAT_OUTBOXD_REDIS_URL=$GOOD
 (cd "$H_ROOT/tests" && node cluster/daemon.mjs 2>>"$H_DIR/daemon.log")

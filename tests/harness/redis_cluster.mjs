@@ -29,7 +29,7 @@ export function clusterClient(ports, options = {}) {
 }
 
 const node = (port) => {
-	const r = new IORedis({ port, lazyConnect: true, maxRetriesPerRequest: 0, retryStrategy: () => null, ...tls });
+	const r = new IORedis({ host: '127.0.0.1', port, lazyConnect: true, maxRetriesPerRequest: 0, retryStrategy: () => null, ...tls });
 	r.on('error', () => {});
 	return r;
 };
