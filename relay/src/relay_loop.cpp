@@ -274,14 +274,19 @@ RelayLoop::ShardFailed(int shard, const std::string &why)
 }
 
 // RedisFailed: Redis (shard 0) failing for every service backs off, logged when the outage starts
-// (common/relay/relay_health.hpp).
+// (common/relay/relay_health.hpp) and again when its reason changes, as the extension's relay does
+// (extension/src/pg/relay_worker.cpp): an outage that began with a cut connection and lasts for
+// another cause (the certificate the server now presents has expired) names that cause in the log.
 void
 RelayLoop::RedisFailed(const RedisFailure &f, Round *round)
 {
 	bool log_it = false;
 	round->delay = health_.OnFailure(&log_it);
-	if (log_it)
+	log_it = log_it || f.what() != logged_redis_failure_;
+	if (log_it) {
+		logged_redis_failure_ = f.what();
 		Log(std::string("redis unreachable: ") + f.what() + "; rows wait in the outbox, retrying with backoff");
+	}
 	last_error_ = f.what();
 	round->redis_failed = true;
 }

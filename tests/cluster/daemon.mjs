@@ -17,14 +17,15 @@
 //   4. the senders stop; every client must be shown every committed message once, each chat in send
 //      order; each inbox holds each message once; every outbox row is sent. Duplicate jobs the inboxes
 //      refused (the consumer's redelivery) are counted and printed.
-// Env: PGURL, CLUSTER_PORTS, H_DIR, DAEMON_PORTS (three free ports), and daemon_export_settings'.
+// Env: PGURL, CLUSTER_PORTS, H_DIR, DAEMON_PORTS (three free ports), and daemon_export_settings';
+// CLUSTER_CHAT_BASE (default 0) is added to every chat id, for a suite whose earlier checks used chats
+// of their own; CLUSTER_CACERT for a TLS cluster (tests/harness/redis_cluster.mjs).
 import { execFileSync, spawn } from 'node:child_process';
 import { writeFileSync } from 'node:fs';
-import IORedis from 'ioredis';
 import { io } from 'socket.io-client';
 import { check, env, finish, sleep, waitUntil } from '../harness/check.mjs';
 import { Daemon } from '../harness/daemon.mjs';
-import { checkGap, masterOf as clusterMasterOf, planReshard, replicaUp, reshard } from '../harness/redis_cluster.mjs';
+import { checkGap, clusterClient, masterOf as clusterMasterOf, planReshard, replicaUp, reshard } from '../harness/redis_cluster.mjs';
 import { token } from '../harness/jwt.mjs';
 import { postgres } from '../faults/procs.mjs';
 import { Shown, chatSender, mulberry32 } from '../faults/soak_lib.mjs';
@@ -46,14 +47,15 @@ const sides = [
 	{ name: 'workers->consumers', sender: 'workers', receiver: 'consumers', queue: 'chat-replies', chats: [],
 		daemons: [daemon('c1', c1Port, 'consumers', 'chat-replies')] },
 ];
+const CHAT_BASE = Number(process.env.CLUSTER_CHAT_BASE || 0);
 for (let i = 1; i <= CHATS; i++) {
-	sides[0].chats.push(i);
-	sides[1].chats.push(100 + i);
+	sides[0].chats.push(CHAT_BASE + i);
+	sides[1].chats.push(CHAT_BASE + 100 + i);
 }
 
 // slot -> the port of the master serving it now
 const masterOf = async (slot) => (await clusterMasterOf(ports, slot)).port;
-const admin = new IORedis.Cluster(ports.map((port) => ({ host: '127.0.0.1', port })), { clusterRetryStrategy: () => 100 });
+const admin = clusterClient(ports, { clusterRetryStrategy: () => 100 });
 admin.on('error', () => {});
 const partitionQueue = (queue, p) => `{${queue}-p${p}}`;
 const slotOf = async (queue, p) => Number(await admin.cluster('KEYSLOT', `bull:${partitionQueue(queue, p)}:wait`));

@@ -13,22 +13,20 @@
 //   3. a reshard under traffic moves partition <r>'s slot to another master (redis-cli --cluster reshard);
 //   4. the senders stop; every message must be processed once, each chat in send order, and every
 //      outbox row marked sent.
-// Env: PGURL, CLUSTER_PORTS, H_DIR (relay.sh, extension.sh).
+// Env: PGURL, CLUSTER_PORTS, H_DIR (relay.sh, extension.sh, tls_extension.sh); CLUSTER_CACERT for a TLS
+// cluster (tests/harness/redis_cluster.mjs).
 import { spawn, execFileSync } from 'node:child_process';
 import { readFileSync, writeFileSync } from 'node:fs';
 import { Worker } from 'bullmq';
-import IORedis from 'ioredis';
 import pg from 'pg';
 import { check, env, finish, sleep, waitFor, waitUntil } from '../harness/check.mjs';
-import { checkGap, masterOf as clusterMasterOf, planReshard, replicaUp, reshard } from '../harness/redis_cluster.mjs';
+import { checkGap, clusterClient, masterOf as clusterMasterOf, planReshard, replicaUp, reshard } from '../harness/redis_cluster.mjs';
 
 const PARTITIONS = 6, CHATS = 12, PAUSE_MS = 40;
 const t0 = Date.now();
 const say = (s) => console.log(`${((Date.now() - t0) / 1000).toFixed(1).padStart(5)}s  ${s}`);
 const ports = env('CLUSTER_PORTS').split(' ').map(Number);
-const cluster = () => new IORedis.Cluster(ports.map((port) => ({ host: '127.0.0.1', port })), {
-	redisOptions: { maxRetriesPerRequest: null }, clusterRetryStrategy: () => 100,
-});
+const cluster = () => clusterClient(ports, { redisOptions: { maxRetriesPerRequest: null }, clusterRetryStrategy: () => 100 });
 const queueOf = (p) => `{chat-messages-p${p}}`;
 
 const processed = []; // {id, chat, n, partition, at, added: when the relay added the job (job.timestamp)}

@@ -11,6 +11,15 @@
 #      once, in order.
 #   3. sni=: one name checked on every node instead of its address: the shared name flows, another
 #      name is a clear error (hostname mismatch) while rows wait.
+#   4. A bad certificate on every node (CONFIG SET tls-cert-file, so the cluster's own TLS links stay
+#      up; the processes' connections cut, as a network blip would): an expired one, one that names
+#      another host (no sni=), and a plaintext node behind rediss-cluster://. Each: rows wait, the
+#      error is in the relay's status, in each log once, and the daemon's /healthz says Redis is down;
+#      the right certificate back on the nodes (no restart of either process) and the waiting rows flow,
+#      once, in order.
+#   5. A master SIGKILLed mid-stream and a reshard under traffic, over TLS: cluster/daemon.mjs (three
+#      daemons, both directions, socket.io clients) counting lost, stored twice, shown twice and out of
+#      order, the gap printed.
 set -euo pipefail
 . "$(dirname "$0")/../harness/lib.sh"
 . "$(dirname "$0")/../harness/sent_once.sh"
@@ -83,3 +92,67 @@ harness_stop_pid "$RELAY_PID"
 relay_start four --redis-timeout 1000
 harness_wait_for 30 relay_unsent_is 0
 sent_once_verify "relay restarted without the wrong sni"
+
+# 4. bad certificates on the nodes, both processes running on the good URL
+tls_cert ca expired "IP:127.0.0.1" expired
+tls_cert ca elsewhere "DNS:elsewhere.internal" # names no node's address
+chmod -R a+rX "$TLS_DIR"
+healthz_redis() { curl -s "$DAEMON_URL/healthz" | grep -q "\"redis\":$1"; }
+# bad_certs <what> <certificate> <error pattern>: rows wait, the relay's status, both logs (once, not per
+# retry: each pattern is new to the logs) and /healthz say why; the good certificate back: it all flows
+bad_certs() {
+	cluster_node_certs "$2"
+	cluster_clients_cut
+	sent_once_send 5
+	harness_wait_for 30 error_has "$3"
+	harness_wait_for 10 relay_unsent_is 5
+	harness_wait_for 30 grep -q -E "$3" "$H_DIR/workers.log"
+	harness_wait_for 10 healthz_redis false
+	log_steady "$H_DIR/relay-four.log" "$3"
+	log_steady "$H_DIR/workers.log" "$3"
+	echo "ok   $1 on every node: rows wait, relay status: $(relay_status last_error)"
+	echo "ok   $1, the daemon: $(grep -m1 -E "$3" "$H_DIR/workers.log" | cut -c1-220)"
+	cluster_node_certs node
+	harness_wait_for 30 relay_unsent_is 0
+	sent_once_verify "$1 replaced"
+	harness_wait_for 10 healthz_redis true
+}
+bad_certs "an expired certificate" expired "certificate verify failed: certificate has expired"
+bad_certs "a certificate naming another host (no sni=)" elsewhere "certificate verify failed: IP address mismatch"
+
+# 4c. a plaintext node behind rediss-cluster:// (both processes restarted on it): it never answers the
+# handshake (it reads the ClientHello as an unfinished command), so each log names the likely cause, once
+tls_plain_redis
+PLAIN="rediss-cluster://127.0.0.1:$PLAIN_PORT?cacert=$TLS_DIR/ca.crt"
+harness_stop_pid "$RELAY_PID"
+harness_stop_pid "$DAEMON_PID"
+REDIS_URL=$PLAIN relay_start plain --redis-timeout 1000
+CHAT_OUTBOXD_REDIS_URL=$PLAIN daemon_start workers-plain.log --service workers --queue chat-messages
+sent_once_send 5
+hint="speak TLS on this port"
+harness_wait_for 30 error_has "$hint"
+harness_wait_for 10 relay_unsent_is 5
+harness_wait_for 30 grep -q "$hint" "$H_DIR/workers-plain.log"
+# the consumer's and the gateway's cluster connections too, not only the bus's subscriber
+harness_wait_for 30 grep -q "cluster seed unreachable: .*$hint" "$H_DIR/workers-plain.log"
+harness_wait_for 10 healthz_redis false
+log_steady "$H_DIR/relay-plain.log" "$hint"
+log_steady "$H_DIR/workers-plain.log" "$hint"
+echo "ok   a plaintext node behind rediss-cluster://: rows wait, relay status: $(relay_status last_error)"
+echo "ok   a plaintext node, the daemon: $(grep -m1 "$hint" "$H_DIR/workers-plain.log" | cut -c1-220)"
+kill "$(cat "$H_DIR/plain.pid")"
+harness_stop_pid "$RELAY_PID"
+harness_stop_pid "$DAEMON_PID"
+
+# 5. a master SIGKILLed mid-stream and a reshard under traffic, over TLS: the relay waits for one replica on
+# every master a pass wrote to (what the dead master alone held goes again); three daemons of daemon.mjs
+# on chats of their own (CLUSTER_CHAT_BASE: not those of the checks above)
+relay_start r1 --redis-min-replicas 1 --redis-timeout 1000
+daemon_start workers.log --service workers --queue chat-messages
+harness_wait_for 30 relay_unsent_is 0
+sent_once_verify "both restarted on the TLS seed"
+harness_stop_pid "$DAEMON_PID"
+DAEMON_PORTS="$(harness_free_port) $(harness_free_port) $(harness_free_port)"
+export H_DIR DAEMON_PORTS CLUSTER_CHAT_BASE=1000 CHAT_OUTBOXD_REDIS_URL=$GOOD
+(cd "$H_ROOT/tests" && node cluster/daemon.mjs 2>>"$H_DIR/daemon.log")
+cluster_daemons_followed "$H_DIR/daemon.log"

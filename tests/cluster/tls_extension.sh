@@ -5,7 +5,15 @@
 # consuming on the same URL:
 #   1. every message once, in send order per chat, every master holding partitions;
 #   2. a wrong CA (a reload): rows wait, chat_outbox.status says why, the log once, not per retry; the
-#      right CA (a reload) and the waiting rows flow, once, in order.
+#      right CA (a reload) and the waiting rows flow, once, in order;
+#   3. a bad certificate on every node (CONFIG SET tls-cert-file, the relay's connections cut): an expired
+#      one, one naming another host (no sni=); and a plaintext node behind rediss-cluster:// (a reload):
+#      each the same (rows wait, status, the log once), and each fixed (the good certificate back on the
+#      nodes, no reload; the good URL by a reload) flows, once, in order;
+#   4. real bullmq Workers on ioredis Cluster connections over TLS, one per partition queue
+#      ({chat-messages-p<p>}), in place of chat-outboxd, while 12 chats send: a master SIGKILLed
+#      mid-stream, then a reshard under traffic (cluster/relay.mjs): nothing lost, twice or out of order,
+#      the gaps printed.
 set -euo pipefail
 . "$(dirname "$0")/../harness/lib.sh"
 . "$(dirname "$0")/../harness/sent_once.sh"
@@ -45,3 +53,40 @@ echo "ok   wrong CA: rows wait, status says: $(relay_status last_error)"
 set_url "$GOOD"
 harness_wait_for 30 relay_unsent_is 0
 sent_once_verify "fixed by a reload"
+
+# 3. bad certificates on the nodes, and a plaintext node behind the URL
+tls_cert ca expired "IP:127.0.0.1" expired
+tls_cert ca elsewhere "DNS:elsewhere.internal" # names no node's address
+chmod -R a+rX "$TLS_DIR"
+# bad_case <what> <error pattern> <how it breaks...>: rows wait, status and the log (once) say why;
+# then the good certificate on the nodes and the good URL, and the rows flow
+bad_case() {
+	local what=$1 pattern=$2
+	"${@:3}"
+	sent_once_send 5
+	harness_wait_for 30 error_has "$pattern"
+	harness_wait_for 10 relay_unsent_is 5
+	sleep 1.5 # a few more retries (the backoff starts at 100 ms): still one line
+	expect_eq "$what: log lines" 1 "$(log_count "$pattern")"
+	echo "ok   $what: rows wait, status says: $(relay_status last_error)"
+	cluster_node_certs node
+	set_url "$GOOD"
+	harness_wait_for 30 relay_unsent_is 0
+	sent_once_verify "$what fixed"
+}
+certs_cut() { cluster_node_certs "$1" && cluster_clients_cut; }
+bad_case "an expired certificate on every node" "certificate verify failed: certificate has expired" certs_cut expired
+bad_case "a certificate naming another host on every node (no sni=)" "certificate verify failed: IP address mismatch" certs_cut elsewhere
+tls_plain_redis
+bad_case "a plaintext node behind rediss-cluster://" "speak TLS on this port" \
+	set_url "rediss-cluster://127.0.0.1:$PLAIN_PORT?cacert=$TLS_DIR/ca.crt"
+kill "$(cat "$H_DIR/plain.pid")"
+
+# 4. bullmq Workers over TLS in place of chat-outboxd, a master's SIGKILL and a reshard under traffic; the
+# relay waits for one replica on every master a pass wrote to (what the dead master alone held goes again)
+harness_stop_pid "$DAEMON_PID"
+harness_psql "ALTER SYSTEM SET chat_outbox.redis_min_replicas = 1" >/dev/null
+harness_psql "SELECT pg_reload_conf()" >/dev/null
+export H_DIR
+(cd "$H_ROOT/tests" && node cluster/relay.mjs)
+cluster_relay_followed "$H_DIR/postgres.log"

@@ -6,16 +6,30 @@
 //   planReshard(ports, slots)     of these slots, the one nearest its master's first slot: {slot, from, to,
 //                                 count}, moving `count` slots (from.first .. slot) to another master `to`
 //   await reshard(plan)           redis-cli --cluster reshard (HARNESS_REDIS_CLI) doing it; its exit code
+//   clusterClient(ports, options)  an ioredis Cluster on these seed ports, over TLS on a TLS cluster
 //   checkGap(what, ms)            prints a failover's gap or a reshard's pause; checks it against
 //                                 CLUSTER_GAP_BOUND_MS only when that is set (a run on a machine whose speed
 //                                 is known): a suite's verdict never depends on the machine's speed, it waits
 //                                 for the state the fault caused and counts every message
+// On a cluster whose nodes speak only TLS (cluster_start with CLUSTER_TLS exports CLUSTER_CACERT) every
+// connection here, the peers' ioredis ones and redis-cli's, speaks TLS, each node verified against that CA
+// by its announced address (127.0.0.1, an IP SAN of its certificate).
 import { spawn } from 'node:child_process';
+import { readFileSync } from 'node:fs';
 import IORedis from 'ioredis';
 import { check } from './check.mjs';
 
+const CACERT = process.env.CLUSTER_CACERT || '';
+const tls = CACERT ? { tls: { ca: readFileSync(CACERT) } } : {};
+const cliTls = CACERT ? ['--tls', '--cacert', CACERT] : [];
+
+export function clusterClient(ports, options = {}) {
+	return new IORedis.Cluster(ports.map((port) => ({ host: '127.0.0.1', port })),
+		{ ...options, redisOptions: { ...options.redisOptions, ...tls } });
+}
+
 const node = (port) => {
-	const r = new IORedis({ port, lazyConnect: true, maxRetriesPerRequest: 0, retryStrategy: () => null });
+	const r = new IORedis({ host: '127.0.0.1', port, lazyConnect: true, maxRetriesPerRequest: 0, retryStrategy: () => null, ...tls });
 	r.on('error', () => {});
 	return r;
 };
@@ -53,7 +67,7 @@ export async function planReshard(ports, slots) {
 
 export function reshard({ from, to, count }) {
 	return new Promise((resolve) => {
-		const c = spawn(process.env.HARNESS_REDIS_CLI || 'redis-cli', ['--cluster', 'reshard', `127.0.0.1:${to.port}`, '--cluster-from', from.id,
+		const c = spawn(process.env.HARNESS_REDIS_CLI || 'redis-cli', [...cliTls, '--cluster', 'reshard', `127.0.0.1:${to.port}`, '--cluster-from', from.id,
 			'--cluster-to', to.id, '--cluster-slots', String(count), '--cluster-yes'], { stdio: ['ignore', 'ignore', 'inherit'] });
 		c.on('exit', resolve);
 	});

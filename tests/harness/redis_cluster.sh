@@ -9,11 +9,20 @@
 #                             tls_cert ca <name> ..., sourced first) every node speaks only TLS: no
 #                             plaintext port, the cluster bus and replication over TLS too, that
 #                             certificate of CA "ca"; $CLUSTER_URL is then rediss-cluster://...?cacert=
-#                             and ccli speaks TLS.
+#                             and ccli speaks TLS; $CLUSTER_CACERT (exported) names the CA's
+#                             certificate for the Node peers (tests/harness/redis_cluster.mjs).
 #   cluster_tls_start <SANs>  the TLS suites' cluster: CAs "ca" and "other", a node certificate "node" of ca
 #                             with those subject alternative names, cluster_start with CLUSTER_TLS=node; sets
 #                             $SEED (the first node), $GOOD and $WRONG (rediss-cluster:// naming that seed only,
 #                             with ca's and other's certificate as cacert)
+#   cluster_node_certs <name> every node of a TLS cluster serves certificate <name> (of $TLS_DIR) to new
+#                             connections from now on (CONFIG SET; the cluster bus and replication links
+#                             made before stay up), asked with redis-cli --insecure (the nodes' certificate
+#                             may be one that fails verification)
+#   cluster_clients_cut       every node drops its clients' connections (CLIENT KILL TYPE normal and pubsub:
+#                             not the cluster bus, not replication); they connect anew, as after a network blip
+#   tls_plain_redis           a plaintext redis-server on $PLAIN_PORT (daemonized, $H_DIR/plain.pid), for a
+#                             URL that says TLS where none is spoken
 #   cluster_node_start <port> (again, on its data: a killed node rejoins, as a replica after a failover)
 #   cluster_node_cmd <port>   its command line; cluster_start exports it as $CLUSTER_NODE_START_<port>
 #                             for test peers, which start a killed node again themselves
@@ -21,6 +30,11 @@
 #   cluster_kill <port>       SIGKILL that node (what a crash looks like)
 #   cluster_wait_ok           until every running node says cluster_state:ok and names 3 masters
 #   ccli <port> <args...>     redis-cli against one node
+#   cluster_relay_followed <log>  after tests/cluster/relay.mjs (the relay's log in <log>): fails when the
+#                             relay logged no MOVED to the reshard's target
+#   cluster_daemons_followed <log>  after tests/cluster/daemon.mjs (its daemons' output in <log>): prints
+#                             what their cluster links logged of the failover, fails on a CROSSSLOT error
+#                             or when no daemon followed a MOVED to the reshard's target
 # The nodes run in the foreground below the test (tracked: stopped on exit). Each node keeps its data, nodes.conf and pid file in $H_DIR/node-<port>; its cluster bus listens on a
 # port of its own from harness_free_port (not port + 10000, which may be outside the tests' range).
 CLUSTER_NODE_TIMEOUT=${CLUSTER_NODE_TIMEOUT:-2000}
@@ -124,9 +138,50 @@ cluster_start() {
 	cluster_wait_ok 30
 	harness_wait_for 30 cluster_replicas_up
 	CLUSTER_URL="redis-cluster://$seeds"
-	[ -z "$CLUSTER_TLS" ] || CLUSTER_URL="rediss-cluster://$seeds?cacert=$TLS_DIR/ca.crt"
-	export CLUSTER_PORTS CLUSTER_URL CLUSTER_MASTERS
+	CLUSTER_CACERT=""
+	[ -z "$CLUSTER_TLS" ] || CLUSTER_CACERT=$TLS_DIR/ca.crt CLUSTER_URL="rediss-cluster://$seeds?cacert=$TLS_DIR/ca.crt"
+	export CLUSTER_PORTS CLUSTER_URL CLUSTER_MASTERS CLUSTER_CACERT
 	for port in $CLUSTER_PORTS; do
 		export "CLUSTER_NODE_START_$port=$(cluster_node_cmd "$port")"
 	done
+}
+
+cluster_daemons_followed() {
+	local log=$1 crossslot moved
+	# what the daemons' cluster links logged of the failover: the masters after it, and the home slots that moved
+	grep -h "home slot\|masters .*, were" "$log" | sed 's/^[^ ]* [^ ]* [^ ]* [^ ]* //' | sort -u
+	crossslot=$(grep -c "CROSSSLOT" "$log" || true)
+	[ "$crossslot" = 0 ] || fail "the daemons logged $crossslot CROSSSLOT error(s): a script's keys in several slots"
+	# the daemons followed the reshard: a command on the moved partition got MOVED and went to the new master
+	moved=$(grep -c "moved to 127.0.0.1:$(cat "$H_DIR/reshard-target")" "$log" || true)
+	[ "$moved" -ge 1 ] || fail "the daemons logged no MOVED to the reshard's target"
+	echo "the daemons followed MOVED to the reshard's target $moved time(s), ASK $(grep -c ": ASK to " "$log" || true) time(s)"
+}
+
+cluster_node_certs() {
+	local p
+	for p in $CLUSTER_PORTS; do
+		redis-cli --tls --insecure -p "$p" CONFIG SET tls-cert-file "$TLS_DIR/$1.crt" tls-key-file "$TLS_DIR/$1.key" >/dev/null
+	done
+}
+
+cluster_clients_cut() {
+	local p t
+	for p in $CLUSTER_PORTS; do
+		for t in normal pubsub; do redis-cli $(cluster_cli_tls) --insecure -p "$p" CLIENT KILL TYPE $t >/dev/null; done
+	done
+}
+
+tls_plain_redis() {
+	PLAIN_PORT=$(harness_free_port)
+	"$HARNESS_REDIS_SERVER" --port "$PLAIN_PORT" --bind 127.0.0.1 --save '' --daemonize yes --dir "$H_DIR" \
+		--pidfile "$H_DIR/plain.pid" --logfile "$H_DIR/plain.log"
+	harness_wait_for 10 redis-cli -p "$PLAIN_PORT" ping
+}
+
+cluster_relay_followed() {
+	local moved
+	# the relay followed the reshard: its next batch to the moved partition got MOVED and went to the new master
+	moved=$(grep -c "moved to 127.0.0.1:$(cat "$H_DIR/reshard-target")" "$1" || true)
+	[ "$moved" -ge 1 ] || fail "the relay logged no MOVED to the reshard's target"
 }

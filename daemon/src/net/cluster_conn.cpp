@@ -10,6 +10,7 @@
 #include <optional>
 
 #include "base/uv_timer.hpp"
+#include "common/tls_session.hpp"
 #include "net/core/cluster_route.hpp"
 #include "net/deferred_replies.hpp"
 #include "net/redis_conn.hpp"
@@ -188,7 +189,15 @@ struct ClusterConn::Impl {
 		if (ready && !MasterDown())
 			return;
 		if (seed && !seed->Ready() && ++seed_ticks >= kClusterSeedTicks) {
-			Retire(std::move(seed)); // that node does not answer: the next one
+			// that node does not answer: said once per outage, as the seeds' failures are (a plaintext
+			// node behind rediss-cluster:// never answers the handshake, and its own timeout is longer
+			// than a seed's turn), then the next one
+			std::string why = EndpointText(seed_at) + ": no answer within " +
+			                  std::to_string(kClusterSeedTicks * kClusterRefreshMs) + " ms";
+			if (url.tls.enabled)
+				why += std::string(" ") + chat_outbox::kTlsSilentHint;
+			seed_log.Down(why);
+			Retire(std::move(seed));
 			seed_cursor++;
 		}
 		Refresh();
