@@ -58,11 +58,19 @@ class Backoff {
 };
 
 // Every retry of a server that failed back off from 50 ms to 1 s: chat-outboxd's connections to
-// Postgres and Redis and its inbox write retry, the relays' Redis batches (a service, a shard) and
-// chat-outbox-relay's Postgres connection. After a failover each is back within a second of the new
+// Redis and its inbox write retry, the relays' Redis batches (a service, a shard); the Postgres
+// connections cap lower (kPostgresRetryMaxMs). After a failover each is back within a second of the new
 // server answering (docs/ha.md, "Timings"), and an attempt on a server that is down costs one
 // refused connect.
 inline constexpr int64_t kServerRetryFirstMs = 50;
 inline constexpr int64_t kServerRetryMaxMs = 1000;
+
+// A Postgres connection (chat-outboxd's, chat-outbox-relay's) backs off from kServerRetryFirstMs to
+// only 250 ms: after a primary's loss the new primary is found within a quarter of a second of its
+// accepting writes, where the 1 s cap left the daemons 0.3-1.0 s behind it, a silence every client
+// felt (docs/ha.md, "What happens at a failover"). An attempt while no primary is there costs little:
+// HAProxy closes the connection at once, a host of a list refuses it (or libpq's
+// target_session_attrs turns a standby away after its handshake).
+inline constexpr int64_t kPostgresRetryMaxMs = 250;
 
 } // namespace chat_outbox

@@ -88,7 +88,7 @@ class RelayLoop {
 	std::string shard_list_;            // the same, for the first log line
 	std::unique_ptr<LogicalWake> logical_;
 	RelayHealth health_; // Redis (shard 0), for every service
-	Backoff pg_backoff_{kServerRetryFirstMs, kServerRetryMaxMs};
+	Backoff pg_backoff_{kServerRetryFirstMs, kPostgresRetryMaxMs};
 	bool pg_down_ = false;
 	std::map<std::string, ServiceStanding> services_;
 	std::map<std::string, std::string> layouts_;      // per service: what its layout was last recorded as

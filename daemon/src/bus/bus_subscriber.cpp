@@ -130,6 +130,15 @@ BusSubscriber::CheckInbox()
 }
 
 void
+BusSubscriber::PostgresUp()
+{
+	if (closed_ || !fill_retry_.Failing())
+		return;
+	order_.RetryNow(Now());
+	Pump();
+}
+
+void
 BusSubscriber::Hand(std::vector<InboxMessage> rows)
 {
 	schema_.SawSenders(rows); // the catch-up, history and fills after these read senders too

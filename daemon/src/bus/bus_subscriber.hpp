@@ -73,6 +73,10 @@ class BusSubscriber {
 	void Start(RedisSubscriber &sub, const std::string &channel, bool redis_health);
 	// Own takes the rows this daemon's consumer committed (in seq order).
 	void Own(std::vector<InboxMessage> rows);
+	// PostgresUp: pg is (re)connected. A fill that failed meanwhile is sent now instead of after its
+	// retry delay (kFillRetryMs and up), which after a Postgres failover held every client of the
+	// gateway up to a second past the reconnect (docs/ha.md, "What happens at a failover").
+	void PostgresUp();
 	// Close ends the subscription (the connection stays its owner's) and the timers; done runs when
 	// their handles are closed.
 	void Close(std::function<void()> done);

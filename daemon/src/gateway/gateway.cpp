@@ -538,6 +538,7 @@ Gateway::PostgresUp()
 	impl_->queries.Schema().Ready([] {});
 	if (impl_->members)
 		impl_->members->PostgresUp();
+	impl_->bus.PostgresUp();
 }
 
 size_t

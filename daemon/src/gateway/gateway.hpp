@@ -53,7 +53,7 @@ class Gateway : public MessageSink {
 	void SetOutboxStatus(const OutboxStatus *s);
 	// PostgresUp: the gateway's connection is established. The tables' version is asked then, so that no
 	// client's query waits for the answer (with 1.1 tables it is never asked again): a query sent before
-	// the connection is up fails at once.
+	// the connection is up fails at once. A bus fill that failed while it was down is sent then too.
 	void PostgresUp();
 
   private:

@@ -63,7 +63,7 @@ struct PgClient::Impl {
 	// stall the daemon forever. Daemon queries are short; half a minute means the connection is gone.
 	UvTimer deadline_timer;
 	State state = State::Idle;
-	chat_outbox::Backoff backoff{chat_outbox::kServerRetryFirstMs, chat_outbox::kServerRetryMaxMs};
+	chat_outbox::Backoff backoff{chat_outbox::kServerRetryFirstMs, chat_outbox::kPostgresRetryMaxMs};
 	StateLog state_log;
 	bool worked = false; // ready once
 	bool lost = false;   // lost since: the next ready is a reconnect (Reconnects())

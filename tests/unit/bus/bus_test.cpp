@@ -171,6 +171,39 @@ TEST(BusOrder, PagesAFillAndRetriesAFailedOne)
 	EXPECT_FALSE(o.TakeFill(5000));
 }
 
+// A fill that failed because the gateway's Postgres connection was down waits for its retry; when the
+// connection is back, the fill is due at once, not at the end of the retry delay (after a Postgres
+// failover that delay was up to a second of silence on every client of the gateway).
+TEST(BusOrder, AFailedFillIsDueAtOnceWhenPostgresIsBack)
+{
+	BusOrder o(1 << 20, 100);
+	o.Start(0, 0);
+	o.Notice(5, 0);
+	auto f = o.TakeFill(0);
+	ASSERT_TRUE(f);
+	o.FillFailed(0, 1000);
+	EXPECT_FALSE(o.TakeFill(10));
+	o.RetryNow(10);
+	f = o.TakeFill(10);
+	ASSERT_TRUE(f);
+	EXPECT_EQ(f->after, 0);
+	EXPECT_EQ(f->upto, 5);
+	EXPECT_EQ(Seqs(o.Filled(*f, {Row(1), Row(5)}, true, 10)), (V{1, 5}));
+	o.RetryNow(20); // nothing failed: nothing to read
+	EXPECT_FALSE(o.TakeFill(20));
+}
+
+// A gap that only waits its grace (the bus and a consumer race) keeps its grace across a reconnect.
+TEST(BusOrder, ARetryNowLeavesAGapsGraceAlone)
+{
+	BusOrder o(1 << 20, 100);
+	o.Start(0, 0);
+	EXPECT_TRUE(o.Offer({Row(2)}, 0).empty());
+	o.RetryNow(10);
+	EXPECT_FALSE(o.TakeFill(10));
+	EXPECT_TRUE(o.TakeFill(100));
+}
+
 TEST(BusOrder, DropsTheBufferPastItsBoundAndReadsItAgain)
 {
 	BusOrder o(10, 100);

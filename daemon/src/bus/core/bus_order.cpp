@@ -59,7 +59,7 @@ BusOrder::Notice(int64_t seq, int64_t now_ms)
 std::optional<int64_t>
 BusOrder::DueAt() const
 {
-	if (state_ == State::Grace)
+	if (state_ == State::Grace || state_ == State::Retry)
 		return due_at_;
 	if (state_ == State::Due)
 		return 0;
@@ -69,7 +69,7 @@ BusOrder::DueAt() const
 std::optional<BusOrder::Fill>
 BusOrder::TakeFill(int64_t now_ms)
 {
-	if (state_ == State::Grace && now_ms >= due_at_)
+	if ((state_ == State::Grace || state_ == State::Retry) && now_ms >= due_at_)
 		state_ = State::Due;
 	if (state_ != State::Due)
 		return std::nullopt;
@@ -96,9 +96,16 @@ BusOrder::Filled(const Fill &fill, std::vector<InboxMessage> rows, bool complete
 void
 BusOrder::FillFailed(int64_t now_ms, int64_t retry_ms)
 {
-	state_ = State::Grace;
+	state_ = State::Retry;
 	due_at_ = now_ms + retry_ms;
 	Settle(now_ms, false);
+}
+
+void
+BusOrder::RetryNow(int64_t now_ms)
+{
+	if (state_ == State::Retry)
+		due_at_ = now_ms;
 }
 
 void

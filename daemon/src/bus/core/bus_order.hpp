@@ -32,10 +32,12 @@ namespace chat_outboxd {
 class BusOrder {
   public:
 	// Waiting: no start yet; InOrder: nothing missing; Grace: a gap, waiting for the missing rows
-	// before filling; Due: a fill should be sent now; Filling: a fill is out.
+	// before filling; Retry: a fill failed and waits for its retry (or for RetryNow); Due: a fill
+	// should be sent now; Filling: a fill is out.
 	enum class State { Waiting,
 		               InOrder,
 		               Grace,
+		               Retry,
 		               Due,
 		               Filling };
 
@@ -59,7 +61,7 @@ class BusOrder {
 	std::vector<InboxMessage> Offer(std::vector<InboxMessage> rows, int64_t now_ms);
 	// Notice: the inbox holds a row at seq; read up to it now if it is new.
 	void Notice(int64_t seq, int64_t now_ms);
-	// DueAt is when a fill will be due (state Grace), for the caller's timer.
+	// DueAt is when a fill will be due (state Grace or Retry), for the caller's timer.
 	std::optional<int64_t> DueAt() const;
 	// TakeFill returns the fill to send now, if one is due, and moves to Filling.
 	std::optional<Fill> TakeFill(int64_t now_ms);
@@ -68,6 +70,9 @@ class BusOrder {
 	std::vector<InboxMessage> Filled(const Fill &fill, std::vector<InboxMessage> rows, bool complete, int64_t now_ms);
 	// FillFailed: the read failed; it is due again after retry_ms.
 	void FillFailed(int64_t now_ms, int64_t retry_ms);
+	// RetryNow: the connection the fills read on is back: a failed fill is due now, not when its retry
+	// delay ends (a gap waiting its grace keeps it).
+	void RetryNow(int64_t now_ms);
 
   private:
 	void Hand(InboxMessage &&m, std::vector<InboxMessage> *out);
@@ -82,7 +87,7 @@ class BusOrder {
 	int64_t last_ = 0;
 	int64_t target_ = 0;                // highest seq known to exist
 	std::optional<int64_t> first_seen_; // lowest seq offered before Start
-	int64_t due_at_ = 0;                // state Grace: when the fill becomes due
+	int64_t due_at_ = 0;                // states Grace and Retry: when the fill becomes due
 	std::map<int64_t, InboxMessage> buffer_;
 	size_t bytes_ = 0;
 	uint64_t overflows_ = 0;
