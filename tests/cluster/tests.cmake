@@ -1,5 +1,5 @@
 # tests/cluster/tests.cmake - Redis Cluster as the broker (issue 36): 3 masters, 3 replicas, started by
-# tests/harness/redis_cluster.sh. cluster.relay runs in the README's test command; the extension's and the
+# tests/harness/redis_cluster.sh. cluster.relay runs in the README's test command; cluster.mixed_pool, the extension's and the
 # daemon's suites and the TLS ones (one to two minutes each) in the long one, to keep the README's command within its budget.
 # chat-outbox-relay (cluster.relay) and the extension's relay (cluster.extension) through redis-cluster://
 # with real bullmq Workers on ioredis Cluster connections: a master SIGKILLed mid-stream and a reshard
@@ -28,3 +28,7 @@ set_tests_properties(cluster.tls PROPERTIES COST 120 LABELS long)
 # ioredis Cluster connections over TLS through a master's SIGKILL and a reshard (cluster/relay.mjs).
 add_shell_test(cluster.tls_extension cluster/tls_extension.sh 120)
 set_tests_properties(cluster.tls_extension PROPERTIES COST 60 LABELS long)
+# A real bullmq Worker on an ioredis Cluster connection and chat-outboxd share one queue "{t-mixed}" on the
+# cluster (consumer.mixed_pool's check there): each job processed by exactly one of them, both take some.
+add_shell_test(cluster.mixed_pool cluster/mixed_pool.sh 40)
+set_tests_properties(cluster.mixed_pool PROPERTIES LABELS long)

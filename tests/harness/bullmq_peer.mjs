@@ -6,13 +6,22 @@
 //   events <queue> <file>                      QueueEvents: appends "<event> <jobId>" lines until killed
 //   worker <queue> <concurrency> <file>        a real Worker: appends each processed message id, returns {"by":"bullmq"}
 //   job <queue> <jobId>                        the job's state, failedReason, returnvalue as JSON
-// REDIS_URL comes from the environment (tests/harness/lib.sh).
+// REDIS_URL comes from the environment (tests/harness/lib.sh); a redis-cluster:// URL (tests/harness/redis_cluster.sh's,
+// seed nodes host:port,...) gives every command an ioredis Cluster connection instead, and <queue> must then be named
+// with its hash tag ("{t-mixed}", the name docs/deploy.md gives a queue on a cluster; add-raw is single-Redis only).
 import { Queue, QueueEvents, Worker } from 'bullmq';
+import IORedis from 'ioredis';
 import { randomUUID } from 'node:crypto';
 import { appendFileSync } from 'node:fs';
 
-const url = new URL(process.env.REDIS_URL || 'redis://127.0.0.1:6379');
-const connection = { host: url.hostname, port: Number(url.port || 6379), maxRetriesPerRequest: null };
+const REDIS_URL = process.env.REDIS_URL || 'redis://127.0.0.1:6379';
+const seeds = REDIS_URL.match(/^redis-cluster:\/\/([^/?]+)$/)?.[1].split(',').map((hostPort) => {
+	const [host, port] = hostPort.split(':');
+	return { host, port: Number(port) };
+});
+const url = seeds ? null : new URL(REDIS_URL);
+const connection = seeds ? new IORedis.Cluster(seeds, { redisOptions: { maxRetriesPerRequest: null } })
+	: { host: url.hostname, port: Number(url.port || 6379), maxRetriesPerRequest: null };
 const [cmd, queueName, ...rest] = process.argv.slice(2);
 
 async function add() {
@@ -96,8 +105,10 @@ async function job() {
 }
 
 const table = { add, 'add-raw': addRaw, counts, events, worker, job };
-if (!table[cmd]) {
-	console.error(`unknown command ${cmd}`);
+if (!table[cmd] || (seeds && cmd === 'add-raw')) {
+	console.error(`unknown command ${cmd}${seeds ? ' on a cluster' : ''}`);
 	process.exit(2);
 }
 await table[cmd]();
+// a shared Cluster connection outlives the Queue that used it: the one-shot commands end it
+if (seeds && cmd !== 'worker' && cmd !== 'events') connection.disconnect();
