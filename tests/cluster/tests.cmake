@@ -30,5 +30,5 @@ add_shell_test(cluster.tls_extension cluster/tls_extension.sh 120)
 set_tests_properties(cluster.tls_extension PROPERTIES COST 60 LABELS long)
 # A real bullmq Worker on an ioredis Cluster connection and chat-outboxd share one queue "{t-mixed}" on the
 # cluster (consumer.mixed_pool's check there): each job processed by exactly one of them, both take some.
-add_shell_test(cluster.mixed_pool cluster/mixed_pool.sh 40)
+add_shell_test(cluster.mixed_pool consumer/mixed_pool.sh 40 ARGS cluster)
 set_tests_properties(cluster.mixed_pool PROPERTIES LABELS long)
