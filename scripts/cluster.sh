@@ -18,12 +18,12 @@
 # build/) and the Debian packages patroni, etcd-server, haproxy, redis-sentinel. State, logs and pids
 # live in $CLUSTER_DIR (default build/cluster); ports start at $CLUSTER_PORT_BASE (default 27000).
 # CLUSTER_REDIS=sentinel (the default) runs Redis under Sentinel; CLUSTER_REDIS=cluster runs a Redis Cluster
-# instead (3 masters with $CLUSTER_REDIS_REPLICAS replicas each, default 1; cluster-node-timeout
+# instead (3 masters with $CLUSTER_REDIS_REPLICAS replicas each, default 2; cluster-node-timeout
 # $CLUSTER_NODE_TIMEOUT, default 2000 ms; appendonly), and the extension's relay and every gateway use its
 # redis-cluster:// URL; its nodes are named redis-<port> (`restart redis-<port>` starts a killed one again on
-# its data: after a failover it rejoins as a replica). With one replica per master, a master's loss leaves the
-# promoted replica alone, and redis_min_replicas = 1 holds its partitions' rows until a replica is back
-# (docs/ha.md, "What happens at a failover"); CLUSTER_REDIS_REPLICAS=2 is the Sentinel variant's margin.
+# its data: after a failover it rejoins as a replica). Two replicas per master, as the Sentinel variant has:
+# with CLUSTER_REDIS_REPLICAS=1 a master's loss leaves the promoted replica alone, and redis_min_replicas = 1
+# holds its partitions' rows until a replica is back (docs/ha.md, "What happens at a failover").
 # `start` records these in $CLUSTER_DIR/redis.settings, which the later commands read.
 # Everything listens on 127.0.0.1 and trusts local connections: a demonstration, not a hardened setup.
 set -euo pipefail
@@ -47,7 +47,7 @@ if [ "${1:-}" != start ] && [ -f "$D/redis.settings" ]; then
 fi
 CLUSTER_REDIS=${CLUSTER_REDIS:-sentinel}
 CLUSTER_NODE_TIMEOUT=${CLUSTER_NODE_TIMEOUT:-2000}
-CLUSTER_REDIS_REPLICAS=${CLUSTER_REDIS_REPLICAS:-1}
+CLUSTER_REDIS_REPLICAS=${CLUSTER_REDIS_REPLICAS:-2}
 [[ $CLUSTER_REDIS_REPLICAS =~ ^[12]$ ]] || { echo "cluster: CLUSTER_REDIS_REPLICAS is 1 or 2" >&2; exit 2; }
 # a Redis Cluster's nodes (base+40 on, 3 masters and their replicas), and their cluster bus ports 10 above
 # each, in the sentinels' place (not port + 10000, which may lie in the kernel's ephemeral range or the tests' ports)

@@ -21,7 +21,7 @@
 //                                         leader key when it expires; the old node starts again (a standby)
 //   gateway        gateway SIGKILL        one gateway killed, HAProxy moves its clients; started again after a pause
 //   haproxy        haproxy restart        HAProxy SIGKILLed and started again (cluster.sh restart haproxy)
-// With CLUSTER_REDIS=cluster (soak.sh --topology ha-cluster) Redis is a Redis Cluster of 3 masters and 3
+// With CLUSTER_REDIS=cluster (soak.sh --topology ha-cluster) Redis is a Redis Cluster of 3 masters and their
 // replicas (scripts/cluster.sh) and its faults are:
 //   redis-master   redis master SIGKILL   a master holding a service queue's slot (CLUSTER KEYSLOT of the
 //                                         queue's hash tag, CLUSTER NODES), chosen at random; its replica
@@ -29,7 +29,7 @@
 //                                         starts again on its data and rejoins as a replica
 //   redis-replica  redis replica SIGKILL  one replica lost (with one replica per master its master then has
 //                                         none: the relays' WAIT 1 fails there until it is back); started again
-// (CLUSTER_REDIS_REPLICAS=2 in the environment: two replicas per master, scripts/cluster.sh)
+// (scripts/cluster.sh's two replicas per master; CLUSTER_REDIS_REPLICAS=1 in the environment: one)
 // After each fault it waits until the topology is whole again (Redis master with two linked replicas,
 // every sentinel up, or every cluster node up with cluster_state:ok and each master a linked replica;
 // Patroni leader and a streaming standby, every gateway healthy, HAProxy routing to each), so faults never overlap. Each fault's gap is printed per client kind and round, as a user
@@ -70,7 +70,7 @@ const CLUSTERED = REDIS_KIND === 'cluster';
 const SENTINELS = CLUSTERED ? [] : ports('CLUSTER_SENTINEL_PORTS');
 const TOPOLOGY = CLUSTERED ? 'ha-cluster' : 'ha';
 // replicas per master (scripts/cluster.sh's CLUSTER_REDIS_REPLICAS), printed with the run
-const TOPOLOGY_NOTE = CLUSTERED ? ` (${process.env.CLUSTER_REDIS_REPLICAS ?? 1} replica(s) per master)` : '';
+const TOPOLOGY_NOTE = CLUSTERED ? ` (${process.env.CLUSTER_REDIS_REPLICAS ?? 2} replica(s) per master)` : '';
 const HAPROXY_PG = `postgresql://postgres@127.0.0.1:${env('CLUSTER_PG_PRIMARY_PORT')}/chat`;
 const MULTI_HOST = env('CLUSTER_DATABASE_URL');
 const GATEWAYS = { consumers: ports('CLUSTER_GATEWAYS_CONSUMERS'), workers: ports('CLUSTER_GATEWAYS_WORKERS') };

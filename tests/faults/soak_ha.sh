@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # tests/faults/soak_ha.sh - the chaos soak on the production topology (soak.sh --topology ha):
 # scripts/cluster.sh starts Patroni+etcd, Redis with two replicas and three sentinels (--topology ha) or a
-# Redis Cluster of 3 masters and 3 replicas (--topology ha-cluster: CLUSTER_REDIS=cluster), and two
+# Redis Cluster of 3 masters with two replicas each (--topology ha-cluster: CLUSTER_REDIS=cluster), and two
 # gateways per service behind HAProxy, in a fresh directory on free ports; soak_ha.mjs injects failovers
 # and counts.
 #   tests/faults/soak.sh --topology ha|ha-cluster [--seconds S] [--seed N] [--rounds N --faults ...]
