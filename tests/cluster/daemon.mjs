@@ -20,12 +20,12 @@
 // Env: PGURL, CLUSTER_PORTS, H_DIR, DAEMON_PORTS (three free ports), and daemon_export_settings';
 // CLUSTER_CHAT_BASE (default 0) is added to every chat id, for a suite whose earlier checks used chats
 // of their own; CLUSTER_CACERT for a TLS cluster (tests/harness/redis_cluster.mjs).
-import { execFileSync, spawn } from 'node:child_process';
+import { execFileSync } from 'node:child_process';
 import { writeFileSync } from 'node:fs';
 import { io } from 'socket.io-client';
 import { check, env, finish, sleep, waitUntil } from '../harness/check.mjs';
 import { Daemon } from '../harness/daemon.mjs';
-import { checkGap, clusterClient, masterOf as clusterMasterOf, planReshard, replicaUp, reshard } from '../harness/redis_cluster.mjs';
+import { checkGap, clusterClient, masterOf as clusterMasterOf, planReshard, replicaUp, reshard, restartNode } from '../harness/redis_cluster.mjs';
 import { token } from '../harness/jwt.mjs';
 import { postgres } from '../faults/procs.mjs';
 import { Shown, chatSender, mulberry32 } from '../faults/soak_lib.mjs';
@@ -136,7 +136,7 @@ const firstSentAfter = (c) => shownOfHit(c).find((s) => s.created > killedAt);
 const victimSlot = await slotOf(victimQueue, Number(victimPartition));
 await waitUntil('the replica promoted', async () => (await masterOf(victimSlot)) !== victim, 30000);
 say(`failover: ${await masterOf(victimSlot)} serves partition ${victimPartition} of {${victimQueue}} ${Date.now() - killedAt} ms after the kill`);
-const restarted = spawn('bash', ['-c', `exec ${env(`CLUSTER_NODE_START_${victim}`)}`], { stdio: 'ignore' });
+const restarted = await restartNode(victim, Number(pid));
 await waitUntil(`${victim} a replica again`, () => replicaUp(victim), 30000);
 say(`${victim} started again: a replica, ${Date.now() - killedAt} ms after the kill`);
 await waitUntil('every client shown a message of the killed master\'s chats sent after the kill',

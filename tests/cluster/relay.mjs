@@ -15,12 +15,12 @@
 //      outbox row marked sent.
 // Env: PGURL, CLUSTER_PORTS, H_DIR (relay.sh, extension.sh, tls_extension.sh); CLUSTER_CACERT for a TLS
 // cluster (tests/harness/redis_cluster.mjs).
-import { spawn, execFileSync } from 'node:child_process';
+import { execFileSync } from 'node:child_process';
 import { readFileSync, writeFileSync } from 'node:fs';
 import { Worker } from 'bullmq';
 import pg from 'pg';
 import { check, env, finish, sleep, waitFor, waitUntil } from '../harness/check.mjs';
-import { checkGap, clusterClient, masterOf as clusterMasterOf, planReshard, replicaUp, reshard } from '../harness/redis_cluster.mjs';
+import { checkGap, clusterClient, masterOf as clusterMasterOf, planReshard, replicaUp, reshard, restartNode } from '../harness/redis_cluster.mjs';
 
 const PARTITIONS = 6, CHATS = 12, PAUSE_MS = 40;
 const t0 = Date.now();
@@ -100,7 +100,7 @@ say(`${promoted.port} won its election ${electedAt - killedAt} ms after the kill
 // the killed node starts again on its data and rejoins as the new master's replica: until then that
 // master has none, and the relay's WAIT for one replica (--redis-min-replicas 1, chat_outbox.redis_min_replicas = 1)
 // rolls its passes back
-const restarted = spawn('bash', ['-c', `exec ${env(`CLUSTER_NODE_START_${victim.port}`)}`], { stdio: 'ignore' });
+const restarted = await restartNode(victim.port, Number(pid));
 await waitUntil(`${victim.port} a replica again`, () => replicaUp(victim.port), 30000);
 say(`${victim.port} started again: a replica of ${promoted.port}`);
 

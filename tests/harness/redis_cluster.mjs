@@ -7,6 +7,8 @@
 //                                 count}, moving `count` slots (from.first .. slot) to another master `to`
 //   await reshard(plan)           redis-cli --cluster reshard (HARNESS_REDIS_CLI) doing it; its exit code
 //   clusterClient(ports, options)  an ioredis Cluster on these seed ports, over TLS on a TLS cluster
+//   await restartNode(port, pid)  the node SIGKILLed as pid started again on its data ($CLUSTER_NODE_START_<port>),
+//                                 once pid has exited; returns the child process
 //   checkGap(what, ms)            prints a failover's gap or a reshard's pause; checks it against
 //                                 CLUSTER_GAP_BOUND_MS only when that is set (a run on a machine whose speed
 //                                 is known): a suite's verdict never depends on the machine's speed, it waits
@@ -17,7 +19,7 @@
 import { spawn } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import IORedis from 'ioredis';
-import { check } from './check.mjs';
+import { check, env, waitUntil } from './check.mjs';
 
 const CACERT = process.env.CLUSTER_CACERT || '';
 const tls = CACERT ? { tls: { ca: readFileSync(CACERT) } } : {};
@@ -26,6 +28,22 @@ const cliTls = CACERT ? ['--tls', '--cacert', CACERT] : [];
 export function clusterClient(ports, options = {}) {
 	return new IORedis.Cluster(ports.map((port) => ({ host: '127.0.0.1', port })),
 		{ ...options, redisOptions: { ...options.redisOptions, ...tls } });
+}
+
+// exited: the process is gone or a zombie, so its listening ports are free. A SIGKILLed redis-server in
+// uninterruptible sleep (its fsync on a loaded disk) holds them until it leaves it: a restart before then
+// fails "Address already in use" on the cluster bus port (seen once in the long command, 4 s after the kill).
+function exited(pid) {
+	try {
+		return readFileSync(`/proc/${pid}/stat`, 'utf8').replace(/^.*\) /s, '')[0] === 'Z';
+	} catch {
+		return true;
+	}
+}
+
+export async function restartNode(port, pid) {
+	await waitUntil(`node ${port} (pid ${pid}) exited after its SIGKILL`, () => exited(pid), 60000);
+	return spawn('bash', ['-c', `exec ${env(`CLUSTER_NODE_START_${port}`)}`], { stdio: 'ignore' });
 }
 
 const node = (port) => {
