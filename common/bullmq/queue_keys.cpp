@@ -44,8 +44,8 @@ QueueKeyNames()
 	    "completed", "failed", "stalled", "repeat", "limiter", "meta", "events", "pc",
 	    "marker", "de", "dn", "metrics", "waiting", "delay", "priority",
 	    // chat_outbox's own keys under a queue: the layout (kPartitionsKeyName, common/partitions.hpp),
-	    // the consumers' members registry and a partition's lease
-	    kPartitionsKeyName, "members", "lease"};
+	    // the relay's mark (kRelayMarkKeyName), the consumers' members registry and a partition's lease
+	    kPartitionsKeyName, kRelayMarkKeyName, "members", "lease"};
 	return names;
 }
 

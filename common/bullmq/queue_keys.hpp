@@ -35,11 +35,14 @@ std::string NameProblem(std::string_view what, std::string_view name);
 
 // kPartitionsKeyName: our own key under a queue, the layout key (common/partitions.hpp, LayoutKey).
 constexpr char kPartitionsKeyName[] = "partitions";
+// kRelayMarkKeyName: our own key under a partition's queue, the relay's mark (common/relay/bullmq_batch_add.hpp).
+constexpr char kRelayMarkKeyName[] = "relay-mark";
 
 // QueueKeyNames lists every name BullMQ 6 puts directly under "<prefix>:<queue>:" for the queue
 // itself: QueueKeys (active, wait, paused, ...), the names its scripts build (metrics, dn), the
 // state name "waiting" its getters turn into a key, the legacy keys it migrates (delay, priority),
-// and chat_outbox's own keys under a queue: partitions (the layout, kPartitionsKeyName), members and lease.
+// and chat_outbox's own keys under a queue: partitions (the layout, kPartitionsKeyName), the relay's mark
+// (kRelayMarkKeyName), members and lease.
 const std::vector<std::string_view> &QueueKeyNames();
 
 // MayNameQueueKey (the relay's rule for the ids it chooses): true when `id` is made of lower-case

@@ -19,14 +19,16 @@ namespace {
 // Keys are declared (not computed in Lua) so the script stays correct on a Redis Cluster when the
 // prefix carries a hash tag, e.g. "{bull}": the queue's keys and the service's layout key then share
 // the tag's slot. The layout key follows the fixed keys; it is declared on every shard, read on
-// shard 0 only (the one that holds it).
+// shard 0 only (the one that holds it). The mark's key comes next, in the queue's slot.
 constexpr const char *kFixedKeys[] = {"wait", "meta", "events", "marker", "active", "completed", "failed",
                                       "delayed", "prioritized", "waiting-children", "paused"};
 constexpr int kNumFixedKeys = sizeof kFixedKeys / sizeof kFixedKeys[0];
-constexpr int kNumKeysBeforeJobs = kNumFixedKeys + 1;
+constexpr int kNumKeysBeforeJobs = kNumFixedKeys + 2;
 
 // The error reply of a call whose layout key differs from the caller's expectation, then its value.
 constexpr std::string_view kLayoutChanged = "CHATOUTBOX_LAYOUT ";
+// The error reply of a call whose mark differs from the caller's expectation.
+constexpr std::string_view kMarkChanged = "CHATOUTBOX_MARK ";
 
 void
 CheckName(std::string_view what, std::string_view v)
@@ -45,9 +47,15 @@ BatchAddScript()
 	return script;
 }
 
+std::string
+MarkKey(std::string_view prefix, std::string_view queue)
+{
+	return bullmq::QueueKey(prefix, queue, bullmq::kRelayMarkKeyName);
+}
+
 void
-EncodeBatchAdd(std::string_view prefix, std::string_view queue, const LayoutCheck &layout, const JobSpec *jobs,
-               size_t n, int64_t now_ms, std::string_view sha, std::string *out)
+EncodeBatchAdd(std::string_view prefix, std::string_view queue, const LayoutCheck &layout, const MarkStep &mark,
+               const JobSpec *jobs, size_t n, int64_t now_ms, std::string_view sha, std::string *out)
 {
 	CheckName("prefix", prefix);
 	CheckName("queue name", queue);
@@ -63,7 +71,7 @@ EncodeBatchAdd(std::string_view prefix, std::string_view queue, const LayoutChec
 	else if (expect == LayoutExpect::kHolds)
 		expected.append("=").append(layout.value);
 	const size_t nkeys = kNumKeysBeforeJobs + n;
-	RespCommand cmd(out, 3 + nkeys + 2 + 4 * n);
+	RespCommand cmd(out, 3 + nkeys + 4 + 4 * n);
 	if (sha.empty())
 		cmd.Arg("EVAL").Arg(BatchAddScript());
 	else
@@ -72,10 +80,12 @@ EncodeBatchAdd(std::string_view prefix, std::string_view queue, const LayoutChec
 	for (const char *suffix : kFixedKeys)
 		cmd.Arg(bullmq::QueueKey(prefix, queue, suffix));
 	cmd.Arg(LayoutKey(prefix, elsewhere ? queue : layout.service_queue));
+	cmd.Arg(MarkKey(prefix, queue));
 	for (size_t i = 0; i < n; i++)
 		cmd.Arg(bullmq::QueueKey(prefix, queue, jobs[i].id));
 	cmd.Arg(static_cast<long long>(now_ms));
 	cmd.Arg(expected);
+	cmd.Arg(mark.expect).Arg(mark.next);
 	std::string opts;
 	for (size_t i = 0; i < n; i++) {
 		// The id is validated to [A-Za-z0-9._-], so it needs no JSON escaping.
@@ -91,6 +101,12 @@ IsLayoutChanged(std::string_view error_reply, std::string *value)
 		return false;
 	value->assign(error_reply.substr(kLayoutChanged.size()));
 	return true;
+}
+
+bool
+IsMarkChanged(std::string_view error_reply)
+{
+	return error_reply.substr(0, kMarkChanged.size()) == kMarkChanged;
 }
 
 } // namespace chat_outbox

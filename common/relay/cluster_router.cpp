@@ -55,6 +55,7 @@ void
 ClusterRouter::Refresh()
 {
 	map_.reset();
+	maps_read_++;
 	std::vector<RedisEndpoint> candidates = last_masters_; // the masters of the last map first
 	candidates.insert(candidates.end(), url_.cluster_nodes.begin(), url_.cluster_nodes.end());
 	// the lost masters last: a dead one costs a refused connect, a hung one the timeout
@@ -141,10 +142,11 @@ ClusterRouter::Routed(int slot, Op op) -> decltype(op(std::declval<RedisServerLi
 }
 
 std::vector<std::optional<std::string>>
-ClusterRouter::AddBatch(const std::string &queue, const LayoutCheck &layout, const JobSpec *jobs, size_t n)
+ClusterRouter::AddBatch(const std::string &queue, const LayoutCheck &layout, const MarkStep &mark, const JobSpec *jobs,
+                        size_t n)
 {
 	return Routed(KeySlot(bullmq::QueueKey(prefix_, queue, "wait")), [&](RedisServerLink &link, const RedisEndpoint &at) {
-		auto out = link.AddBatch(queue, layout, jobs, n);
+		auto out = link.AddBatch(queue, layout, mark, jobs, n);
 		written_.insert(EndpointText(at));
 		return out;
 	});
@@ -248,6 +250,15 @@ bool
 ClusterRouter::Connected() const
 {
 	return map_.has_value();
+}
+
+int64_t
+ClusterRouter::Connects() const
+{
+	int64_t n = maps_read_;
+	for (const auto &[text, link] : nodes_)
+		n += link->Connects();
+	return n;
 }
 
 std::string

@@ -46,7 +46,7 @@ class ClusterRouter final : public RedisLink {
 	~ClusterRouter() override;
 
 	std::vector<std::optional<std::string>> AddBatch(const std::string &queue, const LayoutCheck &layout,
-	                                                 const JobSpec *jobs, size_t n) override;
+	                                                 const MarkStep &mark, const JobSpec *jobs, size_t n) override;
 	void ConfirmReplicated() override;
 	std::optional<std::string> Get(const std::string &key) override;
 	void Set(const std::string &key, const std::string &value) override;
@@ -60,6 +60,8 @@ class ClusterRouter final : public RedisLink {
 	void Disconnect() override;
 	// Connected: a slot map is held (none after a connection failure: the next call reads it again).
 	bool Connected() const override;
+	// Connects: the slot maps read plus every node link's connections
+	int64_t Connects() const override;
 	std::string Warning() const override;
 	std::string Appendfsync() const override;
 	int64_t ScriptReloads() const override;
@@ -87,6 +89,7 @@ class ClusterRouter final : public RedisLink {
 	std::string notice_;
 	ClusterMapWatch watch_; // the masters lost, and when to read the map again
 	int64_t asks_ = 0;      // ASK redirections followed since the last notice
+	int64_t maps_read_ = 0; // slot maps read (Connects)
 };
 
 } // namespace chat_outbox

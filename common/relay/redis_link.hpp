@@ -30,11 +30,15 @@ namespace chat_outbox {
 // (Redis answered the batch with an error: NOPERM, a queue key of the wrong type; nothing of it was
 // written), kConnection about every service (unreachable, timeout, answer lost), kLayoutChanged not a
 // failure: the layout key held something else than the call expected, nothing of it was written, and
-// the service's next pass (at once) reads the key.
+// the service's next pass (at once) reads the key. kMarkChanged is not one either: the partition's
+// mark was not the one the relay last wrote or read (Redis lost writes, or another relay wrote),
+// nothing of the call was written, and the service's next pass (at once) asks the database what to
+// send again (common/relay/mark_ledger.hpp).
 struct RedisFailure : std::runtime_error {
 	enum Kind { kConnection,
 		        kService,
-		        kLayoutChanged } kind;
+		        kLayoutChanged,
+		        kMarkChanged } kind;
 	int shard = 0;     // of a kConnection: the shard that failed (relay/src/outbox_db.cpp sets it)
 	std::string reply; // of a kService: Redis's error reply as it came (a cluster's MOVED/ASK is read from it)
 	RedisFailure(Kind k, const std::string &what, int s = 0) : std::runtime_error(what), kind(k), shard(s) {}
@@ -48,11 +52,11 @@ class RedisLink {
 	RedisLink &operator=(const RedisLink &) = delete;
 
 	// AddBatch adds jobs[0..n) to `queue` (a partition's queue of layout.service_queue) in one Lua
-	// call, connecting first when needed, when the layout key holds what `layout` expects. Returns,
-	// per job in order, nullopt (created or a duplicate) or why Redis refused that job alone. Throws
-	// RedisFailure.
+	// call, connecting first when needed, when the layout key holds what `layout` expects and the
+	// queue's mark what `mark` expects; the call writes mark.next. Returns, per job in order, nullopt
+	// (created or a duplicate) or why Redis refused that job alone. Throws RedisFailure.
 	virtual std::vector<std::optional<std::string>> AddBatch(const std::string &queue, const LayoutCheck &layout,
-	                                                         const JobSpec *jobs, size_t n) = 0;
+	                                                         const MarkStep &mark, const JobSpec *jobs, size_t n) = 0;
 
 	// ConfirmReplicated runs WAIT <min_replicas> <timeout/2> after a pass's batches (on a cluster, on
 	// every master the pass wrote to), when min_replicas > 0: fewer acknowledgements throw kConnection
@@ -83,6 +87,10 @@ class RedisLink {
 
 	virtual void Disconnect() = 0;
 	virtual bool Connected() const = 0;
+	// Connects changes whenever the link made a connection (of a cluster: any node's, or read the slot
+	// map again): what Redis holds may then differ from what the relay last wrote, so the relay checks
+	// its marks before its next batch (common/relay/mark_ledger.hpp). Compared for equality only.
+	virtual int64_t Connects() const = 0;
 	// From the last connect's CONFIG GET: the durability warning ("" when safe) and appendfsync (of
 	// a cluster: the first node's that warns, else the first node's).
 	virtual std::string Warning() const = 0;

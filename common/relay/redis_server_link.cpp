@@ -193,6 +193,7 @@ RedisServerLink::Connect()
 	}
 	warning_ = RedisSafetyWarning(d);
 	appendfsync_ = d.appendfsync;
+	connects_++;
 }
 
 redisReply *
@@ -271,7 +272,8 @@ RedisServerLink::Ping()
 }
 
 std::vector<std::optional<std::string>>
-RedisServerLink::AddBatch(const std::string &queue, const LayoutCheck &layout, const JobSpec *jobs, size_t n)
+RedisServerLink::AddBatch(const std::string &queue, const LayoutCheck &layout, const MarkStep &mark, const JobSpec *jobs,
+                          size_t n)
 {
 	// A connection that sat idle may have been closed by a Redis restart or CLIENT KILL: that is
 	// not an outage, so a batch that fails on a reused connection goes once more on a new one.
@@ -282,7 +284,7 @@ RedisServerLink::AddBatch(const std::string &queue, const LayoutCheck &layout, c
 			if (!conn_.Connected())
 				Connect();
 			std::string request;
-			EncodeBatchAdd(prefix_, queue, layout, jobs, n, NowMs(), sha_, &request);
+			EncodeBatchAdd(prefix_, queue, layout, mark, jobs, n, NowMs(), sha_, &request);
 			Reply r(Roundtrip(request));
 			if (r->type == REDIS_REPLY_ERROR && IsNoScriptError(r->str) && attempt < 2) {
 				// SCRIPT FLUSH, or a failover behind a proxy that kept the connection: load it again
@@ -295,6 +297,8 @@ RedisServerLink::AddBatch(const std::string &queue, const LayoutCheck &layout, c
 			std::string held;
 			if (r->type == REDIS_REPLY_ERROR && IsLayoutChanged(std::string_view(r->str, r->len), &held))
 				throw RedisFailure(RedisFailure::kLayoutChanged, "the layout key holds " + held + " now, not what the pass relayed by");
+			if (r->type == REDIS_REPLY_ERROR && IsMarkChanged(std::string_view(r->str, r->len)))
+				throw RedisFailure(RedisFailure::kMarkChanged, "the relay mark of " + queue + " is not the one this relay wrote last");
 			if (r->type == REDIS_REPLY_ERROR) {
 				RedisFailure f(RedisFailure::kService, std::string("batch add: ") + r->str);
 				f.reply.assign(r->str, r->len);

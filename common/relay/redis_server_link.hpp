@@ -27,7 +27,7 @@ class RedisServerLink final : public RedisLink {
 	~RedisServerLink() override;
 
 	std::vector<std::optional<std::string>> AddBatch(const std::string &queue, const LayoutCheck &layout,
-	                                                 const JobSpec *jobs, size_t n) override;
+	                                                 const MarkStep &mark, const JobSpec *jobs, size_t n) override;
 	void ConfirmReplicated() override;
 	std::optional<std::string> Get(const std::string &key) override;
 	void Set(const std::string &key, const std::string &value) override;
@@ -35,6 +35,7 @@ class RedisServerLink final : public RedisLink {
 	void Ping() override;
 	void Disconnect() override;
 	bool Connected() const override;
+	int64_t Connects() const override { return connects_; }
 	std::string Warning() const override;
 	std::string Appendfsync() const override;
 	int64_t ScriptReloads() const override;
@@ -64,6 +65,7 @@ class RedisServerLink final : public RedisLink {
 	std::string warning_;
 	std::string appendfsync_;
 	int64_t script_reloads_ = 0;
+	int64_t connects_ = 0; // connections made (Connects)
 };
 
 } // namespace chat_outbox

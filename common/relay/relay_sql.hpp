@@ -22,6 +22,23 @@ constexpr const char kClaim[] =
     "SELECT id, event, payload::pg_catalog.text, payload OPERATOR(pg_catalog.->>) 'id', chat_id::pg_catalog.text "
     "FROM chat_outbox.relay_batch($1, $2, $3, $4::pg_catalog.int4[])";
 
+// The relays' marks (docs/architecture.md, 'What Redis kept: the marks'; chat_outbox.relay_marks and
+// relay_rewind, sql/parts/outbox.sql; when they are read, common/relay/mark_watch.hpp). kMarks, after
+// a batch is read: per partition of it ($3 int4[], under the count $2 int4 the pass relays under; $1
+// text the service), what its call expects the mark to be (NULL: none) and the mark it writes.
+// kCursorCount: the count the service's cursors are under (NULL: none yet). kRewind: before a pass's
+// first batch, the marks Redis holds ($2 int4[] the partitions, $3 text[] their marks, NULL for none)
+// move back the cursors whose rows Redis lost; one row per cursor moved back, with how many rows go
+// again. kHasMarks: whether the installed SQL has them (1.6 on).
+constexpr const char kMarks[] =
+    "SELECT partition, expect, mark FROM chat_outbox.relay_marks($1, $2, $3::pg_catalog.int4[])";
+constexpr const char kCursorCount[] =
+    "SELECT max(partitions) FROM chat_outbox.outbox_cursors WHERE service OPERATOR(pg_catalog.=) $1";
+constexpr const char kRewind[] =
+    "SELECT partition, resent FROM chat_outbox.relay_rewind($1, $2::pg_catalog.int4[], $3::pg_catalog.text[])";
+constexpr const char kHasMarks[] =
+    "SELECT pg_catalog.to_regprocedure('chat_outbox.relay_marks(text, integer, integer[])') IS NOT NULL";
+
 // The service's partition count ($1 text: the service), read in the pass's transaction after its
 // first claim: a relay that claimed rows reads a count at least as new as the one any relay before
 // it relayed under (their claims wait for each other), which keeps a layout change in order.

@@ -33,6 +33,39 @@ struct Row {
 	int partition; // under the layout the pass relays
 };
 
+// Connects: every shard's link's connections (RedisLink::Connects), compared for equality only
+int64_t
+Connects(const RedisShards &shards)
+{
+	int64_t n = 0;
+	for (const auto &s : shards)
+		n += s->Connects();
+	return n;
+}
+
+// ArrayLiteral: a Postgres array literal of the values, each quoted (nullopt: NULL)
+std::string
+ArrayLiteral(const std::vector<std::optional<std::string>> &values)
+{
+	std::string out = "{";
+	for (size_t i = 0; i < values.size(); i++) {
+		if (i > 0)
+			out += ',';
+		if (!values[i]) {
+			out += "NULL";
+			continue;
+		}
+		out += '"';
+		for (char c : *values[i]) {
+			if (c == '"' || c == '\\')
+				out += '\\';
+			out += c;
+		}
+		out += '"';
+	}
+	return out + "}";
+}
+
 } // namespace
 
 void
@@ -191,9 +224,65 @@ OutboxDb::OutboxBefore12(const std::string &service)
 	return before;
 }
 
+bool
+OutboxDb::HasMarks(const std::string &service)
+{
+	auto known = has_marks_.find(service);
+	if (known != has_marks_.end())
+		return known->second;
+	Result r(Exec(relay_sql::kHasMarks, {}, PGRES_TUPLES_OK));
+	bool has = PQntuples(r.get()) == 1 && std::string(PQgetvalue(r.get(), 0, 0)) == "t";
+	has_marks_[service] = has;
+	return has;
+}
+
+void
+OutboxDb::CheckMarks(const Service &svc, RedisShards &shards, const std::string &prefix, const std::vector<bool> &down,
+                     int last_layout, MarkWatch *marks, PassResult *result)
+{
+	if (!marks->MustRead(last_layout, Connects(shards)))
+		return;
+	Result cursors(Exec(relay_sql::kCursorCount, {svc.name}, PGRES_TUPLES_OK));
+	if (PQntuples(cursors.get()) != 1 || PQgetisnull(cursors.get(), 0, 0))
+		return; // no cursor yet: nothing was sent, and the first batch makes them
+	const int count = std::atoi(PQgetvalue(cursors.get(), 0, 0));
+	const int nshards = static_cast<int>(shards.size());
+	std::vector<std::optional<std::string>> held;
+	std::vector<std::optional<std::string>> parts;
+	for (int p = 0; p < count; p++) {
+		const int s = ShardOf(p, nshards);
+		if (down[s])
+			continue;
+		held.push_back(OnShard(s, nshards, [&] { return shards[s]->Get(MarkKey(prefix, PartitionQueue(svc.queue, count, p))); }));
+		parts.push_back(std::to_string(p));
+	}
+	Result moved(Exec(relay_sql::kRewind, {svc.name, ArrayLiteral(parts), ArrayLiteral(held)}, PGRES_TUPLES_OK));
+	for (int i = 0; i < PQntuples(moved.get()); i++)
+		result->resent.push_back(std::string("redis lacks ") + PQgetvalue(moved.get(), i, 1) + " job(s) of service " + svc.name +
+		                         ", partition " + PQgetvalue(moved.get(), i, 0) +
+		                         ", that it had acknowledged (its data went back since: a failover to a replica that "
+		                         "had not received them, or a restart from an older copy); sending them again");
+	marks->Read(count, Connects(shards));
+}
+
+std::map<int, std::pair<std::optional<std::string>, std::string>>
+OutboxDb::StepCalls(const std::string &service, int partitions, const std::vector<int> &parts)
+{
+	std::vector<std::optional<std::string>> listed;
+	for (int p : parts)
+		listed.push_back(std::to_string(p));
+	Result m(Exec(relay_sql::kMarks, {service, std::to_string(partitions), ArrayLiteral(listed)}, PGRES_TUPLES_OK));
+	std::map<int, std::pair<std::optional<std::string>, std::string>> steps;
+	for (int i = 0; i < PQntuples(m.get()); i++)
+		steps[std::atoi(PQgetvalue(m.get(), i, 0))] = {
+		    PQgetisnull(m.get(), i, 1) ? std::nullopt : std::optional<std::string>(PQgetvalue(m.get(), i, 1)),
+		    PQgetvalue(m.get(), i, 2)};
+	return steps;
+}
+
 PassResult
 OutboxDb::RunPass(const Service &svc, int64_t batch_size, RedisShards &shards, const std::string &prefix,
-                  const std::vector<bool> &down, int *last_layout, KnownLayout *known)
+                  const std::vector<bool> &down, int *last_layout, KnownLayout *known, MarkWatch *marks)
 {
 	PassResult result;
 	const int nshards = static_cast<int>(shards.size());
@@ -214,6 +303,9 @@ OutboxDb::RunPass(const Service &svc, int64_t batch_size, RedisShards &shards, c
 		int64_t last_id = 0;
 		std::vector<std::pair<int64_t, std::string>> refused;
 		std::vector<bool> written(nshards, false); // the shards this pass sent a batch to
+		const bool has_marks = !before_1_2 && HasMarks(svc.name);
+		if (has_marks)
+			CheckMarks(svc, shards, prefix, down, *last_layout, marks, &result);
 		for (int b = 0; b < kMaxBatches; b++) {
 			Result r(before_1_2 ? Exec(claim_1_1, {std::to_string(batch_size), after, std::to_string(basis), excluded}, PGRES_TUPLES_OK)
 			                    : Exec(relay_sql::kClaim, {svc.name, std::to_string(batch_size), std::to_string(*last_layout), excluded},
@@ -264,17 +356,32 @@ OutboxDb::RunPass(const Service &svc, int64_t batch_size, RedisShards &shards, c
 				jobs[i] = {ids[i], sorted[i].event, sorted[i].payload};
 				parts[i] = sorted[i].partition;
 			}
-			// one Lua call per partition of the batch, on the partition's shard
-			for (const auto &call : PlanCalls(parts, nshards)) {
+			// one Lua call per partition of the batch, on the partition's shard, each with its mark's step
+			const auto calls = PlanCalls(parts, nshards);
+			std::map<int, std::pair<std::optional<std::string>, std::string>> steps;
+			if (has_marks) {
+				std::vector<int> called;
+				for (const auto &call : calls)
+					called.push_back(call.partition);
+				steps = StepCalls(svc.name, result.layout, called);
+			}
+			for (const auto &call : calls) {
 				if (down[call.shard]) // left out under another count than this pass relays under
 					throw RedisFailure(RedisFailure::kConnection, "shard " + std::to_string(call.shard) + " is down", call.shard);
 				// shard 0 holds the layout key: its calls check it still holds what the count was chosen by
 				LayoutCheck check{svc.queue};
 				if (call.shard == 0)
 					check = {svc.queue, known->expect, known->value};
+				auto found = steps.find(call.partition);
+				// none: the SQL has no marks, or the cursors are under another count; anything expected
+				// while no call of the cursor marked yet (a mark there is another cursor's)
+				MarkStep step;
+				if (found != steps.end())
+					step = MarkStep{found->second.first ? std::string_view(*found->second.first) : kAnyMark,
+					                found->second.second};
 				auto verdicts = OnShard(call.shard, nshards, [&] {
 					return shards[call.shard]->AddBatch(PartitionQueue(svc.queue, result.layout, call.partition), check,
-					                                    jobs.data() + call.first, call.n);
+					                                    step, jobs.data() + call.first, call.n);
 				});
 				written[call.shard] = true;
 				for (size_t i = 0; i < call.n; i++)
@@ -308,6 +415,8 @@ OutboxDb::RunPass(const Service &svc, int64_t batch_size, RedisShards &shards, c
 		Result(Exec("COMMIT", {}, PGRES_COMMAND_OK));
 	} catch (...) {
 		*known = KnownLayout{}; // whatever failed, the next pass reads the key
+		marks->Forget();       // and its marks (a call whose answer was lost may have written)
+		has_marks_.erase(svc.name);
 		if (conn_)
 			PQclear(PQexec(conn_, "ROLLBACK"));
 		before_1_2_.erase(svc.name); // an update to 1.2 fails the 1.1 claim: look again next pass

@@ -10,6 +10,7 @@
 #include <libpq-fe.h>
 
 #include <map>
+#include <optional>
 
 #include <cstdint>
 #include <memory>
@@ -17,6 +18,7 @@
 #include <string>
 #include <vector>
 
+#include "common/relay/mark_watch.hpp"
 #include "common/relay/redis_link.hpp"
 
 namespace chat_outbox::relay {
@@ -46,6 +48,7 @@ struct PassResult {
 	int layout = 0;                    // the partition count the pass relayed under, or waits under (0: it claimed nothing)
 	std::string layout_wait;           // set when a change of the count waits for the old queues: nothing relayed
 	std::string layout_switched;       // a log line when this pass changed the count
+	std::vector<std::string> resent;   // a log line per partition whose rows Redis lost, sent again
 };
 
 // KnownLayout: the layout key's raw value that a service's last pass chose its count by, which its
@@ -92,8 +95,12 @@ class OutboxDb {
 	// kLayoutChanged. Any failure resets *known.
 	// The pass is one READ COMMITTED transaction (a window's tick takes a snapshot of its own); a
 	// second relay waits for the first on the service's row of chat_outbox.services, then starts where it ended.
+	// *marks: when the service's marks were read (common/relay/mark_watch.hpp): they are read, and the
+	// cursors whose rows Redis lost moved back, before the first batch when its rule says; each call
+	// checks and writes its partition's mark; a mark found changed throws kMarkChanged. Any failure
+	// makes the next pass read them.
 	PassResult RunPass(const Service &svc, int64_t batch_size, RedisShards &shards, const std::string &prefix,
-	                   const std::vector<bool> &down, int *last_layout, KnownLayout *known);
+	                   const std::vector<bool> &down, int *last_layout, KnownLayout *known, MarkWatch *marks);
 	// RecordLayout writes the count a service is relayed under and what a change waits for ("" none).
 	void RecordLayout(const std::string &service, int layout, const std::string &change);
 	// RecordServiceError sets (or clears, with "") the service's service_error in the status view.
@@ -123,12 +130,23 @@ class OutboxDb {
 	// OutboxBefore12: whether the service's outbox is still 1.1's (relay_sql::kOutboxBefore12),
 	// looked up once and again after a pass of the service failed.
 	bool OutboxBefore12(const std::string &service);
+	// HasMarks: whether the installed SQL has the marks' functions (relay_sql::kHasMarks), looked up
+	// once and again after a pass of the service failed.
+	bool HasMarks(const std::string &service);
+	// CheckMarks: the step before a pass's first batch (MarkWatch's rule): reads the marks of the
+	// partitions whose shard is up, and moves back the cursors whose rows Redis lost.
+	void CheckMarks(const Service &svc, RedisShards &shards, const std::string &prefix, const std::vector<bool> &down,
+	                int last_layout, MarkWatch *marks, PassResult *result);
+	// StepCalls: each call's mark step (relay_sql::kMarks) for the partitions of a batch read.
+	std::map<int, std::pair<std::optional<std::string>, std::string>> StepCalls(const std::string &service, int partitions,
+	                                                                          const std::vector<int> &parts);
 
 	std::string conninfo_;
 	PGconn *conn_ = nullptr;
 	std::map<std::string, std::string> rotation_wait_; // per service: what its rotation waited for last ("" nothing)
 	std::vector<std::string> rotation_log_;
 	std::map<std::string, bool> before_1_2_;
+	std::map<std::string, bool> has_marks_;
 	int64_t purge_every_ms_ = 1000; // the first rounds, until the settings are read
 };
 

@@ -174,7 +174,9 @@ RelayLoop::RunService(const Service &svc, Round *round)
 		if (cluster_)
 			on_broker.queue = ClusterQueueName(svc.queue);
 		PassResult r = db_.RunPass(on_broker, cfg_.batch_size, shards_, cfg_.prefix, round->down, &last_layout_[svc.name],
-		                           &known_layout_[svc.name]);
+		                           &known_layout_[svc.name], &marks_[svc.name]);
+		for (const auto &line : r.resent)
+			Log(line);
 		for (auto &shard : shards_)
 			reloads -= shard->ScriptReloads();
 		if (reloads != 0)
@@ -202,6 +204,13 @@ RelayLoop::RunService(const Service &svc, Round *round)
 			// rolled back, nothing written: no error, no backoff; the next pass, at once, reads the key
 			Log("service " + svc.name + ": layout changed: " + f.what() +
 			    "; the pass wrote nothing, the next reads the layout key again");
+			round->more = true;
+			return true;
+		}
+		if (f.kind == RedisFailure::kMarkChanged) {
+			// rolled back, nothing of the call written: the next pass, at once, reads the marks and sends
+			// again what Redis lost
+			Log("service " + svc.name + ": " + f.what() + "; the pass wrote nothing, the next checks what Redis kept");
 			round->more = true;
 			return true;
 		}

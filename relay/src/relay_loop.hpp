@@ -94,6 +94,7 @@ class RelayLoop {
 	std::map<std::string, std::string> layouts_;      // per service: what its layout was last recorded as
 	std::map<std::string, int> last_layout_;          // per service: the count its last pass relayed under
 	std::map<std::string, KnownLayout> known_layout_; // per service: the layout key's value that count was chosen by
+	std::map<std::string, MarkWatch> marks_;          // per service: when it read its marks in Redis
 	std::vector<ShardOutage> outages_;                // per shard; shard 0's is health_
 	std::string last_error_, state_ = "starting";
 	std::string logged_redis_failure_; // the reason the last "redis unreachable" line named

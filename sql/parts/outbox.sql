@@ -329,6 +329,99 @@ END
 $batch$;
 REVOKE ALL ON FUNCTION chat_outbox.relay_batch(text, int, int, int[]) FROM PUBLIC;
 
+-- The relays' marks (docs/architecture.md, 'What Redis kept: the marks'): each batch-add call writes,
+-- beside its partition's jobs and in the same Lua call, its cursor's state after the batch, and runs
+-- only if the partition's mark is still the one the committed passes wrote (`marked`). A mark in Redis
+-- therefore says which rows of that partition Redis holds, whatever Redis lost since it acknowledged
+-- them (a failover, a restart from an older copy), and a call finds out when Redis lost its last
+-- writes. relay_marks, after a batch is read (its cursors moved): for the partitions parts of the
+-- batch under the count `partitions`, what each call expects (`marked`; NULL while no call of this
+-- cursor has marked: a mark there is another cursor's, and anything goes) and the mark it writes, now
+-- `marked` in the pass's transaction; nothing when the cursors are under another count (the pass that
+-- changes it writes no mark). One text for both relays, compared as text. plpgsql: its
+-- body is checked at its first call, after the update that added the columns.
+CREATE OR REPLACE FUNCTION chat_outbox.relay_marks(service text, partitions int, parts int[],
+	OUT partition int, OUT expect text, OUT mark text)
+	RETURNS SETOF record
+	LANGUAGE plpgsql
+	SET search_path = pg_catalog, pg_temp
+AS $marks$
+BEGIN
+	RETURN QUERY UPDATE chat_outbox.outbox_cursors x SET marked = m.mark
+		FROM (SELECT y.partition, y.marked AS was, jsonb_build_object('made', y.made, 'done_snap', y.done_snap::text,
+					'done_mpre', y.done_mpre, 'win_snap', y.win_snap::text, 'win_mpre', y.win_mpre, 'win_last', y.win_last)::text AS mark
+				FROM chat_outbox.outbox_cursors y
+				WHERE y.service = relay_marks.service AND y.partitions = relay_marks.partitions AND y.partition = ANY (parts)) m
+		WHERE x.service = relay_marks.service AND x.partition = m.partition
+		RETURNING x.partition, m.was, m.mark;
+END
+$marks$;
+REVOKE ALL ON FUNCTION chat_outbox.relay_marks(text, int, int[]) FROM PUBLIC;
+
+-- relay_rewind: when a relay cannot be sure what Redis keeps (it started, a connection was made again,
+-- a pass failed, a call found another mark than `marked`), it reads the marks of the partitions it
+-- will send to (marks[i] of parts[i]: NULL when Redis has none) and asks here, in the pass's
+-- transaction, before its first batch. A mark of this cursor's making whose state has not sent some
+-- row the cursor has sent means Redis lost that row's job: the cursor goes back to the mark's state,
+-- and its windows send those rows again (at least once: a job Redis still has is a duplicate, and
+-- the receiver's inbox drops a message it has). Every cursor given takes its partition's mark as
+-- `marked`, what its next call expects. Returns each cursor moved back and how many rows go again. A
+-- mark of another making (a change of the partition count, a rebase) or none is no evidence: nothing
+-- moves (Redis that lost everything, marks included, is the operator's to see).
+CREATE OR REPLACE FUNCTION chat_outbox.relay_rewind(service text, parts int[], marks text[],
+	OUT partition int, OUT resent bigint)
+	RETURNS SETOF record
+	LANGUAGE plpgsql
+	SET search_path = pg_catalog, pg_temp
+	SET jit = off
+AS $rewind$
+#variable_conflict use_column
+DECLARE
+	svc text := relay_rewind.service;
+	c chat_outbox.outbox_cursors;
+	was chat_outbox.outbox_cursors;
+	m jsonb;
+	n bigint;
+BEGIN
+	-- in turn with the service's passes (relay_batch), whose cursors this moves
+	PERFORM FROM chat_outbox.services t WHERE t.name = svc FOR NO KEY UPDATE;
+	FOR i IN 1 .. coalesce(cardinality(parts), 0) LOOP
+		UPDATE chat_outbox.outbox_cursors x SET marked = marks[i] WHERE x.service = svc AND x.partition = parts[i]
+			RETURNING * INTO c;
+		CONTINUE WHEN NOT FOUND OR marks[i] IS NULL;
+		BEGIN
+			m := marks[i]::jsonb;
+			was := c;
+			was.done_snap := (m ->> 'done_snap')::pg_snapshot;
+			was.done_mpre := (m ->> 'done_mpre')::bigint;
+			was.win_snap := (m ->> 'win_snap')::pg_snapshot;
+			was.win_mpre := (m ->> 'win_mpre')::bigint;
+			was.win_last := (m ->> 'win_last')::bigint;
+		EXCEPTION WHEN OTHERS THEN
+			CONTINUE; -- not a mark of ours
+		END;
+		CONTINUE WHEN m ->> 'made' IS DISTINCT FROM c.made::text OR was.done_snap IS NULL OR was.done_mpre IS NULL;
+		CONTINUE WHEN (was.done_snap::text, was.done_mpre, was.win_snap::text, was.win_mpre, was.win_last)
+			IS NOT DISTINCT FROM (c.done_snap::text, c.done_mpre, c.win_snap::text, c.win_mpre, c.win_last);
+		-- the rows of this partition the cursor has sent and the mark's state has not (a row not visible in
+		-- the mark's last finished tick has an xid at or above that tick's xmin: the xid index's range)
+		EXECUTE pg_catalog.format($q$SELECT count(*) FROM %1$I.outbox_events e
+			WHERE e.xid >= pg_snapshot_xmin($1) AND chat_outbox.partition_of(e.chat_id, $2) = $3
+				AND chat_outbox.sent_by($4, e.xid, e.id) AND NOT chat_outbox.sent_by($5, e.xid, e.id)
+				AND NOT EXISTS (SELECT FROM %1$I.outbox_refused f WHERE f.id = e.id)$q$, svc)
+			INTO n USING was.done_snap, c.partitions, c.partition, c, was;
+		CONTINUE WHEN n = 0; -- the mark is behind only by batches without this partition's rows
+		UPDATE chat_outbox.outbox_cursors x SET done_snap = was.done_snap, done_mpre = was.done_mpre,
+				win_snap = was.win_snap, win_mpre = was.win_mpre, win_m = NULL, win_last = was.win_last
+			WHERE x.service = svc AND x.partition = c.partition;
+		partition := c.partition;
+		resent := n;
+		RETURN NEXT;
+	END LOOP;
+END
+$rewind$;
+REVOKE ALL ON FUNCTION chat_outbox.relay_rewind(text, int[], text[]) FROM PUBLIC;
+
 -- What the truncate of a service's oldest generation waits for, NULL when nothing: every cursor's
 -- last finished tick must see every transaction that wrote to it (its xmin at or above the
 -- generation's closed_xmax), or the rows it may still hold would be unsent.

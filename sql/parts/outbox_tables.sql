@@ -7,7 +7,11 @@
 -- in several batches, that window's tick (win_snap, win_mpre) and the last id of it sent (win_last).
 -- The rows sent are exactly those visible in done_snap, plus those of the open window up to win_last.
 -- `partitions` is the count the cursors were made under (every cursor of a service has the same).
--- win_m is 1.5's upper id bound of a window, unused since 1.6 (always NULL).
+-- win_m is 1.5's upper id bound of a window, unused since 1.6 (always NULL). `made` names the cursor
+-- (drawn when it is made: a change of the partition count, a rebase): the relays' marks in Redis carry it,
+-- so a mark a cursor of another making left under a queue is never taken for its own (relay_rewind).
+-- `marked` is the mark the partition's queue holds in Redis as the committed passes know it (NULL: none):
+-- what the next batch-add call to it expects to find there (relay_marks).
 CREATE TABLE chat_outbox.outbox_cursors (
 	service text NOT NULL,
 	partition int NOT NULL,
@@ -23,6 +27,8 @@ CREATE TABLE chat_outbox.outbox_cursors (
 	-- part of the key, so that a dump's cursors load beside those a relay made while the restore was
 	-- under way (the rebase judges by the dump's, and keeps none of either)
 	origin text NOT NULL DEFAULT chat_outbox.this_database(),
+	made uuid NOT NULL DEFAULT pg_catalog.gen_random_uuid(),
+	marked text,
 	PRIMARY KEY (service, partition, origin)
 );
 COMMENT ON TABLE chat_outbox.outbox_cursors IS 'Per service and partition: the relay''s last finished tick and the window it is sending.';

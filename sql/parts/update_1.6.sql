@@ -31,6 +31,8 @@ END
 $locks$;
 ALTER TABLE chat_outbox.outbox_rotation ADD COLUMN IF NOT EXISTS opened int CHECK (opened BETWEEN 0 AND 2);
 ALTER TABLE chat_outbox.outbox_cursors ADD COLUMN IF NOT EXISTS origin text NOT NULL DEFAULT chat_outbox.this_database();
+ALTER TABLE chat_outbox.outbox_cursors ADD COLUMN IF NOT EXISTS made uuid NOT NULL DEFAULT pg_catalog.gen_random_uuid();
+ALTER TABLE chat_outbox.outbox_cursors ADD COLUMN IF NOT EXISTS marked text;
 DO $key$
 BEGIN
 	IF (SELECT cardinality(c.conkey) FROM pg_catalog.pg_constraint c

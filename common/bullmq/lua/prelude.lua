@@ -17,10 +17,11 @@
 -- fails, so a refused script leaves Redis as it was. A refusal is an error starting "BADQUEUE".
 -- rcall: a local is found faster than the global `redis` table's field, on every call
 local rcall = redis.call
--- KEY_TYPE: the Redis type BullMQ gives each of a queue's keys our scripts touch
+-- KEY_TYPE: the Redis type BullMQ gives each of a queue's keys our scripts touch, and the relay's
+-- mark beside them (common/relay/lua/batch_add.lua)
 local KEY_TYPE = {wait = 'list', active = 'list', paused = 'list', meta = 'hash', events = 'stream',
   marker = 'zset', completed = 'zset', failed = 'zset', delayed = 'zset', prioritized = 'zset',
-  ['waiting-children'] = 'zset', stalled = 'set', pc = 'string', limiter = 'string'}
+  ['waiting-children'] = 'zset', stalled = 'set', pc = 'string', limiter = 'string', ['relay-mark'] = 'string'}
 -- checkType: a queue key must be absent or of the type BullMQ gives its name, the part after the
 -- last ':' (neither the prefix nor the queue name has one)
 local function checkType(key)

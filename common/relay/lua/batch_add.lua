@@ -1,12 +1,18 @@
 -- common/relay/lua/batch_add.lua - chat_outbox batch add, after the shared prelude
 -- (common/bullmq/lua/prelude.lua), sent by common/relay/bullmq_batch_add.cpp. KEYS = wait, meta, events, marker, active, completed, failed, delayed,
--- prioritized, waiting-children, paused, layout, then one job hash per job.
--- ARGV = timestamp, layout expectation, then id, name, data, opts per job.
+-- prioritized, waiting-children, paused, layout, the relay's mark, then one job hash per job.
+-- ARGV = timestamp, layout expectation, mark expectation, new mark, then id, name, data, opts per job.
 -- The layout expectation guards against relaying under a partition count the layout key no longer
 -- says: '' checks nothing (a shard that does not hold the key), 'absent' wants the key absent,
 -- '=' followed by a value wants the key to hold exactly that value. The raw values are compared; what
 -- a value means is the relay's business. Any other value refuses the whole call, before any check
 -- or write, with the error 'CHATOUTBOX_LAYOUT <the key's value, or nil>'.
+-- The mark (docs/architecture.md, 'What Redis kept: the marks') is the state of the relay's cursor
+-- after this batch, written in this call so that Redis holds it only with the jobs before it. The
+-- mark expectation is what the relay last wrote or read there: '*' checks nothing, '' wants no mark;
+-- a mark that differs (Redis lost writes, or another relay wrote) refuses the whole call, before any
+-- write, with the error 'CHATOUTBOX_MARK', and the relay asks the database what to send again. An
+-- empty new mark leaves the key alone.
 -- Returns per job 1 (created), 0 (duplicate: the job is in one of the queue's states) or a string:
 -- why that job cannot be added (its key holds something else than a job hash); it is not written.
 -- Every check that can fail runs before the first write, so a batch this script refuses (a queue
@@ -16,12 +22,18 @@
 -- between), and the `id` counter, which only auto-numbered adds need, is left alone.
 -- Numbers go to rcall as strings: Lua formats a number argument with sprintf on every call,
 -- which showed in Redis' profile at 500 jobs per call.
-local nfixed = 12
+local nfixed = 13
 local expected = ARGV[2]
 if expected ~= '' then
   local v = rcall('GET', KEYS[12])
   if (v and '=' .. v or 'absent') ~= expected then
     return redis.error_reply('CHATOUTBOX_LAYOUT ' .. (v or 'nil'))
+  end
+end
+if ARGV[3] ~= '*' then
+  checkType(KEYS[13])
+  if (rcall('GET', KEYS[13]) or '') ~= ARGV[3] then
+    return redis.error_reply('CHATOUTBOX_MARK the mark under ' .. KEYS[13] .. ' is not the one this relay wrote last')
   end
 end
 local checked = {}
@@ -57,7 +69,7 @@ for k = nfixed + 1, #KEYS do
     verdict[k] = 'new'
   elseif t ~= 'hash' then
     verdict[k] = KEYS[k] .. ' holds a ' .. t .. ', not a job hash'
-  elseif inState(ARGV[3 + (k - nfixed - 1) * 4]) then
+  elseif inState(ARGV[5 + (k - nfixed - 1) * 4]) then
     verdict[k] = 'dup'
   else
     verdict[k] = 'orphan' -- a hash no state holds (never a job, or one a failed write left): replaced
@@ -74,7 +86,7 @@ local ts = ARGV[1]
 local out = {}
 local created = {}
 for k = nfixed + 1, #KEYS do
-  local a = 3 + (k - nfixed - 1) * 4
+  local a = 5 + (k - nfixed - 1) * 4
   local id, v = ARGV[a], verdict[k]
   if v == 'dup' then
     rcall('XADD', KEYS[3], 'MAXLEN', '~', maxEvents, '*', 'event', 'duplicated', 'jobId', id)
@@ -96,5 +108,8 @@ if #created > 0 then
   if not blocked then
     rcall('ZADD', KEYS[4], '0', '0')
   end
+end
+if ARGV[4] ~= '' then
+  rcall('SET', KEYS[13], ARGV[4])
 end
 return out

@@ -56,6 +56,9 @@ struct ClusterSink
 	char										 warning[CHAT_OUTBOX_ERRLEN] = "";
 	char										 appendfsync[32] = "";
 	char										 notice[CHAT_OUTBOX_ERRLEN] = ""; /* the router's, to log */
+	int64_t										 links_made = 0; /* routers made: part of ClusterConnects */
+	std::string									 mark;			  /* ClusterGetMark's value, copied out after */
+	bool										 has_mark = false;
 };
 
 static ClusterSink cluster;
@@ -86,6 +89,9 @@ Failed(const chat_outbox::RedisFailure &f, SinkFailure *failure)
 			break;
 		case chat_outbox::RedisFailure::kLayoutChanged:
 			failure->kind = FAILURE_LAYOUT_CHANGED;
+			break;
+		case chat_outbox::RedisFailure::kMarkChanged:
+			failure->kind = FAILURE_MARK_CHANGED;
 			break;
 		default:
 			failure->kind = SinkInterrupted() ? FAILURE_INTERRUPTED : FAILURE_CONNECTION;
@@ -118,6 +124,7 @@ Link()
 		cluster.prefix = chat_outbox_bullmq_prefix;
 		cluster.link =
 			chat_outbox::OpenRedisLink(cluster.url, cluster.timeout_ms, cluster.prefix, cluster.min_replicas);
+		cluster.links_made++;
 	}
 	return *cluster.link;
 }
@@ -177,7 +184,7 @@ ClusterSend(int shard, const char *service, const char *queue, int partitions, c
 
 				SinkJobs(r, n, service, &cluster.job_ids, &cluster.jobs);
 				auto verdicts = Link().AddBatch(chat_outbox::PartitionQueue(on_cluster, partitions, calls[c].partition),
-												check, cluster.jobs.data(), n);
+												check, SinkMarkStep(calls[c]), cluster.jobs.data(), n);
 				for (int i = 0; i < n; i++)
 					if (verdicts[i])
 						cluster.refused.emplace_back(r[i].id, *verdicts[i]);
@@ -291,6 +298,40 @@ ClusterCountJobs(const char *queue, int partitions, int64 *jobs, SinkFailure *fa
 	return End(ok);
 }
 
+/* a new router counts apart from the one before it: each link's own count starts again at 0 */
+static int64
+ClusterConnects(void)
+{
+	int64 n = 0;
+
+	chat_outbox::CallCpp([&] { n = (cluster.links_made << 32) + (cluster.link ? cluster.link->Connects() : 0); });
+	return n;
+}
+
+static bool
+ClusterGetMark(int shard, const char *queue, int partitions, int partition, char **mark, SinkFailure *failure)
+{
+	bool ok = false;
+
+	Begin(failure);
+	*mark = nullptr;
+	chat_outbox::CallCpp([&] {
+		try {
+			auto value = Link().Get(chat_outbox::MarkKey(
+				cluster.prefix, chat_outbox::PartitionQueue(chat_outbox::ClusterQueueName(queue), partitions, partition)));
+			if (value)
+				cluster.mark = *value;
+			ok = true;
+			cluster.has_mark = value.has_value();
+		} catch (const chat_outbox::RedisFailure &f) {
+			Failed(f, failure);
+		}
+	});
+	if (ok && cluster.has_mark)
+		*mark = pstrdup(cluster.mark.c_str()); /* palloc outside CallCpp: an out-of-memory ERROR must not cross it */
+	return End(ok);
+}
+
 static void
 ClusterDisconnect(void)
 {
@@ -333,6 +374,6 @@ ClusterAppendfsync(void)
 
 const SinkOps cluster_sink_ops = {
 	ClusterEnsureConnected, ClusterSend, ClusterAwait, ClusterWaitReplicas, ClusterGetLayout, ClusterSetLayout,
-	ClusterCountJobs, ClusterDisconnect, ClusterWarning, ClusterAppendfsync, ClusterAwaitingPromotion,
+	ClusterCountJobs, ClusterConnects, ClusterGetMark, ClusterDisconnect, ClusterWarning, ClusterAppendfsync, ClusterAwaitingPromotion,
 	ClusterPromoted, false, /* a partition's queue is in another slot than the layout key: its calls check nothing */
 };

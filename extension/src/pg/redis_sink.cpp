@@ -133,6 +133,7 @@ struct RedisSink
  * copy of the setting the list was parsed from: a reload that changes it drops every connection.
  */
 static RedisSink sinks[CHAT_OUTBOX_MAX_SHARDS];
+static int64	 shard_connects = 0; /* connections made, every shard (RedisSinkConnects) */
 static int		 nshards = 0;
 static char		*shards_guc = nullptr;
 
@@ -648,6 +649,7 @@ SinkEnsureConnected(RedisSink &sink, SinkFailure *failure)
 		return false;
 	sink.state = SinkState::kIdle;
 	SinkShardBack(sink);
+	shard_connects++;
 	return true;
 }
 
@@ -693,7 +695,8 @@ EncodeBatch(RedisSink &sink, const char *service, const char *queue, int partiti
 				sink.row_ids.push_back(r[i].id);
 			SinkJobs(r, n, service, &sink.job_ids, &sink.jobs);
 			chat_outbox::EncodeBatchAdd(prefix, chat_outbox::PartitionQueue(queue, partitions, calls[c].partition), check,
-										sink.jobs.data(), n, now_ms, sink.script_sha, &sink.request);
+										SinkMarkStep(calls[c]), sink.jobs.data(), n, now_ms, sink.script_sha,
+										&sink.request);
 			sink.call_rows.push_back(static_cast<size_t>(n));
 		}
 	});
@@ -759,15 +762,19 @@ SinkReadBatchReply(RedisSink &sink, int *created, List **refusals, SinkFailure *
 		} else if (r->type == REDIS_REPLY_ERROR) {
 			if (rc != -1) {
 				bool changed = false;
+				bool mark = false;
 				char held[sizeof failure->message] = "";
 
 				chat_outbox::CallCpp([&] {
 					std::string value;
 					changed = chat_outbox::IsLayoutChanged(std::string_view(r->str, r->len), &value);
+					mark = chat_outbox::IsMarkChanged(std::string_view(r->str, r->len));
 					strlcpy(held, value.c_str(), sizeof held);
 				});
-				failure->kind = changed ? FAILURE_LAYOUT_CHANGED : FAILURE_SERVICE;
-				if (changed)
+				failure->kind = changed ? FAILURE_LAYOUT_CHANGED : mark ? FAILURE_MARK_CHANGED : FAILURE_SERVICE;
+				if (mark)
+					snprintf(failure->message, sizeof failure->message, "%s", r->str + strlen("CHATOUTBOX_MARK "));
+				else if (changed)
 					snprintf(failure->message, sizeof failure->message,
 							 "the layout key holds %s now, not what the pass relayed by", held);
 				else
@@ -1055,6 +1062,31 @@ ShardsWaitReplicas(int shard, int replicas, SinkFailure *failure)
 	return true;
 }
 
+static int64
+ShardsConnects(void)
+{
+	return shard_connects;
+}
+
+static bool
+ShardsGetMark(int shard, const char *queue, int partitions, int partition, char **mark, SinkFailure *failure)
+{
+	RedisSink  &sink = sinks[shard];
+	redisReply *r;
+
+	chat_outbox::CallCpp([&] {
+		sink.handshake.clear();
+		chat_outbox::RespCommand(&sink.handshake, 2)
+			.Arg("GET")
+			.Arg(chat_outbox::MarkKey(chat_outbox_bullmq_prefix, chat_outbox::PartitionQueue(queue, partitions, partition)));
+	});
+	if (!(r = SinkQuery(sink, failure)) || LayoutReplyFailed(r, "reading a relay mark", failure))
+		return false;
+	*mark = r->type == REDIS_REPLY_STRING ? pnstrdup(r->str, r->len) : nullptr;
+	freeReplyObject(r);
+	return true;
+}
+
 /* a shard's master is found directly or by its Sentinels: no slot map to watch */
 static bool
 ShardsNoPromotion(void)
@@ -1064,7 +1096,7 @@ ShardsNoPromotion(void)
 
 const SinkOps shard_ops = {
 	ShardsEnsureConnected, ShardsSend, ShardsAwait, ShardsWaitReplicas, ShardsGetLayout, ShardsSetLayout,
-	ShardsCountJobs, ShardsDisconnect, ShardsWarning, ShardsAppendfsync, ShardsNoPromotion, ShardsNoPromotion,
+	ShardsCountJobs, ShardsConnects, ShardsGetMark, ShardsDisconnect, ShardsWarning, ShardsAppendfsync, ShardsNoPromotion, ShardsNoPromotion,
 	true, /* with one shard, every call checks the layout key (ChooseLayout) */
 };
 
@@ -1119,6 +1151,18 @@ bool
 RedisSinkCountJobs(const char *queue, int partitions, int64 *jobs, SinkFailure *failure)
 {
 	return ops->count_jobs(queue, partitions, jobs, failure);
+}
+
+int64
+RedisSinkConnects(void)
+{
+	return ops->connects();
+}
+
+bool
+RedisSinkGetMark(int shard, const char *queue, int partitions, int partition, char **mark, SinkFailure *failure)
+{
+	return ops->get_mark(shard, queue, partitions, partition, mark, failure);
 }
 
 void

@@ -31,9 +31,12 @@ typedef enum FailureKind
 							 * backs off; the service's next pass leaves its partitions out */
 	FAILURE_LAYOUT_WAIT,	/* not a failure: a change of the service's partition count waits for the
 							 * old layout's queues to drain; the pass relayed nothing (roll back) */
-	FAILURE_LAYOUT_CHANGED	/* not a failure: the layout key held something else than the pass relayed
+	FAILURE_LAYOUT_CHANGED, /* not a failure: the layout key held something else than the pass relayed
 							 * by, so the batch-add script wrote nothing; roll back, and the next pass
 							 * (at once) reads the key again */
+	FAILURE_MARK_CHANGED	/* not a failure: a partition's mark was not the one this relay last wrote or
+							 * read (common/relay/mark_ledger.hpp), so that call wrote nothing; roll back,
+							 * and the next pass (at once) reads the marks and sends again what Redis lost */
 } FailureKind;
 
 typedef struct SinkFailure
@@ -97,12 +100,18 @@ RelayNowMs(void)
  */
 bool RedisSinkShardUp(int shard);
 
-/* One Lua call of a batch: rows [first, first + n) go to partition `partition`'s queue. */
+/*
+ * One Lua call of a batch: rows [first, first + n) go to partition `partition`'s queue. The call runs
+ * only when the partition's mark holds mark_expect (NULL: anything, "": no mark) and then writes
+ * mark_next (NULL: nothing) after its jobs (common/relay/bullmq_batch_add.hpp, MarkStep).
+ */
 typedef struct SinkCall
 {
-	int partition;
-	int first;
-	int n;
+	int			partition;
+	int			first;
+	int			n;
+	const char *mark_expect;
+	const char *mark_next;
 } SinkCall;
 
 /*
@@ -137,6 +146,14 @@ bool RedisSinkGetLayout(const char *queue, int *layout, LayoutKeyValue *raw, Sin
 bool RedisSinkSetLayout(const char *queue, int partitions, SinkFailure *failure);
 bool RedisSinkCountJobs(const char *queue, int partitions, int64 *jobs, SinkFailure *failure);
 void RedisSinkDisconnect(void);
+/*
+ * RedisSinkConnects changes whenever a connection was made (of a cluster: also a slot map read):
+ * compared for equality only (common/relay/redis_link.hpp, Connects). RedisSinkGetMark reads the mark
+ * of partition `partition` of `queue` under `partitions` on its shard: *mark palloc'd, NULL when none.
+ * None may run while a batch is in flight.
+ */
+int64 RedisSinkConnects(void);
+bool  RedisSinkGetMark(int shard, const char *queue, int partitions, int partition, char **mark, SinkFailure *failure);
 /*
  * While the worker backs off after a connection failure: RedisSinkAwaitingPromotion says whether a Redis
  * Cluster's master serving its slots was lost (common/cluster_map_watch.hpp; one Redis or shards:

@@ -9,6 +9,11 @@
  *      for the first on the service's row of chat_outbox.services and then starts where it ended, so it
  *      never sends later rows ahead of earlier ones, nor the first relay's rows again.
  *   2. push: one EVALSHA adds the batch as BullMQ jobs, in id order, jobId = message id.
+ *   0. before the first batch, when the marks' rule says (common/relay/mark_ledger.hpp): read each
+ *      partition's mark in Redis and move back the cursors whose rows Redis lost since it acknowledged
+ *      them (chat_outbox.relay_rewind), so that they go again: CheckMarks.
+ *   2b. each call also checks its partition's mark and writes the cursor's state after the batch
+ *      (docs/architecture.md, 'What Redis kept: the marks').
  *   3. with chat_outbox.redis_min_replicas > 0, once every batch is answered: WAIT for that many
  *      replicas on each shard the pass wrote to, and fail the pass (roll back) when any shard's
  *      replicas acknowledge fewer. One WAIT covers every write its connection made, so one per
@@ -25,6 +30,10 @@
  */
 #include "pg/relay_pass.hpp"
 
+#include <map>
+#include <string>
+
+#include "common/relay/mark_watch.hpp"
 #include "common/relay/partition_layout.hpp"
 #include "common/relay/relay_sql.hpp"
 #include "common/partitions.hpp"
@@ -34,6 +43,23 @@
 
 static RelayService relay_services[CHAT_OUTBOX_MAX_SERVICES];
 static int			relay_nservices = 0;
+
+/*
+ * When each service's marks were read (common/relay/mark_watch.hpp), by name. A C++ object: used inside
+ * CallCpp only. An ERROR that ends a pass leaves it as it was: a call of that pass whose answer was
+ * lost makes the next call to its partition find another mark, which fails that pass, and the one
+ * after reads them all.
+ */
+static std::map<std::string, chat_outbox::MarkWatch> *mark_watches;
+
+/* C++: inside CallCpp */
+static chat_outbox::MarkWatch &
+Watch(const char *service)
+{
+	if (!mark_watches)
+		mark_watches = new std::map<std::string, chat_outbox::MarkWatch>();
+	return (*mark_watches)[service];
+}
 
 static void
 FreePlans(RelayService *svc)
@@ -50,8 +76,10 @@ FreePlans(RelayService *svc)
 		SPI_freeplan(svc->partitions_plan);
 	if (svc->checks_plan)
 		SPI_freeplan(svc->checks_plan);
+	if (svc->marks_plan)
+		SPI_freeplan(svc->marks_plan);
 	svc->claim_plan = svc->rotate_plan = svc->refuse_plan = svc->inbox_purge_plan = svc->partitions_plan = nullptr;
-	svc->checks_plan = nullptr;
+	svc->checks_plan = svc->marks_plan = nullptr;
 	BatchReadForget(&svc->read);
 }
 
@@ -67,6 +95,10 @@ RelayForgetServices(void)
 	for (int i = 0; i < relay_nservices; i++)
 		FreePlans(&relay_services[i]);
 	relay_nservices = 0;
+	chat_outbox::CallCpp([&] {
+		if (mark_watches)
+			mark_watches->clear();
+	});
 }
 
 RelayService *
@@ -364,6 +396,139 @@ PassChecks(RelayService *svc)
 	(void) set_config_option(note, "on", PGC_USERSET, PGC_S_SESSION, GUC_ACTION_LOCAL, true, 0, false);
 }
 
+/*
+ * MarksPlan: the kept plan of relay_sql::kMarks, or NULL while the installed SQL has no marks (looked
+ * up at every pass until found: an ALTER EXTENSION UPDATE takes effect without a restart).
+ */
+static SPIPlanPtr
+MarksPlan(RelayService *svc)
+{
+	Oid	 types[3] = {TEXTOID, INT4OID, INT4ARRAYOID};
+	bool isnull;
+	bool installed;
+
+	if (svc->marks_plan || svc->before_1_2)
+		return svc->marks_plan;
+	if (SPI_execute(chat_outbox::relay_sql::kHasMarks, true, 1) != SPI_OK_SELECT || SPI_processed != 1)
+		elog(ERROR, "chat_outbox: looking up chat_outbox.relay_marks failed");
+	installed = DatumGetBool(SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &isnull));
+	SPI_freetuptable(SPI_tuptable);
+	if (installed)
+		svc->marks_plan = KeptPlan(chat_outbox::relay_sql::kMarks, 3, types);
+	return svc->marks_plan;
+}
+
+/*
+ * CheckMarks is a pass's step before its first batch when the marks' rule says so
+ * (common/relay/mark_watch.hpp): it reads the mark of every partition whose shard is up, asks
+ * chat_outbox.relay_rewind to move back the cursors whose rows Redis no longer holds (logged: they go
+ * again), and notes the read. False when Redis failed (*failure set).
+ */
+static const char kRewindSql[] =
+	"SELECT partition, resent FROM chat_outbox.relay_rewind($1, $2::pg_catalog.int4[], $3::pg_catalog.text[])";
+
+static bool
+CheckMarks(RelayService *svc, SinkFailure *failure)
+{
+	Oid	   text_arg[1] = {TEXTOID};
+	Oid	   types[3] = {TEXTOID, INT4ARRAYOID, TEXTARRAYOID};
+	int	   nshards = RedisSinkShards();
+	int	   count;
+	int	   n = 0;
+	Datum  args[3];
+	Datum *parts;
+	Datum *held;
+	bool  *nulls;
+	bool   must = true;
+	bool   isnull;
+
+	chat_outbox::CallCpp([&] { must = Watch(svc->name).MustRead(svc->layout, RedisSinkConnects()); });
+	if (!must)
+		return true;
+	args[0] = CStringGetTextDatum(svc->name);
+	if (SPI_execute_with_args(chat_outbox::relay_sql::kCursorCount, 1, text_arg, args, nullptr, true, 1) != SPI_OK_SELECT ||
+		SPI_processed != 1)
+		elog(ERROR, "chat_outbox: reading the cursors of service \"%s\" failed", svc->name);
+	count = DatumGetInt32(SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &isnull));
+	SPI_freetuptable(SPI_tuptable);
+	if (isnull || count <= 0)
+		return true; /* no cursor yet: nothing was sent, and the first batch makes them */
+	parts = (Datum *) palloc(sizeof(Datum) * count);
+	held = (Datum *) palloc(sizeof(Datum) * count);
+	nulls = (bool *) palloc(sizeof(bool) * count);
+	for (int p = 0; p < count; p++) {
+		char *mark = nullptr;
+		int	  shard = 0;
+
+		chat_outbox::CallCpp([&] { shard = chat_outbox::ShardOf(p, nshards); });
+		if (!RedisSinkShardUp(shard))
+			continue;
+		if (!RedisSinkGetMark(shard, svc->queue, count, p, &mark, failure))
+			return false;
+		parts[n] = Int32GetDatum(p);
+		nulls[n] = mark == nullptr;
+		held[n++] = mark ? CStringGetTextDatum(mark) : (Datum) 0;
+	}
+	{
+		int dims[1] = {n};
+		int lbs[1] = {1};
+
+		args[1] = PointerGetDatum(construct_array(parts, n, INT4OID, sizeof(int32), true, TYPALIGN_INT));
+		args[2] = PointerGetDatum(construct_md_array(held, nulls, 1, dims, lbs, TEXTOID, -1, false, TYPALIGN_INT));
+	}
+	if (SPI_execute_with_args(kRewindSql, 3, types, args, nullptr, false, 0) != SPI_OK_SELECT)
+		elog(ERROR, "chat_outbox: chat_outbox.relay_rewind(%s) failed", svc->name);
+	for (uint64 r = 0; r < SPI_processed; r++)
+		ereport(LOG, (errmsg("chat_outbox relay: redis lacks %s job(s) of service \"%s\", partition %s, that it had "
+							 "acknowledged; sending them again",
+							 SPI_getvalue(SPI_tuptable->vals[r], SPI_tuptable->tupdesc, 2), svc->name,
+							 SPI_getvalue(SPI_tuptable->vals[r], SPI_tuptable->tupdesc, 1)),
+					  errdetail("Its data went back since: a failover to a replica that had not received them, or "
+								"a restart from an older copy.")));
+	SPI_freetuptable(SPI_tuptable);
+	chat_outbox::CallCpp([&] { Watch(svc->name).Read(count, RedisSinkConnects()); });
+	return true;
+}
+
+/*
+ * StepCalls gives each call of a batch its mark's step (relay_sql::kMarks: what the partition's mark
+ * must be, and the cursor's state after the batch to write), palloc'd in the current context; none
+ * (anything, nothing written) when the SQL has no marks or the cursors are under another count.
+ * Must run in the pass's transaction after the batch was read, and its calls' answers be read before
+ * the next batch's: each step expects the mark the step before it wrote.
+ */
+static void
+StepCalls(RelayService *svc, int layout, SinkCall *calls, int ncalls)
+{
+	Datum *parts;
+	Datum  args[3];
+	bool   isnull;
+
+	if (!svc->marks_plan || ncalls == 0)
+		return;
+	parts = (Datum *) palloc(sizeof(Datum) * ncalls);
+	for (int c = 0; c < ncalls; c++)
+		parts[c] = Int32GetDatum(calls[c].partition);
+	args[0] = CStringGetTextDatum(svc->name);
+	args[1] = Int32GetDatum(layout);
+	args[2] = PointerGetDatum(construct_array(parts, ncalls, INT4OID, sizeof(int32), true, TYPALIGN_INT));
+	if (SPI_execute_plan(svc->marks_plan, args, nullptr, false, 0) != SPI_OK_SELECT)
+		elog(ERROR, "chat_outbox: reading the marks of service \"%s\" failed", svc->name);
+	for (uint64 r = 0; r < SPI_processed; r++) {
+		HeapTuple tup = SPI_tuptable->vals[r];
+		int		  p = DatumGetInt32(SPI_getbinval(tup, SPI_tuptable->tupdesc, 1, &isnull));
+		/* NULL: no call of this cursor marked yet, so a mark there is another cursor's: anything goes */
+		char	 *expect = SPI_getvalue(tup, SPI_tuptable->tupdesc, 2);
+
+		for (int c = 0; c < ncalls; c++)
+			if (calls[c].partition == p) {
+				calls[c].mark_expect = expect;
+				calls[c].mark_next = SPI_getvalue(tup, SPI_tuptable->tupdesc, 3);
+			}
+	}
+	SPI_freetuptable(SPI_tuptable);
+}
+
 /* ReadWantedPartitions: the service's partition count, as the pass's transaction sees it now. */
 static int
 ReadWantedPartitions(RelayService *svc)
@@ -451,8 +616,8 @@ ChooseLayout(RelayService *svc, SinkFailure *failure)
 
 /*
  * SendBatch sorts a batch by (partition, id) and sends each shard its calls, one Lua call
- * per partition present (common/relay/partition_layout.hpp). sent[s] tells which shards now have a batch in
- * flight. The rows' partitions follow the layout the pass chose.
+ * per partition present (common/relay/partition_layout.hpp), each with its mark's step (StepCalls).
+ * sent[s] tells which shards now have a batch in flight. The rows' partitions follow the layout the pass chose.
  */
 static bool
 SendBatch(RelayService *svc, int layout, OutboxRow *rows, int n, bool *sent, SinkFailure *failure)
@@ -477,10 +642,11 @@ SendBatch(RelayService *svc, int layout, OutboxRow *rows, int n, bool *sent, Sin
 			sorted_parts[i] = parts[perm[i]];
 		}
 		for (const auto &c : chat_outbox::PlanCalls(sorted_parts, nshards)) {
-			calls[ncalls] = {c.partition, static_cast<int>(c.first), static_cast<int>(c.n)};
+			calls[ncalls] = {c.partition, static_cast<int>(c.first), static_cast<int>(c.n), nullptr, nullptr};
 			call_shard[ncalls++] = c.shard;
 		}
 	});
+	StepCalls(svc, layout, calls, ncalls);
 	for (int i = 0; i < n; i++)
 		sorted[i] = rows[order[i]];
 	for (int c = 0; c < ncalls; c++)
@@ -589,6 +755,12 @@ RelayPass(RelayService *svc, int batch_size, int64 **ids_out, SinkFailure *failu
 	}
 	if (!svc->before_1_2)
 		PassChecks(svc);
+	if (MarksPlan(svc) && !CheckMarks(svc, failure)) {
+		MemoryContextDelete(batch_cxt);
+		svc->layout_key.state = LAYOUT_KEY_UNKNOWN;
+		chat_outbox::CallCpp([&] { Watch(svc->name).Forget(); });
+		return -1;
+	}
 	excluded = ExcludedPartitions(svc);
 	/* registered, so an ERROR's abort releases it; every return below goes through the end */
 	pass_snapshot = RegisterSnapshot(GetTransactionSnapshot());
@@ -648,6 +820,7 @@ RelayPass(RelayService *svc, int batch_size, int64 **ids_out, SinkFailure *failu
 		failure->kind = FAILURE_SHARD; /* that shard is down now (redis_sink.cpp): the next pass leaves it out */
 	if (!ok) {
 		svc->layout_key.state = LAYOUT_KEY_UNKNOWN; /* whatever failed, the next pass reads the key */
+		chat_outbox::CallCpp([&] { Watch(svc->name).Forget(); }); /* and the marks: a call whose answer was lost may have written */
 		return -1;
 	}
 	RefuseRows(svc, refusals);

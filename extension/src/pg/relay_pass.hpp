@@ -21,6 +21,7 @@ typedef struct RelayService
 	SPIPlanPtr	   inbox_purge_plan;
 	SPIPlanPtr	   partitions_plan;		   /* reads the service's partition count */
 	SPIPlanPtr	   checks_plan;			   /* whether the pass must run chat_outbox.pass_checks (1.6 on; NULL before) */
+	SPIPlanPtr	   marks_plan;			   /* the cursors' marks (relay_sql::kMarks; NULL until the SQL has them) */
 	bool		   before_1_2;			   /* its outbox is still 1.1's (a table with sent_at): relayed the 1.1 way */
 	int			   layout;				   /* the count its last pass relayed under (0: none yet): which partitions a
 											* down shard holds */

@@ -40,6 +40,11 @@ chat_outbox_relay_pass(PG_FUNCTION_ARGS)
 		ereport(ERROR, (errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
 						errmsg("service \"%s\" is not relayed yet: %s", service, failure.message),
 						errdetail("The batch's rows stay unsent.")));
+	if (n < 0 && failure.kind == FAILURE_MARK_CHANGED)
+		ereport(ERROR, (errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+						errmsg("service \"%s\" was not relayed: %s", service, failure.message),
+						errdetail("The batch's rows stay unsent."),
+						errhint("Call it again: the next pass checks what Redis kept.")));
 	if (n < 0 && failure.kind == FAILURE_LAYOUT_CHANGED)
 		ereport(ERROR, (errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
 						errmsg("service \"%s\" was not relayed: %s", service, failure.message),

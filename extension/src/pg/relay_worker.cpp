@@ -506,6 +506,19 @@ RelayRound(void)
 			more = true;
 			continue;
 		}
+		if (n < 0 && failure.kind == FAILURE_MARK_CHANGED) {
+			/*
+			 * Rolled back, nothing of that call written: a partition's mark was not the one this relay
+			 * last wrote or read (Redis lost writes under a connection that stayed, or another relay
+			 * wrote). No error and no backoff: the next pass, at once, reads the marks and sends again
+			 * what Redis lost (relay_pass.cpp, CheckMarks).
+			 */
+			ereport(LOG, (errmsg("chat_outbox relay: service \"%s\": %s", svc->name, failure.message),
+						  errdetail("The pass wrote nothing; the next one checks what Redis kept.")));
+			still_full |= worker_services[i].bit;
+			more = true;
+			continue;
+		}
 		if (n < 0 && failure.kind == FAILURE_SHARD) {
 			/*
 			 * Rolled back; the shard backs off (logged by the sink). One that just failed: the next

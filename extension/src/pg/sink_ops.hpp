@@ -30,6 +30,8 @@ typedef struct SinkOps
 	bool (*get_layout)(const char *queue, int *layout, LayoutKeyValue *raw, SinkFailure *failure);
 	bool (*set_layout)(const char *queue, int partitions, SinkFailure *failure);
 	bool (*count_jobs)(const char *queue, int partitions, int64 *jobs, SinkFailure *failure);
+	int64 (*connects)(void);
+	bool (*get_mark)(int shard, const char *queue, int partitions, int partition, char **mark, SinkFailure *failure);
 	void (*disconnect)(void);
 	const char *(*warning)(void);
 	const char *(*appendfsync)(void);
@@ -63,6 +65,14 @@ SinkLayoutCheck(const std::string &queue, const LayoutKeyValue *layout)
 		check.value = layout->value;
 	}
 	return check;
+}
+
+/* SinkMarkStep: a call's mark step (redis_sink.hpp, SinkCall). C++: inside CallCpp. */
+static inline chat_outbox::MarkStep
+SinkMarkStep(const SinkCall &call)
+{
+	return chat_outbox::MarkStep{call.mark_expect ? std::string_view(call.mark_expect) : chat_outbox::kAnyMark,
+								 call.mark_next ? std::string_view(call.mark_next) : std::string_view()};
 }
 
 static inline void

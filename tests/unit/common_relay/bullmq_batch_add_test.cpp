@@ -14,29 +14,32 @@ TEST(BatchAdd, Request)
 {
 	JobSpec jobs[2] = {{"id-a", "message.created", "{\"id\":\"id-a\"}"}, {"id-b", "message.created", "{}"}};
 	std::string out;
-	EncodeBatchAdd("bull", "chat-messages", LayoutCheck{"chat-messages"}, jobs, 2, 1700000000000, "abc123", &out);
-	// EVALSHA sha numkeys(11 fixed + layout + 2 jobs) keys... ts, layout expectation, then 4 args per job
-	EXPECT_TRUE(out.rfind("*27\r\n$7\r\nEVALSHA\r\n$6\r\nabc123\r\n$2\r\n14\r\n", 0) == 0);
+	EncodeBatchAdd("bull", "chat-messages", LayoutCheck{"chat-messages"}, MarkStep{}, jobs, 2, 1700000000000, "abc123", &out);
+	// EVALSHA sha numkeys(11 fixed + layout + mark + 2 jobs) keys... ts, layout expectation, mark expectation, new
+	// mark, then 4 args per job
+	EXPECT_TRUE(out.rfind("*30\r\n$7\r\nEVALSHA\r\n$6\r\nabc123\r\n$2\r\n15\r\n", 0) == 0);
 	EXPECT_TRUE(out.find("$23\r\nbull:chat-messages:wait\r\n") != std::string::npos);
 	EXPECT_TRUE(out.find("$23\r\nbull:chat-messages:id-b\r\n") != std::string::npos);
 	EXPECT_TRUE(out.find("{\"jobId\":\"id-a\",\"attempts\":0}") != std::string::npos);
-	// the timestamp, then an empty expectation (no check), then the first job's id
-	EXPECT_TRUE(out.find("$13\r\n1700000000000\r\n$0\r\n\r\n$4\r\nid-a\r\n") != std::string::npos);
+	// the timestamp, then an empty layout expectation (no check), any mark and none written, then the first job's id
+	EXPECT_TRUE(out.find("$13\r\n1700000000000\r\n$0\r\n\r\n$1\r\n*\r\n$0\r\n\r\n$4\r\nid-a\r\n") !=
+	            std::string::npos);
 	out.clear();
-	EncodeBatchAdd("bull", "q", LayoutCheck{"q"}, jobs, 1, 1, "", &out);
-	EXPECT_TRUE(out.rfind("*22\r\n$4\r\nEVAL\r\n", 0) == 0);
+	EncodeBatchAdd("bull", "q", LayoutCheck{"q"}, MarkStep{}, jobs, 1, 1, "", &out);
+	EXPECT_TRUE(out.rfind("*25\r\n$4\r\nEVAL\r\n", 0) == 0);
 	EXPECT_TRUE(out.find(BatchAddScript()) != std::string::npos);
 }
 
-// The layout key follows paused, before the job hashes: the service's key, whichever partition's
-// queue the call adds to (a partition queue has no layout key of its own).
+// The layout key follows paused, then the mark's, before the job hashes: the service's layout key,
+// whichever partition's queue the call adds to (a partition queue has no layout key of its own), and
+// the partition queue's own mark.
 TEST(BatchAdd, LayoutKeyAfterTheFixedKeys)
 {
 	JobSpec job{"id-a", "message.created", "{}"};
 	std::string out;
-	EncodeBatchAdd("bull", "chats-p3", LayoutCheck{"chats"}, &job, 1, 1, "abc", &out);
-	EXPECT_TRUE(out.find("$20\r\nbull:chats-p3:paused\r\n$21\r\nbull:chats:partitions\r\n$18\r\nbull:chats-p3:id-a\r\n") !=
-	            std::string::npos)
+	EncodeBatchAdd("bull", "chats-p3", LayoutCheck{"chats"}, MarkStep{}, &job, 1, 1, "abc", &out);
+	EXPECT_TRUE(out.find("$20\r\nbull:chats-p3:paused\r\n$21\r\nbull:chats:partitions\r\n$24\r\nbull:chats-p3:relay-mark\r\n"
+	                     "$18\r\nbull:chats-p3:id-a\r\n") != std::string::npos)
 	    << out;
 	EXPECT_EQ(out.find("bull:chats-p3:partitions"), std::string::npos);
 }
@@ -47,7 +50,7 @@ TEST(BatchAdd, LayoutExpectation)
 	JobSpec job{"id-a", "message.created", "{}"};
 	auto expectation = [&](LayoutCheck check) {
 		std::string out;
-		EncodeBatchAdd("bull", "q", check, &job, 1, 7, "abc", &out);
+		EncodeBatchAdd("bull", "q", check, MarkStep{}, &job, 1, 7, "abc", &out);
 		size_t at = out.find("$1\r\n7\r\n");
 		EXPECT_NE(at, std::string::npos);
 		size_t len_end = out.find("\r\n", at + 7); // the next argument: $<length>\r\n<bytes>
@@ -82,7 +85,7 @@ TEST(BatchAdd, RefusesNamesBullmqCannotUse)
 	for (auto [prefix, queue] : {std::pair{"bull", "a:b"}, std::pair{"a:b", "q"}, std::pair{"", "q"}}) {
 		std::string out, state;
 		try {
-			EncodeBatchAdd(prefix, queue, LayoutCheck{queue}, &job, 1, 1, "", &out);
+			EncodeBatchAdd(prefix, queue, LayoutCheck{queue}, MarkStep{}, &job, 1, 1, "", &out);
 		} catch (const Error &e) {
 			state = e.SqlState();
 		}
@@ -103,11 +106,38 @@ TEST(BatchAdd, ClusterCallKeysInOneSlot)
 {
 	JobSpec job{"id-a", "message.created", "{}"};
 	std::string out;
-	EncodeBatchAdd("bull", "{chats-p3}", LayoutCheck{"{chats}", LayoutExpect::kHolds, "4"}, &job, 1, 1, "abc", &out);
+	EncodeBatchAdd("bull", "{chats-p3}", LayoutCheck{"{chats}", LayoutExpect::kHolds, "4"}, MarkStep{}, &job, 1, 1, "abc", &out);
 	EXPECT_EQ(out.find("=4"), std::string::npos) << out;
 	EXPECT_NE(out.find("bull:{chats-p3}:partitions"), std::string::npos) << out;
 	EXPECT_EQ(out.find("bull:{chats}:partitions"), std::string::npos) << out;
 	out.clear();
-	EncodeBatchAdd("bull", "{chats}", LayoutCheck{"{chats}", LayoutExpect::kAbsent}, &job, 1, 1, "abc", &out);
+	EncodeBatchAdd("bull", "{chats}", LayoutCheck{"{chats}", LayoutExpect::kAbsent}, MarkStep{}, &job, 1, 1, "abc", &out);
 	EXPECT_NE(out.find("bull:{chats}:partitions"), std::string::npos) << out;
+}
+
+// The mark's step as the script reads it (ARGV[3], ARGV[4]): what the key must hold ("*": anything, "":
+// no mark) and what the call writes ("": nothing); its key is the queue's, in the queue's slot.
+TEST(BatchAdd, MarkStep)
+{
+	JobSpec job{"id-a", "message.created", "{}"};
+	std::string out;
+	EncodeBatchAdd("bull", "q", LayoutCheck{"q"}, MarkStep{"", "{\"made\": \"m\"}"}, &job, 1, 7, "abc", &out);
+	EXPECT_NE(out.find("$1\r\n7\r\n$0\r\n\r\n$0\r\n\r\n$13\r\n{\"made\": \"m\"}\r\n$4\r\nid-a\r\n"), std::string::npos) << out;
+	out.clear();
+	EncodeBatchAdd("bull", "{chats-p3}", LayoutCheck{"{chats}"}, MarkStep{"old", "new"}, &job, 1, 7, "abc", &out);
+	EXPECT_NE(out.find("$26\r\nbull:{chats-p3}:relay-mark\r\n"), std::string::npos) << out;
+	EXPECT_NE(out.find("$3\r\nold\r\n$3\r\nnew\r\n"), std::string::npos) << out;
+	EXPECT_EQ(MarkKey("bull", "{chats-p3}"), "bull:{chats-p3}:relay-mark");
+}
+
+TEST(BatchAdd, MarkChangedError)
+{
+	EXPECT_TRUE(IsMarkChanged("CHATOUTBOX_MARK the mark under bull:q:relay-mark is not the one this relay wrote last"));
+	EXPECT_FALSE(IsMarkChanged("CHATOUTBOX_LAYOUT 4"));
+	EXPECT_FALSE(IsMarkChanged("NOSCRIPT No matching script"));
+	// the script answers with the prefix this recognises, before its first write
+	const std::string &script = BatchAddScript();
+	const size_t refusal = script.find("return redis.error_reply('CHATOUTBOX_MARK ");
+	ASSERT_NE(refusal, std::string::npos);
+	EXPECT_LT(refusal, script.find("rcall('HSET', KEYS[k]"));
 }
