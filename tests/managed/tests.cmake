@@ -29,6 +29,8 @@ add_shell_test(managed.extension.partitions managed/in_managed_mode.sh 120 ARGS 
 add_shell_test(managed.extension.layout_guard managed/in_managed_mode.sh 60 ARGS extension/layout_guard.sh)
 add_shell_test(managed.ha.redis_failover managed/in_managed_mode.sh 120 ARGS ha/redis_failover.sh)
 add_shell_test(managed.extension.late_commit_pass managed/in_managed_mode.sh 60 ARGS extension/late_commit_pass.sh)
+# tests/extension/redis_rollback.sh with chat-outbox-relay: Redis restored from an older copy, the lost jobs sent again.
+add_shell_test(managed.relay.redis_rollback managed/in_managed_mode.sh 40 ARGS extension/redis_rollback.sh)
 # The managed mode on PostgreSQL 16, 17 and 18 (the servers tests/package.json pins): the cheapest set that
 # covers the install by a non-superuser, the relay (woken by logical decoding, which is where the majors
 # differ most; SIGKILLed mid-batch; a real bullmq Worker) and the write-up's scenario (socket.io-client,
