@@ -404,10 +404,11 @@ BEGIN
 		CONTINUE WHEN (was.done_snap::text, was.done_mpre, was.win_snap::text, was.win_mpre, was.win_last)
 			IS NOT DISTINCT FROM (c.done_snap::text, c.done_mpre, c.win_snap::text, c.win_mpre, c.win_last);
 		-- the rows of this partition the cursor has sent and the mark's state has not (a row not visible in
-		-- the mark's last finished tick has an xid at or above that tick's xmin: the xid index's range)
+		-- the mark's last finished tick has an xid at or above that tick's xmin: the xid index's range;
+		-- sent_by is NULL for a row outside a state without an open window)
 		EXECUTE pg_catalog.format($q$SELECT count(*) FROM %1$I.outbox_events e
 			WHERE e.xid >= pg_snapshot_xmin($1) AND chat_outbox.partition_of(e.chat_id, $2) = $3
-				AND chat_outbox.sent_by($4, e.xid, e.id) AND NOT chat_outbox.sent_by($5, e.xid, e.id)
+				AND chat_outbox.sent_by($4, e.xid, e.id) AND chat_outbox.sent_by($5, e.xid, e.id) IS NOT TRUE
 				AND NOT EXISTS (SELECT FROM %1$I.outbox_refused f WHERE f.id = e.id)$q$, svc)
 			INTO n USING was.done_snap, c.partitions, c.partition, c, was;
 		CONTINUE WHEN n = 0; -- the mark is behind only by batches without this partition's rows

@@ -61,7 +61,10 @@ cp -a "$REDIS_DIR" "$COPY"
 harness_redis_start_again
 echo "ok   step 1: $N processed, Worker stopped, Redis's data copied ($(du -sh "$COPY" | cut -f1))"
 
-# 2. M more, relayed and committed, their jobs waiting in Redis (no Worker takes them)
+# 2. M more, relayed and committed, their jobs waiting in Redis (no Worker takes them); a key of the
+# test's own, written after the copy, tells step 3 that Redis came back with the copy's data (the jobs
+# cannot: the relay sends them again at once)
+rcli set rollback-probe after-copy >/dev/null
 send "$M" m
 harness_wait_for 30 relay_unsent_is 0 || fail "step 2: $(relay_status unsent) rows not relayed"
 harness_wait_for 30 redis_holds_all m || fail "step 2: Redis does not hold every job of the $M messages"
@@ -72,7 +75,7 @@ harness_redis_kill
 rm -rf "$REDIS_DIR"
 cp -a "$COPY" "$REDIS_DIR"
 harness_redis_start_again
-expect_eq "step 3: jobs of the $M messages Redis holds after the restore" 0 "$(redis_held m)"
+expect_eq "step 3: Redis came back with the copy's data (the test's key written after the copy)" 0 "$(rcli exists rollback-probe)"
 
 # 4. the Worker back, K more
 consumer_start after
