@@ -72,7 +72,9 @@ const savedAtPromotion = sides.map((s) => s.saved.size); // a side's messages 1.
 say(`${promoted} promoted; ${old} is still ${role(old)}`);
 
 // the messages committed after the promotion whose jobs the old master holds and the promoted one does not
-const nodes = { old: new IORedis({ port: old, lazyConnect: true }), promoted: new IORedis({ port: promoted, lazyConnect: true }) };
+const nodes = { old: new IORedis({ port: old }), promoted: new IORedis({ port: promoted }) };
+for (const node of Object.values(nodes)) node.on('error', () => {}); // Sentinel closes the old master's clients when it demotes it
+const roleOf = async (node) => (await node.call('ROLE'))[0];
 const exists = async (node, keys) => {
 	const p = node.pipeline();
 	for (const k of keys) p.exists(k);
@@ -83,14 +85,14 @@ let tSwitch = null;
 let tDemoted = null;
 await waitUntil(`${old} to be demoted`, async () => {
 	if (tSwitch === null && named(promoted)) tSwitch = Date.now();
-	if (role(old) !== 'master') return (tDemoted = Date.now());
+	if ((await roleOf(nodes.old)) !== 'master') return (tDemoted = Date.now());
 	const keys = sides.flatMap((s, i) => [...s.saved.entries()].filter(([n]) => n > savedAtPromotion[i])
 		.map(([, id]) => `bull:${s.queue}:${id}`));
 	const [onOld, onNew] = [await exists(nodes.old, keys), await exists(nodes.promoted, keys)];
 	// still master after the read: what was read is its data from before any resync
-	if (role(old) === 'master') onOldOnly = onOld.filter((o, i) => o && !onNew[i]).length;
+	if ((await roleOf(nodes.old)) === 'master') onOldOnly = onOld.filter((o, i) => o && !onNew[i]).length;
 	return false;
-}, 60000);
+}, 60000, 200);
 nodes.old.disconnect();
 nodes.promoted.disconnect();
 say(`the sentinels named ${promoted} ${tSwitch === null ? 'after the demotion' : `${tSwitch - tPromoted} ms after the promotion`}; ` +

@@ -4,7 +4,8 @@
 //     counts: { lost, twice, reordered }, reordered = messages shown after one sent later
 //   finish(failures)  prints FAIL with the reasons (exit 1) or PASS (exit 0)
 
-// ranges([3, 4, 5, 9]) -> '3-5 9': the message numbers a verdict names (a failover can lose hundreds in a row)
+// ranges([3, 4, 5, 9, 1]) -> '3-5 9 1': message numbers as a verdict names them, in their order, runs joined (a
+// failover can lose hundreds in a row)
 const ranges = (ns) => ns.reduce((acc, n) => {
 	const last = acc[acc.length - 1];
 	if (last && n === last[1] + 1) last[1] = n;
@@ -20,7 +21,7 @@ export function shownOnce({ saved, byId, seen }) {
 	const reordered = order.filter((n, i) => i > 0 && n < order[i - 1]).length;
 	const outOfOrder = reordered > 0;
 	const text = `shown ${shownIds.length}; lost: ${ranges(lost) || 'none'}; twice: ${twice.join(' ') || 'none'}; ` +
-		`order: ${outOfOrder ? order.join(' ') : 'kept'}`;
+		`order: ${outOfOrder ? ranges(order) : 'kept'}`;
 	const failures = [];
 	if (lost.length) failures.push(`lost ${lost.length} messages: ${ranges(lost)}`);
 	if (twice.length) failures.push(`shown twice: ${twice.join(' ')}`);
