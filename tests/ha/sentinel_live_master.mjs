@@ -6,12 +6,13 @@
 // directions of traffic.mjs (a sender process per service calling send_message every SEND_EVERY_MS, a receiving
 // chat-outboxd each, a Socket.IO and a plain /ws client each).
 //   1. messages flow both ways and are shown;
-//   2. `SENTINEL FAILOVER mymaster` on the sentinel the first daemon watches, so its +promoted-slave moves that
-//      daemon off M at once (docs/ha.md, Discovery step 4): from then on nothing consumes what M takes. The
-//      promotion is R1 answering ROLE master; M stays master, with R2 acknowledging the relay's WAIT 1, until
-//      Sentinel demotes it (after its failover-timeout and the +switch-master that follows). Meanwhile the test
-//      reads, by message id, which committed messages' jobs M holds and R1 does not: the jobs the old master
-//      took after the promotion (a figure; read while M still answers ROLE master, so before its resync);
+//   2. `SENTINEL FAILOVER mymaster` on the sentinel the first daemon watches, so its +promoted-slave (about a
+//      second after the promotion) moves the daemons off M (docs/ha.md, Discovery step 4): then nothing consumes
+//      what M takes. The promotion is R1 answering ROLE master; M stays master, with R2 acknowledging the relay's
+//      WAIT 1, until Sentinel demotes it (after its failover-timeout and the +switch-master that follows).
+//      Meanwhile the test reads, by message id, which messages committed since the promotion have jobs on M and
+//      not on R1: the jobs the old master took after the promotion (a figure; read while M still answers ROLE
+//      master, so before its resync);
 //   3. the senders go on until a message committed after the demotion is shown on every client (the relay is
 //      writing to R1 again), then stop; the test waits until every committed message is shown, at most
 //      SHOWN_WITHIN_MS after the last send (a failure deadline, not a pause).
