@@ -7,8 +7,9 @@
 //                watcher) and '/ws' (plain WebSocket, resuming with ?since= the highest seq it was shown)
 //   side.send(n)           one send; resolves with the message id once committed (side.saved: n -> id)
 //   side.shownUpTo(n)      every committed send up to n is shown on every client
-//   await side.verdict()   { failures, lines }: per client lost / shown twice / out of order (verdict.mjs),
-//                          and for the direction stored twice (the receiver's inbox) and unsent (the outbox)
+//   await side.verdict()   { failures, lines, counts }: per client lost / shown twice / out of order (verdict.mjs;
+//                          counts: one { client, lost, twice, reordered } per client), and for the direction
+//                          stored twice (the receiver's inbox) and unsent (the outbox)
 //   await side.stop()      clients closed, sender and daemon stopped (SIGTERM, exit 0)
 import { receivingDaemon, Sender, watcher, postgres, DIRECTIONS, waitUntil } from '../faults/procs.mjs';
 import { resumingWs } from '../harness/ws_client.mjs';
@@ -52,8 +53,10 @@ export async function startDirection({ direction, port, chat, kinds = ['socket.i
 		async verdict() {
 			const failures = [];
 			const lines = [];
+			const counts = [];
 			for (const c of clients) {
 				const v = shownOnce({ saved, byId, seen: c.seen });
+				counts.push({ client: c.kind, ...v.counts });
 				lines.push(`${direction} ${c.kind}: ${v.text}`);
 				failures.push(...v.failures.map((f) => `${direction} ${c.kind}: ${f}`));
 			}
@@ -65,7 +68,7 @@ export async function startDirection({ direction, port, chat, kinds = ['socket.i
 			if (twice) failures.push(`${direction}: ${twice} stored twice`);
 			if (stored !== saved.size + twice) failures.push(`${direction}: ${stored} stored of ${saved.size} saved`);
 			if (unsent) failures.push(`${direction}: ${unsent} rows unsent`);
-			return { failures, lines };
+			return { failures, lines, counts };
 		},
 		async stop() {
 			for (const c of clients) c.close();
