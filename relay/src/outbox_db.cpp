@@ -238,7 +238,7 @@ OutboxDb::HasMarks(const std::string &service)
 
 void
 OutboxDb::CheckMarks(const Service &svc, RedisShards &shards, const std::string &prefix, const std::vector<bool> &down,
-                     int last_layout, MarkWatch *marks, PassResult *result)
+                     int last_layout, MarkWatch *marks)
 {
 	if (!marks->MustRead(last_layout, Connects(shards)))
 		return;
@@ -258,7 +258,7 @@ OutboxDb::CheckMarks(const Service &svc, RedisShards &shards, const std::string 
 	}
 	Result moved(Exec(relay_sql::kRewind, {svc.name, ArrayLiteral(parts), ArrayLiteral(held)}, PGRES_TUPLES_OK));
 	for (int i = 0; i < PQntuples(moved.get()); i++)
-		result->resent.push_back(std::string("redis lacks ") + PQgetvalue(moved.get(), i, 1) + " job(s) of service " + svc.name +
+		marks_log_.push_back(std::string("redis lacks ") + PQgetvalue(moved.get(), i, 1) + " job(s) of service " + svc.name +
 		                         ", partition " + PQgetvalue(moved.get(), i, 0) +
 		                         ", that it had acknowledged (its data went back since: a failover to a replica that "
 		                         "had not received them, or a restart from an older copy); sending them again");
@@ -305,7 +305,7 @@ OutboxDb::RunPass(const Service &svc, int64_t batch_size, RedisShards &shards, c
 		std::vector<bool> written(nshards, false); // the shards this pass sent a batch to
 		const bool has_marks = !before_1_2 && HasMarks(svc.name);
 		if (has_marks)
-			CheckMarks(svc, shards, prefix, down, *last_layout, marks, &result);
+			CheckMarks(svc, shards, prefix, down, *last_layout, marks);
 		for (int b = 0; b < kMaxBatches; b++) {
 			Result r(before_1_2 ? Exec(claim_1_1, {std::to_string(batch_size), after, std::to_string(basis), excluded}, PGRES_TUPLES_OK)
 			                    : Exec(relay_sql::kClaim, {svc.name, std::to_string(batch_size), std::to_string(*last_layout), excluded},

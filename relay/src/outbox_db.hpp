@@ -48,7 +48,6 @@ struct PassResult {
 	int layout = 0;                    // the partition count the pass relayed under, or waits under (0: it claimed nothing)
 	std::string layout_wait;           // set when a change of the count waits for the old queues: nothing relayed
 	std::string layout_switched;       // a log line when this pass changed the count
-	std::vector<std::string> resent;   // a log line per partition whose rows Redis lost, sent again
 };
 
 // KnownLayout: the layout key's raw value that a service's last pass chose its count by, which its
@@ -118,6 +117,9 @@ class OutboxDb {
 	int64_t PurgeEveryMs() const { return purge_every_ms_; }
 	// TakeRotationLog: the log lines of what the rotations started or stopped waiting for, once each.
 	std::vector<std::string> TakeRotationLog() { return std::move(rotation_log_); }
+	// TakeMarksLog: a line per partition whose rows Redis lost, found before a pass's first batch: they
+	// go again (in that pass, or the next if it failed), so the line stands whatever the pass became.
+	std::vector<std::string> TakeMarksLog() { return std::move(marks_log_); }
 	// WaitForWake returns once a notification arrived (true) or after timeout_ms (false); a signal,
 	// or something to read on also_fd (another wake-up's socket, -1 for none), ends it early too.
 	// Notifications already received count at once.
@@ -136,7 +138,7 @@ class OutboxDb {
 	// CheckMarks: the step before a pass's first batch (MarkWatch's rule): reads the marks of the
 	// partitions whose shard is up, and moves back the cursors whose rows Redis lost.
 	void CheckMarks(const Service &svc, RedisShards &shards, const std::string &prefix, const std::vector<bool> &down,
-	                int last_layout, MarkWatch *marks, PassResult *result);
+	                int last_layout, MarkWatch *marks);
 	// StepCalls: each call's mark step (relay_sql::kMarks) for the partitions of a batch read.
 	std::map<int, std::pair<std::optional<std::string>, std::string>> StepCalls(const std::string &service, int partitions,
 	                                                                          const std::vector<int> &parts);
@@ -145,6 +147,7 @@ class OutboxDb {
 	PGconn *conn_ = nullptr;
 	std::map<std::string, std::string> rotation_wait_; // per service: what its rotation waited for last ("" nothing)
 	std::vector<std::string> rotation_log_;
+	std::vector<std::string> marks_log_;
 	std::map<std::string, bool> before_1_2_;
 	std::map<std::string, bool> has_marks_;
 	int64_t purge_every_ms_ = 1000; // the first rounds, until the settings are read

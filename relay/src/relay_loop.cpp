@@ -169,14 +169,21 @@ RelayLoop::RunService(const Service &svc, Round *round)
 	for (auto &shard : shards_)
 		reloads += shard->ScriptReloads();
 	try {
+		// what the pass found Redis lost is logged whatever the pass became (it leaves this block)
+		struct MarksLog {
+			RelayLoop *loop;
+			~MarksLog()
+			{
+				for (const auto &line : loop->db_.TakeMarksLog())
+					Log(line);
+			}
+		} marks_log{this};
 		// on a Redis Cluster the service's queues are named in their cluster form (a hash tag each)
 		Service on_broker = svc;
 		if (cluster_)
 			on_broker.queue = ClusterQueueName(svc.queue);
 		PassResult r = db_.RunPass(on_broker, cfg_.batch_size, shards_, cfg_.prefix, round->down, &last_layout_[svc.name],
 		                           &known_layout_[svc.name], &marks_[svc.name]);
-		for (const auto &line : r.resent)
-			Log(line);
 		for (auto &shard : shards_)
 			reloads -= shard->ScriptReloads();
 		if (reloads != 0)
