@@ -6,9 +6,11 @@
 namespace chat_outbox {
 
 int64_t
-RelayHealth::OnFailure(bool *log_it)
+RelayHealth::OnFailure(std::string_view why, bool *log_it)
 {
-	*log_it = !backoff_.Failing() && !recovering_;
+	*log_it = (!backoff_.Failing() && !recovering_) || why != logged_;
+	if (*log_it)
+		logged_.assign(why);
 	recovering_ = false;
 	return backoff_.Next();
 }
@@ -30,6 +32,7 @@ RelayHealth::OnSuccess(int64_t relayed, bool drained, bool *log_it, int64_t *tot
 		*log_it = true;
 		*total = relayed_since_recovery_;
 		recovering_ = false;
+		logged_.clear();
 	}
 }
 

@@ -7,6 +7,7 @@
 
 #include <cstdint>
 #include <string>
+#include <string_view>
 
 #include "common/backoff.hpp"
 
@@ -16,13 +17,16 @@ class RelayHealth {
   public:
 	RelayHealth() : backoff_(kServerRetryFirstMs, kServerRetryMaxMs) {}
 
-	// OnFailure records a failed round and returns the delay before the next one. *log_it says
-	// whether this failure starts an outage (log "redis unreachable") or continues one (stay quiet).
-	int64_t OnFailure(bool *log_it);
+	// OnFailure records a failed round, `why` its reason as the log would name it, and returns the
+	// delay before the next one. *log_it says whether to log it ("redis unreachable: <why>"): it starts
+	// an outage, or its reason is not the one last logged (an outage that began with a cut connection
+	// and lasts for another cause, a certificate that expired meanwhile, names that cause); otherwise
+	// the outage goes on quietly.
+	int64_t OnFailure(std::string_view why, bool *log_it);
 
 	// OnSuccess records a round that relayed `relayed` rows. When an outage just ended and the
 	// backlog is drained (`drained`), *log_it is set and *total is the number relayed since Redis
-	// came back ("redis back, relayed N").
+	// came back ("redis back, relayed N"); the outage's reasons are then forgotten.
 	void OnSuccess(int64_t relayed, bool drained, bool *log_it, int64_t *total);
 
 	bool
@@ -41,6 +45,7 @@ class RelayHealth {
 	Backoff backoff_;
 	bool recovering_ = false;
 	int64_t relayed_since_recovery_ = 0;
+	std::string logged_; // the reason the last "redis unreachable" line named ("" none since the last recovery)
 };
 
 // MoreToDrain: a full batch means the outbox probably has more; go again before sleeping.

@@ -289,20 +289,17 @@ RelayLoop::ShardFailed(int shard, const std::string &why)
 	last_error_ = why;
 }
 
-// RedisFailed: Redis (shard 0) failing for every service backs off, logged when the outage starts
-// (common/relay/relay_health.hpp) and again when its reason changes, as the extension's relay does
-// (extension/src/pg/relay_worker.cpp): an outage that began with a cut connection and lasts for
-// another cause (the certificate the server now presents has expired) names that cause in the log.
+// RedisFailed: Redis (shard 0) failing for every service backs off, logged when the outage starts and
+// again when its reason changes (common/relay/relay_health.hpp: the rule the extension's relay follows
+// too): an outage that began with a cut connection and lasts for another cause (the certificate the
+// server now presents has expired) names that cause in the log.
 void
 RelayLoop::RedisFailed(const RedisFailure &f, Round *round)
 {
 	bool log_it = false;
-	round->delay = health_.OnFailure(&log_it);
-	log_it = log_it || f.what() != logged_redis_failure_;
-	if (log_it) {
-		logged_redis_failure_ = f.what();
+	round->delay = health_.OnFailure(f.what(), &log_it);
+	if (log_it)
 		Log(std::string("redis unreachable: ") + f.what() + "; rows wait in the outbox, retrying with backoff");
-	}
 	last_error_ = f.what();
 	round->redis_failed = true;
 }

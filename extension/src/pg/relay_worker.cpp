@@ -25,6 +25,7 @@
 #include "common/cluster_map_watch.hpp"
 #include "common/relay/purge_interval.hpp"
 #include "common/relay/relay_health.hpp"
+#include "pg/cpp_boundary.hpp"
 
 extern "C" {
 PGDLLEXPORT void chat_outbox_relay_main(Datum main_arg);
@@ -420,17 +421,14 @@ PublishRedisWarning(void)
 	strlcpy(logged_warning, w, sizeof logged_warning);
 }
 
-/* the failure last logged: an outage whose cause changes (a wrong CA fixed, the certificate now expired) says so */
-static char logged_failure[CHAT_OUTBOX_ERRLEN] = "";
-
 static void
 HandleFailure(const SinkFailure *failure)
 {
-	bool log_it;
-	long delay = (long) relay_health.OnFailure(&log_it);
+	bool log_it = false;
+	long delay = 0;
 
-	log_it = log_it || strcmp(logged_failure, failure->message) != 0;
-	strlcpy(logged_failure, failure->message, sizeof logged_failure);
+	/* an outage whose cause changes (a wrong CA fixed, the certificate now expired) says so: the rule's own */
+	chat_outbox::CallCpp([&] { delay = (long) relay_health.OnFailure(failure->message, &log_it); });
 	if (log_it)
 		ereport(LOG, (errmsg("chat_outbox relay: redis unreachable: %s", failure->message),
 					  errdetail("Rows stay in the outbox; retrying with backoff up to %d s.",
@@ -553,11 +551,9 @@ RelayRound(void)
 	/* one row per round is a paced sender: never delay it. More means commits are streaming in. */
 	if (relayed > 1)
 		last_busy_round_end = GetCurrentTimestamp();
-	relay_health.OnSuccess(relayed, !more, &log_it, &total);
-	if (log_it) {
-		logged_failure[0] = '\0';
+	relay_health.OnSuccess(relayed, !more, &log_it, &total); /* no-throw: clearing a string */
+	if (log_it)
 		ereport(LOG, (errmsg("chat_outbox relay: redis back, relayed %lld", (long long) total)));
-	}
 	return more ? ROUND_MORE : ROUND_DONE;
 }
 
