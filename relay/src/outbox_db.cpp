@@ -259,9 +259,9 @@ OutboxDb::CheckMarks(const Service &svc, RedisShards &shards, const std::string 
 	Result moved(Exec(relay_sql::kRewind, {svc.name, ArrayLiteral(parts), ArrayLiteral(held)}, PGRES_TUPLES_OK));
 	for (int i = 0; i < PQntuples(moved.get()); i++)
 		marks_log_.push_back(std::string("redis lacks ") + PQgetvalue(moved.get(), i, 1) + " job(s) of service " + svc.name +
-		                         ", partition " + PQgetvalue(moved.get(), i, 0) +
-		                         ", that it had acknowledged (its data went back since: a failover to a replica that "
-		                         "had not received them, or a restart from an older copy); sending them again");
+		                     ", partition " + PQgetvalue(moved.get(), i, 0) +
+		                     ", that it had acknowledged (its data went back since: a failover to a replica that "
+		                     "had not received them, or a restart from an older copy); sending them again");
 	marks->Read(count, Connects(shards));
 }
 
@@ -415,7 +415,7 @@ OutboxDb::RunPass(const Service &svc, int64_t batch_size, RedisShards &shards, c
 		Result(Exec("COMMIT", {}, PGRES_COMMAND_OK));
 	} catch (...) {
 		*known = KnownLayout{}; // whatever failed, the next pass reads the key
-		marks->Forget();       // and its marks (a call whose answer was lost may have written)
+		marks->Forget();        // and its marks (a call whose answer was lost may have written)
 		has_marks_.erase(svc.name);
 		if (conn_)
 			PQclear(PQexec(conn_, "ROLLBACK"));

@@ -141,7 +141,7 @@ class OutboxDb {
 	                int last_layout, MarkWatch *marks);
 	// StepCalls: each call's mark step (relay_sql::kMarks) for the partitions of a batch read.
 	std::map<int, std::pair<std::optional<std::string>, std::string>> StepCalls(const std::string &service, int partitions,
-	                                                                          const std::vector<int> &parts);
+	                                                                            const std::vector<int> &parts);
 
 	std::string conninfo_;
 	PGconn *conn_ = nullptr;

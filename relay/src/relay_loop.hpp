@@ -97,8 +97,8 @@ class RelayLoop {
 	std::map<std::string, MarkWatch> marks_;          // per service: when it read its marks in Redis
 	std::vector<ShardOutage> outages_;                // per shard; shard 0's is health_
 	std::string last_error_, state_ = "starting";
-	WakeRecheck recheck_;              // after a stream wake-up that claimed nothing
-	bool woken_by_stream_ = false;     // the coming round follows a stream wake-up
+	WakeRecheck recheck_;          // after a stream wake-up that claimed nothing
+	bool woken_by_stream_ = false; // the coming round follows a stream wake-up
 	int64_t next_heartbeat_ = 0, next_purge_ = 0;
 };
 

@@ -2,8 +2,9 @@
 // Redis, without Postgres: its text is read from its sources (tests/harness/batch_add_lua.mjs) and called
 // as the relay calls it. What it must do: add new jobs, call a job a duplicate only when it is in one
 // of the queue's states, replace a hash no state holds, refuse one job whose key is not a hash (the
-// others go on), refuse a whole batch when a queue key has the wrong type, and refuse it when the layout
-// key holds something else than the call expects, leaving Redis as it was in both cases.
+// others go on), refuse a whole batch when a queue key has the wrong type, refuse it when the layout
+// key holds something else than the call expects, and when the relay's mark is not the one it expects,
+// leaving Redis as it was in each case; write the call's mark after its jobs.
 import { createRequire } from 'node:module';
 import assert from 'node:assert/strict';
 import { readBatchAddLua } from '../harness/batch_add_lua.mjs';
@@ -14,13 +15,14 @@ const script = readBatchAddLua();
 const fixed = script.match(/KEYS = ([\s\S]*?), then one job hash per job/)[1].replace(/\n--/g, ' ').split(',').map((k) => k.trim());
 const sha = await redis.script('LOAD', script);
 
-// add(queue, ids, expect) runs one batch as the relay sends it and returns the script's reply.
+// add(queue, ids, expect, mark) runs one batch as the relay sends it and returns the script's reply.
 // The queue is its service's queue here, so its layout key is bull:<queue>:partitions; expect is the
-// layout expectation ('' checks nothing, 'absent', or '=' and the value).
-function add(queue, ids, expect = '') {
+// layout expectation ('' checks nothing, 'absent', or '=' and the value); mark is [what the relay-mark
+// must hold ('*' anything, '' none), the mark the call writes ('' none)].
+function add(queue, ids, expect = '', mark = ['*', '']) {
 	const key = (s) => `bull:${queue}:${s === 'layout' ? 'partitions' : s}`;
 	const keys = [...fixed.map(key), ...ids.map(key)];
-	const args = [String(Date.now()), expect];
+	const args = [String(Date.now()), expect, ...mark];
 	for (const id of ids) args.push(id, 'message.created', JSON.stringify({ id }), `{"jobId":"${id}","attempts":0}`);
 	return redis.evalsha(sha, keys.length, ...keys, ...args);
 }
@@ -77,15 +79,36 @@ for (const [value, expect, what] of [
 }
 assert.deepEqual(await wait('l'), ['l3', 'l2', 'l1']);
 
+assert.deepEqual(await add('m', ['m1'], '', ['', 'mark-1']), [1]);
+assert.equal(await redis.get('bull:m:relay-mark'), 'mark-1');
+assert.deepEqual(await add('m', ['m2'], '', ['mark-1', 'mark-2']), [1]);
+assert.deepEqual(await add('m', ['m2'], '', ['mark-2', 'mark-3']), [0]); // a duplicate still moves the mark
+assert.deepEqual(await add('m', ['m3'], '', ['*', '']), [1]);
+assert.equal(await redis.get('bull:m:relay-mark'), 'mark-3');
+ok("the mark as expected (none, or the one written last), or no expectation: added, and the call's mark written after");
+for (const [held, expect, what] of [
+	['mark-3', 'mark-2', 'an older mark than expected (Redis lost the last call)'],
+	[null, 'mark-3', 'no mark, one expected (Redis lost every mark)'],
+	['mark-3', '', 'a mark, none expected'],
+]) {
+	await (held === null ? redis.del('bull:m:relay-mark') : redis.set('bull:m:relay-mark', held));
+	const before = await snapshot();
+	await assert.rejects(add('m', ['m4'], '', [expect, 'mark-4']), (e) => e.message.startsWith('CHATOUTBOX_MARK '));
+	assert.deepEqual(await snapshot(), before);
+	ok(`relay mark ${what}: the call refused with CHATOUTBOX_MARK, Redis unchanged`);
+}
+assert.deepEqual(await wait('m'), ['m3', 'm2', 'm1']);
+
 for (const [q, what, setup] of [
 	['p1', 'wait is a hash', (m) => m.hset('bull:p1:wait', 'name', 'message.created', 'data', '{}')],
 	['p2', 'events is a list', (m) => m.rpush('bull:p2:events', 'x')],
 	['p3', 'completed is a string, looked at for a resent job', (m) => m.set('bull:p3:completed', 'x').hset('bull:p3:r1', 'name', 'x')],
 	['p4', "meta's concurrency is no number", (m) => m.hset('bull:p4:meta', 'concurrency', 'many')],
+	['p5', 'the relay mark is a list', (m) => m.rpush('bull:p5:relay-mark', 'x')],
 ]) {
 	await setup(redis.multi()).exec();
 	const before = await snapshot();
-	await assert.rejects(add(q, ['r1', 'r2']), /BADQUEUE/);
+	await assert.rejects(add(q, ['r1', 'r2'], '', ['*', 'y']), /BADQUEUE/);
 	assert.deepEqual(await snapshot(), before);
 	ok(`batch refused whole, Redis unchanged: ${what}`);
 }

@@ -1,6 +1,6 @@
 -- common/relay/lua/batch_add.lua - chat_outbox batch add, after the shared prelude
 -- (common/bullmq/lua/prelude.lua), sent by common/relay/bullmq_batch_add.cpp. KEYS = wait, meta, events, marker, active, completed, failed, delayed,
--- prioritized, waiting-children, paused, layout, the relay's mark, then one job hash per job.
+-- prioritized, waiting-children, paused, layout, relay-mark, then one job hash per job.
 -- ARGV = timestamp, layout expectation, mark expectation, new mark, then id, name, data, opts per job.
 -- The layout expectation guards against relaying under a partition count the layout key no longer
 -- says: '' checks nothing (a shard that does not hold the key), 'absent' wants the key absent,
@@ -30,8 +30,10 @@ if expected ~= '' then
     return redis.error_reply('CHATOUTBOX_LAYOUT ' .. (v or 'nil'))
   end
 end
+if ARGV[3] ~= '*' or ARGV[4] ~= '' then
+  checkType(KEYS[13]) -- a key of someone else's under that name is neither read nor overwritten
+end
 if ARGV[3] ~= '*' then
-  checkType(KEYS[13])
   if (rcall('GET', KEYS[13]) or '') ~= ARGV[3] then
     return redis.error_reply('CHATOUTBOX_MARK the mark under ' .. KEYS[13] .. ' is not the one this relay wrote last')
   end

@@ -56,8 +56,8 @@ struct ClusterSink
 	char										 warning[CHAT_OUTBOX_ERRLEN] = "";
 	char										 appendfsync[32] = "";
 	char										 notice[CHAT_OUTBOX_ERRLEN] = ""; /* the router's, to log */
-	int64_t										 links_made = 0; /* routers made: part of ClusterConnects */
-	std::string									 mark;			  /* ClusterGetMark's value, copied out after */
+	int64_t										 links_made = 0;				  /* routers made: part of ClusterConnects */
+	std::string									 mark;							  /* ClusterGetMark's value, copied out after */
 	bool										 has_mark = false;
 };
 

@@ -771,7 +771,8 @@ SinkReadBatchReply(RedisSink &sink, int *created, List **refusals, SinkFailure *
 					mark = chat_outbox::IsMarkChanged(std::string_view(r->str, r->len));
 					strlcpy(held, value.c_str(), sizeof held);
 				});
-				failure->kind = changed ? FAILURE_LAYOUT_CHANGED : mark ? FAILURE_MARK_CHANGED : FAILURE_SERVICE;
+				failure->kind = changed ? FAILURE_LAYOUT_CHANGED : mark ? FAILURE_MARK_CHANGED
+																		: FAILURE_SERVICE;
 				if (mark)
 					snprintf(failure->message, sizeof failure->message, "%s", r->str + strlen("CHATOUTBOX_MARK "));
 				else if (changed)

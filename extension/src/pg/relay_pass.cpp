@@ -518,7 +518,7 @@ StepCalls(RelayService *svc, int layout, SinkCall *calls, int ncalls)
 		HeapTuple tup = SPI_tuptable->vals[r];
 		int		  p = DatumGetInt32(SPI_getbinval(tup, SPI_tuptable->tupdesc, 1, &isnull));
 		/* NULL: no call of this cursor marked yet, so a mark there is another cursor's: anything goes */
-		char	 *expect = SPI_getvalue(tup, SPI_tuptable->tupdesc, 2);
+		char *expect = SPI_getvalue(tup, SPI_tuptable->tupdesc, 2);
 
 		for (int c = 0; c < ncalls; c++)
 			if (calls[c].partition == p) {
@@ -819,7 +819,7 @@ RelayPass(RelayService *svc, int batch_size, int64 **ids_out, SinkFailure *failu
 	if (!ok && failure->kind == FAILURE_CONNECTION && failure->shard > 0)
 		failure->kind = FAILURE_SHARD; /* that shard is down now (redis_sink.cpp): the next pass leaves it out */
 	if (!ok) {
-		svc->layout_key.state = LAYOUT_KEY_UNKNOWN; /* whatever failed, the next pass reads the key */
+		svc->layout_key.state = LAYOUT_KEY_UNKNOWN;				  /* whatever failed, the next pass reads the key */
 		chat_outbox::CallCpp([&] { Watch(svc->name).Forget(); }); /* and the marks: a call whose answer was lost may have written */
 		return -1;
 	}

@@ -16,7 +16,8 @@ BEGIN;
 SELECT * FROM chat_outbox.relay_rewind('consumers', '{0}', ARRAY[:'m1']);
 SELECT array_agg(id ORDER BY id) AS unsent FROM consumers.outbox WHERE sent_at IS NULL;
 SELECT marked = :'m1' AS expects_what_redis_holds FROM chat_outbox.outbox_cursors WHERE service = 'consumers';
--- and the next pass sends them, in id order
+-- Redis did not lose them here: its mark is m2, not the m1 the cursor now expects, so the pass's call
+-- refuses before any write (the worker's next pass would read the marks again)
 SELECT chat_outbox.relay_pass('consumers') AS sent_again;
 ROLLBACK;
 -- Redis holds the last mark: nothing moves
@@ -35,6 +36,9 @@ ROLLBACK;
 -- a mark behind only by batches without this partition's rows moves nothing: two partitions, a row of
 -- partition 1 only since partition 0's mark
 SELECT chat_outbox.create_service('marks', queue => 'marks-q', partitions => 2);
+-- (a service's first pass makes its cursors under one partition; the next re-makes them under two)
+SELECT body FROM marks.send_message(2, 'first');
+SELECT cardinality(chat_outbox.relay_pass('marks')) AS sent;
 SELECT body FROM marks.send_message(2, 'p0');
 SELECT cardinality(chat_outbox.relay_pass('marks')) AS sent;
 SELECT marked AS p0 FROM chat_outbox.outbox_cursors WHERE service = 'marks' AND partition = 0 \gset
@@ -56,3 +60,5 @@ SELECT * FROM chat_outbox.relay_rewind('marks', '{0}', ARRAY[NULL]);
 SELECT * FROM chat_outbox.relay_marks('marks', 2, '{0}');
 RESET ROLE;
 DROP ROLE marks_app;
+DROP SCHEMA marks CASCADE;
+DROP EXTENSION chat_outbox CASCADE;

@@ -16,7 +16,7 @@ TEST(RelayHealth, OutageAndRecovery)
 	for (int i = 0; i < 10; i++)
 		h.OnFailure("connect: Connection refused", &log_it);
 	EXPECT_TRUE(h.OnFailure("connect: Connection refused", &log_it) == 1000 && !log_it); // capped at 1 s, as every server retry (common/backoff.hpp)
-	h.OnSuccess(500, false, &log_it, &total);             // back, still draining: quiet
+	h.OnSuccess(500, false, &log_it, &total);                                            // back, still draining: quiet
 	EXPECT_TRUE(!log_it && !h.Failing() && h.Recovering());
 	h.OnSuccess(120, true, &log_it, &total); // drained: "redis back, relayed 620"
 	EXPECT_TRUE(log_it && total == 620 && !h.Recovering());
