@@ -492,27 +492,21 @@ RelayRound(void)
 			still_full |= worker_services[i].bit;
 			continue;
 		}
-		if (n < 0 && failure.kind == FAILURE_LAYOUT_CHANGED) {
+		if (n < 0 && (failure.kind == FAILURE_LAYOUT_CHANGED || failure.kind == FAILURE_MARK_CHANGED)) {
 			/*
-			 * Rolled back, nothing written: the layout key changed under the service (another relay,
-			 * an operator, a Redis that lost it). No error and no backoff: the next pass, at once,
-			 * reads the key and decides by it (relay_pass.cpp, ChooseLayout). Each change is logged.
+			 * Rolled back, nothing of the refused call written: the layout key changed under the service
+			 * (another relay, an operator, a Redis that lost it), or a partition's mark was not the one
+			 * the committed passes wrote (Redis lost writes under a connection that stayed, or another
+			 * relay's pass wrote and rolled back). No error and no backoff: the next pass, at once,
+			 * reads the key and decides by it (relay_pass.cpp, ChooseLayout), or reads the marks and
+			 * sends again what Redis lost (CheckMarks). Each is logged.
 			 */
-			ereport(LOG, (errmsg("chat_outbox relay: service \"%s\": layout changed: %s", svc->name, failure.message),
-						  errdetail("The pass wrote nothing; the next one reads the layout key again.")));
-			still_full |= worker_services[i].bit;
-			more = true;
-			continue;
-		}
-		if (n < 0 && failure.kind == FAILURE_MARK_CHANGED) {
-			/*
-			 * Rolled back, nothing of that call written: a partition's mark was not the one this relay
-			 * last wrote or read (Redis lost writes under a connection that stayed, or another relay
-			 * wrote). No error and no backoff: the next pass, at once, reads the marks and sends again
-			 * what Redis lost (relay_pass.cpp, CheckMarks).
-			 */
-			ereport(LOG, (errmsg("chat_outbox relay: service \"%s\": %s", svc->name, failure.message),
-						  errdetail("The pass wrote nothing; the next one checks what Redis kept.")));
+			bool layout = failure.kind == FAILURE_LAYOUT_CHANGED;
+
+			ereport(LOG, (errmsg("chat_outbox relay: service \"%s\": %s%s", svc->name, layout ? "layout changed: " : "",
+								 failure.message),
+						  errdetail(layout ? "The pass wrote nothing; the next one reads the layout key again."
+										   : "The pass wrote nothing; the next one checks what Redis kept.")));
 			still_full |= worker_services[i].bit;
 			more = true;
 			continue;
