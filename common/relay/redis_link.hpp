@@ -31,9 +31,10 @@ namespace chat_outbox {
 // written), kConnection about every service (unreachable, timeout, answer lost), kLayoutChanged not a
 // failure: the layout key held something else than the call expected, nothing of it was written, and
 // the service's next pass (at once) reads the key. kMarkChanged is not one either: the partition's
-// mark was not the one the relay last wrote or read (Redis lost writes, or another relay wrote),
+// mark was not the one the committed passes wrote or read (Redis lost writes, or a pass that wrote
+// it rolled back),
 // nothing of the call was written, and the service's next pass (at once) asks the database what to
-// send again (common/relay/mark_ledger.hpp).
+// send again (common/relay/mark_watch.hpp).
 struct RedisFailure : std::runtime_error {
 	enum Kind { kConnection,
 		        kService,
@@ -89,7 +90,7 @@ class RedisLink {
 	virtual bool Connected() const = 0;
 	// Connects changes whenever the link made a connection (of a cluster: any node's, or read the slot
 	// map again): what Redis holds may then differ from what the relay last wrote, so the relay checks
-	// its marks before its next batch (common/relay/mark_ledger.hpp). Compared for equality only.
+	// its marks before its next batch (common/relay/mark_watch.hpp). Compared for equality only.
 	virtual int64_t Connects() const = 0;
 	// From the last connect's CONFIG GET: the durability warning ("" when safe) and appendfsync (of
 	// a cluster: the first node's that warns, else the first node's).

@@ -298,7 +298,7 @@ RedisServerLink::AddBatch(const std::string &queue, const LayoutCheck &layout, c
 			if (r->type == REDIS_REPLY_ERROR && IsLayoutChanged(std::string_view(r->str, r->len), &held))
 				throw RedisFailure(RedisFailure::kLayoutChanged, "the layout key holds " + held + " now, not what the pass relayed by");
 			if (r->type == REDIS_REPLY_ERROR && IsMarkChanged(std::string_view(r->str, r->len)))
-				throw RedisFailure(RedisFailure::kMarkChanged, "the relay mark of " + queue + " is not the one this relay wrote last");
+				throw RedisFailure(RedisFailure::kMarkChanged, "the relay mark of " + queue + " is not the one the relay committed last");
 			if (r->type == REDIS_REPLY_ERROR) {
 				RedisFailure f(RedisFailure::kService, std::string("batch add: ") + r->str);
 				f.reply.assign(r->str, r->len);

@@ -9,9 +9,10 @@
 -- or write, with the error 'CHATOUTBOX_LAYOUT <the key's value, or nil>'.
 -- The mark (docs/architecture.md, 'What Redis kept: the marks') is the state of the relay's cursor
 -- after this batch, written in this call so that Redis holds it only with the jobs before it. The
--- mark expectation is what the relay last wrote or read there: '*' checks nothing, '' wants no mark;
--- a mark that differs (Redis lost writes, or another relay wrote) refuses the whole call, before any
--- write, with the error 'CHATOUTBOX_MARK', and the relay asks the database what to send again. An
+-- mark expectation is what the relay's committed passes wrote or read there: '*' checks nothing, ''
+-- wants no mark; a mark that differs (Redis lost writes, or a pass that wrote it rolled back) refuses
+-- the whole call, before any write, with the error 'CHATOUTBOX_MARK', and the relay asks the
+-- database what to send again. An
 -- empty new mark leaves the key alone.
 -- Returns per job 1 (created), 0 (duplicate: the job is in one of the queue's states) or a string:
 -- why that job cannot be added (its key holds something else than a job hash); it is not written.
@@ -35,7 +36,7 @@ if ARGV[3] ~= '*' or ARGV[4] ~= '' then
 end
 if ARGV[3] ~= '*' then
   if (rcall('GET', KEYS[13]) or '') ~= ARGV[3] then
-    return redis.error_reply('CHATOUTBOX_MARK the mark under ' .. KEYS[13] .. ' is not the one this relay wrote last')
+    return redis.error_reply('CHATOUTBOX_MARK the mark under ' .. KEYS[13] .. ' is not the one the relay committed last')
   end
 end
 local checked = {}

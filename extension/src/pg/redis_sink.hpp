@@ -34,8 +34,8 @@ typedef enum FailureKind
 	FAILURE_LAYOUT_CHANGED, /* not a failure: the layout key held something else than the pass relayed
 							 * by, so the batch-add script wrote nothing; roll back, and the next pass
 							 * (at once) reads the key again */
-	FAILURE_MARK_CHANGED	/* not a failure: a partition's mark was not the one this relay last wrote or
-							 * read (common/relay/mark_ledger.hpp), so that call wrote nothing; roll back,
+	FAILURE_MARK_CHANGED	/* not a failure: a partition's mark was not the one the committed passes
+							 * wrote or read (common/relay/mark_watch.hpp), so that call wrote nothing; roll back,
 							 * and the next pass (at once) reads the marks and sends again what Redis lost */
 } FailureKind;
 

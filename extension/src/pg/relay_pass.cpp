@@ -1,7 +1,9 @@
 /*
  * extension/src/pg/relay_pass.cpp - read a window's batch -> push, the relay's unit of work.
  *
- * In the caller's transaction, batch after batch:
+ * In the caller's transaction: first, when the marks' rule says (common/relay/mark_watch.hpp), read
+ * each partition's mark in Redis and move back the cursors whose rows Redis lost since it acknowledged
+ * them (chat_outbox.relay_rewind), so that they go again (CheckMarks); then batch after batch:
  *   1. read the next batch: chat_outbox.relay_batch (sql/parts/outbox.sql) returns the next rows of
  *      the service's windows and moves its cursors past them. The rows are written once and never
  *      updated: a window is the rows visible in a tick's snapshot and not in the cursor's previous
@@ -9,9 +11,6 @@
  *      for the first on the service's row of chat_outbox.services and then starts where it ended, so it
  *      never sends later rows ahead of earlier ones, nor the first relay's rows again.
  *   2. push: one EVALSHA adds the batch as BullMQ jobs, in id order, jobId = message id.
- *   0. before the first batch, when the marks' rule says (common/relay/mark_ledger.hpp): read each
- *      partition's mark in Redis and move back the cursors whose rows Redis lost since it acknowledged
- *      them (chat_outbox.relay_rewind), so that they go again: CheckMarks.
  *   2b. each call also checks its partition's mark and writes the cursor's state after the batch
  *      (docs/architecture.md, 'What Redis kept: the marks').
  *   3. with chat_outbox.redis_min_replicas > 0, once every batch is answered: WAIT for that many

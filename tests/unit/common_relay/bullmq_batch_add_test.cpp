@@ -132,7 +132,7 @@ TEST(BatchAdd, MarkStep)
 
 TEST(BatchAdd, MarkChangedError)
 {
-	EXPECT_TRUE(IsMarkChanged("CHATOUTBOX_MARK the mark under bull:q:relay-mark is not the one this relay wrote last"));
+	EXPECT_TRUE(IsMarkChanged("CHATOUTBOX_MARK the mark under bull:q:relay-mark is not the one the relay committed last"));
 	EXPECT_FALSE(IsMarkChanged("CHATOUTBOX_LAYOUT 4"));
 	EXPECT_FALSE(IsMarkChanged("NOSCRIPT No matching script"));
 	// the script answers with the prefix this recognises, before its first write
