@@ -16,9 +16,14 @@ export async function scriptVersion(redis, file, preludeFile) {
 	const fixedKeys = fixed[1].replace(/\n--/g, ' ').split(',').map((k) => k.trim());
 	// since the layout check: the timestamp is followed by the layout expectation ('' = no check)
 	const expectation = /ARGV = timestamp, layout expectation,/.test(script);
-	return { sha: await redis.script('LOAD', script), layout, fixedKeys, expectation };
+	// since the marks: then the mark expectation and the new mark (each call checks the one before)
+	const marks = /layout expectation, mark expectation, new mark,/.test(script);
+	return { sha: await redis.script('LOAD', script), layout, fixedKeys, expectation, marks };
 }
 
+// a mark the size of the relay's (chat_outbox.relay_marks: the cursor's state as JSON)
+const markOf = (b) => JSON.stringify({ made: '4401ade3-cdc0-442c-844b-10984dce182d', win_last: null, win_mpre: null,
+	win_snap: null, done_mpre: 100000 + b, done_snap: `${100000 + b}:${100000 + b}:` });
 const uuid = (n) => `7b0e4f5c-1111-4a2b-9c3d-${String(n).padStart(12, '0')}`;
 const payload = (id, n) => JSON.stringify({ id, chat_id: n % 100, body: `backlog message ${n}`, created_at: '2026-11-30T00:00:00.123456+00:00' });
 
@@ -28,6 +33,8 @@ export function batchCalls(v, jobs, batch, queue = 'chat-messages') {
 	const calls = [];
 	for (let b = 0; b < jobs / batch; b++) {
 		const keys = v.fixedKeys.map(key), args = v.expectation ? [String(Date.now()), ''] : [String(Date.now())];
+		if (v.marks)
+			args.push(b === 0 ? '*' : markOf(b - 1), markOf(b));
 		for (let i = 0; i < batch; i++) {
 			const n = b * batch + i, id = uuid(n);
 			keys.push(key(id));
