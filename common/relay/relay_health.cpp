@@ -5,12 +5,19 @@
 
 namespace chat_outbox {
 
+std::string_view
+OutageCause(std::string_view why)
+{
+	size_t at = why.rfind(": ");
+	return at == std::string_view::npos ? why : why.substr(at + 2);
+}
+
 int64_t
 RelayHealth::OnFailure(std::string_view why, bool *log_it)
 {
-	*log_it = (!backoff_.Failing() && !recovering_) || why != logged_;
+	*log_it = (!backoff_.Failing() && !recovering_) || OutageCause(why) != logged_;
 	if (*log_it)
-		logged_.assign(why);
+		logged_.assign(OutageCause(why));
 	recovering_ = false;
 	return backoff_.Next();
 }

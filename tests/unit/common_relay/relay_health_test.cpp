@@ -50,3 +50,19 @@ TEST(RelayHealth, ChangedReasonLoggedOnce)
 	h.OnFailure("LOADING Redis is loading the dataset in memory", &log_it);
 	EXPECT_TRUE(log_it); // a new outage
 }
+
+// Where a cause was met is no new cause: a cluster's masters one after another, then its slot map.
+TEST(RelayHealth, SameCauseElsewhereStaysQuiet)
+{
+	RelayHealth h;
+	bool log_it = false;
+	const char *expired = "TLS: server certificate verify failed: certificate has expired";
+	h.OnFailure(std::string("redis cluster: master 127.0.0.1:7001: connect: ") + expired, &log_it);
+	EXPECT_TRUE(log_it);
+	h.OnFailure(std::string("redis cluster: master 127.0.0.1:7002: connect: ") + expired, &log_it);
+	EXPECT_FALSE(log_it);
+	h.OnFailure(std::string("redis cluster: no slot map: 127.0.0.1:7001: connect: ") + expired, &log_it);
+	EXPECT_FALSE(log_it);
+	EXPECT_EQ(OutageCause("connect: Connection refused"), "Connection refused");
+	EXPECT_EQ(OutageCause("LOADING Redis is loading the dataset in memory"), "LOADING Redis is loading the dataset in memory");
+}
