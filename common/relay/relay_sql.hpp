@@ -26,14 +26,16 @@ constexpr const char kClaim[] =
 // relay_rewind, sql/parts/outbox.sql; when they are read, common/relay/mark_watch.hpp). kMarks, after
 // a batch is read: per partition of it ($3 int4[], under the count $2 int4 the pass relays under; $1
 // text the service), what its call expects the mark to be (NULL: none) and the mark it writes.
-// kCursorCount: the count the service's cursors are under (NULL: none yet). kRewind: before a pass's
+// kCursorCount: the count the service's cursors are under (NULL: none yet, or no outbox: the pass's read
+// then says why, before Redis is asked anything for a service that cannot be relayed). kRewind: before a pass's
 // first batch, the marks Redis holds ($2 int4[] the partitions, $3 text[] their marks, NULL for none)
 // move back the cursors whose rows Redis lost; one row per cursor moved back, with how many rows go
 // again. kHasMarks: whether the installed SQL has them (1.6 on).
 constexpr const char kMarks[] =
     "SELECT partition, expect, mark FROM chat_outbox.relay_marks($1, $2, $3::pg_catalog.int4[])";
 constexpr const char kCursorCount[] =
-    "SELECT max(partitions) FROM chat_outbox.outbox_cursors WHERE service OPERATOR(pg_catalog.=) $1";
+    "SELECT CASE WHEN pg_catalog.to_regclass(pg_catalog.quote_ident($1) OPERATOR(pg_catalog.||) '.outbox_events') IS NOT NULL "
+    "THEN max(partitions) END FROM chat_outbox.outbox_cursors WHERE service OPERATOR(pg_catalog.=) $1";
 constexpr const char kRewind[] =
     "SELECT partition, resent FROM chat_outbox.relay_rewind($1, $2::pg_catalog.int4[], $3::pg_catalog.text[])";
 constexpr const char kHasMarks[] =
