@@ -104,9 +104,12 @@ IsLayoutChanged(std::string_view error_reply, std::string *value)
 }
 
 bool
-IsMarkChanged(std::string_view error_reply)
+IsMarkChanged(std::string_view error_reply, std::string *what)
 {
-	return error_reply.substr(0, kMarkChanged.size()) == kMarkChanged;
+	if (error_reply.substr(0, kMarkChanged.size()) != kMarkChanged)
+		return false;
+	what->assign(error_reply.substr(kMarkChanged.size()));
+	return true;
 }
 
 } // namespace chat_outbox

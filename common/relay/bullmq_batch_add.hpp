@@ -67,7 +67,8 @@ void EncodeBatchAdd(std::string_view prefix, std::string_view queue, const Layou
 // else than expected; *value is what it held ("nil" when absent), for the log.
 bool IsLayoutChanged(std::string_view error_reply, std::string *value);
 
-// IsMarkChanged: the error reply is the script's refusal of a call whose mark was not the expected one.
-bool IsMarkChanged(std::string_view error_reply);
+// IsMarkChanged: the error reply is the script's refusal of a call whose mark was not the expected one;
+// *what is what it says (which mark), for the log.
+bool IsMarkChanged(std::string_view error_reply, std::string *what);
 
 } // namespace chat_outbox

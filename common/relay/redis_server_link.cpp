@@ -297,8 +297,8 @@ RedisServerLink::AddBatch(const std::string &queue, const LayoutCheck &layout, c
 			std::string held;
 			if (r->type == REDIS_REPLY_ERROR && IsLayoutChanged(std::string_view(r->str, r->len), &held))
 				throw RedisFailure(RedisFailure::kLayoutChanged, "the layout key holds " + held + " now, not what the pass relayed by");
-			if (r->type == REDIS_REPLY_ERROR && IsMarkChanged(std::string_view(r->str, r->len)))
-				throw RedisFailure(RedisFailure::kMarkChanged, "the relay mark of " + queue + " is not the one the relay committed last");
+			if (r->type == REDIS_REPLY_ERROR && IsMarkChanged(std::string_view(r->str, r->len), &held))
+				throw RedisFailure(RedisFailure::kMarkChanged, held);
 			if (r->type == REDIS_REPLY_ERROR) {
 				RedisFailure f(RedisFailure::kService, std::string("batch add: ") + r->str);
 				f.reply.assign(r->str, r->len);

@@ -25,6 +25,7 @@
 #include "pg/sink_ops.hpp"
 
 #include <memory>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -57,8 +58,7 @@ struct ClusterSink
 	char										 appendfsync[32] = "";
 	char										 notice[CHAT_OUTBOX_ERRLEN] = ""; /* the router's, to log */
 	int64_t										 links_made = 0;				  /* routers made: part of ClusterConnects */
-	std::string									 mark;							  /* ClusterGetMark's value, copied out after */
-	bool										 has_mark = false;
+	std::optional<std::string>					 mark;							  /* ClusterGetMark's value, copied out after */
 };
 
 static ClusterSink cluster;
@@ -317,18 +317,15 @@ ClusterGetMark(int shard, const char *queue, int partitions, int partition, char
 	*mark = nullptr;
 	chat_outbox::CallCpp([&] {
 		try {
-			auto value = Link().Get(chat_outbox::MarkKey(
+			cluster.mark = Link().Get(chat_outbox::MarkKey(
 				cluster.prefix, chat_outbox::PartitionQueue(chat_outbox::ClusterQueueName(queue), partitions, partition)));
-			if (value)
-				cluster.mark = *value;
 			ok = true;
-			cluster.has_mark = value.has_value();
 		} catch (const chat_outbox::RedisFailure &f) {
 			Failed(f, failure);
 		}
 	});
-	if (ok && cluster.has_mark)
-		*mark = pstrdup(cluster.mark.c_str()); /* palloc outside CallCpp: an out-of-memory ERROR must not cross it */
+	if (ok && cluster.mark)
+		*mark = pstrdup(cluster.mark->c_str()); /* palloc outside CallCpp: an out-of-memory ERROR must not cross it */
 	return End(ok);
 }
 

@@ -768,13 +768,13 @@ SinkReadBatchReply(RedisSink &sink, int *created, List **refusals, SinkFailure *
 				chat_outbox::CallCpp([&] {
 					std::string value;
 					changed = chat_outbox::IsLayoutChanged(std::string_view(r->str, r->len), &value);
-					mark = chat_outbox::IsMarkChanged(std::string_view(r->str, r->len));
+					mark = !changed && chat_outbox::IsMarkChanged(std::string_view(r->str, r->len), &value);
 					strlcpy(held, value.c_str(), sizeof held);
 				});
 				failure->kind = changed ? FAILURE_LAYOUT_CHANGED : mark ? FAILURE_MARK_CHANGED
 																		: FAILURE_SERVICE;
 				if (mark)
-					snprintf(failure->message, sizeof failure->message, "%s", r->str + strlen("CHATOUTBOX_MARK "));
+					strlcpy(failure->message, held, sizeof failure->message);
 				else if (changed)
 					snprintf(failure->message, sizeof failure->message,
 							 "the layout key holds %s now, not what the pass relayed by", held);

@@ -423,9 +423,6 @@ MarksPlan(RelayService *svc)
  * chat_outbox.relay_rewind to move back the cursors whose rows Redis no longer holds (logged: they go
  * again), and notes the read. False when Redis failed (*failure set).
  */
-static const char kRewindSql[] =
-	"SELECT partition, resent FROM chat_outbox.relay_rewind($1, $2::pg_catalog.int4[], $3::pg_catalog.text[])";
-
 static bool
 CheckMarks(RelayService *svc, SinkFailure *failure)
 {
@@ -475,7 +472,7 @@ CheckMarks(RelayService *svc, SinkFailure *failure)
 		args[1] = PointerGetDatum(construct_array(parts, n, INT4OID, sizeof(int32), true, TYPALIGN_INT));
 		args[2] = PointerGetDatum(construct_md_array(held, nulls, 1, dims, lbs, TEXTOID, -1, false, TYPALIGN_INT));
 	}
-	if (SPI_execute_with_args(kRewindSql, 3, types, args, nullptr, false, 0) != SPI_OK_SELECT)
+	if (SPI_execute_with_args(chat_outbox::relay_sql::kRewind, 3, types, args, nullptr, false, 0) != SPI_OK_SELECT)
 		elog(ERROR, "chat_outbox: chat_outbox.relay_rewind(%s) failed", svc->name);
 	for (uint64 r = 0; r < SPI_processed; r++)
 		ereport(LOG, (errmsg("chat_outbox relay: redis lacks %s job(s) of service \"%s\", partition %s, that it had "

@@ -132,9 +132,11 @@ TEST(BatchAdd, MarkStep)
 
 TEST(BatchAdd, MarkChangedError)
 {
-	EXPECT_TRUE(IsMarkChanged("CHATOUTBOX_MARK the mark under bull:q:relay-mark is not the one the relay committed last"));
-	EXPECT_FALSE(IsMarkChanged("CHATOUTBOX_LAYOUT 4"));
-	EXPECT_FALSE(IsMarkChanged("NOSCRIPT No matching script"));
+	std::string what;
+	EXPECT_TRUE(IsMarkChanged("CHATOUTBOX_MARK the mark under bull:q:relay-mark is not the one the relay committed last", &what));
+	EXPECT_EQ(what, "the mark under bull:q:relay-mark is not the one the relay committed last");
+	EXPECT_FALSE(IsMarkChanged("CHATOUTBOX_LAYOUT 4", &what));
+	EXPECT_FALSE(IsMarkChanged("NOSCRIPT No matching script", &what));
 	// the script answers with the prefix this recognises, before its first write
 	const std::string &script = BatchAddScript();
 	const size_t refusal = script.find("return redis.error_reply('CHATOUTBOX_MARK ");
