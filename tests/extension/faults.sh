@@ -42,9 +42,14 @@ at=$(sender_acked)
 harness_wait_for 20 sender_acked_at_least $((at + 30))
 sender_stop
 verify_delivered "redis outage"
-[ "$(log_count 'redis unreachable')" -eq 1 ] || fail "outage logged $(log_count 'redis unreachable') times"
+# logged once per cause, never a line per retry: Redis stopped refuses connections; a relay that comes
+# back while the restarted Redis still loads its data also meets LOADING, a cause of its own (whether it
+# does is the machine's timing), logged once after it
+causes=$(grep -o 'redis unreachable: .*' "$H_DIR/postgres.log" | sed 's/.*: //' | paste -sd'|')
+[[ "$causes" == "Connection refused" || "$causes" == "Connection refused|LOADING Redis is loading the dataset in memory" ]] ||
+	fail "outage logged as: $causes (want Connection refused once, then at most LOADING once)"
 harness_wait_for 10 grep -q 'redis back, relayed' "$H_DIR/postgres.log"
-echo "ok   outage logged once: $(grep -o 'redis unreachable.*' "$H_DIR/postgres.log" | head -1) / $(grep -o 'redis back, relayed.*' "$H_DIR/postgres.log")"
+echo "ok   outage logged once per cause: $(grep -o 'redis unreachable.*' "$H_DIR/postgres.log" | head -1) / $(grep -o 'redis back, relayed.*' "$H_DIR/postgres.log")"
 
 # 2. relay SIGKILLed, then Postgres restarted, mid-stream
 sender_start crash 10
