@@ -196,12 +196,28 @@ RedisServerLink::Connect()
 	connects_++;
 }
 
+template <class Send>
+auto
+RedisServerLink::OnceMoreIfReused(Send &&send) -> decltype(send())
+{
+	bool reused = conn_.Connected();
+	try {
+		return send();
+	} catch (const RedisFailure &f) {
+		if (f.kind != RedisFailure::kConnection || !reused || std::strstr(f.what(), "timed out"))
+			throw;
+	}
+	return send();
+}
+
 redisReply *
 RedisServerLink::Checked(const std::vector<std::string> &argv)
 {
-	if (!conn_.Connected())
-		Connect();
-	redisReply *r = Command(argv);
+	redisReply *r = OnceMoreIfReused([&] {
+		if (!conn_.Connected())
+			Connect();
+		return Command(argv);
+	});
 	if (r->type == REDIS_REPLY_ERROR) {
 		RedisFailure f(RedisFailure::kService, argv[0] + ": " + r->str);
 		f.reply.assign(r->str, r->len);
@@ -261,9 +277,11 @@ RedisServerLink::ConfirmReplicated()
 void
 RedisServerLink::Ping()
 {
-	if (!conn_.Connected())
-		Connect();
-	Reply r(Command({"PING"}));
+	Reply r(OnceMoreIfReused([&] {
+		if (!conn_.Connected())
+			Connect();
+		return Command({"PING"});
+	}));
 	if (r->type == REDIS_REPLY_ERROR) {
 		std::string why = std::string("PING: ") + r->str;
 		Disconnect();
@@ -275,18 +293,14 @@ std::vector<std::optional<std::string>>
 RedisServerLink::AddBatch(const std::string &queue, const LayoutCheck &layout, const MarkStep &mark, const JobSpec *jobs,
                           size_t n)
 {
-	// A connection that sat idle may have been closed by a Redis restart or CLIENT KILL: that is
-	// not an outage, so a batch that fails on a reused connection goes once more on a new one.
-	// Sending twice is safe: the second add of an id is a BullMQ duplicate.
-	bool reused = conn_.Connected();
-	for (int attempt = 0;; attempt++) {
-		try {
+	return OnceMoreIfReused([&] {
+		for (int reloads = 0;; reloads++) {
 			if (!conn_.Connected())
 				Connect();
 			std::string request;
 			EncodeBatchAdd(prefix_, queue, layout, mark, jobs, n, NowMs(), sha_, &request);
 			Reply r(Roundtrip(request));
-			if (r->type == REDIS_REPLY_ERROR && IsNoScriptError(r->str) && attempt < 2) {
+			if (r->type == REDIS_REPLY_ERROR && IsNoScriptError(r->str) && reloads < 2) {
 				// SCRIPT FLUSH, or a failover behind a proxy that kept the connection: load it again
 				Reply loaded(Command({"SCRIPT", "LOAD", BatchAddScript()}));
 				if (loaded->type == REDIS_REPLY_STRING)
@@ -311,12 +325,8 @@ RedisServerLink::AddBatch(const std::string &queue, const LayoutCheck &layout, c
 				if (r->element[i]->type == REDIS_REPLY_STRING)
 					out[i] = std::string(r->element[i]->str, r->element[i]->len);
 			return out;
-		} catch (const RedisFailure &f) {
-			if (f.kind != RedisFailure::kConnection || !reused || attempt > 0 || std::strstr(f.what(), "timed out"))
-				throw;
-			reused = false;
 		}
-	}
+	});
 }
 
 } // namespace chat_outbox

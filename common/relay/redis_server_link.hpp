@@ -52,6 +52,14 @@ class RedisServerLink final : public RedisLink {
 	redisReply *Checked(const std::vector<std::string> &argv); // Command, connecting first; an error reply throws kService
 	redisReply *Roundtrip(const std::string &resp);            // caller frees; throws kConnection
 	[[noreturn]] void FailConnection(const std::string &what);
+	// OnceMoreIfReused runs `send` (which connects when not connected) and, when it fails for its
+	// connection and that connection was made before, once more on a new one. Redis closes a connection
+	// that sat idle (a restart, CLIENT KILL, its timeout): that is no outage. Only for commands that are
+	// safe twice (their first run may have happened): reads, the layout key's SET, a batch's adds (a
+	// second add of an id is a BullMQ duplicate). Not WAIT: it counts its own connection's writes. A
+	// timeout is not sent again: the server is there but slow, and a second try would double the wait.
+	template <class Send>
+	auto OnceMoreIfReused(Send &&send) -> decltype(send());
 
 	RedisUrl url_;
 	int64_t timeout_ms_;

@@ -3,8 +3,8 @@
 #   sentinel_env <name>    harness_init, the master ($REDIS_PORT, $REDIS_PIDFILE as for
 #                          harness_redis_start), a replica ($REPLICA_PORT, $REPLICA_PIDFILE; with
 #                          HA_REPLICAS=n, n replicas, all in $REPLICA_PORTS), three sentinels watching
-#                          master "mymaster" ($SENTINEL_PORTS), and $REDIS_URL = the redis-sentinel://
-#                          URL naming them. Node <port> keeps its data and pidfile in $H_DIR/redis-<port>.
+#                          master "mymaster" ($SENTINEL_PORTS; each a $HARNESS_REDIS_SERVER in sentinel
+#                          mode), and $REDIS_URL = the redis-sentinel:// URL naming them. Node <port> keeps its data and pidfile in $H_DIR/redis-<port>.
 #   sentinel_master_port   the port the sentinels name as master now
 #   redis_start_node <port> <dir> [args...]  one $HARNESS_REDIS_SERVER in the background, tracked for cleanup
 # With SENTINEL_TLS=1 every node and sentinel serves TLS only (port 0, tls-port, tls-replication yes)
@@ -82,7 +82,7 @@ CONF
 		[ -z "${SENTINEL_TLS_DIR:-}" ] || printf '%s\n' "port 0" "tls-port $port" "tls-cert-file $SENTINEL_TLS_DIR/server.crt" \
 			"tls-key-file $SENTINEL_TLS_DIR/server.key" "tls-ca-cert-file $SENTINEL_TLS_DIR/ca.crt" \
 			"tls-replication yes" "tls-auth-clients no" >>"$conf"
-		redis-sentinel "$conf" &
+		"$HARNESS_REDIS_SERVER" "$conf" --sentinel & # a server in sentinel mode: Valkey's own under tests/valkey/on_valkey.sh
 		harness_track $!
 		harness_wait_for 10 $SCLI -p "$port" ping
 		SENTINEL_PORTS="$SENTINEL_PORTS${SENTINEL_PORTS:+ }$port"

@@ -42,6 +42,25 @@ expect_eq "the relay's connection, named in pg_stat_activity" 1 \
 expect_eq "status: unsent" 0 "$(relay_status unsent)"
 [ "$(relay_status last_relayed_id)" = "$(harness_psql "SELECT max(id) FROM consumers.outbox")" ] || fail "last_relayed_id"
 
+# 1b. Redis closes the relay's idle connection (CLIENT KILL of its address only: the Worker's stay):
+# no outage. The next batch goes once more on a new connection; that new connection makes the
+# round after read the marks first, which meet the connection closed again and read once more too
+# (common/relay/redis_server_link.hpp). One message per round: a round only when one is sent.
+kill_relay_redis() {
+	local addrs
+	addrs=$(ss -tnpH state established "( dport = :$REDIS_PORT )" | grep "pid=$RELAY_PID," | awk '{print $3}')
+	[ -n "$addrs" ] || fail "no Redis connection of the relay (pid $RELAY_PID)"
+	for a in $addrs; do rcli CLIENT KILL ADDR "$a" >/dev/null; done
+}
+outages=$(relay_log_count 'redis unreachable')
+for round in batch marks; do
+	kill_relay_redis
+	node "$HERE/send.mjs" 1 "closed-$round" 0 >>"$H_DIR/sender1.log" 2>&1
+	verify_delivered "a message after the relay's connection was closed ($round)"
+done
+expect_eq "outages logged for a closed idle connection" "$outages" "$(relay_log_count 'redis unreachable')"
+verify_order "end to end, with closed connections"
+
 # 2. SIGKILL mid-batch: Redis holds the batch's Lua call (CLIENT PAUSE WRITE) while the relay's
 # transaction has claimed and marked its rows; the kill rolls them back, the next relay sends them
 # again (a job Redis may have taken meanwhile is a BullMQ duplicate, not a second job)

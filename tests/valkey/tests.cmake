@@ -13,3 +13,7 @@ set_tests_properties(valkey.cluster.relay PROPERTIES LABELS long)
 # The extension's relay on Valkey's cluster mode (tests/cluster/extension.sh), long for the same reason.
 add_shell_test(valkey.cluster.extension valkey/on_valkey.sh 150 ARGS cluster/extension.sh)
 set_tests_properties(valkey.cluster.extension PROPERTIES LABELS long)
+# A Sentinel failover under clients both ways on Valkey's sentinels and nodes (tests/ha/sentinel_switch.sh):
+# long, as the Redis one is.
+add_shell_test(valkey.ha.sentinel_switch valkey/on_valkey.sh 180 ARGS ha/sentinel_switch.sh)
+set_tests_properties(valkey.ha.sentinel_switch PROPERTIES LABELS long)

@@ -105,6 +105,7 @@ struct RedisSink
 	char								  appendfsync[32] = "";
 	std::vector<std::vector<std::string>> handshake_commands; /* HandshakeCommands(url) */
 	std::string							  handshake;		  /* the handshake's (or a reload's SCRIPT LOAD) request bytes */
+	std::string							  query;			  /* SinkQuery's command, kept for a second sending over a new connection's handshake */
 
 	/* the batch of the last RedisSinkSend: one Lua call per partition of the batch on this shard */
 	std::string			 request;
@@ -702,6 +703,23 @@ EncodeBatch(RedisSink &sink, const char *service, const char *queue, int partiti
 	});
 }
 
+/*
+ * SinkResendOnce says whether a command that just failed on a shard goes once more on a new
+ * connection, and spends that once (*may_resend, set when the command went out on a connection made
+ * before it). A connection that sat idle may have been closed by a Redis restart or CLIENT KILL since
+ * its last command: that is no outage. Not after a timeout (Redis is there but slow: a second wait
+ * would double it), an interrupt, or an answer. Only for what is safe twice: a batch (the second add
+ * of an id is a BullMQ duplicate), reads, the layout key's SET; never WAIT (QueryResend).
+ */
+static bool
+SinkResendOnce(RedisSink &sink, bool *may_resend, const SinkFailure *failure)
+{
+	if (!*may_resend || failure->kind != FAILURE_CONNECTION || sink.timed_out || sink.state != SinkState::kDisconnected)
+		return false;
+	*may_resend = false;
+	return true;
+}
+
 static bool
 ShardsSend(int shard, const char *service, const char *queue, int partitions, const LayoutKeyValue *layout,
 		   const SinkCall *calls, int ncalls, const OutboxRow *rows, SinkFailure *failure)
@@ -723,13 +741,8 @@ ShardsSend(int shard, const char *service, const char *queue, int partitions, co
 	deadline = TimestampTzPlusMilliseconds(GetCurrentTimestamp(), chat_outbox_redis_timeout);
 	if (SinkSendBatch(sink, deadline, failure))
 		return true;
-	/* as in RedisSinkAwait: a connection found dead on reuse is not an outage */
-	if (sink.may_resend && failure->kind != FAILURE_INTERRUPTED && !sink.timed_out &&
-		sink.state == SinkState::kDisconnected) {
-		sink.may_resend = false;
-		if (SinkEnsureConnected(sink, failure) && SinkSendBatch(sink, deadline, failure))
-			return true;
-	}
+	if (SinkResendOnce(sink, &sink.may_resend, failure))
+		return SinkEnsureConnected(sink, failure) && SinkSendBatch(sink, deadline, failure);
 	return false;
 }
 
@@ -836,10 +849,8 @@ SinkReloadScript(RedisSink &sink, SinkFailure *failure)
 }
 
 /*
- * RedisSinkAwait waits for the reply to the batch RedisSinkSend sent. A connection that sat idle
- * may have been closed by a Redis restart or CLIENT KILL since the last batch; that is not an
- * outage, so a batch that fails on a reused connection for any reason but a timeout is sent once
- * more on a new one. Sending twice is safe: the second add of an id is a BullMQ duplicate.
+ * RedisSinkAwait waits for the reply to the batch RedisSinkSend sent; a batch whose connection turns
+ * out closed goes once more on a new one (SinkResendOnce).
  */
 static bool
 ShardsAwait(int shard, int *created, List **refusals, SinkFailure *failure)
@@ -874,13 +885,9 @@ ShardsAwait(int shard, int *created, List **refusals, SinkFailure *failure)
 			SinkFail(sink, failure, "batch add", "script missing after SCRIPT LOAD");
 			break;
 		}
-		if (failure->kind == FAILURE_SERVICE || failure->kind == FAILURE_LAYOUT_CHANGED)
-			break;
-		if (!sink.may_resend || failure->kind == FAILURE_INTERRUPTED || sink.timed_out ||
-			sink.state != SinkState::kDisconnected)
+		if (!SinkResendOnce(sink, &sink.may_resend, failure))
 			break;
 		/* the idle connection was dead: once more on a new one (its handshake loads the script) */
-		sink.may_resend = false;
 		if (!SinkEnsureConnected(sink, failure) || !SinkSendBatch(sink, sink.deadline, failure))
 			break;
 	}
@@ -890,19 +897,28 @@ ShardsAwait(int shard, int *created, List **refusals, SinkFailure *failure)
 	return false;
 }
 
+/* Whether SinkQuery's command may go once more on a new connection (SinkResendOnce). */
+enum class QueryResend
+{
+	kOnceIfClosed, /* a read, the layout key's SET: safe twice */
+	kNever,		   /* WAIT: it counts its own connection's writes, a new one has none */
+};
+
 /*
- * SinkQuery sends one encoded command on a shard and returns its reply (the caller frees it), or
+ * SinkQuery sends the command its caller encoded in sink.query on a shard and returns its reply (the caller frees it), or
  * NULL after a failure. The shard is kIdle before and after: no batch may be in flight on it.
  */
 static redisReply *
-SinkQuery(RedisSink &sink, SinkFailure *failure)
+SinkQuery(RedisSink &sink, SinkFailure *failure, QueryResend resend = QueryResend::kOnceIfClosed)
 {
 	TimestampTz deadline;
 	redisReply *r;
+	bool		may_resend;
 
 	failure->kind = FAILURE_CONNECTION;
 	failure->shard = 0;
 	failure->message[0] = '\0';
+	sink.timed_out = false;
 	if (!RedisSinkShardUp(sink.index)) {
 		/* not tried before its backoff ends */
 		failure->shard = sink.index;
@@ -911,16 +927,20 @@ SinkQuery(RedisSink &sink, SinkFailure *failure)
 	}
 	if (sink.state == SinkState::kInFlight)
 		SinkDisconnect(sink);
-	if (!SinkEnsureConnected(sink, failure))
-		return nullptr;
-	deadline = TimestampTzPlusMilliseconds(GetCurrentTimestamp(), chat_outbox_redis_timeout);
-	sink.state = SinkState::kInFlight;
-	if (!SinkAppend(sink, sink.handshake, failure) || !SinkFlush(sink, deadline, failure))
-		return nullptr;
-	r = SinkRead(sink, deadline, failure);
-	if (r)
-		sink.state = SinkState::kIdle;
-	return r;
+	may_resend = resend == QueryResend::kOnceIfClosed && sink.state == SinkState::kIdle;
+	for (;;) {
+		if (!SinkEnsureConnected(sink, failure))
+			return nullptr;
+		deadline = TimestampTzPlusMilliseconds(GetCurrentTimestamp(), chat_outbox_redis_timeout);
+		sink.state = SinkState::kInFlight;
+		if (SinkAppend(sink, sink.query, failure) && SinkFlush(sink, deadline, failure) &&
+			(r = SinkRead(sink, deadline, failure)) != nullptr) {
+			sink.state = SinkState::kIdle;
+			return r;
+		}
+		if (!SinkResendOnce(sink, &may_resend, failure))
+			return nullptr;
+	}
 }
 
 /* LayoutReplyFailed: an error reply to a layout command is this service's failure (NOPERM, a key of the wrong type). */
@@ -945,8 +965,8 @@ ShardsGetLayout(const char *queue, int *layout, LayoutKeyValue *raw, SinkFailure
 	bool		whole;
 
 	chat_outbox::CallCpp([&] {
-		sink.handshake.clear();
-		chat_outbox::RespCommand(&sink.handshake, 2).Arg("GET").Arg(chat_outbox::LayoutKey(chat_outbox_bullmq_prefix, queue));
+		sink.query.clear();
+		chat_outbox::RespCommand(&sink.query, 2).Arg("GET").Arg(chat_outbox::LayoutKey(chat_outbox_bullmq_prefix, queue));
 	});
 	if (!(r = SinkQuery(sink, failure)) || LayoutReplyFailed(r, "reading the layout key", failure))
 		return false;
@@ -982,8 +1002,8 @@ ShardsSetLayout(const char *queue, int partitions, SinkFailure *failure)
 	redisReply *r;
 
 	chat_outbox::CallCpp([&] {
-		sink.handshake.clear();
-		chat_outbox::RespCommand(&sink.handshake, 3)
+		sink.query.clear();
+		chat_outbox::RespCommand(&sink.query, 3)
 			.Arg("SET")
 			.Arg(chat_outbox::LayoutKey(chat_outbox_bullmq_prefix, queue))
 			.Arg(static_cast<long long>(partitions));
@@ -1005,9 +1025,9 @@ ShardsCountJobs(const char *queue, int partitions, int64 *jobs, SinkFailure *fai
 
 		chat_outbox::CallCpp([&] {
 			auto keys = chat_outbox::QueueJobsKeys(chat_outbox_bullmq_prefix, queue, partitions, s, nshards);
-			sink.handshake.clear();
+			sink.query.clear();
 			any = !keys.empty();
-			chat_outbox::RespCommand cmd(&sink.handshake, 3 + keys.size());
+			chat_outbox::RespCommand cmd(&sink.query, 3 + keys.size());
 			cmd.Arg("EVAL").Arg(chat_outbox::QueueJobsScript()).Arg(static_cast<long long>(keys.size()));
 			for (const auto &k : keys)
 				cmd.Arg(k);
@@ -1041,10 +1061,10 @@ ShardsWaitReplicas(int shard, int replicas, SinkFailure *failure)
 		return false;
 	}
 	chat_outbox::CallCpp([&] {
-		sink.handshake.clear();
-		chat_outbox::RespCommand(&sink.handshake, 3).Arg("WAIT").Arg(std::to_string(replicas)).Arg(std::to_string(wait_ms));
+		sink.query.clear();
+		chat_outbox::RespCommand(&sink.query, 3).Arg("WAIT").Arg(std::to_string(replicas)).Arg(std::to_string(wait_ms));
 	});
-	if (!(r = SinkQuery(sink, failure)))
+	if (!(r = SinkQuery(sink, failure, QueryResend::kNever)))
 		return false;
 	if (r->type != REDIS_REPLY_INTEGER) {
 		strlcpy(why, r->type == REDIS_REPLY_ERROR ? r->str : "unexpected reply", sizeof why);
@@ -1076,8 +1096,8 @@ ShardsGetMark(int shard, const char *queue, int partitions, int partition, char 
 	redisReply *r;
 
 	chat_outbox::CallCpp([&] {
-		sink.handshake.clear();
-		chat_outbox::RespCommand(&sink.handshake, 2)
+		sink.query.clear();
+		chat_outbox::RespCommand(&sink.query, 2)
 			.Arg("GET")
 			.Arg(chat_outbox::MarkKey(chat_outbox_bullmq_prefix, chat_outbox::PartitionQueue(queue, partitions, partition)));
 	});
