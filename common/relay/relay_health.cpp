@@ -5,19 +5,12 @@
 
 namespace chat_outbox {
 
-std::string_view
-OutageCause(std::string_view why)
-{
-	size_t at = why.rfind(": ");
-	return at == std::string_view::npos ? why : why.substr(at + 2);
-}
-
 int64_t
 RelayHealth::OnFailure(std::string_view why, bool *log_it)
 {
-	*log_it = (!backoff_.Failing() && !recovering_) || OutageCause(why) != logged_;
-	if (*log_it)
-		logged_.assign(OutageCause(why));
+	if (!backoff_.Failing() && !recovering_)
+		causes_.Clear(); // an outage starts
+	*log_it = causes_.Note(why);
 	recovering_ = false;
 	return backoff_.Next();
 }
@@ -39,7 +32,7 @@ RelayHealth::OnSuccess(int64_t relayed, bool drained, bool *log_it, int64_t *tot
 		*log_it = true;
 		*total = relayed_since_recovery_;
 		recovering_ = false;
-		logged_.clear();
+		causes_.Clear();
 	}
 }
 

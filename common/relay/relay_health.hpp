@@ -10,6 +10,7 @@
 #include <string_view>
 
 #include "common/backoff.hpp"
+#include "common/outage_cause.hpp"
 
 namespace chat_outbox {
 
@@ -19,10 +20,9 @@ class RelayHealth {
 
 	// OnFailure records a failed round, `why` its reason as the log would name it, and returns the
 	// delay before the next one. *log_it says whether to log it ("redis unreachable: <why>"): it starts
-	// an outage, or its cause is not the one last logged (an outage that began with a cut connection
-	// and lasts for another cause, a certificate that expired meanwhile, names that cause); otherwise
-	// the outage goes on quietly. The cause is OutageCause(why): which node or step met it (a cluster's
-	// masters one after another, its slot map) is no new cause.
+	// an outage, or its cause is new to the outage (an outage that began with a cut connection and
+	// lasts for another cause, a certificate that expired meanwhile, names that cause once); otherwise
+	// the outage goes on quietly (OutageCauses, common/outage_cause.hpp).
 	int64_t OnFailure(std::string_view why, bool *log_it);
 
 	// OnSuccess records a round that relayed `relayed` rows. When an outage just ended and the
@@ -46,13 +46,8 @@ class RelayHealth {
 	Backoff backoff_;
 	bool recovering_ = false;
 	int64_t relayed_since_recovery_ = 0;
-	std::string logged_; // the cause the last "redis unreachable" line named ("" none since the last recovery)
+	OutageCauses causes_; // what the outage's "redis unreachable" lines named (none since the last recovery)
 };
-
-// OutageCause: a failure's reason without where it was met: its last part after ": " ("redis cluster:
-// master 127.0.0.1:7001: connect: TLS: server certificate verify failed: certificate has expired" ->
-// "certificate has expired"), the whole reason when it has none.
-std::string_view OutageCause(std::string_view why);
 
 // MoreToDrain: a full batch means the outbox probably has more; go again before sleeping.
 inline bool

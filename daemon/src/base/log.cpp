@@ -53,13 +53,16 @@ Log(Level level, const char *fmt, ...)
 	        kMarks[static_cast<int>(level)], msg);
 }
 
-void
+bool
 StateLog::Down(const std::string &reason)
 {
-	if (down_)
-		return;
+	if (!down_)
+		causes_.Clear(); // an outage starts
 	down_ = true;
+	if (!causes_.Note(reason))
+		return false;
 	Log(Level::Warning, "%s unreachable: %s (retrying with backoff)", component_.c_str(), reason.c_str());
+	return true;
 }
 
 void

@@ -63,6 +63,17 @@ TEST(RelayHealth, SameCauseElsewhereStaysQuiet)
 	EXPECT_FALSE(log_it);
 	h.OnFailure(std::string("redis cluster: no slot map: 127.0.0.1:7001: connect: ") + expired, &log_it);
 	EXPECT_FALSE(log_it);
-	EXPECT_EQ(OutageCause("connect: Connection refused"), "Connection refused");
-	EXPECT_EQ(OutageCause("LOADING Redis is loading the dataset in memory"), "LOADING Redis is loading the dataset in memory");
+}
+
+// Two causes met in turn (two connections failing differently) are one line each, not one per turn.
+TEST(RelayHealth, AlternatingCausesLoggedOnceEach)
+{
+	RelayHealth h;
+	bool log_it = false;
+	int logged = 0;
+	for (int i = 0; i < 6; i++) {
+		h.OnFailure(i % 2 ? "read: Server closed the connection" : "connect: Connection refused", &log_it);
+		logged += log_it;
+	}
+	EXPECT_EQ(logged, 2);
 }
