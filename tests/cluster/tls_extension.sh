@@ -9,7 +9,8 @@
 #   3. a bad certificate on every node (CONFIG SET tls-cert-file, the relay's connections cut): an expired
 #      one, one naming another host (no sni=); and a plaintext node behind rediss-cluster:// (a reload):
 #      each the same (rows wait, status, the log once), and each fixed (the good certificate back on the
-#      nodes, no reload; the good URL by a reload) flows, once, in order;
+#      nodes, no reload; the good URL by a reload) flows, once, in order; an expired certificate on one
+#      master only, one the URL does not name: its chats' rows wait, status and log say why, then flow;
 #   4. real bullmq Workers on ioredis Cluster connections over TLS, one per partition queue
 #      ({chat-messages-p<p>}), in place of chat-outboxd, while 12 chats send: a master SIGKILLed
 #      mid-stream, then a reshard under traffic (cluster/relay.mjs): nothing lost, twice or out of order,
@@ -77,6 +78,27 @@ bad_case() {
 certs_cut() { cluster_node_certs "$1" && cluster_clients_cut; }
 bad_case "an expired certificate on every node" "certificate verify failed: certificate has expired" certs_cut expired
 bad_case "a certificate naming another host on every node (no sni=)" "certificate verify failed: IP address mismatch" certs_cut elsewhere
+# an expired certificate on one master only, one the URL does not name: its chats' rows wait (a pass that
+# meets it fails whole, so others may wait too), the status and the log (once more) say why; replaced, all flows
+bad=$(cluster_other_master "{chat-messages-p1}" "{chat-messages-p2}" "{chat-messages-p3}")
+[ -n "$bad" ] || fail "chats 1-3's queues are all on the seed: no other master to break"
+bad_chats=$(sent_once_chats_on "$bad")
+expired="certificate verify failed: certificate has expired"
+before=$(log_count "$expired") first=$sent
+cluster_node_cert "$bad" expired
+cluster_clients_cut
+sent_once_send 5
+harness_wait_for 30 error_has "$expired"
+harness_wait_value 30 -gt "$before" log_count "$expired"
+sleep 1.5 # a few more retries, as bad_case: still one line more
+expect_eq "an expired certificate on one master: log lines" $((before + 1)) "$(log_count "$expired")"
+sent_once_absent "messages of chats $bad_chats (on master :$bad) stored while its certificate is expired" "$first" "$bad_chats"
+[ "$(relay_status unsent)" -gt 0 ] || fail "no row waits for master :$bad"
+echo "ok   an expired certificate on master :$bad only (seed :$SEED): chats $bad_chats wait; status says: $(relay_status last_error)"
+cluster_node_certs node
+harness_wait_for 30 relay_unsent_is 0
+sent_once_verify "one master's certificate replaced"
+
 tls_plain_redis
 bad_case "a plaintext node behind rediss-cluster://" "speak TLS on this port" \
 	set_url "rediss-cluster://127.0.0.1:$PLAIN_PORT?cacert=$TLS_DIR/ca.crt"

@@ -19,6 +19,9 @@
 #                             connections from now on (CONFIG SET; the cluster bus and replication links
 #                             made before stay up), asked with redis-cli --insecure (the nodes' certificate
 #                             may be one that fails verification)
+#   cluster_node_cert <port> <name>  the same on one node only
+#   cluster_master_of <key>   the port of the master serving <key>'s hash slot (CLUSTER KEYSLOT, CLUSTER NODES)
+#   cluster_other_master <key...>  the first master other than $SEED serving one of those keys ("" if none)
 #   cluster_clients_cut       every node drops its clients' connections (CLIENT KILL TYPE normal and pubsub:
 #                             not the cluster bus, not replication); they connect anew, as after a network blip
 #   tls_plain_redis           a plaintext redis-server on $PLAIN_PORT (daemonized, $H_DIR/plain.pid), for a
@@ -160,8 +163,29 @@ cluster_daemons_followed() {
 
 cluster_node_certs() {
 	local p
+	for p in $CLUSTER_PORTS; do cluster_node_cert "$p" "$1"; done
+}
+
+cluster_node_cert() {
+	redis-cli --tls --insecure -p "$1" CONFIG SET tls-cert-file "$TLS_DIR/$2.crt" tls-key-file "$TLS_DIR/$2.key" >/dev/null
+}
+
+cluster_master_of() {
+	local p slot
 	for p in $CLUSTER_PORTS; do
-		redis-cli --tls --insecure -p "$p" CONFIG SET tls-cert-file "$TLS_DIR/$1.crt" tls-key-file "$TLS_DIR/$1.key" >/dev/null
+		slot=$(ccli "$p" CLUSTER KEYSLOT "$1" 2>/dev/null) || continue
+		ccli "$p" CLUSTER NODES | awk -v s="$slot" '$3 ~ /master/ && $3 !~ /fail/ {
+			for (i = 9; i <= NF; i++) { n = split($i, r, "-"); if (s >= r[1] && s <= r[n]) { split($2, a, "[:@]"); print a[2] } } }'
+		return 0
+	done
+	return 1
+}
+
+cluster_other_master() {
+	local k m
+	for k in "$@"; do
+		m=$(cluster_master_of "$k")
+		[ "$m" = "$SEED" ] || { echo "$m"; return 0; }
 	done
 }
 
