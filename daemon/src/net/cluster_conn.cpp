@@ -189,7 +189,7 @@ struct ClusterConn::Impl {
 		if (ready && !MasterDown())
 			return;
 		if (seed && !seed->Ready() && ++seed_ticks >= kClusterSeedTicks) {
-			// that node does not answer: said once per outage, as the seeds' failures are (a plaintext
+			// that node does not answer: said once per outage and cause, as the seeds' failures are (a plaintext
 			// node behind rediss-cluster:// never answers the handshake, and its own timeout is longer
 			// than a seed's turn), then the next one
 			std::string why = EndpointText(seed_at) + ": no answer within " +

@@ -13,7 +13,7 @@
 //     masters (a new link: the masters of the last map any link of the process read) and the URL's
 //     seed nodes (a node that does not connect within kClusterSeedTicks
 //     refreshes is left for the next); the seeds' failures (a wrong CA of a rediss-cluster:// URL, say)
-//     are logged once per outage, whichever seed connection sees them;
+//     are logged once per outage and cause (StateLog), whichever seed connection sees them;
 //   - home slot: the slot of the owner's home key. Commands without a key (PUBLISH, CLIENT ..., INFO)
 //     go to its master; Ready, OnReady, OnDown and ClientId are that connection's. A partition's
 //     consumer is homed on its queue's slot, so its connections reach only the master of that slot;

@@ -6,7 +6,7 @@
 // named by a sentinel; then CLIENT SETNAME and the owner's own tail) and calls `up` with the reply
 // to its last command. A redis-sentinel:// URL first asks a sentinel on a short-lived context and
 // reconnects at once to the master it named. Every lost or failed connection calls `down`, is
-// logged once per outage (StateLog, or at verbose level only when there is none) and is retried
+// logged once per cause of an outage (StateLog, or at verbose level only when there is none) and is retried
 // with backoff; the owner says when its own work is up again (Recovered), which ends the outage.
 // Connecting and the handshake each have timeout_ms; the owner may await more (Await), for
 // example a subscribe confirmation: a deadline missed drops the context.

@@ -9,7 +9,7 @@
 // as RedisConn does (both live on net/hiredis_link.hpp), so the subscriptions follow a failover.
 // Pub/sub delivers at most once: what was published while the connection was down is lost, so
 // on_subscribed runs after every (re)subscribe and its owner reads what it may have missed from its
-// record. Up/down changes are logged once per outage (StateLog). TCP keepalive finds a silent peer;
+// record. Up/down changes are logged once per cause of an outage (StateLog). TCP keepalive finds a silent peer;
 // the connection sends no PING of its own (a PING reply in subscribe mode could be taken for a
 // message by hiredis 0.14).
 #pragma once
