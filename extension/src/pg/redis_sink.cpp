@@ -905,8 +905,9 @@ enum class QueryResend
 };
 
 /*
- * SinkQuery sends the command its caller encoded in sink.query on a shard and returns its reply (the caller frees it), or
- * NULL after a failure. The shard is kIdle before and after: no batch may be in flight on it.
+ * SinkQuery sends the command its caller encoded in sink.query on a shard and returns its reply (the
+ * caller frees it), or NULL after a failure. The shard is kIdle before and after: no batch may be in
+ * flight on it.
  */
 static redisReply *
 SinkQuery(RedisSink &sink, SinkFailure *failure, QueryResend resend = QueryResend::kOnceIfClosed)
