@@ -4,6 +4,8 @@ add_shell_test(consumer.relay_to_inbox consumer/relay_to_inbox.sh 120)
 add_shell_test(consumer.duplicates consumer/duplicates.sh 120)
 add_shell_test(consumer.restart_recovery consumer/restart_recovery.sh 120)
 add_shell_test(consumer.stalled_recovery consumer/stalled_recovery.sh 120)
+# Two batches whose completions Redis refuses at once both go again (one retry timer dropped one: faults.soak, run 62).
+add_shell_test(consumer.finish_retries consumer/finish_retries.sh 60)
 add_shell_test(consumer.poison_job consumer/poison_job.sh 120)
 add_shell_test(consumer.mixed_pool consumer/mixed_pool.sh 120)
 add_shell_test(consumer.faults consumer/faults.sh 180)

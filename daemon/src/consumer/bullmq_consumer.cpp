@@ -66,6 +66,7 @@ struct BullmqConsumer::Impl {
 	BatchPtr prefetched; // null: none
 	std::vector<BatchPtr> finishing;
 	std::vector<std::function<void()>> after_reconnect; // finishing steps whose reply was lost
+	std::vector<std::function<void()>> after_backoff;   // finishing steps that failed: run when script_retry_timer fires
 	std::function<void()> stop_done;
 	Life life = Life::Connecting;
 	RedisStep redis = RedisStep::Idle;
@@ -474,7 +475,7 @@ struct BullmqConsumer::Impl {
 			if (!r) {
 				Log(Level::Verbose, "%s: reply lost (%s), will run again after reconnecting", what, err.c_str());
 				if (cmd.Ready())
-					script_retry_timer.Start(static_cast<uint64_t>(script_backoff.Next()), again);
+					AfterBackoff(again);
 				else
 					after_reconnect.push_back(again);
 				return;
@@ -483,11 +484,28 @@ struct BullmqConsumer::Impl {
 			std::string error;
 			if (!DecodeStatuses(*r, expected, &st, &error)) {
 				Log(Level::Warning, "%s failed: %s (retrying)", what, error.c_str());
-				script_retry_timer.Start(static_cast<uint64_t>(script_backoff.Next()), again);
+				AfterBackoff(again);
 				return;
 			}
 			script_backoff.Reset();
 			done(st);
+		});
+	}
+
+	// AfterBackoff runs a failed finishing step again after the scripts' backoff. Several batches
+	// finish at once (a Redis restart fails each one's script): every step waiting is kept and all
+	// run when the one timer fires, since starting the timer again replaces what it would run, and a
+	// batch whose step was dropped would never settle, its partition's consumer waiting on it for good.
+	void AfterBackoff(std::function<void()> step)
+	{
+		after_backoff.push_back(std::move(step));
+		if (after_backoff.size() > 1)
+			return; // the timer runs it with the others
+		script_retry_timer.Start(static_cast<uint64_t>(script_backoff.Next()), [this] {
+			auto steps = std::move(after_backoff);
+			after_backoff.clear();
+			for (auto &s : steps)
+				s();
 		});
 	}
 
