@@ -17,6 +17,7 @@ PKGS=(
 	libgtest-dev clang
 	clang-format-14 # repo.clang_format: the layout .clang-format describes, as version 14 lays it out
 	gnuplot-nox
+	iproute2 # ss: the suites find a process's own Redis connections (redis_conns_of in tests/harness/lib.sh)
 	postgresql-15-pgq3 # PgQ, the peer outbox in bench/run.sh (variant pgq)
 	chromium
 	prometheus # promtool and the Prometheus deploy.prometheus runs

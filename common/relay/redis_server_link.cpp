@@ -211,13 +211,19 @@ RedisServerLink::OnceMoreIfReused(Send &&send) -> decltype(send())
 }
 
 redisReply *
-RedisServerLink::Checked(const std::vector<std::string> &argv)
+RedisServerLink::Sent(const std::vector<std::string> &argv)
 {
-	redisReply *r = OnceMoreIfReused([&] {
+	return OnceMoreIfReused([&] {
 		if (!conn_.Connected())
 			Connect();
 		return Command(argv);
 	});
+}
+
+redisReply *
+RedisServerLink::Checked(const std::vector<std::string> &argv)
+{
+	redisReply *r = Sent(argv);
 	if (r->type == REDIS_REPLY_ERROR) {
 		RedisFailure f(RedisFailure::kService, argv[0] + ": " + r->str);
 		f.reply.assign(r->str, r->len);
@@ -277,11 +283,7 @@ RedisServerLink::ConfirmReplicated()
 void
 RedisServerLink::Ping()
 {
-	Reply r(OnceMoreIfReused([&] {
-		if (!conn_.Connected())
-			Connect();
-		return Command({"PING"});
-	}));
+	Reply r(Sent({"PING"}));
 	if (r->type == REDIS_REPLY_ERROR) {
 		std::string why = std::string("PING: ") + r->str;
 		Disconnect();

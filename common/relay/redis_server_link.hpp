@@ -49,7 +49,8 @@ class RedisServerLink final : public RedisLink {
   private:
 	void Connect();
 	redisReply *Command(const std::vector<std::string> &argv); // caller frees; throws kConnection
-	redisReply *Checked(const std::vector<std::string> &argv); // Command, connecting first; an error reply throws kService
+	redisReply *Sent(const std::vector<std::string> &argv);    // Command, connecting first, once more if reused (OnceMoreIfReused)
+	redisReply *Checked(const std::vector<std::string> &argv); // Sent; an error reply throws kService
 	redisReply *Roundtrip(const std::string &resp);            // caller frees; throws kConnection
 	[[noreturn]] void FailConnection(const std::string &what);
 	// OnceMoreIfReused runs `send` (which connects when not connected) and, when it fails for its

@@ -121,7 +121,7 @@ bad_certs() {
 bad_certs "an expired certificate" expired "certificate verify failed: certificate has expired"
 bad_certs "a certificate naming another host (no sni=)" elsewhere "certificate verify failed: IP address mismatch"
 
-# 4d. an expired certificate on one master only, one that the URL does not name: the slot map still comes
+# 4c. an expired certificate on one master only, one that the URL does not name: the slot map still comes
 # from the seed, and what fails is the connection CLUSTER SLOTS sends the processes to. The master is
 # one holding a queue of chats 1-3 (sent_once_send's): its chats' rows wait. (The cluster is the relay's
 # one shard: a pass that meets the master fails whole, so rows of other masters may wait too.)
@@ -147,7 +147,7 @@ cluster_node_certs node
 harness_wait_for 30 relay_unsent_is 0
 sent_once_verify "one master's certificate replaced"
 
-# 4c. a plaintext node behind rediss-cluster:// (both processes restarted on it): it never answers the
+# 4d. a plaintext node behind rediss-cluster:// (both processes restarted on it): it never answers the
 # handshake (it reads the ClientHello as an unfinished command), so each log names the likely cause, once
 tls_plain_redis
 PLAIN="rediss-cluster://127.0.0.1:$PLAIN_PORT?cacert=$TLS_DIR/ca.crt"

@@ -73,8 +73,7 @@ relay_waits_on_redis() {
 }
 # relay_redis_port: the local port of the relay worker's connection to Redis (one shard)
 relay_redis_port() {
-	ss -tnpH state established "( dport = :$REDIS_PORT )" | grep "pid=$(relay_status worker_pid)," |
-		awk '{ n = split($3, a, ":"); print a[n] }'
+	redis_conns_of "$(relay_status worker_pid)" | sed 's/.*://'
 }
 
 # 3. a reload while a batch waits for Redis's answer

@@ -4,7 +4,8 @@
 #                          harness_redis_start), a replica ($REPLICA_PORT, $REPLICA_PIDFILE; with
 #                          HA_REPLICAS=n, n replicas, all in $REPLICA_PORTS), three sentinels watching
 #                          master "mymaster" ($SENTINEL_PORTS; each a $HARNESS_REDIS_SERVER in sentinel
-#                          mode), and $REDIS_URL = the redis-sentinel:// URL naming them. Node <port> keeps its data and pidfile in $H_DIR/redis-<port>.
+#                          mode), and $REDIS_URL = the redis-sentinel:// URL naming them. Node <port>
+#                          keeps its data and pidfile in $H_DIR/redis-<port>.
 #   sentinel_master_port   the port the sentinels name as master now
 #   redis_start_node <port> <dir> [args...]  one $HARNESS_REDIS_SERVER in the background, tracked for cleanup
 # With SENTINEL_TLS=1 every node and sentinel serves TLS only (port 0, tls-port, tls-replication yes)

@@ -53,6 +53,7 @@
 #   q <sql>                             the same, for suites that query a lot
 #   relay_status <column> [url]         that column of chat_outbox.status for service consumers
 #   rcli <args...>                      redis-cli against this test's Redis (with $REDIS_CLI_AUTH)
+#   redis_conns_of <pid>                the local address:port of each connection that process has open to this test's Redis (ss)
 #   harness_pg_ctl <args>               pg_ctl on the test cluster as its owner
 #   harness_free_port                   an unused loopback TCP port
 #   harness_wait_for <s> <command...>   poll until the command succeeds (fails after s seconds)
@@ -238,6 +239,10 @@ harness_redis_start_again() {
 }
 
 rcli() { redis-cli -p "$REDIS_PORT" ${REDIS_CLI_AUTH:-} "$@"; }
+
+redis_conns_of() {
+	ss -tnpH state established "( dport = :$REDIS_PORT )" | grep "pid=$1," | awk '{ print $3 }' || true
+}
 
 # harness_export_controls: hand a test peer (Node) the means to stop and start the servers itself:
 # REDIS_PORT REDIS_URL REDIS_PIDFILE REDIS_START PG_CTL PGURL CHAT_OUTBOXD.

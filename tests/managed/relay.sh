@@ -48,7 +48,7 @@ expect_eq "status: unsent" 0 "$(relay_status unsent)"
 # (common/relay/redis_server_link.hpp). One message per round: a round only when one is sent.
 kill_relay_redis() {
 	local addrs
-	addrs=$(ss -tnpH state established "( dport = :$REDIS_PORT )" | grep "pid=$RELAY_PID," | awk '{print $3}')
+	addrs=$(redis_conns_of "$RELAY_PID")
 	[ -n "$addrs" ] || fail "no Redis connection of the relay (pid $RELAY_PID)"
 	for a in $addrs; do rcli CLIENT KILL ADDR "$a" >/dev/null; done
 }
